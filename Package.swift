@@ -1,0 +1,55 @@
+// swift-tools-version:6.1
+// A Matter device simulator fleet and the controller library that drives it.
+// One module per layer; see docs/ARCHITECTURE.md.
+import PackageDescription
+
+let package = Package(
+    name: "MatterSim",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "MatterTLV", targets: ["MatterTLV"]),
+        .library(name: "MatterModel", targets: ["MatterModel"]),
+        .library(name: "MatterDevice", targets: ["MatterDevice"]),
+        .executable(name: "matter-sim", targets: ["matter-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
+    ],
+    targets: [
+        // Layer 0: the spec's TLV encoding (Appendix A).
+        .target(name: "MatterTLV"),
+        // Layer 1: clusters, attributes, commands, device types, as data.
+        .target(name: "MatterModel", dependencies: ["MatterTLV"], resources: [.process("Resources")]),
+        // System libraries: OpenSSL libcrypto (AES-CCM, EC point arithmetic for SPAKE2+) and Avahi.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .target(name: "MatterCrypto", dependencies: [
+            "COpenSSL", "MatterTLV",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .target(name: "MatterDNSSD", dependencies: [
+            "CAvahi", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // A node: endpoints, cluster servers over one attribute store.
+        .target(name: "MatterDevice", dependencies: [
+            "MatterTLV", "MatterModel", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Device and home profiles (YAML) with path-precise validation.
+        .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
+        .executableTarget(name: "matter-sim", dependencies: [
+            "DeviceProfile", "MatterDevice", "MatterModel",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
+        .testTarget(name: "MatterModelTests", dependencies: ["MatterModel"]),
+        .testTarget(name: "MatterCryptoTests", dependencies: ["MatterCrypto"]),
+        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD"]),
+        .testTarget(name: "MatterDeviceTests", dependencies: ["MatterDevice", "MatterModel", "MatterTLV"]),
+        .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel"]),
+    ]
+)

@@ -1,0 +1,1 @@
+print("matter-sim: under construction")
