@@ -46,7 +46,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
-        .testTarget(name: "MatterModelTests", dependencies: ["MatterModel"]),
+        .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
         .testTarget(name: "MatterCryptoTests", dependencies: ["MatterCrypto"]),
         .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD"]),
         .testTarget(name: "MatterDeviceTests", dependencies: ["MatterDevice", "MatterModel", "MatterTLV"]),

@@ -23,6 +23,7 @@ public indirect enum Constraint: Sendable, Hashable, CustomStringConvertible {
     /// An explicit set of allowed numeric values ("0, 1, 3").
     case allowed(Set<Int64>)
     /// Strings and octet strings: at most N bytes. Lists: at most N entries.
+    /// (On strings and lists, `.rangeRef` bounds the length, e.g. "max SupportedFabrics".)
     case maxLength(Int)
     /// Strings and octet strings: at least N bytes. Lists: at least N entries.
     case minLength(Int)
@@ -104,7 +105,9 @@ public indirect enum Constraint: Sendable, Hashable, CustomStringConvertible {
         if t.isEmpty || t == "all" { return nil }
         if t == "desc" { return .described }
         if t.hasPrefix("max ") {
-            guard let n = Int(t.dropFirst(4).trimmingCharacters(in: .whitespaces)), n >= 0 else {
+            let rest = t.dropFirst(4).trimmingCharacters(in: .whitespaces)
+            if isIdentifier(rest) { return .rangeRef(min: nil, max: .attribute(rest)) }
+            guard let n = Int(rest), n >= 0 else {
                 throw ConstraintParseError(text: t, reason: "expected a length after max")
             }
             return .maxLength(n)
@@ -136,7 +139,7 @@ public indirect enum Constraint: Sendable, Hashable, CustomStringConvertible {
         func bound(_ s: Substring) throws(ConstraintParseError) -> ConstraintBound {
             let s = s.trimmingCharacters(in: .whitespaces)
             if let v = parseInteger(s) { return .value(v) }
-            guard let first = s.first, first.isLetter, s.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            guard isIdentifier(s) else {
                 throw ConstraintParseError(text: t, reason: "bad bound '\(s)'")
             }
             return .attribute(s)
@@ -167,6 +170,12 @@ public indirect enum Constraint: Sendable, Hashable, CustomStringConvertible {
         if values.count == 1 { return .range(min: values[0], max: values[0]) }
         return .allowed(Set(values))
     }
+}
+
+/// An attribute name usable as a bound ("MaxLevel").
+func isIdentifier(_ s: String) -> Bool {
+    guard let first = s.first, first.isLetter else { return false }
+    return s.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
 }
 
 /// A malformed constraint string in the model file.
