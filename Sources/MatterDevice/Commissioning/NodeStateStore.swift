@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A node's persistent state directory (fabrics, ACL, counters, non-volatile attributes).
+// Each record is one JSON file written atomically (temp file + rename), so a crash mid-write
+// leaves the previous version intact; a corrupt file is reported, never silently replaced.
+
+public struct NodeStateStore: Sendable {
+    public let directory: URL
+
+    public enum StoreError: Error, CustomStringConvertible {
+        case unreadable(file: String, reason: String)
+        public var description: String {
+            switch self {
+            case .unreadable(let file, let reason): "\(file): cannot read stored state: \(reason)"
+            }
+        }
+    }
+
+    public init(directory: URL) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func url(_ name: String) -> URL { directory.appendingPathComponent(name + ".json") }
+
+    public func load<T: Decodable>(_ type: T.Type, _ name: String) throws -> T? {
+        let file = url(name)
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(contentsOf: file))
+        } catch {
+            throw StoreError.unreadable(file: file.path, reason: "\(error)")
+        }
+    }
+
+    public func save<T: Encodable>(_ value: T, _ name: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(value)
+        let temporary = directory.appendingPathComponent(".\(name).\(UUID().uuidString).tmp")
+        try data.write(to: temporary)
+        // rename(2) replaces the old file atomically.
+        guard rename(temporary.path, url(name).path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url(name).path])
+        }
+    }
+
+    public func remove(_ name: String) throws {
+        let file = url(name)
+        if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
+    }
+}

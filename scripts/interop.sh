@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Interop check: each device profile below is commissioned and exercised by the reference
+# Matter controller (connectedhomeip, as Home Assistant uses it) through
+# ../shared/interop/run-interop.sh, on a private two-host network. Needs root.
+#
+#   scripts/interop.sh [--latency N] [PROFILE-NAME...]
+#
+# Prints one line per profile and closes with "N passed, N failed". Reports land in
+# .build/interop/<profile>.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+SHARED="${MATTER_SHARED:-$ROOT/../shared}"
+LATENCY=0
+if [ "${1:-}" = "--latency" ]; then LATENCY="$2"; shift 2; fi
+
+declare -A REQUIRE=(
+  [dimmable-light]="--require onoff --require level-control"
+  [window-covering]="--require window-covering"
+  [light-and-covering]="--require onoff --require level-control --require window-covering"
+)
+profiles=("$@")
+[ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering)
+
+[ -x "$SHARED/interop/run-interop.sh" ] || { echo "interop: $SHARED/interop/run-interop.sh not found" >&2; exit 2; }
+swift build --product matter-sim >/dev/null
+mkdir -p .build/interop
+passed=0; failed=0
+for name in "${profiles[@]}"; do
+  report="$ROOT/.build/interop/$name.json"
+  log="$ROOT/.build/interop/$name.log"
+  echo "interop: $name ..."
+  # shellcheck disable=SC2086
+  if "$SHARED/interop/run-interop.sh" --passcode 20202021 --discriminator 3840 \
+      --paa "$ROOT/DeviceProfiles/credentials/paa" ${REQUIRE[$name]:-} --latency "$LATENCY" \
+      --report "$report" -- "$ROOT/.build/debug/matter-sim" run "$ROOT/DeviceProfiles/devices/$name.yaml" \
+      --passcode 20202021 --discriminator 3840 >"$log" 2>&1; then
+    passed=$((passed + 1)); echo "interop: $name PASS"
+  else
+    failed=$((failed + 1)); echo "interop: $name FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
+  fi
+  grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
+done
+echo "interop: $passed passed, $failed failed"
+[ "$failed" = 0 ]
