@@ -49,7 +49,9 @@ let package = Package(
         .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
         .testTarget(name: "MatterCryptoTests", dependencies: ["MatterCrypto"]),
         .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD"]),
-        .testTarget(name: "MatterDeviceTests", dependencies: ["MatterDevice", "MatterModel", "MatterTLV"]),
+        .testTarget(name: "MatterDeviceTests", dependencies: [
+            "MatterDevice", "MatterModel", "MatterTLV", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel"]),
     ]
 )

@@ -1,0 +1,113 @@
+import Logging
+import MatterModel
+import MatterTLV
+
+/// The outcome of an invoke (Core spec 8.8 "Invoke Interaction"): a status, or a
+/// response command with its fields.
+public enum InvokeResult: Sendable, Hashable {
+    case status(InteractionStatus)
+    case response(CommandID, TLVValue)
+
+    public static let success = InvokeResult.status(.success)
+
+    static func failure(_ code: StatusCode) -> InvokeResult { .status(InteractionStatus(code)) }
+}
+
+/// The behaviour of one cluster instance on one endpoint.
+///
+/// Servers are owned by the node actor and called on it, synchronously; they keep
+/// no attribute values of their own but read and write the store through the
+/// context, so every change is versioned and reported.
+protocol ClusterServer: AnyObject {
+    /// The value for an attribute the description leaves out, or nil to fall back
+    /// to the model's default. Returning a value for an optional attribute also
+    /// makes the server provide that attribute.
+    func initialValue(for attribute: AttributeID) -> TLVValue?
+
+    /// Whether the server implements a command (accepted ones are further limited
+    /// by the model's conformance for the enabled features).
+    func handles(_ command: CommandID) -> Bool
+
+    /// Start-up behaviour, run once when the node is built (e.g. StartUpOnOff).
+    func startUp(_ context: ClusterContext)
+
+    /// Cluster-specific write checks beyond the model's constraints.
+    func validateWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> InteractionStatus?
+
+    /// Side effects of an accepted write from outside the node.
+    func didWrite(_ attribute: AttributeID, context: ClusterContext)
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult
+
+    /// A timer started through the context ran out.
+    func timerFired(_ name: String, context: ClusterContext)
+}
+
+extension ClusterServer {
+    func initialValue(for attribute: AttributeID) -> TLVValue? { nil }
+    func handles(_ command: CommandID) -> Bool { false }
+    func startUp(_ context: ClusterContext) {}
+    func validateWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> InteractionStatus? { nil }
+    func didWrite(_ attribute: AttributeID, context: ClusterContext) {}
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        .failure(.unsupportedCommand)
+    }
+    func timerFired(_ name: String, context: ClusterContext) {}
+}
+
+/// A server for one specific cluster, so peers on an endpoint can find each other.
+protocol StandardClusterServer: ClusterServer {
+    static var clusterID: ClusterID { get }
+}
+
+/// A cluster without simulated behaviour: its attributes live in the store and
+/// can be read and written; it accepts no commands.
+final class PlainClusterServer: ClusterServer {}
+
+/// What a cluster server may touch: its own attributes (bypassing access checks,
+/// Core spec 8.2 applies only to the Interaction Model), its peers on the same
+/// endpoint, timers and the node's layout.
+struct ClusterContext {
+    let cluster: ClusterPath
+    unowned let runtime: NodeRuntime
+
+    var endpoint: EndpointNumber { cluster.endpoint }
+    var now: NodeInstant { runtime.clock.now }
+    var logger: Logger { runtime.logger }
+    var layout: NodeLayout { runtime.layout }
+
+    private func path(_ attribute: AttributeID) -> AttributePath {
+        AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)
+    }
+
+    func value(_ attribute: AttributeID) -> TLVValue? { runtime.store.value(path(attribute)) }
+    func unsigned(_ attribute: AttributeID) -> UInt64? { value(attribute)?.unsignedValue }
+    func bool(_ attribute: AttributeID) -> Bool? { value(attribute)?.boolValue }
+    func has(_ attribute: AttributeID) -> Bool { runtime.store.contains(path(attribute)) }
+
+    /// Updates one of this cluster's attributes. Attributes the instance does not
+    /// have are ignored, so servers can drive optional attributes unconditionally.
+    @discardableResult
+    func set(_ attribute: AttributeID, _ value: TLVValue) -> Bool {
+        runtime.store.update(path(attribute), to: value)
+    }
+
+    func startTimer(_ name: String, after delay: Duration) {
+        runtime.startTimer(TimerKey(cluster: cluster, name: name), at: now + delay)
+    }
+
+    func startTimer(_ name: String, at deadline: NodeInstant) {
+        runtime.startTimer(TimerKey(cluster: cluster, name: name), at: deadline)
+    }
+
+    func cancelTimer(_ name: String) {
+        runtime.cancelTimer(TimerKey(cluster: cluster, name: name))
+    }
+
+    /// The server of another cluster on the same endpoint, with its context.
+    func peer<Server: StandardClusterServer>(_ type: Server.Type) -> (server: Server, context: ClusterContext)? {
+        let peerPath = ClusterPath(endpoint: cluster.endpoint, cluster: Server.clusterID)
+        guard let server = runtime.servers[peerPath] as? Server else { return nil }
+        return (server, ClusterContext(cluster: peerPath, runtime: runtime))
+    }
+}

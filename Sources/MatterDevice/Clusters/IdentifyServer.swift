@@ -1,0 +1,109 @@
+import MatterModel
+import MatterTLV
+
+/// Identify cluster (Application Cluster spec 1.2): IdentifyTime counts down once a
+/// second while the device identifies itself.
+final class IdentifyServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0003)
+
+    enum Attribute {
+        static let identifyTime = AttributeID(0x0000)
+        static let identifyType = AttributeID(0x0001)
+    }
+
+    enum Command {
+        static let identify = CommandID(0x00)
+        static let triggerEffect = CommandID(0x40)
+    }
+
+    /// EffectIdentifierEnum (1.2.5.1).
+    enum Effect: UInt64 {
+        case blink = 0x00, breathe = 0x01, okay = 0x02, channelChange = 0x0B
+        case finishEffect = 0xFE, stopEffect = 0xFF
+
+        /// How long a simulated effect lasts; the spec leaves it to the device.
+        var duration: Duration {
+            switch self {
+            case .blink, .okay: .seconds(1)
+            case .breathe: .seconds(15)
+            case .channelChange: .seconds(8)
+            case .finishEffect, .stopEffect: .zero
+            }
+        }
+    }
+
+    private static let countdown = "countdown"
+    private static let effectTimer = "effect"
+
+    /// The trigger effect running now, if any (not an attribute; for logs and tests).
+    private(set) var activeEffect: Effect?
+
+    func handles(_ command: CommandID) -> Bool {
+        command == Command.identify || command == Command.triggerEffect
+    }
+
+    func startUp(_ context: ClusterContext) {
+        restartCountdown(context)
+    }
+
+    func didWrite(_ attribute: AttributeID, context: ClusterContext) {
+        if attribute == Attribute.identifyTime { restartCountdown(context) }
+    }
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        switch command {
+        case Command.identify:
+            // 1.2.6.1: starts, restarts or (with 0) stops identification.
+            guard let time = fields.unsigned(0), time <= UInt64(UInt16.max) else { return .failure(.invalidCommand) }
+            context.set(Attribute.identifyTime, .uint(time))
+            restartCountdown(context)
+            return .success
+        case Command.triggerEffect:
+            // 1.2.6.2: an effect identifier outside the enum is a constraint error.
+            guard let raw = fields.unsigned(0), let effect = Effect(rawValue: raw) else {
+                return .failure(.constraintError)
+            }
+            trigger(effect, context: context)
+            return .success
+        default:
+            return .failure(.unsupportedCommand)
+        }
+    }
+
+    func timerFired(_ name: String, context: ClusterContext) {
+        switch name {
+        case Self.countdown:
+            let remaining = context.unsigned(Attribute.identifyTime) ?? 0
+            let next = remaining > 0 ? remaining - 1 : 0
+            context.set(Attribute.identifyTime, .uint(next))
+            if next > 0 { context.startTimer(Self.countdown, after: .seconds(1)) }
+        case Self.effectTimer:
+            context.logger.info("endpoint \(context.endpoint): identify effect \(String(describing: activeEffect)) ended")
+            activeEffect = nil
+        default:
+            break
+        }
+    }
+
+    private func restartCountdown(_ context: ClusterContext) {
+        if (context.unsigned(Attribute.identifyTime) ?? 0) > 0 {
+            context.startTimer(Self.countdown, after: .seconds(1))
+        } else {
+            context.cancelTimer(Self.countdown)
+        }
+    }
+
+    private func trigger(_ effect: Effect, context: ClusterContext) {
+        switch effect {
+        case .finishEffect, .stopEffect:
+            // Finish lets the current cycle end, stop ends it now; with no visible
+            // cycles in a simulation both end the effect at once.
+            context.cancelTimer(Self.effectTimer)
+            activeEffect = nil
+        default:
+            activeEffect = effect
+            context.logger.info("endpoint \(context.endpoint): identify effect \(effect)")
+            context.startTimer(Self.effectTimer, after: effect.duration)
+        }
+    }
+}

@@ -1,0 +1,311 @@
+import MatterModel
+import MatterTLV
+
+/// Level Control cluster (Application Cluster spec 1.6). Transitions run on the
+/// node clock: CurrentLevel moves in steps every 100 ms (intermediate values are
+/// reported) and RemainingTime counts down in tenths of a second.
+final class LevelControlServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0008)
+
+    enum Attribute {
+        static let currentLevel = AttributeID(0x0000)
+        static let remainingTime = AttributeID(0x0001)
+        static let minLevel = AttributeID(0x0002)
+        static let maxLevel = AttributeID(0x0003)
+        static let options = AttributeID(0x000F)
+        static let onOffTransitionTime = AttributeID(0x0010)
+        static let onLevel = AttributeID(0x0011)
+        static let onTransitionTime = AttributeID(0x0012)
+        static let offTransitionTime = AttributeID(0x0013)
+        static let defaultMoveRate = AttributeID(0x0014)
+        static let startUpCurrentLevel = AttributeID(0x4000)
+    }
+
+    enum Command {
+        static let moveToLevel = CommandID(0x00)
+        static let move = CommandID(0x01)
+        static let step = CommandID(0x02)
+        static let stop = CommandID(0x03)
+        static let moveToLevelWithOnOff = CommandID(0x04)
+        static let moveWithOnOff = CommandID(0x05)
+        static let stepWithOnOff = CommandID(0x06)
+        static let stopWithOnOff = CommandID(0x07)
+    }
+
+    /// Interval between intermediate CurrentLevel updates.
+    static let tick = Duration.milliseconds(100)
+    private static let transitionTimer = "transition"
+    private static let executeIfOff: UInt64 = 0x01
+
+    /// The OnOff feature (OO): On/Off commands on this endpoint drive the level.
+    let coupledToOnOff: Bool
+    private let lighting: Bool
+
+    private enum Completion {
+        case none
+        /// A 'with On/Off' command reaching MinLevel turns the OnOff attribute off (1.6.7.6).
+        case offAtMinimum
+        /// The fade of an On/Off Off command: OnOff goes FALSE at the end, and the
+        /// level returns to the stored one unless OnLevel is defined (1.6.4.1.1).
+        case finishTurningOff(restore: UInt8?)
+    }
+
+    private struct Transition {
+        var from: Int
+        var to: Int
+        var start: NodeInstant
+        var duration: Duration
+        var completion: Completion
+    }
+
+    private var transition: Transition?
+
+    init(features: Set<String>) {
+        coupledToOnOff = features.contains("OO")
+        lighting = features.contains("LT")
+    }
+
+    /// Whether an Off command's fade is running (the light counts as off already).
+    var isFadingOff: Bool {
+        if case .finishTurningOff = transition?.completion { return true }
+        return false
+    }
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.currentLevel: .uint(254)
+        case Attribute.remainingTime: .uint(0)
+        case Attribute.minLevel: .uint(lighting ? 1 : 0)
+        case Attribute.maxLevel: .uint(254)
+        case Attribute.options: .uint(0)
+        case Attribute.onOffTransitionTime: .uint(0)
+        case Attribute.onLevel: .null
+        case Attribute.startUpCurrentLevel: .null
+        default: nil
+        }
+    }
+
+    func handles(_ command: CommandID) -> Bool {
+        (Command.moveToLevel.rawValue...Command.stopWithOnOff.rawValue).contains(command.rawValue)
+    }
+
+    /// StartUpCurrentLevel (1.6.6.15): 0 means MinLevel, null keeps the persisted
+    /// level, anything else is the level to start at.
+    func startUp(_ context: ClusterContext) {
+        let bounds = self.bounds(context)
+        var level = context.unsigned(Attribute.currentLevel).map { Int(clamping: $0) } ?? bounds.max
+        if let startUp = context.unsigned(Attribute.startUpCurrentLevel) {
+            level = startUp == 0 ? bounds.min : Int(clamping: startUp)
+        }
+        context.set(Attribute.currentLevel, .uint(clamp(level, bounds)))
+    }
+
+    func currentLevel(_ context: ClusterContext) -> UInt8? {
+        context.unsigned(Attribute.currentLevel).flatMap { UInt8(exactly: $0) }
+    }
+
+    // MARK: Commands (1.6.7)
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        let withOnOff = command.rawValue >= Command.moveToLevelWithOnOff.rawValue
+        switch command {
+        case Command.moveToLevel, Command.moveToLevelWithOnOff:
+            guard let level = fields.unsigned(0), level <= 254 else { return .failure(.constraintError) }
+            guard shouldExecute(withOnOff, fields: fields, maskTag: 2, context: context) else { return .success }
+            // 1.6.7.1.1: a null TransitionTime falls back to OnOffTransitionTime, else as fast as possible.
+            let duration = fields.unsigned(1).map { Duration.tenths($0) } ?? onOffTransitionTime(context)
+            return startMove(to: Int(level), over: duration, withOnOff: withOnOff, context: context)
+
+        case Command.move, Command.moveWithOnOff:
+            guard let mode = fields.unsigned(0), mode <= 1 else { return .failure(.constraintError) }
+            // 1.6.7.2.3: a zero rate has no effect and is an invalid command.
+            if fields.unsigned(1) == 0 { return .failure(.invalidCommand) }
+            guard shouldExecute(withOnOff, fields: fields, maskTag: 2, context: context) else { return .success }
+            guard let current = currentLevel(context) else { return .failure(.failure) }
+            let bounds = self.bounds(context)
+            let target = mode == 0 ? bounds.max : bounds.min
+            // 1.6.7.2.2: a null rate means DefaultMoveRate, else as fast as possible.
+            let rate = fields.unsigned(1) ?? context.unsigned(Attribute.defaultMoveRate).flatMap { $0 > 0 ? $0 : nil }
+            let distance = Int64(abs(target - Int(current)))
+            let duration = rate.map { Duration.milliseconds(distance * 1000 / Int64(clamping: $0)) } ?? .zero
+            return startMove(to: target, over: duration, withOnOff: withOnOff, context: context)
+
+        case Command.step, Command.stepWithOnOff:
+            guard let mode = fields.unsigned(0), mode <= 1 else { return .failure(.constraintError) }
+            // 1.6.7.3.4: a zero step has no effect and is an invalid command.
+            guard let size = fields.unsigned(1), size > 0, size <= 255 else { return .failure(.invalidCommand) }
+            guard shouldExecute(withOnOff, fields: fields, maskTag: 3, context: context) else { return .success }
+            guard let current = currentLevel(context) else { return .failure(.failure) }
+            let target = clamp(Int(current) + (mode == 0 ? Int(size) : -Int(size)), bounds(context))
+            // A step cut short by MinLevel/MaxLevel takes proportionally less time.
+            let actual = Int64(abs(target - Int(current)))
+            let duration = fields.unsigned(2).map { Duration.tenths($0) * Int(actual) / Int(size) } ?? .zero
+            return startMove(to: target, over: duration, withOnOff: withOnOff, context: context)
+
+        case Command.stop, Command.stopWithOnOff:
+            guard shouldExecute(withOnOff, fields: fields, maskTag: 0, context: context) else { return .success }
+            // 1.6.7.4.1: the level stays where it is; RemainingTime goes to 0.
+            transition = nil
+            context.cancelTimer(Self.transitionTimer)
+            context.set(Attribute.remainingTime, .uint(0))
+            return .success
+
+        default:
+            return .failure(.unsupportedCommand)
+        }
+    }
+
+    /// Moves to a level with this cluster's own transition time (used for scene recall).
+    func moveToLevel(_ level: UInt8, context: ClusterContext) {
+        _ = startMove(to: Int(level), over: onOffTransitionTime(context), withOnOff: false, context: context)
+    }
+
+    /// Options processing (1.6.6.9): a command without On/Off does nothing while the
+    /// OnOff attribute is FALSE, unless the effective ExecuteIfOff bit is set. The
+    /// effective bit comes from OptionsOverride where OptionsMask selects it.
+    private func shouldExecute(_ withOnOff: Bool, fields: CommandFields, maskTag: UInt8, context: ClusterContext) -> Bool {
+        guard !withOnOff, let onOff = context.peer(OnOffServer.self),
+              onOff.context.bool(OnOffServer.Attribute.onOff) == false else { return true }
+        let mask = fields.unsigned(maskTag) ?? 0
+        let override = fields.unsigned(maskTag + 1) ?? 0
+        let options = context.unsigned(Attribute.options) ?? 0
+        let effective = mask & Self.executeIfOff != 0 ? override : options
+        return effective & Self.executeIfOff != 0
+    }
+
+    private func startMove(to requested: Int, over duration: Duration, withOnOff: Bool, context: ClusterContext) -> InvokeResult {
+        guard let current = currentLevel(context) else { return .failure(.failure) }
+        let bounds = self.bounds(context)
+        let target = clamp(requested, bounds)
+        if withOnOff, target > bounds.min, let onOff = context.peer(OnOffServer.self) {
+            // 1.6.7.6: turn on before raising the level above the minimum.
+            onOff.server.setOnOff(true, fromLevelControl: true, context: onOff.context)
+        }
+        let completion: Completion = withOnOff && target == bounds.min ? .offAtMinimum : .none
+        begin(Transition(from: Int(current), to: target, start: context.now, duration: duration, completion: completion),
+              context: context)
+        return .success
+    }
+
+    // MARK: Coupling with On/Off (1.6.4.1.1 "Effect of On/Off Commands on the CurrentLevel attribute")
+
+    /// On: from MinLevel up to OnLevel, or to the stored level when OnLevel is null,
+    /// over OnTransitionTime (or OnOffTransitionTime). A fade-out in progress turns
+    /// around from where it is.
+    func turnOn(target override: UInt8?, context: ClusterContext) {
+        let bounds = self.bounds(context)
+        let current = Int(currentLevel(context) ?? UInt8(clamping: bounds.min))
+        var stored = current
+        if case .finishTurningOff(let restore)? = transition?.completion, let restore { stored = Int(restore) }
+        let onLevel = context.unsigned(Attribute.onLevel).map { Int(clamping: $0) }
+        let target = clamp(override.map { Int($0) } ?? onLevel ?? stored, bounds)
+        let duration = transitionTime(Attribute.onTransitionTime, context)
+        let from = isFadingOff ? current : bounds.min
+        transition = nil
+        context.cancelTimer(Self.transitionTimer)
+        if duration > .zero { context.set(Attribute.currentLevel, .uint(from)) }
+        begin(Transition(from: from, to: target, start: context.now, duration: duration, completion: .none), context: context)
+    }
+
+    /// Off: fade to MinLevel over OffTransitionTime (or OnOffTransitionTime), then
+    /// set OnOff FALSE, then go back to the stored level if OnLevel is null.
+    func turnOff(fade override: Duration?, context: ClusterContext) {
+        let bounds = self.bounds(context)
+        let current = Int(currentLevel(context) ?? UInt8(clamping: bounds.min))
+        let onLevelDefined = context.unsigned(Attribute.onLevel) != nil
+        var restore: UInt8? = onLevelDefined ? nil : UInt8(clamping: current)
+        if case .finishTurningOff(let earlier)? = transition?.completion { restore = earlier }
+        let duration = override ?? transitionTime(Attribute.offTransitionTime, context)
+        transition = nil
+        context.cancelTimer(Self.transitionTimer)
+        if duration <= .zero {
+            // Instant: no visible dip to MinLevel and back.
+            if onLevelDefined { context.set(Attribute.currentLevel, .uint(bounds.min)) }
+            setOnOffAttribute(false, context: context)
+            if let restore { context.set(Attribute.currentLevel, .uint(restore)) }
+            return
+        }
+        begin(Transition(from: current, to: bounds.min, start: context.now, duration: duration,
+                         completion: .finishTurningOff(restore: restore)), context: context)
+    }
+
+    // MARK: Transitions
+
+    private func begin(_ next: Transition, context: ClusterContext) {
+        transition = next
+        context.cancelTimer(Self.transitionTimer)
+        guard next.duration > .zero, next.from != next.to else {
+            finish(context)
+            return
+        }
+        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(next.duration)))
+        context.startTimer(Self.transitionTimer, after: min(Self.tick, next.duration))
+    }
+
+    func timerFired(_ name: String, context: ClusterContext) {
+        guard name == Self.transitionTimer, let current = transition else { return }
+        let elapsed = context.now - current.start
+        guard elapsed < current.duration else {
+            finish(context)
+            return
+        }
+        let total = max(1, current.duration.totalMilliseconds)
+        let done = elapsed.totalMilliseconds
+        // Integer division rounds toward the start level, so the target is only
+        // reached when the transition time is up.
+        let level = current.from + Int(Int64(current.to - current.from) * done / total)
+        context.set(Attribute.currentLevel, .uint(level))
+        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(current.duration - elapsed)))
+        context.startTimer(Self.transitionTimer, at: min(context.now + Self.tick, current.start + current.duration))
+    }
+
+    private func finish(_ context: ClusterContext) {
+        guard let done = transition else { return }
+        transition = nil
+        context.cancelTimer(Self.transitionTimer)
+        context.set(Attribute.currentLevel, .uint(done.to))
+        context.set(Attribute.remainingTime, .uint(0))
+        switch done.completion {
+        case .none:
+            break
+        case .offAtMinimum:
+            if let onOff = context.peer(OnOffServer.self) {
+                onOff.server.setOnOff(false, fromLevelControl: true, context: onOff.context)
+            }
+        case .finishTurningOff(let restore):
+            setOnOffAttribute(false, context: context)
+            if let restore { context.set(Attribute.currentLevel, .uint(restore)) }
+        }
+    }
+
+    // MARK: Helpers
+
+    private func setOnOffAttribute(_ on: Bool, context: ClusterContext) {
+        context.peer(OnOffServer.self)?.context.set(OnOffServer.Attribute.onOff, .bool(on))
+    }
+
+    private func bounds(_ context: ClusterContext) -> (min: Int, max: Int) {
+        let low = Int(clamping: context.unsigned(Attribute.minLevel) ?? (lighting ? 1 : 0))
+        let high = Int(clamping: context.unsigned(Attribute.maxLevel) ?? 254)
+        return (min(low, 254), max(min(low, 254), min(high, 254)))
+    }
+
+    private func clamp(_ level: Int, _ bounds: (min: Int, max: Int)) -> Int {
+        Swift.min(Swift.max(level, bounds.min), bounds.max)
+    }
+
+    private func onOffTransitionTime(_ context: ClusterContext) -> Duration {
+        context.unsigned(Attribute.onOffTransitionTime).map { Duration.tenths($0) } ?? .zero
+    }
+
+    /// OnTransitionTime/OffTransitionTime when present and not null, else OnOffTransitionTime.
+    private func transitionTime(_ attribute: AttributeID, _ context: ClusterContext) -> Duration {
+        context.unsigned(attribute).map { Duration.tenths($0) } ?? onOffTransitionTime(context)
+    }
+
+    /// RemainingTime in tenths of a second, rounded up so it reaches 0 only at the end.
+    private static func tenthsRemaining(_ remaining: Duration) -> Int64 {
+        let milliseconds = max(0, remaining.totalMilliseconds)
+        return min((milliseconds + 99) / 100, Int64(UInt16.max))
+    }
+}

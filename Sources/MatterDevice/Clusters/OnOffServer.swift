@@ -1,0 +1,224 @@
+import MatterModel
+import MatterTLV
+
+/// On/Off cluster (Application Cluster spec 1.5). With the Lighting feature it adds
+/// the global scene, timed on/off (OnTime/OffWaitTime) and StartUpOnOff; with a
+/// Level Control cluster (OnOff feature) on the same endpoint, turning on and off
+/// goes through the level (1.6.4.1.1).
+final class OnOffServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0006)
+
+    enum Attribute {
+        static let onOff = AttributeID(0x0000)
+        static let globalSceneControl = AttributeID(0x4000)
+        static let onTime = AttributeID(0x4001)
+        static let offWaitTime = AttributeID(0x4002)
+        static let startUpOnOff = AttributeID(0x4003)
+    }
+
+    enum Command {
+        static let off = CommandID(0x00)
+        static let on = CommandID(0x01)
+        static let toggle = CommandID(0x02)
+        static let offWithEffect = CommandID(0x40)
+        static let onWithRecallGlobalScene = CommandID(0x41)
+        static let onWithTimedOff = CommandID(0x42)
+    }
+
+    private static let timedOnOffTimer = "timedOnOff"
+    private static let tick = Duration.milliseconds(100)
+    /// OnTime/OffWaitTime value meaning "no timed behaviour" (1.5.7.6).
+    private static let noTimeLimit: UInt64 = 0xFFFF
+
+    private let lighting: Bool
+    /// The level stored as the global scene by OffWithEffect (1.5.7.4); this node
+    /// has no Scenes cluster, so the global scene is the light's level.
+    private var globalSceneLevel: UInt8?
+
+    init(features: Set<String>) {
+        lighting = features.contains("LT")
+    }
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.onOff: .bool(false)
+        case Attribute.globalSceneControl: .bool(true)
+        case Attribute.onTime, Attribute.offWaitTime: .uint(0)
+        case Attribute.startUpOnOff: .null
+        default: nil
+        }
+    }
+
+    func handles(_ command: CommandID) -> Bool {
+        switch command {
+        case Command.off, Command.on, Command.toggle: true
+        case Command.offWithEffect, Command.onWithRecallGlobalScene, Command.onWithTimedOff: lighting
+        default: false
+        }
+    }
+
+    /// StartUpOnOff (1.5.6.6): applied to the persisted OnOff value at power-up;
+    /// null keeps it. Enum: Off 0, On 1, Toggle 2.
+    func startUp(_ context: ClusterContext) {
+        guard lighting, let startUp = context.unsigned(Attribute.startUpOnOff) else { return }
+        let previous = context.bool(Attribute.onOff) ?? false
+        switch startUp {
+        case 0: context.set(Attribute.onOff, .bool(false))
+        case 1: context.set(Attribute.onOff, .bool(true))
+        case 2: context.set(Attribute.onOff, .bool(!previous))
+        default: break
+        }
+    }
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        switch command {
+        case Command.off:
+            setOnOff(false, context: context)
+        case Command.on:
+            setOnOff(true, context: context)
+        case Command.toggle:
+            setOnOff(!isOn(context), context: context)
+        case Command.offWithEffect:
+            offWithEffect(fields, context: context)
+        case Command.onWithRecallGlobalScene:
+            onWithRecallGlobalScene(context)
+        case Command.onWithTimedOff:
+            onWithTimedOff(fields, context: context)
+        default:
+            return .failure(.unsupportedCommand)
+        }
+        return .success
+    }
+
+    /// On as the user sees it: a light fading out after Off already counts as off.
+    func isOn(_ context: ClusterContext) -> Bool {
+        guard context.bool(Attribute.onOff) == true else { return false }
+        return !(context.peer(LevelControlServer.self)?.server.isFadingOff ?? false)
+    }
+
+    /// The common path of every on/off change (1.5.7.1–1.5.7.3). `fromLevelControl`
+    /// is set when a level command with OnOff coupling drives it, so the level is
+    /// not moved again.
+    func setOnOff(_ on: Bool, fromLevelControl: Bool = false, levelOverride: LevelOverride = .unchanged, context: ClusterContext) {
+        guard on != isOn(context) else { return }
+        let level = fromLevelControl ? nil : context.peer(LevelControlServer.self).flatMap { peer in
+            peer.server.coupledToOnOff ? peer : nil
+        }
+        if on {
+            if lighting {
+                // 1.5.7.2: with OnTime 0 the off-wait guard ends too.
+                if context.unsigned(Attribute.onTime) == 0 {
+                    context.set(Attribute.offWaitTime, .uint(0))
+                    context.cancelTimer(Self.timedOnOffTimer)
+                }
+                context.set(Attribute.globalSceneControl, .bool(true))
+            }
+            context.set(Attribute.onOff, .bool(true))
+            if let level {
+                level.server.turnOn(target: levelOverride.target, context: level.context)
+            }
+        } else {
+            if lighting { context.set(Attribute.onTime, .uint(0)) }
+            if let level {
+                // The level fades to its minimum and then sets OnOff to FALSE.
+                level.server.turnOff(fade: levelOverride.fade, context: level.context)
+            } else {
+                context.set(Attribute.onOff, .bool(false))
+            }
+        }
+    }
+
+    /// How a command with an effect shapes the level coupled to on/off.
+    struct LevelOverride {
+        var target: UInt8?
+        var fade: Duration?
+        static let unchanged = LevelOverride()
+    }
+
+    /// 1.5.7.4 OffWithEffect: store the global scene, then turn off with the effect.
+    private func offWithEffect(_ fields: CommandFields, context: ClusterContext) {
+        if context.bool(Attribute.globalSceneControl) == true {
+            if let level = context.peer(LevelControlServer.self) {
+                globalSceneLevel = level.server.currentLevel(level.context)
+            }
+            context.set(Attribute.globalSceneControl, .bool(false))
+        }
+        let fade = Self.effectFade(identifier: fields.unsigned(0) ?? 0, variant: fields.unsigned(1) ?? 0)
+        setOnOff(false, levelOverride: LevelOverride(fade: fade), context: context)
+    }
+
+    /// Fade-out time of each OffWithEffect variant (1.5.5.x effect enums), summed
+    /// over the effect's phases: the simulation fades linearly.
+    private static func effectFade(identifier: UInt64, variant: UInt64) -> Duration {
+        switch (identifier, variant) {
+        case (0, 0): .milliseconds(800)      // DelayedAllOff: fade to off in 0.8 s
+        case (0, 1): .zero                   // DelayedAllOff: no fade
+        case (0, 2): .milliseconds(12_800)   // DelayedAllOff: 50 % dim in 0.8 s, then off in 12 s
+        case (1, 0): .milliseconds(1_500)    // DyingLight: 20 % up in 0.5 s, then off in 1 s
+        default: .milliseconds(800)
+        }
+    }
+
+    /// 1.5.7.5 OnWithRecallGlobalScene: ignored while GlobalSceneControl is TRUE.
+    private func onWithRecallGlobalScene(_ context: ClusterContext) {
+        guard context.bool(Attribute.globalSceneControl) == false else { return }
+        if isOn(context) {
+            if let target = globalSceneLevel, let level = context.peer(LevelControlServer.self) {
+                level.server.moveToLevel(target, context: level.context)
+            }
+        } else {
+            setOnOff(true, levelOverride: LevelOverride(target: globalSceneLevel), context: context)
+        }
+        context.set(Attribute.globalSceneControl, .bool(true))
+    }
+
+    /// 1.5.7.6 OnWithTimedOff.
+    private func onWithTimedOff(_ fields: CommandFields, context: ClusterContext) {
+        let acceptOnlyWhenOn = (fields.unsigned(0) ?? 0) & 0x01 != 0
+        let requestedOnTime = fields.unsigned(1) ?? 0
+        let requestedOffWaitTime = fields.unsigned(2) ?? 0
+        let on = isOn(context)
+        if acceptOnlyWhenOn && !on { return }
+
+        let offWaitTime = context.unsigned(Attribute.offWaitTime) ?? 0
+        if offWaitTime > 0 && !on {
+            // In the off-wait guard: only shorten it.
+            context.set(Attribute.offWaitTime, .uint(min(offWaitTime, requestedOffWaitTime)))
+        } else {
+            let onTime = context.unsigned(Attribute.onTime) ?? 0
+            context.set(Attribute.onTime, .uint(max(onTime, requestedOnTime)))
+            context.set(Attribute.offWaitTime, .uint(requestedOffWaitTime))
+            setOnOff(true, context: context)
+        }
+        let onTime = context.unsigned(Attribute.onTime) ?? 0
+        let newOffWaitTime = context.unsigned(Attribute.offWaitTime) ?? 0
+        if onTime < Self.noTimeLimit && newOffWaitTime < Self.noTimeLimit {
+            context.startTimer(Self.timedOnOffTimer, after: Self.tick)
+        }
+    }
+
+    /// Every 1/10 s (1.5.7.6): while on, OnTime counts down and turns the light off
+    /// at 0 (clearing OffWaitTime); while off, OffWaitTime counts down to 0.
+    func timerFired(_ name: String, context: ClusterContext) {
+        guard name == Self.timedOnOffTimer else { return }
+        if isOn(context) {
+            var onTime = context.unsigned(Attribute.onTime) ?? 0
+            if onTime > 0 {
+                onTime -= 1
+                context.set(Attribute.onTime, .uint(onTime))
+            }
+            if onTime == 0 {
+                context.set(Attribute.offWaitTime, .uint(0))
+                setOnOff(false, context: context)
+            }
+            context.startTimer(Self.timedOnOffTimer, after: Self.tick)
+        } else {
+            var offWaitTime = context.unsigned(Attribute.offWaitTime) ?? 0
+            if offWaitTime > 0 {
+                offWaitTime -= 1
+                context.set(Attribute.offWaitTime, .uint(offWaitTime))
+            }
+            if offWaitTime > 0 { context.startTimer(Self.timedOnOffTimer, after: Self.tick) }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import MatterModel
+import MatterTLV
+
+/// Attributes every cluster instance has (Core spec 7.13 "Global Elements"),
+/// derived from the model and the enabled features rather than described.
+enum GlobalAttribute {
+    static let generatedCommandList = AttributeID(0xFFF8)
+    static let acceptedCommandList = AttributeID(0xFFF9)
+    static let attributeList = AttributeID(0xFFFB)
+    static let featureMap = AttributeID(0xFFFC)
+    static let clusterRevision = AttributeID(0xFFFD)
+
+    static let all: Set<AttributeID> = [
+        generatedCommandList, acceptedCommandList, attributeList, featureMap, clusterRevision,
+    ]
+
+    static func isGlobal(_ attribute: AttributeID) -> Bool { all.contains(attribute) }
+
+    /// The global attribute values of a cluster instance whose other attributes are `present`.
+    static func values(
+        definition: ClusterDefinition,
+        features: Set<String>,
+        present: some Sequence<AttributeID>,
+        accepted: [CommandID],
+        generated: [CommandID]
+    ) -> [AttributeID: TLVValue] {
+        let attributeIDs = Set(present).union(all).sorted()
+        return [
+            clusterRevision: .uint(definition.revision),
+            featureMap: .uint(definition.featureMap(codes: features)),
+            attributeList: .arrayOf(attributeIDs.map { .uint($0.rawValue) }),
+            acceptedCommandList: .arrayOf(accepted.map { .uint($0.rawValue) }),
+            generatedCommandList: .arrayOf(generated.map { .uint($0.rawValue) }),
+        ]
+    }
+}

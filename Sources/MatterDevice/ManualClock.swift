@@ -1,0 +1,123 @@
+import Synchronization
+
+/// A clock that only moves when told to, for tests and deterministic replays.
+///
+/// `advance(by:)` walks through every scheduled action and sleeper whose deadline
+/// falls inside the step, in deadline order (ties in scheduling order). A scheduled
+/// action runs to completion before the next one starts, and actions it schedules
+/// inside the step run in the same call, so after `advance` returns the node has
+/// done everything it would have done by then.
+public final class ManualClock: NodeClock {
+    private struct Pending {
+        enum Work {
+            case action(@Sendable () async -> Void)
+            case sleeper(CheckedContinuation<Void, any Error>)
+        }
+        var id: UInt64
+        var deadline: NodeInstant
+        var work: Work
+    }
+
+    private struct State {
+        var now: NodeInstant
+        var nextID: UInt64 = 0
+        var pending: [Pending] = []
+        /// Sleepers cancelled before they got to register.
+        var cancelledEarly: Set<UInt64> = []
+
+        mutating func makeID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
+
+        /// Removes and returns the earliest item due at or before `limit`.
+        mutating func popEarliest(notAfter limit: NodeInstant) -> Pending? {
+            var best: Int?
+            for index in pending.indices where pending[index].deadline <= limit {
+                if let current = best {
+                    let a = pending[index], b = pending[current]
+                    if a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id) { best = index }
+                } else {
+                    best = index
+                }
+            }
+            guard let index = best else { return nil }
+            return pending.remove(at: index)
+        }
+    }
+
+    // Mutex-guarded state makes the class Sendable without @unchecked.
+    private let state: Mutex<State>
+
+    public init(now: NodeInstant = .origin) {
+        state = Mutex(State(now: now))
+    }
+
+    public var now: NodeInstant { state.withLock { $0.now } }
+
+    /// Number of scheduled actions and sleepers still waiting.
+    public var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    public func schedule(at deadline: NodeInstant, _ action: @escaping @Sendable () async -> Void) -> NodeTimer {
+        let id = state.withLock { s in
+            let id = s.makeID()
+            s.pending.append(Pending(id: id, deadline: deadline, work: .action(action)))
+            return id
+        }
+        return NodeTimer { [weak self] in
+            self?.state.withLock { s in s.pending.removeAll { $0.id == id } }
+        }
+    }
+
+    public func sleep(until deadline: NodeInstant) async throws {
+        let id = state.withLock { $0.makeID() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let immediate: Result<Void, any Error>? = state.withLock { s in
+                    if s.cancelledEarly.remove(id) != nil { return .failure(CancellationError()) }
+                    if deadline <= s.now { return .success(()) }
+                    s.pending.append(Pending(id: id, deadline: deadline, work: .sleeper(continuation)))
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            let continuation: CheckedContinuation<Void, any Error>? = state.withLock { s in
+                if let index = s.pending.firstIndex(where: { $0.id == id }),
+                   case .sleeper(let continuation) = s.pending[index].work {
+                    s.pending.remove(at: index)
+                    return continuation
+                }
+                // Not registered yet (or already resumed): remember, so a late registration fails.
+                s.cancelledEarly.insert(id)
+                return nil
+            }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward by `duration`, running everything that falls due on the way.
+    public func advance(by duration: Duration) async {
+        await advance(to: now + duration)
+    }
+
+    /// Moves time forward to `target` (never backwards), running everything due on the way.
+    public func advance(to target: NodeInstant) async {
+        while let item = state.withLock({ s -> Pending? in
+            guard let item = s.popEarliest(notAfter: target) else { return nil }
+            s.now = max(s.now, item.deadline)
+            return item
+        }) {
+            switch item.work {
+            case .action(let action):
+                await action()
+            case .sleeper(let continuation):
+                continuation.resume()
+                // Give the woken task a chance to run; sleepers are best effort,
+                // scheduled actions are the deterministic path.
+                await Task.yield()
+            }
+        }
+        state.withLock { s in s.now = max(s.now, target) }
+    }
+}

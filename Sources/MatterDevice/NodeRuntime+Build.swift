@@ -1,0 +1,193 @@
+import Logging
+import MatterModel
+import MatterTLV
+
+extension NodeRuntime {
+    /// Builds the runtime of a node from its description, checking the description
+    /// against the model. Start-up behaviour runs separately, once timers can fire.
+    static func build(
+        description: NodeDescription,
+        model: MatterModel,
+        clock: any NodeClock,
+        logger: Logger,
+        broadcaster: ChangeBroadcaster
+    ) throws(NodeDescriptionError) -> NodeRuntime {
+        let endpoints = try checkedEndpoints(description.endpoints, model: model, logger: logger)
+        let layout = NodeLayout(endpoints: endpoints.map { endpoint in
+            NodeLayout.Endpoint(
+                number: endpoint.number,
+                deviceTypes: endpoint.deviceTypes,
+                serverClusters: endpoint.serverClusters.map(\.id).sorted(),
+                clientClusters: endpoint.clientClusters.sorted(),
+                parent: endpoint.parent
+            )
+        })
+        let runtime = NodeRuntime(
+            model: model, clock: clock, logger: logger,
+            store: AttributeStore(broadcaster: broadcaster), layout: layout
+        )
+        var entries: [ClusterPath: NodeComposition.ClusterEntry] = [:]
+        for endpoint in endpoints {
+            for instance in endpoint.serverClusters {
+                let path = ClusterPath(endpoint: endpoint.number, cluster: instance.id)
+                entries[path] = try runtime.addCluster(instance, at: path)
+            }
+        }
+        runtime.composition = NodeComposition(entries: entries, endpoints: endpoints.map(\.number))
+        return runtime
+    }
+
+    /// Checks numbering, composition and clusters; adds a Descriptor cluster where
+    /// the description leaves it out (every endpoint has one, Core spec 9.5).
+    private static func checkedEndpoints(
+        _ endpoints: [EndpointDescription], model: MatterModel, logger: Logger
+    ) throws(NodeDescriptionError) -> [EndpointDescription] {
+        var numbers = Set<EndpointNumber>()
+        for endpoint in endpoints where !numbers.insert(endpoint.number).inserted {
+            throw NodeDescriptionError(path: "endpoint \(endpoint.number)", message: "endpoint number used twice")
+        }
+        let parents = Dictionary(endpoints.map { ($0.number, $0.parent) }, uniquingKeysWith: { first, _ in first })
+        var result: [EndpointDescription] = []
+        for var endpoint in endpoints {
+            let location = "endpoint \(endpoint.number)"
+            if let parent = endpoint.parent {
+                guard endpoint.number != 0 else {
+                    throw NodeDescriptionError(path: location, message: "the root node endpoint has no parent")
+                }
+                guard numbers.contains(parent) else {
+                    throw NodeDescriptionError(path: location, message: "parent endpoint \(parent) does not exist")
+                }
+                // Walk up at most endpoints.count steps; coming back means a cycle.
+                var current: EndpointNumber? = parent
+                var steps = 0
+                while let step = current, step != 0 {
+                    steps += 1
+                    if step == endpoint.number || steps > endpoints.count {
+                        throw NodeDescriptionError(path: location, message: "parent chain forms a cycle")
+                    }
+                    current = parents[step] ?? nil
+                }
+            }
+            var clusterIDs = Set<ClusterID>()
+            for instance in endpoint.serverClusters where !clusterIDs.insert(instance.id).inserted {
+                throw NodeDescriptionError(path: "\(location) / cluster \(instance.id)", message: "cluster listed twice")
+            }
+            if !clusterIDs.contains(DescriptorServer.clusterID) {
+                endpoint.serverClusters.append(ClusterInstanceDescription(id: DescriptorServer.clusterID))
+            }
+            checkDeviceTypes(endpoint, model: model, logger: logger)
+            result.append(endpoint)
+        }
+        return result
+    }
+
+    /// Missing required clusters are reported, not fatal: a simulator may model a
+    /// deliberately non-conformant device.
+    private static func checkDeviceTypes(_ endpoint: EndpointDescription, model: MatterModel, logger: Logger) {
+        let present = Set(endpoint.serverClusters.map(\.id))
+        for deviceType in endpoint.deviceTypes {
+            guard let definition = model.deviceType(deviceType.id) else {
+                logger.notice("endpoint \(endpoint.number): unknown device type \(deviceType.id)")
+                continue
+            }
+            for requirement in definition.requiredServerClusters where !present.contains(requirement.cluster) {
+                logger.notice("endpoint \(endpoint.number): \(definition.name) requires server cluster \(requirement.cluster)")
+            }
+        }
+    }
+
+    /// Creates the server of one cluster instance and puts its attributes in the store.
+    private func addCluster(
+        _ instance: ClusterInstanceDescription, at path: ClusterPath
+    ) throws(NodeDescriptionError) -> NodeComposition.ClusterEntry {
+        let location = "endpoint \(path.endpoint) / cluster \(path.cluster)"
+        guard let definition = model.cluster(instance.id) else {
+            throw NodeDescriptionError(path: location, message: "unknown cluster")
+        }
+        let knownFeatures = Set(definition.features.map(\.code))
+        if let unknown = instance.features.subtracting(knownFeatures).sorted().first {
+            throw NodeDescriptionError(
+                path: "\(location) (\(definition.name)) / features",
+                message: "unknown feature \"\(unknown)\"; known: \(knownFeatures.sorted().joined(separator: ", "))"
+            )
+        }
+        let features = instance.features
+        let server = makeServer(for: instance, endpoint: path.endpoint)
+
+        var values: [AttributeID: TLVValue] = [:]
+        for (attributeID, value) in instance.attributes.sorted(by: { $0.key < $1.key }) {
+            let attributeWhere = "\(location) (\(definition.name)) / attribute \(attributeID)"
+            guard !GlobalAttribute.isGlobal(attributeID) else {
+                throw NodeDescriptionError(path: attributeWhere, message: "global attributes are derived, not set")
+            }
+            guard let attribute = definition.attribute(attributeID),
+                  attribute.conformance.isAllowed(features: features) else {
+                throw NodeDescriptionError(
+                    path: attributeWhere,
+                    message: "not an attribute of this cluster with features [\(features.sorted().joined(separator: ", "))]"
+                )
+            }
+            if let violation = definition.validate(value, for: attribute, current: { instance.attributes[$0] }) {
+                throw NodeDescriptionError(path: "\(attributeWhere) (\(attribute.name))", message: violation.description)
+            }
+            values[attributeID] = value
+        }
+        for attribute in definition.allowedAttributes(features: features)
+        where values[attribute.id] == nil && !GlobalAttribute.isGlobal(attribute.id) {
+            if let value = server.initialValue(for: attribute.id) {
+                values[attribute.id] = value
+            } else if attribute.conformance.isMandatory(features: features) {
+                let value = attribute.defaultValue ?? AttributeDefaults.fallback(for: attribute)
+                if let violation = definition.validate(value, for: attribute, current: { values[$0] }) {
+                    logger.warning("\(location): no valid default for \(attribute.name) (\(violation)); describe a value")
+                }
+                values[attribute.id] = value
+            }
+        }
+
+        let accepted = definition.commands
+            .filter { $0.direction == .request && $0.conformance.isAllowed(features: features) && server.handles($0.id) }
+            .map(\.id).sorted()
+        for command in definition.commands
+        where command.direction == .request && command.conformance.isMandatory(features: features) && !accepted.contains(command.id) {
+            logger.warning("\(location): mandatory command \(command.name) is not simulated")
+        }
+        let generated = Set(accepted.compactMap { id in
+            definition.command(id)?.responseName.flatMap { name in definition.responses.first { $0.name == name }?.id }
+        }).sorted()
+
+        values.merge(
+            GlobalAttribute.values(definition: definition, features: features, present: values.keys,
+                                   accepted: accepted, generated: generated),
+            uniquingKeysWith: { described, _ in described }
+        )
+        store.addCluster(path, values: values)
+        servers[path] = server
+        return NodeComposition.ClusterEntry(
+            definition: definition, features: features, attributes: values.keys.sorted(),
+            acceptedCommands: accepted, generatedCommands: generated
+        )
+    }
+
+    private func makeServer(for instance: ClusterInstanceDescription, endpoint: EndpointNumber) -> any ClusterServer {
+        switch instance.id {
+        case DescriptorServer.clusterID: DescriptorServer(endpoint: endpoint, layout: layout, instance: instance)
+        case IdentifyServer.clusterID: IdentifyServer()
+        case OnOffServer.clusterID: OnOffServer(features: instance.features)
+        case LevelControlServer.clusterID: LevelControlServer(features: instance.features)
+        case WindowCoveringServer.clusterID: WindowCoveringServer(instance: instance)
+        case BasicInformationServer.clusterID: BasicInformationServer()
+        default: PlainClusterServer()
+        }
+    }
+
+    /// Runs every server's start-up behaviour, endpoint by endpoint.
+    func startUp() {
+        for endpoint in composition.endpoints {
+            for cluster in composition.clusters(on: endpoint) {
+                let path = ClusterPath(endpoint: endpoint, cluster: cluster)
+                servers[path]?.startUp(context(path))
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import MatterModel
+import MatterTLV
+import Testing
+@testable import MatterDevice
+
+// Identify (Application Cluster spec 1.2).
+@Suite struct IdentifyTests {
+    let clock = ManualClock()
+
+    @Test func identifyTimeCountsDownEachSecond() async throws {
+        let node = try dimmableLight(clock: clock)
+        let changes = node.changes
+        #expect(await node.invoke(1, IDs.identify, 0x00, fields((0, u(3)))) == .success)
+        #expect(await node.uint(1, IDs.identify, 0) == 3)
+        await clock.advance(by: .milliseconds(999))
+        #expect(await node.uint(1, IDs.identify, 0) == 3)
+        await clock.advance(by: .milliseconds(1))
+        #expect(await node.uint(1, IDs.identify, 0) == 2)
+        await clock.advance(by: .seconds(5))
+        #expect(await node.uint(1, IDs.identify, 0) == 0)
+        let seen = await drain(changes, stopping: node)
+        #expect(seen.values(IDs.identify, 0) == [3, 2, 1, 0])
+    }
+
+    @Test func writingIdentifyTimeStartsAndStopsIdentification() async throws {
+        let node = try dimmableLight(clock: clock)
+        #expect(await node.write(1, IDs.identify, 0, u(2)) == .success)
+        await clock.advance(by: .seconds(1))
+        #expect(await node.uint(1, IDs.identify, 0) == 1)
+        #expect(await node.invoke(1, IDs.identify, 0x00, fields((0, u(0)))) == .success)
+        await clock.advance(by: .seconds(2))
+        #expect(await node.uint(1, IDs.identify, 0) == 0)
+    }
+
+    @Test func triggerEffectChecksTheEffect() async throws {
+        let node = try dimmableLight(clock: clock)
+        #expect(await node.invoke(1, IDs.identify, 0x40, fields((0, u(0x01)), (1, u(0)))) == .success)
+        let unknown = await node.invoke(1, IDs.identify, 0x40, fields((0, u(0x10)), (1, u(0))))
+        #expect(unknown == .status(InteractionStatus(.constraintError)))
+    }
+}

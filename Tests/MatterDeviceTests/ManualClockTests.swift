@@ -1,0 +1,68 @@
+import Synchronization
+import Testing
+@testable import MatterDevice
+
+@Suite struct ManualClockTests {
+    @Test func scheduledActionsRunInDeadlineOrderWhileAdvancing() async {
+        let clock = ManualClock()
+        let log = Mutex<[String]>([])
+        _ = clock.schedule(at: clock.now + .seconds(2)) { log.withLock { $0.append("b") } }
+        _ = clock.schedule(at: clock.now + .seconds(1)) {
+            log.withLock { $0.append("a") }
+            // Scheduled from inside the step and still due within it.
+            _ = clock.schedule(at: clock.now + .milliseconds(500)) { log.withLock { $0.append("a2") } }
+        }
+        let cancelled = clock.schedule(at: clock.now + .seconds(1)) { log.withLock { $0.append("never") } }
+        cancelled.cancel()
+        _ = clock.schedule(at: clock.now + .seconds(10)) { log.withLock { $0.append("later") } }
+
+        await clock.advance(by: .seconds(3))
+        #expect(log.withLock { $0 } == ["a", "a2", "b"])
+        #expect(clock.now == NodeInstant(sinceOrigin: .seconds(3)))
+        #expect(clock.pendingCount == 1)
+    }
+
+    @Test func sleepersWakeAtTheirDeadline() async throws {
+        let clock = ManualClock()
+        let woke = Mutex<NodeInstant?>(nil)
+        let sleeper = Task {
+            try await clock.sleep(until: NodeInstant(sinceOrigin: .seconds(1)))
+            woke.withLock { $0 = clock.now }
+        }
+        // Wait (bounded) until the sleeper has registered.
+        for _ in 0..<1000 where clock.pendingCount == 0 { await Task.yield() }
+        #expect(clock.pendingCount == 1)
+        await clock.advance(by: .seconds(2))
+        try await sleeper.value
+        #expect(woke.withLock { $0 } == NodeInstant(sinceOrigin: .seconds(1)))
+    }
+
+    @Test func cancelledSleepersThrow() async {
+        let clock = ManualClock()
+        let sleeper = Task { try await clock.sleep(until: NodeInstant(sinceOrigin: .seconds(1))) }
+        sleeper.cancel()
+        let result = await sleeper.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(clock.pendingCount == 0)
+    }
+}
+
+@Suite struct SystemNodeClockTests {
+    @Test func scheduledActionsRunAfterTheirDeadline() async {
+        let clock = SystemNodeClock()
+        let start = clock.now
+        let firedAt: NodeInstant = await withCheckedContinuation { continuation in
+            _ = clock.schedule(at: start + .milliseconds(20)) { continuation.resume(returning: clock.now) }
+        }
+        #expect(firedAt - start >= .milliseconds(20))
+    }
+
+    @Test func cancelledActionsDoNotRun() async throws {
+        let clock = SystemNodeClock()
+        let ran = Mutex(false)
+        let timer = clock.schedule(at: clock.now + .milliseconds(10)) { ran.withLock { $0 = true } }
+        timer.cancel()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ran.withLock { $0 } == false)
+    }
+}
