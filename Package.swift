@@ -52,6 +52,6 @@ let package = Package(
         .testTarget(name: "MatterDeviceTests", dependencies: [
             "MatterDevice", "MatterModel", "MatterTLV", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel"]),
+        .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel", "MatterTLV"]),
     ]
 )

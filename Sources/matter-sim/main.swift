@@ -1,1 +1,0 @@
-print("matter-sim: under construction")
