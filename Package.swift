@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .library(name: "MatterTLV", targets: ["MatterTLV"]),
         .library(name: "MatterModel", targets: ["MatterModel"]),
+        .library(name: "MatterCrypto", targets: ["MatterCrypto"]),
+        .library(name: "MatterProtocol", targets: ["MatterProtocol"]),
         .library(name: "MatterDevice", targets: ["MatterDevice"]),
         .executable(name: "matter-sim", targets: ["matter-sim"]),
     ],
@@ -17,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
     ],
     targets: [
         // Layer 0: the spec's TLV encoding (Appendix A).
@@ -29,9 +33,17 @@ let package = Package(
         .target(name: "MatterCrypto", dependencies: [
             "COpenSSL", "MatterTLV",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
         .target(name: "MatterDNSSD", dependencies: [
             "CAvahi", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Messages, sessions, MRP, exchanges, PASE/CASE and the Interaction Model, for both sides.
+        .target(name: "MatterProtocol", dependencies: [
+            "MatterTLV", "MatterModel", "MatterCrypto",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // A node: endpoints, cluster servers over one attribute store.
         .target(name: "MatterDevice", dependencies: [
@@ -47,8 +59,11 @@ let package = Package(
 
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
         .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
-        .testTarget(name: "MatterCryptoTests", dependencies: ["MatterCrypto"]),
+        .testTarget(name: "MatterCryptoTests", dependencies: [
+            "MatterCrypto", "MatterTLV", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1"),
+        ]),
         .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD"]),
+        .testTarget(name: "MatterProtocolTests", dependencies: ["MatterProtocol", "MatterModel", "MatterTLV", "MatterCrypto"]),
         .testTarget(name: "MatterDeviceTests", dependencies: [
             "MatterDevice", "MatterModel", "MatterTLV", .product(name: "Logging", package: "swift-log"),
         ]),

@@ -30,6 +30,9 @@ public enum KeyDerivation {
         guard length > 0, length <= 4096 else {
             throw .invalidParameter("PBKDF2 output length \(length)")
         }
+        guard password.count <= Int(Int32.max), salt.count <= Int(Int32.max) else {
+            throw .invalidParameter("PBKDF2 input too long")
+        }
         var out = [UInt8](repeating: 0, count: length)
         // Pointers must be non-null even for empty inputs.
         let pw = password.isEmpty ? [0] : password

@@ -1,0 +1,136 @@
+import MatterModel
+import MatterTLV
+
+/// What the Interaction Model needs to know about one attribute to route a
+/// read or write before it reaches the data (spec 7.6 access, 7.7 qualities).
+public struct AttributeMetadata: Hashable, Sendable {
+    public var id: AttributeID
+    public var readPrivilege: Privilege
+    /// nil: the attribute is read-only.
+    public var writePrivilege: Privilege?
+    /// Writes must be timed (access letter T).
+    public var requiresTimedWrite: Bool
+    /// The attribute is a fabric-scoped list (access letter F).
+    public var isFabricScoped: Bool
+
+    public init(
+        id: AttributeID, readPrivilege: Privilege = .view, writePrivilege: Privilege? = nil,
+        requiresTimedWrite: Bool = false, isFabricScoped: Bool = false
+    ) {
+        self.id = id
+        self.readPrivilege = readPrivilege
+        self.writePrivilege = writePrivilege
+        self.requiresTimedWrite = requiresTimedWrite
+        self.isFabricScoped = isFabricScoped
+    }
+}
+
+/// What the Interaction Model needs to know about one accepted command.
+public struct CommandMetadata: Hashable, Sendable {
+    public var id: CommandID
+    public var invokePrivilege: Privilege
+    /// Invokes must be timed (access letter T).
+    public var requiresTimedInvoke: Bool
+    /// The command needs an accessing fabric (access letter F).
+    public var isFabricScoped: Bool
+
+    public init(id: CommandID, invokePrivilege: Privilege = .operate, requiresTimedInvoke: Bool = false, isFabricScoped: Bool = false) {
+        self.id = id
+        self.invokePrivilege = invokePrivilege
+        self.requiresTimedInvoke = requiresTimedInvoke
+        self.isFabricScoped = isFabricScoped
+    }
+}
+
+/// An attribute value with its cluster's data version at the time it was read.
+public struct VersionedAttributeValue: Hashable, Sendable {
+    public var value: TLVValue
+    public var dataVersion: DataVersion
+
+    public init(_ value: TLVValue, dataVersion: DataVersion) {
+        self.value = value
+        self.dataVersion = dataVersion
+    }
+}
+
+/// Context of one read.
+public struct AttributeReadContext: Hashable, Sendable {
+    public var subject: SubjectDescriptor
+    /// Fabric-scoped lists keep only the accessing fabric's entries
+    /// (spec chapter 8, Read Interaction); when false, other fabrics' fabric-sensitive fields are omitted.
+    public var isFabricFiltered: Bool
+
+    public init(subject: SubjectDescriptor, isFabricFiltered: Bool) {
+        self.subject = subject
+        self.isFabricFiltered = isFabricFiltered
+    }
+}
+
+/// One write of a WriteRequest, after list-chunk reassembly (spec 10.6.4).
+public enum AttributeWriteOperation: Hashable, Sendable {
+    /// Replace the whole value (for a list: replace all entries with this array).
+    case replace(TLVValue)
+    /// Append one entry to a list attribute (ListIndex null).
+    case appendItem(TLVValue)
+}
+
+/// Context of one write or invoke.
+public struct InteractionContext: Hashable, Sendable {
+    public var subject: SubjectDescriptor
+    /// The action came inside a timed interaction.
+    public var isTimed: Bool
+
+    public init(subject: SubjectDescriptor, isTimed: Bool) {
+        self.subject = subject
+        self.isTimed = isTimed
+    }
+}
+
+/// The outcome of one command.
+public enum CommandOutcome: Hashable, Sendable {
+    /// A status (SUCCESS for commands without a response).
+    case status(InteractionStatus)
+    /// A response command with its fields (a TLV structure).
+    case response(CommandID, TLVValue)
+}
+
+/// The seam to a node's data model. The Interaction Model engine asks it for
+/// structure (for wildcard expansion and path errors), metadata (for access,
+/// timed and fabric checks), data, and changes (for subscriptions). The
+/// device's node actor conforms to this.
+public protocol InteractionDataProvider: Sendable {
+    /// The node's endpoints.
+    func endpoints() async -> [EndpointNumber]
+    /// Server clusters on an endpoint; empty when the endpoint does not exist.
+    func clusters(on endpoint: EndpointNumber) async -> [ClusterID]
+    /// Attributes of a cluster instance, global ones included; empty when it does not exist.
+    func attributes(of cluster: ClusterPath) async -> [AttributeMetadata]
+    /// Commands the cluster instance accepts (its AcceptedCommandList).
+    func commands(of cluster: ClusterPath) async -> [CommandMetadata]
+    /// The cluster instance's current data version; nil when it does not exist.
+    func dataVersion(of cluster: ClusterPath) async -> DataVersion?
+
+    /// Grants or denies a privilege on a cluster instance (Access Control, spec 6.6).
+    func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool
+
+    /// Reads one attribute: a whole list for list attributes, fabric-filtered as asked.
+    func read(_ path: AttributePath, context: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus>
+    /// Writes one attribute after the engine checked existence, access and timing;
+    /// returns SUCCESS or why not (CONSTRAINT_ERROR, INVALID_DATA_TYPE, ...).
+    func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) async -> InteractionStatus
+    /// Invokes one command after the engine checked existence, access and timing.
+    func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) async -> CommandOutcome
+
+    /// Events matching the paths, numbered at or above `minimumEventNumber`.
+    func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB]
+
+    /// A fresh stream of attributes whose value changed, one per subscription.
+    func attributeChanges() -> AsyncStream<AttributePath>
+}
+
+extension InteractionDataProvider {
+    /// Nodes without an event log report no events.
+    public func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {
+        []
+    }
+}

@@ -1,0 +1,232 @@
+import Logging
+import MatterModel
+import MatterTLV
+
+/// What a subscription is, for diagnostics and tests.
+public struct SubscriptionSummary: Hashable, Sendable {
+    public var subscriptionID: UInt32
+    public var subject: SubjectDescriptor
+    public var attributePaths: [AttributePathIB]
+    /// Seconds.
+    public var minInterval: UInt16
+    /// Seconds.
+    public var maxInterval: UInt16
+}
+
+/// One established subscription. Its mutable reporting state lives in the
+/// serving task (`InteractionServer.serve`); this object carries the fixed
+/// parameters and the event channel that wakes that task.
+final class Subscription: Sendable {
+    enum Event: Sendable {
+        case changed(AttributePath)
+        case timer(Duration)
+        case end
+    }
+
+    let summary: SubscriptionSummary
+    /// The priming exchange; later reports open new exchanges on its session.
+    let session: any IMExchange
+    let isFabricFiltered: Bool
+    let eventPaths: [EventPathIB]
+    let changes: AsyncStream<AttributePath>
+    let establishedAt: Duration
+    let events: AsyncStream<Event>
+    private let eventSink: AsyncStream<Event>.Continuation
+
+    init(
+        summary: SubscriptionSummary, session: any IMExchange, isFabricFiltered: Bool, eventPaths: [EventPathIB],
+        changes: AsyncStream<AttributePath>, establishedAt: Duration
+    ) {
+        self.summary = summary
+        self.session = session
+        self.isFabricFiltered = isFabricFiltered
+        self.eventPaths = eventPaths
+        self.changes = changes
+        self.establishedAt = establishedAt
+        (events, eventSink) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    var id: UInt32 { summary.subscriptionID }
+    var subject: SubjectDescriptor { summary.subject }
+    var minInterval: Duration { .seconds(Int64(summary.minInterval)) }
+    var maxInterval: Duration { .seconds(Int64(summary.maxInterval)) }
+
+    func post(_ event: Event) { eventSink.yield(event) }
+    func end() { eventSink.yield(.end) }
+
+    /// Whether a changed attribute is covered by any subscribed path.
+    func covers(_ path: AttributePath) -> Bool {
+        summary.attributePaths.contains { $0.matches(path) }
+    }
+
+    /// Errors are reported for an attribute only when a subscribed path names it exactly.
+    func namesExactly(_ path: AttributePath) -> Bool {
+        summary.attributePaths.contains { $0.concretePath == path }
+    }
+}
+
+/// The subscriptions a server holds.
+actor SubscriptionRegistry {
+    private var active: [UInt32: Subscription] = [:]
+    private var nextID = UInt32.random(in: 1...UInt32.max / 2)
+
+    func allocateID() -> UInt32 {
+        repeat { nextID &+= 1 } while nextID == 0 || active[nextID] != nil
+        return nextID
+    }
+
+    func add(_ subscription: Subscription) { active[subscription.id] = subscription }
+
+    func remove(_ id: UInt32) { active[id] = nil }
+
+    /// Ends and forgets the matching subscriptions.
+    func end(where predicate: (Subscription) -> Bool) {
+        for (id, subscription) in active where predicate(subscription) {
+            subscription.end()
+            active[id] = nil
+        }
+    }
+
+    func summaries() -> [SubscriptionSummary] {
+        active.values.map(\.summary).sorted { $0.subscriptionID < $1.subscriptionID }
+    }
+}
+
+extension InteractionServer {
+    /// A Subscribe interaction (spec chapter 8): priming report(s), each
+    /// acknowledged, then SubscribeResponse; reporting continues in `run()`.
+    func handleSubscribe(_ payload: [UInt8], on exchange: any IMExchange) async throws {
+        let request: SubscribeRequestMessage
+        do {
+            request = try SubscribeRequestMessage(payload: payload)
+        } catch {
+            logger.debug("malformed SubscribeRequest: \(error)")
+            return try await reply(.invalidAction, on: exchange)
+        }
+        guard !(request.attributeRequests.isEmpty && request.eventRequests.isEmpty),
+            request.minIntervalFloor <= request.maxIntervalCeiling,
+            Self.validRequestPaths(request.attributeRequests)
+        else {
+            return try await reply(.invalidAction, on: exchange)
+        }
+        let subject = exchange.subject
+        if !request.keepSubscriptions {
+            await registry.end { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.nodeID == subject.nodeID }
+        }
+
+        // Listen before priming, so a change made while priming is not lost.
+        let changes = provider.attributeChanges()
+        let id = await registry.allocateID()
+        let scope = ReadScope(
+            subject: subject, isFabricFiltered: request.isFabricFiltered,
+            dataVersionFilters: Self.filterTable(request.dataVersionFilters))
+        let attributeReports = await attributeReports(for: request.attributeRequests, scope: scope)
+        let eventReports = await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject)
+        guard
+            try await sendReportData(
+                attributeReports: attributeReports, eventReports: eventReports, subscriptionID: id, isRead: false, on: exchange)
+        else { return }
+
+        let maxInterval = chooseMaxInterval(floor: request.minIntervalFloor, ceiling: request.maxIntervalCeiling)
+        try await exchange.send(
+            SubscribeResponseMessage(
+                subscriptionID: id, maxInterval: maxInterval, interactionModelRevision: configuration.interactionModelRevision))
+        let subscription = Subscription(
+            summary: SubscriptionSummary(
+                subscriptionID: id, subject: subject, attributePaths: request.attributeRequests,
+                minInterval: request.minIntervalFloor, maxInterval: maxInterval),
+            session: exchange, isFabricFiltered: request.isFabricFiltered, eventPaths: request.eventRequests,
+            changes: changes, establishedAt: clock.now)
+        await registry.add(subscription)
+        guard enqueue(subscription) else {
+            await registry.remove(id)
+            logger.warning("subscription \(id) dropped: the server is no longer running")
+            return
+        }
+        logger.debug("subscription \(id) established, intervals \(request.minIntervalFloor)...\(maxInterval) s")
+    }
+
+    /// The publisher's MaxInterval: the client's ceiling, capped at the
+    /// publisher limit, never below the client's floor (the spec has it lie
+    /// in MinIntervalFloor...max(limit, MaxIntervalCeiling)), and at least one
+    /// second so a zero ceiling cannot turn keep-alives into a busy loop.
+    func chooseMaxInterval(floor: UInt16, ceiling: UInt16) -> UInt16 {
+        max(1, floor, min(ceiling, configuration.subscriptionMaxIntervalCeiling))
+    }
+
+    /// Reports for one subscription until it ends: changed attributes once
+    /// MinInterval has passed since the last report, an empty report when
+    /// MaxInterval passes without one. A report the subscriber does not
+    /// acknowledge ends the subscription.
+    func serve(_ subscription: Subscription) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await path in subscription.changes { subscription.post(.changed(path)) }
+            }
+            var lastReport = subscription.establishedAt
+            var dirty = Set<AttributePath>()
+            var armed: Duration? = nil
+
+            func arm(_ deadline: Duration) {
+                armed = deadline
+                group.addTask { [clock] in
+                    do {
+                        try await clock.sleep(until: deadline)
+                        subscription.post(.timer(deadline))
+                    } catch {}
+                }
+            }
+
+            arm(lastReport + subscription.maxInterval)
+            loop: for await event in subscription.events {
+                switch event {
+                case .end: break loop
+                case .changed(let path): if subscription.covers(path) { dirty.insert(path) }
+                case .timer(let deadline): if armed == deadline { armed = nil }
+                }
+                let now = clock.now
+                if (!dirty.isEmpty && now >= lastReport + subscription.minInterval) || now >= lastReport + subscription.maxInterval {
+                    let paths = dirty
+                    dirty = []
+                    // Intervals run from when a report goes out, not from its acknowledgement.
+                    lastReport = now
+                    guard await sendSubscriptionReport(subscription, changed: paths) else { break loop }
+                }
+                let next = dirty.isEmpty ? lastReport + subscription.maxInterval : lastReport + subscription.minInterval
+                if armed.map({ next < $0 }) ?? true { arm(next) }
+            }
+            group.cancelAll()
+        }
+        await registry.remove(subscription.id)
+        logger.debug("subscription \(subscription.id) ended")
+    }
+
+    /// One report on a new exchange; empty when nothing changed (a keep-alive).
+    private func sendSubscriptionReport(_ subscription: Subscription, changed: Set<AttributePath>) async -> Bool {
+        let scope = ReadScope(subject: subscription.subject, isFabricFiltered: subscription.isFabricFiltered)
+        var reports: [AttributeReportIB] = []
+        for path in changed.sorted(by: Self.pathOrder) {
+            await expand(AttributePathIB(path), reportErrors: subscription.namesExactly(path), scope: scope, into: &reports)
+        }
+        do {
+            let exchange = try await subscription.session.openExchange()
+            let acknowledged: Bool
+            do {
+                acknowledged = try await sendReportData(
+                    attributeReports: reports, eventReports: [], subscriptionID: subscription.id, isRead: false, on: exchange)
+            } catch {
+                await exchange.close()
+                throw error
+            }
+            await exchange.close()
+            return acknowledged
+        } catch {
+            logger.debug("subscription \(subscription.id) report failed: \(error)")
+            return false
+        }
+    }
+
+    private static func pathOrder(_ a: AttributePath, _ b: AttributePath) -> Bool {
+        (a.endpoint, a.cluster.rawValue, a.attribute.rawValue) < (b.endpoint, b.cluster.rawValue, b.attribute.rawValue)
+    }
+}
