@@ -43,11 +43,12 @@ let package = Package(
             "MatterTLV", "MatterModel", "MatterCrypto",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // A node: endpoints, cluster servers over one attribute store.
         .target(name: "MatterDevice", dependencies: [
-            "MatterTLV", "MatterModel", .product(name: "Logging", package: "swift-log"),
+            "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
         ]),
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
@@ -63,9 +64,13 @@ let package = Package(
             "MatterCrypto", "MatterTLV", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
         .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD"]),
-        .testTarget(name: "MatterProtocolTests", dependencies: ["MatterProtocol", "MatterModel", "MatterTLV", "MatterCrypto"]),
+        .testTarget(name: "MatterProtocolTests", dependencies: [
+            "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         .testTarget(name: "MatterDeviceTests", dependencies: [
-            "MatterDevice", "MatterModel", "MatterTLV", .product(name: "Logging", package: "swift-log"),
+            "MatterDevice", "MatterModel", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel", "MatterTLV"]),
     ]

@@ -18,20 +18,23 @@ public struct AttributeChange: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(path) = \(value) (v\(dataVersion))" }
 }
 
-/// Fans change events out to any number of subscribers. Each subscriber gets its
-/// own unbounded stream: reports and persistence must not miss a change.
-final class ChangeBroadcaster: Sendable {
+/// The node's attribute change stream.
+typealias ChangeBroadcaster = Broadcaster<AttributeChange>
+
+/// Fans events out to any number of subscribers. Each subscriber gets its own
+/// unbounded stream: reports, persistence and the runtime must not miss an event.
+final class Broadcaster<Element: Sendable>: Sendable {
     private struct State {
         var nextID = 0
-        var subscribers: [Int: AsyncStream<AttributeChange>.Continuation] = [:]
+        var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
         var finished = false
     }
 
     // Guards the subscriber table, which publish/subscribe/termination touch from any thread.
     private let state = Mutex(State())
 
-    func subscribe() -> AsyncStream<AttributeChange> {
-        let (stream, continuation) = AsyncStream<AttributeChange>.makeStream(bufferingPolicy: .unbounded)
+    func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
         let id: Int? = state.withLock { s in
             guard !s.finished else { return nil }
             s.nextID += 1
@@ -48,9 +51,9 @@ final class ChangeBroadcaster: Sendable {
         return stream
     }
 
-    func publish(_ change: AttributeChange) {
+    func publish(_ element: Element) {
         let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(change) }
+        for subscriber in subscribers { subscriber.yield(element) }
     }
 
     /// Ends every stream; later subscribers get an empty stream.

@@ -9,6 +9,8 @@ final class AttributeStore {
     private var versions: [ClusterPath: DataVersion] = [:]
     private var attributeIDs: [ClusterPath: [AttributeID]] = [:]
     private let broadcaster: ChangeBroadcaster
+    /// Told of every change, synchronously on the node actor (persistence listens here).
+    var onUpdate: ((AttributePath) -> Void)?
 
     init(broadcaster: ChangeBroadcaster) {
         self.broadcaster = broadcaster
@@ -43,6 +45,7 @@ final class AttributeStore {
         versions[cluster] = version
         values[path] = value
         broadcaster.publish(AttributeChange(path: path, value: value, dataVersion: version))
+        onUpdate?(path)
         return true
     }
 }

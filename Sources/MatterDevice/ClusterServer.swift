@@ -37,6 +37,14 @@ protocol ClusterServer: AnyObject {
     /// Side effects of an accepted write from outside the node.
     func didWrite(_ attribute: AttributeID, context: ClusterContext)
 
+    /// Takes over an accepted write whose state lives outside the store (the ACL, the
+    /// group key map): returns true once it has applied it. False lets the node store it.
+    func commitWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> Bool
+
+    /// The value a read returns, from the stored one; attributes that depend on the
+    /// reader or on time (CurrentFabricIndex, UpTime) compute it here.
+    func readValue(_ attribute: AttributeID, stored: TLVValue, context: ClusterContext) -> TLVValue
+
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult
 
     /// A timer started through the context ran out.
@@ -49,6 +57,8 @@ extension ClusterServer {
     func startUp(_ context: ClusterContext) {}
     func validateWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> InteractionStatus? { nil }
     func didWrite(_ attribute: AttributeID, context: ClusterContext) {}
+    func commitWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> Bool { false }
+    func readValue(_ attribute: AttributeID, stored: TLVValue, context: ClusterContext) -> TLVValue { stored }
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         .failure(.unsupportedCommand)
     }
@@ -66,10 +76,20 @@ final class PlainClusterServer: ClusterServer {}
 
 /// What a cluster server may touch: its own attributes (bypassing access checks,
 /// Core spec 8.2 applies only to the Interaction Model), its peers on the same
-/// endpoint, timers and the node's layout.
+/// endpoint, timers, the node's layout, the shared commissioning state and the
+/// session of the request being served (nil for internal requests and timers).
 struct ClusterContext {
     let cluster: ClusterPath
     unowned let runtime: NodeRuntime
+    let session: SessionContext?
+
+    init(cluster: ClusterPath, runtime: NodeRuntime, session: SessionContext? = nil) {
+        self.cluster = cluster
+        self.runtime = runtime
+        self.session = session
+    }
+
+    var commissioning: CommissioningCoordinator { runtime.commissioning }
 
     var endpoint: EndpointNumber { cluster.endpoint }
     var now: NodeInstant { runtime.clock.now }
@@ -108,6 +128,6 @@ struct ClusterContext {
     func peer<Server: StandardClusterServer>(_ type: Server.Type) -> (server: Server, context: ClusterContext)? {
         let peerPath = ClusterPath(endpoint: cluster.endpoint, cluster: Server.clusterID)
         guard let server = runtime.servers[peerPath] as? Server else { return nil }
-        return (server, ClusterContext(cluster: peerPath, runtime: runtime))
+        return (server, ClusterContext(cluster: peerPath, runtime: runtime, session: session))
     }
 }

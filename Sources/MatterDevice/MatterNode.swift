@@ -30,8 +30,10 @@ public struct AttributeData: Sendable, Hashable {
 
 /// A Matter node's data model: endpoints, cluster servers and their one attribute
 /// store, driven by an injectable clock. The Interaction Model layer calls `read`,
-/// `write` and `invoke`, expands wildcards through `composition`, and feeds
-/// subscriptions from `changes`.
+/// `write` and `invoke` with the session each request arrived on, expands wildcards
+/// through `composition` (filtering with `canAccess`), and feeds subscriptions from
+/// `changes`. The runtime follows `commissioningEvents` (advertising, PASE verifiers,
+/// closing sessions) and reports session life cycles back.
 public actor MatterNode {
     public nonisolated let model: MatterModel
     public nonisolated let clock: any NodeClock
@@ -40,24 +42,31 @@ public actor MatterNode {
 
     private let runtime: NodeRuntime
     private nonisolated let broadcaster: ChangeBroadcaster
+    private nonisolated let commissioningBroadcaster: Broadcaster<CommissioningEvent>
     private let logger: Logger
 
-    /// Builds a node and applies start-up behaviour (StartUpOnOff, StartUpCurrentLevel)
-    /// to the described values, which stand for the persisted state.
+    /// Builds a node, restores what `commissioning.stateStore` holds (non-volatile
+    /// attributes, fabrics, ACL, group keys) and applies start-up behaviour
+    /// (StartUpOnOff, StartUpCurrentLevel, RebootCount). A state directory that cannot
+    /// be read is reported as a NodeDescriptionError whose path names it.
     public init(
         description: NodeDescription,
         model: MatterModel = .standard,
         clock: any NodeClock = SystemNodeClock(),
-        logger: Logger = Logger(label: "matter.node")
+        logger: Logger = Logger(label: "matter.node"),
+        commissioning: CommissioningConfiguration = CommissioningConfiguration()
     ) throws(NodeDescriptionError) {
         let broadcaster = ChangeBroadcaster()
+        let commissioningBroadcaster = Broadcaster<CommissioningEvent>()
         let runtime = try NodeRuntime.build(
-            description: description, model: model, clock: clock, logger: logger, broadcaster: broadcaster
+            description: description, model: model, clock: clock, logger: logger, broadcaster: broadcaster,
+            commissioning: commissioning, commissioningEvents: commissioningBroadcaster
         )
         self.model = model
         self.clock = clock
         self.composition = runtime.composition
         self.broadcaster = broadcaster
+        self.commissioningBroadcaster = commissioningBroadcaster
         self.logger = logger
         self.runtime = runtime
         runtime.owner = self
@@ -70,24 +79,49 @@ public actor MatterNode {
         broadcaster.subscribe()
     }
 
-    /// Stops all timers and ends every change stream.
+    /// A new subscription to the commissioning events from now on; ends when the node stops.
+    public nonisolated var commissioningEvents: AsyncStream<CommissioningEvent> {
+        commissioningBroadcaster.subscribe()
+    }
+
+    /// Stops all timers, saves pending non-volatile attributes and ends every stream.
     public func stop() {
         runtime.stop()
         broadcaster.finish()
+        commissioningBroadcaster.finish()
     }
 
     // MARK: Interaction Model surface
 
-    /// Reads one concrete attribute (Core spec 8.4.3.2 for the status codes).
-    public func read(_ path: AttributePath, privilege: Privilege = .administer) -> Result<AttributeData, InteractionStatus> {
+    /// Reads one concrete attribute (Core spec 8.4.3.2 for the status codes) for a
+    /// session (nil: an internal read, unchecked and unfiltered). Fabric-scoped lists
+    /// keep only the accessing fabric's entries when `fabricFiltered`; otherwise other
+    /// fabrics' entries lose their fabric-sensitive fields (7.13.6).
+    public func read(
+        _ path: AttributePath, session: SessionContext? = nil, fabricFiltered: Bool = true
+    ) -> Result<AttributeData, InteractionStatus> {
+        let session = runtime.commissioning.effective(session)
         let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         if let missing = missingStatus(cluster) { return .failure(missing) }
-        guard let value = runtime.store.value(path), let version = runtime.store.dataVersion(cluster) else {
+        guard let stored = runtime.store.value(path), let version = runtime.store.dataVersion(cluster) else {
             return .failure(InteractionStatus(.unsupportedAttribute))
         }
-        let required = composition.definition(of: cluster)?.attribute(path.attribute)?.readPrivilege ?? .view
-        guard privilege >= required else { return .failure(InteractionStatus(.unsupportedAccess)) }
+        let attribute = composition.definition(of: cluster)?.attribute(path.attribute)
+        if let session, !isGranted(session.subject, cluster, attribute?.readPrivilege ?? .view) {
+            return .failure(InteractionStatus(.unsupportedAccess))
+        }
+        var value = runtime.servers[cluster]?.readValue(path.attribute, stored: stored, context: runtime.context(cluster, session: session)) ?? stored
+        if let session, let attribute, attribute.fabricScoped, let definition = composition.definition(of: cluster) {
+            value = FabricScopedList.filtered(
+                value, accessingFabric: session.fabricIndex, fabricFiltered: fabricFiltered,
+                sensitiveFields: FabricScopedList.sensitiveFields(of: attribute, in: definition))
+        }
         return .success(AttributeData(value: value, dataVersion: version))
+    }
+
+    /// Reads one attribute for a subject without a session of its own.
+    public func read(_ path: AttributePath, subject: AccessSubject?, fabricFiltered: Bool = true) -> Result<AttributeData, InteractionStatus> {
+        read(path, session: subject.map { SessionContext(subject: $0) }, fabricFiltered: fabricFiltered)
     }
 
     /// The current data version of a cluster instance, for DataVersionFilters.
@@ -95,11 +129,36 @@ public actor MatterNode {
         runtime.store.dataVersion(cluster)
     }
 
+    /// Whether a subject holds a privilege on a cluster instance (Core spec 6.6.6), for
+    /// the Interaction Model's wildcard expansion, which skips what it may not see.
+    /// nil (internal) is always granted.
+    public func canAccess(_ subject: AccessSubject?, _ cluster: ClusterPath, privilege: Privilege) -> Bool {
+        guard let subject else { return true }
+        return isGranted(subject, cluster, privilege)
+    }
+
+    /// Whether a subject may read (or, with `.write`, write) one attribute, using the
+    /// attribute's own required privilege.
+    public func canAccess(_ subject: AccessSubject?, _ path: AttributePath, for operation: AttributeOperation = .read) -> Bool {
+        let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
+        let attribute = composition.definition(of: cluster)?.attribute(path.attribute)
+        let privilege: Privilege
+        switch operation {
+        case .read: privilege = attribute?.readPrivilege ?? .view
+        case .write:
+            guard let write = attribute?.writePrivilege else { return false }
+            privilege = write
+        }
+        return canAccess(subject, cluster, privilege: privilege)
+    }
+
     /// Writes one concrete attribute from outside the node (Core spec 8.7.3.2),
-    /// checking writability, privilege, timed interaction and the model's constraints.
+    /// checking writability, access, timed interaction and the model's constraints.
+    /// A fabric-scoped list replaces only the writer's fabric's entries (7.13.7).
     public func write(
-        _ path: AttributePath, value: TLVValue, timed: Bool = false, privilege: Privilege = .administer
+        _ path: AttributePath, value: TLVValue, session: SessionContext? = nil, timed: Bool = false
     ) -> InteractionStatus {
+        let session = runtime.commissioning.effective(session)
         let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         if let missing = missingStatus(cluster) { return missing }
         guard runtime.store.contains(path) else { return InteractionStatus(.unsupportedAttribute) }
@@ -109,29 +168,48 @@ public actor MatterNode {
               let writePrivilege = attribute.writePrivilege else {
             return InteractionStatus(.unsupportedWrite)
         }
-        guard privilege >= writePrivilege else { return InteractionStatus(.unsupportedAccess) }
+        if let session, !isGranted(session.subject, cluster, writePrivilege) { return InteractionStatus(.unsupportedAccess) }
         if attribute.timedWrite && !timed { return InteractionStatus(.needsTimedInteraction) }
         let store = runtime.store
-        if let violation = definition.validate(value, for: attribute, current: { id in
+        let current: (AttributeID) -> TLVValue? = { id in
             store.value(AttributePath(endpoint: path.endpoint, cluster: path.cluster, attribute: id))
-        }) {
+        }
+        var newValue = value
+        if attribute.fabricScoped, let session {
+            // Fabric-scoped lists need an accessing fabric (8.7.3.2).
+            guard session.fabricIndex != 0 else { return InteractionStatus(.unsupportedAccess) }
+            guard let items = value.listItems else { return InteractionStatus(.invalidDataType) }
+            let stamped = items.map { FabricScopedList.stamped($0, fabric: session.fabricIndex) }
+            if let violation = definition.validate(.arrayOf(stamped), for: attribute, current: current) {
+                logger.debug("write \(path) rejected: \(violation)")
+                return InteractionStatus(Self.statusCode(for: violation))
+            }
+            newValue = FabricScopedList.replacing(entriesOf: session.fabricIndex, in: store.value(path) ?? .array([]), with: stamped)
+        } else if let violation = definition.validate(value, for: attribute, current: current) {
             logger.debug("write \(path) rejected: \(violation)")
             return InteractionStatus(Self.statusCode(for: violation))
         }
         guard let server = runtime.servers[cluster] else { return InteractionStatus(.failure) }
-        let context = runtime.context(cluster)
-        if let rejected = server.validateWrite(path.attribute, value: value, context: context) { return rejected }
-        if store.update(path, to: value) {
+        let context = runtime.context(cluster, session: session)
+        if let rejected = server.validateWrite(path.attribute, value: newValue, context: context) { return rejected }
+        if server.commitWrite(path.attribute, value: newValue, context: context) { return .success }
+        if store.update(path, to: newValue) {
             server.didWrite(path.attribute, context: context)
         }
         return .success
     }
 
-    /// Invokes a command (Core spec 8.8.3.2): path and access checks, field checks
-    /// against the model, then the cluster server.
+    /// Writes one attribute for a subject without a session of its own.
+    public func write(_ path: AttributePath, value: TLVValue, subject: AccessSubject?, timed: Bool = false) -> InteractionStatus {
+        write(path, value: value, session: subject.map { SessionContext(subject: $0) }, timed: timed)
+    }
+
+    /// Invokes a command (Core spec 8.8.3.2): path, access, fabric-scope and timing
+    /// checks, field checks against the model, then the cluster server.
     public func invoke(
-        _ path: CommandPath, fields: TLVValue, timed: Bool = false, privilege: Privilege = .administer
+        _ path: CommandPath, fields: TLVValue, session: SessionContext? = nil, timed: Bool = false
     ) async -> InvokeResult {
+        let session = runtime.commissioning.effective(session)
         let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         if let missing = missingStatus(cluster) { return .status(missing) }
         guard composition.acceptedCommands(of: cluster).contains(path.command),
@@ -140,19 +218,70 @@ public actor MatterNode {
               let server = runtime.servers[cluster] else {
             return .failure(.unsupportedCommand)
         }
-        guard privilege >= command.invokePrivilege else { return .failure(.unsupportedAccess) }
+        if let session {
+            guard isGranted(session.subject, cluster, command.invokePrivilege) else { return .failure(.unsupportedAccess) }
+            // Fabric-scoped commands need an accessing fabric.
+            if command.fabricScoped && session.fabricIndex == 0 { return .failure(.unsupportedAccess) }
+        }
         if command.timed && !timed { return .failure(.needsTimedInteraction) }
         if let rejected = checkFields(fields, of: command, in: definition, features: composition.features(of: cluster)) {
             logger.debug("invoke \(path) rejected: \(rejected)")
             return .status(rejected)
         }
-        return server.invoke(path.command, fields: CommandFields(fields), context: runtime.context(cluster))
+        return server.invoke(path.command, fields: CommandFields(fields), context: runtime.context(cluster, session: session))
     }
+
+    // MARK: Commissioning surface
+
+    /// Opens the device's own (basic) commissioning window, as at first boot; nil keeps
+    /// it open until commissioning completes or it is closed.
+    public func openCommissioningWindow(timeout: Duration?) {
+        runtime.commissioning.openWindow(.basic, timeout: timeout, openedBy: nil)
+    }
+
+    /// Closes the commissioning window (e.g. after too many failed PASE attempts, 5.4.2.5).
+    public func closeCommissioningWindow() {
+        runtime.commissioning.closeWindow()
+    }
+
+    public var commissioningWindow: CommissioningWindowInfo? { runtime.commissioning.window }
+
+    /// A PASE session was established: arms the fail-safe for it (Core spec 5.5).
+    public func paseSessionEstablished(_ session: SessionContext) {
+        runtime.commissioning.paseSessionEstablished(session)
+    }
+
+    /// A session ended; forgets what was bound to it.
+    public func sessionClosed(_ id: SessionID) {
+        runtime.commissioning.sessionClosed(id)
+    }
+
+    /// The node's fabrics, including one AddNOC installed under the armed fail-safe
+    /// (CASE must work before CommissioningComplete).
+    public var fabrics: [FabricInfo] { runtime.commissioning.fabrics.fabrics }
+
+    /// The ACL the access checks use.
+    public var accessControlEntries: [AccessControlEntry] { runtime.commissioning.accessControlEntries }
+
+    /// Whether the fail-safe is armed.
+    public var isFailSafeArmed: Bool { runtime.commissioning.failSafe != nil }
 
     // MARK: Internals
 
+    /// Replaces one fabric's ACL entries directly, as an administrator's write would.
+    func replaceAccessControlEntries(of fabric: FabricIndex, with entries: [AccessControlEntry]) {
+        runtime.commissioning.replaceAccessControlEntries(of: fabric, with: entries)
+    }
+
     func timerFired(_ key: TimerKey, generation: UInt64) {
         runtime.fireTimer(key, generation: generation)
+    }
+
+    /// Core spec 6.6.6 with the endpoint's device types as targets.
+    private func isGranted(_ subject: AccessSubject, _ cluster: ClusterPath, _ privilege: Privilege) -> Bool {
+        let deviceTypes = runtime.layout.endpoint(cluster.endpoint)?.deviceTypes.map(\.id) ?? []
+        return runtime.commissioning.isGranted(
+            subject, AccessRequest(endpoint: cluster.endpoint, cluster: cluster.cluster, deviceTypes: deviceTypes, privilege: privilege))
     }
 
     private func missingStatus(_ cluster: ClusterPath) -> InteractionStatus? {
@@ -186,4 +315,10 @@ public actor MatterNode {
     private static func statusCode(for violation: ConstraintViolation, typeMismatch: StatusCode = .invalidDataType) -> StatusCode {
         violation.kind == .typeMismatch ? typeMismatch : .constraintError
     }
+}
+
+/// Which access an attribute check is for.
+public enum AttributeOperation: Sendable, Hashable {
+    case read
+    case write
 }

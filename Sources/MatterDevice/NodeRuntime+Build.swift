@@ -10,7 +10,9 @@ extension NodeRuntime {
         model: MatterModel,
         clock: any NodeClock,
         logger: Logger,
-        broadcaster: ChangeBroadcaster
+        broadcaster: ChangeBroadcaster,
+        commissioning: CommissioningConfiguration,
+        commissioningEvents: Broadcaster<CommissioningEvent>
     ) throws(NodeDescriptionError) -> NodeRuntime {
         let endpoints = try checkedEndpoints(description.endpoints, model: model, logger: logger)
         let layout = NodeLayout(endpoints: endpoints.map { endpoint in
@@ -24,7 +26,8 @@ extension NodeRuntime {
         })
         let runtime = NodeRuntime(
             model: model, clock: clock, logger: logger,
-            store: AttributeStore(broadcaster: broadcaster), layout: layout
+            store: AttributeStore(broadcaster: broadcaster), layout: layout,
+            commissioning: commissioning, commissioningEvents: commissioningEvents
         )
         var entries: [ClusterPath: NodeComposition.ClusterEntry] = [:]
         for endpoint in endpoints {
@@ -34,7 +37,31 @@ extension NodeRuntime {
             }
         }
         runtime.composition = NodeComposition(entries: entries, endpoints: endpoints.map(\.number))
+        try runtime.restorePersistedState()
         return runtime
+    }
+
+    /// Puts back what the state directory holds: non-volatile attributes over the
+    /// described values (they stand for the device's memory), then fabrics, ACL and keys.
+    private func restorePersistedState() throws(NodeDescriptionError) {
+        persistence.register(composition)
+        let location = persistence.store.map { "state \($0.directory.path)" } ?? "state"
+        do {
+            for (path, value) in try persistence.loadAttributes() {
+                let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
+                guard let definition = composition.definition(of: cluster), let attribute = definition.attribute(path.attribute) else { continue }
+                if let violation = definition.validate(value, for: attribute) {
+                    logger.warning("stored value of \(path) (\(attribute.name)) ignored: \(violation)")
+                    continue
+                }
+                store.update(path, to: value)
+            }
+            if let snapshot = try persistence.loadCommissioning() {
+                commissioning.restore(snapshot)
+            }
+        } catch {
+            throw NodeDescriptionError(path: location, message: "\(error)")
+        }
     }
 
     /// Checks numbering, composition and clusters; adds a Descriptor cluster where
@@ -177,17 +204,31 @@ extension NodeRuntime {
         case LevelControlServer.clusterID: LevelControlServer(features: instance.features)
         case WindowCoveringServer.clusterID: WindowCoveringServer(instance: instance)
         case BasicInformationServer.clusterID: BasicInformationServer()
+        case GeneralCommissioningServer.clusterID: GeneralCommissioningServer(configuration: commissioningConfiguration)
+        case OperationalCredentialsServer.clusterID: OperationalCredentialsServer(configuration: commissioningConfiguration)
+        case AccessControlServer.clusterID: AccessControlServer()
+        case NetworkCommissioningServer.clusterID: NetworkCommissioningServer(interface: commissioningConfiguration.networkInterface)
+        case GroupKeyManagementServer.clusterID:
+            GroupKeyManagementServer(features: instance.features, configuration: commissioningConfiguration)
+        case AdministratorCommissioningServer.clusterID: AdministratorCommissioningServer()
+        case GeneralDiagnosticsServer.clusterID: GeneralDiagnosticsServer(configuration: commissioningConfiguration)
         default: PlainClusterServer()
         }
     }
 
-    /// Runs every server's start-up behaviour, endpoint by endpoint.
+    /// Publishes the commissioning state into its clusters, runs every server's
+    /// start-up behaviour endpoint by endpoint, and saves what start-up changed
+    /// (RebootCount) before anything else can happen.
     func startUp() {
+        commissioning.publishAll()
         for endpoint in composition.endpoints {
             for cluster in composition.clusters(on: endpoint) {
                 let path = ClusterPath(endpoint: endpoint, cluster: cluster)
                 servers[path]?.startUp(context(path))
             }
         }
+        startPersisting()
+        persistence.markAllChanged()
+        saveAttributes()
     }
 }

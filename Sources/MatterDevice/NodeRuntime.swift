@@ -18,6 +18,16 @@ final class NodeRuntime {
     let layout: NodeLayout
     var composition: NodeComposition
     var servers: [ClusterPath: any ClusterServer] = [:]
+    /// When the node started, for UpTime and TimeSnapshot.
+    let startedAt: NodeInstant
+    let persistence: NodePersistence
+    let commissioningConfiguration: CommissioningConfiguration
+    private let commissioningEvents: Broadcaster<CommissioningEvent>
+    /// Fabrics, ACL, group keys, fail-safe and commissioning window.
+    lazy var commissioning = CommissioningCoordinator(
+        configuration: commissioningConfiguration, runtime: self, events: commissioningEvents
+    )
+    private static let persistTimer = TimerKey(cluster: CommissioningCoordinator.timerOwner, name: "persist-attributes")
 
     /// The node timers call back into; weak so a dropped node is not kept alive by its timers.
     weak var owner: MatterNode?
@@ -30,17 +40,40 @@ final class NodeRuntime {
     private var timers: [TimerKey: RunningTimer] = [:]
     private var timerGeneration: UInt64 = 0
 
-    init(model: MatterModel, clock: any NodeClock, logger: Logger, store: AttributeStore, layout: NodeLayout) {
+    init(model: MatterModel, clock: any NodeClock, logger: Logger, store: AttributeStore, layout: NodeLayout,
+         commissioning: CommissioningConfiguration, commissioningEvents: Broadcaster<CommissioningEvent>) {
         self.model = model
         self.clock = clock
         self.logger = logger
         self.store = store
         self.layout = layout
         self.composition = NodeComposition(entries: [:], endpoints: [])
+        self.startedAt = clock.now
+        self.persistence = NodePersistence(store: commissioning.stateStore, logger: logger)
+        self.commissioningConfiguration = commissioning
+        self.commissioningEvents = commissioningEvents
     }
 
-    func context(_ cluster: ClusterPath) -> ClusterContext {
-        ClusterContext(cluster: cluster, runtime: self)
+    func context(_ cluster: ClusterPath, session: SessionContext? = nil) -> ClusterContext {
+        ClusterContext(cluster: cluster, runtime: self, session: session)
+    }
+
+    // MARK: Persistence
+
+    /// Non-volatile attributes are written a little after they change, in one batch.
+    private func attributeChanged(_ path: AttributePath) {
+        guard persistence.markChanged(path), timers[Self.persistTimer] == nil else { return }
+        startTimer(Self.persistTimer, at: clock.now + commissioningConfiguration.attributePersistenceDelay)
+    }
+
+    func saveAttributes() {
+        cancelTimer(Self.persistTimer)
+        persistence.saveAttributes(from: store)
+    }
+
+    /// From now on every change of a non-volatile attribute is saved.
+    func startPersisting() {
+        store.onUpdate = { [unowned self] path in self.attributeChanged(path) }
     }
 
     // MARK: Timers
@@ -65,10 +98,19 @@ final class NodeRuntime {
     func fireTimer(_ key: TimerKey, generation: UInt64) {
         guard !stopped, timers[key]?.generation == generation else { return }
         timers.removeValue(forKey: key)
-        servers[key.cluster]?.timerFired(key.name, context: context(key.cluster))
+        if key == Self.persistTimer {
+            persistence.saveAttributes(from: store)
+        } else if key.cluster == CommissioningCoordinator.timerOwner {
+            commissioning.timerFired(key.name)
+        } else {
+            servers[key.cluster]?.timerFired(key.name, context: context(key.cluster))
+        }
     }
 
     func stop() {
+        guard !stopped else { return }
+        saveAttributes()
+        store.onUpdate = nil
         stopped = true
         for timer in timers.values { timer.handle.cancel() }
         timers.removeAll()

@@ -1,0 +1,89 @@
+import MatterCrypto
+import MatterModel
+import MatterTLV
+
+/// Access Control cluster (Core spec 9.10). The ACL attribute shows the coordinator's
+/// entries, which are the ones every access check uses; a write replaces the writer's
+/// fabric's entries there.
+final class AccessControlServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x001F)
+
+    enum Attribute {
+        static let acl = AttributeID(0x0000)
+        static let subjectsPerAccessControlEntry = AttributeID(0x0002)
+        static let targetsPerAccessControlEntry = AttributeID(0x0003)
+        static let accessControlEntriesPerFabric = AttributeID(0x0004)
+    }
+
+    /// The spec's minimums (9.10.6.3-5), which are also what we support.
+    static let subjectsPerEntry = 4
+    static let targetsPerEntry = 3
+    static let entriesPerFabric = 4
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.acl: .array([])
+        case Attribute.subjectsPerAccessControlEntry: .uint(Self.subjectsPerEntry)
+        case Attribute.targetsPerAccessControlEntry: .uint(Self.targetsPerEntry)
+        case Attribute.accessControlEntriesPerFabric: .uint(Self.entriesPerFabric)
+        default: nil
+        }
+    }
+
+    func validateWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> InteractionStatus? {
+        guard attribute == Attribute.acl else { return nil }
+        switch writtenEntries(value, context: context) {
+        case .success: return nil
+        case .failure(let status): return status
+        }
+    }
+
+    func commitWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> Bool {
+        guard attribute == Attribute.acl, case .success(let (fabric, entries)) = writtenEntries(value, context: context) else {
+            return false
+        }
+        context.commissioning.replaceAccessControlEntries(of: fabric, with: entries)
+        return true
+    }
+
+    /// The writer's entries from the merged list, each checked (9.10.5.5, 9.10.6).
+    private func writtenEntries(_ value: TLVValue, context: ClusterContext) -> Result<(FabricIndex, [AccessControlEntry]), InteractionStatus> {
+        // Internal writes have no fabric to scope to; the ACL is only written by administrators.
+        guard let fabric = context.session?.fabricIndex, fabric != 0, let items = value.listItems else {
+            return .failure(InteractionStatus(.unsupportedAccess))
+        }
+        var entries: [AccessControlEntry] = []
+        for item in items where FabricScopedList.fabricIndex(of: item) == fabric {
+            guard let entry = AccessControlEntry(tlv: item, fabricIndex: fabric), Self.hasValidSubjects(entry),
+                  Self.hasValidTargets(entry) else {
+                return .failure(InteractionStatus(.constraintError))
+            }
+            if (entry.subjects?.count ?? 0) > Self.subjectsPerEntry || (entry.targets?.count ?? 0) > Self.targetsPerEntry {
+                return .failure(InteractionStatus(.resourceExhausted))
+            }
+            entries.append(entry)
+        }
+        guard entries.count <= Self.entriesPerFabric else { return .failure(InteractionStatus(.resourceExhausted)) }
+        return .success((fabric, entries))
+    }
+
+    /// CASE subjects are operational node IDs or CATs; group subjects are group IDs (9.10.5.5).
+    static func hasValidSubjects(_ entry: AccessControlEntry) -> Bool {
+        for subject in entry.subjects ?? [] {
+            switch entry.authMode {
+            case .case:
+                guard CommissioningCoordinator.isValidAdminSubject(subject) else { return false }
+            case .group:
+                guard subject >= 1, subject <= 0xFFFF else { return false }
+            case .pase:
+                return false
+            }
+        }
+        return true
+    }
+
+    /// A target names an endpoint or a device type, not both (9.10.5.4).
+    static func hasValidTargets(_ entry: AccessControlEntry) -> Bool {
+        (entry.targets ?? []).allSatisfy { !($0.endpoint != nil && $0.deviceType != nil) }
+    }
+}

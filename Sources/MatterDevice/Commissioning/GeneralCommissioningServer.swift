@@ -1,0 +1,102 @@
+import MatterModel
+import MatterTLV
+
+/// General Commissioning cluster (Core spec 11.10): the fail-safe, the regulatory
+/// configuration and the end of commissioning.
+final class GeneralCommissioningServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0030)
+
+    enum Attribute {
+        static let breadcrumb = AttributeID(0x0000)
+        static let basicCommissioningInfo = AttributeID(0x0001)
+        static let regulatoryConfig = AttributeID(0x0002)
+        static let locationCapability = AttributeID(0x0003)
+        static let supportsConcurrentConnection = AttributeID(0x0004)
+    }
+
+    enum Command {
+        static let armFailSafe = CommandID(0x00)
+        static let armFailSafeResponse = CommandID(0x01)
+        static let setRegulatoryConfig = CommandID(0x02)
+        static let setRegulatoryConfigResponse = CommandID(0x03)
+        static let commissioningComplete = CommandID(0x04)
+        static let commissioningCompleteResponse = CommandID(0x05)
+    }
+
+    private let configuration: CommissioningConfiguration
+
+    init(configuration: CommissioningConfiguration) {
+        self.configuration = configuration
+    }
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.breadcrumb: .uint(0)
+        // BasicCommissioningInfoStruct: FailSafeExpiryLengthSeconds [0], MaxCumulativeFailsafeSeconds [1].
+        case Attribute.basicCommissioningInfo: .contextStructure([
+            (0, .uint(configuration.failSafeExpiryLengthSeconds)),
+            (1, .uint(max(configuration.maxCumulativeFailsafeSeconds, configuration.failSafeExpiryLengthSeconds))),
+        ])
+        case Attribute.locationCapability: .uint(configuration.locationCapability.rawValue)
+        // Until a commissioner sets it, the configuration is what the device can be.
+        case Attribute.regulatoryConfig: .uint(configuration.locationCapability.rawValue)
+        case Attribute.supportsConcurrentConnection: .bool(true)
+        default: nil
+        }
+    }
+
+    /// The breadcrumb starts at 0 on every boot (11.10.6.1).
+    func startUp(_ context: ClusterContext) {
+        context.set(Attribute.breadcrumb, .uint(0))
+    }
+
+    func handles(_ command: CommandID) -> Bool {
+        [Command.armFailSafe, Command.setRegulatoryConfig, Command.commissioningComplete].contains(command)
+    }
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        guard let session = context.session else {
+            // The commissioning commands only make sense from a commissioner's session.
+            return .failure(.unsupportedAccess)
+        }
+        switch command {
+        case Command.armFailSafe:
+            // 11.10.7.2: ExpiryLengthSeconds (default 900 when a legacy client omits it), Breadcrumb.
+            let expiry = UInt16(clamping: fields.unsigned(0) ?? 900)
+            guard let breadcrumb = fields.unsigned(1) else { return .failure(.invalidCommand) }
+            let error = context.commissioning.armFailSafe(expiryLengthSeconds: expiry, breadcrumb: breadcrumb, session: session)
+            return Self.response(Command.armFailSafeResponse, error)
+        case Command.setRegulatoryConfig:
+            return setRegulatoryConfig(fields, context: context)
+        case Command.commissioningComplete:
+            let error = context.commissioning.completeCommissioning(session: session)
+            return Self.response(Command.commissioningCompleteResponse, error)
+        default:
+            return .failure(.unsupportedCommand)
+        }
+    }
+
+    /// 11.10.7.4: the new location must be one LocationCapability allows; the country
+    /// code becomes Basic Information's Location.
+    private func setRegulatoryConfig(_ fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        guard let raw = fields.unsigned(0), let countryCode = fields.field(1)?.stringValue,
+              let breadcrumb = fields.unsigned(2) else { return .failure(.invalidCommand) }
+        guard countryCode.utf8.count == 2 else { return .failure(.constraintError) }
+        let capability = RegulatoryLocation(rawValue: UInt8(clamping: context.unsigned(Attribute.locationCapability) ?? 2)) ?? .indoorOutdoor
+        guard let location = RegulatoryLocation(rawValue: UInt8(clamping: raw)),
+              capability == .indoorOutdoor || location == capability else {
+            return Self.response(Command.setRegulatoryConfigResponse, .valueOutsideRange, debugText: countryCode)
+        }
+        context.set(Attribute.regulatoryConfig, .uint(location.rawValue))
+        if let basic = context.peer(BasicInformationServer.self) {
+            basic.context.set(BasicInformationServer.Attribute.location, .utf8(countryCode))
+        }
+        context.commissioning.setBreadcrumb(breadcrumb)
+        return Self.response(Command.setRegulatoryConfigResponse, .ok)
+    }
+
+    /// ErrorCode [0], DebugText [1]: the shape of all three responses.
+    private static func response(_ id: CommandID, _ error: CommissioningError, debugText: String = "") -> InvokeResult {
+        .response(id, .contextStructure([(0, .uint(error.rawValue)), (1, .utf8(String(debugText.prefix(128))))]))
+    }
+}

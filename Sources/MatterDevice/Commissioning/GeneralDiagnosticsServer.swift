@@ -1,0 +1,93 @@
+import MatterModel
+import MatterTLV
+
+/// General Diagnostics cluster (Core spec 11.12): the network interface, how often the
+/// node has booted and for how long it has been up.
+final class GeneralDiagnosticsServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0033)
+
+    enum Attribute {
+        static let networkInterfaces = AttributeID(0x0000)
+        static let rebootCount = AttributeID(0x0001)
+        static let upTime = AttributeID(0x0002)
+        static let testEventTriggersEnabled = AttributeID(0x0008)
+    }
+
+    enum Command {
+        static let testEventTrigger = CommandID(0x00)
+        static let timeSnapshot = CommandID(0x01)
+        static let timeSnapshotResponse = CommandID(0x02)
+    }
+
+    /// InterfaceTypeEnum (11.12.4.4).
+    static let ethernetInterfaceType: UInt8 = 2
+
+    private let configuration: CommissioningConfiguration
+
+    init(configuration: CommissioningConfiguration) {
+        self.configuration = configuration
+    }
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.networkInterfaces: .arrayOf([networkInterface])
+        case Attribute.rebootCount: .uint(0)
+        case Attribute.upTime: .uint(0)
+        // No test event trigger key is configured, so the command can never be enabled.
+        case Attribute.testEventTriggersEnabled: .bool(false)
+        default: nil
+        }
+    }
+
+    /// NetworkInterface struct (11.12.5.1); off-premise reachability is unknown (null).
+    private var networkInterface: TLVValue {
+        let interface = configuration.networkInterface
+        return .contextStructure([
+            (0, .utf8(String(interface.name.prefix(32)))),
+            (1, .bool(true)),
+            (2, .null),
+            (3, .null),
+            (4, .bytes(interface.hardwareAddress)),
+            (5, .arrayOf(interface.ipv4Addresses.prefix(4).map { .bytes($0) })),
+            (6, .arrayOf(interface.ipv6Addresses.prefix(8).map { .bytes($0) })),
+            (7, .uint(Self.ethernetInterfaceType)),
+        ])
+    }
+
+    /// Every start is a boot: RebootCount counts them (restored from the state directory).
+    func startUp(_ context: ClusterContext) {
+        let count = context.unsigned(Attribute.rebootCount) ?? 0
+        context.set(Attribute.rebootCount, .uint(min(count + 1, UInt64(UInt16.max))))
+    }
+
+    /// UpTime is computed on read: it would otherwise change every second (quality C).
+    func readValue(_ attribute: AttributeID, stored: TLVValue, context: ClusterContext) -> TLVValue {
+        guard attribute == Attribute.upTime else { return stored }
+        return .uint(upTimeSeconds(context))
+    }
+
+    func handles(_ command: CommandID) -> Bool {
+        command == Command.testEventTrigger || command == Command.timeSnapshot
+    }
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        switch command {
+        case Command.testEventTrigger:
+            // 11.12.7.1: without a configured enable key no key matches (an all-zero key
+            // never does), which is CONSTRAINT_ERROR.
+            return .failure(.constraintError)
+        case Command.timeSnapshot:
+            // SystemTimeMs [0] since boot; PosixTimeMs [1], null without wall-clock time.
+            let sinceBoot = max(context.now - context.runtime.startedAt, .zero).totalMilliseconds
+            let posix: TLVValue = configuration.posixTimeMilliseconds().map { .unsigned($0) } ?? .null
+            let members: [(UInt8, TLVValue)] = [(0, .uint(sinceBoot)), (1, posix)]
+            return .response(Command.timeSnapshotResponse, .contextStructure(members))
+        default:
+            return .failure(.unsupportedCommand)
+        }
+    }
+
+    private func upTimeSeconds(_ context: ClusterContext) -> UInt64 {
+        UInt64(clamping: max(context.now - context.runtime.startedAt, .zero).components.seconds)
+    }
+}

@@ -1,0 +1,129 @@
+import Logging
+import NIOCore
+
+/// The responder side of the Secure Channel protocol (Matter Core spec 4.11, 4.14):
+/// answers PBKDFParamRequest with PASE while a commissioning window is open, and
+/// Sigma1 with CASE for the fabrics the `FabricProvider` lists. Register it with
+/// the exchange manager for `.secureChannel`. Standalone acks and CloseSession are
+/// handled by the exchange manager itself.
+public actor SecureChannelServer: ProtocolHandler {
+    public struct Configuration: Sendable {
+        /// Failed PASE attempts after which the commissioning window closes (spec 5.4.2.5: 20).
+        public var maxPASEFailures: Int
+        /// How long to wait for each next handshake message.
+        public var stepTimeout: Duration
+        /// Wait time announced in a BUSY StatusReport.
+        public var busyRetryDelay: Duration
+
+        public init(maxPASEFailures: Int = 20, stepTimeout: Duration = .seconds(30),
+                    busyRetryDelay: Duration = .milliseconds(500)) {
+            self.maxPASEFailures = maxPASEFailures
+            self.stepTimeout = stepTimeout
+            self.busyRetryDelay = busyRetryDelay
+        }
+    }
+
+    struct PASEWindow {
+        var parameters: PASEVerifierParameters
+        var failures = 0
+    }
+
+    struct ActivePASE {
+        let attempt: UInt64
+        let exchange: Exchange
+        let peerHost: String?
+    }
+
+    public nonisolated let manager: ExchangeManager
+    public nonisolated let fabrics: (any FabricProvider)?
+    public nonisolated let configuration: Configuration
+    nonisolated let logger: Logger
+    var window: PASEWindow?
+    var activePASE: ActivePASE?
+    var nextAttempt: UInt64 = 0
+
+    public init(manager: ExchangeManager, fabrics: (any FabricProvider)? = nil,
+                configuration: Configuration = Configuration(),
+                logger: Logger = Logger(label: "matter.securechannel")) {
+        self.manager = manager
+        self.fabrics = fabrics
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    // MARK: Commissioning window
+
+    /// Accepts PASE with this verifier until closed (or until too many failures).
+    public func openCommissioningWindow(_ parameters: PASEVerifierParameters) {
+        window = PASEWindow(parameters: parameters)
+    }
+
+    /// Stops accepting PASE. A PASE handshake in progress is aborted.
+    public func closeCommissioningWindow() async {
+        window = nil
+        if let active = activePASE {
+            activePASE = nil
+            await active.exchange.close()
+        }
+    }
+
+    public var isCommissioningWindowOpen: Bool { window != nil }
+
+    /// Failed PASE attempts since the window opened.
+    public var paseFailureCount: Int { window?.failures ?? 0 }
+
+    // MARK: Dispatch
+
+    public nonisolated func handle(exchange: Exchange, first message: Message) async {
+        switch SecureChannelOpcode(rawValue: message.opcode) {
+        case .pbkdfParamRequest:
+            await respondPASE(exchange: exchange, request: message)
+        case .sigma1:
+            await respondCASE(exchange: exchange, sigma1: message)
+        default:
+            // Nothing else starts an exchange on this protocol; closing acks it.
+            break
+        }
+    }
+
+    // MARK: PASE bookkeeping (used by PASEResponder)
+
+    enum PASEAdmission {
+        case admitted(UInt64, PASEVerifierParameters)
+        case windowClosed
+        case busy
+    }
+
+    /// Admits one PASE at a time. A new request from the host of the attempt in
+    /// progress replaces it (the initiator restarted); others get BUSY.
+    func admitPASE(exchange: Exchange, peer: SocketAddress) async -> PASEAdmission {
+        guard let window else { return .windowClosed }
+        let host = peer.ipAddress
+        if let active = activePASE {
+            guard active.peerHost == host else { return .busy }
+            activePASE = nil
+            await active.exchange.close()
+            // The window may have changed while closing.
+            guard activePASE == nil, self.window != nil else { return .busy }
+        }
+        nextAttempt += 1
+        activePASE = ActivePASE(attempt: nextAttempt, exchange: exchange, peerHost: host)
+        return .admitted(nextAttempt, window.parameters)
+    }
+
+    func finishPASE(attempt: UInt64) {
+        if activePASE?.attempt == attempt { activePASE = nil }
+    }
+
+    /// Counts a failed attempt; closes the window at the limit. Returns the count.
+    func recordPASEFailure() -> (count: Int, windowClosed: Bool) {
+        guard var w = window else { return (0, false) }
+        w.failures += 1
+        if w.failures >= configuration.maxPASEFailures {
+            window = nil
+            return (w.failures, true)
+        }
+        window = w
+        return (w.failures, false)
+    }
+}

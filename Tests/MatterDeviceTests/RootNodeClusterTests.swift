@@ -1,0 +1,173 @@
+import Foundation
+import MatterModel
+import MatterTLV
+import Testing
+@testable import MatterDevice
+
+// The other root node clusters: General Diagnostics, Network Commissioning, Group Key
+// Management, the regulatory configuration, and what persists across restarts.
+@Suite struct RootNodeClusterTests {
+    let clock = ManualClock()
+
+    @Test func rebootCountUpTimeAndTimeSnapshot() async throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try commissionableNode(stateDirectory: directory, clock: clock) { $0.posixTimeMilliseconds = { 1_700_000_000_000 } }
+        #expect(await node.uint(0, CommissioningIDs.generalDiagnostics, 0x0001) == 1)
+        await clock.advance(by: .seconds(5))
+        #expect(await node.uint(0, CommissioningIDs.generalDiagnostics, 0x0002) == 5)
+        let snapshot = try await node.call(0, CommissioningIDs.generalDiagnostics, 0x01, fields(), session: paseSession(1))
+        #expect(snapshot[context: 0] == u(5000))
+        #expect(snapshot[context: 1] == .unsigned(1_700_000_000_000))
+        #expect(await node.bool(0, CommissioningIDs.generalDiagnostics, 0x0008) == false)
+        // Test event triggers are disabled: no enable key matches.
+        #expect(await node.status(0, CommissioningIDs.generalDiagnostics, 0x00, fields((0, .bytes(randomBytes(16))), (1, u(1))),
+                                  session: paseSession(1)) == .status(InteractionStatus(.constraintError)))
+        let interfaces = listItems(await node.value(0, CommissioningIDs.generalDiagnostics, 0x0000))
+        #expect(interfaces.count == 1)
+        #expect(interfaces.first?[context: 7] == u(2)) // Ethernet
+        await node.stop()
+
+        let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
+        #expect(await restarted.uint(0, CommissioningIDs.generalDiagnostics, 0x0001) == 2)
+        #expect(await restarted.uint(0, CommissioningIDs.generalDiagnostics, 0x0002) == 0)
+        await restarted.stop()
+    }
+
+    @Test func ethernetNetworkCommissioning() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock)
+        #expect(await node.uint(0, CommissioningIDs.networkCommissioning, 0xFFFC) == 0x4) // ET
+        #expect(await node.uint(0, CommissioningIDs.networkCommissioning, 0x0000) == 1)
+        let networks = listItems(await node.value(0, CommissioningIDs.networkCommissioning, 0x0001))
+        #expect(networks == [.structure([.context(0, .bytes(Array("eth0".utf8))), .context(1, .bool(true))])])
+        #expect(await node.bool(0, CommissioningIDs.networkCommissioning, 0x0004) == true)
+        for attribute: UInt32 in [0x0005, 0x0006, 0x0007] {
+            #expect(await node.value(0, CommissioningIDs.networkCommissioning, attribute) == .null)
+        }
+        // No Wi-Fi or Thread commands on an Ethernet interface.
+        #expect(uintList(await node.value(0, CommissioningIDs.networkCommissioning, 0xFFF9)) == [])
+        await node.stop()
+    }
+
+    @Test func groupKeySets() async throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try commissionableNode(stateDirectory: directory, clock: clock)
+        let commissioner = try TestCommissioner()
+        let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
+        let admin = commissioner.adminSession(3, fabric: fabric)
+        func keySet(_ id: UInt64, key: [UInt8]? = randomBytes(16), start: UInt64 = 1_000) -> TLVValue {
+            fields((0, u(id)), (1, u(0)), (2, key.map { .bytes($0) } ?? .null), (3, .unsigned(start)),
+                   (4, .null), (5, .null), (6, .null), (7, .null))
+        }
+        func write(_ set: TLVValue) async -> InvokeResult {
+            await node.status(0, CommissioningIDs.groupKeyManagement, 0x00, fields((0, set)), session: admin)
+        }
+        #expect(await write(keySet(1)) == .success)
+        // The IPK set is AddNOC's alone; keys are 16 bytes; key 0 starts after the epoch.
+        #expect(await write(keySet(0)) == .status(InteractionStatus(.invalidCommand)))
+        #expect(await write(keySet(2, key: randomBytes(15))) == .status(InteractionStatus(.constraintError)))
+        #expect(await write(keySet(2, start: 0)) == .status(InteractionStatus(.invalidCommand)))
+        #expect(await write(keySet(2, key: nil)) == .status(InteractionStatus(.invalidCommand)))
+        // Three sets per fabric, the IPK included.
+        #expect(await write(keySet(2)) == .success)
+        #expect(await write(keySet(3)) == .status(InteractionStatus(.resourceExhausted)))
+
+        // KeySetRead gives the start times, never the keys.
+        let read = try await node.call(0, CommissioningIDs.groupKeyManagement, 0x01, fields((0, u(1))), session: admin)
+        let set = try #require(read[context: 0])
+        #expect(set[context: 0] == u(1))
+        #expect(set[context: 2] == .null)
+        #expect(set[context: 3] == u(1_000))
+        let ipk = try await node.call(0, CommissioningIDs.groupKeyManagement, 0x01, fields((0, u(0))), session: admin)
+        #expect(ipk[context: 0]?[context: 2] == .null)
+        #expect(await node.status(0, CommissioningIDs.groupKeyManagement, 0x01, fields((0, u(9))), session: admin)
+                == .status(InteractionStatus(.notFound)))
+
+        // The group key map refers to sets; removing a set drops its groups.
+        let mapPath = AttributePath(endpoint: 0, cluster: CommissioningIDs.groupKeyManagement, attribute: AttributeID(0))
+        let map: TLVValue = .arrayOf([fields((1, u(0x0101)), (2, u(1))), fields((1, u(0x0102)), (2, u(2)))])
+        #expect(await node.write(mapPath, value: map, session: admin) == .success)
+        #expect(await node.write(mapPath, value: .arrayOf([fields((1, u(0x0103)), (2, u(0)))]), session: admin)
+                == InteractionStatus(.constraintError))
+        #expect(await node.status(0, CommissioningIDs.groupKeyManagement, 0x03, fields((0, u(1))), session: admin) == .success)
+        #expect(await node.status(0, CommissioningIDs.groupKeyManagement, 0x03, fields((0, u(0))), session: admin)
+                == .status(InteractionStatus(.invalidCommand)))
+        let remaining = listItems(try await node.value(0, CommissioningIDs.groupKeyManagement, 0x0000, session: admin).get())
+        #expect(remaining.map { $0[context: 1] } == [u(0x0102)])
+        let indices = try await node.call(0, CommissioningIDs.groupKeyManagement, 0x04, fields(), session: admin)
+        #expect(uintList(indices[context: 0]) == [0, 2])
+        await node.stop()
+
+        let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
+        let again = try await restarted.call(0, CommissioningIDs.groupKeyManagement, 0x04, fields(), session: admin)
+        #expect(uintList(again[context: 0]) == [0, 2])
+        #expect(listItems(try await restarted.value(0, CommissioningIDs.groupKeyManagement, 0x0000, session: admin).get()).count == 1)
+        await restarted.stop()
+    }
+
+    @Test func regulatoryConfigFollowsLocationCapability() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock) { $0.locationCapability = .indoor }
+        let pase = paseSession(1)
+        #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0003) == 0)
+        let outdoor = try await node.call(0, CommissioningIDs.generalCommissioning, 0x02,
+                                          fields((0, u(1)), (1, .utf8("DE")), (2, u(3))), session: pase)
+        #expect(outdoor[context: 0] == u(1)) // ValueOutsideRange
+        let indoor = try await node.call(0, CommissioningIDs.generalCommissioning, 0x02,
+                                         fields((0, u(0)), (1, .utf8("DE")), (2, u(3))), session: pase)
+        #expect(indoor[context: 0] == u(0))
+        #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0002) == 0)
+        #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0000) == 3)
+        #expect(await node.value(0, IDs.basicInformation, 0x0006) == .utf8("DE"))
+        // BasicCommissioningInfo: 60 s per arming, 900 s in all.
+        let info = await node.value(0, CommissioningIDs.generalCommissioning, 0x0001)
+        #expect(info == .structure([.context(0, u(60)), .context(1, u(900))]))
+        await node.stop()
+    }
+
+    @Test func nonVolatileAttributesSurviveARestart() async throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try commissionableNode(stateDirectory: directory, clock: clock)
+        let uniqueID = try #require(await node.value(0, IDs.basicInformation, 0x0012))
+        #expect(await node.write(0, IDs.basicInformation, 0x0005, .utf8("Kitchen")) == .success)
+        _ = await node.invoke(1, IDs.onOff, 0x00) // Off: OnOff is non-volatile too.
+        // Saved after a short delay, without waiting for the stop.
+        await clock.advance(by: .seconds(2))
+        let saved = try #require(try NodeStateStore(directory: directory).load([PersistedAttribute].self, "attributes"))
+        #expect(saved.contains { $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005 })
+        await node.stop()
+
+        let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
+        #expect(await restarted.value(0, IDs.basicInformation, 0x0005) == .utf8("Kitchen"))
+        #expect(await restarted.bool(1, IDs.onOff, 0x0000) == false)
+        // UniqueID was made up on the first start and stays.
+        #expect(await restarted.value(0, IDs.basicInformation, 0x0012) == uniqueID)
+        await restarted.stop()
+    }
+
+    @Test func unreadableStateIsReportedWithItsPlace() throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try NodeStateStore(directory: directory)
+        try Data("{broken".utf8).write(to: directory.appendingPathComponent("commissioning.json"))
+        do {
+            _ = try MatterNode(description: commissionableDescription(), clock: clock, logger: quietLogger,
+                               commissioning: CommissioningConfiguration(stateStore: store))
+            Issue.record("a node was built from a corrupt state directory")
+        } catch {
+            #expect(error.path.contains(directory.path))
+            #expect(error.message.contains("commissioning.json"))
+        }
+    }
+
+    @Test func withoutAttestationCredentialsTheNodeCannotBeCommissioned() async throws {
+        let node = try MatterNode(description: commissionableDescription(), clock: clock, logger: quietLogger)
+        let pase = paseSession(1)
+        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x00, fields((0, .bytes(randomBytes(32)))), session: pase)
+                == .status(InteractionStatus(.failure)))
+        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x02, fields((0, u(1))), session: pase)
+                == .status(InteractionStatus(.failure)))
+        await node.stop()
+    }
+}

@@ -1,0 +1,273 @@
+import MatterCrypto
+@testable import MatterProtocol
+import NIOCore
+import Testing
+
+@Suite("Message Reliability Protocol (spec 4.12)")
+struct ReliabilityTests {
+    @Test func backoffFormula() {
+        func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+        let i = Duration.milliseconds(300)
+        // n = 0 and 1: linear (i × 1.1); then × 1.6 per retransmission.
+        #expect(abs(ms(ReliableMessageProtocol.backoff(baseInterval: i, retransmissions: 0, jitter: 0)) - 330) < 0.01)
+        #expect(abs(ms(ReliableMessageProtocol.backoff(baseInterval: i, retransmissions: 1, jitter: 0)) - 330) < 0.01)
+        #expect(abs(ms(ReliableMessageProtocol.backoff(baseInterval: i, retransmissions: 2, jitter: 0)) - 528) < 0.01)
+        #expect(abs(ms(ReliableMessageProtocol.backoff(baseInterval: i, retransmissions: 3, jitter: 0)) - 844.8) < 0.01)
+        #expect(abs(ms(ReliableMessageProtocol.backoff(baseInterval: i, retransmissions: 4, jitter: 0)) - 1351.68) < 0.01)
+        // Full jitter adds 25 %.
+        #expect(abs(ms(ReliableMessageProtocol.backoff(baseInterval: i, retransmissions: 0, jitter: 1)) - 412.5) < 0.01)
+        // The peer counts as active within its active threshold of its last message.
+        let peer = SessionParameters.default
+        #expect(ReliableMessageProtocol.baseInterval(peer: peer, lastPeerActivity: .seconds(10), now: .seconds(13)) == .milliseconds(300))
+        #expect(ReliableMessageProtocol.baseInterval(peer: peer, lastPeerActivity: .seconds(10), now: .seconds(15)) == .milliseconds(500))
+        #expect(ReliableMessageProtocol.baseInterval(peer: peer, lastPeerActivity: nil, now: .zero) == .milliseconds(500))
+    }
+
+    /// Two nodes on an in-memory network with one shared, manually driven clock.
+    struct Pair {
+        let network = TestNetwork()
+        let clock = MatterProtocol.ManualClock()
+        let a: ExchangeManager
+        let b: ExchangeManager
+        let aTransport: TestTransport
+        let bTransport: TestTransport
+        let sessionA: SessionInfo
+        let sessionB: SessionInfo
+
+        init() async throws {
+            aTransport = network.makeTransport(port: 1000)
+            bTransport = network.makeTransport(port: 2000)
+            let config = ExchangeManager.Configuration(jitter: { 0 })
+            a = ExchangeManager(transport: aTransport, configuration: config, clock: clock)
+            b = ExchangeManager(transport: bTransport, configuration: config, clock: clock)
+            (sessionA, sessionB) = try await installSessionPair(initiator: a, aAddress: aTransport.address,
+                                                                responder: b, bAddress: bTransport.address)
+        }
+
+        func decodeFromA(_ index: Int) async throws -> (MessageHeader, ProtocolHeader) {
+            let sent = network.sent(from: aTransport.address)[index]
+            return try await decode(sent.bytes, receiverCipherOf: b)
+        }
+
+        func decodeFromB(_ index: Int) async throws -> (MessageHeader, ProtocolHeader) {
+            let sent = network.sent(from: bTransport.address)[index]
+            return try await decode(sent.bytes, receiverCipherOf: a)
+        }
+
+        private func decode(_ bytes: [UInt8], receiverCipherOf m: ExchangeManager) async throws -> (MessageHeader, ProtocolHeader) {
+            let (header, length) = try MessageHeader.decode(bytes)
+            // Both sessions share keys: decrypt with a cipher in the receiver's role.
+            let sessions = await m.sessionsSnapshot()
+            let s = try #require(sessions.first { $0.localSessionID == header.sessionID })
+            let plain = try s.cipher.open(datagram: bytes, header: header, headerLength: length)
+            return (header, try ProtocolHeader.decode(plain).header)
+        }
+    }
+
+    @Test func retransmitsWithBackoffThenGivesUp() async throws {
+        let p = try await Pair()
+        p.network.setDropFilter { _ in true }  // total loss
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [1, 2, 3], reliable: true)
+        let receiving = Task { try await exchange.receive(timeout: .seconds(60)) }
+        let aAddress = p.aTransport.address
+        #expect(p.network.sent(from: aAddress).count == 1)
+
+        // B was heard from at session establishment (within its 4 s active threshold), so the base is
+        // its SAI (300 ms): 300 × 1.1 × 1.6^max(0, n−1), jitter pinned to 0.
+        let schedule: [Duration] = [.milliseconds(330), .milliseconds(330), .milliseconds(528), .microseconds(844_800)]
+        for (n, delay) in schedule.enumerated() {
+            p.clock.advance(by: delay - .milliseconds(2))
+            try await Task.sleep(for: .milliseconds(30))
+            #expect(p.network.sent(from: aAddress).count == n + 1, "no retransmission before its time (n=\(n))")
+            p.clock.advance(by: .milliseconds(2))
+            #expect(await eventually { p.network.sent(from: aAddress).count == n + 2 }, "retransmission \(n + 1)")
+        }
+        // Retransmissions repeat the first datagram byte for byte (same counter).
+        let sent = p.network.sent(from: aAddress)
+        #expect(Set(sent.map(\.bytes)).count == 1)
+        #expect(await p.a.metrics().retransmissions == 4)
+
+        // After the fifth transmission's backoff (1351.68 ms) MRP gives up.
+        p.clock.advance(by: .microseconds(1_351_000))
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(await p.a.metrics().deliveryFailures == 0)
+        p.clock.advance(by: .microseconds(680))
+        let result = await receiving.result
+        #expect(throws: TransportError.deliveryFailed) { try result.get() }
+        #expect(p.network.sent(from: aAddress).count == 5)
+        #expect(await p.a.metrics().deliveryFailures == 1)
+    }
+
+    @Test func idlePeerGetsTheIdleInterval() async throws {
+        let p = try await Pair()
+        p.network.setDropFilter { _ in true }
+        let runA = Task { await p.a.run() }
+        defer { runA.cancel() }
+        // Past B's active threshold (4 s) since it was last heard from: SII (500 ms) × 1.1.
+        p.clock.advance(by: .seconds(5))
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [], reliable: true)
+        p.clock.advance(by: .milliseconds(548))
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(p.network.sent(from: p.aTransport.address).count == 1)
+        p.clock.advance(by: .milliseconds(2))
+        #expect(await eventually { p.network.sent(from: p.aTransport.address).count == 2 })
+    }
+
+    @Test func ackIsPiggybackedOnTheResponse() async throws {
+        let p = try await Pair()
+        await p.b.register(EchoHandler(), for: .forTesting)
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        let reply = try await exchange.request(opcode: 7, payload: [1, 2, 3])
+        #expect(reply.opcode == 8)
+        #expect(reply.payload == [3, 2, 1])
+
+        // B's only message is the response, and it carries the ack of A's request.
+        let (requestHeader, requestPH) = try await p.decodeFromA(0)
+        #expect(requestPH.needsAcknowledgement && requestPH.isInitiator)
+        #expect(p.network.sent(from: p.bTransport.address).count == 1)
+        let (_, responsePH) = try await p.decodeFromB(0)
+        #expect(responsePH.acknowledgedMessageCounter == requestHeader.messageCounter)
+        #expect(!responsePH.isInitiator && responsePH.needsAcknowledgement)
+        #expect(await p.b.metrics().standaloneAcksSent == 0)
+
+        // A has not answered B's reliable response: a standalone ack follows 200 ms later.
+        await exchange.close()  // closing flushes the pending ack at once
+        #expect(await eventually { p.network.sent(from: p.aTransport.address).count == 2 })
+        let (_, ackPH) = try await p.decodeFromA(1)
+        #expect(ackPH.opcode == SecureChannelOpcode.standaloneAck.rawValue && ackPH.protocolID == .secureChannel)
+        #expect(ackPH.acknowledgedMessageCounter != nil && !ackPH.needsAcknowledgement)
+        // B's retransmission entry is cleared: nothing more is sent however long we wait.
+        p.clock.advance(by: .seconds(10))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(p.network.sent(from: p.bTransport.address).count == 1)
+    }
+
+    @Test func standaloneAckAfterTheAckTimeout() async throws {
+        let p = try await Pair()
+        let silent = SilentHandler(hold: .seconds(30))
+        await p.b.register(silent, for: .forTesting)
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [], reliable: true)
+        #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(p.network.sent(from: p.bTransport.address).isEmpty, "no ack before MRP_STANDALONE_ACK_TIMEOUT")
+        p.clock.advance(by: .milliseconds(200))
+        #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 1 })
+        let (_, ack) = try await p.decodeFromB(0)
+        #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
+        #expect(ack.isInitiator == false)
+        // A's message is acknowledged, so A does not retransmit.
+        p.clock.advance(by: .seconds(5))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(p.network.sent(from: p.aTransport.address).count == 1)
+    }
+
+    @Test func duplicatesAreReackedAndNotRedelivered() async throws {
+        let p = try await Pair()
+        let silent = SilentHandler(hold: .seconds(30))
+        await p.b.register(silent, for: .forTesting)
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [9], reliable: true)
+        #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
+        let original = p.network.sent(from: p.aTransport.address)[0].bytes
+        // Replay the datagram twice: each time an immediate standalone ack, no new exchange.
+        p.network.inject(original, from: p.aTransport.address, to: p.bTransport.address)
+        p.network.inject(original, from: p.aTransport.address, to: p.bTransport.address)
+        #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 2 })
+        for i in 0..<2 {
+            let (_, ack) = try await p.decodeFromB(i)
+            #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
+        }
+        let metrics = await p.b.metrics()
+        #expect(metrics.droppedDuplicate == 2)
+        #expect(silent.received.withLockedValue { $0.count } == 1)
+        #expect(metrics.exchangesOpened == 1)
+    }
+
+    @Test func receiveTimesOutOnTheManagerClock() async throws {
+        let p = try await Pair()
+        let runA = Task { await p.a.run() }
+        defer { runA.cancel() }
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        let receiving = Task { try await exchange.receive(timeout: .seconds(5)) }
+        #expect(await eventually { p.clock.sleeperCount > 0 })
+        p.clock.advance(by: .seconds(4))
+        try await Task.sleep(for: .milliseconds(30))
+        p.clock.advance(by: .seconds(1))
+        let result = await receiving.result
+        #expect(throws: TransportError.timeout) { try result.get() }
+        #expect(await p.a.metrics().exchangeTimeouts == 1)
+    }
+
+    @Test func unknownExchangeNonInitiatorMessagesAreAckedAndDropped() async throws {
+        let p = try await Pair()
+        let runB = Task { await p.b.run() }
+        defer { runB.cancel() }
+        // A "response" (I flag clear) on an exchange B never opened.
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        _ = exchange
+        let bytes = try await p.a.sealForTest(session: p.sessionA.handle,
+            ProtocolHeader(isInitiator: false, needsAcknowledgement: true, opcode: 3, exchangeID: 4242, protocolID: .forTesting))
+        p.network.inject(bytes, from: p.aTransport.address, to: p.bTransport.address)
+        #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 1 })
+        let (_, ack) = try await p.decodeFromB(0)
+        #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
+        #expect(ack.exchangeID == 4242 && ack.isInitiator)
+        #expect(await p.b.metrics().droppedUnsolicited == 1)
+    }
+
+    @Test func closeSessionFromPeerRemovesTheSessionAndFailsItsExchanges() async throws {
+        let p = try await Pair()
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+        let events = p.b.sessionEvents()
+        let exchangeOnB = try await p.b.openExchange(session: p.sessionB.handle, protocolID: .forTesting)
+        let waiting = Task { try await exchangeOnB.receive(timeout: .seconds(30)) }
+        await p.a.closeSession(p.sessionA.handle, notifyPeer: true)
+        let result = await waiting.result
+        #expect(throws: TransportError.sessionClosed) { try result.get() }
+        #expect(await p.b.sessionInfo(p.sessionB.handle) == nil)
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next()
+        #expect(event == .closed(p.sessionB, .closedByPeer))
+    }
+
+    @Test func closeSessionsOfAFabric() async throws {
+        let p = try await Pair()
+        await p.a.bindFabric(3, toSession: p.sessionA.handle)
+        #expect(await p.a.sessionInfo(p.sessionA.handle)?.fabricIndex == 3)
+        await p.a.closeSessions(fabricIndex: 2)
+        #expect(await p.a.sessionInfo(p.sessionA.handle) != nil)
+        await p.a.closeSessions(fabricIndex: 3)
+        #expect(await p.a.sessionInfo(p.sessionA.handle) == nil)
+    }
+}
+
+extension ExchangeManager {
+    /// Secure sessions as the manager holds them (tests decrypt captured traffic with them).
+    func sessionsSnapshot() -> [SecureSession] { Array(sessions.secure.values) }
+
+    /// A datagram on a session with an arbitrary protocol header (tests craft unusual messages).
+    func sealForTest(session: SessionHandle, _ header: ProtocolHeader, payload: [UInt8] = []) throws -> [UInt8] {
+        try sealDatagram(session: session, protocolHeader: header, payload: payload).0
+    }
+}
