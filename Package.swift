@@ -58,12 +58,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Publishes and browses on command inside fake-LAN namespaces (tests, benchmark).
+        .executableTarget(name: "dnssd-probe", dependencies: [
+            "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
+        ]),
+
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
         .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
         .testTarget(name: "MatterCryptoTests", dependencies: [
             "MatterCrypto", "MatterTLV", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
-        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD"]),
+        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD", "dnssd-probe"]),
         .testTarget(name: "MatterProtocolTests", dependencies: [
             "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
             .product(name: "NIOCore", package: "swift-nio"),

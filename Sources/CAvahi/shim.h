@@ -1,12 +1,16 @@
 #ifndef CAVAHI_SHIM_H
 #define CAVAHI_SHIM_H
+// The parts of libavahi-client and libavahi-common that MatterDNSSD uses.
 #include <avahi-client/client.h>
 #include <avahi-client/publish.h>
 #include <avahi-client/lookup.h>
 #include <avahi-common/thread-watch.h>
+#include <avahi-common/watch.h>
+#include <avahi-common/timeval.h>
 #include <avahi-common/error.h>
 #include <avahi-common/malloc.h>
 #include <avahi-common/strlst.h>
 #include <avahi-common/address.h>
 #include <avahi-common/alternative.h>
+#include <avahi-common/defs.h>
 #endif

@@ -1,0 +1,382 @@
+import CAvahi
+import Logging
+
+/// Browses for DNS-SD services through the Avahi daemon and resolves each one to its host,
+/// port, addresses and TXT record.
+///
+/// Every `browse` is an independent `AsyncStream` of `DNSSDEvent`s; ending the iteration
+/// (or cancelling its task) stops the Avahi browser and its resolvers. When the daemon goes
+/// away every service seen so far is reported `removed`, and browsing resumes by itself once
+/// the daemon is back.
+public final class DNSSDBrowser: Sendable {
+    let engine: BrowserEngine
+
+    /// Connects to the daemon (which may start later). Throws only when the system D-Bus
+    /// cannot be reached at all.
+    public init(logger: Logger = Logger(label: "MatterDNSSD.browser")) throws(DNSSDError) {
+        engine = try BrowserEngine(logger: logger)
+    }
+
+    deinit {
+        engine.shutdown()
+    }
+
+    /// The services of `type` (e.g. `_matterc._udp`), or only those registered under
+    /// `subtype` (e.g. `_L3840`, browsed as `_L3840._sub._matterc._udp`).
+    public func browse(type: String, subtype: String? = nil, domain: String? = nil) throws(DNSSDError)
+        -> AsyncStream<DNSSDEvent>
+    {
+        try engine.browse(type: type, subtype: subtype, domain: domain)
+    }
+
+    /// The first service named `instanceName` of `type` to be resolved, within `timeout`.
+    public func resolve(
+        instanceName: String, type: String, domain: String? = nil, timeout: Duration = .seconds(10)
+    ) async throws -> DNSSDResolvedService {
+        let events = try browse(type: type, domain: domain)
+        let wanted = instanceName.lowercased()
+        return try await withThrowingTaskGroup(of: DNSSDResolvedService?.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case let .added(service), let .updated(service):
+                        if service.instanceName.lowercased() == wanted { return service }
+                    case .removed:
+                        continue
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw DNSSDError.timedOut
+            }
+            defer { group.cancelAll() }
+            guard let found = try await group.next(), let service = found else {
+                throw DNSSDError.shutDown
+            }
+            return service
+        }
+    }
+
+    /// Stops every browse (their streams finish) and disconnects.
+    public func shutdown() {
+        engine.shutdown()
+    }
+}
+
+final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
+    let connection: AvahiConnection
+    let logger: Logger
+
+    // Guarded by the poll mutex.
+    private var sessions: [UInt64: BrowseSession] = [:]
+    private var nextID: UInt64 = 1
+
+    init(logger: Logger) throws(DNSSDError) {
+        self.logger = logger
+        connection = try AvahiConnection(logger: logger)
+        try connection.start(owner: self)
+    }
+
+    func browse(type: String, subtype: String?, domain: String?) throws(DNSSDError) -> AsyncStream<DNSSDEvent> {
+        try DNSSDService.validateServiceType(type)
+        if let subtype { try DNSSDService.validateSubtype(subtype) }
+        if let domain { try DNSSDService.validateDomain(domain, field: "domain") }
+        let (stream, continuation) = AsyncStream<DNSSDEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = try connection.withLock { client throws(DNSSDError) -> UInt64 in
+            let session = BrowseSession(
+                id: nextID, engine: self, type: type, subtype: subtype, domain: domain, continuation: continuation)
+            nextID += 1
+            sessions[session.id] = session
+            if let client, Self.isConnected(client) { session.start(client: client) }
+            return session.id
+        }
+        continuation.onTermination = { [weak self] _ in self?.stop(id) }
+        return stream
+    }
+
+    private func stop(_ id: UInt64) {
+        try? connection.withLock { _ in
+            sessions.removeValue(forKey: id)?.freeAll()
+        }
+    }
+
+    func shutdown() {
+        connection.shutdown()
+        // Finished outside the mutex: finishing runs onTermination, which takes it.
+        let continuations = connection.withLockEvenIfStopped {
+            let all = sessions.values.map(\.continuation)
+            sessions = [:]
+            return all
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    static func isConnected(_ client: OpaquePointer) -> Bool {
+        let state = avahi_client_get_state(client)
+        return state == AVAHI_CLIENT_S_RUNNING || state == AVAHI_CLIENT_S_REGISTERING
+            || state == AVAHI_CLIENT_S_COLLISION
+    }
+
+    // MARK: - Mutex held
+
+    func clientStateChanged(_ client: OpaquePointer, state: AvahiClientState) {
+        for session in sessions.values.sorted(by: { $0.id < $1.id }) where session.browser == nil {
+            session.start(client: client)
+        }
+    }
+
+    func clientWillBeFreed() {
+        for session in sessions.values { session.connectionLost() }
+    }
+}
+
+/// One browse: an Avahi service browser plus the resolvers and address lookups its model
+/// asks for. Guarded by the poll mutex.
+final class BrowseSession: @unchecked Sendable {
+    let id: UInt64
+    unowned let engine: BrowserEngine
+    let type: String
+    let subtype: String?
+    let domain: String?
+    let continuation: AsyncStream<DNSSDEvent>.Continuation
+
+    var browser: OpaquePointer?
+    private var model: BrowseModel
+    private var resolvers: [ResolverKey: ServiceResolver] = [:]
+    private var addressLookups: [BrowseModel.HostKey: [AddressLookup]] = [:]
+
+    /// A resolver that fails (Avahi times out after a few seconds) is tried again this often.
+    private static let resolveAttempts = 4
+
+    struct ResolverKey: Hashable {
+        var service: BrowseModel.ServiceKey
+        var interface: Int32
+    }
+
+    /// The SRV/TXT resolver of one service on one interface. It stays open, so Avahi reports
+    /// TXT and SRV changes through it.
+    final class ServiceResolver {
+        unowned let session: BrowseSession
+        let key: ResolverKey
+        var resolver: OpaquePointer?
+        var attempts = 0
+
+        init(session: BrowseSession, key: ResolverKey) {
+            self.session = session
+            self.key = key
+        }
+    }
+
+    /// The A or AAAA records of one host name on one interface.
+    final class AddressLookup {
+        unowned let session: BrowseSession
+        let host: BrowseModel.HostKey
+        let family: DNSSDAddress.Family
+        var browser: OpaquePointer?
+
+        init(session: BrowseSession, host: BrowseModel.HostKey, family: DNSSDAddress.Family) {
+            self.session = session
+            self.host = host
+            self.family = family
+        }
+    }
+
+    init(
+        id: UInt64, engine: BrowserEngine, type: String, subtype: String?, domain: String?,
+        continuation: AsyncStream<DNSSDEvent>.Continuation
+    ) {
+        self.id = id
+        self.engine = engine
+        self.type = type
+        self.subtype = subtype
+        self.domain = domain
+        self.continuation = continuation
+        self.model = BrowseModel(type: type)
+    }
+
+    private var logger: Logger { engine.logger }
+
+    private var browsedType: String {
+        subtype.map { DNSSDService.subtypeServiceType($0, of: type) } ?? type
+    }
+
+    func start(client: OpaquePointer) {
+        guard browser == nil else { return }
+        browser = withOptionalCString(domain) { domain in
+            avahi_service_browser_new(
+                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), browsedType, domain,
+                AvahiLookupFlags(0),
+                { _, interface, transport, event, name, _, domain, _, userdata in
+                    guard let userdata else { return }
+                    let session = Unmanaged<BrowseSession>.fromOpaque(userdata).takeUnretainedValue()
+                    session.browserEvent(
+                        interface: interface, transport: transport, event: event,
+                        name: name.map { String(cString: $0) }, domain: domain.map { String(cString: $0) })
+                }, Unmanaged.passUnretained(self).toOpaque())
+        }
+        if browser == nil {
+            logger.error("\(AvahiConnection.error("browsing \(browsedType)", client: client))")
+        }
+    }
+
+    /// Frees every Avahi object of this browse (the stream has ended).
+    func freeAll() {
+        for resolver in resolvers.values {
+            if let r = resolver.resolver { avahi_service_resolver_free(r) }
+            resolver.resolver = nil
+        }
+        resolvers = [:]
+        for lookups in addressLookups.values {
+            for lookup in lookups {
+                if let b = lookup.browser { avahi_record_browser_free(b) }
+                lookup.browser = nil
+            }
+        }
+        addressLookups = [:]
+        if let browser { avahi_service_browser_free(browser) }
+        browser = nil
+    }
+
+    /// The client and every object made from it are being freed by Avahi.
+    func connectionLost() {
+        browser = nil
+        for resolver in resolvers.values { resolver.resolver = nil }
+        resolvers = [:]
+        for lookups in addressLookups.values { for lookup in lookups { lookup.browser = nil } }
+        addressLookups = [:]
+        apply(model.connectionLost())
+    }
+
+    private func browserEvent(interface: Int32, transport: Int32, event: AvahiBrowserEvent, name: String?, domain: String?) {
+        switch event {
+        case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
+            guard let name, let domain else { return }
+            let key = BrowseModel.ServiceKey(name: name, domain: domain)
+            if event == AVAHI_BROWSER_NEW {
+                apply(model.serviceAppeared(key, interface: interface, protocol: transport))
+            } else {
+                apply(model.serviceDisappeared(key, interface: interface, protocol: transport))
+            }
+        case AVAHI_BROWSER_FAILURE:
+            logger.error("\(AvahiConnection.error("browsing \(browsedType)", client: engine.connection.client))")
+        default:
+            break
+        }
+    }
+
+    private func apply(_ outcome: BrowseModel.Outcome) {
+        for effect in outcome.effects { perform(effect) }
+        for event in outcome.events { continuation.yield(event) }
+    }
+
+    private func perform(_ effect: BrowseModel.Effect) {
+        switch effect {
+        case let .startResolver(service, interface):
+            let handle = ServiceResolver(session: self, key: ResolverKey(service: service, interface: interface))
+            resolvers[handle.key] = handle
+            startResolver(handle)
+        case let .stopResolver(service, interface):
+            if let handle = resolvers.removeValue(forKey: ResolverKey(service: service, interface: interface)),
+                let resolver = handle.resolver
+            {
+                avahi_service_resolver_free(resolver)
+                handle.resolver = nil
+            }
+        case let .startHostLookup(host):
+            addressLookups[host] = [DNSSDAddress.Family.ipv4, .ipv6].map { family in
+                let lookup = AddressLookup(session: self, host: host, family: family)
+                startAddressLookup(lookup)
+                return lookup
+            }
+        case let .stopHostLookup(host):
+            for lookup in addressLookups.removeValue(forKey: host) ?? [] {
+                if let browser = lookup.browser { avahi_record_browser_free(browser) }
+                lookup.browser = nil
+            }
+        }
+    }
+
+    private func startResolver(_ handle: ServiceResolver) {
+        guard let client = engine.connection.client else { return }
+        handle.attempts += 1
+        // NO_ADDRESS: addresses come from the host lookups, which see all of them (a
+        // resolver reports one) and report when they change.
+        handle.resolver = avahi_service_resolver_new(
+            client, handle.key.interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), handle.key.service.name, type,
+            handle.key.service.domain, AvahiProtocol(AVAHI_PROTO_UNSPEC), AVAHI_LOOKUP_NO_ADDRESS,
+            { _, _, _, event, _, _, _, hostName, _, port, txt, _, userdata in
+                guard let userdata else { return }
+                let handle = Unmanaged<ServiceResolver>.fromOpaque(userdata).takeUnretainedValue()
+                handle.session.resolverEvent(
+                    handle, event: event, hostName: hostName.map { String(cString: $0) }, port: port,
+                    txt: AvahiTXT.strings(txt))
+            }, Unmanaged.passUnretained(handle).toOpaque())
+        if handle.resolver == nil {
+            logger.error("\(AvahiConnection.error("resolving \(handle.key.service.name)", client: client))")
+        }
+    }
+
+    private func resolverEvent(_ handle: ServiceResolver, event: AvahiResolverEvent, hostName: String?, port: UInt16, txt: [[UInt8]]) {
+        guard resolvers[handle.key] === handle else { return }
+        switch event {
+        case AVAHI_RESOLVER_FOUND:
+            guard let hostName else { return }
+            apply(model.serviceResolved(
+                handle.key.service, interface: handle.key.interface, hostName: hostName, port: port,
+                txt: DNSSDTXTRecord(decoding: txt)))
+        case AVAHI_RESOLVER_FAILURE:
+            let error = AvahiConnection.error("resolving \(handle.key.service.name)", client: engine.connection.client)
+            if let resolver = handle.resolver { avahi_service_resolver_free(resolver) }
+            handle.resolver = nil
+            if handle.attempts < Self.resolveAttempts {
+                logger.debug("\(error); trying again")
+                startResolver(handle)
+            } else {
+                logger.warning("\(error)")
+            }
+        default:
+            break
+        }
+    }
+
+    private func startAddressLookup(_ lookup: AddressLookup) {
+        guard let client = engine.connection.client else { return }
+        let recordType = UInt16(lookup.family == .ipv4 ? AVAHI_DNS_TYPE_A : AVAHI_DNS_TYPE_AAAA)
+        lookup.browser = avahi_record_browser_new(
+            client, lookup.host.interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), lookup.host.hostName,
+            UInt16(AVAHI_DNS_CLASS_IN), recordType, AvahiLookupFlags(0),
+            { _, interface, transport, event, _, _, _, rdata, size, _, userdata in
+                guard let userdata else { return }
+                let lookup = Unmanaged<AddressLookup>.fromOpaque(userdata).takeUnretainedValue()
+                let bytes = rdata.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                lookup.session.addressEvent(lookup, interface: interface, transport: transport, event: event, rdata: bytes)
+            }, Unmanaged.passUnretained(lookup).toOpaque())
+        if lookup.browser == nil {
+            logger.error("\(AvahiConnection.error("looking up \(lookup.host.hostName)", client: client))")
+            apply(model.hostLookupSettled(lookup.host, family: lookup.family))
+        }
+    }
+
+    private func addressEvent(_ lookup: AddressLookup, interface: Int32, transport: Int32, event: AvahiBrowserEvent, rdata: [UInt8]) {
+        guard addressLookups[lookup.host]?.contains(where: { $0 === lookup }) == true else { return }
+        switch event {
+        case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
+            // A record of the wrong length is dropped, never trusted.
+            guard let address = DNSSDAddress(family: lookup.family, bytes: rdata, interfaceIndex: interface) else {
+                logger.debug("ignoring a malformed address record for \(lookup.host.hostName)")
+                return
+            }
+            if event == AVAHI_BROWSER_NEW {
+                apply(model.addressAppeared(lookup.host, address, protocol: transport))
+            } else {
+                apply(model.addressDisappeared(lookup.host, address, protocol: transport))
+            }
+        case AVAHI_BROWSER_ALL_FOR_NOW, AVAHI_BROWSER_FAILURE:
+            apply(model.hostLookupSettled(lookup.host, family: lookup.family))
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,450 @@
+import CAvahi
+import Logging
+
+/// Publishes DNS-SD services through the Avahi daemon (libavahi-client over D-Bus).
+///
+/// Each published service gets an entry group of its own, so it can be updated or withdrawn
+/// alone. The publisher keeps what it published: when the daemon goes away it reconnects
+/// (AVAHI_CLIENT_NO_FAIL) and publishes everything again once the daemon runs; when a name
+/// collides on the network it moves to Avahi's alternative name (`Name #2`, ...).
+/// Dropping the publisher (or `shutdown()`) withdraws everything it published.
+public final class DNSSDPublisher: Sendable {
+    let engine: PublisherEngine
+
+    /// Connects to the daemon (which may start later). Throws only when the system D-Bus
+    /// cannot be reached at all.
+    public init(logger: Logger = Logger(label: "MatterDNSSD.publisher")) throws(DNSSDError) {
+        engine = try PublisherEngine(logger: logger)
+    }
+
+    deinit {
+        engine.shutdown()
+    }
+
+    /// Publishes `service` and returns once the daemon has established it (probed the name
+    /// and announced it), possibly under an alternative name after a collision: see
+    /// `DNSSDRegistration.instanceName`. While the daemon is away this waits for it.
+    /// Cancelling the calling task withdraws the service and throws `CancellationError`.
+    public func publish(_ service: DNSSDService) async throws -> DNSSDRegistration {
+        try await engine.publish(service)
+    }
+
+    /// Withdraws everything and disconnects. Later calls throw `DNSSDError.shutDown`.
+    public func shutdown() {
+        engine.shutdown()
+    }
+}
+
+/// One published service. It stays published until `withdraw()` or until its publisher
+/// shuts down; dropping this handle does not withdraw it.
+public final class DNSSDRegistration: Sendable, CustomStringConvertible {
+    let engine: PublisherEngine
+    let id: UInt64
+    /// The service as it was first published.
+    public let service: DNSSDService
+
+    init(engine: PublisherEngine, id: UInt64, service: DNSSDService) {
+        self.engine = engine
+        self.id = id
+        self.service = service
+    }
+
+    /// The instance name in use now: `service.instanceName`, or an alternative after a
+    /// collision.
+    public var instanceName: String {
+        engine.currentName(of: id) ?? service.instanceName
+    }
+
+    /// Whether the daemon has the service established right now (false while it is being
+    /// re-published after a daemon restart or a collision).
+    public var isEstablished: Bool {
+        engine.isEstablished(id)
+    }
+
+    /// Replaces the TXT record. The daemon announces the new one at once.
+    public func update(txt: DNSSDTXTRecord) throws(DNSSDError) {
+        try engine.update(id, txt: txt)
+    }
+
+    /// Replaces the whole service: TXT only is a TXT update; anything else (subtypes, say
+    /// `_CM` when a commissioning window closes, or port, name, host) fills the entry group
+    /// again, and the daemon probes and announces it anew.
+    public func update(service: DNSSDService) throws(DNSSDError) {
+        try engine.update(id, service: service)
+    }
+
+    /// The service as published now: the latest update, under the name in use.
+    public var currentService: DNSSDService {
+        engine.currentService(of: id) ?? service
+    }
+
+    /// Withdraws the service (the daemon sends goodbye packets). Idempotent.
+    public func withdraw() {
+        engine.withdraw(id, because: .withdrawn)
+    }
+
+    public var description: String {
+        "\(instanceName).\(service.type) port \(service.port)"
+    }
+}
+
+/// The published service's bookkeeping. Guarded by the poll mutex (see AvahiConnection).
+final class PublishedRecord: @unchecked Sendable {
+    enum State {
+        /// Waiting for the daemon (not yet added, or reset after a restart or host collision).
+        case pending
+        /// Committed, the daemon is probing.
+        case registering
+        case established
+        case failed(DNSSDError)
+        case withdrawn
+    }
+
+    let id: UInt64
+    unowned let engine: PublisherEngine
+    var service: DNSSDService
+    /// The name in use: the service's, or an alternative after collisions.
+    var name: String
+    var group: OpaquePointer?
+    var state: State = .pending
+    var waiters: [CheckedContinuation<Void, any Error>] = []
+    var renames = 0
+
+    init(id: UInt64, engine: PublisherEngine, service: DNSSDService) {
+        self.id = id
+        self.engine = engine
+        self.service = service
+        self.name = service.instanceName
+    }
+}
+
+final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
+    let connection: AvahiConnection
+    private let logger: Logger
+    /// A name that keeps colliding after this many alternatives is given up.
+    private static let maximumRenames = 64
+
+    // Guarded by the poll mutex.
+    private var records: [UInt64: PublishedRecord] = [:]
+    private var nextID: UInt64 = 1
+
+    init(logger: Logger) throws(DNSSDError) {
+        self.logger = logger
+        connection = try AvahiConnection(logger: logger)
+        try connection.start(owner: self)
+    }
+
+    func publish(_ service: DNSSDService) async throws -> DNSSDRegistration {
+        try service.validate()
+        let id = try connection.withLock { client throws(DNSSDError) -> UInt64 in
+            let record = PublishedRecord(id: nextID, engine: self, service: service)
+            nextID += 1
+            records[record.id] = record
+            if let client, avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING {
+                do throws(DNSSDError) {
+                    try register(record, client: client)
+                } catch {
+                    discard(record)
+                    throw error
+                }
+            }
+            return record.id
+        }
+        do {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    do {
+                        try connection.withLock { _ throws(DNSSDError) in
+                            guard let record = records[id] else { throw .withdrawn }
+                            switch record.state {
+                            case .established: continuation.resume()
+                            case let .failed(error): continuation.resume(throwing: error)
+                            case .withdrawn: continuation.resume(throwing: DNSSDError.withdrawn)
+                            case .pending, .registering: record.waiters.append(continuation)
+                            }
+                        }
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            } onCancel: {
+                self.withdraw(id, because: .withdrawn)
+            }
+        } catch {
+            withdraw(id, because: .withdrawn)
+            if Task.isCancelled { throw CancellationError() }
+            throw error
+        }
+        return DNSSDRegistration(engine: self, id: id, service: service)
+    }
+
+    func currentName(of id: UInt64) -> String? {
+        try? connection.withLock { _ in records[id]?.name }
+    }
+
+    func isEstablished(_ id: UInt64) -> Bool {
+        (try? connection.withLock { _ -> Bool in
+            if case .established = records[id]?.state { return true }
+            return false
+        }) ?? false
+    }
+
+    func update(_ id: UInt64, txt: DNSSDTXTRecord) throws(DNSSDError) {
+        try txt.validate()
+        try connection.withLock { _ throws(DNSSDError) in
+            guard let record = records[id] else { throw .withdrawn }
+            try updateTXT(of: record, to: txt)
+        }
+    }
+
+    func update(_ id: UInt64, service: DNSSDService) throws(DNSSDError) {
+        try service.validate()
+        try connection.withLock { client throws(DNSSDError) in
+            guard let record = records[id] else { throw .withdrawn }
+            var sameButTXT = record.service
+            sameButTXT.txt = service.txt
+            if sameButTXT == service {
+                try updateTXT(of: record, to: service.txt)
+                return
+            }
+            if service.instanceName != record.service.instanceName {
+                record.name = service.instanceName
+                record.renames = 0
+            }
+            record.service = service
+            // Subtypes, port, name or host changed: the entry group is filled again. While
+            // the daemon is away the new service simply waits for it.
+            switch record.state {
+            case .registering, .established:
+                guard let client, avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING else {
+                    record.state = .pending
+                    return
+                }
+                try register(record, client: client)
+            default:
+                return
+            }
+        }
+    }
+
+    func currentService(of id: UInt64) -> DNSSDService? {
+        try? connection.withLock { _ -> DNSSDService? in
+            guard let record = records[id] else { return nil }
+            var service = record.service
+            service.instanceName = record.name
+            return service
+        }
+    }
+
+    private func updateTXT(of record: PublishedRecord, to txt: DNSSDTXTRecord) throws(DNSSDError) {
+        record.service.txt = txt
+        // Not committed yet: the new TXT goes out with the next registration.
+        guard let group = record.group else { return }
+        switch record.state {
+        case .registering, .established: break
+        default: return
+        }
+        var failed = false
+        let list = AvahiTXT.make(txt, failed: &failed)
+        defer { avahi_string_list_free(list) }
+        guard !failed else {
+            throw .avahi(operation: "TXT update", code: Int32(AVAHI_ERR_NO_MEMORY), message: "out of memory")
+        }
+        let service = record.service
+        let result = withOptionalCString(service.domain) { domain in
+            avahi_entry_group_update_service_txt_strlst(
+                group, service.avahiInterface, AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0),
+                record.name, service.type, domain, list)
+        }
+        guard result >= 0 else {
+            throw .avahi(operation: "TXT update of \(record.name)", code: result, message: AvahiConnection.message(result))
+        }
+        logger.debug("updated TXT of \(record.name): \(txt)")
+    }
+
+    func withdraw(_ id: UInt64, because reason: DNSSDError) {
+        try? connection.withLock { _ in
+            guard let record = records[id] else { return }
+            discard(record)
+            for waiter in record.waiters { waiter.resume(throwing: reason) }
+            record.waiters = []
+            logger.debug("withdrew \(record.name)")
+        }
+    }
+
+    func shutdown() {
+        connection.shutdown()
+        connection.withLockEvenIfStopped {
+            for record in records.values {
+                record.state = .withdrawn
+                for waiter in record.waiters { waiter.resume(throwing: DNSSDError.shutDown) }
+                record.waiters = []
+            }
+            records = [:]
+        }
+    }
+
+    // MARK: - Mutex held
+
+    func clientStateChanged(_ client: OpaquePointer, state: AvahiClientState) {
+        switch state {
+        case AVAHI_CLIENT_S_RUNNING:
+            // First connection, daemon back after a restart, or host name settled again.
+            for record in records.values.sorted(by: { $0.id < $1.id }) {
+                switch record.state {
+                case .pending, .failed: break
+                default: continue
+                }
+                do {
+                    try register(record, client: client)
+                } catch {
+                    fail(record, error)
+                }
+            }
+        case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
+            // The host name is being (re)probed: records go back once it runs again.
+            for record in records.values {
+                if let group = record.group { avahi_entry_group_reset(group) }
+                if case .withdrawn = record.state { continue }
+                record.state = .pending
+            }
+        default:
+            break
+        }
+    }
+
+    func clientWillBeFreed() {
+        for record in records.values {
+            // Freed together with the client.
+            record.group = nil
+            switch record.state {
+            case .withdrawn: break
+            default: record.state = .pending
+            }
+        }
+    }
+
+    /// Adds the record's service and subtypes to its entry group and commits it.
+    private func register(_ record: PublishedRecord, client: OpaquePointer) throws(DNSSDError) {
+        let group: OpaquePointer
+        if let existing = record.group {
+            avahi_entry_group_reset(existing)
+            group = existing
+        } else {
+            let made = avahi_entry_group_new(client, { group, state, userdata in
+                guard let group, let userdata else { return }
+                let record = Unmanaged<PublishedRecord>.fromOpaque(userdata).takeUnretainedValue()
+                record.engine.groupChanged(record, group: group, state: state)
+            }, Unmanaged.passUnretained(record).toOpaque())
+            guard let made else { throw AvahiConnection.error("avahi_entry_group_new", client: client) }
+            record.group = made
+            group = made
+        }
+        while true {
+            let result = addService(record, to: group)
+            if result == Int32(AVAHI_ERR_COLLISION), record.renames < Self.maximumRenames {
+                // Another group of this daemon already has the name.
+                avahi_entry_group_reset(group)
+                rename(record)
+                continue
+            }
+            guard result >= 0 else {
+                throw .avahi(operation: "adding \(record.name)", code: result, message: AvahiConnection.message(result))
+            }
+            break
+        }
+        let result = avahi_entry_group_commit(group)
+        guard result >= 0 else {
+            throw .avahi(operation: "committing \(record.name)", code: result, message: AvahiConnection.message(result))
+        }
+        record.state = .registering
+    }
+
+    private func addService(_ record: PublishedRecord, to group: OpaquePointer) -> Int32 {
+        var failed = false
+        let list = AvahiTXT.make(record.service.txt, failed: &failed)
+        defer { avahi_string_list_free(list) }
+        guard !failed else { return Int32(AVAHI_ERR_NO_MEMORY) }
+        let service = record.service
+        let protocolFamily = AvahiProtocol(AVAHI_PROTO_UNSPEC)
+        return withOptionalCString(service.domain) { domain in
+            withOptionalCString(service.hostName) { host in
+                var result = avahi_entry_group_add_service_strlst(
+                    group, service.avahiInterface, protocolFamily, AvahiPublishFlags(0), record.name, service.type,
+                    domain, host, service.port, list)
+                guard result >= 0 else { return result }
+                for subtype in service.subtypeServiceTypes {
+                    result = avahi_entry_group_add_service_subtype(
+                        group, service.avahiInterface, protocolFamily, AvahiPublishFlags(0), record.name,
+                        service.type, domain, subtype)
+                    guard result >= 0 else { return result }
+                }
+                return result
+            }
+        }
+    }
+
+    /// Avahi's rule for the next name to try: `Name` → `Name #2` → `Name #3` ...
+    private func rename(_ record: PublishedRecord) {
+        guard let alternative = avahi_alternative_service_name(record.name) else { return }
+        let old = record.name
+        record.name = String(cString: alternative)
+        avahi_free(alternative)
+        record.renames += 1
+        logger.notice("service name '\(old)' is taken; using '\(record.name)'")
+    }
+
+    private func groupChanged(_ record: PublishedRecord, group: OpaquePointer, state: AvahiEntryGroupState) {
+        guard record.group == group else { return }
+        switch state {
+        case AVAHI_ENTRY_GROUP_ESTABLISHED:
+            record.state = .established
+            logger.debug("established \(record.name).\(record.service.type)")
+            for waiter in record.waiters { waiter.resume() }
+            record.waiters = []
+        case AVAHI_ENTRY_GROUP_COLLISION:
+            // Someone on the network has this name: probe again under the alternative.
+            guard record.renames < Self.maximumRenames, let client = connection.client else {
+                fail(record, .avahi(operation: "publishing \(record.name)", code: Int32(AVAHI_ERR_COLLISION), message: "name collision"))
+                return
+            }
+            rename(record)
+            do {
+                try register(record, client: client)
+            } catch {
+                fail(record, error)
+            }
+        case AVAHI_ENTRY_GROUP_FAILURE:
+            fail(record, AvahiConnection.error("publishing \(record.name)", client: connection.client))
+        default:
+            break
+        }
+    }
+
+    private func fail(_ record: PublishedRecord, _ error: DNSSDError) {
+        logger.error("\(error)")
+        record.state = .failed(error)
+        for waiter in record.waiters { waiter.resume(throwing: error) }
+        record.waiters = []
+    }
+
+    /// Frees the entry group (the daemon withdraws its records) and forgets the record.
+    private func discard(_ record: PublishedRecord) {
+        if let group = record.group { avahi_entry_group_free(group) }
+        record.group = nil
+        record.state = .withdrawn
+        records[record.id] = nil
+    }
+}
+
+extension DNSSDService {
+    var avahiInterface: AvahiIfIndex {
+        interfaceIndex ?? AvahiIfIndex(AVAHI_IF_UNSPEC)
+    }
+}
+
+/// Passes `nil` through as a NULL C string.
+func withOptionalCString<T>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let string else { return body(nil) }
+    return string.withCString { body($0) }
+}

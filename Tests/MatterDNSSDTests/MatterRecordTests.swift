@@ -1,0 +1,197 @@
+import Testing
+
+@testable import MatterDNSSD
+
+@Suite struct MatterCommissionableRecordTests {
+    static let light = MatterCommissionableRecord(
+        longDiscriminator: 3840, vendorID: 65521, productID: 32768, deviceType: 0x0101,
+        deviceName: "Kitchen Light", commissioningMode: .basic, sessionIdleInterval: 500,
+        sessionActiveInterval: 300, tcpSupport: 0, pairingHint: 33, pairingInstruction: "Press the button",
+        instanceID: 0x00AB_CDEF_0123_4567)
+
+    @Test func instanceNameIs16UppercaseHexDigits() {
+        #expect(Self.light.instanceName == "00ABCDEF01234567")
+        let random = MatterCommissionableRecord(longDiscriminator: 1)
+        #expect(random.instanceName.utf8.count == 16)
+        #expect(random.instanceName.allSatisfy { $0.isHexDigit && !$0.isLowercase })
+    }
+
+    @Test func randomInstanceIDsDiffer() {
+        let names = Set((0 ..< 8).map { _ in MatterCommissionableRecord(longDiscriminator: 1).instanceName })
+        #expect(names.count == 8)
+    }
+
+    @Test func subtypesFollowTheSpecification() {
+        #expect(Self.light.subtypes == ["_L3840", "_S15", "_V65521", "_T257", "_CM"])
+        var closed = Self.light
+        closed.commissioningMode = .disabled
+        closed.vendorID = nil
+        closed.productID = nil
+        closed.deviceType = nil
+        closed.longDiscriminator = 0x0A5
+        #expect(closed.subtypes == ["_L165", "_S0"])
+        #expect(closed.shortDiscriminator == 0)
+    }
+
+    @Test func txtCarriesTheNodeState() throws {
+        let txt = Self.light.txt
+        #expect(txt.keys == ["D", "CM", "VP", "DT", "DN", "SII", "SAI", "T", "PH", "PI"])
+        #expect(txt["D"] == "3840")
+        #expect(txt["CM"] == "1")
+        #expect(txt["VP"] == "65521+32768")
+        #expect(txt["DT"] == "257")
+        #expect(txt["DN"] == "Kitchen Light")
+        #expect(txt["SII"] == "500")
+        #expect(txt["SAI"] == "300")
+        #expect(txt["T"] == "0")
+        #expect(txt["PH"] == "33")
+        #expect(txt["PI"] == "Press the button")
+
+        var vendorOnly = Self.light
+        vendorOnly.productID = nil
+        #expect(vendorOnly.txt["VP"] == "65521")
+        var minimal = MatterCommissionableRecord(longDiscriminator: 7, commissioningMode: .enhanced)
+        minimal.rotatingDeviceID = [0x0A, 0xFF, 0x00]
+        #expect(minimal.txt.keys == ["D", "CM", "RI"])
+        #expect(minimal.txt["RI"] == "0AFF00")
+        #expect(minimal.txt["CM"] == "2")
+    }
+
+    @Test func serviceIsMattercOnPort5540() throws {
+        let service = try Self.light.service()
+        #expect(service.type == "_matterc._udp")
+        #expect(service.instanceName == "00ABCDEF01234567")
+        #expect(service.port == 5540)
+        #expect(service.subtypeServiceTypes.first == "_L3840._sub._matterc._udp")
+        #expect(throws: Never.self) { try service.validate() }
+    }
+
+    @Test func rejectsValuesOutsideTheSpecification() {
+        var record = Self.light
+        record.longDiscriminator = 4096
+        #expect(throws: DNSSDError.self) { try record.service() }
+        record = Self.light
+        record.vendorID = nil
+        #expect(throws: DNSSDError.self) { try record.validate() }
+        record = Self.light
+        record.deviceName = String(repeating: "x", count: 33)
+        #expect(throws: DNSSDError.self) { try record.validate() }
+        record.deviceName = String(repeating: "x", count: 32)
+        #expect(throws: Never.self) { try record.validate() }
+        record = Self.light
+        record.pairingInstruction = String(repeating: "p", count: 129)
+        #expect(throws: DNSSDError.self) { try record.validate() }
+        record = Self.light
+        record.sessionIdleInterval = 3_600_001
+        #expect(throws: DNSSDError.self) { try record.validate() }
+        record = Self.light
+        record.sessionActiveInterval = 3_600_000
+        #expect(throws: Never.self) { try record.validate() }
+        record.rotatingDeviceID = [UInt8](repeating: 1, count: 51)
+        #expect(throws: DNSSDError.self) { try record.validate() }
+    }
+
+    @Test func decodesWhatItEncodes() throws {
+        var record = Self.light
+        record.sessionActiveThreshold = 4000
+        record.rotatingDeviceID = [1, 2, 3]
+        let service = try record.service()
+        let resolved = DNSSDResolvedService(
+            instanceName: service.instanceName, type: service.type, domain: "local", hostName: "node.local",
+            port: service.port, addresses: [], txt: DNSSDTXTRecord(decoding: service.txt.encoded()))
+        #expect(try MatterCommissionableRecord(resolved: resolved) == record)
+    }
+
+    @Test func decodesARenamedInstance() throws {
+        let decoded = try MatterCommissionableRecord(
+            instanceName: "00ABCDEF01234567 #2", txt: DNSSDTXTRecord(["D": "12"]))
+        #expect(decoded.instanceID == 0x00AB_CDEF_0123_4567)
+        #expect(decoded.longDiscriminator == 12)
+        #expect(decoded.commissioningMode == .disabled)
+        #expect(decoded.vendorID == nil)
+    }
+
+    @Test(arguments: [
+        ("00ABCDEF01234567", ["CM": "1"]),  // no D
+        ("00ABCDEF01234567", ["D": "4096"]),
+        ("00ABCDEF01234567", ["D": "-1"]),
+        ("00ABCDEF01234567", ["D": "+12"]),
+        ("00ABCDEF01234567", ["D": "0x10"]),
+        ("00ABCDEF01234567", ["D": "99999999999999999999999"]),
+        ("00ABCDEF01234567", ["D": "1", "CM": "3"]),
+        ("00ABCDEF01234567", ["D": "1", "VP": "65521+"]),
+        ("00ABCDEF01234567", ["D": "1", "VP": "+5"]),
+        ("00ABCDEF01234567", ["D": "1", "VP": "70000"]),
+        ("00ABCDEF01234567", ["D": "1", "SII": "3600001"]),
+        ("00ABCDEF01234567", ["D": "1", "SAT": "65536"]),
+        ("00ABCDEF01234567", ["D": "1", "T": "256"]),
+        ("00ABCDEF01234567", ["D": "1", "RI": "ABC"]),
+        ("00ABCDEF01234567", ["D": "1", "RI": "ZZ"]),
+        ("00ABCDEF01234567", ["D": "1", "DN": String(repeating: "n", count: 33)]),
+        ("00ABCDEF0123456", ["D": "1"]),
+        ("00ABCDEF0123456G", ["D": "1"]),
+        ("00ABCDEF01234567X", ["D": "1"]),
+        ("", ["D": "1"]),
+    ])
+    func rejectsMalformedAdvertisements(_ name: String, _ pairs: [String: String]) {
+        var txt = DNSSDTXTRecord()
+        for (key, value) in pairs.sorted(by: { $0.key < $1.key }) { txt[key] = value }
+        #expect(throws: DNSSDError.self) { try MatterCommissionableRecord(instanceName: name, txt: txt) }
+    }
+
+    @Test func rejectsTXTValuesThatAreNotUTF8() {
+        let txt = DNSSDTXTRecord(decoding: [Array("D=1".utf8), [0x44, 0x4E, 0x3D, 0xFF]])
+        #expect(throws: DNSSDError.self) { try MatterCommissionableRecord(instanceName: "0000000000000001", txt: txt) }
+    }
+}
+
+@Suite struct MatterOperationalRecordTests {
+    static let node = MatterOperationalRecord(
+        compressedFabricID: 0x87E1_B004_E235_A130, nodeID: 0x8FC7_7724_01CD_0696, sessionIdleInterval: 5000,
+        sessionActiveInterval: 300, sessionActiveThreshold: 4000, tcpSupport: 6)
+
+    @Test func instanceNameIsFabricDashNodeInUppercaseHex() {
+        #expect(Self.node.instanceName == "87E1B004E235A130-8FC7772401CD0696")
+        let small = MatterOperationalRecord(compressedFabricID: 1, nodeID: 0x2A)
+        #expect(small.instanceName == "0000000000000001-000000000000002A")
+    }
+
+    @Test func serviceIsMatterTCPWithTheFabricSubtype() throws {
+        let service = try Self.node.service()
+        #expect(service.type == "_matter._tcp")
+        #expect(service.subtypes == ["_I87E1B004E235A130"])
+        #expect(service.subtypeServiceTypes == ["_I87E1B004E235A130._sub._matter._tcp"])
+        #expect(service.txt.keys == ["SII", "SAI", "SAT", "T"])
+        #expect(service.txt["T"] == "6")
+        #expect(service.port == 5540)
+        #expect(MatterOperationalRecord(compressedFabricID: 1, nodeID: 2).txt.isEmpty)
+    }
+
+    @Test func parsesInstanceNames() throws {
+        let ids = try MatterOperationalRecord.parseInstanceName("87e1b004e235a130-8FC7772401CD0696")
+        #expect(ids.compressedFabricID == 0x87E1_B004_E235_A130)
+        #expect(ids.nodeID == 0x8FC7_7724_01CD_0696)
+        for bad in [
+            "", "87E1B004E235A130", "87E1B004E235A130-8FC7772401CD069", "87E1B004E235A130_8FC7772401CD0696",
+            "87E1B004E235A13G-8FC7772401CD0696", "87E1B004E235A130-8FC7772401CD0696 #2", "+7E1B004E235A130-8FC7772401CD0696",
+        ] {
+            #expect(throws: DNSSDError.self, "\(bad)") { try MatterOperationalRecord.parseInstanceName(bad) }
+        }
+    }
+
+    @Test func decodesWhatItEncodes() throws {
+        let service = try Self.node.service()
+        let decoded = try MatterOperationalRecord(
+            instanceName: service.instanceName, txt: DNSSDTXTRecord(decoding: service.txt.encoded()), port: 5540)
+        #expect(decoded == Self.node)
+        #expect(throws: DNSSDError.self) {
+            try MatterOperationalRecord(instanceName: service.instanceName, txt: DNSSDTXTRecord(["SAI": "x"]))
+        }
+    }
+
+    @Test func rejectsIntervalsAboveOneHour() {
+        var node = Self.node
+        node.sessionActiveInterval = 3_600_001
+        #expect(throws: DNSSDError.self) { try node.service() }
+    }
+}

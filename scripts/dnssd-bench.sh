@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# dnssd-bench.sh: how long until N services published by one process on one host of the
+# fake LAN are all resolved (SRV, TXT, addresses) by a browser on another host.
+#
+#   scripts/dnssd-bench.sh [COUNT] [PROBE]
+#
+# COUNT defaults to 200; PROBE to the dnssd-probe built under .build (release if there is
+# one, else debug). The clock starts when the publishing process starts publishing and
+# stops when the browser has resolved the COUNT-th service; both run on the same machine
+# (separate network namespaces), so their wall clocks agree. Needs root. Exits non-zero
+# when not every service was resolved within 60 seconds.
+set -euo pipefail
+
+# A caller may start us with signals blocked or ignored (a Swift test runner's threads
+# block nearly all of them, and children inherit the mask): then neither the traps below
+# nor `kill` on what we start would work. Start again with every signal unblocked and
+# default (perl-base is part of every Debian system).
+unblock_signals() {
+  local key value blocked=""
+  while read -r key value; do
+    [ "$key" = "SigBlk:" ] && blocked="$value"
+  done < /proc/$$/status
+  if [ -n "$blocked" ] && [ "$blocked" != "0000000000000000" ] && [ -z "${FAKELAN_SIGNALS_RESET:-}" ]; then
+    FAKELAN_SIGNALS_RESET=1 exec perl -MPOSIX -e \
+      'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!"; $SIG{$_} = "DEFAULT" for qw(PIPE QUIT INT TERM HUP); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
+      -- "$@"
+  fi
+}
+unblock_signals bash "${BASH_SOURCE[0]}" "$@"
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+FAKELAN="$HERE/fakelan.sh"
+COUNT="${1:-200}"
+PROBE="${2:-}"
+if [ -z "$PROBE" ]; then
+  for candidate in "$HERE/../.build/release/dnssd-probe" "$HERE/../.build/debug/dnssd-probe"; do
+    if [ -x "$candidate" ]; then PROBE="$candidate"; break; fi
+  done
+fi
+[ -n "$PROBE" ] && [ -x "$PROBE" ] || { echo "dnssd-bench: no dnssd-probe (swift build --product dnssd-probe)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "dnssd-bench: needs root (network namespaces)" >&2; exit 2; }
+
+LAN="flb$$"
+WORK="$(mktemp -d /tmp/dnssd-bench.XXXXXX)"
+cleanup() {
+  set +e
+  FAKELAN_OWNER=$$ "$FAKELAN" down "$LAN"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+export FAKELAN_OWNER=$$
+"$FAKELAN" up "$LAN" pub brw
+"$FAKELAN" avahi "$LAN" pub brw
+
+# The browser first, so that it sees every announcement.
+"$FAKELAN" exec "$LAN" brw -- "$PROBE" browse --type _matterc._udp --until-count "$COUNT" --timeout 60 \
+  >"$WORK/browse.jsonl" 2>"$WORK/browse.log" &
+BROWSER=$!
+for _ in $(seq 100); do grep -q '"event":"browsing"' "$WORK/browse.jsonl" 2>/dev/null && break; sleep 0.1; done
+
+"$FAKELAN" exec "$LAN" pub -- "$PROBE" publish-commissionable --count "$COUNT" --discriminator 0 \
+  --vendor 65521 --product 32768 --device-type 256 --duration 90 \
+  >"$WORK/publish.jsonl" 2>"$WORK/publish.log" &
+
+rc=0
+wait "$BROWSER" || rc=$?
+
+field() { sed -n "s/.*\"event\":\"$2\".*\"t\":\([0-9]*\).*/\1/p" "$1" | head -n 1; }
+started="$(field "$WORK/publish.jsonl" publishing)"
+ready="$(field "$WORK/publish.jsonl" ready)"
+complete="$(field "$WORK/browse.jsonl" complete)"
+resolved="$(grep -c '"event":"added"' "$WORK/browse.jsonl" || true)"
+
+if [ "$rc" != 0 ] || [ -z "$complete" ] || [ -z "$started" ]; then
+  echo "dnssd-bench: FAILED: $resolved of $COUNT services resolved (browser exit $rc)" >&2
+  tail -n 5 "$WORK/publish.log" "$WORK/browse.log" >&2
+  exit 1
+fi
+echo "dnssd-bench: $COUNT services published by one process on host pub, resolved on host brw"
+[ -n "$ready" ] && echo "dnssd-bench: all established by the publisher after $((ready - started)) ms"
+echo "dnssd-bench: all $COUNT resolved (host, port, addresses, TXT) after $((complete - started)) ms"

@@ -1,0 +1,357 @@
+#!/usr/bin/env bash
+# fakelan.sh: a private fake LAN made of Linux network namespaces, for mDNS / DNS-SD tests
+# and demos. Nothing here touches the machine's real interfaces: every host is a network
+# namespace whose only link is a veth into a bridge that lives in a namespace of its own,
+# and every Avahi daemon is told to use that veth (eth0 inside the host) and nothing else.
+#
+#     [LAN-a] eth0 ==veth== p-a --+
+#     [LAN-b] eth0 ==veth== p-b --+-- br0   in [LAN-br]
+#     [LAN-c] eth0 ==veth== p-c --+
+#
+# A host given an Avahi daemon gets a private mount namespace over /run/dbus and
+# /run/avahi-daemon with its own D-Bus system bus and avahi-daemon in it; a small holder
+# process keeps that mount namespace alive so later commands (`exec`) see the same daemons.
+#
+# Verbs (all need root):
+#   up LAN HOST...             create the bridge namespace and one namespace per HOST
+#   join LAN HOST...           add hosts to an existing LAN
+#   avahi LAN HOST...          start a private D-Bus + avahi-daemon on each HOST
+#   avahi-stop LAN HOST        `avahi-daemon -k` on HOST (the D-Bus stays up)
+#   avahi-start LAN HOST       start HOST's avahi-daemon again, wait until it runs
+#   exec LAN HOST -- CMD...    run CMD on HOST (inside its daemons' mount namespace); this
+#                              process becomes CMD (exec), so its exit status is CMD's
+#   down LAN                   kill every process on the LAN, delete its namespaces
+#   cleanup [--stale] [PREFIX] remove leftovers named PREFIX* (default: fl); with --stale only
+#                              LANs whose owner process is gone
+#   run [--lan LAN] [--hosts "a b"] [--avahi "a b"] [--in HOST] -- CMD...
+#                              up + avahi + CMD on HOST, and down on exit whatever happens
+#   list                       LANs that exist, with their owner pid
+#
+# Names: LAN matches fl[a-z0-9]{1,10}; HOST matches [a-z][a-z0-9]{0,9} (not "br").
+# The owner of a LAN (for `cleanup --stale`) is $FAKELAN_OWNER if set, else the caller.
+# Host number i (from 1, in creation order) gets 10.77.0.(i+1)/24 and an IPv6 link-local
+# address on eth0; `exec` exports FAKELAN_LAN, FAKELAN_HOST and FAKELAN_ADDR.
+set -euo pipefail
+
+# A caller may start us with signals blocked or ignored (a Swift test runner's threads
+# block nearly all of them, and children inherit the mask): then neither the traps below
+# nor `kill` on what we start would work. Start again with every signal unblocked and
+# default (perl-base is part of every Debian system).
+unblock_signals() {
+  local key value blocked=""
+  while read -r key value; do
+    [ "$key" = "SigBlk:" ] && blocked="$value"
+  done < /proc/$$/status
+  if [ -n "$blocked" ] && [ "$blocked" != "0000000000000000" ] && [ -z "${FAKELAN_SIGNALS_RESET:-}" ]; then
+    FAKELAN_SIGNALS_RESET=1 exec perl -MPOSIX -e \
+      'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!"; $SIG{$_} = "DEFAULT" for qw(PIPE QUIT INT TERM HUP); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
+      -- "$@"
+  fi
+}
+unblock_signals bash "${BASH_SOURCE[0]}" "$@"
+
+STATE_ROOT="${FAKELAN_STATE_DIR:-/run/fakelan}"
+SELF="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+
+die() { echo "fakelan: $*" >&2; exit 2; }
+
+need_root() { [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"; }
+
+check_lan() { [[ "$1" =~ ^fl[a-z0-9]{1,10}$ ]] || die "bad LAN name '$1' (fl[a-z0-9]{1,10})"; }
+
+check_host() {
+  [[ "$1" =~ ^[a-z][a-z0-9]{0,9}$ ]] && [ "$1" != br ] || die "bad host name '$1' ([a-z][a-z0-9]{0,9}, not br)"
+}
+
+state_dir() { echo "$STATE_ROOT/$1"; }
+
+ns_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"; }
+
+# Stops every process whose network namespace is NS, politely first.
+kill_ns_processes() {
+  local ns="$1" pids i
+  pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+  [ -n "$pids" ] || return 0
+  kill $pids 2>/dev/null || true
+  for i in $(seq 20); do
+    pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+    [ -n "$pids" ] || return 0
+    sleep 0.1
+  done
+  kill -9 $pids 2>/dev/null || true
+  for i in $(seq 20); do
+    [ -n "$(ip netns pids "$ns" 2>/dev/null || true)" ] || return 0
+    sleep 0.1
+  done
+}
+
+lan_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep "^$1-" || true; }
+
+lan_exists() { [ -e "$(state_dir "$1")" ] || [ -n "$(lan_namespaces "$1")" ]; }
+
+# Checks names before anything is made, so that a bad name never leaves half a LAN.
+check_new_lan() {
+  local lan="$1" host; shift
+  check_lan "$lan"
+  for host in "$@"; do check_host "$host"; done
+  [ "$(printf '%s\n' "$@" | sort | uniq -d)" = "" ] || die "a host is listed twice"
+  ! lan_exists "$lan" || die "LAN $lan already exists"
+}
+
+cmd_up() {
+  local lan="$1"; shift
+  mkdir -p "$(state_dir "$lan")"
+  echo "${FAKELAN_OWNER:-$PPID}" > "$(state_dir "$lan")/owner"
+  : > "$(state_dir "$lan")/hosts"
+  ip netns add "$lan-br"
+  ip -n "$lan-br" link set lo up
+  # Snooping off: nothing on this LAN runs an MLD/IGMP querier, and mDNS must flood.
+  ip -n "$lan-br" link add br0 type bridge stp_state 0 mcast_snooping 0
+  ip -n "$lan-br" link set br0 up
+  cmd_join "$lan" "$@"
+}
+
+cmd_join() {
+  local lan="$1"; shift
+  check_lan "$lan"
+  local dir; dir="$(state_dir "$lan")"
+  [ -d "$dir" ] && ns_exists "$lan-br" || die "no LAN $lan"
+  local host index
+  for host in "$@"; do
+    check_host "$host"
+    ! ns_exists "$lan-$host" || die "host $host already on $lan"
+  done
+  for host in "$@"; do
+    index=$(( $(wc -l < "$dir/hosts") + 1 ))
+    [ "$index" -le 250 ] || die "at most 250 hosts on a LAN"
+    echo "$host $index" >> "$dir/hosts"
+    ip netns add "$lan-$host"
+    # No duplicate-address detection: link-local IPv6 is usable at once, so Avahi
+    # announces it with the IPv4 address instead of a second later.
+    ip netns exec "$lan-$host" sysctl -q -w net.ipv6.conf.all.accept_dad=0 \
+      net.ipv6.conf.default.accept_dad=0 >/dev/null
+    ip -n "$lan-$host" link set lo up
+    # Both ends are created inside namespaces: no veth ever appears on the real host.
+    ip -n "$lan-$host" link add eth0 type veth peer name "p-$host" netns "$lan-br"
+    ip -n "$lan-br" link set "p-$host" master br0
+    ip -n "$lan-br" link set "p-$host" up
+    ip -n "$lan-$host" addr add "10.77.0.$((index + 1))/24" dev eth0
+    ip -n "$lan-$host" link set eth0 up multicast on
+  done
+}
+
+host_address() {
+  local lan="$1" host="$2" index
+  index="$(awk -v h="$host" '$1 == h {print $2}' "$(state_dir "$lan")/hosts" 2>/dev/null)"
+  [ -n "$index" ] && echo "10.77.0.$((index + 1))"
+}
+
+write_avahi_conf() {
+  local lan="$1" host="$2"
+  cat > "$(state_dir "$lan")/$host.avahi.conf" <<EOF
+[server]
+host-name=$lan-$host
+use-ipv4=yes
+use-ipv6=yes
+allow-interfaces=eth0
+ratelimit-interval-usec=1000000
+ratelimit-burst=10000
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-hinfo=no
+publish-workstation=no
+[reflector]
+enable-reflector=no
+EOF
+}
+
+holder_pid() {
+  local file; file="$(state_dir "$1")/$2.holder"
+  [ -f "$file" ] || return 1
+  local pid; pid="$(cat "$file")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+wait_avahi() {
+  local lan="$1" host="$2" want="$3" i
+  for i in $(seq 100); do
+    if ( cmd_exec "$lan" "$host" -- avahi-daemon -c 2>/dev/null ); then
+      [ "$want" = up ] && return 0
+    else
+      [ "$want" = down ] && return 0
+    fi
+    sleep 0.1
+  done
+  die "avahi-daemon on $lan-$host did not come $want"
+}
+
+cmd_avahi() {
+  local lan="$1"; shift
+  check_lan "$lan"
+  local host dir pid i
+  dir="$(state_dir "$lan")"
+  for host in "$@"; do
+    check_host "$host"
+    ns_exists "$lan-$host" || die "no host $host on $lan"
+    ! holder_pid "$lan" "$host" >/dev/null || die "$host on $lan already has its daemons"
+    write_avahi_conf "$lan" "$host"
+    rm -f "$dir/$host.holder"
+    # The holder shell mounts private /run/dbus and /run/avahi-daemon, starts the two
+    # daemons and then sleeps forever to keep that mount namespace for `exec`.
+    ip netns exec "$lan-$host" unshare -m --propagation private bash -c '
+      set -e
+      mkdir -p /run/dbus /run/avahi-daemon
+      mount -t tmpfs tmpfs /run/dbus
+      mount -t tmpfs tmpfs /run/avahi-daemon
+      dbus-daemon --system --fork
+      avahi-daemon -f "$1" -D
+      for i in $(seq 100); do avahi-daemon -c 2>/dev/null && break; sleep 0.1; done
+      avahi-daemon -c
+      echo $$ > "$2.tmp" && mv "$2.tmp" "$2"
+      exec sleep infinity
+    ' fakelan-holder "$dir/$host.avahi.conf" "$dir/$host.holder" \
+      </dev/null >>"$dir/$host.log" 2>&1 &
+    pid=$!
+    for i in $(seq 150); do
+      [ -f "$dir/$host.holder" ] && break
+      kill -0 "$pid" 2>/dev/null || { tail -n 20 "$dir/$host.log" >&2; die "daemons on $lan-$host failed to start"; }
+      sleep 0.1
+    done
+    [ -f "$dir/$host.holder" ] || die "daemons on $lan-$host did not start in time"
+  done
+}
+
+cmd_exec() {
+  local lan="$1" host="$2"; shift 2
+  [ "${1:-}" = "--" ] && shift
+  [ $# -gt 0 ] || die "exec: no command"
+  check_lan "$lan"; check_host "$host"
+  ns_exists "$lan-$host" || die "no host $host on $lan"
+  local pid addr
+  addr="$(host_address "$lan" "$host" || true)"
+  export FAKELAN_LAN="$lan" FAKELAN_HOST="$host" FAKELAN_ADDR="$addr"
+  # exec: the caller's child process becomes CMD itself (signals reach it directly).
+  if pid="$(holder_pid "$lan" "$host")"; then
+    exec nsenter -t "$pid" -n -m --wdns="$PWD" -- "$@"
+  else
+    exec ip netns exec "$lan-$host" "$@"
+  fi
+}
+
+cmd_down() {
+  local lan="$1"
+  check_lan "$lan"
+  local ns
+  # Hosts first (their daemons and commands), then the bridge.
+  for ns in $(lan_namespaces "$lan" | grep -vx "$lan-br"); do kill_ns_processes "$ns"; done
+  for ns in $(lan_namespaces "$lan"); do
+    kill_ns_processes "$ns"
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  rm -rf "$(state_dir "$lan")"
+}
+
+cmd_cleanup() {
+  local stale="" prefix="fl"
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --stale) stale=yes; shift ;;
+      *) prefix="$1"; shift ;;
+    esac
+  done
+  [[ "$prefix" =~ ^fl[a-z0-9]*$ ]] || die "cleanup prefix must start with fl"
+  local lans lan owner link
+  # LANs known by their namespaces or by their state directories.
+  lans="$( { ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix" | sed 's/-.*//' || true
+             ls "$STATE_ROOT" 2>/dev/null | grep "^$prefix" || true; } | sort -u)"
+  for lan in $lans; do
+    [[ "$lan" =~ ^fl[a-z0-9]{1,10}$ ]] || continue
+    if [ -n "$stale" ] && [ -f "$(state_dir "$lan")/owner" ]; then
+      owner="$(cat "$(state_dir "$lan")/owner")"
+      if [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; then continue; fi
+    fi
+    echo "fakelan: removing $lan" >&2
+    cmd_down "$lan"
+  done
+  # Links are never created outside the LAN namespaces, but a crash of an older tool could
+  # leave one: remove any root-namespace link with the prefix too.
+  if [ -z "$stale" ]; then
+    for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep "^$prefix" || true); do
+      ip link del "$link" 2>/dev/null || true
+    done
+  fi
+}
+
+cmd_list() {
+  local lan
+  for lan in $(ls "$STATE_ROOT" 2>/dev/null); do
+    echo "$lan owner=$(cat "$(state_dir "$lan")/owner" 2>/dev/null) hosts=$(awk '{printf "%s ", $1}' "$(state_dir "$lan")/hosts" 2>/dev/null)"
+  done
+}
+
+cmd_run() {
+  local lan="fl$$" hosts="a" avahi="" in=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --lan) lan="$2"; shift 2 ;;
+      --hosts) hosts="$2"; shift 2 ;;
+      --avahi) avahi="$2"; shift 2 ;;
+      --in) in="$2"; shift 2 ;;
+      --) shift; break ;;
+      *) die "run: unknown option $1" ;;
+    esac
+  done
+  [ $# -gt 0 ] || die "run: no command after --"
+  [ -n "$in" ] || in="${hosts%% *}"
+  [ -n "$avahi" ] || avahi="$in"
+  [ "$avahi" = none ] && avahi=""
+  # shellcheck disable=SC2086
+  check_new_lan "$lan" $hosts
+  local child=""
+  # Whatever happens from here on (failure, Ctrl-C, SIGTERM), the LAN goes away.
+  trap 'rc=$?; trap - EXIT; [ -n "$child" ] && kill "$child" 2>/dev/null; FAKELAN_OWNER=$$ cmd_down "$lan"; exit $rc' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  FAKELAN_OWNER=$$ cmd_up "$lan" $hosts
+  # shellcheck disable=SC2086
+  [ -z "$avahi" ] || cmd_avahi "$lan" $avahi
+  # In the background so that a signal to this script is handled at once (bash defers
+  # traps while a foreground child runs).
+  cmd_exec "$lan" "$in" -- "$@" &
+  child=$!
+  local rc=0
+  wait "$child" || rc=$?
+  child=""
+  exit "$rc"
+}
+
+verb="${1:-}"
+[ -n "$verb" ] || { sed -n '2,/^set -euo/p' "$SELF" | sed '$d' >&2; exit 2; }
+shift
+need_root
+case "$verb" in
+  up)
+    [ $# -ge 2 ] || die "up LAN HOST..."
+    check_new_lan "$@"
+    # A failure half way removes what was made.
+    trap 'rc=$?; trap - EXIT; [ "$rc" = 0 ] || cmd_down "$UP_LAN"; exit "$rc"' EXIT
+    UP_LAN="$1"
+    cmd_up "$@" ;;
+  join) [ $# -ge 2 ] || die "join LAN HOST..."; cmd_join "$@" ;;
+  avahi) [ $# -ge 2 ] || die "avahi LAN HOST..."; cmd_avahi "$@" ;;
+  avahi-stop)
+    [ $# -eq 2 ] || die "avahi-stop LAN HOST"
+    ( cmd_exec "$1" "$2" -- avahi-daemon -k )
+    wait_avahi "$1" "$2" down ;;
+  avahi-start)
+    [ $# -eq 2 ] || die "avahi-start LAN HOST"
+    ( cmd_exec "$1" "$2" -- avahi-daemon -f "$(state_dir "$1")/$2.avahi.conf" -D )
+    wait_avahi "$1" "$2" up ;;
+  exec) [ $# -ge 3 ] || die "exec LAN HOST -- CMD..."; cmd_exec "$@" ;;
+  down) [ $# -eq 1 ] || die "down LAN"; cmd_down "$1" ;;
+  cleanup) cmd_cleanup "$@" ;;
+  list) cmd_list ;;
+  run) cmd_run "$@" ;;
+  *) die "unknown verb $verb" ;;
+esac
