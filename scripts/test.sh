@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command: installs what it needs, builds, and runs every test suite.
+# Suites run one after another: several start real daemons in network namespaces or time
+# real UDP exchanges, and on a 2-core machine parallel suites starve each other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
-swift test --skip-build "$@"
+swift test --skip-build --no-parallel "$@"
