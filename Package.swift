@@ -53,7 +53,7 @@ let package = Package(
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
-            "DeviceProfile", "MatterDevice", "MatterModel",
+            "DeviceProfile", "MatterDevice", "MatterModel", "MatterProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -76,6 +76,11 @@ let package = Package(
         ]),
         .testTarget(name: "MatterDeviceTests", dependencies: [
             "MatterDevice", "MatterModel", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "MatterSimTests", dependencies: [
+            "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel", "MatterTLV"]),
     ]

@@ -1,5 +1,6 @@
 // matter-sim: simulated Matter devices. `validate` and `describe` work on device and
-// home profiles; `run`, `home` and `fault` join them as the simulator grows.
+// home profiles, `run` puts one device on the network; `home` and `fault` join them as
+// the simulator grows.
 import ArgumentParser
 
 @main
@@ -10,5 +11,5 @@ struct MatterSim: AsyncParsableCommand {
         discussion: """
             Devices and homes are described by YAML profiles; see DeviceProfiles/README.md.
             """,
-        subcommands: [ValidateCommand.self, DescribeCommand.self])
+        subcommands: [ValidateCommand.self, DescribeCommand.self, RunCommand.self])
 }

@@ -183,8 +183,8 @@ import Testing
         #expect(await node.invoke(1, IDs.onOff, 0x00) == .success) // Off
         await clock.advance(by: .milliseconds(500))
         #expect(await node.uint(1, IDs.levelControl, currentLevel) == 101)
-        // OnOff goes FALSE only when the fade ends.
-        #expect(await node.bool(1, IDs.onOff, 0) == true)
+        // OnOff reads FALSE from the Off command on, while the level fades.
+        #expect(await node.bool(1, IDs.onOff, 0) == false)
         await clock.advance(by: .milliseconds(500))
         #expect(await node.bool(1, IDs.onOff, 0) == false)
         // Off: the level goes back to the stored level for the next On.

@@ -45,7 +45,7 @@ final class LevelControlServer: StandardClusterServer {
         case none
         /// A 'with On/Off' command reaching MinLevel turns the OnOff attribute off (1.6.7.6).
         case offAtMinimum
-        /// The fade of an On/Off Off command: OnOff goes FALSE at the end, and the
+        /// The fade of an On/Off Off command (OnOff is already FALSE): at the end the
         /// level returns to the stored one unless OnLevel is defined (1.6.4.1.1).
         case finishTurningOff(restore: UInt8?)
     }
@@ -207,8 +207,9 @@ final class LevelControlServer: StandardClusterServer {
         begin(Transition(from: from, to: target, start: context.now, duration: duration, completion: .none), context: context)
     }
 
-    /// Off: fade to MinLevel over OffTransitionTime (or OnOffTransitionTime), then
-    /// set OnOff FALSE, then go back to the stored level if OnLevel is null.
+    /// Off: fade to MinLevel over OffTransitionTime (or OnOffTransitionTime), then go
+    /// back to the stored level if OnLevel is null. OnOff is FALSE from the start
+    /// (set by the On/Off server, or here when a level command turns the light off).
     func turnOff(fade override: Duration?, context: ClusterContext) {
         let bounds = self.bounds(context)
         let current = Int(currentLevel(context) ?? UInt8(clamping: bounds.min))

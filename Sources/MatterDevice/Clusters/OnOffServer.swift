@@ -119,11 +119,12 @@ final class OnOffServer: StandardClusterServer {
             }
         } else {
             if lighting { context.set(Attribute.onTime, .uint(0)) }
+            // The node enters its Off state on receipt (1.5.7.1): OnOff reads FALSE at
+            // once, as controllers expect right after the response; a coupled level
+            // then fades to its minimum behind it (1.6.4.1.1).
+            context.set(Attribute.onOff, .bool(false))
             if let level {
-                // The level fades to its minimum and then sets OnOff to FALSE.
                 level.server.turnOff(fade: levelOverride.fade, context: level.context)
-            } else {
-                context.set(Attribute.onOff, .bool(false))
             }
         }
     }

@@ -101,6 +101,9 @@ public actor ExchangeManager {
                     }
                 }
             }
+            // No datagram (no ack, no reply) arrives any more: end every exchange now, so
+            // handlers waiting on one return instead of holding the group open.
+            await self.failAllExchanges(.notRunning)
             group.cancelAll()
         }
         await failAllExchanges(.notRunning)

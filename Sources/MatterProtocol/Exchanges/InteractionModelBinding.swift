@@ -11,6 +11,10 @@ extension Exchange: IMExchange {
                           caseAuthenticatedTags: session.caseAuthenticatedTags)
     }
 
+    public var sessionIdentity: InteractionSessionIdentity? {
+        InteractionSessionIdentity(id: session.handle.serial, attestationChallenge: session.attestationChallenge)
+    }
+
     public func send(opcode: UInt8, payload: [UInt8]) async throws {
         try await send(opcode: opcode, payload: payload, reliable: true)
     }

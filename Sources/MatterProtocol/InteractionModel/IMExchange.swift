@@ -28,6 +28,22 @@ public struct SubjectDescriptor: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(authMode) fabric \(fabricIndex) node 0x\(String(nodeID, radix: 16))" }
 }
 
+/// Which secure session an interaction arrived on, for the data model's own
+/// bookkeeping: the fail-safe and a PASE session's adopted fabric are tied to the
+/// session, and attestation and CSR responses sign over its attestation challenge
+/// (spec 11.18.5).
+public struct InteractionSessionIdentity: Hashable, Sendable {
+    /// Never reused for another session while the transport runs.
+    public var id: UInt64
+    /// The session's attestation challenge (16 bytes for PASE and CASE sessions).
+    public var attestationChallenge: [UInt8]
+
+    public init(id: UInt64, attestationChallenge: [UInt8]) {
+        self.id = id
+        self.attestationChallenge = attestationChallenge
+    }
+}
+
 /// The seam to the transport: one exchange (Matter Core spec chapter 4) on a secure
 /// session, carrying Interaction Model messages (protocol 0x0001). The
 /// transport's Exchange conforms to this; MRP, encryption and counters stay
@@ -35,6 +51,9 @@ public struct SubjectDescriptor: Hashable, Sendable, CustomStringConvertible {
 public protocol IMExchange: Sendable {
     /// The session's subject, for access control.
     var subject: SubjectDescriptor { get }
+
+    /// The session itself; nil when the transport does not identify sessions.
+    var sessionIdentity: InteractionSessionIdentity? { get }
 
     /// Sends one IM message on this exchange.
     func send(opcode: UInt8, payload: [UInt8]) async throws
@@ -54,6 +73,8 @@ public protocol IMExchange: Sendable {
 }
 
 extension IMExchange {
+    public var sessionIdentity: InteractionSessionIdentity? { nil }
+
     func send<M: InteractionMessage>(_ message: M) async throws {
         try await send(opcode: M.opcode.rawValue, payload: message.encoded())
     }

@@ -59,10 +59,13 @@ public struct AttributeReadContext: Hashable, Sendable {
     /// Fabric-scoped lists keep only the accessing fabric's entries
     /// (spec chapter 8, Read Interaction); when false, other fabrics' fabric-sensitive fields are omitted.
     public var isFabricFiltered: Bool
+    /// The session the read (or the subscription) arrived on.
+    public var session: InteractionSessionIdentity?
 
-    public init(subject: SubjectDescriptor, isFabricFiltered: Bool) {
+    public init(subject: SubjectDescriptor, isFabricFiltered: Bool, session: InteractionSessionIdentity? = nil) {
         self.subject = subject
         self.isFabricFiltered = isFabricFiltered
+        self.session = session
     }
 }
 
@@ -79,10 +82,13 @@ public struct InteractionContext: Hashable, Sendable {
     public var subject: SubjectDescriptor
     /// The action came inside a timed interaction.
     public var isTimed: Bool
+    /// The session the action arrived on.
+    public var session: InteractionSessionIdentity?
 
-    public init(subject: SubjectDescriptor, isTimed: Bool) {
+    public init(subject: SubjectDescriptor, isTimed: Bool, session: InteractionSessionIdentity? = nil) {
         self.subject = subject
         self.isTimed = isTimed
+        self.session = session
     }
 }
 

@@ -18,7 +18,7 @@ extension InteractionServer {
         guard Self.validBatch(request.invokeRequests, maxPaths: configuration.maxPathsPerInvoke) else {
             return try await reply(.invalidAction, on: exchange)
         }
-        let context = InteractionContext(subject: exchange.subject, isTimed: timed)
+        let context = InteractionContext(subject: exchange.subject, isTimed: timed, session: exchange.sessionIdentity)
         var responses: [InvokeResponseIB] = []
         for command in request.invokeRequests {
             guard let path = command.path.concretePath else { continue }

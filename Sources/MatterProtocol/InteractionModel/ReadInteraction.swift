@@ -18,9 +18,10 @@ struct ReadScope {
     var isFabricFiltered: Bool
     /// Clusters whose data the client already holds at this version.
     var dataVersionFilters: [ClusterPath: DataVersion] = [:]
+    var session: InteractionSessionIdentity? = nil
 
     var context: AttributeReadContext {
-        AttributeReadContext(subject: subject, isFabricFiltered: isFabricFiltered)
+        AttributeReadContext(subject: subject, isFabricFiltered: isFabricFiltered, session: session)
     }
 }
 
@@ -40,7 +41,7 @@ extension InteractionServer {
         }
         let scope = ReadScope(
             subject: exchange.subject, isFabricFiltered: request.isFabricFiltered,
-            dataVersionFilters: Self.filterTable(request.dataVersionFilters))
+            dataVersionFilters: Self.filterTable(request.dataVersionFilters), session: exchange.sessionIdentity)
         let attributeReports = await attributeReports(for: request.attributeRequests, scope: scope)
         let eventReports = await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: scope.subject)
         _ = try await sendReportData(

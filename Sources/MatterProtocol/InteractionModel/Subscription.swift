@@ -119,7 +119,7 @@ extension InteractionServer {
         let id = await registry.allocateID()
         let scope = ReadScope(
             subject: subject, isFabricFiltered: request.isFabricFiltered,
-            dataVersionFilters: Self.filterTable(request.dataVersionFilters))
+            dataVersionFilters: Self.filterTable(request.dataVersionFilters), session: exchange.sessionIdentity)
         let attributeReports = await attributeReports(for: request.attributeRequests, scope: scope)
         let eventReports = await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject)
         guard
@@ -203,7 +203,9 @@ extension InteractionServer {
 
     /// One report on a new exchange; empty when nothing changed (a keep-alive).
     private func sendSubscriptionReport(_ subscription: Subscription, changed: Set<AttributePath>) async -> Bool {
-        let scope = ReadScope(subject: subscription.subject, isFabricFiltered: subscription.isFabricFiltered)
+        let scope = ReadScope(
+            subject: subscription.subject, isFabricFiltered: subscription.isFabricFiltered,
+            session: subscription.session.sessionIdentity)
         var reports: [AttributeReportIB] = []
         for path in changed.sorted(by: Self.pathOrder) {
             await expand(AttributePathIB(path), reportErrors: subscription.namesExactly(path), scope: scope, into: &reports)

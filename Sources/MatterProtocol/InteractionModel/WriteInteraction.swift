@@ -21,7 +21,7 @@ extension InteractionServer {
             guard request.writeRequests.allSatisfy({ $0.path.concretePath != nil }) else {
                 return try await reply(.invalidAction, on: exchange)
             }
-            let context = InteractionContext(subject: exchange.subject, isTimed: timed)
+            let context = InteractionContext(subject: exchange.subject, isTimed: timed, session: exchange.sessionIdentity)
             let statuses = await applyWrites(request.writeRequests, context: context)
             let response = WriteResponseMessage(writeResponses: statuses, interactionModelRevision: configuration.interactionModelRevision)
             guard request.moreChunkedMessages else {

@@ -4,7 +4,8 @@ import NIOCore
 /// Identifies one session object for its whole life. Secure session IDs are
 /// reused after a session closes; handles never are.
 public struct SessionHandle: Hashable, Sendable, CustomStringConvertible {
-    let serial: UInt64
+    /// Unique for the exchange manager's lifetime: the layers above key per-session state on it.
+    public let serial: UInt64
     public var description: String { "session#\(serial)" }
 }
 

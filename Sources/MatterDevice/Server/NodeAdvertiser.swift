@@ -1,0 +1,96 @@
+import Logging
+import MatterDNSSD
+import MatterModel
+
+/// A node's DNS-SD advertisements through the Avahi daemon (Core spec 4.3):
+/// `_matterc._udp` while a commissioning window is open and one `_matter._tcp` per
+/// fabric. Without a reachable daemon it logs why and carries on: the node still
+/// answers on its UDP port, controllers just cannot discover it.
+actor NodeAdvertiser {
+    enum Key: Hashable, Sendable, CustomStringConvertible {
+        case commissionable
+        case operational(FabricIndex)
+
+        var description: String {
+            switch self {
+            case .commissionable: "commissionable"
+            case .operational(let fabric): "operational (fabric \(fabric))"
+            }
+        }
+    }
+
+    /// How long a publication may wait for the daemon before a warning says so.
+    static let slowDaemonWarning: Duration = .seconds(5)
+
+    private let publisher: DNSSDPublisher?
+    private let logger: Logger
+    private struct Publication {
+        var service: DNSSDService
+        /// Publishing waits for the daemon to announce the service, so it runs in a task
+        /// of its own and never holds up the node.
+        var task: Task<DNSSDRegistration?, Never>
+    }
+
+    private var published: [Key: Publication] = [:]
+
+    /// - Parameter enabled: false never touches Avahi (tests on loopback).
+    init(enabled: Bool, logger: Logger) {
+        self.logger = logger
+        guard enabled else {
+            publisher = nil
+            return
+        }
+        do {
+            publisher = try DNSSDPublisher(logger: logger)
+        } catch {
+            logger.warning("mDNS advertising disabled, Avahi is not reachable (\(error)); controllers must be given the node's address")
+            publisher = nil
+        }
+    }
+
+    /// Publishes `service` under `key`, replacing what was there (the same service again,
+    /// say after a fabric label change, stays as it is).
+    func advertise(_ service: DNSSDService, as key: Key) async {
+        guard let publisher, published[key]?.service != service else { return }
+        // Withdrawing suspends; whatever was advertised under the key meanwhile goes too.
+        while published[key] != nil { await withdraw(key) }
+        let logger = logger
+        let task = Task {
+            await withTaskGroup(of: Void.self, returning: DNSSDRegistration?.self) { group in
+                group.addTask {
+                    try? await Task.sleep(for: Self.slowDaemonWarning)
+                    guard !Task.isCancelled else { return }
+                    logger.warning("the Avahi daemon has not announced \(service.instanceName).\(service.type) after \(Self.slowDaemonWarning); is avahi-daemon running? Still waiting for it")
+                }
+                defer { group.cancelAll() }
+                do {
+                    let registration = try await publisher.publish(service)
+                    logger.info("advertising \(registration)")
+                    return registration
+                } catch is CancellationError {
+                    return nil
+                } catch {
+                    logger.warning("cannot advertise \(service.instanceName).\(service.type): \(error)")
+                    return nil
+                }
+            }
+        }
+        published[key] = Publication(service: service, task: task)
+    }
+
+    /// Withdraws the advertisement under `key` (a publication still waiting is abandoned).
+    func withdraw(_ key: Key) async {
+        guard let task = published.removeValue(forKey: key)?.task else { return }
+        task.cancel()
+        if let registration = await task.value {
+            registration.withdraw()
+            logger.info("withdrew \(key) advertisement \(registration)")
+        }
+    }
+
+    /// Withdraws everything and disconnects from the daemon.
+    func shutdown() async {
+        for key in Array(published.keys) { await withdraw(key) }
+        publisher?.shutdown()
+    }
+}

@@ -1,0 +1,111 @@
+import MatterModel
+import MatterProtocol
+import MatterTLV
+
+/// The Interaction Model's view of a MatterNode: structure and metadata from the node's
+/// fixed composition and the model, data and access checks through the node actor,
+/// subscriptions fed from the node's change stream.
+struct NodeDataProvider: InteractionDataProvider {
+    let node: MatterNode
+    private let composition: NodeComposition
+    /// Per cluster instance, computed once: the composition never changes.
+    private let attributeMetadata: [ClusterPath: [AttributeMetadata]]
+    private let commandMetadata: [ClusterPath: [CommandMetadata]]
+
+    init(node: MatterNode) {
+        self.node = node
+        let composition = node.composition
+        self.composition = composition
+        var attributes: [ClusterPath: [AttributeMetadata]] = [:]
+        var commands: [ClusterPath: [CommandMetadata]] = [:]
+        for endpoint in composition.endpoints {
+            for cluster in composition.clusters(on: endpoint) {
+                let path = ClusterPath(endpoint: endpoint, cluster: cluster)
+                let definition = composition.definition(of: path)
+                attributes[path] = composition.attributes(of: path).map { id in
+                    guard let attribute = definition?.attribute(id) else { return AttributeMetadata(id: id) }
+                    return AttributeMetadata(
+                        id: id, readPrivilege: attribute.readPrivilege, writePrivilege: attribute.writePrivilege,
+                        requiresTimedWrite: attribute.timedWrite, isFabricScoped: attribute.fabricScoped)
+                }
+                commands[path] = composition.acceptedCommands(of: path).map { id in
+                    guard let command = definition?.command(id) else { return CommandMetadata(id: id) }
+                    return CommandMetadata(id: id, invokePrivilege: command.invokePrivilege,
+                                           requiresTimedInvoke: command.timed, isFabricScoped: command.fabricScoped)
+                }
+            }
+        }
+        attributeMetadata = attributes
+        commandMetadata = commands
+    }
+
+    func endpoints() async -> [EndpointNumber] { composition.endpoints }
+
+    func clusters(on endpoint: EndpointNumber) async -> [ClusterID] { composition.clusters(on: endpoint) }
+
+    func attributes(of cluster: ClusterPath) async -> [AttributeMetadata] { attributeMetadata[cluster] ?? [] }
+
+    func commands(of cluster: ClusterPath) async -> [CommandMetadata] { commandMetadata[cluster] ?? [] }
+
+    func dataVersion(of cluster: ClusterPath) async -> DataVersion? { await node.dataVersion(of: cluster) }
+
+    func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
+        await node.canAccess(AccessSubject(subject), cluster, privilege: privilege)
+    }
+
+    func read(_ path: AttributePath, context: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
+        let session = SessionContext(subject: context.subject, session: context.session)
+        switch await node.read(path, session: session, fabricFiltered: context.isFabricFiltered) {
+        case .success(let data): return .success(VersionedAttributeValue(data.value, dataVersion: data.dataVersion))
+        case .failure(let status): return .failure(status)
+        }
+    }
+
+    func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) async -> InteractionStatus {
+        let session = SessionContext(subject: context.subject, session: context.session)
+        switch operation {
+        case .replace(let value):
+            return await node.write(path, value: value, session: session, timed: context.isTimed)
+        case .appendItem(let item):
+            return await node.appendItem(item, to: path, session: session, timed: context.isTimed)
+        }
+    }
+
+    func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) async -> CommandOutcome {
+        let session = SessionContext(subject: context.subject, session: context.session)
+        let command = CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command)
+        switch await node.invoke(command, fields: fields ?? .structure([]), session: session, timed: context.isTimed) {
+        case .status(let status): return .status(status)
+        case .response(let id, let fields): return .response(id, fields)
+        }
+    }
+
+    func attributeChanges() -> AsyncStream<AttributePath> {
+        // Subscribe now (not when the stream is first iterated): a change made while the
+        // subscription is being primed must not be lost.
+        let source = node.changes
+        return AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            let forwarding = Task {
+                for await change in source { continuation.yield(change.path) }
+                continuation.finish()
+            }
+            // The subscription ended: stop listening, which unsubscribes from the node.
+            continuation.onTermination = { _ in forwarding.cancel() }
+        }
+    }
+}
+
+extension MatterNode {
+    /// Appends one entry to a list attribute (a WriteRequest with ListIndex null, Core spec
+    /// 10.6.4.3.1): the list as the writer sees it (its own fabric's entries of a
+    /// fabric-scoped list) plus the item, written with the same checks as a whole write.
+    func appendItem(_ item: TLVValue, to path: AttributePath, session: SessionContext, timed: Bool) -> InteractionStatus {
+        let current: TLVValue
+        switch read(path, session: session, fabricFiltered: true) {
+        case .success(let data): current = data.value
+        case .failure(let status): return status
+        }
+        guard let items = current.listItems else { return InteractionStatus(.invalidDataType) }
+        return write(path, value: .arrayOf(items + [item]), session: session, timed: timed)
+    }
+}

@@ -1,0 +1,56 @@
+import MatterDNSSD
+import MatterModel
+import MatterProtocol
+
+// What the node advertises (Core spec 4.3): the records are built from the node's
+// window and fabrics, the advertisement identity and the session parameters the
+// exchange manager announces in PASE and CASE.
+
+extension NodeServer {
+    func advertiseCommissionable(_ window: CommissioningWindowInfo) async {
+        guard let identity = configuration.advertisement else { return }
+        let discriminator: UInt16
+        let mode: MatterCommissionableRecord.CommissioningMode
+        switch window.kind {
+        case .basic:
+            discriminator = configuration.discriminator
+            mode = .basic
+        case .enhanced(_, let windowDiscriminator, _, _):
+            discriminator = windowDiscriminator
+            mode = .enhanced
+        }
+        let timing = advertisedTiming
+        let record = MatterCommissionableRecord(
+            longDiscriminator: discriminator, vendorID: identity.vendorID, productID: identity.productID,
+            deviceType: identity.deviceType, deviceName: identity.deviceName,
+            commissioningMode: mode, sessionIdleInterval: timing.idle, sessionActiveInterval: timing.active,
+            sessionActiveThreshold: timing.threshold, tcpSupport: 0, port: UInt16(clamping: port))
+        do {
+            await advertiser.advertise(try record.service(), as: .commissionable)
+        } catch {
+            logger.error("cannot build the commissionable advertisement: \(error)")
+        }
+    }
+
+    func advertiseOperational(_ fabric: FabricInfo) async {
+        guard configuration.advertisement != nil else { return }
+        let timing = advertisedTiming
+        let record = MatterOperationalRecord(
+            compressedFabricID: fabric.compressedFabricID, nodeID: fabric.nodeID, sessionIdleInterval: timing.idle,
+            sessionActiveInterval: timing.active, sessionActiveThreshold: timing.threshold, tcpSupport: 0,
+            port: UInt16(clamping: port))
+        do {
+            await advertiser.advertise(try record.service(), as: .operational(fabric.index))
+        } catch {
+            logger.error("cannot build the operational advertisement of fabric \(fabric.index): \(error)")
+        }
+    }
+
+    /// SII, SAI (ms) and SAT (ms): the MRP parameters peers must use (spec 4.3.4).
+    private var advertisedTiming: (idle: UInt32, active: UInt32, threshold: UInt16) {
+        let parameters = configuration.exchange.localParameters
+        return (UInt32(clamping: parameters.idleInterval.totalMilliseconds),
+                UInt32(clamping: parameters.activeInterval.totalMilliseconds),
+                UInt16(clamping: parameters.activeThreshold.totalMilliseconds))
+    }
+}

@@ -1,0 +1,215 @@
+import Logging
+import MatterCrypto
+import MatterModel
+import MatterProtocol
+import Synchronization
+
+/// Runs one MatterNode as a Matter device on the network: a UDP transport, the exchange
+/// manager, the Secure Channel responder (PASE while a commissioning window is open,
+/// CASE for the node's fabrics) and the Interaction Model server over the node, plus
+/// DNS-SD advertising through Avahi.
+///
+///     let server = try await NodeServer(node: node, configuration: configuration)
+///     print("listening on \(server.port)")
+///     await server.run()          // until the task is cancelled; then shuts down cleanly
+///
+/// The node asks for what it needs through its commissioning events (open or close the
+/// PASE window, bind a PASE session to a new fabric, close sessions, advertise fabrics);
+/// the transport reports session life cycles back to the node.
+public final class NodeServer: Sendable {
+    public let node: MatterNode
+    public let configuration: NodeServerConfiguration
+    public let exchangeManager: ExchangeManager
+    public let interactionServer: InteractionServer
+    public let secureChannel: SecureChannelServer
+    /// The bound UDP port (the ephemeral one when the configuration asked for 0).
+    public let port: Int
+
+    let transport: UDPTransport
+    let advertiser: NodeAdvertiser
+    let activity = SessionActivity()
+    let logger: Logger
+    private let sessionEvents: AsyncStream<SessionEvent>
+    private let commissioningEvents: AsyncStream<CommissioningEvent>
+    /// run() serves once; the streams above have a single consumer.
+    private let hasRun = Mutex(false)
+
+    /// Binds the UDP port and wires the protocol stack to the node; nothing is served
+    /// until `run()`.
+    public init(node: MatterNode, configuration: NodeServerConfiguration,
+                logger: Logger = Logger(label: "matter.node-server")) async throws {
+        let transport = try await UDPTransport.bind(UDPTransport.Configuration(port: configuration.port, binding: configuration.binding))
+        let manager = ExchangeManager(transport: transport, configuration: configuration.exchange, logger: logger)
+        let secureChannel = SecureChannelServer(manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
+                                                configuration: configuration.secureChannel, logger: logger)
+        let interactionServer = InteractionServer(provider: NodeDataProvider(node: node),
+                                                  configuration: configuration.interactionModel, logger: logger)
+        self.node = node
+        self.configuration = configuration
+        self.transport = transport
+        self.exchangeManager = manager
+        self.secureChannel = secureChannel
+        self.interactionServer = interactionServer
+        self.port = transport.port
+        self.logger = logger
+        self.advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, logger: logger)
+        // Subscribed before anything can happen, so no event is missed.
+        self.sessionEvents = manager.sessionEvents()
+        self.commissioningEvents = node.commissioningEvents
+        await manager.register(secureChannel, for: .secureChannel)
+        await manager.register(NodeInteractionHandler(server: interactionServer, activity: activity), for: .interactionModel)
+    }
+
+    /// Serves until the calling task is cancelled (or the transport closes), then shuts
+    /// down: withdraws every advertisement, closes every session (telling the peers),
+    /// closes the socket and stops the node, which saves its state.
+    public func run() async {
+        let first = hasRun.withLock { ran in
+            defer { ran = true }
+            return !ran
+        }
+        guard first else { return }
+        logger.notice("serving on UDP port \(port)")
+        // What boot asks of the server waits in the event streams for the loops below.
+        await boot()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await self.exchangeManager.run()
+                self.logger.debug("exchange manager stopped")
+            }
+            group.addTask {
+                await self.interactionServer.run()
+                self.logger.debug("interaction model server stopped")
+            }
+            group.addTask {
+                await self.followSessionEvents()
+                self.logger.debug("session events ended")
+            }
+            group.addTask {
+                await self.followCommissioningEvents()
+                self.logger.debug("commissioning events ended")
+            }
+            // Cancellation ends them all; the socket closing ends the exchange manager
+            // alone, and then the rest with it.
+            await group.next()
+            group.cancelAll()
+        }
+        await shutdown()
+    }
+
+    /// A node on no fabric opens its basic commissioning window (Core spec 5.4.2.3); one
+    /// already commissioned advertises itself on each of its fabrics.
+    private func boot() async {
+        let fabrics = await node.fabrics
+        if fabrics.isEmpty {
+            await node.openCommissioningWindow(timeout: configuration.bootWindowTimeout)
+        } else {
+            for fabric in fabrics { await advertiseOperational(fabric) }
+        }
+    }
+
+    private func shutdown() async {
+        logger.notice("shutting down")
+        await advertiser.shutdown()
+        for session in await exchangeManager.allSessions() where session.isSecure {
+            await exchangeManager.closeSession(session.handle, notifyPeer: true)
+        }
+        await transport.close()
+        await node.stop()
+    }
+
+    // MARK: Session events
+
+    private func followSessionEvents() async {
+        for await event in sessionEvents {
+            switch event {
+            case .established(let info):
+                if info.kind == .pase, let session = SessionContext(info) {
+                    await node.paseSessionEstablished(session)
+                }
+            case .closed(let info, let reason):
+                logger.debug("session \(info.handle) (\(info.kind)) closed: \(reason)")
+                await activity.forget(info.handle.serial)
+                await node.sessionClosed(SessionID(info.handle))
+            case .establishmentFailed(let failure):
+                logger.info("\(failure.kind) establishment from \(failure.peerAddress) failed: \(failure.reason)")
+            case .commissioningWindowClosedAfterFailures(let failures):
+                // Core spec 5.4.2.5: too many wrong passcodes close the window.
+                logger.warning("commissioning window closed after \(failures) failed PASE attempts")
+                await node.closeCommissioningWindow()
+            }
+        }
+    }
+
+    // MARK: Commissioning events
+
+    private func followCommissioningEvents() async {
+        for await event in commissioningEvents {
+            await handle(event)
+        }
+    }
+
+    private func handle(_ event: CommissioningEvent) async {
+        switch event {
+        case .commissioningWindowOpened(let window):
+            do {
+                await secureChannel.openCommissioningWindow(try verifierParameters(for: window.kind))
+            } catch {
+                logger.error("cannot open the commissioning window: \(error)")
+                return
+            }
+            await advertiseCommissionable(window)
+        case .commissioningWindowClosed:
+            await secureChannel.closeCommissioningWindow()
+            await advertiser.withdraw(.commissionable)
+        case .paseSessionAdoptedFabric(let session, let fabricIndex):
+            if let info = await exchangeManager.allSessions().first(where: { $0.handle.serial == session.rawValue }) {
+                await exchangeManager.bindFabric(fabricIndex, toSession: info.handle)
+            }
+        case .fabricAdded(let index), .fabricUpdated(let index):
+            if let fabric = await node.fabrics.first(where: { $0.index == index }) {
+                await advertiseOperational(fabric)
+            }
+        case .fabricRemoved(let index):
+            await advertiser.withdraw(.operational(index))
+            await interactionServer.endSubscriptions(fabricIndex: index)
+            // A node left on no fabric becomes commissionable again, as at first boot.
+            if await node.fabrics.isEmpty, await node.commissioningWindow == nil {
+                logger.notice("last fabric removed; opening the commissioning window")
+                await node.openCommissioningWindow(timeout: configuration.bootWindowTimeout)
+            }
+        case .closePASESessions:
+            await closeSessions { $0.kind == .pase }
+        case .closeSessions(let fabricIndex, let except):
+            await closeSessions { $0.fabricIndex == fabricIndex && $0.handle.serial != except?.rawValue }
+        case .fabricCommitted(let index):
+            logger.info("fabric \(index) committed")
+        case .commissioningComplete(let fabricIndex, let nodeID):
+            logger.notice("commissioned on fabric \(fabricIndex) as node 0x\(String(nodeID, radix: 16, uppercase: true))")
+        case .failSafeExpired:
+            logger.notice("fail-safe expired; commissioning changes rolled back")
+        }
+    }
+
+    /// The PASE verifier of a window: for the basic window, derived from the onboarding
+    /// passcode with a fresh random salt (spec 5.1.1.6: 16 to 32 bytes).
+    private func verifierParameters(for kind: CommissioningWindowKind) throws -> PASEVerifierParameters {
+        switch kind {
+        case .basic:
+            return try PASEVerifierParameters(passcode: configuration.passcode, iterations: configuration.pbkdfIterations,
+                                              salt: SecureRandom.bytes(32))
+        case .enhanced(let verifier, _, let iterations, let salt):
+            return PASEVerifierParameters(verifier: verifier, iterations: iterations, salt: salt)
+        }
+    }
+
+    /// Closes the matching secure sessions, each once no interaction is running on it
+    /// (the response that asked for it goes out first).
+    private func closeSessions(where matches: (SessionInfo) -> Bool) async {
+        for info in await exchangeManager.allSessions() where info.isSecure && matches(info) {
+            if await activity.requestClose(info.handle.serial) {
+                await exchangeManager.closeSession(info.handle, notifyPeer: true)
+            }
+        }
+    }
+}

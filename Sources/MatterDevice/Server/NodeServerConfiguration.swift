@@ -1,0 +1,67 @@
+import MatterModel
+import MatterProtocol
+
+/// How a NodeServer puts its node on the network.
+public struct NodeServerConfiguration: Sendable {
+    /// What the `_matterc._udp` advertisement says about the device (Core spec 4.3.1).
+    public struct Advertisement: Sendable, Hashable {
+        public var vendorID: UInt16
+        public var productID: UInt16
+        /// DT: the primary device type (that of the first application endpoint).
+        public var deviceType: UInt32?
+        /// DN: at most 32 bytes; longer names are cut at a character boundary.
+        public var deviceName: String?
+
+        public init(vendorID: UInt16, productID: UInt16, deviceType: UInt32? = nil, deviceName: String? = nil) {
+            self.vendorID = vendorID
+            self.productID = productID
+            self.deviceType = deviceType
+            self.deviceName = deviceName.map(Self.deviceNameField)
+        }
+
+        /// DN carries at most 32 bytes of UTF-8 (Core spec 4.3.1.5): a longer name is cut
+        /// at a character boundary.
+        public static func deviceNameField(_ name: String) -> String {
+            var result = ""
+            for character in name {
+                guard result.utf8.count + character.utf8.count <= 32 else { break }
+                result.append(character)
+            }
+            return result
+        }
+    }
+
+    /// UDP port; 0 picks an ephemeral one (see `NodeServer.port`).
+    public var port: Int
+    public var binding: UDPTransport.Binding
+    /// The onboarding passcode and discriminator of the basic commissioning window.
+    public var passcode: UInt32
+    public var discriminator: UInt16
+    /// PBKDF2 iterations of the basic window's verifier (spec 5.1.1.6: 1000 to 100000).
+    public var pbkdfIterations: UInt32
+    /// How long the window opened at boot (when the node has no fabric) stays open; nil
+    /// keeps it open until commissioning completes.
+    public var bootWindowTimeout: Duration?
+    /// nil: no DNS-SD at all (loopback tests). Otherwise the node advertises through Avahi.
+    public var advertisement: Advertisement?
+    public var exchange: ExchangeManager.Configuration
+    public var secureChannel: SecureChannelServer.Configuration
+    public var interactionModel: InteractionServerConfiguration
+
+    public init(port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,
+                pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = nil, advertisement: Advertisement? = nil,
+                exchange: ExchangeManager.Configuration = ExchangeManager.Configuration(),
+                secureChannel: SecureChannelServer.Configuration = SecureChannelServer.Configuration(),
+                interactionModel: InteractionServerConfiguration = InteractionServerConfiguration()) {
+        self.port = port
+        self.binding = binding
+        self.passcode = passcode
+        self.discriminator = discriminator
+        self.pbkdfIterations = pbkdfIterations
+        self.bootWindowTimeout = bootWindowTimeout
+        self.advertisement = advertisement
+        self.exchange = exchange
+        self.secureChannel = secureChannel
+        self.interactionModel = interactionModel
+    }
+}

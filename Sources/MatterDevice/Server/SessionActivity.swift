@@ -1,0 +1,39 @@
+/// Which secure sessions are serving an interaction right now, so a session the node
+/// asks to close (a PASE session when commissioning ends, a fabric's sessions when it is
+/// removed) goes only after the response that caused it has reached the peer (Core spec
+/// 11.18.6.12: RemoveFabric answers before its sessions close).
+actor SessionActivity {
+    private var inFlight: [UInt64: Int] = [:]
+    private var closeWhenIdle: Set<UInt64> = []
+
+    /// An interaction started on the session.
+    func begin(_ session: UInt64) {
+        inFlight[session, default: 0] += 1
+    }
+
+    /// An interaction ended (its last message acknowledged or given up). Returns true when
+    /// the session was waiting for this to close.
+    func end(_ session: UInt64) -> Bool {
+        let remaining = (inFlight[session] ?? 1) - 1
+        if remaining > 0 {
+            inFlight[session] = remaining
+            return false
+        }
+        inFlight[session] = nil
+        return closeWhenIdle.remove(session) != nil
+    }
+
+    /// Asks for a session to close: true when it may close at once, false when it closes
+    /// as its last running interaction ends.
+    func requestClose(_ session: UInt64) -> Bool {
+        guard inFlight[session] != nil else { return true }
+        closeWhenIdle.insert(session)
+        return false
+    }
+
+    /// The session is gone.
+    func forget(_ session: UInt64) {
+        inFlight[session] = nil
+        closeWhenIdle.remove(session)
+    }
+}

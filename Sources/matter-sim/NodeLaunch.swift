@@ -1,0 +1,96 @@
+// Everything `matter-sim run` decides before the node goes on the network: onboarding
+// codes, the state directory, attestation credentials and the node itself.
+import ArgumentParser
+import DeviceProfile
+import Foundation
+import Logging
+import MatterDevice
+import MatterModel
+import MatterProtocol
+
+struct NodeLaunch {
+    let device: ResolvedDeviceProfile
+    let node: MatterNode
+    let serverConfiguration: NodeServerConfiguration
+    let stateDirectory: URL
+    let passcode: UInt32
+    let discriminator: UInt16
+
+    init(device: ResolvedDeviceProfile, model: MatterModel, command: RunCommand, logger: Logger) throws {
+        self.device = device
+        passcode = command.passcode ?? device.commissioning.passcode
+        discriminator = command.discriminator ?? device.commissioning.discriminator
+        stateDirectory = Self.stateDirectory(command.stateDir, serialNumber: device.identity.serialNumber)
+
+        let store: NodeStateStore
+        do {
+            store = try NodeStateStore(directory: stateDirectory)
+        } catch {
+            printError("\(stateDirectory.path): cannot use as state directory: \(error)")
+            throw ExitCode(1)
+        }
+        let authority: AttestationAuthority
+        if let directory = command.attestationDir {
+            do {
+                authority = try AttestationAuthority.load(fromDirectory: URL(fileURLWithPath: directory))
+            } catch {
+                printError("--attestation-dir \(directory): \(error)")
+                throw ExitCode(1)
+            }
+        } else {
+            authority = .connectedhomeipTest
+        }
+        let deviceType = device.primaryDeviceType?.rawValue ?? 0x0016
+        let commissioning: CommissioningConfiguration
+        do {
+            let attestation = try DeviceAttestationProvisioning.loadOrMint(
+                store: store, vendorID: device.identity.vendorID, productID: device.identity.productID,
+                deviceTypeID: deviceType, authority: authority)
+            commissioning = CommissioningConfiguration(stateStore: store, attestation: attestation)
+        } catch {
+            printError("cannot provision attestation credentials: \(error)")
+            throw ExitCode(1)
+        }
+        do {
+            node = try MatterNode(description: device.nodeDescription(model: model), model: model,
+                                  logger: Logger(label: "matter.node"), commissioning: commissioning)
+        } catch {
+            printError("\(device.source): cannot build the node: \(error)")
+            throw ExitCode(1)
+        }
+        serverConfiguration = NodeServerConfiguration(
+            port: command.port, passcode: passcode, discriminator: discriminator,
+            advertisement: NodeServerConfiguration.Advertisement(
+                vendorID: device.identity.vendorID, productID: device.identity.productID, deviceType: deviceType,
+                deviceName: device.name))
+    }
+
+    /// `--state-dir`, else `.matter-sim/<serial number>` under $INTEROP_DEVICE_DIR or the
+    /// current directory.
+    static func stateDirectory(_ option: String?, serialNumber: String) -> URL {
+        if let option { return URL(fileURLWithPath: option, isDirectory: true) }
+        let base = ProcessInfo.processInfo.environment["INTEROP_DEVICE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? FileManager.default.currentDirectoryPath
+        let safeSerial = String(serialNumber.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
+        return URL(fileURLWithPath: base, isDirectory: true)
+            .appendingPathComponent(".matter-sim", isDirectory: true)
+            .appendingPathComponent(safeSerial.isEmpty ? "device" : safeSerial, isDirectory: true)
+    }
+
+    func summary(port: Int) -> String {
+        let payload = OnboardingPayload(vendorID: device.identity.vendorID, productID: device.identity.productID,
+                                        discriminator: discriminator, passcode: passcode)
+        let manual = (try? payload.manualPairingCode()).map(OnboardingPayload.grouped) ?? "(invalid passcode)"
+        let qr = (try? payload.qrCode()) ?? "(invalid passcode)"
+        return """
+            \(device.name)
+              profile:       \(device.source)
+              UDP port:      \(port)
+              discriminator: \(discriminator)
+              passcode:      \(passcode)
+              manual code:   \(manual)
+              QR payload:    \(qr)
+              state:         \(stateDirectory.path)
+            """
+    }
+}

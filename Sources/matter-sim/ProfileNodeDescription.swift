@@ -1,0 +1,80 @@
+// From a resolved device profile to what MatterDevice builds a node from.
+import DeviceProfile
+import MatterDevice
+import MatterModel
+import MatterTLV
+
+extension ResolvedDeviceProfile {
+    /// The node's endpoints, device types and server clusters with their features, the
+    /// profile's initial values and the simulated behaviour; endpoint 0 gets the root
+    /// node's commissioning clusters as the node implements them.
+    func nodeDescription(model: MatterModel) -> NodeDescription {
+        let rootClusters = Dictionary(
+            ClusterInstanceDescription.rootNodeCommissioningClusters.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var endpointDescriptions: [EndpointDescription] = []
+        for endpoint in endpoints {
+            var clusters: [ClusterInstanceDescription] = endpoint.clusters.map { cluster in
+                var instance = ClusterInstanceDescription(
+                    id: cluster.id, features: cluster.features,
+                    attributes: initialAttributes(of: cluster, on: endpoint.number, model: model),
+                    behavior: behavior(of: cluster))
+                // The node's own commissioning clusters keep the features it implements.
+                if endpoint.number == 0, let root = rootClusters[cluster.id] {
+                    instance.features.formUnion(root.features)
+                }
+                return instance
+            }
+            if endpoint.number == 0 {
+                let present = Set(clusters.map(\.id))
+                clusters += ClusterInstanceDescription.rootNodeCommissioningClusters.filter { !present.contains($0.id) }
+            }
+            endpointDescriptions.append(EndpointDescription(
+                number: endpoint.number,
+                deviceTypes: endpoint.deviceTypes.map { DeviceTypeInstance(id: $0.id, revision: $0.revision) },
+                serverClusters: clusters))
+        }
+        return NodeDescription(endpoints: endpointDescriptions)
+    }
+
+    /// The device type a commissioner sees first: the first application endpoint's.
+    var primaryDeviceType: DeviceTypeID? {
+        endpoints.first { $0.number != 0 }?.deviceTypes.first?.id ?? endpoints.first?.deviceTypes.first?.id
+    }
+
+    /// Basic Information attributes that carry the profile's identity.
+    private static let identityAttributes: Set<String> = [
+        "vendorName", "vendorID", "productName", "productID", "serialNumber", "hardwareVersion",
+        "hardwareVersionString", "softwareVersion", "softwareVersionString", "uniqueID",
+    ]
+
+    /// What the node should start from: values the profile set, the identity, and optional
+    /// attributes the profile supports (the node adds those only when given a value).
+    /// Mandatory attributes the profile left at the model default are left to the node,
+    /// whose cluster servers know better (SpecificationVersion, SupportedFabrics, ...).
+    private func initialAttributes(of cluster: ResolvedCluster, on endpoint: EndpointNumber, model: MatterModel) -> [AttributeID: TLVValue] {
+        let definition = model.cluster(cluster.id)
+        let isBasicInformation = endpoint == 0 && definition?.name == "BasicInformation"
+        var values: [AttributeID: TLVValue] = [:]
+        for (id, value) in cluster.initialValues where cluster.supportedAttributes.contains(id) {
+            let attribute = definition?.attribute(id)
+            if cluster.explicitAttributes.contains(id) {
+                values[id] = value
+            } else if isBasicInformation, let attribute, Self.identityAttributes.contains(attribute.lowerCamelName) {
+                values[id] = value
+            } else if let attribute, !attribute.conformance.isMandatory(features: cluster.features) {
+                values[id] = value
+            }
+        }
+        return values
+    }
+
+    private func behavior(of cluster: ResolvedCluster) -> ClusterBehavior {
+        // Window Covering (0x0102) is the one cluster whose motion the profile times.
+        guard cluster.id == ClusterID(0x0102) else { return ClusterBehavior() }
+        func speed(_ percentPerSecond: Double) -> MotionSpeed {
+            .percent100thsPerSecond(UInt32(clamping: Int((max(percentPerSecond, 0) * 100).rounded())))
+        }
+        return ClusterBehavior(liftSpeed: speed(behaviour.windowCovering.liftSpeed),
+                               tiltSpeed: speed(behaviour.windowCovering.tiltSpeed))
+    }
+}

@@ -1,0 +1,112 @@
+// `matter-sim run PROFILE`: one device profile as a real Matter node on UDP, advertised
+// over mDNS through Avahi, until SIGINT or SIGTERM.
+import ArgumentParser
+import DeviceProfile
+import Foundation
+import Logging
+import MatterDevice
+import MatterModel
+import MatterProtocol
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a device profile as a Matter node that controllers can commission and control.",
+        discussion: """
+            The node listens on UDP (default port 5540), advertises itself as commissionable
+            (_matterc._udp) through the Avahi daemon while it is on no fabric, and keeps its
+            fabrics, ACL and non-volatile attributes in a state directory, so a restarted
+            node is still commissioned. SIGINT or SIGTERM shut it down cleanly.
+            """)
+
+    @Argument(help: ArgumentHelp("A device profile (YAML).", valueName: "profile"))
+    var profile: String
+
+    @Option(help: "Setup passcode (overrides the profile's).")
+    var passcode: UInt32?
+
+    @Option(help: "Long discriminator, 0...4095 (overrides the profile's).")
+    var discriminator: UInt16?
+
+    @Option(help: "UDP port; 0 picks a free one.")
+    var port: Int = 5540
+
+    @Option(help: ArgumentHelp(
+        "Where the node keeps its state.",
+        discussion: "Default: .matter-sim/<serial number> under $INTEROP_DEVICE_DIR, else the current directory.",
+        valueName: "dir"))
+    var stateDir: String?
+
+    @Option(help: ArgumentHelp(
+        "A directory with the PAA and CD signing certificates and keys to mint the device's attestation under.",
+        discussion: "Files: Chip-Test-PAA-NoVID-Cert.pem, Chip-Test-PAA-NoVID-Key.pem, Chip-Test-CD-Signing-Cert.pem, Chip-Test-CD-Signing-Key.pem. Default: the published Matter test credentials built into matter-sim (test only).",
+        valueName: "dir"))
+    var attestationDir: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if let passcode, !OnboardingPayload.isValidPasscode(passcode) {
+            throw ValidationError("--passcode \(passcode) is not a valid setup passcode (1...99999998, not a trivial one such as 11111111 or 12345678).")
+        }
+        if let discriminator, discriminator > 0xFFF {
+            throw ValidationError("--discriminator \(discriminator) does not fit 12 bits (0...4095).")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a UDP port.") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical.")
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "matter-sim")
+
+        let loader = ProfileLoader()
+        let device: ResolvedDeviceProfile
+        do {
+            device = try loader.loadDevice(file: profile)
+        } catch {
+            for diagnostic in error.diagnostics { printError(diagnostic.description) }
+            printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
+            throw ExitCode(1)
+        }
+        let launch = try NodeLaunch(device: device, model: loader.model, command: self, logger: logger)
+        let server: NodeServer
+        do {
+            server = try await NodeServer(node: launch.node, configuration: launch.serverConfiguration,
+                                          logger: Logger(label: "matter.node"))
+        } catch {
+            printError("cannot listen on UDP port \(port): \(error)")
+            await launch.node.stop()
+            throw ExitCode(1)
+        }
+        printOut(launch.summary(port: server.port))
+
+        let serving = Task { await server.run() }
+        let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal, count in
+            if count == 1 {
+                logger.notice("signal \(signal): shutting down")
+                serving.cancel()
+            } else {
+                // A second signal while shutting down: leave at once.
+                Foundation.exit(1)
+            }
+        }
+        await serving.value
+        signals.stop()
+        printOut("\(device.name): stopped")
+    }
+}
+
+/// Writes a line to standard output at once (unbuffered), so a log file shows it even
+/// while the node keeps running.
+func printOut(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}

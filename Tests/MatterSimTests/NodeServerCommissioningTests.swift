@@ -1,0 +1,164 @@
+import Foundation
+import MatterDevice
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import Testing
+
+@Suite("NodeServer: commissioning and control over loopback UDP")
+struct NodeServerCommissioningTests {
+    @Test func commissionsOverPASEAndCASEThenServesTheLightAndSurvivesARestart() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+
+        var running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
+        #expect(commissioned.fabricIndex == 1)
+        // CommissioningComplete closed the window and, after its response, the PASE session.
+        #expect(await running.node.commissioningWindow == nil)
+        #expect(await !running.server.secureChannel.isCommissioningWindowOpen)
+        #expect(await eventually { await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase } })
+
+        let session = commissioned.caseSession
+        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success) // On
+        #expect(try await commissioner.read(session, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
+        // The accessing fabric comes from the CASE session.
+        #expect(try await commissioner.read(session, 0, ClusterIDs.operationalCredentials, 0x0005) == .success(.unsigned(1)))
+        // A concrete path to a missing attribute is reported as such.
+        #expect(try await commissioner.read(session, 1, ClusterIDs.onOff, 0x7777) == .failure(InteractionStatus(.unsupportedAttribute)))
+
+        // Restart from the same state: still on the fabric, not commissionable, reachable over CASE.
+        await running.stop()
+        running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.node.fabrics.map(\.index) == [1])
+        #expect(await running.node.commissioningWindow == nil)
+        let resumed = try await commissioner.caseSession(try running.address, deviceNodeID: commissioned.deviceNodeID)
+        #expect(resumed.fabricIndex == 1)
+        #expect(try await commissioner.read(resumed, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
+        #expect(try await commissioner.status(resumed, 1, ClusterIDs.onOff, 0x00) == .success) // Off
+        #expect(try await commissioner.read(resumed, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(false)))
+        await #expect(throws: (any Error).self) {
+            _ = try await commissioner.pase(try running.address, passcode: testPasscode, stepTimeout: .milliseconds(500))
+        }
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
+    @Test func aWrongPasscodeFailsPASEAndTheRightOneStillCommissions() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+
+        await #expect(throws: (any Error).self) {
+            _ = try await commissioner.pase(try running.address, passcode: 20202022, stepTimeout: .seconds(2))
+        }
+        #expect(await eventually { await running.server.secureChannel.paseFailureCount == 1 })
+        let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
+        #expect(commissioned.fabricIndex == 1)
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
+    @Test func removingTheLastFabricAnswersFirstThenClosesItsSessionAndReopensTheWindow() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
+
+        // RemoveFabric over the fabric's own session: the NOCResponse arrives, then the
+        // node closes the session and tells us so.
+        let removed = try await commissioner.call(commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
+                                                  fields((0, u(commissioned.fabricIndex))))
+        #expect(removed[context: 0]?.uintValue == 0)
+        #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
+        #expect(await running.node.fabrics.isEmpty)
+
+        // A node on no fabric is commissionable again, as at first boot.
+        #expect(await running.commissionable())
+        let again = try await commissioner.commission(try running.address, passcode: testPasscode)
+        #expect(again.fabricIndex == 1)
+        #expect(try await commissioner.read(again.caseSession, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(false)))
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
+    @Test func writesReachTheNodeIncludingAppendsToTheFabricScopedACL() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let session = try await commissioner.commission(try running.address, passcode: testPasscode).caseSession
+
+        let nodeLabel = AttributePath(endpoint: 0, cluster: ClusterIDs.basicInformation, attribute: AttributeID(0x0005))
+        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(nodeLabel), data: .utf8("kitchen"))])
+            == [.success])
+        #expect(try await commissioner.read(session, 0, ClusterIDs.basicInformation, 0x0005) == .success(.utf8("kitchen")))
+        // NodeLabel is at most 32 bytes: the node's own check answers.
+        #expect(try await commissioner.write(session, [AttributeDataIB(
+            path: AttributePathIB(nodeLabel), data: .utf8(String(repeating: "x", count: 33)))]) == [InteractionStatus(.constraintError)])
+
+        // Append one ACL entry (ListIndex null): View for CASE node 0x1234 on this fabric.
+        let acl = AttributePath(endpoint: 0, cluster: ClusterIDs.accessControl, attribute: AttributeID(0x0000))
+        let entry = TLVValue.structure([
+            TLVElement(tag: .context(1), .unsigned(1)), TLVElement(tag: .context(2), .unsigned(2)),
+            TLVElement(tag: .context(3), .array([TLVElement(.unsigned(0x1234))])), TLVElement(tag: .context(4), .null),
+        ])
+        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(acl, listIndex: .append), data: entry)])
+            == [.success])
+        guard case .success(let entries) = try await commissioner.read(session, 0, ClusterIDs.accessControl, 0x0000),
+              case .array(let items) = entries else {
+            Issue.record("the ACL does not read as a list")
+            return
+        }
+        // The administrator entry AddNOC wrote, then the appended one, both stamped with fabric 1.
+        #expect(items.count == 2)
+        #expect(items.map { $0.value[context: 1]?.uintValue } == [5, 1])
+        #expect(items.allSatisfy { $0.value[context: 0xFE]?.uintValue == 1 })
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
+    @Test func aSubscriptionReportsTheChangeAnInvokeMakes() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let collector = ReportCollector()
+        await commissioner.manager.register(collector, for: .interactionModel)
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let session = try await commissioner.commission(try running.address, passcode: testPasscode).caseSession
+
+        let onOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000))
+        let (subscriptionID, priming) = try await commissioner.subscribe(session, onOff, minInterval: 0, maxInterval: 10)
+        guard case .data(let primed)? = priming.first else {
+            Issue.record("no priming data: \(priming)")
+            return
+        }
+        #expect(primed.data == .bool(false))
+        #expect(await running.server.interactionServer.activeSubscriptions().map(\.subscriptionID) == [subscriptionID])
+
+        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success) // On
+        let report = await collector.next(within: .seconds(10))
+        #expect(report?.subscriptionID == subscriptionID)
+        guard case .data(let changed)? = report?.attributeReports.first else {
+            Issue.record("no data in the report: \(String(describing: report))")
+            return
+        }
+        #expect(changed.path.concretePath == onOff)
+        #expect(changed.data == .bool(true))
+
+        await running.stop()
+        await commissioner.stop()
+    }
+}

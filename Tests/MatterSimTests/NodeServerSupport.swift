@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import MatterDevice
+import MatterModel
+import MatterProtocol
+import NIOCore
+
+/// The published connectedhomeip test credentials, as matter-sim embeds them (test only).
+let testAuthority = AttestationAuthority.connectedhomeipTest
+
+let testPasscode: UInt32 = 20202021
+let testDiscriminator: UInt16 = 3840
+
+/// Tests log only what goes wrong (MATTER_TEST_LOG=debug shows more).
+let quietLogger: Logger = {
+    var logger = Logger(label: "matter.test")
+    logger.logLevel = ProcessInfo.processInfo.environment["MATTER_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+    return logger
+}()
+
+/// A root node with Basic Information and the commissioning clusters, and an On/Off
+/// light on endpoint 1.
+func lightDescription() -> NodeDescription {
+    let root = EndpointDescription(
+        number: 0, deviceTypes: [DeviceTypeInstance(id: DeviceTypeID(0x0016), revision: 3)],
+        serverClusters: [ClusterInstanceDescription(id: ClusterIDs.basicInformation, attributes: [
+            AttributeID(0x0002): .unsigned(0xFFF1), AttributeID(0x0004): .unsigned(0x8001),
+        ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
+    let light = EndpointDescription(
+        number: 1, deviceTypes: [DeviceTypeInstance(id: DeviceTypeID(0x0100), revision: 3)],
+        serverClusters: [ClusterInstanceDescription(id: ClusterIDs.onOff, features: ["LT"])])
+    return NodeDescription(endpoints: [root, light])
+}
+
+/// A fresh directory under the system's temporary directory.
+func temporaryDirectory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("matter-sim-test-\(UUID().uuidString)", isDirectory: true)
+}
+
+/// A node whose state lives in `directory`, served on 127.0.0.1 on an ephemeral port,
+/// without DNS-SD.
+struct RunningNode {
+    let node: MatterNode
+    let server: NodeServer
+    let serving: Task<Void, Never>
+
+    var address: SocketAddress {
+        get throws { try SocketAddress(ipAddress: "127.0.0.1", port: server.port) }
+    }
+
+    static func start(stateDirectory: URL,
+                      configure: (inout NodeServerConfiguration) -> Void = { _ in }) async throws -> RunningNode {
+        let store = try NodeStateStore(directory: stateDirectory)
+        let attestation = try DeviceAttestationProvisioning.loadOrMint(
+            store: store, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
+        let node = try MatterNode(description: lightDescription(), logger: quietLogger,
+                                  commissioning: CommissioningConfiguration(stateStore: store, attestation: attestation))
+        var configuration = NodeServerConfiguration(
+            port: 0, binding: .addresses(["127.0.0.1"]), passcode: testPasscode, discriminator: testDiscriminator)
+        configure(&configuration)
+        let server = try await NodeServer(node: node, configuration: configuration, logger: quietLogger)
+        let serving = Task { await server.run() }
+        return RunningNode(node: node, server: server, serving: serving)
+    }
+
+    /// Waits until PASE is accepted (the window opens as the server boots).
+    func commissionable() async -> Bool {
+        await eventually { await server.secureChannel.isCommissioningWindowOpen }
+    }
+
+    /// Cancels the server and waits for its clean shutdown (the node saves its state).
+    func stop() async {
+        serving.cancel()
+        await serving.value
+    }
+}
+
+/// Polls until `condition` holds or `timeout` passes (a generous bound, not a timing assertion).
+func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
