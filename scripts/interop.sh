@@ -5,6 +5,8 @@
 #
 #   scripts/interop.sh [--latency N] [PROFILE-NAME...]
 #
+# Then a restart check: the reference controller commissions the dimmable light, the device
+# process is restarted, and the controller reads it again without commissioning.
 # Prints one line per profile and closes with "N passed, N failed". Reports land in
 # .build/interop/<profile>.json.
 set -euo pipefail
@@ -41,5 +43,19 @@ for name in "${profiles[@]}"; do
   fi
   grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
 done
+# Restart: commission, restart the device process, read again without commissioning.
+if [ "${INTEROP_SKIP_RESTART:-}" = "" ]; then
+  log="$ROOT/.build/interop/restart.log"
+  echo "interop: restart (dimmable-light) ..."
+  if "$SHARED/interop/run-interop.sh" --passcode 20202021 --discriminator 3840 \
+      --checker "$ROOT/scripts/interop/restart_check.py" --report "$ROOT/.build/interop/restart.json" \
+      -- "$ROOT/scripts/interop/restarting-device.sh" "$ROOT/.build/debug/matter-sim" run \
+      "$ROOT/DeviceProfiles/devices/dimmable-light.yaml" --passcode 20202021 --discriminator 3840 >"$log" 2>&1; then
+    passed=$((passed + 1)); echo "interop: restart PASS"
+  else
+    failed=$((failed + 1)); echo "interop: restart FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
+  fi
+  grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
+fi
 echo "interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -7,3 +7,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --no-parallel "$@"
+# The reference Matter controller commissions and drives the simulated devices.
+scripts/interop.sh
