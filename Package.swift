@@ -12,7 +12,10 @@ let package = Package(
         .library(name: "MatterCrypto", targets: ["MatterCrypto"]),
         .library(name: "MatterProtocol", targets: ["MatterProtocol"]),
         .library(name: "MatterDevice", targets: ["MatterDevice"]),
+        .library(name: "MatterController", targets: ["MatterController"]),
+        .library(name: "HomeAPI", targets: ["HomeAPI"]),
         .executable(name: "matter-sim", targets: ["matter-sim"]),
+        .executable(name: "homectl", targets: ["homectl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -21,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         // Layer 0: the spec's TLV encoding (Appendix A).
@@ -49,6 +54,28 @@ let package = Package(
         // A node: endpoints, cluster servers over one attribute store.
         .target(name: "MatterDevice", dependencies: [
             "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The controller: commissioner, fabric CA, CASE sessions, IM client with resubscription.
+        .target(name: "MatterController", dependencies: [
+            "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterDNSSD",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The Google Home API-shaped library over the controller, with the home graph in SQLite.
+        .target(name: "HomeAPI", dependencies: [
+            "MatterController", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "homectl", dependencies: [
+            "HomeAPI", "MatterController", "MatterDNSSD",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "OpenCombine", package: "OpenCombine"),
         ]),
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
@@ -80,6 +107,13 @@ let package = Package(
         .testTarget(name: "MatterSimTests", dependencies: [
             "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "HomeAPITests", dependencies: [
+            "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel", "MatterTLV"]),

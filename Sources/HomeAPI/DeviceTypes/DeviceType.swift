@@ -1,0 +1,107 @@
+import MatterModel
+import OpenCombine
+
+/// A device type: what a device is (a dimmable light, a window covering), with the
+/// traits that make it up.
+public protocol DeviceType: Hashable, Sendable {
+    static var identifier: String { get }
+    var metadata: DeviceTypeMetadata { get }
+    var traits: TraitCollection { get }
+}
+
+/// The Matter traits a device type may carry; each is nil when the device lacks it.
+public struct MatterTraits: Sendable, Hashable {
+    let collection: TraitCollection
+    public var onOffTrait: Matter.OnOffTrait? { collection[Matter.OnOffTrait.self] }
+    public var levelControlTrait: Matter.LevelControlTrait? { collection[Matter.LevelControlTrait.self] }
+    public var windowCoveringTrait: Matter.WindowCoveringTrait? { collection[Matter.WindowCoveringTrait.self] }
+    public var basicInformationTrait: Matter.BasicInformationTrait? { collection[Matter.BasicInformationTrait.self] }
+}
+
+/// What a device type instance is built from: its endpoint's trait contexts.
+struct DeviceTypeContext: Sendable, Hashable {
+    let isPrimary: Bool
+    let traits: TraitCollection
+
+    var metadata: DeviceTypeMetadata {
+        DeviceTypeMetadata(isPrimaryType: isPrimary,
+                           sourceConnectivity: .combining(traits.contexts.keys.sorted().compactMap { traits.contexts[$0]?.connectivity }))
+    }
+}
+
+/// Device types the engine can build from a Matter device type ID.
+protocol MatterDeviceType: DeviceType {
+    static var matterDeviceTypeID: UInt32 { get }
+    init(context: DeviceTypeContext)
+}
+
+let deviceTypeTypes: [any MatterDeviceType.Type] = [
+    OnOffLightDeviceType.self, DimmableLightDeviceType.self, OnOffPluginUnitDeviceType.self, WindowCoveringDeviceType.self,
+]
+
+/// An On/Off Light (Matter device type 0x0100).
+public struct OnOffLightDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0100"
+    static let matterDeviceTypeID: UInt32 = 0x0100
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// A Dimmable Light (0x0101).
+public struct DimmableLightDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0101"
+    static let matterDeviceTypeID: UInt32 = 0x0101
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// An On/Off Plug-in Unit (0x010A).
+public struct OnOffPluginUnitDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.010a"
+    static let matterDeviceTypeID: UInt32 = 0x010A
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// A Window Covering (0x0202).
+public struct WindowCoveringDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0202"
+    static let matterDeviceTypeID: UInt32 = 0x0202
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// All device types of a device, by type: `types[DimmableLightDeviceType.self]`.
+public struct DeviceTypeCollection: Sendable, Hashable {
+    let contexts: [UInt32: DeviceTypeContext]
+
+    public subscript<T: DeviceType>(_ type: T.Type) -> T? {
+        guard let buildable = type as? any MatterDeviceType.Type, let context = contexts[buildable.matterDeviceTypeID] else { return nil }
+        return buildable.init(context: context) as? T
+    }
+
+    public func contains<T: DeviceType>(_ type: T.Type) -> Bool {
+        guard let buildable = type as? any MatterDeviceType.Type else { return false }
+        return contexts[buildable.matterDeviceTypeID] != nil
+    }
+
+    /// Every known device type of the device.
+    public var all: [any DeviceType] {
+        contexts.keys.sorted().compactMap { id -> (any DeviceType)? in
+            guard let context = contexts[id] else { return nil }
+            return deviceTypeTypes.first { $0.matterDeviceTypeID == id }.map { $0.init(context: context) }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import MatterController
+import MatterProtocol
+import NIOCore
+import OpenCombine
+
+/// How a `Home` runs.
+public struct HomeConfiguration: Sendable {
+    /// Local UDP port of the controller (0: any free port).
+    public var controllerPort: Int = 0
+    public var controllerBinding: UDPTransport.Binding = .dualStack
+    /// Longest time any device operation may take before failing with `deadlineExceeded`.
+    public var commandTimeout: Duration = .seconds(10)
+    /// How long to wait for each response of a device.
+    public var responseTimeout: Duration = .seconds(5)
+    /// Subscription MaxInterval asked of devices (seconds): how fast a silent device is noticed.
+    public var subscriptionMaxInterval: UInt16 = 20
+    public var maxResubscribeDelay: Duration = .seconds(10)
+    /// Directory of trusted PAA certificates for device attestation.
+    public var paaTrustStore: URL?
+    /// Commission devices whose attestation is not trusted (explicit opt-in).
+    public var allowUntrustedAttestation: Bool = false
+    /// Subscribe to every device's state while the Home is open.
+    public var connectDevices: Bool = true
+    /// Look up devices with DNS-SD (`_matter._tcp`) when their stored address fails.
+    public var useDNSSD: Bool = false
+    /// How often to look for changes other Home instances made to the same database.
+    public var changePollInterval: Duration = .milliseconds(250)
+
+    public init() {}
+}
+
+/// The home graph and the devices in it (the Google Home APIs' `Home`): structures,
+/// rooms and devices as live queries, persisted in a SQLite file. Several `Home`s (in
+/// one process or several) may share a file and see each other's changes.
+public final class Home: Sendable {
+    let engine: HomeEngine
+
+    private init(engine: HomeEngine) {
+        self.engine = engine
+    }
+
+    /// Opens (creating if needed) the home stored at `url`.
+    public static func open(at url: URL, configuration: HomeConfiguration = HomeConfiguration(),
+                            logger: Logger = Logger(label: "home")) async throws -> Home {
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw HomeError.unavailable("cannot create \(url.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        let store = try HomeStore(path: url.path)
+        let engine = HomeEngine(store: store, configuration: configuration, logger: logger)
+        do { try await engine.start() } catch { throw HomeError.from(error, "opening the home") }
+        return Home(engine: engine)
+    }
+
+    /// Stops talking to devices; queries emit no more.
+    public func close() async {
+        await engine.close()
+    }
+
+    // MARK: Graph
+
+    public func structures() -> Query<Structure> {
+        engine.query { Set($0.structures.values) }
+    }
+
+    public func rooms() -> Query<Room> {
+        engine.query { Set($0.rooms.values) }
+    }
+
+    public func devices() -> Query<HomeDevice> {
+        engine.query { Set($0.devices.values) }
+    }
+
+    public func structure(id: String) async throws -> Structure {
+        try await engine.reloadIfNeeded()
+        guard let s = engine.snapshot.structures[id] else { throw HomeError.notFound("no structure with ID \(id)") }
+        return s
+    }
+
+    public func room(id: String) async throws -> Room {
+        try await engine.reloadIfNeeded()
+        guard let r = engine.snapshot.rooms[id] else { throw HomeError.notFound("no room with ID \(id)") }
+        return r
+    }
+
+    public func device(id: String) async throws -> HomeDevice {
+        try await engine.reloadIfNeeded()
+        guard let d = engine.snapshot.devices[id] else { throw HomeError.notFound("no device with ID \(id)") }
+        return d
+    }
+
+    /// Creates a structure (names over 60 code points are cut to 60).
+    public func createStructure(name: String) async throws -> Structure {
+        try await engine.createStructure(name: name)
+    }
+
+    // MARK: Devices
+
+    /// Commissions a Matter device from its manual pairing code or QR payload onto this
+    /// home's fabric and adds it to the graph. Without `address`, the device is found with
+    /// DNS-SD (`_matterc._udp`) by its discriminator.
+    public func commissionDevice(setupCode: String, address: SocketAddress? = nil, structureID: String? = nil,
+                                 roomID: String? = nil, name: String? = nil) async throws -> HomeDevice {
+        let payload: OnboardingPayload
+        do { payload = try OnboardingPayload.parse(setupCode) } catch {
+            throw HomeError.invalidArgument("setup code: \(error)")
+        }
+        return try await engine.commission(payload: payload, address: address, structureID: structureID, roomID: roomID, name: name)
+    }
+
+    /// Removes a device from the home (and, when it answers, from the fabric).
+    public func removeDevice(id: String) async throws {
+        try await engine.removeDevice(id)
+    }
+
+    /// Reads a device's state now rather than waiting for its next report.
+    public func refresh(deviceID: String) async throws {
+        let d = try await device(id: deviceID)
+        try await engine.refresh(nodeID: d.nodeID)
+    }
+}
+
+extension HomeEngine {
+    func reloadIfNeeded() async throws {
+        if try await store.generation() != currentGeneration { try await reload() }
+    }
+}

@@ -1,0 +1,50 @@
+import OpenCombine
+
+/// Something in the home graph with a stable identifier.
+public protocol HomeObject: Hashable, Sendable {
+    var id: String { get }
+}
+
+/// A live view of a set of home objects (structures, rooms or devices), as the Google
+/// Home APIs' `Query`: `batched()` emits the whole current set on every change,
+/// `stream()` each element that was added or changed, `list()` the current set once.
+public struct Query<T: HomeObject>: Sendable {
+    let source: @Sendable () -> AnyPublisher<Set<T>, HomeError>
+
+    init(_ source: @escaping @Sendable () -> AnyPublisher<Set<T>, HomeError>) {
+        self.source = source
+    }
+
+    /// The whole current set now, and again on every add, remove or change.
+    public func batched() -> AnyPublisher<Set<T>, HomeError> {
+        source()
+    }
+
+    /// Each element as it appears or changes (the first emission of `batched()` counts
+    /// as all of them appearing). Removals are visible through `batched()`.
+    public func stream() -> AnyPublisher<T, HomeError> {
+        source()
+            .scan((previous: [String: T](), changed: [T]())) { state, current in
+                var changed: [T] = []
+                var next: [String: T] = [:]
+                for element in current {
+                    next[element.id] = element
+                    if state.previous[element.id] != element { changed.append(element) }
+                }
+                return (next, changed.sorted { $0.id < $1.id })
+            }
+            .flatMap(maxPublishers: .unlimited) { Publishers.Sequence<[T], HomeError>(sequence: $0.changed) }
+            .eraseToAnyPublisher()
+    }
+
+    /// The current set (the first value of `batched()`).
+    public func list() async throws -> Set<T> {
+        for try await value in source().first().values { return value }
+        throw HomeError.cancelled("the home was closed")
+    }
+
+    /// The current set and every later one, as an async sequence.
+    public var values: AsyncThrowingPublisher<AnyPublisher<Set<T>, HomeError>> {
+        batched().values
+    }
+}

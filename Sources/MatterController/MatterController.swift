@@ -1,0 +1,309 @@
+import Logging
+import MatterCrypto
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Finds where an operational node listens (spec 4.3.2: `_matter._tcp` instance
+/// `<compressed fabric ID>-<node ID>`).
+public protocol OperationalResolver: Sendable {
+    func resolve(compressedFabricID: UInt64, nodeID: NodeID) async throws -> SocketAddress
+}
+
+/// A Matter controller on one fabric: owns a UDP endpoint and its exchange manager,
+/// keeps one CASE session per node (reused, resumed, re-established after failures),
+/// and runs the Interaction Model client and the commissioner over them.
+public actor MatterController {
+    public struct Configuration: Sendable {
+        /// Local UDP port (0: ephemeral) and binding.
+        public var port: Int
+        public var binding: UDPTransport.Binding
+        /// How long to wait for each response of an interaction.
+        public var responseTimeout: Duration
+        /// How long each CASE/PASE step may take.
+        public var handshakeStepTimeout: Duration
+        /// Subscription intervals asked of publishers (seconds).
+        public var subscriptionMinInterval: UInt16
+        public var subscriptionMaxInterval: UInt16
+        /// Longest pause between resubscription attempts.
+        public var maxResubscribeDelay: Duration
+        /// MRP timing of our own sessions.
+        public var exchange: ExchangeManager.Configuration
+
+        public init(port: Int = 0, binding: UDPTransport.Binding = .dualStack, responseTimeout: Duration = .seconds(8),
+                    handshakeStepTimeout: Duration = .seconds(8), subscriptionMinInterval: UInt16 = 0,
+                    subscriptionMaxInterval: UInt16 = 30, maxResubscribeDelay: Duration = .seconds(10),
+                    exchange: ExchangeManager.Configuration = .init(defaultReceiveTimeout: .seconds(10))) {
+            self.port = port
+            self.binding = binding
+            self.responseTimeout = responseTimeout
+            self.handshakeStepTimeout = handshakeStepTimeout
+            self.subscriptionMinInterval = subscriptionMinInterval
+            self.subscriptionMaxInterval = subscriptionMaxInterval
+            self.maxResubscribeDelay = maxResubscribeDelay
+            self.exchange = exchange
+        }
+    }
+
+    public nonisolated let configuration: Configuration
+    public nonisolated let manager: ExchangeManager
+    public nonisolated let fabric: FabricAuthority
+    public nonisolated let router: SubscriptionRouter
+    let transport: UDPTransport
+    let logger: Logger
+    private let operationalFabric: OperationalFabric
+    private let runner: Task<Void, Never>
+    private var sessionWatcher: Task<Void, Never>?
+    private var addresses: [NodeID: SocketAddress] = [:]
+    private var sessions: [NodeID: SessionInfo] = [:]
+    private var resumptions: [NodeID: CASEInitiator.Resumption] = [:]
+    private var pending: [NodeID: Task<SessionInfo, any Error>] = [:]
+    private var resolver: (any OperationalResolver)?
+    private var isShutDown = false
+
+    /// Binds the UDP endpoint and starts the exchange manager.
+    public static func start(fabric: FabricAuthority, configuration: Configuration = Configuration(),
+                             resolver: (any OperationalResolver)? = nil,
+                             logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
+        let transport: UDPTransport
+        do {
+            transport = try await UDPTransport.bind(.init(port: configuration.port, binding: configuration.binding))
+        } catch {
+            throw ControllerError.invalidArgument("cannot bind UDP port \(configuration.port): \(error)")
+        }
+        let manager = ExchangeManager(transport: transport, configuration: configuration.exchange, logger: logger)
+        let router = SubscriptionRouter(logger: logger)
+        await manager.register(router, for: .interactionModel)
+        let controller = try MatterController(fabric: fabric, configuration: configuration, transport: transport,
+                                              manager: manager, router: router, resolver: resolver, logger: logger)
+        await controller.watchSessions()
+        return controller
+    }
+
+    private init(fabric: FabricAuthority, configuration: Configuration, transport: UDPTransport, manager: ExchangeManager,
+                 router: SubscriptionRouter, resolver: (any OperationalResolver)?, logger: Logger) throws {
+        self.fabric = fabric
+        self.configuration = configuration
+        self.transport = transport
+        self.manager = manager
+        self.router = router
+        self.resolver = resolver
+        self.logger = logger
+        self.operationalFabric = try fabric.operationalFabric()
+        self.runner = Task { await manager.run() }
+    }
+
+    private func watchSessions() {
+        let events = manager.sessionEvents()
+        sessionWatcher = Task { [weak self] in
+            for await event in events {
+                if case .closed(let info, _) = event { await self?.forget(info) }
+            }
+        }
+    }
+
+    private func forget(_ info: SessionInfo) {
+        for (node, s) in sessions where s.handle == info.handle { sessions[node] = nil }
+    }
+
+    /// The local UDP port.
+    public nonisolated var port: Int { transport.port }
+
+    /// Stops the exchange manager and closes the socket; later calls fail with `.cancelled`.
+    public func shutdown() async {
+        guard !isShutDown else { return }
+        isShutDown = true
+        for handle in sessions.values.map(\.handle) { await manager.closeSession(handle, notifyPeer: true) }
+        sessions = [:]
+        sessionWatcher?.cancel()
+        runner.cancel()
+        await transport.close()
+    }
+
+    // MARK: Addresses and sessions
+
+    /// Where `node` listens (learned when commissioning, or given by the caller).
+    public func setAddress(_ address: SocketAddress, for node: NodeID) {
+        if addresses[node] != address, let s = sessions[node], s.peerAddress != address {
+            sessions[node] = nil
+        }
+        addresses[node] = address
+    }
+
+    public func address(of node: NodeID) -> SocketAddress? { addresses[node] }
+
+    public func setResolver(_ resolver: (any OperationalResolver)?) { self.resolver = resolver }
+
+    /// The CASE session with `node`: the live one when there is one, else a new one
+    /// (resumed when possible). Concurrent callers share one handshake.
+    public func session(for node: NodeID) async throws -> SessionInfo {
+        guard !isShutDown else { throw ControllerError.cancelled }
+        if let s = sessions[node], await manager.sessionInfo(s.handle) != nil { return s }
+        sessions[node] = nil
+        if let task = pending[node] { return try await task.value }
+        let task = Task { try await self.establish(node) }
+        pending[node] = task
+        defer { pending[node] = nil }
+        let info = try await task.value
+        sessions[node] = info
+        return info
+    }
+
+    /// Drops the session with `node` (after a failure), so the next call makes a new one.
+    public func invalidateSession(for node: NodeID) async {
+        if let s = sessions.removeValue(forKey: node) {
+            await manager.closeSession(s.handle, notifyPeer: false)
+        }
+    }
+
+    private func establish(_ node: NodeID) async throws -> SessionInfo {
+        let address: SocketAddress
+        if let known = addresses[node] {
+            address = known
+        } else if let resolver {
+            do {
+                address = try await resolver.resolve(compressedFabricID: try fabric.compressedFabricID(), nodeID: node)
+            } catch {
+                throw ControllerError.unreachable("node 0x\(String(node, radix: 16)) was not found on the network: \(error)")
+            }
+            addresses[node] = address
+        } else {
+            throw ControllerError.unreachable("no address known for node 0x\(String(node, radix: 16))")
+        }
+        let initiator = CASEInitiator(manager: manager, stepTimeout: configuration.handshakeStepTimeout)
+        if let resumption = resumptions[node] {
+            if let result = try? await initiator.establish(with: address, peerNodeID: node, fabric: operationalFabric,
+                                                          resumption: resumption) {
+                resumptions[node] = result.resumption
+                return result.session
+            }
+            resumptions[node] = nil
+        }
+        do {
+            let result = try await initiator.establish(with: address, peerNodeID: node, fabric: operationalFabric)
+            resumptions[node] = result.resumption
+            return result.session
+        } catch {
+            throw ControllerError.transport(error, "CASE with node 0x\(String(node, radix: 16)) at \(address)")
+        }
+    }
+
+    /// An Interaction Model client on the node's CASE session.
+    public func client(for node: NodeID) async throws -> InteractionClient {
+        let session = try await session(for: node)
+        return InteractionClient(manager: manager, session: session.handle, timeout: configuration.responseTimeout)
+    }
+
+    /// Runs `body` with a client; when the session turns out to be dead, makes a new one
+    /// and tries once more (reconnection).
+    public func withClient<T: Sendable>(_ node: NodeID, _ body: @Sendable (InteractionClient) async throws -> T) async throws -> T {
+        let first = try await client(for: node)
+        do {
+            return try await body(first)
+        } catch let error as ControllerError where error.isConnectivityFailure {
+            await invalidateSession(for: node)
+            let second = try await client(for: node)
+            return try await body(second)
+        }
+    }
+
+    // MARK: Interaction Model
+
+    public func read(_ node: NodeID, _ paths: [AttributePathIB]) async throws -> [AttributeReport] {
+        try await withClient(node) { try await $0.read(paths) }
+    }
+
+    public func read(_ node: NodeID, _ path: AttributePath) async throws -> TLVValue {
+        try await withClient(node) { try await $0.read(path) }
+    }
+
+    public func write(_ node: NodeID, _ path: AttributePath, value: TLVValue, timed: Duration? = nil) async throws {
+        try await withClient(node) { try await $0.write(path, value: value, timed: timed) }
+    }
+
+    public func invoke(_ node: NodeID, _ path: ConcreteCommandPath, fields: TLVValue = .structure([]),
+                       timed: Duration? = nil) async throws -> CommandResponse {
+        // Commands are not idempotent (toggle): never resent here, since the first attempt
+        // may have reached the node; the dead session is dropped so the next call reconnects.
+        let client = try await client(for: node)
+        do {
+            return try await client.invoke(path, fields: fields, timed: timed)
+        } catch let error as ControllerError where error.isConnectivityFailure {
+            await invalidateSession(for: node)
+            throw error
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Subscribes to `paths` of `node` and keeps the subscription alive: when no report
+    /// arrives within MaxInterval (plus a margin), or the session fails, it subscribes
+    /// again with growing pauses. Ends when the consumer stops iterating.
+    public nonisolated func subscribe(_ node: NodeID, paths: [AttributePathIB]) -> AsyncStream<SubscriptionEvent> {
+        let (stream, continuation) = AsyncStream<SubscriptionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let task = Task { await self.maintainSubscription(node, paths: paths, continuation: continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private nonisolated func maintainSubscription(_ node: NodeID, paths: [AttributePathIB],
+                                                  continuation: AsyncStream<SubscriptionEvent>.Continuation) async {
+        var delay: Duration = .milliseconds(250)
+        while !Task.isCancelled {
+            let liveness = LivenessSignal()
+            var subscriptionID: UInt32?
+            do {
+                let client = try await client(for: node)
+                let (id, maxInterval) = try await client.subscribe(
+                    paths, minInterval: configuration.subscriptionMinInterval,
+                    maxInterval: max(configuration.subscriptionMaxInterval, configuration.subscriptionMinInterval),
+                    router: router
+                ) { reports in
+                    liveness.heard()
+                    if !reports.isEmpty { continuation.yield(.reports(reports)) }
+                }
+                subscriptionID = id
+                continuation.yield(.established(subscriptionID: id, maxInterval: maxInterval))
+                delay = .milliseconds(250)
+                // The publisher reports at least every MaxInterval; allow for MRP retries.
+                let allowance = Duration.seconds(Int64(maxInterval)) + .seconds(3)
+                try await liveness.waitForSilence(longerThan: allowance)
+                router.unregister(id)
+                continuation.yield(.lost(.timeout("no report from node 0x\(String(node, radix: 16)) within \(maxInterval) s")))
+                await invalidateSession(for: node)
+            } catch is CancellationError {
+                if let id = subscriptionID { router.unregister(id) }
+                break
+            } catch {
+                if let id = subscriptionID { router.unregister(id) }
+                if Task.isCancelled { break }
+                let controllerError = ControllerError.transport(error, "subscription")
+                if controllerError == .cancelled { break }
+                continuation.yield(.lost(controllerError))
+                if controllerError.isConnectivityFailure { await invalidateSession(for: node) }
+            }
+            do { try await Task.sleep(for: delay) } catch { break }
+            delay = min(delay * 2, configuration.maxResubscribeDelay)
+        }
+        continuation.finish()
+    }
+}
+
+/// Remembers when a subscription last heard from its publisher.
+final class LivenessSignal: Sendable {
+    private let last = NIOLockedValueBox<ContinuousClock.Instant>(.now)
+
+    func heard() { last.withLockedValue { $0 = .now } }
+
+    /// Returns once nothing was heard for `limit`; throws when cancelled.
+    func waitForSilence(longerThan limit: Duration) async throws {
+        while true {
+            let since = last.withLockedValue { $0 }
+            let due = since + limit
+            if ContinuousClock.now >= due { return }
+            try await Task.sleep(until: due, clock: .continuous)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import HomeAPI
+import MatterController
+import NIOCore
+import OpenCombine
+
+/// homectl: drive a home and its Matter devices from the command line.
+@main
+struct HomeCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "homectl",
+        abstract: "Commission and control Matter devices in a home graph.",
+        subcommands: [Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
+                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self])
+}
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "The home database (default: $HOMECTL_HOME or ~/.homectl/home.sqlite).")
+    var home: String?
+
+    @Flag(name: .long, help: "Print JSON instead of tables.")
+    var json = false
+
+    @Option(name: .long, help: "Directory of trusted PAA certificates for device attestation.")
+    var paaTrustStore: String?
+
+    @Flag(name: .long, help: "Commission devices whose attestation is not trusted.")
+    var allowUntrusted = false
+
+    @Option(name: .long, help: "Seconds any device operation may take.")
+    var timeout: Double = 10
+
+    var databaseURL: URL {
+        if let home { return URL(fileURLWithPath: home) }
+        if let env = ProcessInfo.processInfo.environment["HOMECTL_HOME"] { return URL(fileURLWithPath: env) }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".homectl/home.sqlite")
+    }
+
+    func open(live: Bool = false) async throws -> Home {
+        var c = HomeConfiguration()
+        c.commandTimeout = .milliseconds(Int64(max(0.5, timeout) * 1000))
+        c.responseTimeout = .milliseconds(Int64(max(0.5, timeout / 2) * 1000))
+        c.paaTrustStore = paaTrustStore.map { URL(fileURLWithPath: $0) }
+        c.allowUntrustedAttestation = allowUntrusted
+        c.connectDevices = live
+        return try await Home.open(at: databaseURL, configuration: c)
+    }
+}
+
+// MARK: - Output
+
+enum Output {
+    static func json<T: Encodable>(_ value: T) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        if let data = try? encoder.encode(value), let text = String(data: data, encoding: .utf8) { print(text) }
+    }
+
+    static func table(_ header: [String], _ rows: [[String]]) {
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, c in c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+        }
+        print(line(header))
+        print(line(widths.map { String(repeating: "-", count: $0) }))
+        for row in rows { print(line(row)) }
+    }
+}
+
+struct DeviceSummary: Codable {
+    var id: String
+    var name: String
+    var structure: String?
+    var room: String?
+    var types: [String]
+    var connectivity: String
+    var state: [String: String]
+}
+
+func typeNames(_ device: HomeDevice) -> [String] {
+    var names: [String] = []
+    if device.types.contains(OnOffLightDeviceType.self) { names.append("OnOffLight") }
+    if device.types.contains(DimmableLightDeviceType.self) { names.append("DimmableLight") }
+    if device.types.contains(OnOffPluginUnitDeviceType.self) { names.append("OnOffPluginUnit") }
+    if device.types.contains(WindowCoveringDeviceType.self) { names.append("WindowCovering") }
+    return names
+}
+
+/// The trait state of a device, as text.
+func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
+    var state: [String: String] = [:]
+    for type in types.all {
+        let traits = type.traits
+        if let t = traits[Matter.OnOffTrait.self], let v = t.attributes.onOff { state["onOff"] = v ? "on" : "off" }
+        if let t = traits[Matter.LevelControlTrait.self], let v = t.attributes.currentLevel { state["level"] = "\(v)" }
+        if let t = traits[Matter.WindowCoveringTrait.self], let v = t.attributes.currentPositionLiftPercent100ths {
+            state["lift"] = String(format: "%.2f%%", Double(v) / 100)
+        }
+        if let t = traits[Matter.BasicInformationTrait.self] {
+            if let v = t.attributes.vendorName { state["vendor"] = v }
+            if let v = t.attributes.productName { state["product"] = v }
+            if let v = t.attributes.serialNumber { state["serial"] = v }
+        }
+    }
+    return state
+}
+
+func summary(_ d: HomeDevice, _ home: Home, types: DeviceTypeCollection? = nil) async -> DeviceSummary {
+    var structure: String?
+    var room: String?
+    if let id = d.structureID { structure = try? await home.structure(id: id).name }
+    if let id = d.roomID { room = try? await home.room(id: id).name }
+    return DeviceSummary(id: d.id, name: d.name, structure: structure, room: room, types: typeNames(d),
+                         connectivity: d.sourceConnectivity.connectivityState.rawValue,
+                         state: stateOf(types ?? d.types.all))
+}
+
+// MARK: - Resolution
+
+/// A device by ID, or by a name that only one device has (case-insensitive).
+func resolveDevice(_ text: String, in home: Home) async throws -> HomeDevice {
+    let devices = try await home.devices().list()
+    if let byID = devices.first(where: { $0.id == text }) { return byID }
+    let named = devices.filter { $0.name.caseInsensitiveCompare(text) == .orderedSame }
+    if named.count == 1, let only = named.first { return only }
+    if named.isEmpty { throw ValidationError("no device has the ID or name '\(text)'") }
+    throw ValidationError("\(named.count) devices are named '\(text)'; use an ID: \(named.map(\.id).sorted().joined(separator: ", "))")
+}
+
+func resolveStructure(_ text: String?, in home: Home, create: Bool = false) async throws -> Structure {
+    let structures = try await home.structures().list()
+    guard let text else {
+        if structures.count == 1 { return structures.first! }
+        if structures.isEmpty && create { return try await home.createStructure(name: "Home") }
+        throw ValidationError("there are \(structures.count) structures; pick one with --structure")
+    }
+    if let s = structures.first(where: { $0.id == text || $0.name.caseInsensitiveCompare(text) == .orderedSame }) { return s }
+    if create { return try await home.createStructure(name: text) }
+    throw ValidationError("no structure has the ID or name '\(text)'")
+}
+
+func resolveRoom(_ text: String, in structure: Structure, create: Bool = false) async throws -> Room {
+    let rooms = try await structure.rooms().list()
+    if let r = rooms.first(where: { $0.id == text || $0.name.caseInsensitiveCompare(text) == .orderedSame }) { return r }
+    if create { return try await structure.createRoom(name: text) }
+    throw ValidationError("no room has the ID or name '\(text)' in \(structure.name)")
+}
+
+/// Runs a command body, turning HomeError into a clear message and a failing exit code.
+func run(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as HomeError {
+        FileHandle.standardError.write(Data("error: \(error.code.rawValue): \(error.message)\n".utf8))
+        throw ExitCode(1)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import MatterController
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOCore
+import Testing
+
+/// The commissioner and IM client against a real node on loopback UDP.
+@Suite("Matter controller", .serialized)
+struct ControllerTests {
+    static let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
+
+    func controller(_ configure: (inout MatterController.Configuration) -> Void = { _ in }) async throws -> MatterController {
+        var configuration = MatterController.Configuration(port: 0, binding: .addresses(["127.0.0.1"]),
+                                                           responseTimeout: .seconds(3), handshakeStepTimeout: .seconds(3))
+        configure(&configuration)
+        return try await MatterController.start(fabric: try FabricAuthority.create(), configuration: configuration)
+    }
+
+    @Test func commissionsThenReadsInvokesAndWrites() async throws {
+        let device = try await TestDevice.start(Fixture.dimmableLight())
+        let controller = try await controller()
+        let trust = try makeTrustStoreDirectory()
+        defer { try? FileManager.default.removeItem(at: trust) }
+
+        let result = try await controller.commission(
+            address: device.address, passcode: device.passcode, nodeID: 0x11,
+            options: CommissioningOptions(trustStore: try PAATrustStore(directory: trust)))
+        #expect(result.attestation.isTrusted)
+        #expect(result.attestation.vendorID == 0xFFF1)
+        #expect(await device.node.fabrics.count == 1)
+        #expect(await !device.node.isFailSafeArmed)
+
+        // Wildcard read: every attribute of On/Off on every endpoint.
+        let reports = try await controller.read(0x11, [AttributePathIB(cluster: Fixture.onOff)])
+        #expect(reports.contains { $0.path == Self.onOffPath && $0.value == .bool(false) })
+        #expect(reports.allSatisfy { $0.path.cluster == Fixture.onOff })
+
+        _ = try await controller.invoke(0x11, ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(0x02)))
+        #expect(try await controller.read(0x11, Self.onOffPath) == .bool(true))
+        #expect(await device.value(Self.onOffPath) == .bool(true))
+
+        // A constraint error from the device comes back as that status.
+        let onLevel = AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0x0011))
+        await #expect(throws: ControllerError.self) {
+            try await controller.write(0x11, onLevel, value: .unsigned(255))
+        }
+        try await controller.write(0x11, onLevel, value: .unsigned(42))
+        #expect(await device.value(onLevel) == .unsigned(42))
+
+        await controller.shutdown()
+        await device.stop()
+    }
+
+    @Test func untrustedAttestationFailsUnlessAllowed() async throws {
+        let device = try await TestDevice.start(Fixture.onOffLight())
+        let controller = try await controller()
+        let empty = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: empty) }
+        do {
+            _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x21,
+                                                options: CommissioningOptions(trustStore: try PAATrustStore(directory: empty)))
+            Issue.record("commissioning with an empty trust store succeeded")
+        } catch let error as ControllerError {
+            guard case .attestationFailed(let why) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(why.contains("PAA"))
+        }
+        #expect(await device.node.fabrics.isEmpty)
+        let result = try await controller.commission(
+            address: device.address, passcode: device.passcode, nodeID: 0x21,
+            options: CommissioningOptions(trustStore: try PAATrustStore(directory: empty), allowUntrustedAttestation: true))
+        #expect(!result.attestation.isTrusted)
+        #expect(await device.node.fabrics.count == 1)
+        await controller.shutdown()
+        await device.stop()
+    }
+
+    @Test func wrongPasscodeIsAPASEError() async throws {
+        let device = try await TestDevice.start(Fixture.onOffLight())
+        let controller = try await controller()
+        await #expect(throws: ControllerError.paseFailed("the passcode does not match the device's")) {
+            _ = try await controller.commission(address: device.address, passcode: 12345678, nodeID: 0x31,
+                                                options: CommissioningOptions(allowUntrustedAttestation: true))
+        }
+        await controller.shutdown()
+        await device.stop()
+    }
+
+    @Test func subscriptionReportsChangesAndResubscribesAfterRestart() async throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let device = try await TestDevice.start(Fixture.onOffLight(), stateDirectory: state)
+        let port = device.port
+        let controller = try await controller { $0.subscriptionMaxInterval = 1 }
+        _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x41,
+                                            options: CommissioningOptions(allowUntrustedAttestation: true))
+        let log = EventLog(controller.subscribe(0x41, paths: [AttributePathIB(endpoint: 1, cluster: Fixture.onOff)]))
+        defer { log.stop() }
+        let established = await log.waitFor { if case .established = $0 { true } else { false } }
+        #expect(established != nil)
+        #expect(log.all.contains { if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath } } else { false } })
+
+        #expect(await device.press(Fixture.onOff, 0x01) == .success)
+        let change = await log.waitFor { if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath && $0.value == .bool(true) } } else { false } }
+        #expect(change != nil)
+
+        // Power cycle: the subscription is lost, then re-established with the restarted node.
+        await device.stop()
+        let lost = await log.waitFor { if case .lost = $0 { true } else { false } }
+        #expect(lost != nil)
+        let mark = log.all.count
+        let restarted = try await TestDevice.start(Fixture.onOffLight(), stateDirectory: state, port: port)
+        let again = await log.waitFor(from: mark, within: .seconds(20)) { if case .established = $0 { true } else { false } }
+        #expect(again != nil)
+        #expect(await restarted.press(Fixture.onOff, 0x00) == .success)
+        let off = await log.waitFor(from: mark) { if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath && $0.value == .bool(false) } } else { false } }
+        #expect(off != nil)
+        await controller.shutdown()
+        await restarted.stop()
+    }
+
+    @Test func aSilentNodeFailsInBoundedTime() async throws {
+        let device = try await TestDevice.start(Fixture.onOffLight())
+        let controller = try await controller()
+        _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x51,
+                                            options: CommissioningOptions(allowUntrustedAttestation: true))
+        await device.stop()
+        let start = ContinuousClock.now
+        do {
+            _ = try await controller.invoke(0x51, ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(0x02)))
+            Issue.record("a powered-off node answered")
+        } catch let error as ControllerError {
+            #expect(error.isConnectivityFailure)
+        }
+        #expect(ContinuousClock.now - start < .seconds(30))
+        await controller.shutdown()
+    }
+}

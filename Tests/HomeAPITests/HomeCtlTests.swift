@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// homectl as a person runs it: a separate process on the same home file, against a
+/// live device on loopback.
+@Suite("homectl", .serialized)
+struct HomeCtlTests {
+    /// The homectl binary built next to this test bundle.
+    static var binary: URL {
+        URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent().appendingPathComponent("homectl")
+    }
+
+    struct Result {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    static func homectl(_ arguments: [String], home: URL) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments + ["--home", home.path, "--timeout", "4"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let error = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+                      error: String(decoding: error, as: UTF8.self))
+    }
+
+    @Test func commissionListControlRenameAndRooms() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "homectl is not built at \(Self.binary.path)")
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let home = dir.appendingPathComponent("home.sqlite")
+        let light = try await TestDevice.start(Fixture.dimmableLight(), deviceTypeID: 0x0101)
+        defer { Task { await light.stop() } }
+
+        let commissioned = try Self.homectl(["commission", "--code", try light.setupCode, "--address", "127.0.0.1:\(light.port)",
+                                             "--structure", "Flat", "--room", "Office", "--name", "Desk lamp",
+                                             "--allow-untrusted"], home: home)
+        #expect(commissioned.status == 0, "\(commissioned.error)")
+        #expect(commissioned.output.contains("Desk lamp"))
+
+        let devices = try Self.homectl(["devices", "--json"], home: home)
+        #expect(devices.status == 0)
+        let list = try JSONSerialization.jsonObject(with: Data(devices.output.utf8)) as? [[String: Any]]
+        #expect(list?.count == 1)
+        #expect(list?.first?["name"] as? String == "Desk lamp")
+        #expect(list?.first?["room"] as? String == "Office")
+
+        #expect(try Self.homectl(["on", "desk lamp"], home: home).status == 0)
+        #expect(await light.value(.init(endpoint: 1, cluster: Fixture.onOff, attribute: .init(0))) == .bool(true))
+        #expect(try Self.homectl(["level", "Desk lamp", "77"], home: home).status == 0)
+        let got = try Self.homectl(["get", "Desk lamp", "--json"], home: home)
+        #expect(got.status == 0, "\(got.error)")
+        #expect(got.output.contains("\"level\" : \"77\""))
+
+        #expect(try Self.homectl(["rename", "Desk lamp", "Reading lamp"], home: home).status == 0)
+        #expect(try Self.homectl(["room", "create", "Hall"], home: home).status == 0)
+        #expect(try Self.homectl(["room", "move", "Reading lamp", "Hall"], home: home).status == 0)
+        #expect(try Self.homectl(["room", "delete", "Office"], home: home).status == 0)
+        let table = try Self.homectl(["devices"], home: home)
+        #expect(table.output.contains("Reading lamp"))
+        #expect(table.output.contains("Hall"))
+
+        // Unknown names fail with a message, not a crash.
+        let missing = try Self.homectl(["toggle", "no such device"], home: home)
+        #expect(missing.status != 0)
+        #expect(missing.error.contains("no device"))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import MatterDevice
+import MatterModel
+import MatterTLV
+
+// Fixtures: the published connectedhomeip test PAA and CD-signing credentials (test
+// only), and the node layouts of the simulated devices the tests commission.
+
+/// The connectedhomeip test PAA / CD signing authority (test only).
+let testAuthority = AttestationAuthority.connectedhomeipTest
+
+/// A PAA trust-store directory holding the test PAA and CD signing certificates.
+func makeTrustStoreDirectory() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("paa-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    try testAuthority.paaCertificatePEM.write(to: dir.appendingPathComponent("Chip-Test-PAA-Cert.pem"), atomically: true, encoding: .utf8)
+    try testAuthority.cdSigningCertificatePEM.write(to: dir.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"), atomically: true, encoding: .utf8)
+    return dir
+}
+
+func temporaryDirectory() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("homeapi-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+enum Fixture {
+    static let identify = ClusterID(0x0003)
+    static let onOff = ClusterID(0x0006)
+    static let levelControl = ClusterID(0x0008)
+    static let basicInformation = ClusterID(0x0028)
+    static let windowCovering = ClusterID(0x0102)
+
+    static func deviceType(_ id: UInt32) -> DeviceTypeInstance {
+        DeviceTypeInstance(id: DeviceTypeID(id), revision: MatterModel.standard.deviceType(DeviceTypeID(id))?.revision ?? 1)
+    }
+
+    static func root(vendor: String, product: String, serial: String) -> EndpointDescription {
+        EndpointDescription(
+            number: 0, deviceTypes: [deviceType(0x0016)],
+            serverClusters: [ClusterInstanceDescription(id: basicInformation, attributes: [
+                AttributeID(0x0001): .utf8(vendor),
+                AttributeID(0x0002): .unsigned(0xFFF1),
+                AttributeID(0x0003): .utf8(product),
+                AttributeID(0x0004): .unsigned(0x8001),
+                AttributeID(0x000F): .utf8(serial),
+            ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
+    }
+
+    static func onOffLight(serial: String = "LIGHT-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "On/Off Bulb", serial: serial),
+            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0100)], serverClusters: [
+                ClusterInstanceDescription(id: identify),
+                ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
+            ]),
+        ])
+    }
+
+    static func dimmableLight(serial: String = "DIM-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "Dimmable Bulb", serial: serial),
+            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0101)], serverClusters: [
+                ClusterInstanceDescription(id: identify),
+                ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
+                ClusterInstanceDescription(id: levelControl, features: ["OO", "LT"], attributes: [AttributeID(0): .unsigned(100)]),
+            ]),
+        ])
+    }
+
+    static func plug(serial: String = "PLUG-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "Smart Plug", serial: serial),
+            EndpointDescription(number: 1, deviceTypes: [deviceType(0x010A)], serverClusters: [
+                ClusterInstanceDescription(id: identify),
+                ClusterInstanceDescription(id: onOff, attributes: [AttributeID(0): .bool(false)]),
+            ]),
+        ])
+    }
+
+    static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "Roller Blind", serial: serial),
+            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0202)], serverClusters: [
+                ClusterInstanceDescription(id: identify),
+                ClusterInstanceDescription(id: windowCovering, features: ["LF", "PA_LF"], attributes: [:],
+                                           behavior: ClusterBehavior(liftSpeed: .percent100thsPerSecond(5000))),
+            ]),
+        ])
+    }
+}
