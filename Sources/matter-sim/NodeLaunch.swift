@@ -8,6 +8,15 @@ import MatterDevice
 import MatterModel
 import MatterProtocol
 
+/// What the command line decides for one node.
+struct NodeLaunchOptions {
+    var passcode: UInt32?
+    var discriminator: UInt16?
+    var port: Int
+    var stateDir: String?
+    var authority: AttestationAuthority
+}
+
 struct NodeLaunch {
     let device: ResolvedDeviceProfile
     let node: MatterNode
@@ -16,7 +25,7 @@ struct NodeLaunch {
     let passcode: UInt32
     let discriminator: UInt16
 
-    init(device: ResolvedDeviceProfile, model: MatterModel, command: RunCommand, logger: Logger) throws {
+    init(device: ResolvedDeviceProfile, model: MatterModel, command: NodeLaunchOptions, logger: Logger) throws {
         self.device = device
         passcode = command.passcode ?? device.commissioning.passcode
         discriminator = command.discriminator ?? device.commissioning.discriminator
@@ -29,17 +38,7 @@ struct NodeLaunch {
             printError("\(stateDirectory.path): cannot use as state directory: \(error)")
             throw ExitCode(1)
         }
-        let authority: AttestationAuthority
-        if let directory = command.attestationDir {
-            do {
-                authority = try AttestationAuthority.load(fromDirectory: URL(fileURLWithPath: directory))
-            } catch {
-                printError("--attestation-dir \(directory): \(error)")
-                throw ExitCode(1)
-            }
-        } else {
-            authority = .connectedhomeipTest
-        }
+        let authority = command.authority
         let deviceType = device.primaryDeviceType?.rawValue ?? 0x0016
         let commissioning: CommissioningConfiguration
         do {
@@ -65,23 +64,45 @@ struct NodeLaunch {
                 deviceName: device.name))
     }
 
+    /// `--attestation-dir`, else the published test authority built in (test only).
+    static func authority(_ directory: String?) throws -> AttestationAuthority {
+        guard let directory else { return .connectedhomeipTest }
+        do {
+            return try AttestationAuthority.load(fromDirectory: URL(fileURLWithPath: directory))
+        } catch {
+            printError("--attestation-dir \(directory): \(error)")
+            throw ExitCode(1)
+        }
+    }
+
     /// `--state-dir`, else `.matter-sim/<serial number>` under $INTEROP_DEVICE_DIR or the
     /// current directory.
-    static func stateDirectory(_ option: String?, serialNumber: String) -> URL {
+    static func stateDirectory(_ option: String?, serialNumber: String, base stateRoot: String? = nil) -> URL {
         if let option { return URL(fileURLWithPath: option, isDirectory: true) }
+        let safeSerial = String(serialNumber.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
+        if let stateRoot {
+            return URL(fileURLWithPath: stateRoot, isDirectory: true)
+                .appendingPathComponent(safeSerial.isEmpty ? "device" : safeSerial, isDirectory: true)
+        }
         let base = ProcessInfo.processInfo.environment["INTEROP_DEVICE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? FileManager.default.currentDirectoryPath
-        let safeSerial = String(serialNumber.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
         return URL(fileURLWithPath: base, isDirectory: true)
             .appendingPathComponent(".matter-sim", isDirectory: true)
             .appendingPathComponent(safeSerial.isEmpty ? "device" : safeSerial, isDirectory: true)
     }
 
+    var onboardingPayload: OnboardingPayload {
+        OnboardingPayload(vendorID: device.identity.vendorID, productID: device.identity.productID,
+                          discriminator: discriminator, passcode: passcode)
+    }
+
+    var manualCode: String {
+        (try? onboardingPayload.manualPairingCode()).map(OnboardingPayload.grouped) ?? "(invalid passcode)"
+    }
+
     func summary(port: Int) -> String {
-        let payload = OnboardingPayload(vendorID: device.identity.vendorID, productID: device.identity.productID,
-                                        discriminator: discriminator, passcode: passcode)
-        let manual = (try? payload.manualPairingCode()).map(OnboardingPayload.grouped) ?? "(invalid passcode)"
-        let qr = (try? payload.qrCode()) ?? "(invalid passcode)"
+        let manual = manualCode
+        let qr = (try? onboardingPayload.qrCode()) ?? "(invalid passcode)"
         return """
             \(device.name)
               profile:       \(device.source)

@@ -60,12 +60,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        bootstrapLogging(Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "matter-sim")
 
         let loader = ProfileLoader()
@@ -77,7 +72,9 @@ struct RunCommand: AsyncParsableCommand {
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let launch = try NodeLaunch(device: device, model: loader.model, command: self, logger: logger)
+        let options = NodeLaunchOptions(passcode: passcode, discriminator: discriminator, port: port,
+                                        stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir))
+        let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {
             server = try await NodeServer(node: launch.node, configuration: launch.serverConfiguration,

@@ -1,0 +1,128 @@
+// `matter-sim home HOME.yaml`: every device of a home profile as its own Matter node, all in
+// this one process (each with its own UDP port, discriminator, state directory and mDNS
+// records), until SIGINT or SIGTERM.
+import ArgumentParser
+import DeviceProfile
+import Foundation
+import Logging
+import MatterDevice
+import MatterModel
+
+struct HomeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "home",
+        abstract: "Run every device of a home profile as a Matter node, all in one process.",
+        discussion: """
+            Device N of the home (in file order) listens on UDP port BASE+N and keeps its state
+            in STATE-ROOT/<serial number>. Each node advertises itself through the Avahi
+            daemon of the network namespace it runs in. SIGINT or SIGTERM withdraw every
+            record and stop every node.
+            """)
+
+    @Argument(help: ArgumentHelp("A home profile (YAML).", valueName: "home"))
+    var home: String
+
+    @Option(help: "UDP port of the first device; the others follow.")
+    var basePort: Int = 5540
+
+    @Option(help: ArgumentHelp("Where the nodes keep their state (one directory each).", valueName: "dir"))
+    var stateRoot: String?
+
+    @Option(help: ArgumentHelp("PAA and CD signing credentials (see `run --help`).", valueName: "dir"))
+    var attestationDir: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "notice"
+
+    func validate() throws {
+        guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical.")
+        }
+    }
+
+    func run() async throws {
+        bootstrapLogging(Logger.Level(rawValue: logLevel) ?? .notice)
+        let logger = Logger(label: "matter-sim")
+        let loader = ProfileLoader()
+        let resolved: ResolvedHome
+        do {
+            resolved = try loader.loadHome(file: home)
+        } catch {
+            for diagnostic in error.diagnostics { printError(diagnostic.description) }
+            printError("\(home): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
+            throw ExitCode(1)
+        }
+        let devices = resolved.allDevices
+        guard basePort + devices.count - 1 <= 65535 else {
+            throw ValidationError("--base-port \(basePort): \(devices.count) devices do not fit below port 65536.")
+        }
+        let authority = try NodeLaunch.authority(attestationDir)
+        let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
+
+        var servers: [(ResolvedHomeDevice, NodeLaunch, NodeServer)] = []
+        for (index, device) in devices.enumerated() {
+            printOut("[\(index + 1)/\(devices.count)] starting \(device.name)")
+            let options = NodeLaunchOptions(
+                port: basePort + index,
+                stateDir: NodeLaunch.stateDirectory(nil, serialNumber: device.profile.identity.serialNumber, base: stateRoot).path,
+                authority: authority)
+            let launch = try NodeLaunch(device: device.profile, model: loader.model, command: options, logger: logger)
+            do {
+                let server = try await NodeServer(node: launch.node, configuration: launch.serverConfiguration,
+                                                  logger: Logger(label: "matter.node.\(index + 1)"))
+                servers.append((device, launch, server))
+            } catch {
+                printError("\(device.name): cannot listen on UDP port \(options.port): \(error)")
+                for (_, launch, _) in servers { await launch.node.stop() }
+                await launch.node.stop()
+                throw ExitCode(1)
+            }
+        }
+        printOut(table(servers.map { ($0.0, $0.1, $0.2.port) }, home: resolved))
+
+        let running = servers.map(\.2)
+        let group = Task {
+            await withTaskGroup(of: Void.self) { tasks in
+                for server in running { tasks.addTask { await server.run() } }
+            }
+        }
+        let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal, count in
+            if count == 1 {
+                logger.notice("signal \(signal): withdrawing every record and stopping \(running.count) nodes")
+                group.cancel()
+            } else {
+                Foundation.exit(1)
+            }
+        }
+        await group.value
+        signals.stop()
+        printOut("\(resolved.name): \(running.count) nodes stopped")
+    }
+
+    func table(_ rows: [(ResolvedHomeDevice, NodeLaunch, Int)], home: ResolvedHome) -> String {
+        let header = ["device", "structure / room", "device types", "port", "manual code"]
+        let cells = rows.map { device, launch, port in
+            [device.name,
+             device.structure + " / " + (device.room ?? "-"),
+             device.profile.endpoints.filter { $0.number != 0 }.flatMap { $0.deviceTypes.map(\.name) }.joined(separator: ", "),
+             String(port),
+             launch.manualCode]
+        }
+        let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
+        func line(_ row: [String]) -> String {
+            zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+        }
+        return ([home.name + ": \(rows.count) devices running", line(header), line(widths.map { String(repeating: "-", count: $0) })]
+            + cells.map(line)).joined(separator: "\n")
+    }
+}
+
+/// Log lines go to standard error at the chosen level.
+func bootstrapLogging(_ level: Logger.Level) {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+}
