@@ -186,8 +186,29 @@ public actor MatterController {
             resumptions[node] = result.resumption
             return result.session
         } catch {
+            // A node that restarted may listen elsewhere now: look it up again by its
+            // operational instance name (_matter._tcp, spec 4.3.2) and try once there.
+            if let moved = await relocated(node, from: address) {
+                addresses[node] = moved
+                do {
+                    let result = try await initiator.establish(with: moved, peerNodeID: node, fabric: operationalFabric)
+                    resumptions[node] = result.resumption
+                    return result.session
+                } catch {
+                    throw ControllerError.transport(error, "CASE with node 0x\(String(node, radix: 16)) at \(moved)")
+                }
+            }
             throw ControllerError.transport(error, "CASE with node 0x\(String(node, radix: 16)) at \(address)")
         }
+    }
+
+    /// The node's operational address from DNS-SD when it differs from `address`.
+    private func relocated(_ node: NodeID, from address: SocketAddress) async -> SocketAddress? {
+        guard let resolver, let compressed = try? fabric.compressedFabricID(),
+              let found = try? await resolver.resolve(compressedFabricID: compressed, nodeID: node),
+              found != address else { return nil }
+        logger.info("node 0x\(String(node, radix: 16)) moved from \(address) to \(found)")
+        return found
     }
 
     /// An Interaction Model client on the node's CASE session.

@@ -12,7 +12,7 @@ struct HomeCtl: AsyncParsableCommand {
         commandName: "homectl",
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self])
+                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self])
 }
 
 /// Options every command takes.
@@ -32,6 +32,10 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds any device operation may take.")
     var timeout: Double = 10
 
+    @Flag(name: .long, inversion: .prefixedNo,
+          help: "Find devices that moved (a new address or port) by operational DNS-SD (_matter._tcp).")
+    var dnssd = true
+
     var databaseURL: URL {
         if let home { return URL(fileURLWithPath: home) }
         if let env = ProcessInfo.processInfo.environment["HOMECTL_HOME"] { return URL(fileURLWithPath: env) }
@@ -45,6 +49,7 @@ struct GlobalOptions: ParsableArguments {
         c.paaTrustStore = paaTrustStore.map { URL(fileURLWithPath: $0) }
         c.allowUntrustedAttestation = allowUntrusted
         c.connectDevices = live
+        c.useDNSSD = dnssd
         return try await Home.open(at: databaseURL, configuration: c)
     }
 }

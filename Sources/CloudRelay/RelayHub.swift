@@ -1,0 +1,233 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// One authenticated WebSocket connection, as the hub sees it: who it is and
+/// a bounded queue of frames for its writer.
+final class RelayPeer: Sendable {
+    let id: UInt32
+    let role: RelayRole
+    let homeID: String
+    /// Set on device connections.
+    let deviceID: String?
+    let outgoing: AsyncStream<ByteBuffer>
+    private let sink: AsyncStream<ByteBuffer>.Continuation
+
+    init(id: UInt32, role: RelayRole, homeID: String, deviceID: String?, queueCapacity: Int) {
+        self.id = id
+        self.role = role
+        self.homeID = homeID
+        self.deviceID = deviceID
+        // Newest frames are dropped when the peer does not keep up: a slow reader
+        // loses its own traffic instead of holding the relay's memory.
+        (outgoing, sink) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(queueCapacity))
+    }
+
+    /// Queues a frame; false when the queue is full or the peer is closed.
+    func send(_ frame: RelayFrame) -> Bool {
+        if case .enqueued = sink.yield(ByteBuffer(bytes: frame.encoded())) { return true }
+        return false
+    }
+
+    /// Ends the writer; the connection closes once queued frames are out.
+    func close() { sink.finish() }
+}
+
+/// The routing table: which devices and controllers are connected, per home.
+/// Routes controller requests to devices and device answers and reports back,
+/// never across homes.
+final class RelayHub: Sendable {
+    private struct DeviceKey: Hashable {
+        var homeID: String
+        var deviceID: String
+    }
+
+    /// A controller request in flight, timed until its device answers.
+    private struct PendingKey: Hashable {
+        var session: UInt32
+        var deviceID: String
+        var exchangeID: UInt32
+    }
+
+    private struct State {
+        var devices: [DeviceKey: RelayPeer] = [:]
+        var controllers: [UInt32: RelayPeer] = [:]
+        var pending: [PendingKey: ContinuousClock.Instant] = [:]
+        var nextID: UInt32 = 0
+    }
+
+    /// Requests remembered for the latency histogram before old ones are swept.
+    private static let pendingLimit = 20_000
+
+    // The lock guards the routing table; frames are queued to peers outside it.
+    private let state = NIOLockedValueBox(State())
+    let metrics: RelayMetrics
+    let store: RelayStore
+    let queueCapacity: Int
+    let logger: Logger
+
+    init(store: RelayStore, metrics: RelayMetrics, queueCapacity: Int, logger: Logger) {
+        self.store = store
+        self.metrics = metrics
+        self.queueCapacity = queueCapacity
+        self.logger = logger
+    }
+
+    func makePeer(role: RelayRole, homeID: String, deviceID: String?) -> RelayPeer {
+        let id = state.withLockedValue { s -> UInt32 in
+            repeat { s.nextID &+= 1 } while s.nextID == 0 || s.controllers[s.nextID] != nil
+            return s.nextID
+        }
+        return RelayPeer(id: id, role: role, homeID: homeID, deviceID: deviceID, queueCapacity: queueCapacity)
+    }
+
+    var connectedCounts: (devices: Int, controllers: Int) {
+        state.withLockedValue { ($0.devices.count, $0.controllers.count) }
+    }
+
+    /// Devices of a home that hold a connection now.
+    func onlineDevices(homeID: String) -> Set<String> {
+        state.withLockedValue { s in
+            Set(s.devices.keys.filter { $0.homeID == homeID }.map(\.deviceID))
+        }
+    }
+
+    // MARK: Attach and detach
+
+    /// Registers a device connection, replacing (and closing) an older one of the same device.
+    /// Presence is queued to the home's controllers under the lock (queuing never blocks),
+    /// so racing attach/detach of one device reach every controller in the order they happened.
+    func attachDevice(_ peer: RelayPeer) {
+        guard let deviceID = peer.deviceID else { return }
+        let key = DeviceKey(homeID: peer.homeID, deviceID: deviceID)
+        let replaced = state.withLockedValue { s -> RelayPeer? in
+            let old = s.devices.updateValue(peer, forKey: key)
+            for controller in s.controllers.values where controller.homeID == peer.homeID {
+                // A replaced connection took its exchanges and subscriptions with it: say so first.
+                if old != nil { _ = controller.send(.presence(RelayPresence(deviceID: deviceID, online: false))) }
+                _ = controller.send(.presence(RelayPresence(deviceID: deviceID, online: true)))
+            }
+            return old
+        }
+        if let replaced {
+            logger.info("device reconnected; closing its previous connection", metadata: ["device": "\(deviceID)"])
+            replaced.close()
+        }
+    }
+
+    func detachDevice(_ peer: RelayPeer) {
+        guard let deviceID = peer.deviceID else { return }
+        let key = DeviceKey(homeID: peer.homeID, deviceID: deviceID)
+        state.withLockedValue { s in
+            // A newer connection of the same device may already have taken the slot.
+            guard s.devices[key] === peer else { return }
+            s.devices[key] = nil
+            for controller in s.controllers.values where controller.homeID == peer.homeID {
+                _ = controller.send(.presence(RelayPresence(deviceID: deviceID, online: false)))
+            }
+        }
+    }
+
+    /// Registers a controller connection and queues its hello and the presence of
+    /// every device of the home (the registered ones and any online). Done under the
+    /// lock, so a presence change racing with it is queued after this snapshot, never before.
+    func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String]) {
+        state.withLockedValue { s in
+            s.controllers[peer.id] = peer
+            let online = Set(s.devices.keys.filter { $0.homeID == peer.homeID }.map(\.deviceID))
+            _ = peer.send(.hello(hello))
+            for deviceID in Set(registered).union(online).sorted() {
+                _ = peer.send(.presence(RelayPresence(deviceID: deviceID, online: online.contains(deviceID))))
+            }
+        }
+    }
+
+    func detachController(_ peer: RelayPeer) {
+        state.withLockedValue { s in
+            s.controllers[peer.id] = nil
+            s.pending = s.pending.filter { $0.key.session != peer.id }
+        }
+    }
+
+    // MARK: Routing
+
+    /// A message from a controller: to the named device of the controller's own home.
+    func routeFromController(_ message: RelayMessage, from controller: RelayPeer) async {
+        guard let deviceID = message.deviceID else { return }
+        let key = DeviceKey(homeID: controller.homeID, deviceID: deviceID)
+        let now = ContinuousClock.now
+        let device = state.withLockedValue { s -> RelayPeer? in
+            guard let device = s.devices[key] else { return nil }
+            if message.fromInitiator {
+                let pendingKey = PendingKey(session: controller.id, deviceID: deviceID, exchangeID: message.exchangeID)
+                if s.pending[pendingKey] == nil {
+                    if s.pending.count >= Self.pendingLimit { Self.sweep(&s.pending, now: now) }
+                    s.pending[pendingKey] = now
+                }
+            }
+            return device
+        }
+        func fail(_ reason: RelayFailureReason, _ rejection: RelayRejection) {
+            metrics.rejected(rejection)
+            _ = controller.send(
+                .failure(
+                    RelayFailure(deviceID: deviceID, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)))
+        }
+        guard let device else {
+            // Whether it exists is answered only within the controller's own home.
+            let registered = (try? await store.device(homeID: controller.homeID, deviceID: deviceID)) != nil
+            return registered ? fail(.deviceOffline, .deviceOffline) : fail(.unknownDevice, .unknownDevice)
+        }
+        var forwarded = message
+        forwarded.deviceID = nil
+        forwarded.session = controller.id
+        if device.send(.message(forwarded)) {
+            metrics.routed(.toDevice)
+        } else {
+            fail(.overloaded, .overflow)
+        }
+    }
+
+    /// A message from a device: to the controller session it names, if that
+    /// session is a live controller connection of the device's home.
+    func routeFromDevice(_ message: RelayMessage, from device: RelayPeer) {
+        guard let session = message.session, let deviceID = device.deviceID else { return }
+        let now = ContinuousClock.now
+        let (controller, started) = state.withLockedValue { s -> (RelayPeer?, ContinuousClock.Instant?) in
+            guard let controller = s.controllers[session], controller.homeID == device.homeID else { return (nil, nil) }
+            var started: ContinuousClock.Instant? = nil
+            if !message.fromInitiator {
+                started = s.pending.removeValue(
+                    forKey: PendingKey(session: session, deviceID: deviceID, exchangeID: message.exchangeID))
+            }
+            return (controller, started)
+        }
+        guard let controller else {
+            metrics.rejected(.sessionGone)
+            _ = device.send(
+                .failure(
+                    RelayFailure(
+                        session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .sessionGone)))
+            return
+        }
+        if let started { metrics.observeRoundTrip(now - started) }
+        var forwarded = message
+        forwarded.session = nil
+        forwarded.deviceID = deviceID
+        if controller.send(.message(forwarded)) {
+            metrics.routed(.toController)
+        } else {
+            metrics.rejected(.overflow)
+            _ = device.send(
+                .failure(
+                    RelayFailure(
+                        session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .overloaded)))
+        }
+    }
+
+    /// Forgets requests older than ten seconds; all of them if that is not enough.
+    private static func sweep(_ pending: inout [PendingKey: ContinuousClock.Instant], now: ContinuousClock.Instant) {
+        pending = pending.filter { now - $0.value < .seconds(10) }
+        if pending.count >= pendingLimit { pending.removeAll() }
+    }
+}

@@ -1,0 +1,126 @@
+import NIOConcurrencyHelpers
+
+/// Who is on the other end of a relay connection.
+public enum RelayRole: String, Sendable, Hashable, CaseIterable {
+    case device
+    case controller
+}
+
+/// Why the relay dropped a frame or refused a request, for the metrics.
+public enum RelayRejection: String, Sendable, Hashable, CaseIterable {
+    /// Bytes that are not a relay frame, a text message, or a frame a client may not send.
+    case malformed
+    /// A message above the frame size limit.
+    case oversized
+    /// A WebSocket protocol error below the frames (bad framing, bad close).
+    case protocolError = "protocol"
+    case unknownDevice = "unknown_device"
+    case deviceOffline = "device_offline"
+    case sessionGone = "session_gone"
+    /// The receiver's queue was full.
+    case overflow
+    /// HTTP 401: no or a wrong credential.
+    case unauthorized
+    /// HTTP 403: a token of another home.
+    case forbidden
+}
+
+/// Which way a routed frame went.
+public enum RelayDirection: String, Sendable, Hashable, CaseIterable {
+    case toDevice = "to_device"
+    case toController = "to_controller"
+}
+
+/// Counters, gauges and a latency histogram, rendered in the Prometheus text
+/// exposition format (version 0.0.4) for `/metrics`.
+public final class RelayMetrics: Sendable {
+    /// Upper bounds, in seconds, of the exchange round-trip histogram's buckets.
+    public static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    public struct Snapshot: Sendable, Hashable {
+        public var connections: [RelayRole: Int]
+        public var connectionsAccepted: [RelayRole: Int]
+        public var routed: [RelayDirection: Int]
+        public var rejected: [RelayRejection: Int]
+        public var latencyCounts: [Int]
+        public var latencyCount: Int
+        public var latencySum: Double
+    }
+
+    // The lock guards the whole snapshot; every update is a few integer additions.
+    private let state: NIOLockedValueBox<Snapshot>
+
+    public init() {
+        state = NIOLockedValueBox(
+            Snapshot(
+                connections: [:], connectionsAccepted: [:], routed: [:], rejected: [:],
+                latencyCounts: Array(repeating: 0, count: Self.latencyBuckets.count), latencyCount: 0, latencySum: 0))
+    }
+
+    public var snapshot: Snapshot { state.withLockedValue { $0 } }
+
+    func connectionOpened(_ role: RelayRole) {
+        state.withLockedValue {
+            $0.connections[role, default: 0] += 1
+            $0.connectionsAccepted[role, default: 0] += 1
+        }
+    }
+
+    func connectionClosed(_ role: RelayRole) {
+        state.withLockedValue { $0.connections[role, default: 0] -= 1 }
+    }
+
+    func routed(_ direction: RelayDirection) {
+        state.withLockedValue { $0.routed[direction, default: 0] += 1 }
+    }
+
+    func rejected(_ reason: RelayRejection) {
+        state.withLockedValue { $0.rejected[reason, default: 0] += 1 }
+    }
+
+    /// One controller request answered by its device: from the request's arrival
+    /// at the relay to the answer's.
+    func observeRoundTrip(_ duration: Duration) {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        state.withLockedValue { s in
+            s.latencyCount += 1
+            s.latencySum += seconds
+            if let i = Self.latencyBuckets.firstIndex(where: { seconds <= $0 }) {
+                s.latencyCounts[i] += 1
+            }
+        }
+    }
+
+    /// The Prometheus text exposition.
+    public func render() -> String {
+        let s = snapshot
+        var out = ""
+        out += "# HELP relay_connections Open WebSocket connections.\n# TYPE relay_connections gauge\n"
+        for role in RelayRole.allCases {
+            out += "relay_connections{role=\"\(role.rawValue)\"} \(s.connections[role] ?? 0)\n"
+        }
+        out += "# HELP relay_connections_accepted_total WebSocket connections accepted.\n# TYPE relay_connections_accepted_total counter\n"
+        for role in RelayRole.allCases {
+            out += "relay_connections_accepted_total{role=\"\(role.rawValue)\"} \(s.connectionsAccepted[role] ?? 0)\n"
+        }
+        out += "# HELP relay_frames_routed_total Frames delivered to a connection.\n# TYPE relay_frames_routed_total counter\n"
+        for direction in RelayDirection.allCases {
+            out += "relay_frames_routed_total{direction=\"\(direction.rawValue)\"} \(s.routed[direction] ?? 0)\n"
+        }
+        out += "# HELP relay_rejected_total Frames dropped and requests refused.\n# TYPE relay_rejected_total counter\n"
+        for reason in RelayRejection.allCases {
+            out += "relay_rejected_total{reason=\"\(reason.rawValue)\"} \(s.rejected[reason] ?? 0)\n"
+        }
+        out += "# HELP relay_exchange_round_trip_seconds From a controller request reaching the relay to the device's answer reaching it.\n"
+        out += "# TYPE relay_exchange_round_trip_seconds histogram\n"
+        var cumulative = 0
+        for (i, bound) in Self.latencyBuckets.enumerated() {
+            cumulative += s.latencyCounts[i]
+            out += "relay_exchange_round_trip_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        out += "relay_exchange_round_trip_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
+        out += "relay_exchange_round_trip_seconds_sum \(s.latencySum)\n"
+        out += "relay_exchange_round_trip_seconds_count \(s.latencyCount)\n"
+        return out
+    }
+}

@@ -1,0 +1,384 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// How a relay server listens and what it tolerates.
+public struct RelayServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (see `RelayServer.application(onServerRunning:)`).
+    public var port: Int
+    /// Guards `/v1/admin/...`; those endpoints answer 401 when nil.
+    public var adminToken: String?
+    /// Largest relay frame accepted; a larger message closes that connection.
+    public var maxFrameSize: Int
+    /// Frames queued for one connection before newer ones are dropped.
+    public var queueCapacity: Int
+    /// WebSocket pings keep idle connections (and NATs on the way) alive.
+    public var pingInterval: Duration
+    /// How long a closing connection may take to answer the close.
+    public var closeTimeout: Duration
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
+        queueCapacity: Int = 1024, pingInterval: Duration = .seconds(30), closeTimeout: Duration = .seconds(2)
+    ) {
+        self.host = host
+        self.port = port
+        self.adminToken = adminToken
+        self.maxFrameSize = maxFrameSize
+        self.queueCapacity = queueCapacity
+        self.pingInterval = pingInterval
+        self.closeTimeout = closeTimeout
+    }
+}
+
+/// A device as a home's controllers see it through the relay.
+public struct RelayDeviceStatus: Sendable, Hashable, Codable {
+    public var deviceID: String
+    public var label: String?
+    public var online: Bool
+
+    public init(deviceID: String, label: String? = nil, online: Bool) {
+        self.deviceID = deviceID
+        self.label = label
+        self.online = online
+    }
+}
+
+/// A device credential as the relay issues it.
+public struct RelayDeviceCredential: Sendable, Hashable, Codable {
+    public var homeID: String
+    public var deviceID: String
+    /// Shown once; the relay keeps only its digest.
+    public var credential: String
+
+    public init(homeID: String, deviceID: String, credential: String) {
+        self.homeID = homeID
+        self.deviceID = deviceID
+        self.credential = credential
+    }
+}
+
+/// A home as the admin API creates it.
+public struct RelayHomeCredential: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    /// Shown once; the relay keeps only its digest.
+    public var token: String
+}
+
+extension RelayDeviceCredential: ResponseEncodable {}
+extension RelayHomeCredential: ResponseEncodable {}
+
+/// The cloud relay: devices hold an outbound WebSocket to `/v1/device`, controllers
+/// connect to `/v1/controller` with their home's token, and Interaction Model
+/// messages travel between them in `RelayFrame`s, within one home only.
+///
+/// HTTP endpoints:
+/// * `GET /health`, `GET /metrics` (Prometheus text);
+/// * `GET /v1/homes/{home}/devices`, `POST /v1/homes/{home}/devices` `{"deviceID": ...}`
+///   with the home's token (another home's token: 403);
+/// * `POST /v1/admin/homes` `{"name": ...}`, `GET /v1/admin/homes`,
+///   `POST /v1/admin/homes/{home}/devices`, `DELETE /v1/admin/homes/{home}/devices/{device}`
+///   with the admin token.
+public final class RelayServer: Sendable {
+    public let store: RelayStore
+    public let metrics: RelayMetrics
+    public let configuration: RelayServerConfiguration
+    let hub: RelayHub
+    let logger: Logger
+
+    public init(store: RelayStore, configuration: RelayServerConfiguration = .init(), logger: Logger = Logger(label: "matter.relay")) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        metrics = RelayMetrics()
+        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
+    }
+
+    /// The largest WebSocket message read at all; messages between `maxFrameSize`
+    /// and this are read, counted as oversized and answered with a close.
+    var transportLimit: Int { max(configuration.maxFrameSize * 16, 256 * 1024) }
+
+    /// The Hummingbird application serving the relay. Run it with `runService()`
+    /// (graceful shutdown on SIGINT/SIGTERM) or inside a `ServiceGroup`.
+    /// `onServerRunning` gets the bound port.
+    public func application(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let router = Router()
+        addHTTPRoutes(to: router)
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        addWebSocketRoutes(to: webSocketRouter)
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                configuration: .init(
+                    ws: .init(
+                        maxFrameSize: transportLimit, autoPing: .enabled(timePeriod: configuration.pingInterval),
+                        closeTimeout: configuration.closeTimeout))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "matter-relay"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    // MARK: - Authentication
+
+    private func device(from headers: HTTPFields) async throws -> RelayDeviceRegistration? {
+        guard let credential = RelayCredentials.bearer(headers[.authorization]) else { return nil }
+        return try await store.authenticateDevice(credential: credential)
+    }
+
+    private func home(from headers: HTTPFields) async throws -> RelayHome? {
+        guard let token = RelayCredentials.bearer(headers[.authorization]) else { return nil }
+        return try await store.authenticateHome(token: token)
+    }
+
+    private func unauthorized(_ message: String) -> HTTPError {
+        metrics.rejected(.unauthorized)
+        return HTTPError(.unauthorized, headers: [.wwwAuthenticate: "Bearer"], message: message)
+    }
+
+    /// The caller's home, which must be `homeID`: 401 without a valid token, 403
+    /// for another home's token (whether `homeID` exists or not, so nothing leaks).
+    private func requireHome(_ request: Request, homeID: String) async throws -> RelayHome {
+        guard let home = try await home(from: request.headers) else { throw unauthorized("home token required") }
+        guard home.id == homeID else {
+            metrics.rejected(.forbidden)
+            throw HTTPError(.forbidden, message: "token not valid for this home")
+        }
+        return home
+    }
+
+    private func requireAdmin(_ request: Request) throws {
+        guard let admin = configuration.adminToken, let token = RelayCredentials.bearer(request.headers[.authorization]),
+            RelayCredentials.constantTimeEquals(token, admin)
+        else { throw unauthorized("admin token required") }
+    }
+
+    // MARK: - HTTP
+
+    private struct HealthResponse: ResponseEncodable {
+        var status: String
+        var devices: Int
+        var controllers: Int
+    }
+
+    private struct DeviceList: ResponseEncodable {
+        var homeID: String
+        var devices: [RelayDeviceStatus]
+    }
+
+    private struct HomeList: ResponseEncodable {
+        var homes: [RelayHome]
+    }
+
+    private struct NewHome: Decodable {
+        var name: String
+    }
+
+    private struct NewDevice: Decodable {
+        var deviceID: String
+        var label: String?
+    }
+
+    private func addHTTPRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/health") { _, _ in
+            let counts = self.hub.connectedCounts
+            return HealthResponse(status: "ok", devices: counts.devices, controllers: counts.controllers)
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: self.metrics.render())))
+        }
+
+        // Reached only when the WebSocket upgrade was refused: say why.
+        router.get("/v1/device") { request, _ -> Response in
+            guard try await self.device(from: request.headers) != nil else { throw self.unauthorized("device credential required") }
+            throw HTTPError(.upgradeRequired, headers: [.upgrade: "websocket"], message: "WebSocket upgrade required")
+        }
+        router.get("/v1/controller") { request, _ -> Response in
+            guard try await self.home(from: request.headers) != nil else { throw self.unauthorized("home token required") }
+            throw HTTPError(.upgradeRequired, headers: [.upgrade: "websocket"], message: "WebSocket upgrade required")
+        }
+
+        router.get("/v1/homes/:home/devices") { request, context in
+            let home = try await self.requireHome(request, homeID: try context.parameters.require("home"))
+            return DeviceList(homeID: home.id, devices: try await self.deviceStatuses(homeID: home.id))
+        }
+        router.post("/v1/homes/:home/devices") { request, context in
+            let home = try await self.requireHome(request, homeID: try context.parameters.require("home"))
+            let body = try await request.decode(as: NewDevice.self, context: context)
+            return EditedResponse(status: .created, response: try await self.register(homeID: home.id, body))
+        }
+
+        router.get("/v1/admin/homes") { request, _ in
+            try self.requireAdmin(request)
+            return HomeList(homes: try await self.store.homes())
+        }
+        router.post("/v1/admin/homes") { request, context in
+            try self.requireAdmin(request)
+            let body = try await request.decode(as: NewHome.self, context: context)
+            do {
+                let (home, token) = try await self.store.addHome(name: body.name)
+                return EditedResponse(status: .created, response: RelayHomeCredential(id: home.id, name: home.name, token: token))
+            } catch let error as RelayStoreError {
+                throw HTTPError(.conflict, message: error.description)
+            }
+        }
+        router.post("/v1/admin/homes/:home/devices") { request, context in
+            try self.requireAdmin(request)
+            let homeID = try context.parameters.require("home")
+            guard let home = try await self.store.home(homeID) else { throw HTTPError(.notFound, message: "no such home") }
+            let body = try await request.decode(as: NewDevice.self, context: context)
+            return EditedResponse(status: .created, response: try await self.register(homeID: home.id, body))
+        }
+        router.delete("/v1/admin/homes/:home/devices/:device") { request, context -> HTTPResponse.Status in
+            try self.requireAdmin(request)
+            do {
+                try await self.store.removeDevice(homeID: try context.parameters.require("home"), deviceID: try context.parameters.require("device"))
+            } catch let error as RelayStoreError {
+                throw HTTPError(.notFound, message: error.description)
+            }
+            return .noContent
+        }
+    }
+
+    private func register(homeID: String, _ body: NewDevice) async throws -> RelayDeviceCredential {
+        do {
+            let credential = try await store.registerDevice(homeID: homeID, deviceID: body.deviceID, label: body.label)
+            return RelayDeviceCredential(homeID: homeID, deviceID: body.deviceID, credential: credential)
+        } catch let error as RelayStoreError {
+            throw HTTPError(.badRequest, message: error.description)
+        }
+    }
+
+    private func deviceStatuses(homeID: String) async throws -> [RelayDeviceStatus] {
+        let online = hub.onlineDevices(homeID: homeID)
+        return try await store.devices(homeID: homeID).map {
+            RelayDeviceStatus(deviceID: $0.deviceID, label: $0.label, online: online.contains($0.deviceID))
+        }
+    }
+
+    // MARK: - WebSockets
+
+    private func addWebSocketRoutes(to router: Router<BasicWebSocketRequestContext>) {
+        // A refused upgrade falls through to the HTTP router, which answers 401.
+        router.ws("/v1/device") { request, _ in
+            try await self.device(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
+        } onUpgrade: { inbound, outbound, context in
+            try await self.serveDevice(inbound: inbound, outbound: outbound, headers: context.request.headers)
+        }
+        router.ws("/v1/controller") { request, _ in
+            try await self.home(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
+        } onUpgrade: { inbound, outbound, context in
+            try await self.serveController(inbound: inbound, outbound: outbound, headers: context.request.headers)
+        }
+    }
+
+    func serveDevice(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, headers: HTTPFields) async throws {
+        // Checked again: the credential may have been revoked since the upgrade was granted.
+        guard let registration = try await device(from: headers) else {
+            return try await outbound.close(.policyViolation, reason: "unauthorized")
+        }
+        let peer = hub.makePeer(role: .device, homeID: registration.homeID, deviceID: registration.deviceID)
+        metrics.connectionOpened(.device)
+        hub.attachDevice(peer)
+        _ = peer.send(.hello(RelayHello(homeID: registration.homeID, deviceID: registration.deviceID)))
+        logger.debug("device connected", metadata: ["home": "\(registration.homeID)", "device": "\(registration.deviceID)"])
+        await pump(peer: peer, inbound: inbound, outbound: outbound) { frame in
+            // Devices answer and report to a controller session; nothing else.
+            guard case .message(let message) = frame, message.session != nil, message.deviceID == nil else { return false }
+            self.hub.routeFromDevice(message, from: peer)
+            return true
+        }
+        hub.detachDevice(peer)
+        metrics.connectionClosed(.device)
+        logger.debug("device disconnected", metadata: ["home": "\(registration.homeID)", "device": "\(registration.deviceID)"])
+    }
+
+    func serveController(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, headers: HTTPFields) async throws {
+        guard let home = try await home(from: headers) else {
+            return try await outbound.close(.policyViolation, reason: "unauthorized")
+        }
+        let peer = hub.makePeer(role: .controller, homeID: home.id, deviceID: nil)
+        metrics.connectionOpened(.controller)
+        // Everyone registered in the home, online or not, so the controller starts with a full picture.
+        let registered = ((try? await store.devices(homeID: home.id)) ?? []).map(\.deviceID)
+        hub.attachController(peer, hello: RelayHello(homeID: home.id, session: peer.id), registered: registered)
+        await pump(peer: peer, inbound: inbound, outbound: outbound) { frame in
+            // Controllers address a device of their home and carry no session.
+            guard case .message(let message) = frame, message.deviceID != nil, message.session == nil else { return false }
+            await self.hub.routeFromController(message, from: peer)
+            return true
+        }
+        hub.detachController(peer)
+        metrics.connectionClosed(.controller)
+    }
+
+    /// Moves frames both ways until either side ends. A message that is not a
+    /// well-formed frame this peer may send closes this connection only.
+    private func pump(
+        peer: RelayPeer, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        handle: @escaping @Sendable (RelayFrame) async -> Bool
+    ) async {
+        let limit = configuration.maxFrameSize
+        let transportLimit = transportLimit
+        let metrics = metrics
+        let logger = logger
+        let closing: (WebSocketErrorCode, String)? = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
+            group.addTask {
+                for await buffer in peer.outgoing {
+                    do {
+                        try await outbound.write(.binary(buffer))
+                    } catch {
+                        break
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                do {
+                    for try await message in inbound.messages(maxSize: transportLimit) {
+                        guard case .binary(let buffer) = message else {
+                            metrics.rejected(.malformed)
+                            return (.unacceptableData, "binary relay frames only")
+                        }
+                        guard buffer.readableBytes <= limit else {
+                            metrics.rejected(.oversized)
+                            return (.messageTooLarge, "frame above \(limit) bytes")
+                        }
+                        let frame: RelayFrame
+                        do {
+                            frame = try RelayFrame(decoding: buffer.readableBytesView)
+                        } catch {
+                            metrics.rejected(.malformed)
+                            logger.debug("malformed frame: \(error)", metadata: ["peer": "\(peer.id)"])
+                            return (.policyViolation, "malformed frame")
+                        }
+                        guard await handle(frame) else {
+                            metrics.rejected(.malformed)
+                            return (.policyViolation, "frame not allowed on this connection")
+                        }
+                    }
+                } catch is CancellationError {
+                } catch {
+                    // The WebSocket layer refused the framing itself (or the socket failed).
+                    metrics.rejected(.protocolError)
+                    logger.debug("connection failed: \(error)", metadata: ["peer": "\(peer.id)"])
+                }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            peer.close()
+            group.cancelAll()
+            return first
+        }
+        if let (code, reason) = closing {
+            try? await outbound.close(code, reason: reason)
+        }
+    }
+}

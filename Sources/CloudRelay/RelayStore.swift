@@ -1,0 +1,199 @@
+import Foundation
+import GRDB
+import MatterCrypto
+
+/// A home: the unit of isolation. Its controllers reach its devices and nothing else.
+public struct RelayHome: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    public var createdAt: Date
+}
+
+/// A device registered in a home, allowed to hold a connection to the relay.
+public struct RelayDeviceRegistration: Sendable, Hashable, Codable {
+    public var homeID: String
+    public var deviceID: String
+    public var label: String?
+    public var createdAt: Date
+}
+
+/// What the store refuses.
+public enum RelayStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    case invalidIdentifier(String)
+    case homeExists(String)
+    case noSuchHome(String)
+    case noSuchDevice(homeID: String, deviceID: String)
+
+    public var description: String {
+        switch self {
+        case .invalidIdentifier(let s): "invalid identifier '\(s)': use 1...64 of A-Z a-z 0-9 . _ -"
+        case .homeExists(let n): "a home named '\(n)' exists"
+        case .noSuchHome(let h): "no home '\(h)'"
+        case .noSuchDevice(let h, let d): "no device '\(d)' in home '\(h)'"
+        }
+    }
+}
+
+/// The relay's registrations in SQLite: homes with their token digests, and
+/// devices with their credential digests. Survives restarts of the relay.
+public final class RelayStore: Sendable {
+    private let database: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        // The CLI and a running relay may touch the same file: wait rather than fail.
+        configuration.busyMode = .timeout(5)
+        // WAL (a DatabasePool): reads never wait for a registration being written, and a
+        // commit costs one sync of the log instead of several of the database.
+        database = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(database)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE home (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL UNIQUE,
+                        tokenDigest TEXT NOT NULL UNIQUE,
+                        createdAt DATETIME NOT NULL
+                    );
+                    CREATE TABLE device (
+                        homeID TEXT NOT NULL REFERENCES home(id) ON DELETE CASCADE,
+                        deviceID TEXT NOT NULL,
+                        label TEXT,
+                        credentialDigest TEXT NOT NULL UNIQUE,
+                        createdAt DATETIME NOT NULL,
+                        PRIMARY KEY (homeID, deviceID)
+                    );
+                    """)
+        }
+        return migrator
+    }
+
+    // MARK: Homes
+
+    /// Creates a home; returns it with its token, which is shown only this once.
+    public func addHome(name: String) async throws -> (home: RelayHome, token: String) {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 128 else { throw RelayStoreError.invalidIdentifier(name) }
+        let token = RelayCredentials.generate(prefix: RelayCredentials.homeTokenPrefix)
+        let home = RelayHome(id: "h" + RelayCredentials.hex(SecureRandom.bytes(6)), name: trimmed, createdAt: Date())
+        let digest = RelayCredentials.digest(token)
+        try await database.write { db in
+            if try Row.fetchOne(db, sql: "SELECT 1 FROM home WHERE name = ?", arguments: [trimmed]) != nil {
+                throw RelayStoreError.homeExists(trimmed)
+            }
+            try db.execute(
+                sql: "INSERT INTO home (id, name, tokenDigest, createdAt) VALUES (?, ?, ?, ?)",
+                arguments: [home.id, home.name, digest, home.createdAt])
+        }
+        return (home, token)
+    }
+
+    /// Issues a new token for a home; the old one stops working.
+    public func rotateHomeToken(homeID: String) async throws -> String {
+        let token = RelayCredentials.generate(prefix: RelayCredentials.homeTokenPrefix)
+        let digest = RelayCredentials.digest(token)
+        try await database.write { db in
+            try db.execute(sql: "UPDATE home SET tokenDigest = ? WHERE id = ?", arguments: [digest, homeID])
+            if db.changesCount == 0 { throw RelayStoreError.noSuchHome(homeID) }
+        }
+        return token
+    }
+
+    public func homes() async throws -> [RelayHome] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name, createdAt FROM home ORDER BY name").map(Self.home)
+        }
+    }
+
+    /// The home with this ID, or else with this name.
+    public func home(_ idOrName: String) async throws -> RelayHome? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT id, name, createdAt FROM home WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1",
+                arguments: [idOrName, idOrName, idOrName]
+            ).map(Self.home)
+        }
+    }
+
+    /// The home a token belongs to.
+    public func authenticateHome(token: String) async throws -> RelayHome? {
+        let digest = RelayCredentials.digest(token)
+        return try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, name, createdAt FROM home WHERE tokenDigest = ?", arguments: [digest]).map(Self.home)
+        }
+    }
+
+    // MARK: Devices
+
+    /// Registers a device in a home and returns its credential, shown only this once.
+    /// Registering an existing device ID issues a new credential; the old one stops working.
+    public func registerDevice(homeID: String, deviceID: String, label: String? = nil) async throws -> String {
+        guard RelayFrame.isValidIdentifier(deviceID) else { throw RelayStoreError.invalidIdentifier(deviceID) }
+        let credential = RelayCredentials.generate(prefix: RelayCredentials.deviceCredentialPrefix)
+        let digest = RelayCredentials.digest(credential)
+        let now = Date()
+        try await database.write { db in
+            guard try Row.fetchOne(db, sql: "SELECT 1 FROM home WHERE id = ?", arguments: [homeID]) != nil else {
+                throw RelayStoreError.noSuchHome(homeID)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO device (homeID, deviceID, label, credentialDigest, createdAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (homeID, deviceID) DO UPDATE SET credentialDigest = excluded.credentialDigest,
+                        label = COALESCE(excluded.label, device.label)
+                    """,
+                arguments: [homeID, deviceID, label, digest, now])
+        }
+        return credential
+    }
+
+    public func removeDevice(homeID: String, deviceID: String) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID])
+            if db.changesCount == 0 { throw RelayStoreError.noSuchDevice(homeID: homeID, deviceID: deviceID) }
+        }
+    }
+
+    public func devices(homeID: String) async throws -> [RelayDeviceRegistration] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT homeID, deviceID, label, createdAt FROM device WHERE homeID = ? ORDER BY deviceID",
+                arguments: [homeID]
+            ).map(Self.device)
+        }
+    }
+
+    public func device(homeID: String, deviceID: String) async throws -> RelayDeviceRegistration? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT homeID, deviceID, label, createdAt FROM device WHERE homeID = ? AND deviceID = ?",
+                arguments: [homeID, deviceID]
+            ).map(Self.device)
+        }
+    }
+
+    /// The device a credential belongs to.
+    public func authenticateDevice(credential: String) async throws -> RelayDeviceRegistration? {
+        let digest = RelayCredentials.digest(credential)
+        return try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT homeID, deviceID, label, createdAt FROM device WHERE credentialDigest = ?", arguments: [digest]
+            ).map(Self.device)
+        }
+    }
+
+    private static func home(_ row: Row) -> RelayHome {
+        RelayHome(id: row["id"], name: row["name"], createdAt: row["createdAt"])
+    }
+
+    private static func device(_ row: Row) -> RelayDeviceRegistration {
+        RelayDeviceRegistration(homeID: row["homeID"], deviceID: row["deviceID"], label: row["label"], createdAt: row["createdAt"])
+    }
+}

@@ -1,0 +1,264 @@
+import ArgumentParser
+import CloudRelay
+import Foundation
+import Logging
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// Holds many device connections and drives commands through the relay at a fixed
+/// rate, on loopback only, then prints the latency distribution. Bounded: it sends
+/// exactly rate × duration commands and stops.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench", abstract: "Load a relay with device connections and commands; print p50/p99 latency.")
+
+    @Option(help: "Relay base URL on loopback (ws://127.0.0.1:PORT); omitted: an in-process relay on a temporary database.")
+    var relay: String?
+    @Option(help: "Admin token of that relay (else $MATTER_RELAY_ADMIN_TOKEN).") var adminToken: String?
+    @Option(help: "Device connections to hold.") var devices = 1000
+    @Option(help: "Commands per second.") var rate = 500
+    @Option(help: "Seconds of load.") var duration = 20
+    @Option(help: "Per-command timeout in seconds.") var timeout = 5
+
+    func validate() throws {
+        guard (1...5000).contains(devices) else { throw ValidationError("--devices must be 1...5000") }
+        guard (1...5000).contains(rate) else { throw ValidationError("--rate must be 1...5000") }
+        guard (1...600).contains(duration) else { throw ValidationError("--duration must be 1...600") }
+        if let relay {
+            // Load goes to this machine only.
+            guard let host = URLComponents(string: relay)?.host, ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
+                throw ValidationError("--relay must be a loopback address")
+            }
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "matter-relay.bench")
+        logger.logLevel = .error
+        if let relay {
+            guard let token = adminToken ?? ProcessInfo.processInfo.environment["MATTER_RELAY_ADMIN_TOKEN"] else {
+                throw ValidationError("--admin-token (or $MATTER_RELAY_ADMIN_TOKEN) is needed to register bench devices")
+            }
+            try await bench(relayURL: relay, adminToken: token, logger: logger)
+        } else {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matter-relay-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let token = UUID().uuidString
+            let server = RelayServer(
+                store: try RelayStore(path: directory.appendingPathComponent("relay.sqlite").path),
+                configuration: RelayServerConfiguration(host: "127.0.0.1", port: 0, adminToken: token), logger: logger)
+            let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+            let app = server.application { port in portSink.yield(port) }
+            let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                var iterator = ports.makeAsyncIterator()
+                guard let port = await iterator.next() else { return }
+                print("in-process relay on 127.0.0.1:\(port)")
+                do {
+                    try await bench(relayURL: "ws://127.0.0.1:\(port)", adminToken: token, logger: logger)
+                } catch {
+                    await group.triggerGracefulShutdown()
+                    throw error
+                }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+        }
+    }
+
+    private func bench(relayURL: String, adminToken: String, logger: Logger) async throws {
+        let http = relayURL.replacingOccurrences(of: "ws://", with: "http://")
+        let clock = ContinuousClock()
+
+        // 1. A home of our own and its devices.
+        let started = clock.now
+        let created = try await RelayHTTP.request(
+            "POST", "\(http)/v1/admin/homes", bearer: adminToken, json: Array(#"{"name":"bench-\#(UUID().uuidString.prefix(8))"}"#.utf8))
+        guard created.status == 201 else { throw ValidationError("creating the bench home: HTTP \(created.status) \(created.text)") }
+        let home = try JSONDecoder().decode(RelayHomeCredential.self, from: Data(created.body))
+        let deviceCount = devices
+        let credentials = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            var credentials = [String](repeating: "", count: deviceCount)
+            var next = 0
+            func add(_ index: Int) {
+                group.addTask {
+                    let response = try await RelayHTTP.request(
+                        "POST", "\(http)/v1/admin/homes/\(home.id)/devices", bearer: adminToken,
+                        json: Array(#"{"deviceID":"bench-\#(index)"}"#.utf8))
+                    guard response.status == 201 else { throw ValidationError("registering bench-\(index): HTTP \(response.status)") }
+                    return (index, try JSONDecoder().decode(RelayDeviceCredential.self, from: Data(response.body)).credential)
+                }
+            }
+            while next < min(8, deviceCount) {
+                add(next)
+                next += 1
+            }
+            while let (index, credential) = try await group.next() {
+                credentials[index] = credential
+                if next < deviceCount {
+                    add(next)
+                    next += 1
+                }
+            }
+            return credentials
+        }
+        print("registered \(deviceCount) devices in home \(home.id) in \(format(clock.now - started))")
+
+        // 2. The devices: each a real InteractionServer behind a relay connection.
+        var settings = RelayClientSettings()
+        settings.minimumBackoff = .milliseconds(100)
+        settings.maximumBackoff = .seconds(2)
+        var deviceConfiguration = RelayDeviceClient.Configuration()
+        deviceConfiguration.settings = settings
+        let fleet = credentials.map { credential -> (InteractionServer, RelayDeviceClient) in
+            let server = InteractionServer(provider: BenchLight(), logger: logger)
+            return (server, RelayDeviceClient(relayURL: relayURL, credential: credential, handler: server, configuration: deviceConfiguration, logger: logger))
+        }
+        var controllerConfiguration = RelayControllerClient.Configuration()
+        controllerConfiguration.settings = settings
+        controllerConfiguration.settings.queueCapacity = 8192
+        controllerConfiguration.operationTimeout = .seconds(Int64(timeout))
+        let controller = RelayControllerClient(relayURL: relayURL, homeToken: home.token, configuration: controllerConfiguration, logger: logger)
+
+        try await withThrowingTaskGroup(of: Void.self) { services in
+            for (server, client) in fleet {
+                services.addTask { await server.run() }
+                services.addTask { try await client.run() }
+            }
+            services.addTask { try await controller.run() }
+            defer { services.cancelAll() }
+
+            let connectStart = clock.now
+            var connected = 0
+            for (index, (_, client)) in fleet.enumerated() {
+                try await client.waitUntilConnected(timeout: .seconds(60))
+                connected += 1
+                if (index + 1) % 250 == 0 || index + 1 == fleet.count {
+                    print("  \(connected)/\(fleet.count) devices connected (\(format(clock.now - connectStart)))")
+                }
+            }
+            try await controller.waitUntilConnected(timeout: .seconds(30))
+
+            // 3. Open-loop load: command i goes out at start + i / rate, whatever earlier ones do.
+            let total = rate * duration
+            let interval = Duration.seconds(1) / rate
+            let results = NIOLockedValueBox(BenchResults())
+            print("sending \(total) Toggle commands at \(rate)/s across \(deviceCount) devices for \(duration) s ...")
+            let loadStart = clock.now
+            await withTaskGroup(of: Void.self) { load in
+                for i in 0..<total {
+                    try? await clock.sleep(until: loadStart + interval * i)
+                    let deviceID = "bench-\(i % deviceCount)"
+                    load.addTask {
+                        let sent = clock.now
+                        do {
+                            let response = try await controller.invoke(deviceID, BenchLight.toggleRequest)
+                            let ok = response.invokeResponses.count == 1
+                            let elapsed = clock.now - sent
+                            results.withLockedValue { ok ? $0.latencies.append(elapsed) : $0.record("unexpected response") }
+                        } catch {
+                            results.withLockedValue { $0.record("\(error)") }
+                        }
+                    }
+                    if (i + 1) % (rate * 5) == 0 {
+                        let done = results.withLockedValue { $0.latencies.count }
+                        print("  \(i + 1)/\(total) sent, \(done) answered")
+                    }
+                }
+            }
+            let loadTime = clock.now - loadStart
+            let summary = results.withLockedValue { $0 }
+            let sorted = summary.latencies.sorted()
+            func percentile(_ q: Double) -> String {
+                guard !sorted.isEmpty else { return "n/a" }
+                return format(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))])
+            }
+            let metrics = try? await RelayHTTP.request("GET", "\(http)/metrics")
+            let relayCount = metrics.map { Self.metric("relay_exchange_round_trip_seconds_count", in: $0.text) } ?? nil
+            let relaySum = metrics.map { Self.metric("relay_exchange_round_trip_seconds_sum", in: $0.text) } ?? nil
+            print("")
+            print("devices connected: \(connected)")
+            print("commands: \(total) sent, \(sorted.count) ok, \(summary.errorCount) failed, in \(format(loadTime)) "
+                + "(\(String(format: "%.1f", Double(sorted.count) / seconds(loadTime))) ok/s)")
+            print("latency (controller invoke → device → controller): p50 \(percentile(0.50))  p90 \(percentile(0.90))  "
+                + "p99 \(percentile(0.99))  max \(sorted.last.map(format) ?? "n/a")")
+            if let relayCount, let relaySum, relayCount > 0 {
+                print("relay-side round trip (request in → answer in, all exchanges): mean \(format(.seconds(relaySum / relayCount))) over \(Int(relayCount))")
+            }
+            for (error, count) in summary.errors.sorted(by: { $0.value > $1.value }).prefix(5) {
+                print("  error ×\(count): \(error)")
+            }
+        }
+    }
+
+    private static func metric(_ name: String, in text: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+}
+
+private struct BenchResults: Sendable {
+    var latencies: [Duration] = []
+    var errors: [String: Int] = [:]
+    var errorCount = 0
+
+    mutating func record(_ error: String) {
+        errors[error, default: 0] += 1
+        errorCount += 1
+    }
+}
+
+private func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+private func format(_ d: Duration) -> String {
+    let s = seconds(d)
+    return s < 1 ? String(format: "%.2f ms", s * 1000) : String(format: "%.2f s", s)
+}
+
+/// The bench's device: one On/Off cluster on endpoint 1 whose Toggle flips OnOff.
+actor BenchLight: InteractionDataProvider {
+    static let cluster = ClusterID(0x0006)
+    static let onOffPath = AttributePath(endpoint: 1, cluster: cluster, attribute: AttributeID(0))
+    static let toggleRequest = InvokeRequestMessage(
+        invokeRequests: [CommandDataIB(path: CommandPathIB(endpoint: 1, cluster: cluster, command: CommandID(0x02)))])
+
+    private var onOff = false
+    private var version: DataVersion = 1
+
+    func endpoints() -> [EndpointNumber] { [1] }
+    func clusters(on endpoint: EndpointNumber) -> [ClusterID] { endpoint == 1 ? [Self.cluster] : [] }
+    func attributes(of cluster: ClusterPath) -> [AttributeMetadata] {
+        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? [AttributeMetadata(id: AttributeID(0))] : []
+    }
+    func commands(of cluster: ClusterPath) -> [CommandMetadata] {
+        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? [CommandMetadata(id: CommandID(0x02))] : []
+    }
+    func dataVersion(of cluster: ClusterPath) -> DataVersion? {
+        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? version : nil
+    }
+    func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) -> Bool { true }
+    func read(_ path: AttributePath, context: AttributeReadContext) -> Result<VersionedAttributeValue, InteractionStatus> {
+        path == Self.onOffPath ? .success(VersionedAttributeValue(.bool(onOff), dataVersion: version)) : .failure(InteractionStatus(.unsupportedAttribute))
+    }
+    func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) -> InteractionStatus {
+        InteractionStatus(.unsupportedWrite)
+    }
+    func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) -> CommandOutcome {
+        onOff.toggle()
+        version &+= 1
+        return .status(.success)
+    }
+    nonisolated func attributeChanges() -> AsyncStream<AttributePath> {
+        // No subscriptions in the bench: a stream that stays open and silent.
+        AsyncStream { _ in }
+    }
+}

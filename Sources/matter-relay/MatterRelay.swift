@@ -1,0 +1,22 @@
+// matter-relay: the cloud relay server (`serve`), its registrations (`home`, `device`),
+// and a loopback load benchmark (`bench`).
+import ArgumentParser
+
+@main
+struct MatterRelay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "matter-relay",
+        abstract: "Cloud relay between Matter devices and controllers of the same home.",
+        discussion: """
+            Devices keep an outbound WebSocket to /v1/device with their credential; controllers
+            connect to /v1/controller with their home's token. Interaction Model messages travel
+            between them as TLV frames, within one home only.
+            """,
+        subcommands: [ServeCommand.self, HomeCommand.self, DeviceCommand.self, BenchCommand.self])
+}
+
+/// Where the registrations live.
+struct DatabaseOption: ParsableArguments {
+    @Option(name: .long, help: "SQLite database of homes and devices (created if missing).")
+    var database: String = "matter-relay.sqlite"
+}

@@ -1,0 +1,291 @@
+import Foundation
+import HummingbirdWSClient
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOCore
+import NIOWebSocket
+import ServiceLifecycle
+import Testing
+
+@testable import CloudRelay
+
+/// Credentials, home isolation and hostile input.
+@Suite struct RelayIsolationTests {
+    @Test func missingOrWrongCredentialsAre401() async throws {
+        try await withRelay { relay in
+            let (home, token, _) = try await relay.home("Home", device: "plug")
+            for path in ["/v1/device", "/v1/controller"] {
+                let missing = try await RelayHTTP.request("GET", relay.httpURL + path)
+                #expect(missing.status == 401, "\(path) without a token")
+                let wrong = try await RelayHTTP.request("GET", relay.httpURL + path, bearer: "mrd_not-a-real-credential")
+                #expect(wrong.status == 401, "\(path) with a wrong token")
+            }
+            // A home token is not a device credential, and the reverse.
+            #expect(try await RelayHTTP.request("GET", relay.httpURL + "/v1/device", bearer: token).status == 401)
+            #expect(try await RelayHTTP.request("GET", relay.httpURL + "/v1/homes/\(home.id)/devices").status == 401)
+            #expect(try await RelayHTTP.request("GET", relay.httpURL + "/v1/admin/homes", bearer: token).status == 401)
+
+            // Real WebSocket clients with a bad credential are refused and say why.
+            let device = RelayDeviceClient(
+                relayURL: relay.baseURL, credential: "mrd_wrong", handler: SilentHandler(), configuration: deviceConfiguration(),
+                logger: testLogger)
+            let controller = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: "mrh_wrong", configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices([{ try await device.run() }, { try await controller.run() }]) {
+                #expect(await eventually { device.state == .disconnected(.unauthorized) })
+                #expect(await eventually { controller.state == .disconnected(.unauthorized) })
+                await #expect(throws: RelayError.notConnected) {
+                    _ = try await controller.invoke("plug", OnOff.command(OnOff.on), timeout: .milliseconds(300))
+                }
+            }
+            #expect(relay.server.metrics.snapshot.connectionsAccepted[.device] == nil)
+            #expect((relay.server.metrics.snapshot.rejected[.unauthorized] ?? 0) >= 7)
+        }
+    }
+
+    @Test func anotherHomesTokenNeverReachesItsDevices() async throws {
+        try await withRelay { relay in
+            let a = try await relay.home("Home A", device: "a-light")
+            let b = try await relay.home("Home B", device: "b-light")
+            // HTTP: B's token on A's home is 403, and lists nothing of A.
+            let forbidden = try await RelayHTTP.request("GET", relay.httpURL + "/v1/homes/\(a.home.id)/devices", bearer: b.token)
+            #expect(forbidden.status == 403)
+            #expect(!forbidden.text.contains("a-light"))
+            let register = try await RelayHTTP.request(
+                "POST", relay.httpURL + "/v1/homes/\(a.home.id)/devices", bearer: b.token, json: Array(#"{"deviceID":"intruder"}"#.utf8))
+            #expect(register.status == 403)
+            #expect(try await relay.store.device(homeID: a.home.id, deviceID: "intruder") == nil)
+            let own = try await RelayHTTP.request("GET", relay.httpURL + "/v1/homes/\(b.home.id)/devices", bearer: b.token)
+            #expect(own.status == 200)
+            #expect(own.text.contains("b-light") && !own.text.contains("a-light"))
+
+            // WebSocket: B's controller cannot reach A's device, which never sees a request.
+            let deviceA = RelayTestDevice(relayURL: relay.baseURL, credential: a.credential, configuration: deviceConfiguration())
+            let controllerB = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: b.token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices(deviceA.services + [{ try await controllerB.run() }]) {
+                try await deviceA.client.waitUntilConnected()
+                try await controllerB.waitUntilConnected()
+                await #expect(throws: RelayError.unknownDevice("a-light")) {
+                    _ = try await controllerB.invoke("a-light", OnOff.command(OnOff.on))
+                }
+                await #expect(throws: RelayError.unknownDevice("a-light")) {
+                    _ = try await controllerB.read("a-light", paths: [AttributePathIB(OnOff.onOffPath)])
+                }
+                #expect(await deviceA.node.invocations.isEmpty)
+                #expect(await !deviceA.node.isOn)
+                // B's presence lists only B's device.
+                #expect(controllerB.presence.keys.sorted() == ["b-light"])
+                #expect(try await controllerB.devices().map(\.deviceID) == ["b-light"])
+            }
+        }
+    }
+
+    @Test func aDeviceCannotReachAnotherHomesControllers() async throws {
+        try await withRelay { relay in
+            let a = try await relay.home("Home A", device: "a-device")
+            let b = try await relay.home("Home B", device: "b-light")
+            let deviceB = RelayTestDevice(relayURL: relay.baseURL, credential: b.credential, configuration: deviceConfiguration())
+            let controllerB = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: b.token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices(deviceB.services + [{ try await controllerB.run() }]) {
+                try await deviceB.client.waitUntilConnected()
+                try await controllerB.waitUntilConnected()
+                let before = relay.server.metrics.snapshot
+                // A's device addresses every session the relay could have handed out so far.
+                let report = ReportDataMessage(subscriptionID: 1, attributeReports: [
+                    .data(AttributeDataIB(dataVersion: 1, path: AttributePathIB(OnOff.onOffPath), data: .bool(true)))
+                ])
+                let sessions = 1...64
+                _ = try await WebSocketClient.connect(
+                    url: relay.baseURL + "/v1/device",
+                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.credential)"]), logger: testLogger
+                ) { inbound, outbound, _ in
+                    var failures = 0
+                    for session in sessions {
+                        let frame = RelayFrame.message(
+                            RelayMessage(session: UInt32(session), exchangeID: 7, fromInitiator: true, opcode: 5, payload: report.encoded()))
+                        try await outbound.write(.binary(ByteBuffer(bytes: frame.encoded())))
+                    }
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        guard case .binary(let buffer) = message, let frame = try? RelayFrame(decoding: buffer.readableBytesView) else { continue }
+                        if case .failure(let failure) = frame {
+                            #expect(failure.reason == .sessionGone)
+                            failures += 1
+                            if failures == sessions.count { break }
+                        }
+                    }
+                    #expect(failures == sessions.count)
+                }
+                let after = relay.server.metrics.snapshot
+                // Nothing reached any controller; every attempt was refused as a gone session.
+                #expect(after.routed[.toController] == before.routed[.toController])
+                #expect((after.rejected[.sessionGone] ?? 0) - (before.rejected[.sessionGone] ?? 0) == sessions.count)
+                #expect(controllerB.state == .connected)
+            }
+        }
+    }
+
+    @Test func garbageClosesOnlyTheSenderWhileOthersKeepWorking() async throws {
+        try await withRelay { relay in
+            let (home, token, credential) = try await relay.home("Home", device: "light")
+            let garbageCredential = try await relay.store.registerDevice(homeID: home.id, deviceID: "garbage-device")
+            let device = RelayTestDevice(relayURL: relay.baseURL, credential: credential, configuration: deviceConfiguration())
+            let controller = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices(device.services + [{ try await controller.run() }]) {
+                try await device.client.waitUntilConnected()
+                try await controller.waitUntilConnected()
+
+                func sendRaw(_ path: String, _ bearer: String, _ message: WebSocketOutboundWriter.OutboundFrame) async throws
+                    -> WebSocketCloseFrame?
+                {
+                    try await WebSocketClient.connect(
+                        url: relay.baseURL + path,
+                        configuration: .init(maxFrameSize: 1 << 20, additionalHeaders: [.authorization: "Bearer \(bearer)"]),
+                        logger: testLogger
+                    ) { inbound, outbound, _ in
+                        try await outbound.write(message)
+                        // Read until the relay closes us (bounded by the relay's own close).
+                        for try await _ in inbound.messages(maxSize: 1 << 20) {}
+                    }
+                }
+
+                var garbage: [UInt8] = [0x15, 0x24, 0x00]  // a structure cut short
+                garbage += (0..<64).map { _ in UInt8.random(in: 0...255) }
+                let cases: [(String, String, WebSocketOutboundWriter.OutboundFrame, WebSocketErrorCode)] = [
+                    ("/v1/controller", token, .binary(ByteBuffer(bytes: garbage)), .policyViolation),
+                    ("/v1/controller", token, .binary(ByteBuffer(repeating: 0x18, count: 100 * 1024)), .messageTooLarge),
+                    ("/v1/controller", token, .text("hello"), .unacceptableData),
+                    // Well-formed, but a controller may not send hellos.
+                    ("/v1/controller", token, .binary(ByteBuffer(bytes: RelayFrame.hello(RelayHello(homeID: "x")).encoded())), .policyViolation),
+                    ("/v1/device", garbageCredential, .binary(ByteBuffer(bytes: garbage)), .policyViolation),
+                    // A device message without a session it answers.
+                    (
+                        "/v1/device", garbageCredential,
+                        .binary(ByteBuffer(bytes: RelayFrame.message(RelayMessage(exchangeID: 1, fromInitiator: true, opcode: 8, payload: [])).encoded())),
+                        .policyViolation
+                    ),
+                ]
+                for (path, bearer, message, expected) in cases {
+                    let close = try await sendRaw(path, bearer, message)
+                    #expect(close?.closeCode == expected, "\(path) \(message)")
+                    // Every other client is still served.
+                    let response = try await controller.invoke("light", OnOff.command(OnOff.toggle))
+                    #expect(response.statuses == [.success])
+                    #expect(device.client.state == .connected)
+                    #expect(controller.state == .connected)
+                }
+                let metrics = relay.server.metrics.snapshot
+                #expect(metrics.rejected[.malformed] == 5)
+                #expect(metrics.rejected[.oversized] == 1)
+                #expect(metrics.connections[.device] == 1)
+                #expect(metrics.connections[.controller] == 1)
+                let health = try await RelayHTTP.request("GET", relay.httpURL + "/health")
+                #expect(health.status == 200)
+                #expect(health.text.contains(#""devices":1"#))
+            }
+        }
+    }
+
+    @Test func registrationsSurviveARestart() async throws {
+        let path = try temporaryDatabasePath()
+        let (homeID, token, credential) = try await withRelay(databasePath: path) { relay in
+            let (home, token, credential) = try await relay.home("Persistent", device: "porch-light")
+            return (home.id, token, credential)
+        }
+        // A new server process state over the same file: the same credentials work.
+        try await withRelay(databasePath: path) { relay in
+            #expect(try await relay.store.homes().map(\.id) == [homeID])
+            let device = RelayTestDevice(relayURL: relay.baseURL, credential: credential, configuration: deviceConfiguration())
+            let controller = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices(device.services + [{ try await controller.run() }]) {
+                try await device.client.waitUntilConnected()
+                try await controller.waitUntilConnected()
+                #expect(controller.homeID == homeID)
+                let response = try await controller.invoke("porch-light", OnOff.command(OnOff.on))
+                #expect(response.statuses == [.success])
+                #expect(try await controller.devices() == [RelayDeviceStatus(deviceID: "porch-light", online: true)])
+            }
+        }
+    }
+
+    @Test func adminAPICreatesHomesAndDevices() async throws {
+        try await withRelay { relay in
+            let denied = try await RelayHTTP.request("POST", relay.httpURL + "/v1/admin/homes", json: Array(#"{"name":"X"}"#.utf8))
+            #expect(denied.status == 401)
+            let created = try await RelayHTTP.request(
+                "POST", relay.httpURL + "/v1/admin/homes", bearer: adminToken, json: Array(#"{"name":"Beach house"}"#.utf8))
+            #expect(created.status == 201)
+            let home = try JSONDecoder().decode(RelayHomeCredential.self, from: Data(created.body))
+            #expect(home.name == "Beach house")
+            let duplicate = try await RelayHTTP.request(
+                "POST", relay.httpURL + "/v1/admin/homes", bearer: adminToken, json: Array(#"{"name":"Beach house"}"#.utf8))
+            #expect(duplicate.status == 409)
+
+            // The home token registers a device over the controller client, whose credential then connects.
+            let controller = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: home.token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices([{ try await controller.run() }]) {
+                let issued = try await controller.registerDevice("deck-light", label: "Deck")
+                #expect(issued.homeID == home.id)
+                let device = RelayTestDevice(relayURL: relay.baseURL, credential: issued.credential, configuration: deviceConfiguration())
+                try await withServices(device.services) {
+                    try await device.client.waitUntilConnected()
+                    #expect(await eventually { controller.presence["deck-light"] == true })
+                    #expect(try await controller.devices() == [RelayDeviceStatus(deviceID: "deck-light", label: "Deck", online: true)])
+                }
+                await #expect(throws: RelayError.self) { _ = try await controller.registerDevice("bad id with spaces") }
+            }
+
+            let metrics = try await RelayHTTP.request("GET", relay.httpURL + "/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.text.contains("relay_connections_accepted_total{role=\"device\"} 1"))
+            #expect(metrics.text.contains("relay_exchange_round_trip_seconds_bucket{le=\"+Inf\"}"))
+            #expect(metrics.text.contains("relay_rejected_total{reason=\"unauthorized\"} 1"))
+        }
+    }
+}
+
+@Suite struct RelayLifecycleTests {
+    /// SIGTERM's path: graceful shutdown closes every WebSocket and the server returns,
+    /// while clients see the connection go and start reconnecting.
+    @Test func gracefulShutdownClosesConnectionsAndReturns() async throws {
+        let store = try RelayStore(path: try temporaryDatabasePath())
+        let (home, token) = try await store.addHome(name: "Home")
+        let credential = try await store.registerDevice(homeID: home.id, deviceID: "light")
+        let server = RelayServer(store: store, configuration: RelayServerConfiguration(port: 0), logger: testLogger)
+        let portSlot = AwaitableSlot<Int>()
+        let group = ServiceGroup(
+            configuration: .init(services: [server.application { portSlot.set($0) }], logger: testLogger))
+        let stopped = AwaitableSlot<Bool>()
+        try await withServices([{
+            try await group.run()
+            stopped.set(true)
+        }]) {
+            let port = try await withRelayTimeout(.seconds(20), "relay start") { try await portSlot.wait() }
+            let device = RelayTestDevice(relayURL: "ws://127.0.0.1:\(port)", credential: credential, configuration: deviceConfiguration())
+            let controller = RelayControllerClient(
+                relayURL: "ws://127.0.0.1:\(port)", homeToken: token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices(device.services + [{ try await controller.run() }]) {
+                try await device.client.waitUntilConnected()
+                try await controller.waitUntilConnected()
+                #expect(server.metrics.snapshot.connections[.device] == 1)
+                let clock = ContinuousClock()
+                let started = clock.now
+                await group.triggerGracefulShutdown()
+                _ = try await withRelayTimeout(.seconds(10), "graceful shutdown") { try await stopped.wait() }
+                #expect(clock.now - started < .seconds(10))
+                #expect(server.metrics.snapshot.connections[.device] == 0)
+                #expect(server.metrics.snapshot.connections[.controller] == 0)
+                try await device.client.waitUntilDisconnected()
+                #expect(await eventually { controller.state != .connected })
+                await #expect(throws: RelayError.self) {
+                    _ = try await controller.invoke("light", OnOff.command(OnOff.on), timeout: .milliseconds(300))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Logging
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import Testing
+
+@testable import CloudRelay
+
+// MARK: - A small On/Off light as the device's data model
+
+enum OnOff {
+    static let cluster = ClusterID(0x0006)
+    static let onOff = AttributeID(0x0000)
+    static let onTime = AttributeID(0x4001)
+    static let off = CommandID(0x00)
+    static let on = CommandID(0x01)
+    static let toggle = CommandID(0x02)
+    static let endpoint: EndpointNumber = 1
+
+    static let onOffPath = AttributePath(endpoint: endpoint, cluster: cluster, attribute: onOff)
+    static let onTimePath = AttributePath(endpoint: endpoint, cluster: cluster, attribute: onTime)
+
+    static func command(_ id: CommandID) -> InvokeRequestMessage {
+        InvokeRequestMessage(invokeRequests: [CommandDataIB(path: CommandPathIB(endpoint: endpoint, cluster: cluster, command: id))])
+    }
+}
+
+/// Fan-out of attribute changes, one stream per subscription.
+final class ChangeFeed: Sendable {
+    // The lock guards the sinks.
+    private let sinks = NIOLockedValueBox<[Int: AsyncStream<AttributePath>.Continuation]>([:])
+    private let nextID = NIOLockedValueBox(0)
+
+    func stream() -> AsyncStream<AttributePath> {
+        let (stream, sink) = AsyncStream.makeStream(of: AttributePath.self)
+        let id = nextID.withLockedValue { n -> Int in
+            n += 1
+            return n
+        }
+        sinks.withLockedValue { $0[id] = sink }
+        sink.onTermination = { [weak self] _ in _ = self?.sinks.withLockedValue { $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func publish(_ path: AttributePath) {
+        for sink in sinks.withLockedValue({ Array($0.values) }) { sink.yield(path) }
+    }
+}
+
+/// Endpoint 1 with an On/Off cluster: OnOff (read-only, changed by commands) and
+/// OnTime (writable); commands Off, On, Toggle.
+actor LightNode: InteractionDataProvider {
+    private var onOff = false
+    private var onTime: UInt64 = 0
+    private var dataVersion: DataVersion = 1
+    private(set) var invocations: [ConcreteCommandPath] = []
+    nonisolated let changes = ChangeFeed()
+
+    var isOn: Bool { onOff }
+
+    func endpoints() -> [EndpointNumber] { [OnOff.endpoint] }
+
+    func clusters(on endpoint: EndpointNumber) -> [ClusterID] { endpoint == OnOff.endpoint ? [OnOff.cluster] : [] }
+
+    func attributes(of cluster: ClusterPath) -> [AttributeMetadata] {
+        guard cluster == ClusterPath(endpoint: OnOff.endpoint, cluster: OnOff.cluster) else { return [] }
+        return [AttributeMetadata(id: OnOff.onOff), AttributeMetadata(id: OnOff.onTime, writePrivilege: .operate)]
+    }
+
+    func commands(of cluster: ClusterPath) -> [CommandMetadata] {
+        guard cluster == ClusterPath(endpoint: OnOff.endpoint, cluster: OnOff.cluster) else { return [] }
+        return [CommandMetadata(id: OnOff.off), CommandMetadata(id: OnOff.on), CommandMetadata(id: OnOff.toggle)]
+    }
+
+    func dataVersion(of cluster: ClusterPath) -> DataVersion? {
+        cluster == ClusterPath(endpoint: OnOff.endpoint, cluster: OnOff.cluster) ? dataVersion : nil
+    }
+
+    func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) -> Bool { true }
+
+    func read(_ path: AttributePath, context: AttributeReadContext) -> Result<VersionedAttributeValue, InteractionStatus> {
+        switch path {
+        case OnOff.onOffPath: .success(VersionedAttributeValue(.bool(onOff), dataVersion: dataVersion))
+        case OnOff.onTimePath: .success(VersionedAttributeValue(.unsigned(onTime), dataVersion: dataVersion))
+        default: .failure(InteractionStatus(.unsupportedAttribute))
+        }
+    }
+
+    func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) -> InteractionStatus {
+        guard path == OnOff.onTimePath, case .replace(.unsigned(let value)) = operation else {
+            return InteractionStatus(.invalidDataType)
+        }
+        guard value <= UInt64(UInt16.max) else { return InteractionStatus(.constraintError) }
+        onTime = value
+        bump(path)
+        return .success
+    }
+
+    func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) -> CommandOutcome {
+        invocations.append(path)
+        switch path.command {
+        case OnOff.off: set(false)
+        case OnOff.on: set(true)
+        case OnOff.toggle: set(!onOff)
+        default: return .status(InteractionStatus(.unsupportedCommand))
+        }
+        return .status(.success)
+    }
+
+    nonisolated func attributeChanges() -> AsyncStream<AttributePath> { changes.stream() }
+
+    private func set(_ value: Bool) {
+        guard value != onOff else { return }
+        onOff = value
+        bump(OnOff.onOffPath)
+    }
+
+    private func bump(_ path: AttributePath) {
+        dataVersion &+= 1
+        changes.publish(path)
+    }
+}
+
+/// A handler that accepts exchanges and never answers, to exercise timeouts.
+struct SilentHandler: RelayInteractionHandler {
+    func handle(opcode: UInt8, payload: [UInt8], on exchange: any IMExchange) async {
+        _ = try? await exchange.receive()
+    }
+}
+
+// MARK: - A relay server on an ephemeral loopback port
+
+let testLogger: Logger = {
+    var logger = Logger(label: "relay-test")
+    logger.logLevel = ProcessInfo.processInfo.environment["RELAY_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+    return logger
+}()
+
+let adminToken = "test-admin-token"
+
+/// A fresh database file in a fresh temporary directory.
+func temporaryDatabasePath() throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent("relay.sqlite").path
+}
+
+struct RelayHarness: Sendable {
+    let server: RelayServer
+    let port: Int
+    var store: RelayStore { server.store }
+    var baseURL: String { "ws://127.0.0.1:\(port)" }
+    var httpURL: String { "http://127.0.0.1:\(port)" }
+
+    /// A home with one registered device.
+    func home(_ name: String, device: String) async throws -> (home: RelayHome, token: String, credential: String) {
+        let (home, token) = try await store.addHome(name: name)
+        let credential = try await store.registerDevice(homeID: home.id, deviceID: device)
+        return (home, token, credential)
+    }
+}
+
+/// Runs a relay on 127.0.0.1 with an ephemeral port and a real SQLite file for
+/// the duration of `body`, then shuts it down gracefully.
+func withRelay<T: Sendable>(
+    databasePath: String? = nil, configuration: RelayServerConfiguration = .init(),
+    _ body: @escaping @Sendable (RelayHarness) async throws -> T
+) async throws -> T {
+    let path = try databasePath ?? temporaryDatabasePath()
+    // A database made here is removed afterwards; a caller's stays for the caller.
+    defer {
+        if databasePath == nil { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    }
+    let store = try RelayStore(path: path)
+    var configuration = configuration
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.adminToken = adminToken
+    let server = RelayServer(store: store, configuration: configuration, logger: testLogger)
+    let portSlot = AwaitableSlot<Int>()
+    let app = server.application { port in portSlot.set(port) }
+    let group = ServiceGroup(configuration: .init(services: [app], logger: testLogger))
+    return try await withThrowingTaskGroup(of: T?.self) { tasks in
+        tasks.addTask {
+            try await group.run()
+            return nil
+        }
+        do {
+            let port = try await withRelayTimeout(.seconds(20), "relay start") { try await portSlot.wait() }
+            let result = try await body(RelayHarness(server: server, port: port))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            tasks.cancelAll()
+            throw error
+        }
+    }
+}
+
+/// Runs services (clients, an InteractionServer) beside `body`, cancelling them after it.
+func withServices<T: Sendable>(
+    _ services: [@Sendable () async throws -> Void], _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { tasks in
+        for service in services {
+            tasks.addTask {
+                try? await service()
+                return nil
+            }
+        }
+        defer { tasks.cancelAll() }
+        return try await body()
+    }
+}
+
+/// A device served by a real InteractionServer over a LightNode.
+struct RelayTestDevice: Sendable {
+    let node = LightNode()
+    let interactionServer: InteractionServer
+    let client: RelayDeviceClient
+
+    init(relayURL: String, credential: String, configuration: RelayDeviceClient.Configuration = .init()) {
+        interactionServer = InteractionServer(provider: node, logger: testLogger)
+        client = RelayDeviceClient(
+            relayURL: relayURL, credential: credential, handler: interactionServer, configuration: configuration, logger: testLogger)
+    }
+
+    var services: [@Sendable () async throws -> Void] {
+        [{ await interactionServer.run() }, { try await client.run() }]
+    }
+}
+
+func fastSettings() -> RelayClientSettings {
+    var settings = RelayClientSettings()
+    settings.minimumBackoff = .milliseconds(50)
+    settings.maximumBackoff = .milliseconds(500)
+    return settings
+}
+
+func deviceConfiguration() -> RelayDeviceClient.Configuration {
+    var configuration = RelayDeviceClient.Configuration()
+    configuration.settings = fastSettings()
+    return configuration
+}
+
+func controllerConfiguration(timeout: Duration = .seconds(10)) -> RelayControllerClient.Configuration {
+    var configuration = RelayControllerClient.Configuration()
+    configuration.settings = fastSettings()
+    configuration.operationTimeout = timeout
+    return configuration
+}
+
+extension ReportDataMessage {
+    /// The value reported for a concrete attribute, if any.
+    func value(_ path: AttributePath) -> TLVValue? {
+        for report in attributeReports {
+            if case .data(let data) = report, data.path.concretePath == path { return data.data }
+        }
+        return nil
+    }
+}
+
+extension InvokeResponseMessage {
+    /// The statuses of the command responses.
+    var statuses: [StatusCode] {
+        invokeResponses.compactMap { response in
+            if case .status(let status) = response { return status.status.status.status }
+            return nil
+        }
+    }
+}
+
+/// Waits for `condition` to hold, checking every 20 ms, for at most `timeout`.
+func eventually(_ timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# relay-bench.sh: load a matter-relay server on loopback with DEVICES device connections and
+# RATE Toggle commands per second for SECONDS seconds, and print p50/p90/p99 latency.
+#
+#   scripts/relay-bench.sh [DEVICES] [RATE] [SECONDS] [BINARY]
+#
+# Defaults: 1000 devices, 500 commands/s, 20 s. BINARY defaults to the matter-relay built
+# under .build (release if there is one, else debug): `swift build -c release --product
+# matter-relay`. The relay runs as its own process (`matter-relay serve`) on 127.0.0.1 with
+# a temporary SQLite database; `matter-relay bench` registers the devices through the admin
+# API, connects them (each served by a real InteractionServer), and sends exactly
+# RATE x SECONDS commands through one controller connection. Latency is measured at the
+# controller: invoke sent -> relay -> device -> relay -> InvokeResponse back. Everything
+# stays on loopback and stops by itself.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DEVICES="${1:-1000}"
+RATE="${2:-500}"
+SECONDS_OF_LOAD="${3:-20}"
+BIN="${4:-}"
+if [ -z "$BIN" ]; then
+  for candidate in "$HERE/../.build/release/matter-relay" "$HERE/../.build/debug/matter-relay"; do
+    if [ -x "$candidate" ]; then BIN="$candidate"; break; fi
+  done
+fi
+[ -n "$BIN" ] && [ -x "$BIN" ] || { echo "relay-bench: no matter-relay (swift build -c release --product matter-relay)" >&2; exit 2; }
+
+# Two sockets per device connection, in two processes: make sure descriptors suffice.
+NEEDED=$((DEVICES + 512))
+if [ "$(ulimit -n)" != "unlimited" ] && [ "$(ulimit -n)" -lt "$NEEDED" ]; then
+  ulimit -n "$NEEDED" 2>/dev/null || { echo "relay-bench: ulimit -n $(ulimit -n) is below $NEEDED" >&2; exit 2; }
+fi
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ADMIN_TOKEN="bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+printf '%s\n' "$ADMIN_TOKEN" > "$WORK/admin-token"
+"$BIN" serve --host 127.0.0.1 --port 0 --database "$WORK/relay.sqlite" --admin-token-file "$WORK/admin-token" \
+  --log-level error > "$WORK/serve.log" 2>&1 &
+SERVER_PID=$!
+
+PORT=""
+for _ in $(seq 1 100); do
+  PORT="$(sed -n 's/^matter-relay listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/serve.log" | head -n1)"
+  [ -n "$PORT" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$PORT" ] || { echo "relay-bench: the relay did not start" >&2; cat "$WORK/serve.log" >&2; exit 1; }
+echo "relay (pid $SERVER_PID) on 127.0.0.1:$PORT"
+
+"$BIN" bench --relay "ws://127.0.0.1:$PORT" --admin-token "$ADMIN_TOKEN" \
+  --devices "$DEVICES" --rate "$RATE" --duration "$SECONDS_OF_LOAD"
+
+echo
+echo "relay metrics:"
+curl --noproxy '*' -fsS "http://127.0.0.1:$PORT/metrics" 2>/dev/null | grep -E '^relay_(connections|frames_routed_total|rejected_total|exchange_round_trip_seconds_(count|sum))' | grep -v " 0$" || true
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || true
+tail -n1 "$WORK/serve.log"
