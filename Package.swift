@@ -118,12 +118,15 @@ let package = Package(
             "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Test support: child processes with signals unblocked and bounded waits.
+        .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
+
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
         .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
         .testTarget(name: "MatterCryptoTests", dependencies: [
             "MatterCrypto", "MatterTLV", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
-        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD", "dnssd-probe"]),
+        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD", "dnssd-probe", "ChildProcess"]),
         .testTarget(name: "MatterProtocolTests", dependencies: [
             "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -138,7 +141,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "HomeAPITests", dependencies: [
-            "homectl", "matter-sim",  // the fake-LAN tests run these binaries from the build folder
+            "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "NIOCore", package: "swift-nio"),
