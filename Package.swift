@@ -144,6 +144,7 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "OpenCombineDispatch", package: "OpenCombine"),  // the guides' receive(on: DispatchQueue.main)
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

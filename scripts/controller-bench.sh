@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # controller-bench.sh: On/Off invoke latency (p50/p99) from this project's controller
 # library (homectl bench, through HomeAPI) and from the reference controller
-# (/work/shared/interop/run-interop.sh --latency), against the same matter-sim profile,
+# (../shared/interop/run-interop.sh --latency), against the same matter-sim profile,
 # in the same run, printed side by side.
 #
 # Usage: controller-bench.sh [--count N] [--profile YAML]
@@ -23,7 +23,7 @@ done
 HOMECTL="${HOMECTL:-$ROOT/.build/debug/homectl}"
 MATTER_SIM="${MATTER_SIM:-$ROOT/.build/debug/matter-sim}"
 FAKELAN="$ROOT/scripts/fakelan.sh"
-INTEROP="${INTEROP:-/work/shared/interop/run-interop.sh}"
+INTEROP="${INTEROP:-${MATTER_SHARED:-$ROOT/../shared}/interop/run-interop.sh}"
 [ "$(id -u)" = 0 ] || { echo "controller-bench: needs root (network namespaces)" >&2; exit 2; }
 for b in "$HOMECTL" "$MATTER_SIM"; do [ -x "$b" ] || { echo "controller-bench: $b is not built" >&2; exit 2; }; done
 PASSCODE=20202021

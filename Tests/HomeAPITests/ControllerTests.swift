@@ -120,6 +120,43 @@ struct ControllerTests {
         await restarted.stop()
     }
 
+    /// Timed interactions (spec 8.6): a command that requires one is refused without the
+    /// TimedRequest and accepted inside the window; a timed write goes through the same way.
+    @Test func timedInvokeAndTimedWrite() async throws {
+        let device = try await TestDevice.start(Fixture.onOffLight())
+        let controller = try await controller()
+        _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x61,
+                                            options: CommissioningOptions(allowUntrustedAttestation: true))
+        let adminCommissioning = ClusterID(0x003C)
+        let openBasicWindow = ConcreteCommandPath(endpoint: 0, cluster: adminCommissioning, command: CommandID(0x01))
+        let revoke = ConcreteCommandPath(endpoint: 0, cluster: adminCommissioning, command: CommandID(0x02))
+        let windowStatus = AttributePath(endpoint: 0, cluster: adminCommissioning, attribute: AttributeID(0x0000))
+        let timeoutField = TLVValue.structure([.context(0, .unsigned(180))])
+
+        // OpenBasicCommissioningWindow is an "A T" command: untimed, the node refuses it.
+        do {
+            _ = try await controller.invoke(0x61, openBasicWindow, fields: timeoutField)
+            Issue.record("an untimed OpenBasicCommissioningWindow was accepted")
+        } catch ControllerError.status(let status, _) {
+            #expect(status.status == .needsTimedInteraction)
+        }
+        #expect(try await controller.read(0x61, windowStatus) == .unsigned(0))
+
+        // Inside a timed window it opens the basic window; RevokeCommissioning closes it.
+        _ = try await controller.invoke(0x61, openBasicWindow, fields: timeoutField, timed: .seconds(2))
+        #expect(try await controller.read(0x61, windowStatus) == .unsigned(2))
+        _ = try await controller.invoke(0x61, revoke, timed: .seconds(2))
+        #expect(try await controller.read(0x61, windowStatus) == .unsigned(0))
+
+        // A timed write of NodeLabel lands like an untimed one.
+        let nodeLabel = AttributePath(endpoint: 0, cluster: Fixture.basicInformation, attribute: AttributeID(0x0005))
+        try await controller.write(0x61, nodeLabel, value: .utf8("timed label"), timed: .seconds(2))
+        #expect(await device.value(nodeLabel) == .utf8("timed label"))
+
+        await controller.shutdown()
+        await device.stop()
+    }
+
     @Test func aSilentNodeFailsInBoundedTime() async throws {
         let device = try await TestDevice.start(Fixture.onOffLight())
         let controller = try await controller()

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 /// homectl as a person runs it: a separate process on the same home file, against a
@@ -66,6 +67,35 @@ struct HomeCtlTests {
         let table = try Self.homectl(["devices"], home: home)
         #expect(table.output.contains("Reading lamp"))
         #expect(table.output.contains("Hall"))
+
+        // `watch` prints each change another homectl makes, live, until interrupted.
+        let watch = Process()
+        watch.executableURL = Self.binary
+        watch.arguments = ["watch", "--json", "--home", home.path, "--timeout", "4"]
+        let watchOut = Pipe()
+        watch.standardOutput = watchOut
+        watch.standardError = FileHandle.nullDevice
+        let printed = NIOLockedValueBox("")
+        watchOut.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            printed.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try watch.run()
+        defer { if watch.isRunning { watch.terminate() } }
+        // The current device comes first, then the changes.
+        #expect(await eventually(within: .seconds(10)) { printed.withLockedValue { $0.contains("Reading lamp") } })
+        #expect(try Self.homectl(["rename", "Reading lamp", "Night light"], home: home).status == 0)
+        #expect(await eventually(within: .seconds(5)) { printed.withLockedValue { $0.contains("Night light") } })
+        #expect(try Self.homectl(["off", "Night light"], home: home).status == 0)
+        #expect(await eventually(within: .seconds(5)) {
+            printed.withLockedValue { text in
+                text.split(separator: "\n").contains { $0.contains("Night light") && $0.contains("\"onOff\":\"off\"") }
+            }
+        }, "watch printed: \(printed.withLockedValue { $0 })")
+        kill(watch.processIdentifier, SIGINT)
+        let stopped = await eventually(within: .seconds(5)) { !watch.isRunning }
+        #expect(stopped, "watch did not stop on SIGINT")
+        watchOut.fileHandleForReading.readabilityHandler = nil
 
         // Unknown names fail with a message, not a crash.
         let missing = try Self.homectl(["toggle", "no such device"], home: home)
