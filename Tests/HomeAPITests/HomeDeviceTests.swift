@@ -148,6 +148,39 @@ struct HomeDeviceTests {
         #expect(stream.values[start...].allSatisfy { $0.id == s.plugDevice.id })
     }
 
+    /// Another controller (a second Home with its own Matter controller and CASE session,
+    /// on the same home file) renames, moves and switches a device: the first Home's
+    /// `batched()` shows each change within a second, and `stream()` only that device.
+    @Test func changesByAnotherControllerReachBatchedWithinOneSecond() async throws {
+        let s = try await Self.setUp()
+        defer { Task { await s.tearDown() } }
+        let other = try await openHome(s.dir, trustStore: s.trust)
+        defer { Task { await other.close() } }
+        let batched = Recorder(s.home.devices().batched())
+        let stream = Recorder(s.home.devices().stream())
+        #expect(await batched.wait { $0.last?.allSatisfy { $0.sourceConnectivity.connectivityState == .online } == true })
+        try await Task.sleep(for: .milliseconds(300))
+        let start = stream.values.count
+        func plug(_ values: [Set<HomeDevice>]) -> HomeDevice? { values.last?.first { $0.id == s.plugDevice.id } }
+
+        var mark = batched.values.count
+        _ = try await other.device(id: s.plugDevice.id).setName("Heater")
+        #expect(await batched.wait(within: .seconds(1)) { $0.count > mark && plug($0)?.name == "Heater" })
+
+        mark = batched.values.count
+        try await other.structure(id: s.structure.id).move(deviceID: s.plugDevice.id, to: s.living)
+        #expect(await batched.wait(within: .seconds(1)) { $0.count > mark && plug($0)?.roomID == s.living.id })
+
+        mark = batched.values.count
+        let otherPlug = try #require(await other.device(id: s.plugDevice.id).types.get(OnOffPluginUnitDeviceType.self))
+        try await #require(otherPlug.matterTraits.onOffTrait).on()
+        #expect(await batched.wait(within: .seconds(1)) { values in
+            values.count > mark && plug(values)?.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
+        })
+        #expect(await stream.wait { $0.count >= start + 3 })
+        #expect(stream.values[start...].allSatisfy { $0.id == s.plugDevice.id })
+    }
+
     @Test func deletingARoomLeavesItsDevicesUnassigned() async throws {
         let s = try await Self.setUp()
         defer { Task { await s.tearDown() } }
