@@ -232,7 +232,13 @@ actor HomeEngine {
     /// The controller, started on first use with the stored fabric (created once).
     func controller() async throws -> MatterController {
         if closed { throw HomeError.cancelled("the home is closed") }
-        if let task = controllerTask { return try await task.value }
+        if let task = controllerTask {
+            // A concurrent first caller may still be handing over addresses: every caller
+            // makes sure they are known before it uses the controller.
+            let controller = try await task.value
+            await handOverAddresses(to: controller)
+            return controller
+        }
         let store = self.store, configuration = self.configuration, logger = self.logger
         let task = Task { () throws -> MatterController in
             let credentials: FabricCredentials
@@ -253,14 +259,19 @@ actor HomeEngine {
         controllerTask = task
         do {
             let controller = try await task.value
-            for d in graph.devices.values where knownAddresses[d.nodeID] != "\(d.host):\(d.port)" {
-                if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
-                knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
-            }
+            await handOverAddresses(to: controller)
             return controller
         } catch {
             controllerTask = nil
             throw HomeError.from(error, "starting the Matter controller")
+        }
+    }
+
+    /// Gives the controller the stored address of every device it has not been told of.
+    private func handOverAddresses(to controller: MatterController) async {
+        for d in graph.devices.values where knownAddresses[d.nodeID] != "\(d.host):\(d.port)" {
+            if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
+            knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
         }
     }
 
