@@ -63,7 +63,7 @@ extension HomeEngine {
         guard let fabric = controller.fabric else { throw HomeError.failedPrecondition("this home's controller is not its fabric's CA") }
         let nodeID: UInt64
         if let hubNodeID { nodeID = hubNodeID } else { nodeID = try await store.allocateNodeID() }
-        let identity: OperationalIdentity
+        let identity: FabricIdentity
         do { identity = try fabric.issueIdentity(nodeID: nodeID) } catch {
             throw HomeError.from(error, "issuing the hub's operational certificate")
         }

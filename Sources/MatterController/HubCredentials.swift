@@ -38,7 +38,7 @@ public struct HubCredentials: Sendable, Hashable, Codable {
     public var homeToken: String
     public var devices: [Device]
 
-    public init(identity: OperationalIdentity, homeID: String, homeToken: String, devices: [Device]) {
+    public init(identity: FabricIdentity, homeID: String, homeToken: String, devices: [Device]) {
         fabricID = identity.fabricID
         nodeID = identity.nodeID
         rootCertificate = Data(identity.rootCertificate)
@@ -52,9 +52,9 @@ public struct HubCredentials: Sendable, Hashable, Codable {
     }
 
     /// The hub's identity on the fabric, checked (key matches NOC, IDs agree).
-    public var identity: OperationalIdentity {
+    public var identity: FabricIdentity {
         get throws {
-            try OperationalIdentity(fabricID: fabricID, nodeID: nodeID, rootCertificate: [UInt8](rootCertificate),
+            try FabricIdentity(fabricID: fabricID, nodeID: nodeID, rootCertificate: [UInt8](rootCertificate),
                                     intermediateCertificate: intermediateCertificate.map { [UInt8]($0) }, noc: [UInt8](noc),
                                     operationalKey: [UInt8](privateKey), ipkEpochKey: [UInt8](ipkEpochKey))
         }

@@ -53,7 +53,7 @@ public actor MatterController {
     /// an operational identity (a hub), which cannot commission.
     public nonisolated let fabric: FabricAuthority?
     /// Who this controller is on the fabric.
-    public nonisolated let identity: OperationalIdentity
+    public nonisolated let identity: FabricIdentity
     public nonisolated let router: SubscriptionRouter
     let transport: UDPTransport
     let logger: Logger
@@ -71,19 +71,19 @@ public actor MatterController {
     public static func start(fabric: FabricAuthority, configuration: Configuration = Configuration(),
                              resolver: (any OperationalResolver)? = nil,
                              logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
-        try await start(fabric: fabric, identity: try fabric.operationalIdentity, configuration: configuration,
+        try await start(fabric: fabric, identity: try fabric.fabricIdentity, configuration: configuration,
                         resolver: resolver, logger: logger)
     }
 
     /// A controller with only an operational identity on the fabric (no CA): it reaches
     /// the fabric's nodes over CASE but cannot commission.
-    public static func start(identity: OperationalIdentity, configuration: Configuration = Configuration(),
+    public static func start(identity: FabricIdentity, configuration: Configuration = Configuration(),
                              resolver: (any OperationalResolver)? = nil,
                              logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
         try await start(fabric: nil, identity: identity, configuration: configuration, resolver: resolver, logger: logger)
     }
 
-    private static func start(fabric: FabricAuthority?, identity: OperationalIdentity, configuration: Configuration,
+    private static func start(fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration,
                               resolver: (any OperationalResolver)?, logger: Logger) async throws -> MatterController {
         let transport: UDPTransport
         do {
@@ -100,7 +100,7 @@ public actor MatterController {
         return controller
     }
 
-    private init(fabric: FabricAuthority?, identity: OperationalIdentity, configuration: Configuration, transport: UDPTransport,
+    private init(fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration, transport: UDPTransport,
                  manager: ExchangeManager, router: SubscriptionRouter, resolver: (any OperationalResolver)?, logger: Logger) throws {
         self.fabric = fabric
         self.identity = identity

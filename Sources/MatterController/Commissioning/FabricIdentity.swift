@@ -5,7 +5,7 @@ import MatterProtocol
 /// A node's operational identity on a fabric (Matter Core spec 6.4): what CASE needs and
 /// nothing more. A controller that is not the fabric's CA (a hub the CA issued a NOC to)
 /// runs with this alone; it can reach the fabric's nodes but not commission new ones.
-public struct OperationalIdentity: Sendable, Hashable {
+public struct FabricIdentity: Sendable, Hashable {
     public var fabricID: UInt64
     public var nodeID: NodeID
     /// The fabric's RCAC, optional ICAC and this node's NOC (Matter TLV).
@@ -63,9 +63,9 @@ public struct OperationalIdentity: Sendable, Hashable {
 
 extension FabricAuthority {
     /// The controller's own identity on the fabric.
-    public var operationalIdentity: OperationalIdentity {
+    public var fabricIdentity: FabricIdentity {
         get throws {
-            try OperationalIdentity(fabricID: fabricID, nodeID: controllerNodeID, rootCertificate: credentials.rootCertificate,
+            try FabricIdentity(fabricID: fabricID, nodeID: controllerNodeID, rootCertificate: credentials.rootCertificate,
                                     intermediateCertificate: credentials.intermediateCertificate, noc: credentials.controllerNOC,
                                     operationalKey: credentials.controllerKey, ipkEpochKey: credentials.ipkEpochKey)
         }
@@ -73,7 +73,7 @@ extension FabricAuthority {
 
     /// A new operational identity on this fabric for another controller (a hub): a fresh key
     /// pair and a NOC for `nodeID` signed by this CA. The private key leaves with the identity.
-    public func issueIdentity(nodeID: NodeID) throws -> OperationalIdentity {
+    public func issueIdentity(nodeID: NodeID) throws -> FabricIdentity {
         guard OperationalIdentifiers.isOperationalNodeID(nodeID) else {
             throw ControllerError.invalidArgument("node ID 0x\(String(nodeID, radix: 16)) is not an operational node ID")
         }
@@ -84,7 +84,7 @@ extension FabricAuthority {
         let noc = try MatterCertificateIssuer.issueNode(publicKey: key.publicKey, nodeID: nodeID, fabricID: fabricID,
                                                         issuer: intermediate ?? root, issuerKey: intermediateKey ?? rootKey,
                                                         notBefore: Self.notBefore)
-        return try OperationalIdentity(fabricID: fabricID, nodeID: nodeID, rootCertificate: credentials.rootCertificate,
+        return try FabricIdentity(fabricID: fabricID, nodeID: nodeID, rootCertificate: credentials.rootCertificate,
                                        intermediateCertificate: credentials.intermediateCertificate, noc: noc.tlvEncoded,
                                        operationalKey: key.rawPrivateKey, ipkEpochKey: credentials.ipkEpochKey)
     }
