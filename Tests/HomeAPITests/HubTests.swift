@@ -46,7 +46,7 @@ struct HubTests {
         return logger
     }
 
-    static func setUp(serial: String) async throws -> Setup {
+    static func setUp(serial: String, access: HubAccess = .administer) async throws -> Setup {
         let attestation = try DeviceAttestationProvisioning.loadOrMint(
             store: nil, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
         let logger = quietLogger("test.hub.device")
@@ -60,7 +60,7 @@ struct HubTests {
         let code = try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840)
         _ = try await home.commissionDevice(setupCode: code, address: try SocketAddress(ipAddress: "127.0.0.1", port: server.port))
         let file = directory.appendingPathComponent("hub.json")
-        let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: token, to: file)
+        let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: token, access: access, to: file)
         return Setup(node: node, deviceTask: deviceTask, home: home, directory: directory, credentialsFile: file, issue: issue,
                      serial: serial)
     }
@@ -278,6 +278,28 @@ struct HubTests {
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
+    @Test func theDevicesACLEntryBoundsWhatTheHubMayDo() async throws {
+        // Operate lets the hub control the device but not write a Manage attribute.
+        let setup = try await Self.setUp(serial: "HUB-LIGHT-5", access: .operate)
+        defer { Task { await setup.tearDown() } }
+        let hub = try await Self.startHub(setup)
+        defer { Task { await hub.stop() } }
+        let (client, clientTask) = Self.client(hub.url)
+        defer { clientTask.cancel() }
+        try await client.waitUntilConnected()
+        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-5"] == true })
+        let on = InvokeRequestMessage(invokeRequests: [
+            CommandDataIB(path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
+                          fields: .structure([])),
+        ])
+        _ = try await client.invoke("HUB-LIGHT-5", on)
+        #expect(try await setup.node.read(Self.onOff).get().value == .bool(true))
+        let write = try await client.write(
+            "HUB-LIGHT-5", WriteRequestMessage(writeRequests: [AttributeDataIB(path: AttributePathIB(Self.nodeLabel), data: .utf8("x"))]))
+        #expect(write.writeResponses.map { $0.status.status.status } == [.unsupportedAccess])
+        #expect(try await setup.node.read(Self.nodeLabel).get().value == .utf8(""))
+    }
+
     @Test func aDeviceThatGoesAwayIsAbsentAndRequestsFailWithoutHanging() async throws {
         let setup = try await Self.setUp(serial: "HUB-LIGHT-3")
         defer { Task { await setup.tearDown() } }
@@ -298,6 +320,70 @@ struct HubTests {
         } throws: { error in
             (error as? RelayError) == .deviceOffline("HUB-LIGHT-3")
         }
+    }
+
+    /// A raw TCP connection to the hub (POSIX sockets): bytes out, whatever comes back.
+    static func rawExchange(port: Int, _ chunks: [[UInt8]]) throws -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RelayError.notConnected }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw RelayError.notConnected }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for chunk in chunks {
+            _ = chunk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            usleep(200_000)
+        }
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        return received
+    }
+
+    /// A masked client WebSocket frame (RFC 6455 5.2) with a short payload.
+    static func webSocketFrame(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        let mask: [UInt8] = [0x11, 0x22, 0x33, 0x44]
+        return [0x80 | opcode, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
+    @Test func garbageFromOneClientDoesNotStopTheHub() async throws {
+        let setup = try await Self.setUp(serial: "HUB-LIGHT-6")
+        defer { Task { await setup.tearDown() } }
+        let hub = try await Self.startHub(setup)
+        defer { Task { await hub.stop() } }
+        let (client, clientTask) = Self.client(hub.url)
+        defer { clientTask.cancel() }
+        try await client.waitUntilConnected()
+        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-6"] == true })
+
+        // Not HTTP at all.
+        _ = try Self.rawExchange(port: hub.port, [[0x00, 0xFF, 0x13, 0x37] + Array("\r\n\r\nGET GET GET\r\n\r\n".utf8)])
+        // An authenticated WebSocket that sends a frame that is no relay frame, and one that is text.
+        let upgrade = Array(("GET /v1/controller HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Authorization: Bearer \(Self.token)\r\n\r\n").utf8)
+        let malformed = try Self.rawExchange(port: hub.port, [upgrade, Self.webSocketFrame(opcode: 0x2, [0xDE, 0xAD, 0xBE, 0xEF])])
+        #expect(String(decoding: malformed.prefix(12), as: UTF8.self) == "HTTP/1.1 101")
+        // The hub closed that connection (a close frame, opcode 0x8, after its hello and presence frames).
+        #expect(malformed.contains(0x88))
+        _ = try Self.rawExchange(port: hub.port, [upgrade, Self.webSocketFrame(opcode: 0x1, Array("hello".utf8))])
+
+        // The well-behaved controller is still served.
+        let read = try await client.read("HUB-LIGHT-6", paths: [AttributePathIB(Self.onOff)])
+        #expect(Self.onOffValue(read) == .bool(false))
+        let metrics = try await RelayHTTP.request("GET", "http://127.0.0.1:\(hub.port)/metrics")
+        #expect(metrics.text.contains("relay_rejected_total{reason=\"malformed\"} 2"))
     }
 
     // MARK: The matter-relay binary
