@@ -396,8 +396,15 @@ struct HubTests {
         #expect(FileManager.default.isExecutableFile(atPath: Self.relayBinary.path), "matter-relay is not built at \(Self.relayBinary.path)")
         let setup = try await Self.setUp(serial: "HUB-LIGHT-4")
         defer { Task { await setup.tearDown() } }
+        // homectl, a separate process on the same home file, issues the credentials the hub runs with.
+        let file = setup.directory.appendingPathComponent("hub-cli.json")
+        let issued = try HomeCtlTests.homectl(["hub", "credentials", "--out", file.path, "--home-id", "cli-home", "--home-token", "cli-token",
+                                               "--node-id", "0x1234", "--json"], home: setup.directory.appendingPathComponent("home.sqlite"))
+        #expect(issued.status == 0, "\(issued.error)")
+        #expect(issued.output.contains("\"granted\" : [\n    \"HUB-LIGHT-4\"\n  ]"), "\(issued.output)")
+        #expect(try HubCredentials.read(from: file).nodeID == 0x1234)
         let process = try Subprocess([
-            Self.relayBinary.path, "serve", "--mode", "hub", "--credentials", setup.credentialsFile.path, "--port", "0",
+            Self.relayBinary.path, "serve", "--mode", "hub", "--credentials", file.path, "--port", "0",
             "--database", setup.directory.appendingPathComponent("hub-cli.sqlite").path, "--no-dnssd", "--log-level", "error",
         ])
         defer { _ = process.wait(timeout: 0) }
@@ -414,7 +421,7 @@ struct HubTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         let hubPort = try #require(port, "no listening line; stderr: \(errors.text)")
-        let (client, clientTask) = Self.client("ws://127.0.0.1:\(hubPort)")
+        let (client, clientTask) = Self.client("ws://127.0.0.1:\(hubPort)", token: "cli-token")
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
         #expect(await eventually(within: .seconds(15)) { client.presence["HUB-LIGHT-4"] == true })
