@@ -415,6 +415,13 @@ public final class LocalHub: Service, Sendable {
                     answer = try await withRelayTimeout(configuration.responseTimeout, "controller's answer to a report") {
                         try await mailbox.next()
                     }
+                } catch RelayError.connectionLost {
+                    // The controller left mid-report: end the subscription on the device now.
+                    _ = state.withLockedValue { $0.subscriptions.removeValue(forKey: subscriptionKey) }
+                    try? await exchange.send(
+                        opcode: InteractionOpcode.statusResponse.rawValue,
+                        payload: StatusResponseMessage(status: .invalidSubscription).encoded(), reliable: true)
+                    return true
                 } catch {
                     return true
                 }

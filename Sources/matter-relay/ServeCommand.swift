@@ -18,7 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Run the relay (or a local hub) until SIGINT or SIGTERM (then shut down gracefully).",
         discussion: """
-            --mode hub serves the same controller protocol on the home's LAN, reaching the devices over
+            --mode hub serves the same controller protocol on the home's LAN, reaching the devices over \
             Matter with the credentials `homectl hub credentials --out FILE` issued (--credentials FILE).
             """)
 
