@@ -23,7 +23,8 @@ public struct HubCredentialsIssue: Sendable {
     /// Devices whose ACL could not be written, with why (unreachable, refused); the hub
     /// cannot reach them until credentials are issued again while they answer.
     public var failed: [String: String]
-    /// Home devices without a serial number: they have no relay device ID and are left out.
+    /// Home devices (by ID) without a usable serial number (none, not a relay device ID, or
+    /// another device's): they have no relay device ID and are left out.
     public var skipped: [String]
 }
 
@@ -72,7 +73,9 @@ extension HomeEngine {
         var issue = HubCredentialsIssue(credentials: HubCredentials(identity: identity, homeID: homeID, homeToken: token, devices: []),
                                         granted: [], failed: [:], skipped: [])
         for device in graph.devices.values.sorted(by: { $0.id < $1.id }) {
-            guard let serial = device.serialNumber, Self.isRelayIdentifier(serial) else {
+            // The serial number is the relay device ID: it must be one, and name one device only.
+            guard let serial = device.serialNumber, Self.isRelayIdentifier(serial),
+                  !table.contains(where: { $0.deviceID == serial }) else {
                 issue.skipped.append(device.id)
                 continue
             }

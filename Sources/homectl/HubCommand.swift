@@ -60,7 +60,7 @@ struct HubCommand: AsyncParsableCommand {
                     if token == nil { print("home token for controllers: \(issue.credentials.homeToken)") }
                     for serial in issue.granted { print("  \(serial): ACL lets the hub in") }
                     for (serial, why) in issue.failed.sorted(by: { $0.key < $1.key }) { print("  \(serial): ACL not written: \(why)") }
-                    for id in issue.skipped { print("  \(id): no serial number, left out") }
+                    for id in issue.skipped { print("  \(id): no usable serial number (none, or shared), left out") }
                 }
                 if !issue.failed.isEmpty { throw ExitCode(3) }
             }
