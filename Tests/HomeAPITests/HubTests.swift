@@ -386,6 +386,55 @@ struct HubTests {
         #expect(metrics.text.contains("relay_rejected_total{reason=\"malformed\"} 2"))
     }
 
+    @Test func aDeviceThatComesBackIsPresentAgainAndServedThroughTheHub() async throws {
+        // A device that keeps its fabric on disk, restarted on the same port.
+        let stateDirectory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: stateDirectory) }
+        let attestation = try DeviceAttestationProvisioning.loadOrMint(
+            store: nil, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
+        let logger = Self.quietLogger("test.hub.device")
+        func boot(port: Int) async throws -> (MatterNode, NodeServer, Task<Void, Never>) {
+            let node = try MatterNode(description: Fixture.onOffLight(serial: "HUB-LIGHT-7"), logger: logger,
+                                      commissioning: CommissioningConfiguration(stateStore: try NodeStateStore(directory: stateDirectory),
+                                                                                attestation: attestation))
+            let server = try await NodeServer(node: node, configuration: NodeServerConfiguration(
+                port: port, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840), logger: logger)
+            return (node, server, Task { await server.run() })
+        }
+        let (firstNode, firstServer, firstRun) = try await boot(port: 0)
+        let directory = try temporaryDirectory()
+        let home = try await openHome(directory)
+        _ = try await home.commissionDevice(setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
+                                            address: try SocketAddress(ipAddress: "127.0.0.1", port: firstServer.port))
+        let file = directory.appendingPathComponent("hub.json")
+        let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: Self.token, to: file)
+        let setup = Setup(node: firstNode, deviceTask: firstRun, home: home, directory: directory, credentialsFile: file, issue: issue,
+                          serial: "HUB-LIGHT-7")
+        defer { Task { await setup.tearDown() } }
+        let hub = try await Self.startHub(setup)
+        defer { Task { await hub.stop() } }
+        let (client, clientTask) = Self.client(hub.url)
+        defer { clientTask.cancel() }
+        try await client.waitUntilConnected()
+        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-7"] == true })
+
+        firstRun.cancel()
+        await firstRun.value
+        #expect(await eventually(within: .seconds(15)) { client.presence["HUB-LIGHT-7"] == false })
+
+        let (node, _, secondRun) = try await boot(port: firstServer.port)
+        defer { secondRun.cancel() }
+        #expect(await eventually(within: .seconds(20)) { client.presence["HUB-LIGHT-7"] == true })
+        let on = InvokeRequestMessage(invokeRequests: [
+            CommandDataIB(path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
+                          fields: .structure([])),
+        ])
+        _ = try await client.invoke("HUB-LIGHT-7", on)
+        #expect(try await node.read(Self.onOff).get().value == .bool(true))
+        secondRun.cancel()
+        await secondRun.value
+    }
+
     // MARK: The matter-relay binary
 
     static var relayBinary: URL {
