@@ -84,7 +84,7 @@ let package = Package(
         ]),
         // The cloud relay: server (Hummingbird + WebSocket, SQLite registrations) and its clients.
         .target(name: "CloudRelay", dependencies: [
-            "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol",
+            "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterController",  // MatterController: the local hub
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -98,7 +98,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "matter-relay", dependencies: [
-            "CloudRelay", "MatterProtocol", "MatterModel", "MatterTLV",
+            "CloudRelay", "MatterController", "MatterProtocol", "MatterModel", "MatterTLV",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -142,6 +142,7 @@ let package = Package(
         ]),
         .testTarget(name: "HomeAPITests", dependencies: [
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
+            "matter-relay", "CloudRelay",  // the local hub tests
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),  // the guides' receive(on: DispatchQueue.main)

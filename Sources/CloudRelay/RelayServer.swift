@@ -89,6 +89,10 @@ public final class RelayServer: Sendable {
     public let metrics: RelayMetrics
     public let configuration: RelayServerConfiguration
     let hub: RelayHub
+    /// Where controllers' requests go: `hub` (device WebSockets) or a local hub's Matter sessions.
+    let controllers: any RelayControllerRouting
+    /// Set in hub mode: devices are reached over Matter, `/v1/device` is not served.
+    public let localHub: LocalHub?
     let logger: Logger
 
     public init(store: RelayStore, configuration: RelayServerConfiguration = .init(), logger: Logger = Logger(label: "matter.relay")) {
@@ -97,6 +101,21 @@ public final class RelayServer: Sendable {
         self.logger = logger
         metrics = RelayMetrics()
         hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
+        controllers = hub
+        localHub = nil
+    }
+
+    /// A local hub's server: the same controller protocol, answered by `localHub` over
+    /// Matter. `store` authenticates the hub's home (see `RelayStore.mirror(_:)`).
+    public init(store: RelayStore, localHub: LocalHub, configuration: RelayServerConfiguration = .init(),
+                logger: Logger = Logger(label: "matter.hub")) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        metrics = localHub.metrics
+        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
+        controllers = localHub
+        self.localHub = localHub
     }
 
     /// The largest WebSocket message read at all; messages between `maxFrameSize`
@@ -186,7 +205,7 @@ public final class RelayServer: Sendable {
 
     private func addHTTPRoutes(to router: Router<BasicRequestContext>) {
         router.get("/health") { _, _ in
-            let counts = self.hub.connectedCounts
+            let counts = self.controllers.connectedCounts
             return HealthResponse(status: "ok", devices: counts.devices, controllers: counts.controllers)
         }
         router.get("/metrics") { _, _ in
@@ -196,9 +215,11 @@ public final class RelayServer: Sendable {
         }
 
         // Reached only when the WebSocket upgrade was refused: say why.
-        router.get("/v1/device") { request, _ -> Response in
-            guard try await self.device(from: request.headers) != nil else { throw self.unauthorized("device credential required") }
-            throw HTTPError(.upgradeRequired, headers: [.upgrade: "websocket"], message: "WebSocket upgrade required")
+        if localHub == nil {
+            router.get("/v1/device") { request, _ -> Response in
+                guard try await self.device(from: request.headers) != nil else { throw self.unauthorized("device credential required") }
+                throw HTTPError(.upgradeRequired, headers: [.upgrade: "websocket"], message: "WebSocket upgrade required")
+            }
         }
         router.get("/v1/controller") { request, _ -> Response in
             guard try await self.home(from: request.headers) != nil else { throw self.unauthorized("home token required") }
@@ -248,6 +269,9 @@ public final class RelayServer: Sendable {
     }
 
     private func register(homeID: String, _ body: NewDevice) async throws -> RelayDeviceCredential {
+        if localHub != nil {
+            throw HTTPError(.methodNotAllowed, message: "a hub reaches devices over Matter: issue new hub credentials to add devices")
+        }
         do {
             let credential = try await store.registerDevice(homeID: homeID, deviceID: body.deviceID, label: body.label)
             return RelayDeviceCredential(homeID: homeID, deviceID: body.deviceID, credential: credential)
@@ -257,7 +281,7 @@ public final class RelayServer: Sendable {
     }
 
     private func deviceStatuses(homeID: String) async throws -> [RelayDeviceStatus] {
-        let online = hub.onlineDevices(homeID: homeID)
+        let online = controllers.onlineDevices(homeID: homeID)
         return try await store.devices(homeID: homeID).map {
             RelayDeviceStatus(deviceID: $0.deviceID, label: $0.label, online: online.contains($0.deviceID))
         }
@@ -267,10 +291,12 @@ public final class RelayServer: Sendable {
 
     private func addWebSocketRoutes(to router: Router<BasicWebSocketRequestContext>) {
         // A refused upgrade falls through to the HTTP router, which answers 401.
-        router.ws("/v1/device") { request, _ in
-            try await self.device(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
-        } onUpgrade: { inbound, outbound, context in
-            try await self.serveDevice(inbound: inbound, outbound: outbound, headers: context.request.headers)
+        if localHub == nil {
+            router.ws("/v1/device") { request, _ in
+                try await self.device(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
+            } onUpgrade: { inbound, outbound, context in
+                try await self.serveDevice(inbound: inbound, outbound: outbound, headers: context.request.headers)
+            }
         }
         router.ws("/v1/controller") { request, _ in
             try await self.home(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
@@ -304,18 +330,19 @@ public final class RelayServer: Sendable {
         guard let home = try await home(from: headers) else {
             return try await outbound.close(.policyViolation, reason: "unauthorized")
         }
-        let peer = hub.makePeer(role: .controller, homeID: home.id, deviceID: nil)
+        let controllers = controllers
+        let peer = controllers.makePeer(role: .controller, homeID: home.id, deviceID: nil)
         metrics.connectionOpened(.controller)
         // Everyone registered in the home, online or not, so the controller starts with a full picture.
         let registered = ((try? await store.devices(homeID: home.id)) ?? []).map(\.deviceID)
-        hub.attachController(peer, hello: RelayHello(homeID: home.id, session: peer.id), registered: registered)
+        controllers.attachController(peer, hello: RelayHello(homeID: home.id, session: peer.id), registered: registered)
         await pump(peer: peer, inbound: inbound, outbound: outbound) { frame in
             // Controllers address a device of their home and carry no session.
             guard case .message(let message) = frame, message.deviceID != nil, message.session == nil else { return false }
-            await self.hub.routeFromController(message, from: peer)
+            await controllers.routeFromController(message, from: peer)
             return true
         }
-        hub.detachController(peer)
+        controllers.detachController(peer)
         metrics.connectionClosed(.controller)
     }
 

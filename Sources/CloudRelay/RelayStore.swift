@@ -189,6 +189,38 @@ public final class RelayStore: Sendable {
         }
     }
 
+    // MARK: Hub mode
+
+    /// Makes the store hold exactly one home, with this ID and token, and these devices:
+    /// a local hub's database mirrors its credentials file (devices get no credential
+    /// anyone knows: the hub reaches them over Matter, not over `/v1/device`).
+    public func mirror(homeID: String, token: String, deviceIDs: [String]) async throws {
+        guard RelayFrame.isValidIdentifier(homeID) else { throw RelayStoreError.invalidIdentifier(homeID) }
+        for id in deviceIDs where !RelayFrame.isValidIdentifier(id) { throw RelayStoreError.invalidIdentifier(id) }
+        let digest = RelayCredentials.digest(token)
+        let now = Date()
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM home WHERE id != ?", arguments: [homeID])
+            try db.execute(
+                sql: """
+                    INSERT INTO home (id, name, tokenDigest, createdAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET tokenDigest = excluded.tokenDigest
+                    """,
+                arguments: [homeID, homeID, digest, now])
+            let wanted = Set(deviceIDs)
+            let existing = Set(try String.fetchAll(db, sql: "SELECT deviceID FROM device WHERE homeID = ?", arguments: [homeID]))
+            for id in existing.subtracting(wanted) {
+                try db.execute(sql: "DELETE FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, id])
+            }
+            for id in wanted.subtracting(existing) {
+                let unusable = RelayCredentials.digest(RelayCredentials.generate(prefix: RelayCredentials.deviceCredentialPrefix))
+                try db.execute(
+                    sql: "INSERT INTO device (homeID, deviceID, label, credentialDigest, createdAt) VALUES (?, ?, NULL, ?, ?)",
+                    arguments: [homeID, id, unusable, now])
+            }
+        }
+    }
+
     private static func home(_ row: Row) -> RelayHome {
         RelayHome(id: row["id"], name: row["name"], createdAt: row["createdAt"])
     }

@@ -49,7 +49,11 @@ public actor MatterController {
 
     public nonisolated let configuration: Configuration
     public nonisolated let manager: ExchangeManager
-    public nonisolated let fabric: FabricAuthority
+    /// The fabric's CA, when this controller is it; nil for a controller that only holds
+    /// an operational identity (a hub), which cannot commission.
+    public nonisolated let fabric: FabricAuthority?
+    /// Who this controller is on the fabric.
+    public nonisolated let identity: FabricIdentity
     public nonisolated let router: SubscriptionRouter
     let transport: UDPTransport
     let logger: Logger
@@ -67,6 +71,20 @@ public actor MatterController {
     public static func start(fabric: FabricAuthority, configuration: Configuration = Configuration(),
                              resolver: (any OperationalResolver)? = nil,
                              logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
+        try await start(fabric: fabric, identity: try fabric.fabricIdentity, configuration: configuration,
+                        resolver: resolver, logger: logger)
+    }
+
+    /// A controller with only an operational identity on the fabric (no CA): it reaches
+    /// the fabric's nodes over CASE but cannot commission.
+    public static func start(identity: FabricIdentity, configuration: Configuration = Configuration(),
+                             resolver: (any OperationalResolver)? = nil,
+                             logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
+        try await start(fabric: nil, identity: identity, configuration: configuration, resolver: resolver, logger: logger)
+    }
+
+    private static func start(fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration,
+                              resolver: (any OperationalResolver)?, logger: Logger) async throws -> MatterController {
         let transport: UDPTransport
         do {
             transport = try await UDPTransport.bind(.init(port: configuration.port, binding: configuration.binding))
@@ -76,22 +94,23 @@ public actor MatterController {
         let manager = ExchangeManager(transport: transport, configuration: configuration.exchange, logger: logger)
         let router = SubscriptionRouter(logger: logger)
         await manager.register(router, for: .interactionModel)
-        let controller = try MatterController(fabric: fabric, configuration: configuration, transport: transport,
+        let controller = try MatterController(fabric: fabric, identity: identity, configuration: configuration, transport: transport,
                                               manager: manager, router: router, resolver: resolver, logger: logger)
         await controller.watchSessions()
         return controller
     }
 
-    private init(fabric: FabricAuthority, configuration: Configuration, transport: UDPTransport, manager: ExchangeManager,
-                 router: SubscriptionRouter, resolver: (any OperationalResolver)?, logger: Logger) throws {
+    private init(fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration, transport: UDPTransport,
+                 manager: ExchangeManager, router: SubscriptionRouter, resolver: (any OperationalResolver)?, logger: Logger) throws {
         self.fabric = fabric
+        self.identity = identity
         self.configuration = configuration
         self.transport = transport
         self.manager = manager
         self.router = router
         self.resolver = resolver
         self.logger = logger
-        self.operationalFabric = try fabric.operationalFabric()
+        self.operationalFabric = try identity.operationalFabric()
         self.runner = Task { await manager.run() }
     }
 
@@ -164,7 +183,7 @@ public actor MatterController {
             address = known
         } else if let resolver {
             do {
-                address = try await resolver.resolve(compressedFabricID: try fabric.compressedFabricID(), nodeID: node)
+                address = try await resolver.resolve(compressedFabricID: try identity.compressedFabricID(), nodeID: node)
             } catch {
                 throw ControllerError.unreachable("node 0x\(String(node, radix: 16)) was not found on the network: \(error)")
             }
@@ -204,7 +223,7 @@ public actor MatterController {
 
     /// The node's operational address from DNS-SD when it differs from `address`.
     private func relocated(_ node: NodeID, from address: SocketAddress) async -> SocketAddress? {
-        guard let resolver, let compressed = try? fabric.compressedFabricID(),
+        guard let resolver, let compressed = try? identity.compressedFabricID(),
               let found = try? await resolver.resolve(compressedFabricID: compressed, nodeID: node),
               found != address else { return nil }
         logger.info("node 0x\(String(node, radix: 16)) moved from \(address) to \(found)")

@@ -3,28 +3,67 @@ import CloudRelay
 import Foundation
 import Hummingbird
 import Logging
+import MatterController
+import ServiceLifecycle
+
+/// What `serve` runs: the cloud relay, or a home's local hub.
+enum ServeMode: String, ExpressibleByArgument, CaseIterable {
+    /// Devices connect over WebSockets with their credentials.
+    case cloud
+    /// Devices are reached over Matter CASE sessions on the LAN, with hub credentials.
+    case hub
+}
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Run the relay until SIGINT or SIGTERM (then shut down gracefully).")
+        commandName: "serve", abstract: "Run the relay (or a local hub) until SIGINT or SIGTERM (then shut down gracefully).",
+        discussion: """
+            --mode hub serves the same controller protocol on the home's LAN, reaching the devices over \
+            Matter with the credentials `homectl hub credentials --out FILE` issued (--credentials FILE).
+            """)
 
-    @OptionGroup var database: DatabaseOption
+    @Option(help: "cloud: devices connect over WebSockets; hub: a local hub reaching devices over Matter.")
+    var mode: ServeMode = .cloud
+    @Option(help: "Hub credentials file from `homectl hub credentials` (hub mode).") var credentials: String?
+    @Option(help: "SQLite database of homes and devices (default matter-relay.sqlite; hub mode: matter-hub.sqlite).")
+    var database: String?
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on (0: any free port, printed at start).") var port = 8080
     @Option(help: "File holding the admin token for /v1/admin (else $MATTER_RELAY_ADMIN_TOKEN; none: admin API off).")
     var adminTokenFile: String?
     @Option(help: "Largest relay frame in bytes; a larger message closes that connection.") var maxFrameSize = 64 * 1024
+    @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
+    @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
+
+    func validate() throws {
+        switch mode {
+        case .cloud:
+            if credentials != nil { throw ValidationError("--credentials is for --mode hub") }
+        case .hub:
+            if credentials == nil { throw ValidationError("--mode hub needs --credentials FILE (from `homectl hub credentials --out FILE`)") }
+            if adminTokenFile != nil { throw ValidationError("--admin-token-file is for --mode cloud: a hub has no admin API") }
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard (0...65535).contains(matterPort) else { throw ValidationError("--matter-port must be 0...65535") }
+    }
 
     func run() async throws {
         var logger = Logger(label: "matter-relay")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        switch mode {
+        case .cloud: try await runCloud(logger: logger)
+        case .hub: try await runHub(logger: logger)
+        }
+    }
+
+    private func runCloud(logger: Logger) async throws {
         var adminToken = ProcessInfo.processInfo.environment["MATTER_RELAY_ADMIN_TOKEN"]
         if let adminTokenFile {
             adminToken = try String(contentsOfFile: adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         }
         if adminToken?.isEmpty == true { adminToken = nil }
-        let store = try RelayStore(path: database.database)
+        let store = try RelayStore(path: database ?? "matter-relay.sqlite")
         let server = RelayServer(
             store: store,
             configuration: RelayServerConfiguration(host: host, port: port, adminToken: adminToken, maxFrameSize: maxFrameSize),
@@ -37,6 +76,39 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("matter-relay listening on \(host):\(port) (\(homes) homes, admin API \(adminState))\n".utf8))
         }
         try await app.runService()
+        printSummary(server)
+    }
+
+    private func runHub(logger: Logger) async throws {
+        let file = URL(fileURLWithPath: credentials ?? "")
+        let hubCredentials: HubCredentials
+        do { hubCredentials = try HubCredentials.read(from: file) } catch let error as ControllerError {
+            throw ValidationError("\(error)")
+        }
+        var hubConfiguration = LocalHub.Configuration()
+        hubConfiguration.controllerPort = matterPort
+        hubConfiguration.useDNSSD = !noDnssd
+        let hub = try await LocalHub.start(credentials: hubCredentials, configuration: hubConfiguration, logger: logger)
+        let store = try RelayStore(path: database ?? "matter-hub.sqlite")
+        try await store.mirror(homeID: hubCredentials.homeID, token: hubCredentials.homeToken,
+                               deviceIDs: hubCredentials.devices.map(\.deviceID))
+        let server = RelayServer(
+            store: store, localHub: hub,
+            configuration: RelayServerConfiguration(host: host, port: port, adminToken: nil, maxFrameSize: maxFrameSize),
+            logger: logger)
+        let host = host
+        let summary = "home \(hubCredentials.homeID), \(hubCredentials.devices.count) devices, "
+            + "node 0x\(String(hubCredentials.nodeID, radix: 16)), Matter UDP port \(hub.controllerPort)"
+        let app = server.application { port in
+            FileHandle.standardOutput.write(Data("matter-relay hub listening on \(host):\(port) (\(summary))\n".utf8))
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: [app, hub], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        printSummary(server)
+    }
+
+    private func printSummary(_ server: RelayServer) {
         let snapshot = server.metrics.snapshot
         print(
             "matter-relay stopped: \(snapshot.connectionsAccepted.values.reduce(0, +)) connections served, "

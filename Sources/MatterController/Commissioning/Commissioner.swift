@@ -41,6 +41,9 @@ extension MatterController {
         guard OperationalIdentifiers.isOperationalNodeID(nodeID) else {
             throw ControllerError.invalidArgument("node ID 0x\(String(nodeID, radix: 16)) is not an operational node ID")
         }
+        guard let fabric else {
+            throw ControllerError.invalidArgument("this controller holds no fabric CA (only an operational identity); it cannot commission")
+        }
         let pase: SessionInfo
         do {
             pase = try await PASEInitiator(manager: manager, stepTimeout: configuration.handshakeStepTimeout)
@@ -54,7 +57,8 @@ extension MatterController {
         }
         let client = InteractionClient(manager: manager, session: pase.handle, timeout: configuration.responseTimeout)
         do {
-            let result = try await runCommissioning(client: client, pase: pase, address: address, nodeID: nodeID, options: options)
+            let result = try await runCommissioning(client: client, pase: pase, address: address, nodeID: nodeID, fabric: fabric,
+                                                    options: options)
             await manager.closeSession(pase.handle, notifyPeer: true)
             return result
         } catch {
@@ -67,7 +71,7 @@ extension MatterController {
     }
 
     private func runCommissioning(client: InteractionClient, pase: SessionInfo, address: SocketAddress, nodeID: NodeID,
-                                  options: CommissioningOptions) async throws -> CommissioningResult {
+                                  fabric: FabricAuthority, options: CommissioningOptions) async throws -> CommissioningResult {
         // 1. Fail-safe (spec 11.10.6.2): ArmFailSafeResponse.ErrorCode must be OK.
         let arm = try await step("ArmFailSafe") {
             try await client.invoke(command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),

@@ -1,0 +1,16 @@
+/// Where a relay server's controller connections lead. The cloud relay routes them to
+/// devices' WebSockets (`RelayHub`); a local hub forwards them over Matter CASE sessions
+/// on the home's LAN (`LocalHub`). Controllers speak the same protocol to both.
+protocol RelayControllerRouting: AnyObject, Sendable {
+    var connectedCounts: (devices: Int, controllers: Int) { get }
+    /// Devices of a home reachable now.
+    func onlineDevices(homeID: String) -> Set<String>
+    func makePeer(role: RelayRole, homeID: String, deviceID: String?) -> RelayPeer
+    /// Registers a controller connection and queues its hello and every device's presence.
+    func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String])
+    func detachController(_ peer: RelayPeer)
+    /// A message from a controller to one of its home's devices.
+    func routeFromController(_ message: RelayMessage, from controller: RelayPeer) async
+}
+
+extension RelayHub: RelayControllerRouting {}
