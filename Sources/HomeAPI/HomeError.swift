@@ -1,3 +1,4 @@
+import CloudRelay
 import Foundation
 import MatterController
 import MatterModel
@@ -36,6 +37,7 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
     static func from(_ error: any Error, _ context: String) -> HomeError {
         if let e = error as? HomeError { return e }
         if error is CancellationError { return .cancelled(context) }
+        if let r = error as? RelayError { return from(relay: r, context) }
         guard let c = error as? ControllerError else { return HomeError(code: .internal, message: "\(context): \(error)") }
         let message = "\(context): \(c)"
         switch c {
@@ -61,6 +63,24 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidSetupCode, .invalidArgument: return HomeError(code: .invalidArgument, message: message)
         case .notFound: return HomeError(code: .notFound, message: message)
         case .cancelled: return HomeError(code: .cancelled, message: message)
+        }
+    }
+}
+
+extension HomeError {
+    /// Maps a relay (or hub) failure: a path that is gone is `unavailable`, the device's own
+    /// answer maps as it would over the LAN.
+    static func from(relay r: RelayError, _ context: String) -> HomeError {
+        let message = "\(context): \(r)"
+        switch r {
+        case .timeout: return HomeError(code: .deadlineExceeded, message: message)
+        case .notConnected, .connectionLost, .deviceOffline, .undeliverable, .unknownDevice, .upgradeFailed, .http:
+            return HomeError(code: .unavailable, message: message)
+        case .unauthorized: return HomeError(code: .unauthenticated, message: message)
+        case .forbidden: return HomeError(code: .permissionDenied, message: message)
+        case .status(let status): return from(ControllerError.status(InteractionStatus(status), context), context)
+        case .invalidResponse: return HomeError(code: .internal, message: message)
+        case .invalidArgument: return HomeError(code: .invalidArgument, message: message)
         }
     }
 }

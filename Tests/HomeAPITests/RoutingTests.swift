@@ -1,0 +1,237 @@
+import Foundation
+import HomeAPI
+import MatterModel
+import MatterTLV
+import OpenCombine
+import Testing
+
+/// Routing and connectivity with real parts (issue #6): devices on loopback UDP with a
+/// pullable LAN cable, the same devices connected to an in-process relay (and a second
+/// one standing in as the LAN hub), a dimmable light whose LevelControl is cloud-only,
+/// and a plug without cloud-only traits. Each acceptance-table row is a fault applied
+/// to the real device, observed through `device(id:)`, `devices().batched()` and
+/// `types.subscribe`.
+@Suite("Routing and connectivity", .serialized)
+struct RoutingTests {
+    struct Setup {
+        let dir: URL
+        let relay: TestRelay
+        let hubRelay: TestRelay?
+        let home: Home
+        let light: TestDevice
+        let plug: TestDevice
+        let lightCloud: DeviceRelayConnection
+        let plugCloud: DeviceRelayConnection
+        let lightHub: DeviceRelayConnection?
+        let lightDevice: HomeDevice
+        let plugDevice: HomeDevice
+
+        func tearDown() async {
+            await home.close()
+            for c in [lightCloud, plugCloud] { c.stop() }
+            lightHub?.stop()
+            await light.stop()
+            await plug.stop()
+            await relay.stop()
+            await hubRelay?.stop()
+            try? FileManager.default.removeItem(at: dir)
+        }
+
+        func device(_ d: HomeDevice) async throws -> HomeDevice { try await home.device(id: d.id) }
+
+        /// Waits (boundedly) until the device shows `state`/`locality`; returns how long it took.
+        func waitFor(_ d: HomeDevice, _ state: ConnectivityState, _ locality: LocalityType,
+                     within limit: Duration = .seconds(10)) async -> Duration? {
+            let start = ContinuousClock.now
+            let ok = await eventually(within: limit) {
+                let c = (try? await home.device(id: d.id))?.sourceConnectivity
+                return c?.connectivityState == state && c?.dataSourceLocality == locality
+            }
+            return ok ? ContinuousClock.now - start : nil
+        }
+    }
+
+    static let lightSerial = "DIM-CLOUD-1"
+    static let plugSerial = "PLUG-LAN-1"
+
+    static func setUp(withHub: Bool = false) async throws -> Setup {
+        let dir = try temporaryDirectory()
+        let relay = try await TestRelay.start()
+        let (homeID, token) = try await relay.addHome("Home")
+        var hubRelay: TestRelay?
+        var hubHome: (id: String, token: String)?
+        if withHub {
+            let h = try await TestRelay.start()
+            hubHome = try await h.addHome("Home")
+            hubRelay = h
+        }
+        let light = try await TestDevice.start(Fixture.dimmableLight(serial: lightSerial), deviceTypeID: 0x0101,
+                                               cloudOnly: [Fixture.levelControl])
+        let plug = try await TestDevice.start(Fixture.plug(serial: plugSerial), discriminator: 3841, deviceTypeID: 0x010A)
+        var c = testConfiguration()
+        c.allowUntrustedAttestation = true
+        c.relay = RelayEndpoint(url: relay.url, homeToken: token)
+        if let hubRelay, let hubHome { c.hub = RelayEndpoint(url: hubRelay.url, homeToken: hubHome.token) }
+        let home = try await Home.open(at: dir.appendingPathComponent("home.sqlite"), configuration: c)
+        let lightDevice = try await home.commissionDevice(setupCode: try light.setupCode, address: light.address, name: "Lamp")
+        let plugDevice = try await home.commissionDevice(setupCode: try plug.setupCode, address: plug.address, name: "Plug")
+        // Only a commissioned device knows whom relay requests act as (its fabric's admin).
+        let lightCloud = try await relay.connect(light, homeID: homeID)
+        let plugCloud = try await relay.connect(plug, homeID: homeID)
+        var lightHub: DeviceRelayConnection?
+        if let hubRelay, let hubHome { lightHub = try await hubRelay.connect(light, homeID: hubHome.id) }
+        return Setup(dir: dir, relay: relay, hubRelay: hubRelay, home: home, light: light, plug: plug, lightCloud: lightCloud,
+                     plugCloud: plugCloud, lightHub: lightHub, lightDevice: lightDevice, plugDevice: plugDevice)
+    }
+
+    static func traits(_ d: HomeDevice) -> (onOff: SourceConnectivity?, level: SourceConnectivity?) {
+        let type = d.types.all[DimmableLightDeviceType.self]
+        return (type?.matterTraits.onOffTrait?.metadata.sourceConnectivity,
+                type?.matterTraits.levelControlTrait?.metadata.sourceConnectivity)
+    }
+
+    static let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
+    static let levelPath = AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))
+
+    @Test func acceptanceTable() async throws {
+        let s = try await Self.setUp()
+        defer { Task { await s.tearDown() } }
+        let typeUpdates = Recorder(s.lightDevice.types.subscribe(DimmableLightDeviceType.self))
+        let batched = Recorder(s.home.devices().batched())
+
+        // LAN and cloud up: Matter traits direct, the cloud-only LevelControl remote.
+        let upTime = await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15))
+        #expect(upTime != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        var light = try await s.device(s.lightDevice)
+        #expect(Self.traits(light).onOff == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
+        #expect(Self.traits(light).level == SourceConnectivity(connectivityState: .online, dataSourceLocality: .remote))
+        let dimmable = try #require(light.types.all[DimmableLightDeviceType.self])
+        #expect(dimmable.metadata.sourceConnectivity == SourceConnectivity(connectivityState: .online, dataSourceLocality: .mixed))
+        #expect(dimmable.matterTraits.levelControlTrait?.attributes.currentLevel == 100)
+        // The cloud-only trait works through the relay; the LAN does not have it.
+        try await #require(dimmable.matterTraits.levelControlTrait).moveToLevel(level: 42)
+        #expect(await s.light.value(Self.levelPath) == .unsigned(42))
+        #expect(await s.waitFor(s.plugDevice, .online, .direct) != nil)
+
+        // Cloud down: the cloud-only trait goes offline, the rest stays direct.
+        s.lightCloud.cloudDown()
+        s.plugCloud.cloudDown()
+        let cloudDown = await s.waitFor(s.lightDevice, .partiallyOnline, .direct)
+        #expect(cloudDown != nil)
+        light = try await s.device(s.lightDevice)
+        #expect(Self.traits(light).level?.connectivityState == .offline)
+        #expect(Self.traits(light).level?.dataSourceLocality == .unspecified)
+        // A device without cloud-only traits does not care.
+        #expect(try await s.device(s.plugDevice).sourceConnectivity
+            == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
+        // Commands to the offline cloud-only trait fail at once.
+        let failStart = ContinuousClock.now
+        await #expect(throws: HomeError.self) {
+            try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.levelControlTrait).moveToLevel(level: 10)
+        }
+        #expect(ContinuousClock.now - failStart < .seconds(5))
+        s.lightCloud.cloudUp()
+        s.plugCloud.cloudUp()
+        #expect(await s.waitFor(s.lightDevice, .online, .mixed) != nil)
+
+        // LAN down: everything through the relay; commands still work.
+        let typeMark = typeUpdates.values.count, batchMark = batched.values.count
+        s.light.lanDown()
+        let lanDown = await s.waitFor(s.lightDevice, .online, .remote)
+        #expect(lanDown != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        #expect(await typeUpdates.wait(within: .seconds(5)) { values in
+            values.count > typeMark && values.last?.matterTraits.onOffTrait?.metadata.sourceConnectivity.dataSourceLocality == .remote
+        })
+        #expect(await batched.wait(within: .seconds(5)) { values in
+            values.count > batchMark && values.last?.first { $0.id == s.lightDevice.id }?.sourceConnectivity.dataSourceLocality == .remote
+        })
+        light = try await s.device(s.lightDevice)
+        let onOff = try #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait)
+        #expect(onOff.metadata.sourceConnectivity.dataSourceLocality == .remote)
+        try await onOff.on()
+        #expect(await s.light.value(Self.onOffPath) == .bool(true))
+        // The state reported through the relay reaches the trait.
+        #expect(await eventually(within: .seconds(5)) {
+            (try? await s.device(s.lightDevice))?.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
+        })
+
+        // LAN back: the Matter traits return to the direct session.
+        s.light.lanUp()
+        let lanBack = await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15))
+        #expect(lanBack != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        #expect(Self.traits(try await s.device(s.lightDevice)).onOff?.dataSourceLocality == .direct)
+
+        // Both down: offline, and commands fail with a HomeError within 5 s.
+        s.light.lanDown()
+        s.lightCloud.cloudDown()
+        let bothDown = await s.waitFor(s.lightDevice, .offline, .unspecified)
+        #expect(bothDown != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        light = try await s.device(s.lightDevice)
+        let start = ContinuousClock.now
+        do {
+            try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).off()
+            Issue.record("a device with every route down answered")
+        } catch let error as HomeError {
+            #expect(error.code == .unavailable || error.code == .deadlineExceeded)
+        }
+        let failure = ContinuousClock.now - start
+        #expect(failure < .seconds(5))
+
+        print("routing: up→online/mixed \(upTime.map { "\($0)" } ?? "-"); cloud down→partiallyOnline/direct \(cloudDown.map { "\($0)" } ?? "-"); "
+              + "LAN down→online/remote \(lanDown.map { "\($0)" } ?? "-"); LAN back→mixed \(lanBack.map { "\($0)" } ?? "-"); "
+              + "both down→offline \(bothDown.map { "\($0)" } ?? "-"); command failure after \(failure)")
+    }
+
+    @Test func cloudOnlyClustersArePersistedInTheHomeGraph() async throws {
+        let s = try await Self.setUp()
+        defer { Task { await s.tearDown() } }
+        #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
+        // A second Home on the same file, without a relay: the cloud-only trait it learned
+        // from the stored graph has no route (offline), the Matter ones are not tried yet.
+        var c = testConfiguration()
+        c.connectDevices = false
+        let other = try await Home.open(at: s.dir.appendingPathComponent("home.sqlite"), configuration: c)
+        defer { Task { await other.close() } }
+        let light = try await other.device(id: s.lightDevice.id)
+        #expect(Self.traits(light).level?.connectivityState == .offline)
+        #expect(Self.traits(light).onOff?.connectivityState == .unknown)
+        // The plug has none.
+        let plug = try await other.device(id: s.plugDevice.id)
+        #expect(plug.sourceConnectivity.connectivityState == .unknown)
+    }
+
+    @Test func policiesChooseTheRoutes() async throws {
+        let s = try await Self.setUp()
+        defer { Task { await s.tearDown() } }
+        #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
+        await s.home.setRoutingPolicy(.cloudOnly)
+        #expect(s.home.routingPolicy == .cloudOnly)
+        #expect(await s.waitFor(s.lightDevice, .online, .remote) != nil)
+        let onOff = try #require(try await s.device(s.lightDevice).types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait)
+        try await onOff.toggle()
+        #expect(await s.light.value(Self.onOffPath) == .bool(true))
+        await s.home.setRoutingPolicy(.localOnly)
+        // Cloud-only traits have no route under localOnly.
+        #expect(await s.waitFor(s.lightDevice, .partiallyOnline, .direct) != nil)
+        #expect(Self.traits(try await s.device(s.lightDevice)).level?.connectivityState == .offline)
+    }
+
+    @Test func aHubReachesTheDeviceWhenTheControllerIsCutOff() async throws {
+        let s = try await Self.setUp(withHub: true)
+        defer { Task { await s.tearDown() } }
+        #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
+        // The controller loses its LAN path; the hub still reaches the device.
+        s.light.lanDown()
+        let hub = await eventually(within: .seconds(10)) {
+            guard let d = try? await s.device(s.lightDevice) else { return false }
+            return Self.traits(d).onOff == SourceConnectivity(connectivityState: .online, dataSourceLocality: .localPeer)
+        }
+        #expect(hub, "light: \(String(describing: Self.traits(try await s.device(s.lightDevice))))")
+        // Cloud-only traits stay on the relay: the device is mixed.
+        let d = try await s.device(s.lightDevice)
+        #expect(Self.traits(d).level?.dataSourceLocality == .remote)
+        #expect(d.sourceConnectivity == SourceConnectivity(connectivityState: .online, dataSourceLocality: .mixed))
+        try await #require(d.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).on()
+        #expect(await s.light.value(Self.onOffPath) == .bool(true))
+    }
+}
