@@ -39,6 +39,13 @@ struct RoutingTests {
 
         func device(_ d: HomeDevice) async throws -> HomeDevice { try await home.device(id: d.id) }
 
+        /// The device's and its traits' connectivity, for failure messages.
+        func connectivity(_ d: HomeDevice) async -> String {
+            guard let now = try? await home.device(id: d.id) else { return "gone" }
+            let t = RoutingTests.traits(now)
+            return "\(now.sourceConnectivity); onOff \(String(describing: t.onOff)); level \(String(describing: t.level))"
+        }
+
         /// Waits (boundedly) until the device shows `state`/`locality`; returns how long it took.
         func waitFor(_ d: HomeDevice, _ state: ConnectivityState, _ locality: LocalityType,
                      within limit: Duration = .seconds(10)) async -> Duration? {
@@ -90,6 +97,10 @@ struct RoutingTests {
                 type?.matterTraits.levelControlTrait?.metadata.sourceConnectivity)
     }
 
+    static func level(_ d: HomeDevice?) -> UInt8? {
+        d?.types.all[DimmableLightDeviceType.self]?.matterTraits.levelControlTrait?.attributes.currentLevel
+    }
+
     static let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
     static let levelPath = AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))
 
@@ -101,7 +112,8 @@ struct RoutingTests {
 
         // LAN and cloud up: Matter traits direct, the cloud-only LevelControl remote.
         let upTime = await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15))
-        #expect(upTime != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        let info1 = await s.connectivity(s.lightDevice)
+        #expect(upTime != nil, "light: \(info1)")
         var light = try await s.device(s.lightDevice)
         #expect(Self.traits(light).onOff == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
         #expect(Self.traits(light).level == SourceConnectivity(connectivityState: .online, dataSourceLocality: .remote))
@@ -109,8 +121,12 @@ struct RoutingTests {
         #expect(dimmable.metadata.sourceConnectivity == SourceConnectivity(connectivityState: .online, dataSourceLocality: .mixed))
         #expect(dimmable.matterTraits.levelControlTrait?.attributes.currentLevel == 100)
         // The cloud-only trait works through the relay; the LAN does not have it.
-        try await #require(dimmable.matterTraits.levelControlTrait).moveToLevel(level: 42)
-        #expect(await s.light.value(Self.levelPath) == .unsigned(42))
+        try await #require(dimmable.matterTraits.levelControlTrait).moveToLevelWithOnOff(level: 42, transitionTime: 0)
+        #expect(await eventually(within: .seconds(3)) { await s.light.value(Self.levelPath) == .unsigned(42) })
+        // The device's change comes back through the relay subscription.
+        #expect(await eventually(within: .seconds(3)) {
+            Self.level(try? await s.device(s.lightDevice)) == 42
+        })
         #expect(await s.waitFor(s.plugDevice, .online, .direct) != nil)
 
         // Cloud down: the cloud-only trait goes offline, the rest stays direct.
@@ -138,7 +154,8 @@ struct RoutingTests {
         let typeMark = typeUpdates.values.count, batchMark = batched.values.count
         s.light.lanDown()
         let lanDown = await s.waitFor(s.lightDevice, .online, .remote)
-        #expect(lanDown != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        let info2 = await s.connectivity(s.lightDevice)
+        #expect(lanDown != nil, "light: \(info2)")
         #expect(await typeUpdates.wait(within: .seconds(5)) { values in
             values.count > typeMark && values.last?.matterTraits.onOffTrait?.metadata.sourceConnectivity.dataSourceLocality == .remote
         })
@@ -148,24 +165,27 @@ struct RoutingTests {
         light = try await s.device(s.lightDevice)
         let onOff = try #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait)
         #expect(onOff.metadata.sourceConnectivity.dataSourceLocality == .remote)
-        try await onOff.on()
         #expect(await s.light.value(Self.onOffPath) == .bool(true))
+        try await onOff.off()
+        #expect(await s.light.value(Self.onOffPath) == .bool(false))
         // The state reported through the relay reaches the trait.
         #expect(await eventually(within: .seconds(5)) {
-            (try? await s.device(s.lightDevice))?.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
+            (try? await s.device(s.lightDevice))?.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == false
         })
 
         // LAN back: the Matter traits return to the direct session.
         s.light.lanUp()
         let lanBack = await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15))
-        #expect(lanBack != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        let info3 = await s.connectivity(s.lightDevice)
+        #expect(lanBack != nil, "light: \(info3)")
         #expect(Self.traits(try await s.device(s.lightDevice)).onOff?.dataSourceLocality == .direct)
 
         // Both down: offline, and commands fail with a HomeError within 5 s.
         s.light.lanDown()
         s.lightCloud.cloudDown()
         let bothDown = await s.waitFor(s.lightDevice, .offline, .unspecified)
-        #expect(bothDown != nil, "light: \(try await s.device(s.lightDevice).sourceConnectivity)")
+        let info4 = await s.connectivity(s.lightDevice)
+        #expect(bothDown != nil, "light: \(info4)")
         light = try await s.device(s.lightDevice)
         let start = ContinuousClock.now
         do {
@@ -226,7 +246,8 @@ struct RoutingTests {
             guard let d = try? await s.device(s.lightDevice) else { return false }
             return Self.traits(d).onOff == SourceConnectivity(connectivityState: .online, dataSourceLocality: .localPeer)
         }
-        #expect(hub, "light: \(String(describing: Self.traits(try await s.device(s.lightDevice))))")
+        let info5 = await s.connectivity(s.lightDevice)
+        #expect(hub, "light: \(info5)")
         // Cloud-only traits stay on the relay: the device is mixed.
         let d = try await s.device(s.lightDevice)
         #expect(Self.traits(d).level?.dataSourceLocality == .remote)

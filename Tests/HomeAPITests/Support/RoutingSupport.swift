@@ -235,7 +235,7 @@ final class TestRelay: Sendable {
         let portSlot = AwaitableSlot<Int>()
         let app = server.application { port in portSlot.set(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let runner = Task { try? await group.run() }
+        let runner = Task { _ = try? await group.run() }
         let port = try await withRelayTimeout(.seconds(20), "relay start") { try await portSlot.wait() }
         return TestRelay(server: server, port: port, directory: directory, group: group, runner: runner)
     }
