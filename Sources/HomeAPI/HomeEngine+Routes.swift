@@ -279,12 +279,15 @@ extension HomeEngine {
             throw HomeError.unavailable("\(what): no route allowed (policy \(routingPolicy.rawValue))")
         }
         let state = states[d.nodeID] ?? NodeState()
-        let ordered = candidates.filter { state[$0].health == .up } + candidates.filter { state[$0].health == .unknown }
-        guard !ordered.isEmpty else {
-            let reasons = candidates.map { "\($0): \(state[$0].lastError ?? "down")" }.joined(separator: "; ")
-            throw HomeError.unavailable("\(what): every route is down (\(reasons))")
+        var ordered = candidates.filter { state[$0].health == .up } + candidates.filter { state[$0].health == .unknown }
+        var budget = configuration.commandTimeout
+        if ordered.isEmpty, let first = candidates.first {
+            // Every route is known down: one short last try on the preferred one (a route
+            // may have come back since it was judged), then a clear error, never a hang.
+            ordered = [first]
+            budget = min(budget, configuration.routeAttemptTimeout)
         }
-        let deadline = ContinuousClock.now + configuration.commandTimeout
+        let deadline = ContinuousClock.now + budget
         var lastError = HomeError.unavailable("\(what): no route answered")
         for (i, kind) in ordered.enumerated() {
             let remaining = deadline - .now
@@ -299,6 +302,10 @@ extension HomeEngine {
                 setHealth(d.nodeID, kind, .down, error: e.message)
                 lastError = e
             }
+        }
+        if ordered.count == 1 && state[ordered[0]].health == .down {
+            let reasons = candidates.map { "\($0): \(states[d.nodeID]?[$0].lastError ?? "down")" }.joined(separator: "; ")
+            throw HomeError(code: lastError.code, message: "\(what): every route is down (\(reasons))")
         }
         throw lastError
     }

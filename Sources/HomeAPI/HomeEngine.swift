@@ -302,10 +302,23 @@ actor HomeEngine {
 
     // MARK: Controller
 
+    /// Hands the stored device addresses to the controller (every caller, so none uses the
+    /// controller before the addresses another caller is still handing over).
+    private func updateAddresses(_ controller: MatterController) async {
+        for d in graph.devices.values where knownAddresses[d.nodeID] != "\(d.host):\(d.port)" {
+            if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
+            knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
+        }
+    }
+
     /// The controller, started on first use with the stored fabric (created once).
     func controller() async throws -> MatterController {
         if closed { throw HomeError.cancelled("the home is closed") }
-        if let task = controllerTask { return try await task.value }
+        if let task = controllerTask {
+            let controller = try await task.value
+            await updateAddresses(controller)
+            return controller
+        }
         let store = self.store, configuration = self.configuration, logger = self.logger
         let task = Task { () throws -> MatterController in
             let credentials: FabricCredentials
@@ -326,10 +339,7 @@ actor HomeEngine {
         controllerTask = task
         do {
             let controller = try await task.value
-            for d in graph.devices.values where knownAddresses[d.nodeID] != "\(d.host):\(d.port)" {
-                if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
-                knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
-            }
+            await updateAddresses(controller)
             return controller
         } catch {
             controllerTask = nil
