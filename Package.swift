@@ -144,6 +144,7 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             "CloudRelay",  // the routing tests run an in-process relay and RelayDeviceClients
+            .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "OpenCombine", package: "OpenCombine"),

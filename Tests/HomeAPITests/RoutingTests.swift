@@ -16,6 +16,7 @@ struct RoutingTests {
     struct Setup {
         let dir: URL
         let relay: TestRelay
+        let relayToken: String
         let hubRelay: TestRelay?
         let home: Home
         let light: TestDevice
@@ -87,7 +88,7 @@ struct RoutingTests {
         let plugCloud = try await relay.connect(plug, homeID: homeID)
         var lightHub: DeviceRelayConnection?
         if let hubRelay, let hubHome { lightHub = try await hubRelay.connect(light, homeID: hubHome.id) }
-        return Setup(dir: dir, relay: relay, hubRelay: hubRelay, home: home, light: light, plug: plug, lightCloud: lightCloud,
+        return Setup(dir: dir, relay: relay, relayToken: token, hubRelay: hubRelay, home: home, light: light, plug: plug, lightCloud: lightCloud,
                      plugCloud: plugCloud, lightHub: lightHub, lightDevice: lightDevice, plugDevice: plugDevice)
     }
 
@@ -254,5 +255,58 @@ struct RoutingTests {
         #expect(d.sourceConnectivity == SourceConnectivity(connectivityState: .online, dataSourceLocality: .mixed))
         try await #require(d.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).on()
         #expect(await s.light.value(Self.onOffPath) == .bool(true))
+    }
+
+    @Test func homectlDevicesJSONShowsConnectivityPerDeviceDeviceTypeAndTrait() async throws {
+        let s = try await Self.setUp()
+        defer { Task { await s.tearDown() } }
+        #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
+        let args = ["devices", "--json", "--relay", s.relay.url, "--relay-token", s.relayToken, "--settle", "5"]
+
+        func listed() async throws -> [String: [String: Any]] {
+            let result = try await Self.homectl(args, home: s.dir.appendingPathComponent("home.sqlite"))
+            #expect(result.status == 0, "\(result.error)")
+            if ProcessInfo.processInfo.environment["ROUTING_TEST_PRINT"] != nil { print(result.output) }
+            let rows = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]] ?? []
+            return Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["name"] as? String).map { ($0, row) } })
+        }
+        func trait(_ device: [String: Any]?, _ name: String) -> (String?, String?) {
+            let types = device?["deviceTypes"] as? [[String: Any]] ?? []
+            let traits = types.flatMap { $0["traits"] as? [[String: Any]] ?? [] }
+            let t = traits.first { $0["trait"] as? String == name }
+            return (t?["connectivity"] as? String, t?["locality"] as? String)
+        }
+
+        var devices = try await listed()
+        #expect(devices["Lamp"]?["connectivity"] as? String == "online")
+        #expect(devices["Lamp"]?["locality"] as? String == "mixed")
+        let lampTypes = devices["Lamp"]?["deviceTypes"] as? [[String: Any]]
+        #expect(lampTypes?.first?["type"] as? String == "DimmableLight")
+        #expect(lampTypes?.first?["locality"] as? String == "mixed")
+        #expect(trait(devices["Lamp"], "OnOff") == ("online", "direct"))
+        #expect(trait(devices["Lamp"], "LevelControl") == ("online", "remote"))
+        #expect(devices["Plug"]?["connectivity"] as? String == "online")
+        #expect(devices["Plug"]?["locality"] as? String == "direct")
+
+        // The lamp's LAN cable pulled: homectl reaches it through the relay only.
+        s.light.lanDown()
+        devices = try await listed()
+        #expect(devices["Lamp"]?["connectivity"] as? String == "online")
+        #expect(devices["Lamp"]?["locality"] as? String == "remote")
+        #expect(trait(devices["Lamp"], "OnOff") == ("online", "remote"))
+
+        // Bad options are refused with a clear message.
+        let bad = try await Self.homectl(["devices", "--relay", s.relay.url], home: s.dir.appendingPathComponent("home.sqlite"))
+        #expect(bad.status != 0)
+        #expect(bad.error.contains("--relay-token"))
+    }
+
+    /// Runs homectl off the concurrency pool (the devices and relay of the test run on it).
+    static func homectl(_ arguments: [String], home: URL) async throws -> HomeCtlTests.Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try HomeCtlTests.homectl(arguments, home: home) })
+            }
+        }
     }
 }
