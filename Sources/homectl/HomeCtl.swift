@@ -55,8 +55,8 @@ struct GlobalOptions: ParsableArguments {
         if (relay == nil) != (relayToken == nil) { throw ValidationError("--relay and --relay-token go together") }
         if (hub == nil) != (hubToken == nil) { throw ValidationError("--hub and --hub-token go together") }
         for (name, url) in [("--relay", relay), ("--hub", hub)] {
-            if let url, !(url.hasPrefix("ws://") || url.hasPrefix("wss://") || url.hasPrefix("http://")) {
-                throw ValidationError("\(name) '\(url)': expected a ws:// or http:// URL")
+            if let url, !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
+                throw ValidationError("\(name) '\(url)': expected a ws:// or wss:// URL")
             }
         }
         guard RoutingPolicy(rawValue: policy) != nil else {

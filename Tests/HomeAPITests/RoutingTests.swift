@@ -151,9 +151,15 @@ struct RoutingTests {
         s.plugCloud.cloudUp()
         #expect(await s.waitFor(s.lightDevice, .online, .mixed) != nil)
 
-        // LAN down: everything through the relay; commands still work.
+        // LAN down: everything through the relay; commands still work, even one sent
+        // before the dead LAN path is noticed (it falls over to the relay).
         let typeMark = typeUpdates.values.count, batchMark = batched.values.count
         s.light.lanDown()
+        let early = ContinuousClock.now
+        try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).off()
+        let earlyCommand = ContinuousClock.now - early
+        #expect(await s.light.value(Self.onOffPath) == .bool(false))
+        try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).on()
         let lanDown = await s.waitFor(s.lightDevice, .online, .remote)
         let info2 = await s.connectivity(s.lightDevice)
         #expect(lanDown != nil, "light: \(info2)")
@@ -200,7 +206,23 @@ struct RoutingTests {
 
         print("routing: up→online/mixed \(upTime.map { "\($0)" } ?? "-"); cloud down→partiallyOnline/direct \(cloudDown.map { "\($0)" } ?? "-"); "
               + "LAN down→online/remote \(lanDown.map { "\($0)" } ?? "-"); LAN back→mixed \(lanBack.map { "\($0)" } ?? "-"); "
-              + "both down→offline \(bothDown.map { "\($0)" } ?? "-"); command failure after \(failure)")
+              + "both down→offline \(bothDown.map { "\($0)" } ?? "-"); command failure after \(failure); "
+              + "command just after the cable was pulled \(earlyCommand)")
+    }
+
+    @Test func stoppingTheRelayIsACloudOutage() async throws {
+        let s = try await Self.setUp()
+        defer { Task { await s.tearDown() } }
+        #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
+        #expect(await s.waitFor(s.plugDevice, .online, .direct) != nil)
+        await s.relay.stop()
+        #expect(await s.waitFor(s.lightDevice, .partiallyOnline, .direct) != nil)
+        #expect(Self.traits(try await s.device(s.lightDevice)).level?.connectivityState == .offline)
+        #expect(try await s.device(s.plugDevice).sourceConnectivity
+            == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
+        // LAN commands are unaffected.
+        try await #require(try await s.device(s.plugDevice).types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait).on()
+        #expect(await s.plug.value(Self.onOffPath) == .bool(true))
     }
 
     @Test func cloudOnlyClustersArePersistedInTheHomeGraph() async throws {
@@ -243,10 +265,12 @@ struct RoutingTests {
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         // The controller loses its LAN path; the hub still reaches the device.
         s.light.lanDown()
+        let pulled = ContinuousClock.now
         let hub = await eventually(within: .seconds(10)) {
             guard let d = try? await s.device(s.lightDevice) else { return false }
             return Self.traits(d).onOff == SourceConnectivity(connectivityState: .online, dataSourceLocality: .localPeer)
         }
+        print("routing: LAN pulled → Matter traits on the hub (localPeer) after \(ContinuousClock.now - pulled)")
         let info5 = await s.connectivity(s.lightDevice)
         #expect(hub, "light: \(info5)")
         // Cloud-only traits stay on the relay: the device is mixed.

@@ -254,7 +254,11 @@ final class TestRelay: Sendable {
         return connection
     }
 
+    private let stopped = NIOLockedValueBox(false)
+
+    /// Stops the relay (an internet outage for everyone using it); stopping twice is harmless.
     func stop() async {
+        guard !stopped.withLockedValue({ s in defer { s = true }; return s }) else { return }
         await group.triggerGracefulShutdown()
         _ = await runner.value
         try? FileManager.default.removeItem(at: directory)
