@@ -128,7 +128,6 @@ extension HomeEngine {
             routeTasks[key] = nil
         }
         states[node] = nil
-        lastHeardDirect[node] = nil
         directRestartedAt[node] = nil
     }
 
@@ -177,29 +176,25 @@ extension HomeEngine {
     private func applyDirect(_ event: SubscriptionEvent, node: UInt64) {
         switch event {
         case .established:
-            lastHeardDirect[node] = .now
             setHealth(node, .direct, .up)
         case .reports(let reports):
-            lastHeardDirect[node] = .now
             apply(reports, node: node, kind: .direct)
         case .lost(let error):
             setHealth(node, .direct, .down, error: error.description)
         }
     }
 
-    /// Checks the LAN path when nothing was heard from it lately: a failed read marks it
-    /// down; a good read after a failure brings the subscription back at once.
+    /// Checks the LAN path (every `routeProbeInterval`, so a dead path is seen within
+    /// interval + timeout even while reports flow): a failed read marks it down; a good
+    /// read after a failure brings the subscription back at once.
     private func probeDirect(_ node: UInt64) async {
         guard !closed else { return }
-        let health = states[node]?[.direct].health ?? .unknown
-        if health == .up, let heard = lastHeardDirect[node], ContinuousClock.now - heard < configuration.routeProbeInterval { return }
         guard let controller = try? await controller() else { return }
         let path = AttributePath(endpoint: 0, cluster: ControllerIDs.basicInformation, attribute: AttributeID(0x0000))
         do {
             _ = try await withDeadline(configuration.routeProbeTimeout, "LAN probe of node 0x\(String(node, radix: 16))") {
                 try await controller.read(node, path)
             }
-            lastHeardDirect[node] = .now
             if states[node]?[.direct].health == .down { restartDirect(node) }
         } catch {
             let e = HomeError.from(error, "LAN probe")

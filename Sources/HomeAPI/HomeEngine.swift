@@ -65,8 +65,7 @@ actor HomeEngine {
     var closed = false
     /// Device addresses already handed to the controller.
     private var knownAddresses: [UInt64: String] = [:]
-    /// When the LAN last proved alive per node, and when its subscription was last restarted.
-    var lastHeardDirect: [UInt64: ContinuousClock.Instant] = [:]
+    /// When each node's LAN subscription was last restarted by the probe.
     var directRestartedAt: [UInt64: ContinuousClock.Instant] = [:]
     /// Nodes whose cloud-only clusters were learned (or are being learned) since opening.
     var cloudOnlyLearned: Set<UInt64> = []
