@@ -264,7 +264,8 @@ extension HomeEngine {
     // MARK: Operations
 
     /// Runs `body` over the trait's best route, falling over to the next when a route turns
-    /// out dead; fails at once with `unavailable` when every route is known down.
+    /// out dead (or, over the LAN, lacks a cluster that may be cloud-only and not learned
+    /// yet). When every route is known down: one short last try, then `unavailable`.
     private func routed<T: Sendable>(_ d: DeviceRecord, endpoint: EndpointNumber?, cluster: ClusterID?, _ what: String,
                                      _ body: @escaping @Sendable (RouteKind) async throws -> T) async throws -> (T, RouteKind) {
         let kinds = routeKinds(for: d)
@@ -293,6 +294,10 @@ extension HomeEngine {
                 return (value, kind)
             } catch {
                 let e = HomeError.from(error, "\(what) via \(kind)")
+                if e.code == .unimplemented && kind != .relay && ordered.contains(.relay) {
+                    lastError = e
+                    continue
+                }
                 guard e.code == .deadlineExceeded || e.code == .unavailable else { throw e }
                 setHealth(d.nodeID, kind, .down, error: e.message)
                 lastError = e
