@@ -69,7 +69,7 @@ let package = Package(
         ]),
         // The Google Home API-shaped library over the controller, with the home graph in SQLite.
         .target(name: "HomeAPI", dependencies: [
-            "MatterController", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
+            "MatterController", "CloudRelay", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -144,6 +144,10 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay", "CloudRelay",  // the local hub tests
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "CloudRelay",  // the routing tests run an in-process relay and RelayDeviceClients
+            .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),  // the guides' receive(on: DispatchQueue.main)
             .product(name: "NIOCore", package: "swift-nio"),

@@ -24,20 +24,36 @@ public struct SourceConnectivity: Sendable, Hashable, Codable {
         SourceConnectivity(connectivityState: state, dataSourceLocality: state == .unknown ? .unspecified : .direct)
     }
 
-    /// Combines the connectivity of parts (traits into a device type, device types into a device).
-    static func combining(_ parts: [SourceConnectivity]) -> SourceConnectivity {
-        guard let first = parts.first else { return SourceConnectivity(connectivityState: .unknown, dataSourceLocality: .unspecified) }
-        let states = Set(parts.map(\.connectivityState))
+    /// Combines the connectivity of parts (traits into a device type, traits into a device):
+    /// all online → online, all unknown → unknown, some online → partiallyOnline, none
+    /// online → offline (so {offline, unknown} is offline). Locality counts the online parts
+    /// only: one kind → that kind, several → mixed, none → unspecified. A partiallyOnline
+    /// part counts as online for the state's "some" and brings its locality.
+    public static func combining(_ parts: [SourceConnectivity]) -> SourceConnectivity {
+        guard !parts.isEmpty else { return SourceConnectivity(connectivityState: .unknown, dataSourceLocality: .unspecified) }
+        let states = parts.map(\.connectivityState)
         let state: ConnectivityState
-        if states.count == 1 {
-            state = first.connectivityState
-        } else if states.contains(.online) || states.contains(.partiallyOnline) {
+        if states.allSatisfy({ $0 == .online }) {
+            state = .online
+        } else if states.allSatisfy({ $0 == .unknown }) {
+            state = .unknown
+        } else if states.contains(where: { $0 == .online || $0 == .partiallyOnline }) {
             state = .partiallyOnline
         } else {
-            state = states.contains(.offline) ? .offline : .unknown
+            state = .offline
         }
-        let localities = Set(parts.map(\.dataSourceLocality)).subtracting([.unspecified])
-        let locality: LocalityType = localities.isEmpty ? .unspecified : (localities.count == 1 ? localities.first! : .mixed)
+        var kinds = Set<LocalityType>()
+        for part in parts where part.connectivityState == .online || part.connectivityState == .partiallyOnline {
+            if part.dataSourceLocality != .unspecified { kinds.insert(part.dataSourceLocality) }
+        }
+        let locality: LocalityType
+        if kinds.isEmpty {
+            locality = .unspecified
+        } else if kinds.count == 1, let only = kinds.first {
+            locality = only
+        } else {
+            locality = .mixed
+        }
         return SourceConnectivity(connectivityState: state, dataSourceLocality: locality)
     }
 }

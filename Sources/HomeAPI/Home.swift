@@ -27,6 +27,20 @@ public struct HomeConfiguration: Sendable {
     public var useDNSSD: Bool = false
     /// How often to look for changes other Home instances made to the same database.
     public var changePollInterval: Duration = .milliseconds(250)
+    /// The cloud relay: reaches devices when the LAN cannot, and serves cloud-only traits.
+    public var relay: RelayEndpoint?
+    /// A hub on the LAN that reaches devices over Matter (the relay protocol, locality `localPeer`).
+    public var hub: RelayEndpoint?
+    /// The routing policy a Home starts with (see `Home.routingPolicy`).
+    public var routingPolicy: RoutingPolicy = .preferLocal
+    /// How often a device's LAN session is checked when nothing was heard from it, and how
+    /// long the check may take: together, how fast a dead LAN path is noticed.
+    public var routeProbeInterval: Duration = .milliseconds(500)
+    public var routeProbeTimeout: Duration = .seconds(1)
+    /// How long a command may try one route before falling over to the next.
+    public var routeAttemptTimeout: Duration = .seconds(2)
+    /// Longest pause between reconnection attempts to the relay or hub.
+    public var relayMaxReconnectDelay: Duration = .seconds(2)
 
     public init() {}
 }
@@ -53,6 +67,19 @@ public final class Home: Sendable {
         let engine = HomeEngine(store: store, configuration: configuration, logger: logger)
         do { try await engine.start() } catch { throw HomeError.from(error, "opening the home") }
         return Home(engine: engine)
+    }
+
+    /// Which paths this Home uses to reach devices (`.preferLocal` unless configured).
+    /// Setting it re-routes every trait at once.
+    public var routingPolicy: RoutingPolicy {
+        get { engine.routingPolicy }
+        set { engine.setRoutingPolicy(newValue) }
+    }
+
+    /// Sets the routing policy and waits until every route follows it.
+    public func setRoutingPolicy(_ policy: RoutingPolicy) async {
+        engine.setRoutingPolicy(policy)
+        await engine.applyRoutingPolicy()
     }
 
     /// Stops talking to devices; queries emit no more.

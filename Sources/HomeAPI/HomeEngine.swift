@@ -1,9 +1,11 @@
+import CloudRelay
 import Foundation
 import Logging
 import MatterController
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import NIOConcurrencyHelpers
 import NIOCore
 import OpenCombine
 
@@ -14,11 +16,16 @@ struct HomeSnapshot: Sendable, Equatable {
     var devices: [String: HomeDevice] = [:]
 }
 
-/// What is known of one node's state from its subscription.
+/// What is known of one node, per route: each route's health and what it reported.
 struct NodeState: Sendable, Hashable {
-    var attributes: [AttributePath: TLVValue] = [:]
-    var connectivity: ConnectivityState = .unknown
-    var lastError: String?
+    var routes: [RouteKind: RouteState] = [:]
+
+    subscript(kind: RouteKind) -> RouteState {
+        get { routes[kind] ?? RouteState() }
+        set { routes[kind] = newValue }
+    }
+
+    var hasAttributes: Bool { routes.values.contains { !$0.attributes.isEmpty } }
 }
 
 /// The clusters whose attributes a device's traits show, subscribed on every node.
@@ -29,31 +36,65 @@ let subscribedPaths: [AttributePathIB] = [
     AttributePathIB(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID),
 ]
 
-/// The engine behind a `Home`: the stored graph, the controller, each node's live state,
-/// and the snapshot every publisher derives from.
+/// A running route of one node (its subscription, or the LAN probe).
+struct RouteTaskKey: Hashable {
+    enum Role: Hashable { case subscription, probe }
+    var node: UInt64
+    var kind: RouteKind
+    var role: Role
+}
+
+/// The engine behind a `Home`: the stored graph, the controller, the relay and hub
+/// clients, each node's live state per route, and the snapshot every publisher derives from.
 actor HomeEngine {
     nonisolated let store: HomeStore
     nonisolated let configuration: HomeConfiguration
     private nonisolated let hub: SnapshotHub<HomeSnapshot>
+    /// The cloud relay and the LAN hub, when configured.
+    nonisolated let relayClient: RelayControllerClient?
+    nonisolated let hubClient: RelayControllerClient?
+    nonisolated let policyBox: NIOLockedValueBox<RoutingPolicy>
     let logger: Logger
-    private var graph = HomeGraph()
+    var graph = HomeGraph()
     private var generation: Int64 = -1
-    private var states: [UInt64: NodeState] = [:]
+    var states: [UInt64: NodeState] = [:]
     private var controllerTask: Task<MatterController, any Error>?
-    private var subscriptions: [UInt64: Task<Void, Never>] = [:]
+    var routeTasks: [RouteTaskKey: Task<Void, Never>] = [:]
+    private var clientTasks: [Task<Void, Never>] = []
     private var poller: Task<Void, Never>?
-    private var closed = false
+    var closed = false
     /// Device addresses already handed to the controller.
     private var knownAddresses: [UInt64: String] = [:]
+    /// When each node's LAN subscription was last restarted by the probe.
+    var directRestartedAt: [UInt64: ContinuousClock.Instant] = [:]
+    /// Nodes whose cloud-only clusters were learned (or are being learned) since opening.
+    var cloudOnlyLearned: Set<UInt64> = []
+    var cloudOnlyLearning: Set<UInt64> = []
 
     init(store: HomeStore, configuration: HomeConfiguration, logger: Logger) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
         self.hub = SnapshotHub(HomeSnapshot())
+        self.policyBox = NIOLockedValueBox(configuration.routingPolicy)
+        func client(_ endpoint: RelayEndpoint?, _ label: String) -> RelayControllerClient? {
+            guard let endpoint else { return nil }
+            var c = RelayControllerClient.Configuration()
+            c.operationTimeout = configuration.commandTimeout
+            c.settings.minimumBackoff = .milliseconds(100)
+            c.settings.maximumBackoff = configuration.relayMaxReconnectDelay
+            var relayLogger = logger
+            relayLogger[metadataKey: "route"] = "\(label)"
+            return RelayControllerClient(relayURL: endpoint.url, homeToken: endpoint.homeToken, configuration: c, logger: relayLogger)
+        }
+        relayClient = client(configuration.relay, "relay")
+        hubClient = client(configuration.hub, "hub")
     }
 
     func start() async throws {
+        for client in [relayClient, hubClient].compactMap({ $0 }) {
+            clientTasks.append(Task { try? await client.run() })
+        }
         try await reload()
         let interval = configuration.changePollInterval
         poller = Task { [weak self] in
@@ -69,8 +110,10 @@ actor HomeEngine {
         guard !closed else { return }
         closed = true
         poller?.cancel()
-        for t in subscriptions.values { t.cancel() }
-        subscriptions = [:]
+        for t in routeTasks.values { t.cancel() }
+        routeTasks = [:]
+        for t in clientTasks { t.cancel() }
+        clientTasks = []
         if let task = controllerTask, let controller = try? await task.value { await controller.shutdown() }
         controllerTask = nil
     }
@@ -99,11 +142,11 @@ actor HomeEngine {
         let g = try await store.generation()
         graph = try await store.loadGraph()
         generation = g
-        if configuration.connectDevices { syncSubscriptions() }
+        if configuration.connectDevices { syncRoutes() }
         publish()
     }
 
-    private func publish() {
+    func publish() {
         var s = HomeSnapshot()
         for r in graph.structures.values { s.structures[r.id] = Structure(id: r.id, name: r.name, engine: self) }
         for r in graph.rooms.values { s.rooms[r.id] = Room(id: r.id, name: r.name, structureID: r.structureID, engine: self) }
@@ -113,20 +156,46 @@ actor HomeEngine {
 
     private func makeDevice(_ d: DeviceRecord) -> HomeDevice {
         let state = states[d.nodeID] ?? NodeState()
-        let connectivity = SourceConnectivity.direct(state.connectivity)
-        func traits(endpoint: EndpointNumber) -> TraitCollection {
-            var contexts: [ClusterID: TraitContext] = [:]
-            for trait in traitTypes {
-                let ep: EndpointNumber = trait.clusterID == Matter.BasicInformationTrait.clusterID ? 0 : endpoint
-                var attributes: [AttributeID: TLVValue] = [:]
-                for (path, value) in state.attributes where path.endpoint == ep && path.cluster == trait.clusterID {
+        let kinds = routeKinds(for: d)
+        /// Every trait context built, by endpoint and cluster, for the device's own connectivity.
+        var all: [ClusterPath: SourceConnectivity] = [:]
+        func context(endpoint ep: EndpointNumber, cluster: ClusterID, required: Bool) -> TraitContext? {
+            let candidates = self.candidates(kinds, d, endpoint: ep, cluster: cluster)
+            let route = candidates.first { state[$0].health == .up }
+            // Values through the route in use; while none works, the last ones any route had.
+            let source = route ?? candidates.first { state[$0].has(endpoint: ep, cluster: cluster) }
+                ?? RouteKind.allCases.first { state[$0].has(endpoint: ep, cluster: cluster) }
+            var attributes: [AttributeID: TLVValue] = [:]
+            if let source {
+                for (path, value) in state[source].attributes where path.endpoint == ep && path.cluster == cluster {
                     attributes[path.attribute] = value
                 }
-                // A cluster is present when the device reported it, or (before its first
-                // report) when the device type requires it.
-                if attributes.isEmpty && ep != 0 && !requiredClusters(of: d, endpoint: endpoint).contains(trait.clusterID) { continue }
-                contexts[trait.clusterID] = TraitContext(deviceID: d.id, nodeID: d.nodeID, endpoint: ep, cluster: trait.clusterID,
-                                                         attributes: attributes, connectivity: connectivity, engine: self)
+            }
+            // A cluster is present when some route reported it, when it is cloud-only, or
+            // (before its first report) when the device type requires it.
+            let present = ep == 0 || required || d.isCloudOnly(endpoint: ep, cluster: cluster.rawValue)
+                || RouteKind.allCases.contains { state[$0].has(endpoint: ep, cluster: cluster) }
+            guard present else { return nil }
+            let connectivity: SourceConnectivity
+            if let route {
+                connectivity = SourceConnectivity(connectivityState: .online, dataSourceLocality: route.locality)
+            } else if candidates.allSatisfy({ state[$0].health == .down }) {
+                connectivity = SourceConnectivity(connectivityState: .offline, dataSourceLocality: .unspecified)
+            } else {
+                connectivity = SourceConnectivity(connectivityState: .unknown, dataSourceLocality: .unspecified)
+            }
+            all[ClusterPath(endpoint: ep, cluster: cluster)] = connectivity
+            return TraitContext(deviceID: d.id, nodeID: d.nodeID, endpoint: ep, cluster: cluster,
+                                attributes: attributes, connectivity: connectivity, engine: self)
+        }
+        func traits(endpoint: EndpointNumber) -> TraitCollection {
+            var contexts: [ClusterID: TraitContext] = [:]
+            let required = requiredClusters(of: d, endpoint: endpoint)
+            for trait in traitTypes {
+                let ep: EndpointNumber = trait.clusterID == Matter.BasicInformationTrait.clusterID ? 0 : endpoint
+                if let c = context(endpoint: ep, cluster: trait.clusterID, required: required.contains(trait.clusterID)) {
+                    contexts[trait.clusterID] = c
+                }
             }
             return TraitCollection(contexts: contexts)
         }
@@ -140,6 +209,10 @@ actor HomeEngine {
                 primaryAssigned = true
             }
         }
+        // The root's Basic Information counts even for a device of no known type.
+        _ = context(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID, required: true)
+        let connectivity = SourceConnectivity.combining(all.keys.sorted { ($0.endpoint, $0.cluster) < ($1.endpoint, $1.cluster) }
+            .compactMap { all[$0] })
         return HomeDevice(id: d.id, name: d.name, structureID: d.structureID, roomID: d.roomID, isMatterDevice: true,
                           sourceConnectivity: connectivity,
                           types: DeviceTypeController(deviceID: d.id, collection: DeviceTypeCollection(contexts: types), engine: self),
@@ -221,22 +294,28 @@ actor HomeEngine {
                     fields: .structure([.context(0, .unsigned(fabricIndex))]))
             }
         }
-        subscriptions.removeValue(forKey: record.nodeID)?.cancel()
-        states[record.nodeID] = nil
+        stopRoutes(record.nodeID)
         try await store.deleteDevice(id)
         try await reload()
     }
 
     // MARK: Controller
 
+    /// Hands the stored device addresses to the controller (every caller, so none uses the
+    /// controller before the addresses another caller is still handing over).
+    private func updateAddresses(_ controller: MatterController) async {
+        for d in graph.devices.values where knownAddresses[d.nodeID] != "\(d.host):\(d.port)" {
+            if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
+            knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
+        }
+    }
+
     /// The controller, started on first use with the stored fabric (created once).
     func controller() async throws -> MatterController {
         if closed { throw HomeError.cancelled("the home is closed") }
         if let task = controllerTask {
-            // A concurrent first caller may still be handing over addresses: every caller
-            // makes sure they are known before it uses the controller.
             let controller = try await task.value
-            await handOverAddresses(to: controller)
+            await updateAddresses(controller)
             return controller
         }
         let store = self.store, configuration = self.configuration, logger = self.logger
@@ -259,120 +338,11 @@ actor HomeEngine {
         controllerTask = task
         do {
             let controller = try await task.value
-            await handOverAddresses(to: controller)
+            await updateAddresses(controller)
             return controller
         } catch {
             controllerTask = nil
             throw HomeError.from(error, "starting the Matter controller")
-        }
-    }
-
-    /// Gives the controller the stored address of every device it has not been told of.
-    private func handOverAddresses(to controller: MatterController) async {
-        for d in graph.devices.values where knownAddresses[d.nodeID] != "\(d.host):\(d.port)" {
-            if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
-            knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
-        }
-    }
-
-    // MARK: Live state
-
-    private func syncSubscriptions() {
-        let nodes = Set(graph.devices.values.map(\.nodeID))
-        for (node, task) in subscriptions where !nodes.contains(node) {
-            task.cancel()
-            subscriptions[node] = nil
-        }
-        for d in graph.devices.values where subscriptions[d.nodeID] == nil {
-            let node = d.nodeID
-            let address = try? SocketAddress(ipAddress: d.host, port: d.port)
-            subscriptions[node] = Task { [weak self] in
-                guard let self, let controller = try? await self.controller() else { return }
-                if let address { await controller.setAddress(address, for: node) }
-                for await event in controller.subscribe(node, paths: subscribedPaths) {
-                    await self.apply(event, node: node)
-                }
-            }
-        }
-    }
-
-    private func apply(_ event: SubscriptionEvent, node: UInt64) {
-        var state = states[node] ?? NodeState()
-        switch event {
-        case .established:
-            state.connectivity = .online
-            state.lastError = nil
-        case .reports(let reports):
-            state.connectivity = .online
-            for r in reports {
-                if let v = r.value { state.attributes[r.path] = v } else { state.attributes[r.path] = nil }
-            }
-        case .lost(let error):
-            state.connectivity = .offline
-            state.lastError = error.description
-        }
-        states[node] = state
-        publish()
-    }
-
-    /// Marks a node unreachable after a failed command (its subscription will catch up).
-    private func markOffline(_ node: UInt64, _ error: HomeError) {
-        guard error.code == .deadlineExceeded || error.code == .unavailable else { return }
-        var state = states[node] ?? NodeState()
-        state.connectivity = .offline
-        state.lastError = error.message
-        states[node] = state
-        publish()
-    }
-
-    /// Reads the node's trait attributes at once (when no report arrived yet).
-    func refresh(nodeID: UInt64) async throws {
-        let controller = try await controller()
-        let reports = try await withDeadline(configuration.commandTimeout, "reading node 0x\(String(nodeID, radix: 16))") {
-            try await controller.read(nodeID, subscribedPaths)
-        }
-        var state = states[nodeID] ?? NodeState()
-        for r in reports { if let v = r.value { state.attributes[r.path] = v } }
-        state.connectivity = .online
-        states[nodeID] = state
-        publish()
-    }
-
-    func currentTypes(deviceID: String) async -> DeviceTypeCollection? {
-        guard let d = graph.devices[deviceID] else { return nil }
-        if (states[d.nodeID]?.attributes.isEmpty ?? true) {
-            do { try await refresh(nodeID: d.nodeID) } catch {
-                markOffline(d.nodeID, HomeError.from(error, "reading \(d.name)"))
-            }
-        }
-        return snapshot.devices[deviceID]?.types.collection
-    }
-
-    func invoke(deviceID: String, nodeID: UInt64, _ path: ConcreteCommandPath, fields: TLVValue) async throws {
-        guard graph.devices[deviceID] != nil else { throw HomeError.notFound("no device with ID \(deviceID)") }
-        let controller = try await controller()
-        do {
-            _ = try await withDeadline(configuration.commandTimeout, "command \(path) on \(deviceID)") {
-                try await controller.invoke(nodeID, path, fields: fields)
-            }
-        } catch {
-            let homeError = HomeError.from(error, "command \(path) on \(deviceID)")
-            markOffline(nodeID, homeError)
-            throw homeError
-        }
-    }
-
-    func write(deviceID: String, nodeID: UInt64, _ path: AttributePath, _ value: TLVValue) async throws {
-        guard graph.devices[deviceID] != nil else { throw HomeError.notFound("no device with ID \(deviceID)") }
-        let controller = try await controller()
-        do {
-            try await withDeadline(configuration.commandTimeout, "write \(path) on \(deviceID)") {
-                try await controller.write(nodeID, path, value: value)
-            }
-        } catch {
-            let homeError = HomeError.from(error, "write \(path) on \(deviceID)")
-            markOffline(nodeID, homeError)
-            throw homeError
         }
     }
 
@@ -434,7 +404,7 @@ actor HomeEngine {
             vendorName: basic(0x0001)?.stringValue, productName: productName, serialNumber: basic(0x000F)?.stringValue)
         try await store.upsertDevice(record)
         var state = states[nodeID] ?? NodeState()
-        for r in reports where r.path.cluster == ControllerIDs.basicInformation { if let v = r.value { state.attributes[r.path] = v } }
+        for r in reports where r.path.cluster == ControllerIDs.basicInformation { if let v = r.value { state[.direct].attributes[r.path] = v } }
         states[nodeID] = state
         try await reload()
         return try require(snapshot.devices[record.id], "device \(record.id)")

@@ -1,6 +1,8 @@
+import CloudRelay
 import Foundation
 import MatterController
 import MatterModel
+import NIOConcurrencyHelpers
 
 /// The error every HomeAPI call throws (as the Google Home APIs' `HomeError`): a code
 /// from the gRPC status space and a message for a person.
@@ -36,6 +38,7 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
     static func from(_ error: any Error, _ context: String) -> HomeError {
         if let e = error as? HomeError { return e }
         if error is CancellationError { return .cancelled(context) }
+        if let r = error as? RelayError { return from(relay: r, context) }
         guard let c = error as? ControllerError else { return HomeError(code: .internal, message: "\(context): \(error)") }
         let message = "\(context): \(c)"
         switch c {
@@ -65,23 +68,80 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Runs `body`, failing with `deadlineExceeded` after `limit` (never a hang).
+extension HomeError {
+    /// Maps a relay (or hub) failure: a path that is gone is `unavailable`, the device's own
+    /// answer maps as it would over the LAN.
+    static func from(relay r: RelayError, _ context: String) -> HomeError {
+        let message = "\(context): \(r)"
+        switch r {
+        case .timeout: return HomeError(code: .deadlineExceeded, message: message)
+        case .notConnected, .connectionLost, .deviceOffline, .undeliverable, .unknownDevice, .upgradeFailed, .http:
+            return HomeError(code: .unavailable, message: message)
+        case .unauthorized: return HomeError(code: .unauthenticated, message: message)
+        case .forbidden: return HomeError(code: .permissionDenied, message: message)
+        case .status(let status): return from(ControllerError.status(InteractionStatus(status), context), context)
+        case .invalidResponse: return HomeError(code: .internal, message: message)
+        case .invalidArgument: return HomeError(code: .invalidArgument, message: message)
+        }
+    }
+}
+
+/// Runs `body`, failing with `deadlineExceeded` after `limit` (never a hang). The answer
+/// comes at the deadline even when `body` is slow to honour cancellation (a Matter
+/// exchange waiting out its own response timeout): `body` is cancelled and left to end.
 func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
+    let outcome = DeadlineOutcome<T>()
+    let work = Task { outcome.finish(await Result { try await body() }) }
+    let timer = Task {
+        try? await Task.sleep(for: limit)
+        if outcome.finish(.failure(HomeError.deadlineExceeded("\(what): no answer within \(limit)"))) { work.cancel() }
+    }
+    defer { timer.cancel() }
+    let result = await withTaskCancellationHandler {
+        await outcome.value()
+    } onCancel: {
+        work.cancel()
+        outcome.finish(.failure(CancellationError()))
+    }
+    do {
+        return try result.get()
+    } catch {
+        throw HomeError.from(error, what)
+    }
+}
+
+/// The first outcome of a deadline race, handed to one waiter.
+private final class DeadlineOutcome<T: Sendable>: Sendable {
+    private let state = NIOLockedValueBox<(result: Result<T, any Error>?, waiter: CheckedContinuation<Result<T, any Error>, Never>?)>((nil, nil))
+
+    /// Records the outcome unless one is already there; whether this one won.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let (won, waiter) = state.withLockedValue { s -> (Bool, CheckedContinuation<Result<T, any Error>, Never>?) in
+            guard s.result == nil else { return (false, nil) }
+            s.result = result
+            defer { s.waiter = nil }
+            return (true, s.waiter)
         }
-        defer { group.cancelAll() }
-        do {
-            guard let first = try await group.next(), let value = first else {
-                throw HomeError.deadlineExceeded("\(what): no answer within \(limit)")
+        waiter?.resume(returning: result)
+        return won
+    }
+
+    func value() async -> Result<T, any Error> {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLockedValue { s -> Result<T, any Error>? in
+                if let r = s.result { return r }
+                s.waiter = continuation
+                return nil
             }
-            return value
-        } catch {
-            throw HomeError.from(error, what)
+            if let ready { continuation.resume(returning: ready) }
         }
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 

@@ -107,17 +107,31 @@ struct Rooms: AsyncParsableCommand {
 }
 
 struct Devices: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List devices (their stored graph; use get for live state).")
+    static let configuration = CommandConfiguration(
+        abstract: "List devices with their connectivity and locality (per device, device type and trait).")
     @OptionGroup var global: GlobalOptions
+    @Option(help: "Seconds to try each device's routes before reporting (0: the stored graph only, connectivity unknown).")
+    var settle: Double = 3
 
     func run() async throws {
         try await HomeAPIRun.run {
-            let home = try await global.open()
+            let home = try await global.open(live: settle > 0)
+            // Wait until every trait's route was tried (none unknown), or the settle time passed.
+            let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, settle) * 1000))
+            while ContinuousClock.now < deadline {
+                let devices = try await home.devices().list()
+                let settled = devices.allSatisfy { d in
+                    d.types.all.all.allSatisfy { t in t.traits.all.allSatisfy { $0.metadata.sourceConnectivity.connectivityState != .unknown } }
+                        && d.sourceConnectivity.connectivityState != .unknown
+                }
+                if settled { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
             var rows: [DeviceSummary] = []
             for d in try await home.devices().list().sorted(by: { $0.name < $1.name }) { rows.append(await summary(d, home)) }
             if global.json { Output.json(rows) } else {
-                Output.table(["ID", "NAME", "STRUCTURE", "ROOM", "TYPES"], rows.map {
-                    [$0.id, $0.name, $0.structure ?? "", $0.room ?? "", $0.types.joined(separator: ",")]
+                Output.table(["ID", "NAME", "STRUCTURE", "ROOM", "TYPES", "CONNECTIVITY", "LOCALITY"], rows.map {
+                    [$0.id, $0.name, $0.structure ?? "", $0.room ?? "", $0.types.joined(separator: ","), $0.connectivity, $0.locality]
                 })
             }
             await home.close()
@@ -311,7 +325,7 @@ struct Watch: AsyncParsableCommand {
                     line = (try? encoder.encode(s)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
                 } else {
                     let state = s.state.keys.sorted().map { "\($0)=\(s.state[$0] ?? "")" }.joined(separator: " ")
-                    line = "\(s.name) [\(s.id)] \(s.connectivity) room=\(s.room ?? "-") \(state)"
+                    line = "\(s.name) [\(s.id)] \(s.connectivity)/\(s.locality) room=\(s.room ?? "-") \(state)"
                 }
                 // Unbuffered, so a pipe sees each change as it happens.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))

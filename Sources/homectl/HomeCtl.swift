@@ -36,6 +36,34 @@ struct GlobalOptions: ParsableArguments {
           help: "Find devices that moved (a new address or port) by operational DNS-SD (_matter._tcp).")
     var dnssd = true
 
+    @Option(name: .long, help: "The cloud relay's base URL (ws://host:port); needs --relay-token.")
+    var relay: String?
+
+    @Option(name: .long, help: "The home token the relay knows this home by.")
+    var relayToken: String?
+
+    @Option(name: .long, help: "A hub on the LAN (matter-relay --mode hub) base URL; needs --hub-token.")
+    var hub: String?
+
+    @Option(name: .long, help: "The home token the hub accepts.")
+    var hubToken: String?
+
+    @Option(name: .long, help: "Routing policy: preferLocal (default), localOnly or cloudOnly.")
+    var policy: String = RoutingPolicy.preferLocal.rawValue
+
+    func validate() throws {
+        if (relay == nil) != (relayToken == nil) { throw ValidationError("--relay and --relay-token go together") }
+        if (hub == nil) != (hubToken == nil) { throw ValidationError("--hub and --hub-token go together") }
+        for (name, url) in [("--relay", relay), ("--hub", hub)] {
+            if let url, !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
+                throw ValidationError("\(name) '\(url)': expected a ws:// or wss:// URL")
+            }
+        }
+        guard RoutingPolicy(rawValue: policy) != nil else {
+            throw ValidationError("--policy '\(policy)': expected one of \(RoutingPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
     var databaseURL: URL {
         if let home { return URL(fileURLWithPath: home) }
         if let env = ProcessInfo.processInfo.environment["HOMECTL_HOME"] { return URL(fileURLWithPath: env) }
@@ -50,6 +78,9 @@ struct GlobalOptions: ParsableArguments {
         c.allowUntrustedAttestation = allowUntrusted
         c.connectDevices = live
         c.useDNSSD = dnssd
+        if let relay, let relayToken { c.relay = RelayEndpoint(url: relay, homeToken: relayToken) }
+        if let hub, let hubToken { c.hub = RelayEndpoint(url: hub, homeToken: hubToken) }
+        c.routingPolicy = RoutingPolicy(rawValue: policy) ?? .preferLocal
         return try await Home.open(at: databaseURL, configuration: c)
     }
 }
@@ -82,7 +113,58 @@ struct DeviceSummary: Codable {
     var room: String?
     var types: [String]
     var connectivity: String
+    var locality: String
+    var deviceTypes: [DeviceTypeSummary]
     var state: [String: String]
+}
+
+struct DeviceTypeSummary: Codable {
+    var type: String
+    var primary: Bool
+    var connectivity: String
+    var locality: String
+    var traits: [TraitSummary]
+}
+
+struct TraitSummary: Codable {
+    var trait: String
+    var connectivity: String
+    var locality: String
+}
+
+/// Short names of the device types and traits homectl shows.
+func typeName(_ type: any DeviceType) -> String {
+    switch type {
+    case is OnOffLightDeviceType: "OnOffLight"
+    case is DimmableLightDeviceType: "DimmableLight"
+    case is OnOffPluginUnitDeviceType: "OnOffPluginUnit"
+    case is WindowCoveringDeviceType: "WindowCovering"
+    default: Swift.type(of: type).identifier
+    }
+}
+
+func traitName(_ trait: any Trait) -> String {
+    switch trait {
+    case is Matter.OnOffTrait: "OnOff"
+    case is Matter.LevelControlTrait: "LevelControl"
+    case is Matter.WindowCoveringTrait: "WindowCovering"
+    case is Matter.BasicInformationTrait: "BasicInformation"
+    default: Swift.type(of: trait).identifier
+    }
+}
+
+/// Connectivity and locality of each device type and trait.
+func deviceTypeSummaries(_ types: DeviceTypeCollection) -> [DeviceTypeSummary] {
+    types.all.map { type in
+        let c = type.metadata.sourceConnectivity
+        return DeviceTypeSummary(
+            type: typeName(type), primary: type.metadata.isPrimaryType, connectivity: c.connectivityState.rawValue,
+            locality: c.dataSourceLocality.rawValue,
+            traits: type.traits.all.map { t in
+                TraitSummary(trait: traitName(t), connectivity: t.metadata.sourceConnectivity.connectivityState.rawValue,
+                             locality: t.metadata.sourceConnectivity.dataSourceLocality.rawValue)
+            })
+    }
 }
 
 func typeNames(_ device: HomeDevice) -> [String] {
@@ -120,6 +202,8 @@ func summary(_ d: HomeDevice, _ home: Home, types: DeviceTypeCollection? = nil) 
     if let id = d.roomID { room = try? await home.room(id: id).name }
     return DeviceSummary(id: d.id, name: d.name, structure: structure, room: room, types: typeNames(d),
                          connectivity: d.sourceConnectivity.connectivityState.rawValue,
+                         locality: d.sourceConnectivity.dataSourceLocality.rawValue,
+                         deviceTypes: deviceTypeSummaries(types ?? d.types.all),
                          state: stateOf(types ?? d.types.all))
 }
 

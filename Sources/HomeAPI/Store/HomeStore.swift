@@ -36,6 +36,12 @@ struct DeviceRecord: Sendable, Hashable {
     var vendorName: String?
     var productName: String?
     var serialNumber: String?
+    /// Clusters served only through the cloud relay (learned: relay ServerList − LAN ServerList).
+    var cloudOnlyClusters: [CloudOnlyClusters] = []
+
+    func isCloudOnly(endpoint: UInt16, cluster: UInt32) -> Bool {
+        cloudOnlyClusters.contains { $0.endpoint == endpoint && $0.clusters.contains(cluster) }
+    }
 }
 
 /// The whole home graph as stored.
@@ -92,6 +98,11 @@ final class HomeStore: Sendable {
                     nextNodeID INTEGER NOT NULL);
                 """)
         }
+        // v2 (issue #6): the clusters a device serves only through the relay. Adding a
+        // column with a default keeps every stored row.
+        migrator.registerMigration("v2-cloud-only-clusters") { db in
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN cloudOnlyClusters TEXT NOT NULL DEFAULT '[]'")
+        }
         return migrator
     }
 
@@ -115,13 +126,16 @@ final class HomeStore: Sendable {
             for row in try Row.fetchAll(db, sql: "SELECT * FROM device") {
                 let endpointsJSON: String = row["endpoints"]
                 let endpoints = (try? JSONDecoder().decode([EndpointRecord].self, from: Data(endpointsJSON.utf8))) ?? []
+                let cloudOnlyJSON: String = row["cloudOnlyClusters"] ?? "[]"
+                let cloudOnly = (try? JSONDecoder().decode([CloudOnlyClusters].self, from: Data(cloudOnlyJSON.utf8))) ?? []
                 let node: Int64 = row["nodeID"]
                 let d = DeviceRecord(
                     id: row["id"], nodeID: UInt64(bitPattern: node), name: row["name"], structureID: row["structureID"],
                     roomID: row["roomID"], host: row["host"], port: row["port"], endpoints: endpoints,
                     vendorID: (row["vendorID"] as Int64?).flatMap { UInt16(exactly: $0) },
                     productID: (row["productID"] as Int64?).flatMap { UInt16(exactly: $0) },
-                    vendorName: row["vendorName"], productName: row["productName"], serialNumber: row["serialNumber"])
+                    vendorName: row["vendorName"], productName: row["productName"], serialNumber: row["serialNumber"],
+                    cloudOnlyClusters: cloudOnly)
                 graph.devices[d.id] = d
             }
             return graph
@@ -231,6 +245,15 @@ final class HomeStore: Sendable {
                 ON CONFLICT(id) DO UPDATE SET host = excluded.host, port = excluded.port, endpoints = excluded.endpoints
                 """, arguments: [d.id, Int64(bitPattern: d.nodeID), d.name, d.structureID, d.roomID, d.host, d.port, endpoints,
                                  d.vendorID.map { Int64($0) }, d.productID.map { Int64($0) }, d.vendorName, d.productName, d.serialNumber])
+        }
+    }
+
+    /// Records the device's cloud-only clusters.
+    func setCloudOnlyClusters(_ id: String, _ clusters: [CloudOnlyClusters]) async throws {
+        let json = String(decoding: try JSONEncoder().encode(clusters), as: UTF8.self)
+        try await write { db in
+            try db.execute(sql: "UPDATE device SET cloudOnlyClusters = ? WHERE id = ?", arguments: [json, id])
+            guard db.changesCount == 1 else { throw HomeError.notFound("no device with ID \(id)") }
         }
     }
 

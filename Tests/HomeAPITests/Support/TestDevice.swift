@@ -17,6 +17,8 @@ import NIOCore
 final class TestDevice: Sendable {
     let node: MatterNode
     let transport: UDPTransport
+    /// The device's LAN cable: `lanDown()` drops its datagrams both ways.
+    let lan: SwitchedTransport
     let manager: ExchangeManager
     let secureChannel: SecureChannelServer
     let passcode: UInt32
@@ -29,7 +31,7 @@ final class TestDevice: Sendable {
 
     static func start(_ description: NodeDescription, passcode: UInt32 = 20202021, discriminator: UInt16 = 3840,
                       vendorID: UInt16 = 0xFFF1, productID: UInt16 = 0x8001, deviceTypeID: UInt32 = 0x0100,
-                      stateDirectory: URL? = nil, port: Int = 0) async throws -> TestDevice {
+                      stateDirectory: URL? = nil, port: Int = 0, cloudOnly: Set<ClusterID> = []) async throws -> TestDevice {
         let store = try stateDirectory.map { try NodeStateStore(directory: $0) }
         let credentials = try DeviceAttestationProvisioning.loadOrMint(
             store: store, vendorID: vendorID, productID: productID, deviceTypeID: deviceTypeID, authority: testAuthority)
@@ -38,22 +40,24 @@ final class TestDevice: Sendable {
         logger.logLevel = .critical
         let node = try MatterNode(description: description, logger: logger, commissioning: configuration)
         let transport = try await UDPTransport.bind(.init(port: port, binding: .addresses(["127.0.0.1"])))
-        let manager = ExchangeManager(transport: transport, logger: logger)
+        let lan = SwitchedTransport(transport)
+        let manager = ExchangeManager(transport: lan, logger: logger)
         let secureChannel = SecureChannelServer(manager: manager, fabrics: NodeFabrics(node: node), logger: logger)
         await manager.register(secureChannel, for: .secureChannel)
-        let servers = SessionServers(node: node, logger: logger)
+        let servers = SessionServers(node: node, logger: logger, lanHidden: cloudOnly)
         await manager.register(servers, for: .interactionModel)
-        let device = TestDevice(node: node, transport: transport, manager: manager, secureChannel: secureChannel,
+        let device = TestDevice(node: node, transport: transport, lan: lan, manager: manager, secureChannel: secureChannel,
                                 passcode: passcode, discriminator: discriminator, servers: servers)
         try await device.startTasks()
         if await node.fabrics.isEmpty { await node.openCommissioningWindow(timeout: nil) }
         return device
     }
 
-    private init(node: MatterNode, transport: UDPTransport, manager: ExchangeManager, secureChannel: SecureChannelServer,
+    private init(node: MatterNode, transport: UDPTransport, lan: SwitchedTransport, manager: ExchangeManager, secureChannel: SecureChannelServer,
                  passcode: UInt32, discriminator: UInt16, servers: SessionServers) {
         self.node = node
         self.transport = transport
+        self.lan = lan
         self.manager = manager
         self.secureChannel = secureChannel
         self.passcode = passcode
@@ -149,11 +153,14 @@ final class SessionServers: ProtocolHandler {
     }
     let node: MatterNode
     let logger: Logger
+    /// Cloud-only clusters, which the LAN view of the node hides.
+    let lanHidden: Set<ClusterID>
     private let state = NIOLockedValueBox<(next: UInt64, entries: [SessionHandle: Entry], contexts: [SessionHandle: SessionID])>((1, [:], [:]))
 
-    init(node: MatterNode, logger: Logger) {
+    init(node: MatterNode, logger: Logger, lanHidden: Set<ClusterID> = []) {
         self.node = node
         self.logger = logger
+        self.lanHidden = lanHidden
     }
 
     func sessionID(_ handle: SessionHandle) -> SessionID {
@@ -195,7 +202,8 @@ final class SessionServers: ProtocolHandler {
         guard message.session.isSecure else { return }
         // Re-read the session: AddNOC may have bound a fabric to it since it was made.
         let info = await exchange.manager.sessionInfo(exchange.session.handle) ?? exchange.session
-        let provider = NodeSessionProvider(node: node, context: context(for: info))
+        let base = NodeSessionProvider(node: node, context: context(for: info))
+        let provider: any InteractionDataProvider = lanHidden.isEmpty ? base : LANViewProvider(base: base, hidden: lanHidden)
         // A fresh server per exchange keeps the session's current context; subscriptions
         // are served by the runner of the server that accepted them.
         let server = InteractionServer(provider: provider, logger: logger)

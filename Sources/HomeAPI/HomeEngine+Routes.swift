@@ -1,0 +1,397 @@
+import CloudRelay
+import Foundation
+import MatterController
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOCore
+
+/// Routing (issue #6): each trait reaches its device over the LAN session when it works,
+/// else through the hub, else through the cloud relay; cloud-only traits always through the
+/// relay. Every allowed route keeps its own subscription, so a failover shows live values at
+/// once; a LAN probe notices a dead LAN path within `routeProbeInterval + routeProbeTimeout`.
+extension HomeEngine {
+    // MARK: Policy
+
+    nonisolated var routingPolicy: RoutingPolicy { policyBox.withLockedValue { $0 } }
+
+    nonisolated func setRoutingPolicy(_ policy: RoutingPolicy) {
+        let changed = policyBox.withLockedValue { old -> Bool in
+            defer { old = policy }
+            return old != policy
+        }
+        if changed { Task { await self.applyRoutingPolicy() } }
+    }
+
+    func applyRoutingPolicy() {
+        guard !closed else { return }
+        if configuration.connectDevices { syncRoutes() }
+        publish()
+    }
+
+    /// The routes the policy and configuration allow for a device, in order of preference.
+    func routeKinds(for d: DeviceRecord) -> [RouteKind] {
+        let policy = routingPolicy
+        let hasRelayID = d.serialNumber.map(RelayFrame.isValidIdentifier) ?? false
+        var kinds: [RouteKind] = []
+        if policy != .cloudOnly {
+            kinds.append(.direct)
+            if hubClient != nil && hasRelayID { kinds.append(.hub) }
+        }
+        if policy != .localOnly && relayClient != nil && hasRelayID { kinds.append(.relay) }
+        return kinds
+    }
+
+    /// The routes a trait may take: cloud-only clusters only through the relay.
+    func candidates(_ kinds: [RouteKind], _ d: DeviceRecord, endpoint: EndpointNumber, cluster: ClusterID) -> [RouteKind] {
+        d.isCloudOnly(endpoint: endpoint, cluster: cluster.rawValue) ? kinds.filter { $0 == .relay } : kinds
+    }
+
+    nonisolated func client(_ kind: RouteKind) -> RelayControllerClient? {
+        switch kind {
+        case .direct: nil
+        case .hub: hubClient
+        case .relay: relayClient
+        }
+    }
+
+    // MARK: Route tasks
+
+    /// Starts the subscriptions (and LAN probes) the graph and policy call for, stops the rest.
+    func syncRoutes() {
+        guard !closed else { return }
+        var wanted: [RouteTaskKey: DeviceRecord] = [:]
+        for d in graph.devices.values {
+            for kind in routeKinds(for: d) {
+                wanted[RouteTaskKey(node: d.nodeID, kind: kind, role: .subscription)] = d
+                if kind == .direct { wanted[RouteTaskKey(node: d.nodeID, kind: kind, role: .probe)] = d }
+            }
+        }
+        for (key, task) in routeTasks where wanted[key] == nil {
+            task.cancel()
+            routeTasks[key] = nil
+            // A route no longer used knows nothing any more.
+            if key.role == .subscription { states[key.node]?.routes[key.kind] = nil }
+        }
+        for (key, d) in wanted where routeTasks[key] == nil {
+            routeTasks[key] = startRoute(key, d)
+        }
+    }
+
+    private func startRoute(_ key: RouteTaskKey, _ d: DeviceRecord) -> Task<Void, Never> {
+        let node = d.nodeID
+        switch (key.kind, key.role) {
+        case (.direct, .subscription):
+            let address = try? SocketAddress(ipAddress: d.host, port: d.port)
+            return Task { [weak self] in
+                guard let self, let controller = try? await self.controller() else { return }
+                if let address { await controller.setAddress(address, for: node) }
+                for await event in controller.subscribe(node, paths: subscribedPaths) {
+                    await self.applyDirect(event, node: node)
+                }
+            }
+        case (_, .probe):
+            let interval = configuration.routeProbeInterval
+            return Task { [weak self] in
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: interval) } catch { return }
+                    guard let self else { return }
+                    await self.probeDirect(node)
+                }
+            }
+        case (.hub, .subscription), (.relay, .subscription):
+            guard let client = client(key.kind), let serial = d.serialNumber else { return Task {} }
+            let kind = key.kind
+            return Task { [weak self] in
+                var delay: Duration = .milliseconds(250)
+                while !Task.isCancelled {
+                    guard let self else { return }
+                    let presenceBefore = client.presence[serial]
+                    if await self.runRelaySubscription(node, kind, client, serial) { delay = .milliseconds(250) }
+                    if Task.isCancelled { return }
+                    // Retry after a pause, or at once when the device (re)appears on the relay.
+                    let until = ContinuousClock.now + delay
+                    while ContinuousClock.now < until && !Task.isCancelled {
+                        if client.presence[serial] == true && presenceBefore != true && client.state == .connected { break }
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                    delay = min(delay * 2, .seconds(2))
+                }
+            }
+        }
+    }
+
+    /// Drops every route of a node (the device left the home).
+    func stopRoutes(_ node: UInt64) {
+        for (key, task) in routeTasks where key.node == node {
+            task.cancel()
+            routeTasks[key] = nil
+        }
+        states[node] = nil
+        directRestartedAt[node] = nil
+    }
+
+    /// Restarts a node's LAN subscription now (after the probe found the LAN back), rather
+    /// than waiting for the controller's resubscription backoff.
+    private func restartDirect(_ node: UInt64) {
+        let key = RouteTaskKey(node: node, kind: .direct, role: .subscription)
+        guard let d = graph.devices.values.first(where: { $0.nodeID == node }), routeTasks[key] != nil else { return }
+        if let last = directRestartedAt[node], ContinuousClock.now - last < .seconds(2) { return }
+        directRestartedAt[node] = .now
+        routeTasks[key]?.cancel()
+        routeTasks[key] = startRoute(key, d)
+    }
+
+    // MARK: Route state
+
+    func setHealth(_ node: UInt64, _ kind: RouteKind, _ health: RouteHealth, error: String? = nil) {
+        guard graph.devices.values.contains(where: { $0.nodeID == node }) else { return }
+        var state = states[node] ?? NodeState()
+        let before = state[kind]
+        state[kind].health = health
+        state[kind].lastError = health == .down ? error : nil
+        guard state[kind] != before else { return }
+        states[node] = state
+        if health == .down { logger.debug("route \(kind) to node 0x\(String(node, radix: 16)) down: \(error ?? "-")") }
+        publish()
+        if health == .up { learnCloudOnlyIfNeeded(node) }
+    }
+
+    func apply(_ reports: [AttributeReport], node: UInt64, kind: RouteKind, up: Bool = true) {
+        guard graph.devices.values.contains(where: { $0.nodeID == node }) else { return }
+        var state = states[node] ?? NodeState()
+        for r in reports {
+            if let v = r.value { state[kind].attributes[r.path] = v } else { state[kind].attributes[r.path] = nil }
+        }
+        let wasUp = state[kind].health == .up
+        if up {
+            state[kind].health = .up
+            state[kind].lastError = nil
+        }
+        states[node] = state
+        publish()
+        if up && !wasUp { learnCloudOnlyIfNeeded(node) }
+    }
+
+    private func applyDirect(_ event: SubscriptionEvent, node: UInt64) {
+        switch event {
+        case .established:
+            setHealth(node, .direct, .up)
+        case .reports(let reports):
+            apply(reports, node: node, kind: .direct)
+        case .lost(let error):
+            setHealth(node, .direct, .down, error: error.description)
+        }
+    }
+
+    /// Checks the LAN path (every `routeProbeInterval`, so a dead path is seen within
+    /// interval + timeout even while reports flow): a failed read marks it down; a good
+    /// read after a failure brings the subscription back at once.
+    private func probeDirect(_ node: UInt64) async {
+        guard !closed else { return }
+        guard let controller = try? await controller() else { return }
+        let path = AttributePath(endpoint: 0, cluster: ControllerIDs.basicInformation, attribute: AttributeID(0x0000))
+        do {
+            _ = try await withDeadline(configuration.routeProbeTimeout, "LAN probe of node 0x\(String(node, radix: 16))") {
+                try await controller.read(node, path)
+            }
+            if states[node]?[.direct].health == .down { restartDirect(node) }
+        } catch {
+            let e = HomeError.from(error, "LAN probe")
+            if e.code == .deadlineExceeded || e.code == .unavailable {
+                setHealth(node, .direct, .down, error: e.message)
+            }
+        }
+    }
+
+    /// One subscription through the relay or hub, until it ends; whether it was established.
+    private nonisolated func runRelaySubscription(_ node: UInt64, _ kind: RouteKind, _ client: RelayControllerClient,
+                                                  _ deviceID: String) async -> Bool {
+        let request = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0,
+                                              maxIntervalCeiling: configuration.subscriptionMaxInterval,
+                                              attributeRequests: subscribedPaths)
+        let subscription: RelaySubscription
+        do {
+            subscription = try await client.subscribe(deviceID, request, timeout: configuration.responseTimeout)
+        } catch {
+            if !Task.isCancelled { await setHealth(node, kind, .down, error: "\(error)") }
+            return false
+        }
+        await apply(AttributeReport.fromRelay(subscription.priming), node: node, kind: kind)
+        for await report in subscription.reports {
+            await apply(AttributeReport.fromRelay(report), node: node, kind: kind)
+        }
+        if Task.isCancelled {
+            subscription.cancel()
+            return true
+        }
+        await setHealth(node, kind, .down, error: subscription.endReason.map { "\($0)" } ?? "subscription ended")
+        return true
+    }
+
+    // MARK: Cloud-only clusters
+
+    /// Learns a node's cloud-only clusters once per opening, when both the LAN and the relay work.
+    func learnCloudOnlyIfNeeded(_ node: UInt64) {
+        guard relayClient != nil, !cloudOnlyLearned.contains(node), !cloudOnlyLearning.contains(node),
+              let state = states[node], state[.direct].health == .up, state[.relay].health == .up,
+              let d = graph.devices.values.first(where: { $0.nodeID == node }), let serial = d.serialNumber else { return }
+        cloudOnlyLearning.insert(node)
+        Task { [weak self] in await self?.learnCloudOnly(d.id, node: node, serial: serial) }
+    }
+
+    private func learnCloudOnly(_ deviceID: String, node: UInt64, serial: String) async {
+        defer { cloudOnlyLearning.remove(node) }
+        guard let relay = relayClient, let controller = try? await controller() else { return }
+        let path = AttributePathIB(cluster: ControllerIDs.descriptor, attribute: AttributeID(0x0001))
+        let timeout = configuration.responseTimeout
+        do {
+            let viaRelay = try await relay.readAttributes(serial, [path], timeout: timeout)
+            let viaLAN = try await withDeadline(timeout, "reading the ServerList over the LAN") {
+                try await controller.read(node, [path])
+            }
+            let learned = cloudOnlyClusters(relay: serverLists(viaRelay), lan: serverLists(viaLAN))
+            cloudOnlyLearned.insert(node)
+            guard let d = graph.devices[deviceID], d.cloudOnlyClusters != learned else { return }
+            logger.info("\(d.name): cloud-only clusters \(learned.map { "\($0.endpoint):\($0.clusters)" })")
+            try await store.setCloudOnlyClusters(deviceID, learned)
+            try await reload()
+        } catch {
+            logger.debug("learning the cloud-only clusters of \(deviceID) failed: \(error)")
+        }
+    }
+
+    // MARK: Operations
+
+    /// Runs `body` over the trait's best route, falling over to the next when a route turns
+    /// out dead (or, over the LAN, lacks a cluster that may be cloud-only and not learned
+    /// yet). When every route is known down: one short last try, then `unavailable`.
+    private func routed<T: Sendable>(_ d: DeviceRecord, endpoint: EndpointNumber?, cluster: ClusterID?, _ what: String,
+                                     _ body: @escaping @Sendable (RouteKind) async throws -> T) async throws -> (T, RouteKind) {
+        let kinds = routeKinds(for: d)
+        let candidates = endpoint.flatMap { ep in cluster.map { self.candidates(kinds, d, endpoint: ep, cluster: $0) } }
+            ?? kinds
+        guard !candidates.isEmpty else {
+            throw HomeError.unavailable("\(what): no route allowed (policy \(routingPolicy.rawValue))")
+        }
+        let state = states[d.nodeID] ?? NodeState()
+        var ordered = candidates.filter { state[$0].health == .up } + candidates.filter { state[$0].health == .unknown }
+        var budget = configuration.commandTimeout
+        if ordered.isEmpty, let first = candidates.first {
+            // Every route is known down: one short last try on the preferred one (a route
+            // may have come back since it was judged), then a clear error, never a hang.
+            ordered = [first]
+            budget = min(budget, configuration.routeAttemptTimeout)
+        }
+        let deadline = ContinuousClock.now + budget
+        var lastError = HomeError.unavailable("\(what): no route answered")
+        for (i, kind) in ordered.enumerated() {
+            let remaining = deadline - .now
+            guard remaining > .zero else { break }
+            let limit = i == ordered.count - 1 ? remaining : min(remaining, configuration.routeAttemptTimeout)
+            do {
+                let value = try await withDeadline(limit, "\(what) via \(kind)") { try await body(kind) }
+                return (value, kind)
+            } catch {
+                let e = HomeError.from(error, "\(what) via \(kind)")
+                if e.code == .unimplemented && kind != .relay && ordered.contains(.relay) {
+                    lastError = e
+                    continue
+                }
+                guard e.code == .deadlineExceeded || e.code == .unavailable else { throw e }
+                setHealth(d.nodeID, kind, .down, error: e.message)
+                lastError = e
+            }
+        }
+        if ordered.count == 1 && state[ordered[0]].health == .down {
+            let reasons = candidates.map { "\($0): \(states[d.nodeID]?[$0].lastError ?? "down")" }.joined(separator: "; ")
+            throw HomeError(code: lastError.code, message: "\(what): every route is down (\(reasons))")
+        }
+        throw lastError
+    }
+
+    private func device(_ id: String) throws -> DeviceRecord {
+        guard let d = graph.devices[id] else { throw HomeError.notFound("no device with ID \(id)") }
+        return d
+    }
+
+    private func operation(_ d: DeviceRecord) async throws -> @Sendable (RouteKind) -> RouteTarget {
+        let controller: MatterController? = routeKinds(for: d).contains(.direct) ? try await self.controller() : nil
+        let relay = relayClient, hub = hubClient, node = d.nodeID, serial = d.serialNumber ?? ""
+        return { kind in
+            switch kind {
+            case .direct: controller.map { .direct($0, node) } ?? .none
+            case .hub: hub.map { .relay($0, serial) } ?? .none
+            case .relay: relay.map { .relay($0, serial) } ?? .none
+            }
+        }
+    }
+
+    /// Reads the node's trait attributes at once (when no report arrived yet), through its
+    /// best route, and the cloud-only ones through the relay.
+    func refresh(nodeID: UInt64) async throws {
+        guard let d = graph.devices.values.first(where: { $0.nodeID == nodeID }) else {
+            throw HomeError.notFound("no device with node ID 0x\(String(nodeID, radix: 16))")
+        }
+        let target = try await operation(d)
+        let timeout = configuration.responseTimeout
+        let read: @Sendable (RouteKind) async throws -> [AttributeReport] = { kind in
+            switch target(kind) {
+            case .direct(let c, let node): try await c.read(node, subscribedPaths)
+            case .relay(let c, let id): try await c.readAttributes(id, subscribedPaths, timeout: timeout)
+            case .none: throw HomeError.unavailable("no \(kind) route")
+            }
+        }
+        let kinds = routeKinds(for: d)
+        let (reports, kind) = try await routed(d, endpoint: nil, cluster: nil, "reading node 0x\(String(nodeID, radix: 16))") {
+            try await read($0)
+        }
+        apply(reports, node: nodeID, kind: kind)
+        if kind != .relay && !d.cloudOnlyClusters.isEmpty && kinds.contains(.relay) {
+            if let cloud = try? await withDeadline(configuration.routeAttemptTimeout, "reading cloud-only traits", { try await read(.relay) }) {
+                apply(cloud, node: nodeID, kind: .relay)
+            }
+        }
+    }
+
+    func currentTypes(deviceID: String) async -> DeviceTypeCollection? {
+        guard let d = graph.devices[deviceID] else { return nil }
+        if !(states[d.nodeID]?.hasAttributes ?? false) {
+            try? await refresh(nodeID: d.nodeID)
+        }
+        return snapshot.devices[deviceID]?.types.collection
+    }
+
+    func invoke(deviceID: String, nodeID: UInt64, _ path: ConcreteCommandPath, fields: TLVValue) async throws {
+        let d = try device(deviceID)
+        let target = try await operation(d)
+        let timeout = configuration.commandTimeout
+        _ = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "command \(path) on \(deviceID)") { kind in
+            switch target(kind) {
+            case .direct(let c, let node): _ = try await c.invoke(node, path, fields: fields)
+            case .relay(let c, let id): try await c.invokeCommand(id, path, fields: fields, timeout: timeout)
+            case .none: throw HomeError.unavailable("no \(kind) route")
+            }
+        }
+    }
+
+    func write(deviceID: String, nodeID: UInt64, _ path: AttributePath, _ value: TLVValue) async throws {
+        let d = try device(deviceID)
+        let target = try await operation(d)
+        let timeout = configuration.commandTimeout
+        _ = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "write \(path) on \(deviceID)") { kind in
+            switch target(kind) {
+            case .direct(let c, let node): try await c.write(node, path, value: value)
+            case .relay(let c, let id): try await c.writeAttribute(id, path, value: value, timeout: timeout)
+            case .none: throw HomeError.unavailable("no \(kind) route")
+            }
+        }
+    }
+}
+
+/// Where one operation goes on a route.
+enum RouteTarget: Sendable {
+    case direct(MatterController, UInt64)
+    case relay(RelayControllerClient, String)
+    case none
+}

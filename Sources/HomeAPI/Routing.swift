@@ -1,0 +1,150 @@
+import CloudRelay
+import MatterController
+import MatterModel
+import MatterProtocol
+import MatterTLV
+
+/// A relay (or a hub speaking the relay's controller protocol) and the home token the
+/// controller presents to it.
+public struct RelayEndpoint: Sendable, Hashable {
+    /// Base URL, e.g. `ws://127.0.0.1:8080`.
+    public var url: String
+    public var homeToken: String
+
+    public init(url: String, homeToken: String) {
+        self.url = url
+        self.homeToken = homeToken
+    }
+}
+
+/// Which paths a Home may use to reach its devices.
+public enum RoutingPolicy: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The LAN session when it works, else the hub, else the cloud relay.
+    case preferLocal
+    /// Only the LAN session and the hub; cloud-only traits are offline.
+    case localOnly
+    /// Only the cloud relay.
+    case cloudOnly
+}
+
+/// One way to reach a device, in order of preference.
+enum RouteKind: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
+    /// The controller's own CASE session over the LAN.
+    case direct
+    /// A hub on the LAN (relay protocol, Matter to the device).
+    case hub
+    /// The cloud relay.
+    case relay
+
+    static func < (a: RouteKind, b: RouteKind) -> Bool { a.rawValue < b.rawValue }
+
+    var locality: LocalityType {
+        switch self {
+        case .direct: .direct
+        case .hub: .localPeer
+        case .relay: .remote
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .direct: "LAN"
+        case .hub: "hub"
+        case .relay: "relay"
+        }
+    }
+}
+
+/// Whether a route works: `unknown` until its first attempt ends.
+enum RouteHealth: Sendable, Hashable {
+    case unknown, up, down
+}
+
+/// What one route knows of a node: its health and the attributes reported through it.
+struct RouteState: Sendable, Hashable {
+    var health: RouteHealth = .unknown
+    var attributes: [AttributePath: TLVValue] = [:]
+    var lastError: String?
+
+    /// Whether this route reported anything of the cluster on the endpoint.
+    func has(endpoint: EndpointNumber, cluster: ClusterID) -> Bool {
+        attributes.keys.contains { $0.endpoint == endpoint && $0.cluster == cluster }
+    }
+}
+
+/// Clusters of one endpoint that the device serves only through the cloud relay.
+struct CloudOnlyClusters: Sendable, Hashable, Codable {
+    var endpoint: UInt16
+    var clusters: [UInt32]
+}
+
+/// Descriptor (0x001D) ServerList (0x0001) per endpoint, from a report.
+func serverLists(_ reports: [AttributeReport]) -> [EndpointNumber: Set<UInt32>] {
+    var lists: [EndpointNumber: Set<UInt32>] = [:]
+    for r in reports where r.path.cluster == ControllerIDs.descriptor && r.path.attribute == AttributeID(0x0001) {
+        let clusters = (r.value?.members ?? []).compactMap { $0.value.uintValue }.compactMap { UInt32(exactly: $0) }
+        lists[r.path.endpoint, default: []].formUnion(clusters)
+    }
+    return lists
+}
+
+/// Cloud-only clusters: what the relay lists minus what the LAN lists, per endpoint.
+func cloudOnlyClusters(relay: [EndpointNumber: Set<UInt32>], lan: [EndpointNumber: Set<UInt32>]) -> [CloudOnlyClusters] {
+    relay.keys.sorted().compactMap { endpoint in
+        let extra = (relay[endpoint] ?? []).subtracting(lan[endpoint] ?? [])
+        return extra.isEmpty ? nil : CloudOnlyClusters(endpoint: endpoint, clusters: extra.sorted())
+    }
+}
+
+extension AttributeReport {
+    /// The reports of one ReportData that came through a relay (list-append chunks folded
+    /// into the list, as the LAN client does).
+    static func fromRelay(_ message: ReportDataMessage) -> [AttributeReport] {
+        var reports: [AttributeReport] = []
+        for ib in message.attributeReports {
+            switch ib {
+            case .status(let s):
+                guard let path = s.path.concretePath else { continue }
+                reports.append(AttributeReport(path: path, value: nil, status: s.status.status))
+            case .data(let d):
+                guard let path = d.path.concretePath else { continue }
+                if d.path.listIndex == .append {
+                    if let i = reports.lastIndex(where: { $0.path == path }), case .array(var items)? = reports[i].value {
+                        items.append(TLVElement(d.data))
+                        reports[i].value = .array(items)
+                    } else {
+                        reports.append(AttributeReport(path: path, value: .array([TLVElement(d.data)]), dataVersion: d.dataVersion))
+                    }
+                } else {
+                    reports.append(AttributeReport(path: path, value: d.data, dataVersion: d.dataVersion))
+                }
+            }
+        }
+        return reports
+    }
+}
+
+/// Interaction Model operations through a relay or hub, by relay device ID (the serial number).
+extension RelayControllerClient {
+    func invokeCommand(_ deviceID: String, _ path: ConcreteCommandPath, fields: TLVValue, timeout: Duration) async throws {
+        let request = InvokeRequestMessage(invokeRequests: [CommandDataIB(path: CommandPathIB(path), fields: fields)])
+        let response = try await invoke(deviceID, request, timeout: timeout)
+        for r in response.invokeResponses {
+            if case .status(let s) = r, s.status.status.status != .success {
+                throw ControllerError.status(s.status.status, "\(path)")
+            }
+        }
+    }
+
+    func writeAttribute(_ deviceID: String, _ path: AttributePath, value: TLVValue, timeout: Duration) async throws {
+        let request = WriteRequestMessage(writeRequests: [AttributeDataIB(path: AttributePathIB(path), data: value)])
+        let response = try await write(deviceID, request, timeout: timeout)
+        for s in response.writeResponses where s.status.status.status != .success {
+            throw ControllerError.status(s.status.status, "write \(path)")
+        }
+    }
+
+    func readAttributes(_ deviceID: String, _ paths: [AttributePathIB], timeout: Duration) async throws -> [AttributeReport] {
+        AttributeReport.fromRelay(try await read(deviceID, paths: paths, timeout: timeout))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import HomeAPI
+import Testing
+
+/// A home file written before issue #6 (schema v1) opens with its data intact and gains
+/// the cloud-only clusters column.
+@Suite("Home store migration")
+struct HomeStoreMigrationTests {
+    @Test func aV1HomeFileKeepsItsGraphAfterTheCloudOnlyMigration() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("home.sqlite")
+        // The v1 schema as shipped, marked applied the way GRDB's migrator marks it.
+        let queue = try DatabaseQueue(path: url.path)
+        try await queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations (identifier) VALUES ('v1');
+                CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
+                INSERT INTO meta (id, generation) VALUES (1, 7);
+                CREATE TABLE structure (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                CREATE TABLE room (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL);
+                CREATE TABLE device (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    nodeID INTEGER NOT NULL UNIQUE,
+                    name TEXT NOT NULL,
+                    structureID TEXT REFERENCES structure(id) ON DELETE SET NULL,
+                    roomID TEXT REFERENCES room(id) ON DELETE SET NULL,
+                    host TEXT NOT NULL,
+                    port INTEGER NOT NULL,
+                    endpoints TEXT NOT NULL,
+                    vendorID INTEGER, productID INTEGER,
+                    vendorName TEXT, productName TEXT, serialNumber TEXT);
+                CREATE TABLE fabric (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    credentials BLOB NOT NULL,
+                    nextNodeID INTEGER NOT NULL);
+                INSERT INTO structure (id, name) VALUES ('s1', 'Home');
+                INSERT INTO room (id, structureID, name) VALUES ('r1', 's1', 'Kitchen');
+                INSERT INTO device (id, nodeID, name, structureID, roomID, host, port, endpoints, serialNumber)
+                    VALUES ('matter-10', 16, 'Old lamp', 's1', 'r1', '127.0.0.1', 5540,
+                            '[{"endpoint":1,"deviceTypes":[257]}]', 'OLD-1');
+                """)
+        }
+        try queue.close()
+
+        var c = testConfiguration()
+        c.connectDevices = false
+        let home = try await Home.open(at: url, configuration: c)
+        let device = try await home.device(id: "matter-10")
+        #expect(device.name == "Old lamp")
+        #expect(device.roomID == "r1" && device.structureID == "s1")
+        #expect(device.types.contains(DimmableLightDeviceType.self))
+        #expect(try await home.room(id: "r1").name == "Kitchen")
+        await home.close()
+
+        let check = try DatabaseQueue(path: url.path)
+        let (migrations, cloudOnly) = try await check.read { db in
+            (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
+             try String.fetchOne(db, sql: "SELECT cloudOnlyClusters FROM device WHERE id = 'matter-10'"))
+        }
+        #expect(migrations == ["v1", "v2-cloud-only-clusters"])
+        #expect(cloudOnly == "[]")
+        try check.close()
+    }
+}
