@@ -7,8 +7,8 @@ extension RelayDeviceClient {
     ///
     /// The relay's registration endpoint is per home, so this connects as one of the
     /// home's controllers just long enough to learn the home's ID from the hello.
-    /// Throws `.unauthorized` for a token the relay refuses, `.notConnected` (or the
-    /// connection's own error) when the relay cannot be reached within `timeout`.
+    /// Makes one connection attempt: throws `.unauthorized` for a token the relay refuses,
+    /// the connection's error when the relay cannot be reached, `.timeout` after `timeout`.
     public static func register(
         relayURL: String, homeToken: String, deviceID: String, label: String? = nil,
         settings: RelayClientSettings = RelayClientSettings(), timeout: Duration = .seconds(10),
@@ -24,12 +24,19 @@ extension RelayDeviceClient {
                 return nil
             }
             defer { group.cancelAll() }
-            do {
-                return try await controller.registerDevice(deviceID, label: label)
-            } catch {
-                // A refused token shows in the connection state; say that rather than "timed out".
-                if case .disconnected(let reason?) = controller.state { throw reason }
-                throw error
+            // One connection attempt: a relay that is down or refuses the token fails this
+            // call at once (the caller retries on its own schedule), not after `timeout`.
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                switch controller.state {
+                case .connected:
+                    return try await controller.registerDevice(deviceID, label: label)
+                case .disconnected(let reason):
+                    throw reason ?? RelayError.notConnected
+                case .offline, .connecting:
+                    guard ContinuousClock.now < deadline else { throw RelayError.timeout("connecting to the relay to register") }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
         }
     }

@@ -122,7 +122,9 @@ final class NodeControlServer: Sendable {
             guard type == .typeSocket else {
                 throw ControlSocketError(description: "\(path) exists and is not a socket; choose another --control path")
             }
-            if (try? await ControlClient.connect(path)) != nil {
+            if let probe = try? await ControlClient.connect(path) {
+                // An NIOAsyncChannel must be closed through executeThenClose.
+                try? await probe.executeThenClose { _, _ in }
                 throw ControlSocketError(description: "another simulator is already listening on \(path); give this one its own --control path (or --state-dir / --state-root)")
             }
             try? FileManager.default.removeItem(atPath: path)

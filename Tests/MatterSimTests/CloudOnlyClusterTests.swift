@@ -59,12 +59,13 @@ struct CloudOnlyClusterTests {
                 #expect(moved.firstStatus == .success)
                 #expect(try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.currentLevel)])
                     .result(Level.currentLevel) == .success(.unsigned(42)))
+                #expect(try await commissioner.read(session, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
                 let whole = try await controller.read(node.serialNumber, paths: [AttributePathIB(endpoint: 1)])
                 #expect(whole.reportedClusters.contains(ClusterPath(endpoint: 1, cluster: Level.cluster)))
                 // Matter clusters answer both ways.
-                #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)
+                #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x00) == .success) // Off
                 #expect(try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.onOff)])
-                    .result(Level.onOff) == .success(.bool(true)))
+                    .result(Level.onOff) == .success(.bool(false)))
             }
 
             await commissioner.stop()

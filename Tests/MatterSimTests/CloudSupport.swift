@@ -170,12 +170,13 @@ extension LoopbackCommissioner {
 enum Level {
     static let cluster = ClusterID(0x0008)
     static let currentLevel = AttributePath(endpoint: 1, cluster: cluster, attribute: AttributeID(0x0000))
-    static let moveToLevel: UInt32 = 0x00
+    /// MoveToLevelWithOnOff: the light is off, and plain MoveToLevel does nothing to a light that is off.
+    static let moveToLevel: UInt32 = 0x04
     static let descriptor = ClusterID(0x001D)
     static let serverList = AttributePath(endpoint: 1, cluster: descriptor, attribute: AttributeID(0x0001))
     static let onOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000))
 
-    /// MoveToLevel(level, transition 0, no option masks).
+    /// MoveToLevelWithOnOff(level, transition 0, no option masks).
     static func moveToLevel(_ level: UInt8) -> InvokeRequestMessage {
         InvokeRequestMessage(invokeRequests: [CommandDataIB(
             path: CommandPathIB(endpoint: 1, cluster: cluster, command: CommandID(moveToLevel)),

@@ -85,7 +85,7 @@ struct FaultControlTests {
 
                 // power-off: both ways down; sessions and subscriptions are gone for good.
                 _ = try await commissioner.subscribe(session, Level.onOff, minInterval: 0, maxInterval: 60)
-                #expect(await node.server.interactionServer.activeSubscriptions().count == 1)
+                #expect(await eventually { await node.server.interactionServer.activeSubscriptions().count == 1 })
                 answer = try await Self.fault("all", "power-off", at: socket)
                 #expect(answer.results.map(\.state) == ["LAN down, cloud off (no power), power off"])
                 #expect(await eventually { await online() == false })
