@@ -86,32 +86,29 @@ struct ControlSocketError: Error, CustomStringConvertible {
 final class NodeControlServer: Sendable {
     let path: String
     let nodes: [SimulatedNode]
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let channel: any Channel
     private let logger: Logger
-    private let jobs: AsyncStream<Job>
-    private let jobSink: AsyncStream<Job>.Continuation
-
-    /// A request waiting its turn: faults apply one at a time, in arrival order.
-    private struct Job: Sendable {
-        var request: ControlRequest
-        var reply: @Sendable (ControlResponse) -> Void
-    }
+    private let jobs: AsyncStream<ControlJob>
+    private let jobSink: AsyncStream<ControlJob>.Continuation
 
     /// Largest request read.
     static let maxRequest = 4096
+    /// How long a connection may take to send its request.
+    static let requestTimeout: TimeAmount = .seconds(5)
 
     /// `<directory>/control.sock`.
     static func defaultPath(in directory: String) -> String {
         URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("control.sock").path
     }
 
-    private init(path: String, nodes: [SimulatedNode], channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
-                 logger: Logger) {
+    private init(path: String, nodes: [SimulatedNode], channel: any Channel, jobs: AsyncStream<ControlJob>,
+                 jobSink: AsyncStream<ControlJob>.Continuation, logger: Logger) {
         self.path = path
         self.nodes = nodes
         self.channel = channel
+        self.jobs = jobs
+        self.jobSink = jobSink
         self.logger = logger
-        (jobs, jobSink) = AsyncStream.makeStream(of: Job.self)
     }
 
     /// Binds the socket. A stale socket file (no simulator behind it) is replaced; one a
@@ -130,80 +127,38 @@ final class NodeControlServer: Sendable {
             try? FileManager.default.removeItem(atPath: path)
         }
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let (jobs, jobSink) = AsyncStream.makeStream(of: ControlJob.self)
+        let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .bind(unixDomainSocketPath: path) { child in
+                .childChannelInitializer { child in
                     child.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
+                        try child.pipeline.syncOperations.addHandler(ControlConnectionHandler(jobs: jobSink))
                     }
                 }
+                .bind(unixDomainSocketPath: path).get()
         } catch let error as SocketAddressError {
             throw ControlSocketError(description: "cannot use \(path) as the control socket: \(ControlClient.explain(error))")
         } catch {
             throw ControlSocketError(description: "cannot listen on the control socket \(path): \(error)")
         }
-        return NodeControlServer(path: path, nodes: nodes, channel: channel, logger: logger)
+        return NodeControlServer(path: path, nodes: nodes, channel: channel, jobs: jobs, jobSink: jobSink, logger: logger)
     }
 
-    /// Serves until the task is cancelled, then closes and removes the socket.
+    /// Serves until the task is cancelled, then closes and removes the socket. Requests
+    /// apply one at a time, in arrival order: two clients cannot interleave half-applied faults.
     func run() async {
-        let channel = channel
+        let channel = channel, jobSink = jobSink
         await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    // Faults one at a time: two clients cannot interleave half-applied actions.
-                    for await job in self.jobs {
-                        job.reply(await self.process(job.request))
-                    }
-                }
-                do {
-                    try await channel.executeThenClose { connections in
-                        for try await connection in connections {
-                            group.addTask { await self.serve(connection) }
-                        }
-                    }
-                } catch {
-                    logger.debug("control socket closed: \(error)")
-                }
-                jobSink.finish()
+            for await job in jobs {
+                job.reply(await process(job.request))
             }
         } onCancel: {
-            channel.channel.close(promise: nil)
+            jobSink.finish()
+            channel.close(promise: nil)
         }
+        try? await channel.closeFuture.get()
         try? FileManager.default.removeItem(atPath: path)
-    }
-
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                let response: ControlResponse
-                do {
-                    let line = try await ControlClient.readLine(inbound, limit: Self.maxRequest, timeout: .seconds(5))
-                    if let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line)) {
-                        response = await self.submit(request)
-                    } else {
-                        response = ControlResponse(error: "malformed request: expected one JSON line {\"node\": …, \"action\": …}")
-                    }
-                } catch {
-                    response = ControlResponse(error: "\(error)")
-                }
-                var bytes = try JSONEncoder().encode(response)
-                bytes.append(UInt8(ascii: "\n"))
-                try await outbound.write(ByteBuffer(bytes: bytes))
-            }
-        } catch {
-            logger.debug("control connection ended: \(error)")
-        }
-    }
-
-    private func submit(_ request: ControlRequest) async -> ControlResponse {
-        await withCheckedContinuation { continuation in
-            let job = Job(request: request) { continuation.resume(returning: $0) }
-            if case .terminated = jobSink.yield(job) {
-                continuation.resume(returning: ControlResponse(error: "the simulator is shutting down"))
-            }
-        }
     }
 
     /// Applies one request.
@@ -249,6 +204,70 @@ final class NodeControlServer: Sendable {
         let known = nodes.prefix(20).map { "\($0.name) (\($0.serialNumber))" }.joined(separator: ", ")
         let more = nodes.count > 20 ? ", …" : ""
         return .failure(ControlSocketError(description: "no node '\(query)' in this simulator; it runs: \(known)\(more), or use 'all'"))
+    }
+}
+
+/// A request waiting its turn, with where its answer goes.
+struct ControlJob: Sendable {
+    var request: ControlRequest
+    var reply: @Sendable (ControlResponse) -> Void
+}
+
+/// One control connection on the event loop: reads one line (bounded in size and time),
+/// hands the request to the server's queue and writes the answer back, then closes.
+/// Plain NIO rather than NIOAsyncChannel, so a connection that arrives while the
+/// simulator shuts down is simply closed.
+final class ControlConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let jobs: AsyncStream<ControlJob>.Continuation
+    private var line: [UInt8] = []
+    private var answered = false
+    /// Closes a connection that does not send its request in time; the answer may take longer.
+    private var requestDeadline: Scheduled<Void>?
+
+    init(jobs: AsyncStream<ControlJob>.Continuation) {
+        self.jobs = jobs
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let channel = context.channel
+        requestDeadline = context.eventLoop.scheduleTask(in: NodeControlServer.requestTimeout) { channel.close(promise: nil) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !answered else { return }
+        let buffer = unwrapInboundIn(data)
+        for byte in buffer.readableBytesView {
+            if byte == UInt8(ascii: "\n") {
+                answered = true
+                requestDeadline?.cancel()
+                return submit(line, on: context.channel)
+            }
+            line.append(byte)
+            if line.count > NodeControlServer.maxRequest {
+                answered = true
+                return Self.answer(ControlResponse(error: "request longer than \(NodeControlServer.maxRequest) bytes"), on: context.channel)
+            }
+        }
+    }
+
+    private func submit(_ line: [UInt8], on channel: any Channel) {
+        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line)) else {
+            return Self.answer(ControlResponse(error: "malformed request: expected one JSON line {\"node\": …, \"action\": …}"), on: channel)
+        }
+        let job = ControlJob(request: request) { Self.answer($0, on: channel) }
+        if case .terminated = jobs.yield(job) {
+            Self.answer(ControlResponse(error: "the simulator is shutting down"), on: channel)
+        }
+    }
+
+    private static func answer(_ response: ControlResponse, on channel: any Channel) {
+        guard var bytes = try? JSONEncoder().encode(response) else { return channel.close(promise: nil) }
+        bytes.append(UInt8(ascii: "\n"))
+        channel.writeAndFlush(ByteBuffer(bytes: bytes)).whenComplete { _ in channel.close(promise: nil) }
     }
 }
 
