@@ -47,6 +47,15 @@ enum Simulator {
                       relaySettings: RelayClientSettings = RelayClientSettings(), logger: Logger) async throws {
         var simulated: [SimulatedNode] = []
         var cloudLines: [String] = []
+        // A home's devices usually share a problem: said once, with who has it.
+        var problems: [(problem: String, names: [String])] = []
+        func report(_ problem: String, _ name: String) {
+            if let i = problems.firstIndex(where: { $0.problem == problem }) {
+                problems[i].names.append(name)
+            } else {
+                problems.append((problem, [name]))
+            }
+        }
         for node in nodes {
             let profile = node.launch.device
             let resolved = CloudEndpoint.resolve(profile.cloud, relay: cloud.relay, credential: credential, homeToken: cloud.homeToken)
@@ -58,13 +67,20 @@ enum Simulator {
                 cloudLines.append("\(node.name): cloud relay \(endpoint.relay) as \(profile.identity.serialNumber)"
                                   + (endpoint.credential == nil ? " (registers with the home token)" : ""))
             } else if let problem = resolved.problem {
-                printError("\(node.name): no cloud relay connection: \(problem)")
+                report("no cloud relay connection: \(problem)", node.name)
             }
             let cloudOnly = profile.cloudOnlyClusters
             if link == nil, !cloudOnly.isEmpty {
-                printError("\(node.name): cloud-only clusters \(cloudOnly.map(\.description).joined(separator: ", ")) are unreachable without a relay")
+                let names = cloudOnly.map { "\(MatterModel.standard.cluster($0.cluster)?.name ?? $0.cluster.description) on endpoint \($0.endpoint)" }
+                printError("\(node.name): cloud-only \(names.joined(separator: ", ")) unreachable without a relay")
             }
             simulated.append(SimulatedNode(name: node.name, serialNumber: profile.identity.serialNumber, server: node.server, cloud: link))
+        }
+
+        for (problem, names) in problems {
+            let who = names.count == 1 ? names[0]
+                : "\(names.count) devices (\(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? ", …" : ""))"
+            printError("\(who): \(problem)")
         }
 
         let control: NodeControlServer
