@@ -89,7 +89,7 @@ struct HomeCommand: AsyncParsableCommand {
 
         try await Simulator.serve(
             servers.map { LaunchedNode(name: $0.0.name, launch: $0.1, server: $0.2) }, cloud: cloud,
-            controlPath: control ?? NodeControlServer.defaultPath(in: stateRoot), logger: logger)
+            controlPath: control ?? NodeControlServer.defaultPath(in: stateRoot), controlRequired: control != nil, logger: logger)
         printOut("\(resolved.name): \(servers.count) nodes stopped")
     }
 

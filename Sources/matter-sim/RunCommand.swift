@@ -100,7 +100,8 @@ struct RunCommand: AsyncParsableCommand {
 
         try await Simulator.serve(
             [LaunchedNode(name: device.name, launch: launch, server: server)], cloud: cloud, credential: relayCredential,
-            controlPath: control ?? NodeControlServer.defaultPath(in: launch.stateDirectory.path), logger: logger)
+            controlPath: control ?? NodeControlServer.defaultPath(in: launch.stateDirectory.path), controlRequired: control != nil,
+            logger: logger)
         printOut("\(device.name): stopped")
     }
 }

@@ -41,10 +41,12 @@ struct LaunchedNode {
 
 enum Simulator {
     /// Serves `nodes` (with their cloud links and the control socket at `controlPath`)
-    /// until SIGINT or SIGTERM. Stops the nodes and exits with status 1 when the control
-    /// socket cannot be had.
+    /// until SIGINT or SIGTERM. A control socket the user asked for (`controlRequired`)
+    /// that cannot be had stops the nodes and exits with status 1; the default one only
+    /// warns (the nodes run, without faults).
     static func serve(_ nodes: [LaunchedNode], cloud: CloudOptions, credential: String? = nil, controlPath: String,
-                      relaySettings: RelayClientSettings = RelayClientSettings(), logger: Logger) async throws {
+                      controlRequired: Bool, relaySettings: RelayClientSettings = RelayClientSettings(),
+                      logger: Logger) async throws {
         var simulated: [SimulatedNode] = []
         var cloudLines: [String] = []
         // A home's devices usually share a problem: said once, with who has it.
@@ -83,16 +85,19 @@ enum Simulator {
             printError("\(who): \(problem)")
         }
 
-        let control: NodeControlServer
+        var control: NodeControlServer?
         do {
             control = try await NodeControlServer.bind(path: controlPath, nodes: simulated, logger: logger)
         } catch {
-            printError("\(error)")
-            for node in nodes { await node.launch.node.stop() }
-            throw ExitCode(1)
+            guard !controlRequired else {
+                printError("\(error)")
+                for node in nodes { await node.launch.node.stop() }
+                throw ExitCode(1)
+            }
+            printError("\(error); running without a control socket (no faults); give one with --control")
         }
         for line in cloudLines { printOut(line) }
-        printOut("control socket: \(controlPath) (matter-sim fault --control \(controlPath) NODE ACTION)")
+        if control != nil { printOut("control socket: \(controlPath) (matter-sim fault --control \(controlPath) NODE ACTION)") }
 
         let group = Task {
             await withTaskGroup(of: Void.self) { tasks in
@@ -100,7 +105,7 @@ enum Simulator {
                     tasks.addTask { await node.server.run() }
                     if let link = node.cloud { tasks.addTask { await link.run() } }
                 }
-                tasks.addTask { await control.run() }
+                if let control { tasks.addTask { await control.run() } }
             }
         }
         let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal, count in
