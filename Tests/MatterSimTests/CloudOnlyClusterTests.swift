@@ -112,4 +112,38 @@ struct CloudOnlyClusterTests {
         await commissioner.stop()
         await node.stop()
     }
+
+    @Test func aGivenCredentialConnectsAndAForgottenRegistrationIsMadeAgain() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withRelay { url, store in
+            let (home, homeToken) = try await store.addHome(name: "Test Home")
+            // A credential from `matter-relay device add`, given as is.
+            let credential = try await store.registerDevice(homeID: home.id, deviceID: "SIM-DL-0001")
+            let light = try await ProfileNode.start(
+                profile: "devices/dimmable-light.yaml", stateDirectory: directory.appendingPathComponent("light"),
+                relay: CloudEndpoint(relay: url, credential: credential, homeToken: nil))
+            #expect(await eventually { light.cloud?.isConnected == true }, "\(light.cloud?.status ?? "")")
+
+            // A device that registered itself with the home token...
+            let dimmerState = directory.appendingPathComponent("dimmer")
+            let dimmer = try await ProfileNode.start(
+                profile: "devices/cloud-dimmer.yaml", stateDirectory: dimmerState,
+                relay: CloudEndpoint(relay: url, credential: nil, homeToken: homeToken))
+            #expect(await eventually { dimmer.cloud?.isConnected == true })
+            let kept = dimmerState.appendingPathComponent(StoredRelayCredential.fileName)
+            let first = try JSONDecoder().decode(StoredRelayCredential.self, from: Data(contentsOf: kept)).credential
+            // ...and that the relay then forgot registers again when it next connects.
+            try await store.removeDevice(homeID: home.id, deviceID: dimmer.serialNumber)
+            dimmer.cloud?.setConnected(false)
+            #expect(await eventually { dimmer.cloud?.isConnected == false })
+            dimmer.cloud?.setConnected(true)
+            #expect(await eventually { dimmer.cloud?.isConnected == true }, "\(dimmer.cloud?.status ?? "")")
+            let second = try JSONDecoder().decode(StoredRelayCredential.self, from: Data(contentsOf: kept)).credential
+            #expect(second != first)
+            #expect(Set(try await store.devices(homeID: home.id).map(\.deviceID)) == ["SIM-DL-0001", dimmer.serialNumber])
+            await dimmer.stop()
+            await light.stop()
+        }
+    }
 }
