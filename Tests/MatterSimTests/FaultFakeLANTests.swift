@@ -34,7 +34,7 @@ struct FaultFakeLANTests {
 
     @Test(.enabled(if: canRun, "needs root and avahi-daemon for private network namespaces"))
     func lanDownWithdrawsTheRecordsAndLanUpRestoresThem() async throws {
-        let lan = "flf" + String(getpid(), radix: 36)
+        let lan = "flmsf" + String(getpid(), radix: 36)
         let work = try FaultControlTests.socketDirectory()
         let socket = work.appendingPathComponent("c.sock").path
         _ = try? await FaultControlTests.run([Self.fakelan, "down", lan])
