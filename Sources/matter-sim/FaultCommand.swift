@@ -10,8 +10,8 @@ struct FaultCommand: AsyncParsableCommand {
         abstract: "Inject a fault into a running simulated node: LAN, cloud relay connection or power.",
         discussion: """
             ACTION is one of:
-              lan-down     drop the node's UDP traffic both ways and withdraw its mDNS records
-                           (a pulled cable: sessions are not closed, peers time out)
+              lan-down     drop UDP both ways and withdraw the mDNS records (a
+                           pulled cable: sessions are not closed, peers time out)
               lan-up       plug the cable back in; the records return
               cloud-down   drop the connection to the cloud relay and keep it down
               cloud-up     reconnect to the relay
