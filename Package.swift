@@ -59,6 +59,7 @@ let package = Package(
         // A node: endpoints, cluster servers over one attribute store.
         .target(name: "MatterDevice", dependencies: [
             "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // The controller: commissioner, fabric CA, CASE sessions, IM client with resubscription.
         .target(name: "MatterController", dependencies: [
@@ -108,9 +109,11 @@ let package = Package(
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
-            "DeviceProfile", "MatterDevice", "MatterModel", "MatterProtocol",
+            "DeviceProfile", "MatterDevice", "MatterModel", "MatterProtocol", "CloudRelay",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
 
         // Publishes and browses on command inside fake-LAN namespaces (tests, benchmark).
@@ -137,6 +140,9 @@ let package = Package(
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
             "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
+            "CloudRelay", "ChildProcess",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

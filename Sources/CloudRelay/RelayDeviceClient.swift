@@ -44,11 +44,18 @@ public enum RelayConnectionState: Sendable, Hashable, CustomStringConvertible {
 public final class RelayDeviceClient: Service, Sendable {
     public struct Configuration: Sendable {
         public var settings = RelayClientSettings()
-        /// Who relay interactions act as, for the device's access control. The relay
-        /// authenticated the controller by its home token; this subject stands for it.
-        /// The default is a CASE session on fabric index 1 from node 112233 (0x1B669,
-        /// connectedhomeip's default controller node ID): set it to the home's controller.
-        public var subject = SubjectDescriptor(authMode: .caseSession, fabricIndex: 1, nodeID: 0x0000_0000_0001_B669)
+        /// Who a relay interaction acts as, for the device's access control, asked afresh
+        /// for every exchange a controller opens (so a changed ACL counts at once). The
+        /// relay authenticated the controller by its home token; this subject stands for
+        /// it. A Matter node answers with the Administer subject of its first fabric
+        /// (`NodeServer.cloudSubject()`); nil refuses the interaction with
+        /// UNSUPPORTED_ACCESS (say, a node on no fabric yet). The default suits handlers
+        /// without access control: a CASE subject on fabric index 1, node 112233.
+        public var subject: @Sendable () async -> SubjectDescriptor? = { Configuration.defaultSubject }
+
+        /// A CASE session on fabric index 1 from node 112233 (0x1B669, connectedhomeip's
+        /// default controller node ID).
+        public static let defaultSubject = SubjectDescriptor(authMode: .caseSession, fabricIndex: 1, nodeID: 0x0000_0000_0001_B669)
         /// How long an exchange waits for the controller's next message.
         public var responseTimeout: Duration = .seconds(10)
 
@@ -178,7 +185,7 @@ public final class RelayDeviceClient: Service, Sendable {
     }
 
     private func opened(_ link: RelayLink) {
-        let deviceLink = DeviceLink(link: link, subject: configuration.subject, responseTimeout: configuration.responseTimeout)
+        let deviceLink = DeviceLink(link: link, responseTimeout: configuration.responseTimeout)
         currentLink.withLockedValue { $0 = deviceLink }
         // Told to go offline while the connection was coming up: drop it now.
         if online.value == nil { link.close() }
@@ -201,7 +208,16 @@ public final class RelayDeviceClient: Service, Sendable {
         case .message(let message):
             guard let exchange = deviceLink.deliver(message) else { return }
             let handler = handler
+            let subject = configuration.subject
             jobSink.yield {
+                guard let who = await subject() else {
+                    try? await exchange.send(
+                        opcode: InteractionOpcode.statusResponse.rawValue,
+                        payload: StatusResponseMessage(status: .unsupportedAccess).encoded())
+                    await exchange.close()
+                    return
+                }
+                exchange.setSubject(who)
                 await handler.handle(opcode: message.opcode, payload: message.payload, on: exchange)
                 await exchange.close()
             }
@@ -232,16 +248,14 @@ final class DeviceLink: Sendable {
     static let maxExchanges = 512
 
     let link: RelayLink
-    let subject: SubjectDescriptor
     let responseTimeout: Duration
     /// Distinguishes this connection's sessions from a later connection's.
     let epoch = UInt64.random(in: 1...UInt64(UInt32.max)) << 32
     // The lock guards the exchange table.
     private let state = NIOLockedValueBox(State())
 
-    init(link: RelayLink, subject: SubjectDescriptor, responseTimeout: Duration) {
+    init(link: RelayLink, responseTimeout: Duration) {
         self.link = link
-        self.subject = subject
         self.responseTimeout = responseTimeout
     }
 
@@ -313,13 +327,19 @@ final class RelayDeviceExchange: IMExchange, Sendable {
     let owner: DeviceLink
     let key: DeviceLink.Key
     let mailbox = Mailbox<IMEnvelope>()
+    /// Set before the handler sees the exchange; exchanges the device opens inherit it.
+    private let subjectBox = NIOLockedValueBox(RelayDeviceClient.Configuration.defaultSubject)
 
     init(owner: DeviceLink, key: DeviceLink.Key) {
         self.owner = owner
         self.key = key
     }
 
-    var subject: SubjectDescriptor { owner.subject }
+    var subject: SubjectDescriptor { subjectBox.withLockedValue { $0 } }
+
+    func setSubject(_ subject: SubjectDescriptor) {
+        subjectBox.withLockedValue { $0 = subject }
+    }
 
     var sessionIdentity: InteractionSessionIdentity? {
         // Relay sessions carry no attestation challenge: they cannot commission.
@@ -340,7 +360,9 @@ final class RelayDeviceExchange: IMExchange, Sendable {
     }
 
     func openExchange() async throws -> any IMExchange {
-        try owner.open(session: key.session)
+        let exchange = try owner.open(session: key.session)
+        exchange.setSubject(subject)
+        return exchange
     }
 
     func close() async {

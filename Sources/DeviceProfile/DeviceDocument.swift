@@ -7,7 +7,7 @@ import MatterTLV
 
 /// Keys of a device profile's top level, in documentation order.
 enum DeviceKeys {
-    static let top = ["kind", "name", "description", "identity", "commissioning", "behaviour", "endpoints"]
+    static let top = ["kind", "name", "description", "identity", "commissioning", "behaviour", "cloud", "endpoints"]
     /// Identity keys are Basic Information attribute names (Core spec 11.1.6).
     static let identity = [
         "vendorName", "vendorID", "productName", "productID", "serialNumber",
@@ -86,6 +86,9 @@ struct DeviceOverrides {
     var discriminator: Located<UInt16>?
     var behaviour = BehaviourDocument()
     var values: [ValueOverride] = []
+    /// The home entry's `cloud:` block, and the home's own (for all its devices).
+    var cloud: CloudDocument?
+    var homeCloud: CloudDocument?
 }
 
 struct DeviceDocument {
@@ -101,6 +104,7 @@ struct DeviceDocument {
     var passcode: Located<UInt32>?
     var discriminator: Located<UInt16>?
     var behaviour = BehaviourDocument()
+    var cloud: CloudDocument?
     var endpoints: [EndpointDocument] = []
 }
 
@@ -135,6 +139,9 @@ struct DocumentParser {
         }
         if let node = top["behaviour"] {
             doc.behaviour = parseBehaviour(node, at: "behaviour")
+        }
+        if let node = top["cloud"] {
+            doc.cloud = parseCloud(node, at: "cloud", known: CloudKeys.device)
         }
         if let node = reader.require(top, "endpoints", at: .root, node: root) {
             doc.endpoints = parseEndpoints(node, at: "endpoints")

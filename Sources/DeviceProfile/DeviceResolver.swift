@@ -35,6 +35,9 @@ struct DeviceResolver {
         applyIdentity(identity, doc: doc, endpoints: &endpoints)
         applyOverrides(overrides.values, to: &endpoints)
         validateValues(&endpoints)
+        // The home's cloud block, under the profile's, under the home entry's.
+        let cloud = CloudDocument.combine(CloudDocument.combine(overrides.homeCloud, doc.cloud), overrides.cloud)
+        applyCloudOnly(cloud?.cloudOnly ?? [], to: &endpoints)
 
         guard sink.count == before else { return nil }
 
@@ -52,7 +55,31 @@ struct DeviceResolver {
         let name = overrides.name?.value ?? doc.name?.value ?? resolvedIdentity.productName
         return ResolvedDeviceProfile(
             name: name, source: doc.file, identity: resolvedIdentity, commissioning: commissioning,
-            behaviour: behaviour, endpoints: endpoints.map(\.resolved))
+            behaviour: behaviour, endpoints: endpoints.map(\.resolved), cloud: cloud?.settings ?? CloudSettings())
+    }
+
+    /// `cloud.cloudOnly`: each cluster becomes cloud-only on every application endpoint that
+    /// has it; one that no application endpoint has, or that the node needs locally, is an error.
+    private func applyCloudOnly(_ clusters: [Located<ClusterDefinition>], to endpoints: inout [EndpointState]) {
+        let rootClusters = Set(rootNode?.requiredServerClusters.map(\.cluster) ?? [])
+        for c in clusters {
+            let def = c.value
+            if def.id == descriptor?.id || rootClusters.contains(def.id) {
+                sink.error(c.origin, "\(def.name) must stay reachable on the local network; it cannot be cloud-only")
+                continue
+            }
+            let holders = endpoints.indices.filter {
+                endpoints[$0].number != 0 && endpoints[$0].clusters.contains { $0.definition.id == def.id }
+            }
+            guard !holders.isEmpty else {
+                let present = Set(endpoints.filter { $0.number != 0 }.flatMap { $0.clusters.map(\.definition.name) }).sorted()
+                sink.error(c.origin, "\(def.name) is not a server cluster on any application endpoint of this device (they have: \(present.joined(separator: ", ")))")
+                continue
+            }
+            for i in holders where !endpoints[i].cloudOnly.contains(def.id) {
+                endpoints[i].cloudOnly.append(def.id)
+            }
+        }
     }
 
     // MARK: Endpoints and clusters

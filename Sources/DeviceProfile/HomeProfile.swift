@@ -67,10 +67,10 @@ public struct ResolvedHomeDevice: Sendable, Hashable {
 }
 
 enum HomeKeys {
-    static let top = ["kind", "name", "description", "structures"]
+    static let top = ["kind", "name", "description", "cloud", "structures"]
     static let structure = ["name", "rooms", "devices"]
     static let room = ["name", "devices"]
-    static let device = ["profile", "name", "identity", "commissioning", "behaviour", "values"]
+    static let device = ["profile", "name", "identity", "commissioning", "behaviour", "cloud", "values"]
 }
 
 struct HomeDeviceDocument {
@@ -92,6 +92,8 @@ struct StructureDocument {
 
 struct HomeDocument {
     var name: String?
+    /// The relay (and home token) for every device of the home.
+    var cloud: CloudDocument?
     var structures: [StructureDocument] = []
 }
 
@@ -102,6 +104,7 @@ extension DocumentParser {
         if let kind = top["kind"] { checkKind(kind, expected: "home") }
         if let n = top["name"] { doc.name = reader.string(n, at: "name", nonEmpty: true) }
         if let n = top["description"] { _ = reader.string(n, at: "description") }
+        if let n = top["cloud"] { doc.cloud = parseCloud(n, at: "cloud", known: CloudKeys.home) }
         guard let n = reader.require(top, "structures", at: .root, node: root),
               let items = reader.list(n, at: "structures", what: "a list of structures") else { return doc }
         if items.isEmpty { reader.error("structures", n, "expected at least one structure") }
@@ -165,6 +168,7 @@ extension DocumentParser {
                 (overrides.passcode, overrides.discriminator) = parseCommissioning(n, at: p.key("commissioning"))
             }
             if let n = fields["behaviour"] { overrides.behaviour = parseBehaviour(n, at: p.key("behaviour")) }
+            if let n = fields["cloud"] { overrides.cloud = parseCloud(n, at: p.key("cloud"), known: CloudKeys.device) }
             if let n = fields["values"] { overrides.values = parseValueOverrides(n, at: p.key("values")) }
             guard let n = reader.require(fields, "profile", at: p, node: item),
                   let ref = reader.string(n, at: p.key("profile"), nonEmpty: true) else { continue }

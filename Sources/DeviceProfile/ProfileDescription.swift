@@ -34,6 +34,12 @@ public struct ProfileDescription: Sendable {
             + "default move rate \(b.level.defaultMoveRate)/s")
         add("                 window covering: lift \(Self.number(b.windowCovering.liftSpeed)) %/s, "
             + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
+        if !device.cloud.isEmpty {
+            // Secrets are not printed, only which one the device will use.
+            let how = device.cloud.credential != nil ? "with its device credential"
+                : device.cloud.homeToken != nil ? "registering itself with the home token" : "no credential yet (give one on the command line)"
+            add("  cloud relay:   \(device.cloud.relay ?? "(none; give --relay)"), \(how)")
+        }
         for endpoint in device.endpoints {
             let types = endpoint.deviceTypes.map { "\($0.name) (\(Self.hex($0.id.rawValue, 4)), rev \($0.revision))" }
             add("  endpoint \(endpoint.number): " + types.joined(separator: ", "))

@@ -212,6 +212,8 @@ struct HomeResolver {
         case unreadable
     }
     private var documents: [String: CachedDocument] = [:]
+    /// The home's own `cloud:` block, under every device's.
+    private var homeCloud: CloudDocument?
 
     init(loader: ProfileLoader, homeFile: String, sink: DiagnosticSink) {
         self.loader = loader
@@ -220,6 +222,7 @@ struct HomeResolver {
     }
 
     mutating func resolve(_ doc: HomeDocument) -> ResolvedHome? {
+        homeCloud = doc.cloud
         var structures: [ResolvedStructure] = []
         var serials: [String: Origin] = [:]
         var uniqueIDs: [String: Origin] = [:]
@@ -246,6 +249,7 @@ struct HomeResolver {
             let target = ProfilePaths.join(ProfilePaths.directory(of: homeFile), d.profile.value)
             guard let document = document(at: target, reference: d.profile) else { continue }
             var overrides = d.overrides
+            overrides.homeCloud = homeCloud
 
             // The device's name in the home, needed before resolving to derive its serial number.
             let productName = DeviceResolver.text((overrides.identity["productName"] ?? document.identity["productName"])?.value)

@@ -14,15 +14,23 @@ public struct ResolvedDeviceProfile: Sendable, Hashable {
     public var behaviour: DeviceBehaviour
     /// Sorted by endpoint number; endpoint 0 (Root Node) is always first.
     public var endpoints: [ResolvedEndpoint]
+    /// The cloud relay the device connects to (its cloud-only clusters are listed per endpoint).
+    public var cloud: CloudSettings
 
     public init(name: String, source: String, identity: DeviceIdentity, commissioning: CommissioningParameters,
-                behaviour: DeviceBehaviour, endpoints: [ResolvedEndpoint]) {
+                behaviour: DeviceBehaviour, endpoints: [ResolvedEndpoint], cloud: CloudSettings = CloudSettings()) {
         self.name = name
         self.source = source
         self.identity = identity
         self.commissioning = commissioning
         self.behaviour = behaviour
         self.endpoints = endpoints
+        self.cloud = cloud
+    }
+
+    /// Every cluster instance served only through the cloud relay.
+    public var cloudOnlyClusters: [ClusterPath] {
+        endpoints.flatMap { endpoint in endpoint.cloudOnlyClusters.map { ClusterPath(endpoint: endpoint.number, cluster: $0) } }
     }
 
     public func endpoint(_ number: EndpointNumber) -> ResolvedEndpoint? {

@@ -106,6 +106,10 @@ final class AvahiConnection: @unchecked Sendable {
     /// thread. Idempotent. Must not be called from the poll thread.
     func shutdown() {
         let onPollThread = pthread_equal(pthread_self(), pollThread.load(ordering: .acquiring)) != 0
+        // A publisher whose last reference goes in a daemon callback (a finished task's
+        // context released there) is deinited on the poll thread; after an explicit
+        // shutdown that is harmless. The poll thread holds the lock in callbacks.
+        if onPollThread, stopped { return }
         precondition(!onPollThread, "AvahiConnection.shutdown() called on the Avahi poll thread")
         avahi_threaded_poll_lock(poll)
         guard !stopped else {

@@ -31,6 +31,12 @@ struct HomeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("PAA and CD signing credentials (see `run --help`).", valueName: "dir"))
     var attestationDir: String?
 
+    @OptionGroup(title: "Cloud relay")
+    var cloud: CloudOptions
+
+    @Option(help: ArgumentHelp("The control socket `matter-sim fault` talks to (default: STATE-ROOT/control.sock).", valueName: "path"))
+    var control: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "notice"
 
@@ -81,23 +87,10 @@ struct HomeCommand: AsyncParsableCommand {
         }
         printOut(table(servers.map { ($0.0, $0.1, $0.2.port) }, home: resolved))
 
-        let running = servers.map(\.2)
-        let group = Task {
-            await withTaskGroup(of: Void.self) { tasks in
-                for server in running { tasks.addTask { await server.run() } }
-            }
-        }
-        let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal, count in
-            if count == 1 {
-                logger.notice("signal \(signal): withdrawing every record and stopping \(running.count) nodes")
-                group.cancel()
-            } else {
-                Foundation.exit(1)
-            }
-        }
-        await group.value
-        signals.stop()
-        printOut("\(resolved.name): \(running.count) nodes stopped")
+        try await Simulator.serve(
+            servers.map { LaunchedNode(name: $0.0.name, launch: $0.1, server: $0.2) }, cloud: cloud,
+            controlPath: control ?? NodeControlServer.defaultPath(in: stateRoot), controlRequired: control != nil, logger: logger)
+        printOut("\(resolved.name): \(servers.count) nodes stopped")
     }
 
     func table(_ rows: [(ResolvedHomeDevice, NodeLaunch, Int)], home: ResolvedHome) -> String {

@@ -1,6 +1,6 @@
 // matter-sim: simulated Matter devices. `validate` and `describe` work on device and
-// home profiles, `run` puts one device on the network; `home` and `fault` join them as
-// the simulator grows.
+// home profiles, `run` puts one device on the network, `home` every device of a home, and
+// `fault` breaks a running node's LAN, cloud connection or power.
 import ArgumentParser
 
 @main
@@ -11,5 +11,5 @@ struct MatterSim: AsyncParsableCommand {
         discussion: """
             Devices and homes are described by YAML profiles; see DeviceProfiles/README.md.
             """,
-        subcommands: [ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self])
+        subcommands: [ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self, FaultCommand.self])
 }

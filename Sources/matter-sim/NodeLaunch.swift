@@ -61,7 +61,8 @@ struct NodeLaunch {
             port: command.port, passcode: passcode, discriminator: discriminator,
             advertisement: NodeServerConfiguration.Advertisement(
                 vendorID: device.identity.vendorID, productID: device.identity.productID, deviceType: deviceType,
-                deviceName: device.name))
+                deviceName: device.name),
+            cloudOnlyClusters: Set(device.cloudOnlyClusters))
     }
 
     /// `--attestation-dir`, else the published test authority built in (test only).

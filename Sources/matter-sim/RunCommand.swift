@@ -43,6 +43,18 @@ struct RunCommand: AsyncParsableCommand {
         valueName: "dir"))
     var attestationDir: String?
 
+    @OptionGroup(title: "Cloud relay")
+    var cloud: CloudOptions
+
+    @Option(name: .customLong("relay-credential"), help: ArgumentHelp(
+        "The device credential from `matter-relay device add` (overrides the profile's cloud.credential).", valueName: "credential"))
+    var relayCredential: String?
+
+    @Option(help: ArgumentHelp(
+        "The control socket `matter-sim fault` talks to.", discussion: "Default: control.sock in the state directory.",
+        valueName: "path"))
+    var control: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -86,18 +98,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         printOut(launch.summary(port: server.port))
 
-        let serving = Task { await server.run() }
-        let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal, count in
-            if count == 1 {
-                logger.notice("signal \(signal): shutting down")
-                serving.cancel()
-            } else {
-                // A second signal while shutting down: leave at once.
-                Foundation.exit(1)
-            }
-        }
-        await serving.value
-        signals.stop()
+        try await Simulator.serve(
+            [LaunchedNode(name: device.name, launch: launch, server: server)], cloud: cloud, credential: relayCredential,
+            controlPath: control ?? NodeControlServer.defaultPath(in: launch.stateDirectory.path), controlRequired: control != nil,
+            logger: logger)
         printOut("\(device.name): stopped")
     }
 }

@@ -124,16 +124,31 @@ struct ShippedProfileTests {
         #expect(one.cluster(ClusterID(0x0006))?.features == ["LT"])
     }
 
-    @Test("a multi-endpoint node keeps both device types and its cloud-only list")
+    @Test("a multi-endpoint node keeps both device types, everything on the LAN")
     func lightAndCovering() throws {
         let d = try ProfileLoader().loadDevice(file: shippedProfile("devices/light-and-covering.yaml"))
         #expect(d.endpoints.map(\.number) == [0, 1, 2])
         #expect(d.endpoint(1)?.deviceTypes.map(\.name) == ["DimmableLight"])
         #expect(d.endpoint(2)?.deviceTypes.map(\.name) == ["WindowCovering"])
-        #expect(d.endpoint(2)?.cloudOnlyClusters == [ClusterID(0x0102)])
+        // The interop run drives the shade over Matter: nothing is cloud-only.
+        #expect(d.cloudOnlyClusters.isEmpty)
         #expect(d.endpoint(2)?.cluster(ClusterID(0x0102))?.features == ["LF", "PA_LF"])
         #expect(d.behaviour.windowCovering.liftSpeed == 5)
         #expect(d.behaviour.windowCovering.tiltSpeed == 50) // default
+    }
+
+    @Test("the cloud dimmer and the demo home's bedside lamp dim only through the cloud relay")
+    func cloudOnlyDimming() throws {
+        let dimmer = try ProfileLoader().loadDevice(file: shippedProfile("devices/cloud-dimmer.yaml"))
+        #expect(dimmer.cloudOnlyClusters == [ClusterPath(endpoint: 1, cluster: ClusterID(0x0008))])
+        #expect(dimmer.cloud == CloudSettings(relay: "ws://127.0.0.1:8080"))
+
+        let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
+        let lamp = try #require(home.allDevices.first { $0.name == "Bedside Lamp" })
+        #expect(lamp.profile.cloudOnlyClusters == [ClusterPath(endpoint: 1, cluster: ClusterID(0x0008))])
+        // The home's relay reaches every device; only the lamp has a cloud-only trait.
+        #expect(home.allDevices.allSatisfy { $0.profile.cloud.relay == "ws://127.0.0.1:8080" })
+        #expect(home.allDevices.filter { !$0.profile.cloudOnlyClusters.isEmpty }.map(\.name) == ["Bedside Lamp"])
     }
 
     @Test("describe shows endpoints, device types, features and values")

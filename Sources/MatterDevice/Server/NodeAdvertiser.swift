@@ -32,6 +32,10 @@ actor NodeAdvertiser {
     }
 
     private var published: [Key: Publication] = [:]
+    /// What the node wants advertised, kept while the LAN is down so it returns with it.
+    private var wanted: [Key: DNSSDService] = [:]
+    /// The LAN is down (a pulled cable): nothing is on the air.
+    private var suspended = false
 
     /// - Parameter enabled: false never touches Avahi (tests on loopback).
     init(enabled: Bool, logger: Logger) {
@@ -51,9 +55,16 @@ actor NodeAdvertiser {
     /// Publishes `service` under `key`, replacing what was there (the same service again,
     /// say after a fabric label change, stays as it is).
     func advertise(_ service: DNSSDService, as key: Key) async {
-        guard let publisher, published[key]?.service != service else { return }
+        wanted[key] = service
+        await publish(service, as: key)
+    }
+
+    private func publish(_ service: DNSSDService, as key: Key) async {
+        guard let publisher, !suspended, published[key]?.service != service else { return }
         // Withdrawing suspends; whatever was advertised under the key meanwhile goes too.
-        while published[key] != nil { await withdraw(key) }
+        while published[key] != nil { await unpublish(key) }
+        // The LAN may have gone down meanwhile.
+        guard !suspended, wanted[key] == service else { return }
         let logger = logger
         let task = Task {
             await withTaskGroup(of: Void.self, returning: DNSSDRegistration?.self) { group in
@@ -80,6 +91,23 @@ actor NodeAdvertiser {
 
     /// Withdraws the advertisement under `key` (a publication still waiting is abandoned).
     func withdraw(_ key: Key) async {
+        wanted[key] = nil
+        await unpublish(key)
+    }
+
+    /// The LAN went down: every record goes off the air, remembered for `resume()`.
+    func suspend() async {
+        suspended = true
+        for key in Array(published.keys) { await unpublish(key) }
+    }
+
+    /// The LAN is back: what the node wants advertised is published again.
+    func resume() async {
+        suspended = false
+        for (key, service) in wanted { await publish(service, as: key) }
+    }
+
+    private func unpublish(_ key: Key) async {
         guard let task = published.removeValue(forKey: key)?.task else { return }
         task.cancel()
         if let registration = await task.value {
@@ -90,7 +118,8 @@ actor NodeAdvertiser {
 
     /// Withdraws everything and disconnects from the daemon.
     func shutdown() async {
-        for key in Array(published.keys) { await withdraw(key) }
+        wanted = [:]
+        for key in Array(published.keys) { await unpublish(key) }
         publisher?.shutdown()
     }
 }

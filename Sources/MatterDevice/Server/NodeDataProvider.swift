@@ -5,21 +5,32 @@ import MatterTLV
 /// The Interaction Model's view of a MatterNode: structure and metadata from the node's
 /// fixed composition and the model, data and access checks through the node actor,
 /// subscriptions fed from the node's change stream.
+///
+/// One view per transport: the view the UDP side serves withholds the node's cloud-only
+/// clusters (they do not exist over the LAN: not in Descriptor ServerList, concrete
+/// paths answer UNSUPPORTED_CLUSTER, wildcards skip them), the cloud relay's view
+/// withholds nothing.
 struct NodeDataProvider: InteractionDataProvider {
     let node: MatterNode
+    /// Cluster instances this view does not have.
+    let withheld: Set<ClusterPath>
     private let composition: NodeComposition
     /// Per cluster instance, computed once: the composition never changes.
     private let attributeMetadata: [ClusterPath: [AttributeMetadata]]
     private let commandMetadata: [ClusterPath: [CommandMetadata]]
+    /// Per endpoint, the clusters of this view, in the composition's order.
+    private let visibleClusters: [EndpointNumber: [ClusterID]]
 
-    init(node: MatterNode) {
+    init(node: MatterNode, withholding withheld: Set<ClusterPath> = []) {
         self.node = node
         let composition = node.composition
         self.composition = composition
         var attributes: [ClusterPath: [AttributeMetadata]] = [:]
         var commands: [ClusterPath: [CommandMetadata]] = [:]
+        var visible: [EndpointNumber: [ClusterID]] = [:]
         for endpoint in composition.endpoints {
-            for cluster in composition.clusters(on: endpoint) {
+            visible[endpoint] = composition.clusters(on: endpoint).filter { !withheld.contains(ClusterPath(endpoint: endpoint, cluster: $0)) }
+            for cluster in visible[endpoint] ?? [] {
                 let path = ClusterPath(endpoint: endpoint, cluster: cluster)
                 let definition = composition.definition(of: path)
                 attributes[path] = composition.attributes(of: path).map { id in
@@ -35,33 +46,54 @@ struct NodeDataProvider: InteractionDataProvider {
                 }
             }
         }
+        self.withheld = withheld
         attributeMetadata = attributes
         commandMetadata = commands
+        visibleClusters = visible
     }
+
+    /// Descriptor (Core spec 9.5) and its ServerList attribute.
+    static let descriptor = ClusterID(0x001D)
+    static let serverList = AttributeID(0x0001)
 
     func endpoints() async -> [EndpointNumber] { composition.endpoints }
 
-    func clusters(on endpoint: EndpointNumber) async -> [ClusterID] { composition.clusters(on: endpoint) }
+    func clusters(on endpoint: EndpointNumber) async -> [ClusterID] { visibleClusters[endpoint] ?? [] }
 
     func attributes(of cluster: ClusterPath) async -> [AttributeMetadata] { attributeMetadata[cluster] ?? [] }
 
     func commands(of cluster: ClusterPath) async -> [CommandMetadata] { commandMetadata[cluster] ?? [] }
 
-    func dataVersion(of cluster: ClusterPath) async -> DataVersion? { await node.dataVersion(of: cluster) }
+    func dataVersion(of cluster: ClusterPath) async -> DataVersion? {
+        guard !withheld.contains(cluster) else { return nil }
+        return await node.dataVersion(of: cluster)
+    }
 
     func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
-        await node.canAccess(AccessSubject(subject), cluster, privilege: privilege)
+        guard !withheld.contains(cluster) else { return false }
+        return await node.canAccess(AccessSubject(subject), cluster, privilege: privilege)
     }
 
     func read(_ path: AttributePath, context: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
+        guard !withheld.contains(path.clusterPath) else { return .failure(InteractionStatus(.unsupportedCluster)) }
         let session = SessionContext(subject: context.subject, session: context.session)
         switch await node.read(path, session: session, fabricFiltered: context.isFabricFiltered) {
-        case .success(let data): return .success(VersionedAttributeValue(data.value, dataVersion: data.dataVersion))
+        case .success(let data):
+            var value = data.value
+            // The node's own ServerList names every cluster; this view's names its own.
+            if path.cluster == Self.descriptor, path.attribute == Self.serverList, !withheld.isEmpty, let items = value.listItems {
+                value = .arrayOf(items.filter { item in
+                    guard let id = item.uintValue.flatMap({ UInt32(exactly: $0) }) else { return true }
+                    return !withheld.contains(ClusterPath(endpoint: path.endpoint, cluster: ClusterID(id)))
+                })
+            }
+            return .success(VersionedAttributeValue(value, dataVersion: data.dataVersion))
         case .failure(let status): return .failure(status)
         }
     }
 
     func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) async -> InteractionStatus {
+        guard !withheld.contains(path.clusterPath) else { return InteractionStatus(.unsupportedCluster) }
         let session = SessionContext(subject: context.subject, session: context.session)
         switch operation {
         case .replace(let value):
@@ -72,6 +104,9 @@ struct NodeDataProvider: InteractionDataProvider {
     }
 
     func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) async -> CommandOutcome {
+        guard !withheld.contains(ClusterPath(endpoint: path.endpoint, cluster: path.cluster)) else {
+            return .status(InteractionStatus(.unsupportedCluster))
+        }
         let session = SessionContext(subject: context.subject, session: context.session)
         let command = CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command)
         switch await node.invoke(command, fields: fields ?? .structure([]), session: session, timed: context.isTimed) {
@@ -85,8 +120,9 @@ struct NodeDataProvider: InteractionDataProvider {
         // subscription is being primed must not be lost.
         let source = node.changes
         return AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            let withheld = withheld
             let forwarding = Task {
-                for await change in source { continuation.yield(change.path) }
+                for await change in source where !withheld.contains(change.path.clusterPath) { continuation.yield(change.path) }
                 continuation.finish()
             }
             // The subscription ended: stop listening, which unsubscribes from the node.
@@ -108,4 +144,8 @@ extension MatterNode {
         guard let items = current.listItems else { return InteractionStatus(.invalidDataType) }
         return write(path, value: .arrayOf(items + [item]), session: session, timed: timed)
     }
+}
+
+private extension AttributePath {
+    var clusterPath: ClusterPath { ClusterPath(endpoint: endpoint, cluster: cluster) }
 }

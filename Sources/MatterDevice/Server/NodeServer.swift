@@ -20,13 +20,20 @@ public final class NodeServer: Sendable {
     public let node: MatterNode
     public let configuration: NodeServerConfiguration
     public let exchangeManager: ExchangeManager
+    /// Serves the node over UDP: its cloud-only clusters do not exist here.
     public let interactionServer: InteractionServer
+    /// Serves the whole node, cloud-only clusters included: hand it to the cloud relay's
+    /// device client (`RelayDeviceClient`). `run()` keeps its subscriptions going.
+    public let cloudInteractionServer: InteractionServer
     public let secureChannel: SecureChannelServer
     /// The bound UDP port (the ephemeral one when the configuration asked for 0).
     public let port: Int
 
     let transport: UDPTransport
+    /// The node's cable to the LAN: every datagram passes it (see `setLAN(up:)`).
+    let lan: NodeLANLink
     let advertiser: NodeAdvertiser
+    let faults = Mutex(FaultState())
     let activity = SessionActivity()
     let logger: Logger
     private let sessionEvents: AsyncStream<SessionEvent>
@@ -39,14 +46,20 @@ public final class NodeServer: Sendable {
     public init(node: MatterNode, configuration: NodeServerConfiguration,
                 logger: Logger = Logger(label: "matter.node-server")) async throws {
         let transport = try await UDPTransport.bind(UDPTransport.Configuration(port: configuration.port, binding: configuration.binding))
-        let manager = ExchangeManager(transport: transport, configuration: configuration.exchange, logger: logger)
+        let lan = NodeLANLink(transport)
+        let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, logger: logger)
         let secureChannel = SecureChannelServer(manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
                                                 configuration: configuration.secureChannel, logger: logger)
-        let interactionServer = InteractionServer(provider: NodeDataProvider(node: node),
-                                                  configuration: configuration.interactionModel, logger: logger)
+        let interactionServer = InteractionServer(
+            provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters),
+            configuration: configuration.interactionModel, logger: logger)
+        let cloudInteractionServer = InteractionServer(
+            provider: NodeDataProvider(node: node), configuration: configuration.interactionModel, logger: logger)
         self.node = node
         self.configuration = configuration
         self.transport = transport
+        self.lan = lan
+        self.cloudInteractionServer = cloudInteractionServer
         self.exchangeManager = manager
         self.secureChannel = secureChannel
         self.interactionServer = interactionServer
@@ -78,8 +91,16 @@ public final class NodeServer: Sendable {
                 self.logger.debug("exchange manager stopped")
             }
             group.addTask {
+                await self.lan.forward()
+                self.logger.debug("UDP receive loop stopped")
+            }
+            group.addTask {
                 await self.interactionServer.run()
                 self.logger.debug("interaction model server stopped")
+            }
+            group.addTask {
+                await self.cloudInteractionServer.run()
+                self.logger.debug("cloud interaction model server stopped")
             }
             group.addTask {
                 await self.followSessionEvents()
@@ -99,7 +120,7 @@ public final class NodeServer: Sendable {
 
     /// A node on no fabric opens its basic commissioning window (Core spec 5.4.2.3); one
     /// already commissioned advertises itself on each of its fabrics.
-    private func boot() async {
+    func boot() async {
         let fabrics = await node.fabrics
         if fabrics.isEmpty {
             await node.openCommissioningWindow(timeout: configuration.bootWindowTimeout)
@@ -173,6 +194,7 @@ public final class NodeServer: Sendable {
         case .fabricRemoved(let index):
             await advertiser.withdraw(.operational(index))
             await interactionServer.endSubscriptions(fabricIndex: index)
+            await cloudInteractionServer.endSubscriptions(fabricIndex: index)
             // A node left on no fabric becomes commissionable again, as at first boot.
             if await node.fabrics.isEmpty, await node.commissioningWindow == nil {
                 logger.notice("last fabric removed; opening the commissioning window")

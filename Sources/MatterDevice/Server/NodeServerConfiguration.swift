@@ -47,12 +47,16 @@ public struct NodeServerConfiguration: Sendable {
     public var exchange: ExchangeManager.Configuration
     public var secureChannel: SecureChannelServer.Configuration
     public var interactionModel: InteractionServerConfiguration
+    /// Cluster instances served only through the cloud relay (`NodeServer.cloudInteractionServer`):
+    /// over UDP they do not exist.
+    public var cloudOnlyClusters: Set<ClusterPath>
 
     public init(port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,
                 pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = nil, advertisement: Advertisement? = nil,
                 exchange: ExchangeManager.Configuration = ExchangeManager.Configuration(),
                 secureChannel: SecureChannelServer.Configuration = SecureChannelServer.Configuration(),
-                interactionModel: InteractionServerConfiguration = InteractionServerConfiguration()) {
+                interactionModel: InteractionServerConfiguration = InteractionServerConfiguration(),
+                cloudOnlyClusters: Set<ClusterPath> = []) {
         self.port = port
         self.binding = binding
         self.passcode = passcode
@@ -63,5 +67,6 @@ public struct NodeServerConfiguration: Sendable {
         self.exchange = exchange
         self.secureChannel = secureChannel
         self.interactionModel = interactionModel
+        self.cloudOnlyClusters = cloudOnlyClusters
     }
 }

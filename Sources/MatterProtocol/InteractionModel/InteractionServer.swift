@@ -93,6 +93,11 @@ public final class InteractionServer: Sendable {
         await registry.end { $0.subject.fabricIndex == fabricIndex }
     }
 
+    /// Ends every subscription (a node that lost power keeps none).
+    public func endAllSubscriptions() async {
+        await registry.end { _ in true }
+    }
+
     // MARK: - Shared pieces
 
     /// Hands an established subscription to `run()`; false once `run()` has ended.

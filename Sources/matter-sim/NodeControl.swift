@@ -1,0 +1,341 @@
+// The simulator's control socket (contract for issue #6, point 5): `matter-sim run` and
+// `matter-sim home` listen on a Unix domain socket (default <state dir or state root>/
+// control.sock) and apply the faults `matter-sim fault` asks for to their running nodes.
+// One JSON request per connection, one JSON line back.
+import ArgumentParser
+import Foundation
+import Logging
+import MatterDevice
+import NIOCore
+import NIOPosix
+
+/// What `matter-sim fault` can do to a node.
+enum FaultAction: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
+    case lanDown = "lan-down"
+    case lanUp = "lan-up"
+    case cloudDown = "cloud-down"
+    case cloudUp = "cloud-up"
+    case powerOff = "power-off"
+    case powerOn = "power-on"
+
+    static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    var touchesCloud: Bool { self == .cloudDown || self == .cloudUp }
+}
+
+/// A request on the control socket.
+struct ControlRequest: Codable, Sendable {
+    /// A serial number, a device name, or `all`.
+    var node: String
+    var action: String
+}
+
+/// The answer: an error, or what became of each node.
+struct ControlResponse: Codable, Sendable {
+    struct NodeResult: Codable, Sendable {
+        var name: String
+        var serialNumber: String
+        /// The node's state after the action ("LAN down, cloud connected, power on").
+        var state: String
+        /// Why the action did not apply, when it did not (a node without a relay).
+        var note: String?
+    }
+
+    var error: String?
+    var results: [NodeResult] = []
+}
+
+/// One running node as the control socket sees it.
+struct SimulatedNode: Sendable {
+    let name: String
+    let serialNumber: String
+    let server: NodeServer
+    let cloud: CloudLink?
+
+    var state: String {
+        var parts = [server.isLANUp ? "LAN up" : "LAN down"]
+        parts.append(cloud?.status ?? "no cloud relay")
+        parts.append(server.isPoweredOn ? "power on" : "power off")
+        return parts.joined(separator: ", ")
+    }
+
+    /// Applies the action; a note when it cannot apply here.
+    func apply(_ action: FaultAction) async -> String? {
+        switch action {
+        case .lanDown: await server.setLAN(up: false)
+        case .lanUp: await server.setLAN(up: true)
+        case .cloudDown, .cloudUp:
+            guard let cloud else { return "no cloud relay (the profile names none)" }
+            cloud.setConnected(action == .cloudUp)
+        case .powerOff:
+            cloud?.setPowered(false)
+            await server.powerOff()
+        case .powerOn:
+            await server.powerOn()
+            cloud?.setPowered(true)
+        }
+        return nil
+    }
+}
+
+struct ControlSocketError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Serves the control socket for a set of running nodes.
+final class NodeControlServer: Sendable {
+    let path: String
+    let nodes: [SimulatedNode]
+    private let channel: any Channel
+    private let logger: Logger
+    private let jobs: AsyncStream<ControlJob>
+    private let jobSink: AsyncStream<ControlJob>.Continuation
+
+    /// Largest request read.
+    static let maxRequest = 4096
+    /// How long a connection may take to send its request.
+    static let requestTimeout: TimeAmount = .seconds(5)
+
+    /// `<directory>/control.sock`.
+    static func defaultPath(in directory: String) -> String {
+        URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("control.sock").path
+    }
+
+    private init(path: String, nodes: [SimulatedNode], channel: any Channel, jobs: AsyncStream<ControlJob>,
+                 jobSink: AsyncStream<ControlJob>.Continuation, logger: Logger) {
+        self.path = path
+        self.nodes = nodes
+        self.channel = channel
+        self.jobs = jobs
+        self.jobSink = jobSink
+        self.logger = logger
+    }
+
+    /// Binds the socket. A stale socket file (no simulator behind it) is replaced; one a
+    /// running simulator answers on, or a file that is not a socket, is an error.
+    static func bind(path: String, nodes: [SimulatedNode], logger: Logger) async throws -> NodeControlServer {
+        if FileManager.default.fileExists(atPath: path) {
+            let type = (try? FileManager.default.attributesOfItem(atPath: path)[.type]) as? FileAttributeType
+            guard type == .typeSocket else {
+                throw ControlSocketError(description: "\(path) exists and is not a socket; choose another --control path")
+            }
+            if let probe = try? await ControlClient.connect(path) {
+                // An NIOAsyncChannel must be closed through executeThenClose.
+                try? await probe.executeThenClose { _, _ in }
+                throw ControlSocketError(description: "another simulator is already listening on \(path); give this one its own --control path (or --state-dir / --state-root)")
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let (jobs, jobSink) = AsyncStream.makeStream(of: ControlJob.self)
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelInitializer { child in
+                    child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(ControlConnectionHandler(jobs: jobSink))
+                    }
+                }
+                .bind(unixDomainSocketPath: path).get()
+        } catch let error as SocketAddressError {
+            throw ControlSocketError(description: "cannot use \(path) as the control socket: \(ControlClient.explain(error))")
+        } catch {
+            throw ControlSocketError(description: "cannot listen on the control socket \(path): \(error)")
+        }
+        return NodeControlServer(path: path, nodes: nodes, channel: channel, jobs: jobs, jobSink: jobSink, logger: logger)
+    }
+
+    /// Serves until the task is cancelled, then closes and removes the socket. Requests
+    /// apply one at a time, in arrival order: two clients cannot interleave half-applied faults.
+    func run() async {
+        let channel = channel, jobSink = jobSink
+        await withTaskCancellationHandler {
+            for await job in jobs {
+                job.reply(await process(job.request))
+            }
+        } onCancel: {
+            jobSink.finish()
+            channel.close(promise: nil)
+        }
+        try? await channel.closeFuture.get()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Applies one request.
+    func process(_ request: ControlRequest) async -> ControlResponse {
+        guard let action = FaultAction(rawValue: request.action) else {
+            return ControlResponse(error: "unknown action '\(request.action)'; expected one of: \(FaultAction.names)")
+        }
+        let selected: [SimulatedNode]
+        switch select(request.node) {
+        case .success(let nodes): selected = nodes
+        case .failure(let error): return ControlResponse(error: error.description)
+        }
+        var results: [ControlResponse.NodeResult] = []
+        for node in selected {
+            let note = await node.apply(action)
+            if note != nil, selected.count == 1 {
+                return ControlResponse(error: "\(node.name) (\(node.serialNumber)): cannot \(action.rawValue): \(note ?? "")")
+            }
+            logger.notice("fault \(action.rawValue) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")")
+            results.append(ControlResponse.NodeResult(name: node.name, serialNumber: node.serialNumber, state: node.state, note: note))
+        }
+        return ControlResponse(results: results)
+    }
+
+    /// NODE is `all`, a serial number, or a device name (exact first, then ignoring case);
+    /// a name several devices share is ambiguous.
+    func select(_ query: String) -> Result<[SimulatedNode], ControlSocketError> {
+        if query == "all" { return .success(nodes) }
+        let matchers: [(SimulatedNode) -> Bool] = [
+            { $0.serialNumber == query },
+            { $0.name == query },
+            { $0.serialNumber.caseInsensitiveCompare(query) == .orderedSame },
+            { $0.name.caseInsensitiveCompare(query) == .orderedSame },
+        ]
+        for matches in matchers {
+            let found = nodes.filter(matches)
+            if found.count == 1 { return .success(found) }
+            if found.count > 1 {
+                let serials = found.map(\.serialNumber).joined(separator: ", ")
+                return .failure(ControlSocketError(description: "'\(query)' names \(found.count) devices (serial numbers \(serials)); give a serial number"))
+            }
+        }
+        let known = nodes.prefix(20).map { "\($0.name) (\($0.serialNumber))" }.joined(separator: ", ")
+        let more = nodes.count > 20 ? ", …" : ""
+        return .failure(ControlSocketError(description: "no node '\(query)' in this simulator; it runs: \(known)\(more), or use 'all'"))
+    }
+}
+
+/// A request waiting its turn, with where its answer goes.
+struct ControlJob: Sendable {
+    var request: ControlRequest
+    var reply: @Sendable (ControlResponse) -> Void
+}
+
+/// One control connection on the event loop: reads one line (bounded in size and time),
+/// hands the request to the server's queue and writes the answer back, then closes.
+/// Plain NIO rather than NIOAsyncChannel, so a connection that arrives while the
+/// simulator shuts down is simply closed.
+final class ControlConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let jobs: AsyncStream<ControlJob>.Continuation
+    private var line: [UInt8] = []
+    private var answered = false
+    /// Closes a connection that does not send its request in time; the answer may take longer.
+    private var requestDeadline: Scheduled<Void>?
+
+    init(jobs: AsyncStream<ControlJob>.Continuation) {
+        self.jobs = jobs
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let channel = context.channel
+        requestDeadline = context.eventLoop.scheduleTask(in: NodeControlServer.requestTimeout) { channel.close(promise: nil) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !answered else { return }
+        let buffer = unwrapInboundIn(data)
+        for byte in buffer.readableBytesView {
+            if byte == UInt8(ascii: "\n") {
+                answered = true
+                requestDeadline?.cancel()
+                return submit(line, on: context.channel)
+            }
+            line.append(byte)
+            if line.count > NodeControlServer.maxRequest {
+                answered = true
+                return Self.answer(ControlResponse(error: "request longer than \(NodeControlServer.maxRequest) bytes"), on: context.channel)
+            }
+        }
+    }
+
+    private func submit(_ line: [UInt8], on channel: any Channel) {
+        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line)) else {
+            return Self.answer(ControlResponse(error: "malformed request: expected one JSON line {\"node\": …, \"action\": …}"), on: channel)
+        }
+        let job = ControlJob(request: request) { Self.answer($0, on: channel) }
+        if case .terminated = jobs.yield(job) {
+            Self.answer(ControlResponse(error: "the simulator is shutting down"), on: channel)
+        }
+    }
+
+    private static func answer(_ response: ControlResponse, on channel: any Channel) {
+        guard var bytes = try? JSONEncoder().encode(response) else { return channel.close(promise: nil) }
+        bytes.append(UInt8(ascii: "\n"))
+        channel.writeAndFlush(ByteBuffer(bytes: bytes)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// The client side, for `matter-sim fault` (and for telling a live socket from a stale one).
+enum ControlClient {
+    static func connect(_ path: String) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(2))
+            .connect(unixDomainSocketPath: path) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    /// Sends one request and reads the answer.
+    static func send(_ request: ControlRequest, to path: String, timeout: Duration = .seconds(30)) async throws -> ControlResponse {
+        let connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            connection = try await connect(path)
+        } catch let error as SocketAddressError {
+            throw ControlSocketError(description: "cannot use \(path) as a control socket: \(explain(error))")
+        } catch {
+            throw ControlSocketError(description: "no running simulator at \(path) (\(error)); start `matter-sim run` or `matter-sim home`, or give its socket with --control")
+        }
+        return try await connection.executeThenClose { inbound, outbound in
+            var bytes = try JSONEncoder().encode(request)
+            bytes.append(UInt8(ascii: "\n"))
+            try await outbound.write(ByteBuffer(bytes: bytes))
+            let line = try await readLine(inbound, limit: 1 << 20, timeout: timeout)
+            do {
+                return try JSONDecoder().decode(ControlResponse.self, from: Data(line))
+            } catch {
+                throw ControlSocketError(description: "\(path) answered something that is not a simulator's response")
+            }
+        }
+    }
+
+    /// Reads up to the first newline (not included), within `limit` bytes and `timeout`.
+    static func readLine(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limit: Int, timeout: Duration) async throws -> [UInt8] {
+        try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var line: [UInt8] = []
+                for try await chunk in inbound {
+                    for byte in chunk.readableBytesView {
+                        if byte == UInt8(ascii: "\n") { return line }
+                        line.append(byte)
+                        guard line.count <= limit else { throw ControlSocketError(description: "request longer than \(limit) bytes") }
+                    }
+                }
+                return line.isEmpty ? nil : line
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw ControlSocketError(description: "no answer within \(timeout.secondsText)")
+            }
+            defer { group.cancelAll() }
+            guard let line = try await group.next() ?? nil else {
+                throw ControlSocketError(description: "the connection closed without an answer")
+            }
+            return line
+        }
+    }
+
+    static func explain(_ error: SocketAddressError) -> String {
+        switch error {
+        case .unixDomainSocketPathTooLong: "the path is too long for a Unix domain socket (at most 107 bytes); choose a shorter one"
+        default: "\(error)"
+        }
+    }
+}
