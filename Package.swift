@@ -148,9 +148,9 @@ let package = Package(
         ]),
         .testTarget(name: "HomeAPITests", dependencies: [
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
-            "matter-relay", "CloudRelay",  // the local hub tests
+            "matter-relay",  // the local hub and cloud fake-LAN tests
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
-            "CloudRelay",  // the routing tests run an in-process relay and RelayDeviceClients
+            "CloudRelay",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
