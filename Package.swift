@@ -77,7 +77,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "homectl", dependencies: [
-            "HomeAPI", "MatterController", "MatterDNSSD",
+            "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -108,7 +108,7 @@ let package = Package(
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
-            "DeviceProfile", "MatterDevice", "MatterModel", "MatterProtocol",
+            "DeviceProfile", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -23,6 +23,9 @@ actor NodeAdvertiser {
     static let slowDaemonWarning: Duration = .seconds(5)
 
     private let publisher: DNSSDPublisher?
+    /// A publisher several nodes share (one Avahi client for many nodes) is not shut
+    /// down with this node.
+    private let ownsPublisher: Bool
     private let logger: Logger
     private struct Publication {
         var service: DNSSDService
@@ -34,10 +37,16 @@ actor NodeAdvertiser {
     private var published: [Key: Publication] = [:]
 
     /// - Parameter enabled: false never touches Avahi (tests on loopback).
-    init(enabled: Bool, logger: Logger) {
+    /// - Parameter shared: a publisher to use instead of a connection of this node's own.
+    init(enabled: Bool, shared: DNSSDPublisher? = nil, logger: Logger) {
         self.logger = logger
+        ownsPublisher = shared == nil
         guard enabled else {
             publisher = nil
+            return
+        }
+        if let shared {
+            publisher = shared
             return
         }
         do {
@@ -91,6 +100,6 @@ actor NodeAdvertiser {
     /// Withdraws everything and disconnects from the daemon.
     func shutdown() async {
         for key in Array(published.keys) { await withdraw(key) }
-        publisher?.shutdown()
+        if ownsPublisher { publisher?.shutdown() }
     }
 }
