@@ -143,8 +143,8 @@ struct CommissionHome {
             Output.json(rows.compactMap { $0 })
         } else {
             let rate = seconds > 0 ? Double(done) / seconds : 0
-            print(String(format: "%@: %d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
-                         resolved.name, done, plan.count - work.count, failures, seconds, rate))
+            print("\(resolved.name): " + String(format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
+                                                 done, plan.count - work.count, failures, seconds, rate))
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -70,6 +70,7 @@ struct FleetBench: AsyncParsableCommand {
         let options = CommissioningOptions(trustStore: trustStore, allowUntrustedAttestation: global.allowUntrusted)
 
         // 1. Commission every node, `concurrency` at a time.
+        let host = self.host
         let clock = ContinuousClock()
         let started = clock.now
         var latencies: [Double] = []
@@ -115,18 +116,18 @@ struct FleetBench: AsyncParsableCommand {
         // 2. Subscriptions on a share of the commissioned nodes (OnOff on endpoint 1).
         let subscriberCount = min(commissioned.count, Int((Double(plan.count) * subscribersPercent / 100).rounded(.up)))
         let subscribers = Array(commissioned.shuffled().prefix(subscriberCount))
-        let established = Atomic(0)
-        let reports = Atomic(0)
+        let established = Tally()
+        let reports = Tally()
         let subscriptionTasks = subscribers.map { node in
             Task {
                 var first = true
                 for await event in controller.subscribe(Self.nodeID(node), paths: [AttributePathIB(endpoint: 1, cluster: ClusterID(0x0006))]) {
                     switch event {
                     case .established:
-                        if first { established.add(1, ordering: .relaxed) }
+                        if first { established.add(1) }
                         first = false
                     case .reports(let r):
-                        reports.add(r.count, ordering: .relaxed)
+                        reports.add(r.count)
                     case .lost:
                         break
                     }
@@ -134,10 +135,10 @@ struct FleetBench: AsyncParsableCommand {
             }
         }
         let subscribeDeadline = clock.now + .seconds(60)
-        while established.load(ordering: .relaxed) < subscriberCount, clock.now < subscribeDeadline {
+        while established.value < subscriberCount, clock.now < subscribeDeadline {
             try? await Task.sleep(for: .milliseconds(50))
         }
-        let reportsBefore = reports.load(ordering: .relaxed)
+        let reportsBefore = reports.value
 
         // 3. Toggle invokes on random commissioned nodes, one after another.
         var samples: [Double] = []
@@ -165,10 +166,10 @@ struct FleetBench: AsyncParsableCommand {
             commissioningSeconds: Self.round(commissioningSeconds),
             commissioningsPerSecond: Self.round(commissioningSeconds > 0 ? Double(commissioned.count) / commissioningSeconds : 0),
             commissioningP50ms: Self.round(Self.percentile(latencies, 0.50)), commissioningP99ms: Self.round(Self.percentile(latencies, 0.99)),
-            subscriptions: subscriberCount, subscriptionsEstablished: established.load(ordering: .relaxed),
+            subscriptions: subscriberCount, subscriptionsEstablished: established.value,
             invokes: samples.count, invokeFailures: invokeFailures,
             invokeP50ms: Self.round(Self.percentile(samples, 0.50)), invokeP99ms: Self.round(Self.percentile(samples, 0.99)),
-            reportsReceived: reports.load(ordering: .relaxed) - reportsBefore)
+            reportsReceived: reports.value - reportsBefore)
         if global.json { Output.json(figures) } else {
             print(String(format: "fleet-bench: commissioned %d of %d nodes in %.1f s: %.2f commissionings/s (%d at once; each p50 %.0f ms, p99 %.0f ms)",
                          figures.commissioned, figures.nodes, figures.commissioningSeconds, figures.commissioningsPerSecond,
@@ -195,4 +196,11 @@ struct FleetBench: AsyncParsableCommand {
         let sorted = values.sorted()
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
     }
+}
+
+/// A count several tasks add to.
+final class Tally: Sendable {
+    private let count = Atomic(0)
+    func add(_ n: Int) { count.add(n, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }

@@ -2,6 +2,7 @@
 // `matter-sim run HOME --home-device N` child, on the port, with the setup code and state
 // directory the in-process mode gives it (both read them from HomeLaunchPlan), so a
 // controller cannot tell the two modes apart.
+import ArgumentParser
 import DeviceProfile
 import Dispatch
 import Foundation
@@ -153,6 +154,7 @@ final class DeviceProcess: Sendable {
             throw POSIXFailure(call: "posix_spawn", code: result)
         }
         pid = child
+        let childPID = child
         let readFD = fds[0]
         // Reads stdout to EOF (the child's exit), then reaps the child.
         Thread { [self] in
@@ -169,7 +171,7 @@ final class DeviceProcess: Sendable {
             }
             close(readFD)
             var raw: Int32 = 0
-            while waitpid(child, &raw, 0) < 0 && errno == EINTR {}
+            while waitpid(childPID, &raw, 0) < 0 && errno == EINTR {}
             let signal = raw & 0x7F
             status.withLock { $0 = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal }
         }.start()
