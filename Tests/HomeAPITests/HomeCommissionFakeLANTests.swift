@@ -133,6 +133,8 @@ struct HomeCommissionFakeLANTests {
             #expect(status == 0)
             for pid in children { #expect(kill(pid, 0) != 0, "child \(pid) still runs") }
             #expect(output.text.contains("3 device processes stopped"))
+            // A goodbye (TTL 0) leaves a cached record for one more second (RFC 6762 10.1).
+            try await Task.sleep(for: .seconds(2))
             let after = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
                                                          "browse", "--type", "_matter._tcp", "--until-count", "1", "--timeout", "4"],
                                                         timeout: 30)
