@@ -14,7 +14,7 @@
 # N defaults to 100, PROFILE to DeviceProfiles/devices/dimmable-light.yaml. Binaries come
 # from $FLEET_BENCH_BIN (default .build/release, built when missing). Environment:
 # FLEET_BENCH_CONCURRENCY (commissionings in flight, default 16), FLEET_BENCH_INVOKES
-# (default 1000). Needs root. Every step is bounded; the LAN goes away on exit.
+# (default 1000), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is bounded; the LAN goes away on exit.
 set -euo pipefail
 
 # A caller may start us with signals blocked or ignored (a Swift test runner's threads
@@ -71,7 +71,7 @@ cleanup() {
     kill -KILL "$SIM" 2>/dev/null
   fi
   FAKELAN_OWNER=$$ "$FAKELAN" down "$LAN"
-  rm -rf "$WORK"
+  if [ -n "${FLEET_BENCH_KEEP:-}" ]; then echo "fleet-bench: logs kept in $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT

@@ -156,8 +156,9 @@ struct FleetBench: AsyncParsableCommand {
                 }
             }
         }
-        // Reports caused by the invokes have a moment to arrive before counting.
-        try? await Task.sleep(for: .milliseconds(500))
+        // OnOff changes a Toggle causes may follow a transition (a dimmable light's
+        // onOffTransitionTime); give their reports a moment before counting.
+        try? await Task.sleep(for: .seconds(2))
         for task in subscriptionTasks { task.cancel() }
         await controller.shutdown()
 

@@ -18,6 +18,8 @@ use-ipv6=yes
 allow-interfaces=$iface
 ratelimit-interval-usec=1000000
 ratelimit-burst=10000
+cache-entries-max=65536
+objects-per-client-max=8192
 [wide-area]
 enable-wide-area=no
 [publish]
