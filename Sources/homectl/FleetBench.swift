@@ -63,10 +63,16 @@ struct FleetBench: AsyncParsableCommand {
             throw ValidationError("--paa-trust-store: \(error)")
         }
         let responseTimeout = Duration.milliseconds(Int64(max(0.5, global.timeout) * 1000))
+        // A session per node (the default table holds 32, and an evicted session takes its
+        // subscription with it), and room for every handshake and exchange in flight.
+        let subscriberCount = Int((Double(plan.count) * subscribersPercent / 100).rounded(.up))
+        let exchange = ExchangeManager.Configuration(
+            maxSecureSessions: plan.count + 2 * concurrency + 16, maxUnsecuredSessions: 4 * concurrency + 16,
+            maxExchanges: 8 * concurrency + 2 * subscriberCount + 128, defaultReceiveTimeout: .seconds(10))
         let controller = try await MatterController.start(
             fabric: try FabricAuthority.create(),
             configuration: MatterController.Configuration(responseTimeout: responseTimeout, handshakeStepTimeout: responseTimeout,
-                                                          subscriptionMaxInterval: 60))
+                                                          subscriptionMaxInterval: 60, exchange: exchange))
         let options = CommissioningOptions(trustStore: trustStore, allowUntrustedAttestation: global.allowUntrusted)
 
         // 1. Commission every node, `concurrency` at a time.
@@ -114,7 +120,6 @@ struct FleetBench: AsyncParsableCommand {
         for failure in failures.prefix(10) { FileHandle.standardError.write(Data("fleet-bench: failed: \(failure)\n".utf8)) }
 
         // 2. Subscriptions on a share of the commissioned nodes (OnOff on endpoint 1).
-        let subscriberCount = min(commissioned.count, Int((Double(plan.count) * subscribersPercent / 100).rounded(.up)))
         let subscribers = Array(commissioned.shuffled().prefix(subscriberCount))
         let established = Tally()
         let reports = Tally()
@@ -135,7 +140,7 @@ struct FleetBench: AsyncParsableCommand {
             }
         }
         let subscribeDeadline = clock.now + .seconds(60)
-        while established.value < subscriberCount, clock.now < subscribeDeadline {
+        while established.value < subscribers.count, clock.now < subscribeDeadline {
             try? await Task.sleep(for: .milliseconds(50))
         }
         let reportsBefore = reports.value
@@ -167,7 +172,7 @@ struct FleetBench: AsyncParsableCommand {
             commissioningSeconds: Self.round(commissioningSeconds),
             commissioningsPerSecond: Self.round(commissioningSeconds > 0 ? Double(commissioned.count) / commissioningSeconds : 0),
             commissioningP50ms: Self.round(Self.percentile(latencies, 0.50)), commissioningP99ms: Self.round(Self.percentile(latencies, 0.99)),
-            subscriptions: subscriberCount, subscriptionsEstablished: established.value,
+            subscriptions: subscribers.count, subscriptionsEstablished: established.value,
             invokes: samples.count, invokeFailures: invokeFailures,
             invokeP50ms: Self.round(Self.percentile(samples, 0.50)), invokeP99ms: Self.round(Self.percentile(samples, 0.99)),
             reportsReceived: reports.value - reportsBefore)
