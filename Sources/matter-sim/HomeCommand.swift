@@ -11,7 +11,7 @@ import MatterModel
 struct HomeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "home",
-        abstract: "Run every device of a home profile as a Matter node, all in one process.",
+        abstract: "Run every device of a home profile as a Matter node, all in one process or one process each.",
         discussion: """
             Device N of the home (in file order) listens on UDP port BASE+N and keeps its state
             in STATE-ROOT/<serial number>. Each node advertises itself through the Avahi
