@@ -78,7 +78,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "homectl", dependencies: [
-            "HomeAPI", "MatterController", "MatterDNSSD",
+            "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -109,7 +109,7 @@ let package = Package(
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
-            "DeviceProfile", "MatterDevice", "MatterModel", "MatterProtocol", "CloudRelay",
+            "DeviceProfile", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "CloudRelay",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -156,6 +156,10 @@ use-ipv6=yes
 allow-interfaces=eth0
 ratelimit-interval-usec=1000000
 ratelimit-burst=10000
+# Sized for fleets (scripts/fleet-bench.sh): a commissionable node brings about eight records
+# (PTR, five subtype PTRs, SRV, TXT), and a browser holds a resolver per service.
+cache-entries-max=65536
+objects-per-client-max=8192
 [wide-area]
 enable-wide-area=no
 [publish]

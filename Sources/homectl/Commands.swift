@@ -31,15 +31,32 @@ struct Discover: AsyncParsableCommand {
 }
 
 struct Commission: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Commission a device from its pairing code or QR payload.")
+    static let configuration = CommandConfiguration(
+        abstract: "Commission a device from its pairing code or QR payload, or every device of a running home (--home HOME.yaml).")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Manual pairing code or MT: QR payload.") var code: String
+    @Option(help: "Manual pairing code or MT: QR payload.") var code: String?
+    @OptionGroup var homeOptions: CommissionHomeOptions
     @Option(help: "The device's address as HOST:PORT (default: find it with DNS-SD).") var address: String?
     @Option(help: "Structure ID or name (created when missing).") var structure: String?
     @Option(help: "Room ID or name (created when missing).") var room: String?
     @Option(help: "The device's name.") var name: String?
 
+    func validate() throws {
+        if global.homeProfile != nil {
+            guard code == nil, address == nil, structure == nil, room == nil, name == nil else {
+                throw ValidationError("--home HOME.yaml takes codes, places and names from the home; drop --code, --address, --structure, --room and --name")
+            }
+        } else if code == nil {
+            throw ValidationError("give --code (a manual pairing code or MT: payload), or --home HOME.yaml for a whole home")
+        }
+    }
+
     func run() async throws {
+        if let profile = global.homeProfile {
+            try await CommissionHome(global: global, options: homeOptions, homeFile: profile).run()
+            return
+        }
+        guard let code else { return }
         let socketAddress = try address.map { text -> SocketAddress in
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
                 throw ValidationError("--address takes HOST:PORT")

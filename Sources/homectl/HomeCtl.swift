@@ -12,13 +12,19 @@ struct HomeCtl: AsyncParsableCommand {
         commandName: "homectl",
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self])
+                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self,
+                      FleetBench.self])
 }
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "The home database (default: $HOMECTL_HOME or ~/.homectl/home.sqlite).")
+    @Option(name: .long, help: ArgumentHelp(
+        "The home database (default: $HOMECTL_HOME or ~/.homectl/home.sqlite); for `commission`, a home profile (.yaml).",
+        discussion: "A .yaml or .yml file is a home profile, not a database: then give the database with --database."))
     var home: String?
+
+    @Option(name: .long, help: "The home database, when --home names a home profile.")
+    var database: String?
 
     @Flag(name: .long, help: "Print JSON instead of tables.")
     var json = false
@@ -64,8 +70,15 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// `--home` when it names a home profile (YAML) rather than a database.
+    var homeProfile: String? {
+        guard let home, [".yaml", ".yml"].contains(where: { home.lowercased().hasSuffix($0) }) else { return nil }
+        return home
+    }
+
     var databaseURL: URL {
-        if let home { return URL(fileURLWithPath: home) }
+        if let database { return URL(fileURLWithPath: database) }
+        if let home, homeProfile == nil { return URL(fileURLWithPath: home) }
         if let env = ProcessInfo.processInfo.environment["HOMECTL_HOME"] { return URL(fileURLWithPath: env) }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".homectl/home.sqlite")
     }

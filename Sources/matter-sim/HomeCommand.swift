@@ -11,7 +11,7 @@ import MatterModel
 struct HomeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "home",
-        abstract: "Run every device of a home profile as a Matter node, all in one process.",
+        abstract: "Run every device of a home profile as a Matter node, all in one process or one process each.",
         discussion: """
             Device N of the home (in file order) listens on UDP port BASE+N and keeps its state
             in STATE-ROOT/<serial number>. Each node advertises itself through the Avahi
@@ -40,6 +40,9 @@ struct HomeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "notice"
 
+    @Flag(help: "Run each device as its own `matter-sim run` process (same ports, codes, state and records).")
+    var processPerDevice = false
+
     func validate() throws {
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
         guard Logger.Level(rawValue: logLevel) != nil else {
@@ -59,24 +62,29 @@ struct HomeCommand: AsyncParsableCommand {
             printError("\(home): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let devices = resolved.allDevices
-        guard basePort + devices.count - 1 <= 65535 else {
-            throw ValidationError("--base-port \(basePort): \(devices.count) devices do not fit below port 65536.")
+        let plan: [HomeNodePlan]
+        do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
+        let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
+        if processPerDevice {
+            try await DeviceProcessLauncher(homeFile: home, home: resolved, plan: plan, stateRoot: stateRoot,
+                                            attestationDir: attestationDir, cloud: cloud, logLevel: logLevel).run(table: table)
+            return
         }
         let authority = try NodeLaunch.authority(attestationDir)
-        let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
+        let publishers = SharedPublishers(logger: logger)
 
         var servers: [(ResolvedHomeDevice, NodeLaunch, NodeServer)] = []
-        for (index, device) in devices.enumerated() {
-            printOut("[\(index + 1)/\(devices.count)] starting \(device.name)")
+        for node in plan {
+            let (index, device) = (node.index, node.device)
+            printOut("[\(index + 1)/\(plan.count)] starting \(device.name)")
             let options = NodeLaunchOptions(
-                port: basePort + index,
-                stateDir: NodeLaunch.stateDirectory(nil, serialNumber: device.profile.identity.serialNumber, base: stateRoot).path,
+                port: node.port, stateDir: URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
                 authority: authority)
             let launch = try NodeLaunch(device: device.profile, model: loader.model, command: options, logger: logger)
             do {
                 let server = try await NodeServer(node: launch.node, configuration: launch.serverConfiguration,
-                                                  logger: Logger(label: "matter.node.\(index + 1)"))
+                                                  logger: Logger(label: "matter.node.\(index + 1)"),
+                                                  publisher: publishers.publisher(forNode: index))
                 servers.append((device, launch, server))
             } catch {
                 printError("\(device.name): cannot listen on UDP port \(options.port): \(error)")
@@ -85,22 +93,23 @@ struct HomeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        printOut(table(servers.map { ($0.0, $0.1, $0.2.port) }, home: resolved))
+        printOut(table(servers.map { ($0.0, $0.1.manualCode, $0.2.port) }, home: resolved))
 
         try await Simulator.serve(
             servers.map { LaunchedNode(name: $0.0.name, launch: $0.1, server: $0.2) }, cloud: cloud,
             controlPath: control ?? NodeControlServer.defaultPath(in: stateRoot), controlRequired: control != nil, logger: logger)
+        publishers.shutdown()
         printOut("\(resolved.name): \(servers.count) nodes stopped")
     }
 
-    func table(_ rows: [(ResolvedHomeDevice, NodeLaunch, Int)], home: ResolvedHome) -> String {
+    func table(_ rows: [(ResolvedHomeDevice, String, Int)], home: ResolvedHome) -> String {
         let header = ["device", "structure / room", "device types", "port", "manual code"]
-        let cells = rows.map { device, launch, port in
+        let cells = rows.map { device, manualCode, port in
             [device.name,
              device.structure + " / " + (device.room ?? "-"),
              device.profile.endpoints.filter { $0.number != 0 }.flatMap { $0.deviceTypes.map(\.name) }.joined(separator: ", "),
              String(port),
-             launch.manualCode]
+             manualCode]
         }
         let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
         func line(_ row: [String]) -> String {

@@ -19,8 +19,13 @@ struct RunCommand: AsyncParsableCommand {
             node is still commissioned. SIGINT or SIGTERM shut it down cleanly.
             """)
 
-    @Argument(help: ArgumentHelp("A device profile (YAML).", valueName: "profile"))
+    @Argument(help: ArgumentHelp("A device profile (YAML), or a home with --home-device.", valueName: "profile"))
     var profile: String
+
+    @Option(help: ArgumentHelp(
+        "Run device INDEX (from 0, in file order) of the home file given as the profile, with the home's overrides.",
+        discussion: "What `home --process-per-device` starts for each device.", valueName: "index"))
+    var homeDevice: Int?
 
     @Option(help: "Setup passcode (overrides the profile's).")
     var passcode: UInt32?
@@ -78,8 +83,17 @@ struct RunCommand: AsyncParsableCommand {
         let loader = ProfileLoader()
         let device: ResolvedDeviceProfile
         do {
-            device = try loader.loadDevice(file: profile)
-        } catch {
+            if let homeDevice {
+                let devices = try loader.loadHome(file: profile).allDevices
+                guard devices.indices.contains(homeDevice) else {
+                    printError("--home-device \(homeDevice): \(profile) has \(devices.count) devices (0...\(devices.count - 1))")
+                    throw ExitCode(1)
+                }
+                device = devices[homeDevice].profile
+            } else {
+                device = try loader.loadDevice(file: profile)
+            }
+        } catch let error as ProfileErrors {
             for diagnostic in error.diagnostics { printError(diagnostic.description) }
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)

@@ -23,6 +23,9 @@ actor NodeAdvertiser {
     static let slowDaemonWarning: Duration = .seconds(5)
 
     private let publisher: DNSSDPublisher?
+    /// A publisher several nodes share (one Avahi client for many nodes) is not shut
+    /// down with this node.
+    private let ownsPublisher: Bool
     private let logger: Logger
     private struct Publication {
         var service: DNSSDService
@@ -38,10 +41,16 @@ actor NodeAdvertiser {
     private var suspended = false
 
     /// - Parameter enabled: false never touches Avahi (tests on loopback).
-    init(enabled: Bool, logger: Logger) {
+    /// - Parameter shared: a publisher to use instead of a connection of this node's own.
+    init(enabled: Bool, shared: DNSSDPublisher? = nil, logger: Logger) {
         self.logger = logger
+        ownsPublisher = shared == nil
         guard enabled else {
             publisher = nil
+            return
+        }
+        if let shared {
+            publisher = shared
             return
         }
         do {
@@ -120,6 +129,6 @@ actor NodeAdvertiser {
     func shutdown() async {
         wanted = [:]
         for key in Array(published.keys) { await unpublish(key) }
-        publisher?.shutdown()
+        if ownsPublisher { publisher?.shutdown() }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import MatterCrypto
+import MatterDNSSD
 import MatterModel
 import MatterProtocol
 import Synchronization
@@ -42,9 +43,10 @@ public final class NodeServer: Sendable {
     private let hasRun = Mutex(false)
 
     /// Binds the UDP port and wires the protocol stack to the node; nothing is served
-    /// until `run()`.
+    /// until `run()`. `publisher`: an Avahi connection shared with other nodes of the
+    /// process (a fleet); by default the node opens its own.
     public init(node: MatterNode, configuration: NodeServerConfiguration,
-                logger: Logger = Logger(label: "matter.node-server")) async throws {
+                logger: Logger = Logger(label: "matter.node-server"), publisher: DNSSDPublisher? = nil) async throws {
         let transport = try await UDPTransport.bind(UDPTransport.Configuration(port: configuration.port, binding: configuration.binding))
         let lan = NodeLANLink(transport)
         let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, logger: logger)
@@ -65,7 +67,7 @@ public final class NodeServer: Sendable {
         self.interactionServer = interactionServer
         self.port = transport.port
         self.logger = logger
-        self.advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, logger: logger)
+        self.advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
         // Subscribed before anything can happen, so no event is missed.
         self.sessionEvents = manager.sessionEvents()
         self.commissioningEvents = node.commissioningEvents

@@ -1,0 +1,176 @@
+// `homectl commission --home HOME.yaml`: every device of a home that `matter-sim home` runs,
+// commissioned with the setup code and on the port that home assigns it (HomeLaunchPlan,
+// shared with the simulator), and laid out in the home's structures and rooms (created by
+// name when missing). Re-running it skips devices already in their place.
+import ArgumentParser
+import DeviceProfile
+import Foundation
+import HomeAPI
+import MatterController
+import MatterProtocol
+import NIOCore
+
+struct CommissionHomeOptions: ParsableArguments {
+    @Option(help: "With --home: UDP port of the home's first device (as given to `matter-sim home --base-port`).")
+    var basePort: Int = 5540
+
+    @Option(help: ArgumentHelp(
+        "With --home: the IP address of the host running the home; commission each device at HOST:PORT instead of finding it over DNS-SD.",
+        valueName: "ip"))
+    var host: String?
+
+    @Option(help: "With --home: how many devices are commissioned at once.")
+    var concurrency: Int = 4
+
+    @Option(help: "With --home: seconds to browse for commissionable devices (without --host).")
+    var browseSeconds: Double = 4
+}
+
+struct CommissionHome {
+    let global: GlobalOptions
+    let options: CommissionHomeOptions
+    let homeFile: String
+
+    struct Row: Codable {
+        var name: String
+        var structure: String
+        var room: String?
+        var id: String?
+        var result: String
+    }
+
+    func run() async throws {
+        guard (1...256).contains(options.concurrency) else { throw ValidationError("--concurrency must be 1...256") }
+        let resolved: ResolvedHome
+        do { resolved = try ProfileLoader().loadHome(file: homeFile) } catch {
+            for d in error.diagnostics { FileHandle.standardError.write(Data((d.description + "\n").utf8)) }
+            throw ValidationError("\(homeFile): not a usable home profile (\(error.diagnostics.count) errors)")
+        }
+        let plan: [HomeNodePlan]
+        do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: options.basePort) } catch {
+            throw ValidationError(error.description)
+        }
+        if let host = options.host, (try? SocketAddress(ipAddress: host, port: 0)) == nil {
+            throw ValidationError("--host \(host): give an IPv4 or IPv6 address")
+        }
+
+        try await HomeAPIRun.run {
+            let home = try await global.open()
+            do {
+                try await commissionAll(plan, resolved: resolved, home: home)
+            } catch {
+                await home.close()
+                throw error
+            }
+            await home.close()
+        }
+    }
+
+    private func commissionAll(_ plan: [HomeNodePlan], resolved: ResolvedHome, home: Home) async throws {
+        // Structures and rooms by name, created when missing (names compare case-insensitively).
+        var places: [String: (structure: Structure, rooms: [String: Room])] = [:]
+        for s in resolved.structures {
+            let structure = try await resolveStructure(s.name, in: home, create: true)
+            var rooms: [String: Room] = [:]
+            for r in s.rooms { rooms[r.name] = try await resolveRoom(r.name, in: structure, create: true) }
+            places[s.name] = (structure, rooms)
+        }
+        let existing = try await home.devices().list()
+
+        var rows: [Row?] = Array(repeating: nil, count: plan.count)
+        var work: [(HomeNodePlan, Structure, Room?)] = []
+        for node in plan {
+            guard let place = places[node.device.structure] else { continue }
+            let room = node.device.room.flatMap { place.rooms[$0] }
+            if let present = existing.first(where: {
+                $0.name == node.device.name && $0.structureID == place.structure.id && $0.roomID == room?.id
+            }) {
+                rows[node.index] = Row(name: node.device.name, structure: node.device.structure, room: node.device.room,
+                                       id: present.id, result: "already commissioned")
+            } else {
+                work.append((node, place.structure, room))
+            }
+        }
+
+        let addresses = try await addresses(for: work.map(\.0))
+        let clock = ContinuousClock()
+        let started = clock.now
+        var failures = 0
+        await withTaskGroup(of: (Int, Row).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < work.count else { return }
+                let (node, structure, room) = work[next]
+                next += 1
+                let address = addresses[node.index]
+                group.addTask {
+                    var row = Row(name: node.device.name, structure: node.device.structure, room: node.device.room, id: nil, result: "")
+                    guard let address else {
+                        row.result = "not found: no commissionable device with discriminator \(node.discriminator) on port \(node.port)"
+                        return (node.index, row)
+                    }
+                    do {
+                        let payload = OnboardingPayload(vendorID: node.vendorID, productID: node.productID,
+                                                        discriminator: node.discriminator, passcode: node.passcode)
+                        let device = try await home.commissionDevice(setupCode: try payload.qrCode(), address: address,
+                                                                     structureID: structure.id, roomID: room?.id,
+                                                                     name: node.device.name)
+                        row.id = device.id
+                        row.result = "commissioned"
+                    } catch let error as HomeError {
+                        row.result = "failed: \(error.code.rawValue): \(error.message)"
+                    } catch {
+                        row.result = "failed: \(error)"
+                    }
+                    return (node.index, row)
+                }
+            }
+            for _ in 0 ..< options.concurrency { startNext() }
+            while let (index, row) = await group.next() {
+                rows[index] = row
+                if !row.result.hasPrefix("commissioned") { failures += 1 }
+                if !global.json {
+                    let place = row.structure + (row.room.map { " / " + $0 } ?? "")
+                    FileHandle.standardOutput.write(Data("\(row.name) (\(place)): \(row.result)\(row.id.map { " as " + $0 } ?? "")\n".utf8))
+                }
+                startNext()
+            }
+        }
+        let elapsed = clock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let done = work.count - failures
+        if global.json {
+            Output.json(rows.compactMap { $0 })
+        } else {
+            let rate = seconds > 0 ? Double(done) / seconds : 0
+            print("\(resolved.name): " + String(format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
+                                                 done, plan.count - work.count, failures, seconds, rate))
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// Where each device listens: HOST:PORT with --host, else its commissionable record
+    /// (same discriminator and port as the plan), found in one browse.
+    private func addresses(for nodes: [HomeNodePlan]) async throws -> [Int: SocketAddress] {
+        var result: [Int: SocketAddress] = [:]
+        guard !nodes.isEmpty else { return result }
+        if let host = options.host {
+            for node in nodes { result[node.index] = try SocketAddress(ipAddress: host, port: node.port) }
+            return result
+        }
+        let discovery: DNSSDDiscovery
+        do { discovery = try DNSSDDiscovery() } catch {
+            throw ValidationError("DNS-SD is not available (\(error)); give the home's address with --host")
+        }
+        let found = try await discovery.commissionableNodes(duration: .milliseconds(Int64(options.browseSeconds * 1000)))
+        for node in nodes {
+            let matches = found.filter { $0.record.longDiscriminator == node.discriminator }
+            let candidates = matches.flatMap(\.addresses).filter { $0.port == node.port }
+            // IPv4 first: a link-local IPv6 address needs its interface to be usable.
+            if let address = candidates.first(where: { $0.protocol == .inet }) ?? candidates.first {
+                result[node.index] = address
+            }
+        }
+        return result
+    }
+}
