@@ -41,6 +41,8 @@ public struct HomeConfiguration: Sendable {
     public var routeAttemptTimeout: Duration = .seconds(2)
     /// Longest pause between reconnection attempts to the relay or hub.
     public var relayMaxReconnectDelay: Duration = .seconds(2)
+    /// How long `structure.candidates()` returns the same snapshot.
+    public var candidateCacheLifetime: Duration = .seconds(60)
 
     public init() {}
 }
@@ -84,6 +86,7 @@ public final class Home: Sendable {
 
     /// Stops talking to devices; queries emit no more.
     public func close() async {
+        await engine.services.stopRunners()
         await engine.close()
     }
 

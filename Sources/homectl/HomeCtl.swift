@@ -12,7 +12,8 @@ struct HomeCtl: AsyncParsableCommand {
         commandName: "homectl",
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self])
+                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self,
+                      AutomationsCommand.self])
 }
 
 /// Options every command takes.
