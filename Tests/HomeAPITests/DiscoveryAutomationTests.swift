@@ -101,9 +101,9 @@ struct DiscoveryAutomationTests {
         #expect(!candidates.contains { $0.trait == Matter.BasicInformationTrait.self })
         #expect(!candidates.contains { ($0 as? CommandCandidate)?.command == Matter.WindowCoveringTrait.DownOrCloseCommand.self })
 
-        // The device enforces the same bounds: outside them the level is clamped by the device.
+        // The device works within the same bounds: a level above them ends at MaxLevel.
         let trait = try #require(await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
-        try await trait.moveToLevel(level: 250)
+        try await trait.moveToLevel(level: 250, optionsMask: .executeIfOff, optionsOverride: .executeIfOff)
         #expect(await eventually { await bulb.value(currentLevelPath) == .unsigned(200) })
     }
 
