@@ -238,6 +238,24 @@ struct DiscoveryAutomationTests {
         try await Task.sleep(for: .milliseconds(200))
         #expect(try await structure.automationHistory().count == 1, "the next day's 07:00 has not come")
         await runner.stop()
+
+        // The same automation and run through homectl, a separate process on the same file.
+        let file = rig.dir.appendingPathComponent("home.sqlite")
+        let listed = try HomeCtlTests.homectl(["automations", "list", "--json"], home: file)
+        #expect(listed.status == 0, "\(listed.error)")
+        let automations = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: String]]
+        #expect(automations?.map { $0["name"] } == ["Close the blinds"])
+        #expect(automations?.first?["active"] == "yes")
+        let history = try HomeCtlTests.homectl(["automations", "history", "--json"], home: file)
+        #expect(history.status == 0, "\(history.error)")
+        let runs = try JSONSerialization.jsonObject(with: Data(history.output.utf8)) as? [[String: String]]
+        #expect(runs?.count == 1)
+        #expect(runs?.first?["time"] == "2026-03-02T07:00:00Z")
+        #expect(runs?.first?["outcome"] == "success")
+        #expect(runs?.first?["actions"] == "Blinds: DownOrClose()")
+        let disabled = try HomeCtlTests.homectl(["automations", "disable", created.id], home: file)
+        #expect(disabled.status == 0, "\(disabled.error)")
+        #expect(try await structure.listAutomations().first?.isActive == false)
     }
 
     @Test func turningTheDimmableLightOnSetsItsLevel() async throws {
