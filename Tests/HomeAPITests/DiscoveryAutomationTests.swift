@@ -100,6 +100,11 @@ struct DiscoveryAutomationTests {
         // Basic Information is not for automations; no window covering commands on a light.
         #expect(!candidates.contains { $0.trait == Matter.BasicInformationTrait.self })
         #expect(!candidates.contains { ($0 as? CommandCandidate)?.command == Matter.WindowCoveringTrait.DownOrCloseCommand.self })
+        // The structure's own candidates only, or with its devices'.
+        let own = try await structure.candidates(includeDescendants: false).list()
+        #expect(own.count == 1 && own.first is EventCandidate)
+        let all = try await structure.candidates().list()
+        #expect(all.count == candidates.count + 1)
 
         // The device works within the same bounds: a level above them ends at MaxLevel.
         let trait = try #require(await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
