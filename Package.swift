@@ -99,7 +99,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "matter-relay", dependencies: [
-            "CloudRelay", "MatterController", "MatterProtocol", "MatterModel", "MatterTLV",
+            "CloudRelay", "HomeAPI", "MatterController", "MatterProtocol", "MatterModel", "MatterTLV",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

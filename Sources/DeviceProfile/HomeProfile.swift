@@ -26,11 +26,14 @@ public struct ResolvedStructure: Sendable, Hashable {
     public var rooms: [ResolvedRoom]
     /// Devices in the structure but in no room.
     public var devices: [ResolvedHomeDevice]
+    /// The structure's postal address (scheduled automations need one); nil when not given.
+    public var address: String?
 
-    public init(name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice]) {
+    public init(name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice], address: String? = nil) {
         self.name = name
         self.rooms = rooms
         self.devices = devices
+        self.address = address
     }
 
     public var allDevices: [ResolvedHomeDevice] { rooms.flatMap(\.devices) + devices }
@@ -68,7 +71,7 @@ public struct ResolvedHomeDevice: Sendable, Hashable {
 
 enum HomeKeys {
     static let top = ["kind", "name", "description", "cloud", "structures"]
-    static let structure = ["name", "rooms", "devices"]
+    static let structure = ["name", "address", "rooms", "devices"]
     static let room = ["name", "devices"]
     static let device = ["profile", "name", "identity", "commissioning", "behaviour", "cloud", "values"]
 }
@@ -88,6 +91,7 @@ struct StructureDocument {
     var name: Located<String>
     var rooms: [RoomDocument]
     var devices: [HomeDeviceDocument]
+    var address: String? = nil
 }
 
 struct HomeDocument {
@@ -149,8 +153,9 @@ extension DocumentParser {
             }
         }
         let devices = fields["devices"].map { parseDevices($0, at: path.key("devices")) } ?? []
+        let address = fields["address"].flatMap { reader.string($0, at: path.key("address"), nonEmpty: true) }
         guard let name else { return nil }
-        return StructureDocument(name: name, rooms: rooms, devices: devices)
+        return StructureDocument(name: name, rooms: rooms, devices: devices, address: address)
     }
 
     private func parseDevices(_ node: YAMLNode, at path: ProfilePath) -> [HomeDeviceDocument] {

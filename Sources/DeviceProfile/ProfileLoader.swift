@@ -234,7 +234,7 @@ struct HomeResolver {
                                                                   serials: &serials, uniqueIDs: &uniqueIDs)))
             }
             let loose = resolveDevices(s.devices, structure: s.name.value, room: nil, serials: &serials, uniqueIDs: &uniqueIDs)
-            structures.append(ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose))
+            structures.append(ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address))
         }
         let stem = (homeFile as NSString).lastPathComponent.split(separator: ".").first.map(String.init) ?? homeFile
         return ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)

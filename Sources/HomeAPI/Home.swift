@@ -41,6 +41,11 @@ public struct HomeConfiguration: Sendable {
     public var routeAttemptTimeout: Duration = .seconds(2)
     /// Longest pause between reconnection attempts to the relay or hub.
     public var relayMaxReconnectDelay: Duration = .seconds(2)
+    /// Reach devices over this Home's own LAN sessions. Off: only through the hub or relay
+    /// (a hub running a home's automations shares its file, not its controller identity).
+    public var directRoute: Bool = true
+    /// How long `structure.candidates()` returns the same snapshot.
+    public var candidateCacheLifetime: Duration = .seconds(60)
 
     public init() {}
 }
@@ -84,6 +89,7 @@ public final class Home: Sendable {
 
     /// Stops talking to devices; queries emit no more.
     public func close() async {
+        await engine.services.stopRunners()
         await engine.close()
     }
 

@@ -35,7 +35,7 @@ extension HomeEngine {
         let hasRelayID = d.serialNumber.map(RelayFrame.isValidIdentifier) ?? false
         var kinds: [RouteKind] = []
         if policy != .cloudOnly {
-            kinds.append(.direct)
+            if configuration.directRoute { kinds.append(.direct) }
             if hubClient != nil && hasRelayID { kinds.append(.hub) }
         }
         if policy != .localOnly && relayClient != nil && hasRelayID { kinds.append(.relay) }

@@ -54,6 +54,8 @@ actor HomeEngine {
     nonisolated let relayClient: RelayControllerClient?
     nonisolated let hubClient: RelayControllerClient?
     nonisolated let policyBox: NIOLockedValueBox<RoutingPolicy>
+    /// Discovery cache and automation runners (Discovery/, Automation/).
+    nonisolated let services = HomeServices()
     let logger: Logger
     var graph = HomeGraph()
     private var generation: Int64 = -1
@@ -148,7 +150,7 @@ actor HomeEngine {
 
     func publish() {
         var s = HomeSnapshot()
-        for r in graph.structures.values { s.structures[r.id] = Structure(id: r.id, name: r.name, engine: self) }
+        for r in graph.structures.values { s.structures[r.id] = Structure(id: r.id, name: r.name, address: r.address, engine: self) }
         for r in graph.rooms.values { s.rooms[r.id] = Room(id: r.id, name: r.name, structureID: r.structureID, engine: self) }
         for d in graph.devices.values { s.devices[d.id] = makeDevice(d) }
         hub.send(s)

@@ -2,12 +2,15 @@
 public struct Structure: HomeObject {
     public let id: String
     public let name: String
+    /// The structure's postal address; scheduled automations need one.
+    public internal(set) var address: String?
     let engine: HomeEngine
 
-    public static func == (a: Structure, b: Structure) -> Bool { a.id == b.id && a.name == b.name }
+    public static func == (a: Structure, b: Structure) -> Bool { a.id == b.id && a.name == b.name && a.address == b.address }
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(name)
+        hasher.combine(address)
     }
 
     /// Renames the structure; returns it as renamed (this value keeps the old name).

@@ -15,6 +15,10 @@ public enum ConstraintBound: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// The same type under a name that modules declaring their own `Constraint` (HomeAPI's
+/// Google Home API shape) can still refer to.
+public typealias MatterConstraint = Constraint
+
 public indirect enum Constraint: Sendable, Hashable, CustomStringConvertible {
     /// Numeric bounds, inclusive. Unsigned values above Int64.max compare correctly.
     case range(min: Int64?, max: Int64?)

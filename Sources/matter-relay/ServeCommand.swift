@@ -35,17 +35,26 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
+    @Option(help: "Hub mode: run the automations of this home file (homectl's database) in the hub.") var automations: String?
+    @Option(help: "Hub mode with --automations: time acceleration of scheduled starters (demos).") var automationSpeed: Double = 1
 
     func validate() throws {
         switch mode {
         case .cloud:
             if credentials != nil { throw ValidationError("--credentials is for --mode hub") }
+            if automations != nil { throw ValidationError("--automations is for --mode hub") }
         case .hub:
             if credentials == nil { throw ValidationError("--mode hub needs --credentials FILE (from `homectl hub credentials --out FILE`)") }
             if adminTokenFile != nil { throw ValidationError("--admin-token-file is for --mode cloud: a hub has no admin API") }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard (0...65535).contains(matterPort) else { throw ValidationError("--matter-port must be 0...65535") }
+        guard automationSpeed > 0, automationSpeed <= 86_400 else {
+            throw ValidationError("--automation-speed \(automationSpeed): expected more than 0, at most 86400")
+        }
+        if let automations, !FileManager.default.fileExists(atPath: automations) {
+            throw ValidationError("--automations \(automations): no such home file")
+        }
     }
 
     func run() async throws {
@@ -99,11 +108,19 @@ struct ServeCommand: AsyncParsableCommand {
         let host = host
         let summary = "home \(hubCredentials.homeID), \(hubCredentials.devices.count) devices, "
             + "node 0x\(String(hubCredentials.nodeID, radix: 16)), Matter UDP port \(hub.controllerPort)"
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let app = server.application { port in
             FileHandle.standardOutput.write(Data("matter-relay hub listening on \(host):\(port) (\(summary))\n".utf8))
+            portSink.yield(port)
+            portSink.finish()
+        }
+        var services: [any Service] = [app, hub]
+        if let automations {
+            services.append(HubAutomations(homeFile: URL(fileURLWithPath: automations), homeToken: hubCredentials.homeToken, host: host,
+                                           speed: automationSpeed, port: ports, logger: logger))
         }
         let group = ServiceGroup(
-            configuration: .init(services: [app, hub], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         printSummary(server)
     }

@@ -43,6 +43,8 @@ struct ShippedProfileTests {
         let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
         #expect(home.name == "Demo Home")
         #expect(home.structures.map(\.name) == ["Main House", "Guest Cottage"])
+        // Issue #8: a structure's address (scheduled automations need one) is optional.
+        #expect(home.structures.map(\.address) == ["1 Main Street, Springfield", nil])
         #expect(home.allDevices.count >= 8)
         #expect(home.structures.allSatisfy { !$0.rooms.isEmpty })
         // Every device is distinct on the network.

@@ -56,6 +56,11 @@ struct HomeStoreMigrationTests {
         #expect(device.roomID == "r1" && device.structureID == "s1")
         #expect(device.types.contains(DimmableLightDeviceType.self))
         #expect(try await home.room(id: "r1").name == "Kitchen")
+        // v3 (issue #8): the structure has no address yet and gets one; it has no automations.
+        let structure = try await home.structure(id: "s1")
+        #expect(structure.name == "Home" && structure.address == nil)
+        #expect(try await structure.setAddress("2 Old Road").address == "2 Old Road")
+        #expect(try await structure.listAutomations().isEmpty)
         await home.close()
 
         let check = try DatabaseQueue(path: url.path)
@@ -63,7 +68,7 @@ struct HomeStoreMigrationTests {
             (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
              try String.fetchOne(db, sql: "SELECT cloudOnlyClusters FROM device WHERE id = 'matter-10'"))
         }
-        #expect(migrations == ["v1", "v2-cloud-only-clusters"])
+        #expect(migrations == ["v1", "v2-cloud-only-clusters", "v3-automations"])
         #expect(cloudOnly == "[]")
         try check.close()
     }

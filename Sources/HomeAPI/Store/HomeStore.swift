@@ -6,6 +6,7 @@ import MatterController
 struct StructureRecord: Sendable, Hashable {
     var id: String
     var name: String
+    var address: String? = nil
 }
 
 /// One room row.
@@ -103,6 +104,8 @@ final class HomeStore: Sendable {
         migrator.registerMigration("v2-cloud-only-clusters") { db in
             try db.execute(sql: "ALTER TABLE device ADD COLUMN cloudOnlyClusters TEXT NOT NULL DEFAULT '[]'")
         }
+        // v3 (issue #8): the structure's address, automations and their runs (Store/AutomationStore.swift).
+        migrator.registerMigration("v3-automations", migrate: migrateAutomations)
         return migrator
     }
 
@@ -115,8 +118,8 @@ final class HomeStore: Sendable {
     func loadGraph() async throws -> HomeGraph {
         try await read { db in
             var graph = HomeGraph()
-            for row in try Row.fetchAll(db, sql: "SELECT id, name FROM structure") {
-                let s = StructureRecord(id: row["id"], name: row["name"])
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM structure") {
+                let s = StructureRecord(id: row["id"], name: row["name"], address: row["address"])
                 graph.structures[s.id] = s
             }
             for row in try Row.fetchAll(db, sql: "SELECT id, structureID, name FROM room") {
@@ -266,7 +269,7 @@ final class HomeStore: Sendable {
 
     // MARK: Plumbing
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.read(body)
         } catch let e as HomeError {
@@ -276,7 +279,7 @@ final class HomeStore: Sendable {
         }
     }
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.write { db in
                 let result = try body(db)

@@ -93,3 +93,93 @@ extension Matter {
         }
     }
 }
+
+// MARK: Discovery and automations
+
+extension Matter.LevelControlTrait: AutomatableTrait {
+    public enum Attribute: UInt32, Field, CaseIterable {
+        case currentLevel = 0x0000
+        case remainingTime = 0x0001
+        case minLevel = 0x0002
+        case maxLevel = 0x0003
+        case options = 0x000F
+        case onOffTransitionTime = 0x0010
+        case onLevel = 0x0011
+        case onTransitionTime = 0x0012
+        case offTransitionTime = 0x0013
+        case defaultMoveRate = 0x0014
+        case startUpCurrentLevel = 0x4000
+        public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .attribute)
+    }
+
+    public enum MoveToLevelCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case level = 0, transitionTime = 1, optionsMask = 2, optionsOverride = 3
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x00
+        public static let name = "MoveToLevel"
+    }
+
+    public enum MoveToLevelWithOnOffCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case level = 0, transitionTime = 1, optionsMask = 2, optionsOverride = 3
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x04
+        public static let name = "MoveToLevelWithOnOff"
+    }
+
+    public enum StopCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case optionsMask = 0, optionsOverride = 1
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x03
+        public static let name = "Stop"
+    }
+
+    static let commandTypes: [any CommandDescriptor.Type] = [
+        MoveToLevelCommand.self, MoveToLevelWithOnOffCommand.self, StopCommand.self,
+    ]
+
+    static func attributeID(_ keyPath: PartialKeyPath<Attributes>) -> UInt32? {
+        let table: [PartialKeyPath<Attributes>: Attribute] = [
+            \.currentLevel: .currentLevel,
+            \.remainingTime: .remainingTime,
+            \.minLevel: .minLevel,
+            \.maxLevel: .maxLevel,
+            \.options: .options,
+            \.onOffTransitionTime: .onOffTransitionTime,
+            \.onLevel: .onLevel,
+            \.onTransitionTime: .onTransitionTime,
+            \.offTransitionTime: .offTransitionTime,
+            \.defaultMoveRate: .defaultMoveRate,
+            \.startUpCurrentLevel: .startUpCurrentLevel,
+        ]
+        return table[keyPath]?.rawValue
+    }
+
+    /// The MoveToLevel action of an automation. The level is checked against the device's
+    /// constraint when the automation is created (not truncated to UInt8 here).
+    public static func moveToLevel(level: some BinaryInteger, transitionTime: UInt16?, optionsMask: OptionsBitmap,
+                                   optionsOverride: OptionsBitmap) -> CommandAction {
+        typealias F = MoveToLevelCommand.CommandRequestFields
+        return CommandAction(MoveToLevelCommand.self, clusterID: clusterID, fields: [
+            (F.level, .integer(level)), (F.transitionTime, transitionTime.map { .uint(UInt64($0)) } ?? .null),
+            (F.optionsMask, .uint(UInt64(optionsMask.rawValue))), (F.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+        ])
+    }
+
+    public static func moveToLevelWithOnOff(level: some BinaryInteger, transitionTime: UInt16?, optionsMask: OptionsBitmap,
+                                            optionsOverride: OptionsBitmap) -> CommandAction {
+        typealias F = MoveToLevelWithOnOffCommand.CommandRequestFields
+        return CommandAction(MoveToLevelWithOnOffCommand.self, clusterID: clusterID, fields: [
+            (F.level, .integer(level)), (F.transitionTime, transitionTime.map { .uint(UInt64($0)) } ?? .null),
+            (F.optionsMask, .uint(UInt64(optionsMask.rawValue))), (F.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+        ])
+    }
+}

@@ -42,3 +42,67 @@ extension Matter {
         public func toggle() async throws { try await context.invoke(0x02) }
     }
 }
+
+// MARK: Discovery and automations
+
+extension Matter.OnOffTrait: AutomatableTrait {
+    public enum Attribute: UInt32, Field, CaseIterable {
+        case onOff = 0x0000
+        case globalSceneControl = 0x4000
+        case onTime = 0x4001
+        case offWaitTime = 0x4002
+        case startUpOnOff = 0x4003
+        public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .attribute)
+    }
+
+    public enum OffCommand: CommandDescriptor {
+        public enum CommandRequestFields: Field {
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+            public var fieldID: UInt32 { switch self {} }
+            public var fieldName: String { switch self {} }
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x00
+        public static let name = "Off"
+    }
+
+    public enum OnCommand: CommandDescriptor {
+        public enum CommandRequestFields: Field {
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+            public var fieldID: UInt32 { switch self {} }
+            public var fieldName: String { switch self {} }
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x01
+        public static let name = "On"
+    }
+
+    public enum ToggleCommand: CommandDescriptor {
+        public enum CommandRequestFields: Field {
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+            public var fieldID: UInt32 { switch self {} }
+            public var fieldName: String { switch self {} }
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x02
+        public static let name = "Toggle"
+    }
+
+    static let commandTypes: [any CommandDescriptor.Type] = [OffCommand.self, OnCommand.self, ToggleCommand.self]
+
+    static func attributeID(_ keyPath: PartialKeyPath<Attributes>) -> UInt32? {
+        let table: [PartialKeyPath<Attributes>: Attribute] = [
+            \.onOff: .onOff,
+            \.globalSceneControl: .globalSceneControl,
+            \.onTime: .onTime,
+            \.offWaitTime: .offWaitTime,
+            \.startUpOnOff: .startUpOnOff,
+        ]
+        return table[keyPath]?.rawValue
+    }
+
+    /// Actions for an automation (`action(device, OnOffLightDeviceType.self) { Matter.OnOffTrait.on() }`).
+    public static func off() -> CommandAction { CommandAction(OffCommand.self, clusterID: clusterID) }
+    public static func on() -> CommandAction { CommandAction(OnCommand.self, clusterID: clusterID) }
+    public static func toggle() -> CommandAction { CommandAction(ToggleCommand.self, clusterID: clusterID) }
+}

@@ -53,3 +53,92 @@ extension Matter {
         }
     }
 }
+
+// MARK: Discovery and automations
+
+extension Matter.WindowCoveringTrait: AutomatableTrait {
+    public enum Attribute: UInt32, Field, CaseIterable {
+        case type = 0x0000
+        case configStatus = 0x0007
+        case currentPositionLiftPercentage = 0x0008
+        case operationalStatus = 0x000A
+        case targetPositionLiftPercent100ths = 0x000B
+        case endProductType = 0x000D
+        case currentPositionLiftPercent100ths = 0x000E
+        case installedOpenLimitLift = 0x0010
+        case installedClosedLimitLift = 0x0011
+        case mode = 0x0017
+        public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .attribute)
+    }
+
+    public enum UpOrOpenCommand: CommandDescriptor {
+        public enum CommandRequestFields: Field {
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+            public var fieldID: UInt32 { switch self {} }
+            public var fieldName: String { switch self {} }
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x00
+        public static let name = "UpOrOpen"
+    }
+
+    public enum DownOrCloseCommand: CommandDescriptor {
+        public enum CommandRequestFields: Field {
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+            public var fieldID: UInt32 { switch self {} }
+            public var fieldName: String { switch self {} }
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x01
+        public static let name = "DownOrClose"
+    }
+
+    public enum StopMotionCommand: CommandDescriptor {
+        public enum CommandRequestFields: Field {
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+            public var fieldID: UInt32 { switch self {} }
+            public var fieldName: String { switch self {} }
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x02
+        public static let name = "StopMotion"
+    }
+
+    public enum GoToLiftPercentageCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case liftPercent100thsValue = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x05
+        public static let name = "GoToLiftPercentage"
+    }
+
+    static let commandTypes: [any CommandDescriptor.Type] = [
+        UpOrOpenCommand.self, DownOrCloseCommand.self, StopMotionCommand.self, GoToLiftPercentageCommand.self,
+    ]
+
+    static func attributeID(_ keyPath: PartialKeyPath<Attributes>) -> UInt32? {
+        let table: [PartialKeyPath<Attributes>: Attribute] = [
+            \.type: .type,
+            \.configStatus: .configStatus,
+            \.currentPositionLiftPercentage: .currentPositionLiftPercentage,
+            \.operationalStatus: .operationalStatus,
+            \.targetPositionLiftPercent100ths: .targetPositionLiftPercent100ths,
+            \.endProductType: .endProductType,
+            \.currentPositionLiftPercent100ths: .currentPositionLiftPercent100ths,
+            \.installedOpenLimitLift: .installedOpenLimitLift,
+            \.installedClosedLimitLift: .installedClosedLimitLift,
+            \.mode: .mode,
+        ]
+        return table[keyPath]?.rawValue
+    }
+
+    public static func upOrOpen() -> CommandAction { CommandAction(UpOrOpenCommand.self, clusterID: clusterID) }
+    public static func downOrClose() -> CommandAction { CommandAction(DownOrCloseCommand.self, clusterID: clusterID) }
+    public static func stopMotion() -> CommandAction { CommandAction(StopMotionCommand.self, clusterID: clusterID) }
+    public static func goToLiftPercentage(liftPercent100thsValue: some BinaryInteger) -> CommandAction {
+        CommandAction(GoToLiftPercentageCommand.self, clusterID: clusterID,
+                      fields: [(GoToLiftPercentageCommand.CommandRequestFields.liftPercent100thsValue, .integer(liftPercent100thsValue))])
+    }
+}
