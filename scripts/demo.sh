@@ -1,51 +1,149 @@
 #!/usr/bin/env bash
 # The project's main job: the demo home (DeviceProfiles/homes/demo-home.yaml) as 13 real
 # Matter nodes in one process, on a private fake LAN (network namespaces with their own
-# D-Bus and Avahi; nothing touches the real network). A second host browses the home over
-# mDNS and reads each commissionable node's records. Needs root.
+# D-Bus and Avahi; nothing touches the real network), with a cloud relay on a "cloud" host
+# and a controller walkthrough on a "phone" host: commission every device into its rooms,
+# list them by room, control each cluster, then show connectivity and locality while a
+# fault is injected (the Bedside Lamp's LevelControl lives only in the cloud). Needs root.
 #
-#   scripts/demo.sh              run for DEMO_SECONDS (default 20), then stop cleanly
-#   scripts/demo.sh --forever    keep the home running until Ctrl-C
-#   scripts/demo.sh HOME.yaml    another home profile
+#   scripts/demo.sh                   the walkthrough, then stop cleanly
+#   scripts/demo.sh --forever         after the walkthrough keep the home running until Ctrl-C
+#   scripts/demo.sh HOME.yaml         another home profile (the walkthrough adapts to it)
+#   scripts/demo.sh --network host    the home on this machine's real LAN through the system's
+#                                     Avahi daemon, for phones and hubs (see README); no walkthrough
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-forever=""; home="$ROOT/DeviceProfiles/homes/demo-home.yaml"
-for arg in "$@"; do
-  case "$arg" in
-    --forever) forever=yes ;;
-    *) home="$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")" ;;
+forever=""; network=fake; home="$ROOT/DeviceProfiles/homes/demo-home.yaml"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --forever) forever=yes; shift ;;
+    --network) network="$2"; shift 2 ;;
+    -*) echo "demo: unknown option $1 (see the top of scripts/demo.sh)" >&2; exit 2 ;;
+    *) home="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; shift ;;
   esac
 done
+case "$network" in fake|host) ;; *) echo "demo: --network takes fake or host, got '$network'" >&2; exit 2 ;; esac
 scripts/setup.sh
-swift build --product matter-sim >/dev/null
-SIM="$ROOT/.build/debug/matter-sim"
+echo "demo: building matter-sim, homectl and matter-relay (the first build takes a few minutes)"
+for product in matter-sim homectl matter-relay; do swift build --product "$product" >/dev/null; done
+SIM="$ROOT/.build/debug/matter-sim"; HOMECTL="$ROOT/.build/debug/homectl"; RELAY="$ROOT/.build/debug/matter-relay"
 "$SIM" validate "$home"
-
-LAN="fldemo$$"
-LAN="${LAN:0:12}"
 STATE="$(mktemp -d /tmp/matter-demo.XXXXXX)"
-cleanup() { scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true; rm -rf "$STATE"; }
-trap cleanup EXIT INT TERM
-scripts/fakelan.sh up "$LAN" home phone >/dev/null
-scripts/fakelan.sh avahi "$LAN" home phone >/dev/null
 
-echo "demo: starting the home on host 'home' of fake LAN $LAN"
-scripts/fakelan.sh exec "$LAN" home -- "$SIM" home "$home" --state-root "$STATE" &
+if [ "$network" = host ]; then
+  # Hardware in the loop: the nodes advertise through the system's own Avahi daemon, on
+  # every interface it serves. Start it yourself (systemctl start avahi-daemon) first.
+  avahi-daemon -c 2>/dev/null || { echo "demo: --network host needs the system's avahi-daemon running" >&2; exit 2; }
+  trap 'rm -rf "$STATE"' EXIT
+  echo "demo: the home on this machine's LAN until Ctrl-C (pair with the manual codes below)"
+  exec "$SIM" home "$home" --state-root "$STATE/home"
+fi
+
+LAN="fldemo$$"; LAN="${LAN:0:12}"
+SIM_PID=""; RELAY_PID=""
+cleanup() {
+  [ -z "$SIM_PID" ] || kill -INT "$SIM_PID" 2>/dev/null || true
+  [ -z "$RELAY_PID" ] || kill -TERM "$RELAY_PID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
+  rm -rf "$STATE"
+}
+trap cleanup EXIT INT TERM
+# Host order gives the addresses: home 10.77.0.2, cloud 10.77.0.3, phone 10.77.0.4.
+scripts/fakelan.sh up "$LAN" home cloud phone >/dev/null
+scripts/fakelan.sh avahi "$LAN" home phone >/dev/null
+HOME_IP=10.77.0.2; CLOUD_IP=10.77.0.3
+
+step() { echo; echo "demo: == $* =="; }
+# homectl on the phone host; its routine log lines (info, notice) stay out of the walkthrough.
+on_phone() {
+  scripts/fakelan.sh exec "$LAN" phone -- "$@" 2> >(grep --line-buffered -vE '^[0-9T:+-]+ (trace|debug|info|notice) ' >&2)
+}
+
+step "the cloud relay on host 'cloud'"
+token=$("$RELAY" home add "Demo Home" --database "$STATE/relay.sqlite" | awk '$1 == "token" { print $2 }')
+scripts/fakelan.sh exec "$LAN" cloud -- "$RELAY" serve --host 0.0.0.0 --port 8080 --database "$STATE/relay.sqlite" \
+  >"$STATE/relay.log" 2>&1 &
+RELAY_PID=$!
+RELAY_OPTS=(--relay "ws://$CLOUD_IP:8080" --relay-token "$token")
+echo "relay ws://$CLOUD_IP:8080, home token ${token:0:8}…"
+
+step "the home on host 'home' (one matter-sim process, one Matter node per device)"
+scripts/fakelan.sh exec "$LAN" home -- "$SIM" home "$home" --state-root "$STATE/home" \
+  --relay "ws://$CLOUD_IP:8080" --relay-home-token "$token" --control "$STATE/control.sock" \
+  > >(grep --line-buffered -vE ' (notice|info|warning) ' | sed -u 's/^/  /') 2>"$STATE/home.log" &
 SIM_PID=$!
+expected=$("$SIM" describe "$home" --no-attributes | grep -c '^    device "' || true)
+resolved=0
+for _ in $(seq 60); do  # bounded: up to about a minute
+  resolved=$(on_phone avahi-browse -prt _matterc._udp 2>/dev/null | awk -F';' '$1 == "=" && $3 == "IPv4"' | cut -d';' -f4 | sort -u | wc -l)
+  [ "$resolved" -ge "$expected" ] && break
+  sleep 1
+done
+echo "demo: the phone resolves $resolved of $expected commissionable nodes over mDNS"
+
+TRUST="$STATE/trust"; mkdir -p "$TRUST"
+cp DeviceProfiles/credentials/paa/*.pem DeviceProfiles/credentials/Chip-Test-CD-Signing-Cert.pem "$TRUST/"
+DB=(--database "$STATE/phone.sqlite")
+
+step "homectl commission --home: every device, into the home's structures and rooms"
+on_phone "$HOMECTL" commission --home "$home" "${DB[@]}" --paa-trust-store "$TRUST" --host "$HOME_IP"
+
+step "homectl devices: by room, with connectivity and locality (LAN + relay)"
+on_phone "$HOMECTL" devices --home "$STATE/phone.sqlite" "${RELAY_OPTS[@]}" --settle 6
+
+# Devices of the demo home by role; another home profile may not have them.
+has() { "$SIM" describe "$home" --no-attributes | grep -q "^    device \"$1\""; }
+step "control each cluster"
+if has "Ceiling Light"; then
+  on_phone "$HOMECTL" level "Ceiling Light" 200 --home "$STATE/phone.sqlite" >/dev/null
+  on_phone "$HOMECTL" get "Ceiling Light" --home "$STATE/phone.sqlite"        # OnOff + LevelControl
+fi
+if has "Floor Lamp"; then
+  on_phone "$HOMECTL" toggle "Floor Lamp" --home "$STATE/phone.sqlite" >/dev/null
+  on_phone "$HOMECTL" get "Floor Lamp" --home "$STATE/phone.sqlite"           # OnOff (plug)
+fi
+if has "Patio Blind"; then
+  on_phone "$HOMECTL" cover "Patio Blind" 40 --home "$STATE/phone.sqlite" >/dev/null
+  sleep 3
+  on_phone "$HOMECTL" get "Patio Blind" --home "$STATE/phone.sqlite"          # WindowCovering, moving at its speed
+fi
+
+if has "Bedside Lamp"; then
+  lamp="Bedside Lamp"
+  show() {
+    on_phone "$HOMECTL" devices --home "$STATE/phone.sqlite" "${RELAY_OPTS[@]}" --no-dnssd | awk -v lamp="$lamp" 'NR <= 2 || index($0, lamp)'
+  }
+  step "connectivity and locality of the $lamp (LevelControl only in the cloud)"
+  show
+  step "fault: $lamp cloud-down (the vendor cloud unreachable): only its LAN traits answer"
+  "$SIM" fault --control "$STATE/control.sock" "$lamp" cloud-down
+  show
+  "$SIM" fault --control "$STATE/control.sock" "$lamp" cloud-up
+  step "fault: $lamp lan-down (its LAN cable pulled): everything through the relay"
+  "$SIM" fault --control "$STATE/control.sock" "$lamp" lan-down
+  on_phone "$HOMECTL" level "$lamp" 120 --home "$STATE/phone.sqlite" "${RELAY_OPTS[@]}" --no-dnssd >/dev/null \
+    && echo "level 120 through the relay: ok"
+  show
+  step "fault: $lamp cloud-down too: offline, and commands fail fast"
+  "$SIM" fault --control "$STATE/control.sock" "$lamp" cloud-down
+  show
+  on_phone "$HOMECTL" on "$lamp" --home "$STATE/phone.sqlite" "${RELAY_OPTS[@]}" --no-dnssd --timeout 4 \
+    || echo "demo: (that failure is the point: no route reaches the lamp)"
+  step "faults cleared: lan-up, cloud-up"
+  "$SIM" fault --control "$STATE/control.sock" "$lamp" lan-up
+  "$SIM" fault --control "$STATE/control.sock" "$lamp" cloud-up
+  show
+fi
+
 if [ -n "$forever" ]; then
-  echo "demo: running until Ctrl-C"
+  step "the home keeps running until Ctrl-C (homectl on host 'phone': scripts/fakelan.sh exec $LAN phone -- …)"
   wait "$SIM_PID"
   exit 0
 fi
-sleep "${DEMO_SECONDS:-20}" &
-wait $! || true
-echo
-echo "demo: what a phone on the same LAN sees (avahi-browse _matterc._udp on host 'phone'):"
-scripts/fakelan.sh exec "$LAN" phone -- avahi-browse -prt _matterc._udp 2>/dev/null \
-  | awk -F';' '$1 == "=" && $3 == "IPv4" { printf "  %-18s %s:%s  %s\n", $4, $8, $9, $10 }' | sort -u
-count=$(scripts/fakelan.sh exec "$LAN" phone -- avahi-browse -prt _matterc._udp 2>/dev/null \
-  | awk -F';' '$1 == "=" && $3 == "IPv4"' | cut -d';' -f4 | sort -u | wc -l)
-echo "demo: $count commissionable nodes resolved over mDNS"
+step "stopping"
 kill -INT "$SIM_PID" 2>/dev/null || true
 wait "$SIM_PID" || true
+SIM_PID=""
+echo "demo: done: $resolved nodes resolved over mDNS, commissioned by homectl, every cluster controlled, connectivity shown through injected faults"

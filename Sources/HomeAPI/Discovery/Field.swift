@@ -74,6 +74,15 @@ public protocol CommandDescriptor: Sendable {
     static var name: String { get }
 }
 
+/// The request fields of a command that has none (On, Off, UpOrOpen…): no values exist.
+public enum NoFields<Command: CommandDescriptor>: Field {
+    public static var fieldScope: FieldScope {
+        FieldScope(traitIdentifier: Command.traitIdentifier, kind: .command(Command.commandID))
+    }
+    public var fieldID: UInt32 { switch self {} }
+    public var fieldName: String { switch self {} }
+}
+
 /// An event of a trait, as a type (`Google.TimeTrait.ScheduledEvent.self`).
 public protocol EventDescriptor: Sendable {
     associatedtype EventFields: Field

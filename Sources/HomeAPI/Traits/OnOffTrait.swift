@@ -56,33 +56,21 @@ extension Matter.OnOffTrait: AutomatableTrait {
     }
 
     public enum OffCommand: CommandDescriptor {
-        public enum CommandRequestFields: Field {
-            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
-            public var fieldID: UInt32 { switch self {} }
-            public var fieldName: String { switch self {} }
-        }
+        public typealias CommandRequestFields = NoFields<OffCommand>
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x00
         public static let name = "Off"
     }
 
     public enum OnCommand: CommandDescriptor {
-        public enum CommandRequestFields: Field {
-            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
-            public var fieldID: UInt32 { switch self {} }
-            public var fieldName: String { switch self {} }
-        }
+        public typealias CommandRequestFields = NoFields<OnCommand>
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x01
         public static let name = "On"
     }
 
     public enum ToggleCommand: CommandDescriptor {
-        public enum CommandRequestFields: Field {
-            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
-            public var fieldID: UInt32 { switch self {} }
-            public var fieldName: String { switch self {} }
-        }
+        public typealias CommandRequestFields = NoFields<ToggleCommand>
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x02
         public static let name = "Toggle"

@@ -72,33 +72,21 @@ extension Matter.WindowCoveringTrait: AutomatableTrait {
     }
 
     public enum UpOrOpenCommand: CommandDescriptor {
-        public enum CommandRequestFields: Field {
-            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
-            public var fieldID: UInt32 { switch self {} }
-            public var fieldName: String { switch self {} }
-        }
+        public typealias CommandRequestFields = NoFields<UpOrOpenCommand>
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x00
         public static let name = "UpOrOpen"
     }
 
     public enum DownOrCloseCommand: CommandDescriptor {
-        public enum CommandRequestFields: Field {
-            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
-            public var fieldID: UInt32 { switch self {} }
-            public var fieldName: String { switch self {} }
-        }
+        public typealias CommandRequestFields = NoFields<DownOrCloseCommand>
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x01
         public static let name = "DownOrClose"
     }
 
     public enum StopMotionCommand: CommandDescriptor {
-        public enum CommandRequestFields: Field {
-            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
-            public var fieldID: UInt32 { switch self {} }
-            public var fieldName: String { switch self {} }
-        }
+        public typealias CommandRequestFields = NoFields<StopMotionCommand>
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x02
         public static let name = "StopMotion"
