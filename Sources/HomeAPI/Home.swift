@@ -17,6 +17,9 @@ public struct HomeConfiguration: Sendable {
     /// Subscription MaxInterval asked of devices (seconds): how fast a silent device is noticed.
     public var subscriptionMaxInterval: UInt16 = 20
     public var maxResubscribeDelay: Duration = .seconds(10)
+    /// CASE sessions the controller keeps at once: one per device it talks to (the least
+    /// recently used is evicted past this, taking its subscription along).
+    public var maxSessions: Int = 256
     /// Directory of trusted PAA certificates for device attestation.
     public var paaTrustStore: URL?
     /// Commission devices whose attestation is not trusted (explicit opt-in).

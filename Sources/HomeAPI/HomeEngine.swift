@@ -334,6 +334,7 @@ actor HomeEngine {
                                                    handshakeStepTimeout: configuration.responseTimeout,
                                                    subscriptionMaxInterval: configuration.subscriptionMaxInterval)
             c.maxResubscribeDelay = configuration.maxResubscribeDelay
+            c.exchange.maxSecureSessions = configuration.maxSessions
             let resolver: (any OperationalResolver)? = configuration.useDNSSD ? try? DNSSDDiscovery() : nil
             return try await MatterController.start(fabric: fabric, configuration: c, resolver: resolver, logger: logger)
         }
