@@ -91,6 +91,13 @@ struct ProfileNode {
                 if let cloud { group.addTask { await cloud.run() } }
             }
         }
+        // The PASE window opens as the server boots: a PBKDFParamRequest sent before then is
+        // dropped, and its retransmissions count as duplicates. Wait for it (a new node only).
+        let node = launch.node
+        _ = await eventually {
+            if await server.secureChannel.isCommissioningWindowOpen { return true }
+            return await !node.fabrics.isEmpty
+        }
         return ProfileNode(launch: launch, server: server, cloud: cloud, tasks: tasks)
     }
 
