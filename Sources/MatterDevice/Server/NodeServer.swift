@@ -93,6 +93,9 @@ public final class NodeServer: Sendable {
                 self.logger.debug("exchange manager stopped")
             }
             group.addTask {
+                // A PBKDFParamRequest taken in before the boot window is open is acked and
+                // dropped, and its retransmissions are then duplicates: let it wait in the socket.
+                await self.waitForBootWindow()
                 await self.lan.forward()
                 self.logger.debug("UDP receive loop stopped")
             }
@@ -128,6 +131,16 @@ public final class NodeServer: Sendable {
             await node.openCommissioningWindow(timeout: configuration.bootWindowTimeout)
         } else {
             for fabric in fabrics { await advertiseOperational(fabric) }
+        }
+    }
+
+    /// Until the commissioning window boot asked for is open on the secure channel (bounded:
+    /// a second at most; a node already on a fabric does not wait).
+    private func waitForBootWindow() async {
+        guard await node.fabrics.isEmpty else { return }
+        for _ in 0 ..< 100 {
+            if await secureChannel.isCommissioningWindowOpen || Task.isCancelled { return }
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
