@@ -71,17 +71,23 @@ struct AutomationsCommand: AsyncParsableCommand {
         return (try await home.structure(id: a.structureID), a)
     }
 
+    /// Opens the home, finds the automation and runs `body` on it and its structure.
+    static func withAutomation(_ id: String, _ global: GlobalOptions,
+                               _ body: (Structure, Automation) async throws -> Void) async throws {
+        try await HomeAPIRun.run {
+            let home = try await global.open()
+            let (s, a) = try await find(home, id)
+            try await body(s, a)
+            await home.close()
+        }
+    }
+
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enable an automation.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The automation's ID.") var id: String
         func run() async throws {
-            try await HomeAPIRun.run {
-                let home = try await global.open()
-                let (s, a) = try await AutomationsCommand.find(home, id)
-                try await s.setAutomation(id: a.id, isActive: true)
-                await home.close()
-            }
+            try await AutomationsCommand.withAutomation(id, global) { s, a in try await s.setAutomation(id: a.id, isActive: true) }
         }
     }
 
@@ -90,12 +96,7 @@ struct AutomationsCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The automation's ID.") var id: String
         func run() async throws {
-            try await HomeAPIRun.run {
-                let home = try await global.open()
-                let (s, a) = try await AutomationsCommand.find(home, id)
-                try await s.setAutomation(id: a.id, isActive: false)
-                await home.close()
-            }
+            try await AutomationsCommand.withAutomation(id, global) { s, a in try await s.setAutomation(id: a.id, isActive: false) }
         }
     }
 
@@ -104,12 +105,7 @@ struct AutomationsCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The automation's ID.") var id: String
         func run() async throws {
-            try await HomeAPIRun.run {
-                let home = try await global.open()
-                let (s, a) = try await AutomationsCommand.find(home, id)
-                try await s.deleteAutomation(id: a.id)
-                await home.close()
-            }
+            try await AutomationsCommand.withAutomation(id, global) { s, a in try await s.deleteAutomation(id: a.id) }
         }
     }
 
