@@ -101,25 +101,7 @@ extension AttributeReport {
     /// into the list, as the LAN client does).
     static func fromRelay(_ message: ReportDataMessage) -> [AttributeReport] {
         var reports: [AttributeReport] = []
-        for ib in message.attributeReports {
-            switch ib {
-            case .status(let s):
-                guard let path = s.path.concretePath else { continue }
-                reports.append(AttributeReport(path: path, value: nil, status: s.status.status))
-            case .data(let d):
-                guard let path = d.path.concretePath else { continue }
-                if d.path.listIndex == .append {
-                    if let i = reports.lastIndex(where: { $0.path == path }), case .array(var items)? = reports[i].value {
-                        items.append(TLVElement(d.data))
-                        reports[i].value = .array(items)
-                    } else {
-                        reports.append(AttributeReport(path: path, value: .array([TLVElement(d.data)]), dataVersion: d.dataVersion))
-                    }
-                } else {
-                    reports.append(AttributeReport(path: path, value: d.data, dataVersion: d.dataVersion))
-                }
-            }
-        }
+        collect(message.attributeReports, into: &reports)
         return reports
     }
 }

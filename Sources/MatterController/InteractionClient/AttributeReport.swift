@@ -23,7 +23,7 @@ public struct AttributeReport: Sendable, Hashable, CustomStringConvertible {
 
     /// Turns the IBs of one ReportData into reports. List-entry appends (ListIndex null) are
     /// folded into the preceding whole-list value, as chunked lists arrive (spec 10.6.4.3).
-    static func collect(_ ibs: [AttributeReportIB], into reports: inout [AttributeReport]) {
+    public static func collect(_ ibs: [AttributeReportIB], into reports: inout [AttributeReport]) {
         for ib in ibs {
             switch ib {
             case .status(let s):
