@@ -151,9 +151,12 @@ public final class RelayControllerClient: Service, Sendable {
         case .failure(let failure):
             controllerLink.fail(failure)
         case .presence(let presence):
-            presenceBox.withLockedValue { $0[presence.deviceID] = presence.online }
-            if !presence.online {
-                // Nothing more will come from it on this connection.
+            let wasOnline = presenceBox.withLockedValue { $0.updateValue(presence.online, forKey: presence.deviceID) } == true
+            if wasOnline && !presence.online {
+                // Its connection dropped: nothing more will come from it for what was sent to it.
+                // An offline notice for a device never seen online (the snapshot a new connection
+                // starts with) ends nothing: an exchange sent since reaches the device if it has
+                // come up, or the relay answers it with a failure.
                 controllerLink.deviceWentOffline(presence.deviceID)
             }
             for watcher in presenceWatchers.withLockedValue({ Array($0.values) }) { watcher.yield(presence) }

@@ -158,9 +158,3 @@ public final class Home: Sendable {
         try await engine.refresh(nodeID: d.nodeID)
     }
 }
-
-extension HomeEngine {
-    func reloadIfNeeded() async throws {
-        if try await store.generation() != currentGeneration { try await reload() }
-    }
-}

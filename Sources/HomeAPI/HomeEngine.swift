@@ -103,7 +103,7 @@ actor HomeEngine {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
-                try? await self.reloadIfChanged()
+                try? await self.reloadIfNeeded()
             }
         }
     }
@@ -127,14 +127,13 @@ actor HomeEngine {
     nonisolated var snapshot: HomeSnapshot { hub.value }
 
     nonisolated func query<T: HomeObject>(_ select: @escaping @Sendable (HomeSnapshot) -> Set<T>) -> Query<T> {
-        Query { [hub] in
+        Query(refresh: { [weak self] in try await self?.reloadIfNeeded() }) { [hub] in
             hub.publisher().map(select).removeDuplicates().setFailureType(to: HomeError.self).eraseToAnyPublisher()
         }
     }
 
-    var currentGeneration: Int64 { generation }
-
-    private func reloadIfChanged() async throws {
+    /// Reloads when another writer (this Home or another on the same file) bumped the generation.
+    func reloadIfNeeded() async throws {
         guard !closed, try await store.generation() != generation else { return }
         try await reload()
     }

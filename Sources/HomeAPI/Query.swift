@@ -10,8 +10,14 @@ public protocol HomeObject: Hashable, Sendable {
 /// `stream()` each element that was added or changed, `list()` the current set once.
 public struct Query<T: HomeObject>: Sendable {
     let source: @Sendable () -> AnyPublisher<Set<T>, HomeError>
+    /// Brings the snapshot up to date with the store (another Home on the same file may
+    /// have written since the last poll), so `list()` never answers with older data than a
+    /// write that already returned.
+    let refresh: @Sendable () async throws -> Void
 
-    init(_ source: @escaping @Sendable () -> AnyPublisher<Set<T>, HomeError>) {
+    init(refresh: @escaping @Sendable () async throws -> Void = {},
+         _ source: @escaping @Sendable () -> AnyPublisher<Set<T>, HomeError>) {
+        self.refresh = refresh
         self.source = source
     }
 
@@ -37,8 +43,9 @@ public struct Query<T: HomeObject>: Sendable {
             .eraseToAnyPublisher()
     }
 
-    /// The current set (the first value of `batched()`).
+    /// The current set (the first value of `batched()`, once the store has been checked).
     public func list() async throws -> Set<T> {
+        try await refresh()
         for try await value in source().first().values { return value }
         throw HomeError.cancelled("the home was closed")
     }

@@ -34,6 +34,14 @@ struct HomeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Cloud relay")
     var cloud: CloudOptions
 
+    @Flag(help: ArgumentHelp(
+        "Run the cloud relay the home names (--relay or the home's cloud.relay) in this process, with the home registered in it.",
+        discussion: "Its database is STATE-ROOT/relay.sqlite and the home token STATE-ROOT/relay-home-token (kept across restarts)."))
+    var startRelay = false
+
+    @Option(help: ArgumentHelp("With --start-relay: the address the relay listens on (default: the relay URL's host).", valueName: "host"))
+    var relayListen: String?
+
     @Option(help: ArgumentHelp("The control socket `matter-sim fault` talks to (default: STATE-ROOT/control.sock).", valueName: "path"))
     var control: String?
 
@@ -45,6 +53,10 @@ struct HomeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
+        if relayListen != nil && !startRelay { throw ValidationError("--relay-listen is for --start-relay") }
+        if startRelay && cloud.homeToken != nil {
+            throw ValidationError("--relay-home-token: --start-relay registers the home itself and gives its devices the token")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical.")
         }
@@ -65,6 +77,36 @@ struct HomeCommand: AsyncParsableCommand {
         let plan: [HomeNodePlan]
         do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
         let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
+        var cloud = cloud
+        var relay: HomeRelay?
+        if startRelay {
+            guard let url = HomeRelay.url(option: cloud.relay, home: resolved) else {
+                throw ValidationError("--start-relay: \(home) names no relay (cloud.relay) and no --relay was given")
+            }
+            do {
+                relay = try await HomeRelay.start(url: url, listenHost: relayListen, homeName: resolved.name, stateRoot: stateRoot,
+                                                  logger: Logger(label: "matter.relay"))
+            } catch let error as HomeRelay.StartError {
+                printError(error.description)
+                throw ExitCode(1)
+            }
+            cloud.relay = url
+            cloud.homeToken = relay?.homeToken
+            printOut("cloud relay: \(url), home \"\(resolved.name)\", token \(relay?.homeToken ?? "")"
+                     + " (kept in \(URL(fileURLWithPath: stateRoot).appendingPathComponent(HomeRelay.tokenFileName).path))")
+        }
+        do {
+            try await serve(resolved, plan: plan, stateRoot: stateRoot, cloud: cloud, loader: loader, logger: logger)
+        } catch {
+            await relay?.stop()
+            throw error
+        }
+        await relay?.stop()
+    }
+
+    /// Runs the nodes (here or as child processes) until SIGINT or SIGTERM.
+    private func serve(_ resolved: ResolvedHome, plan: [HomeNodePlan], stateRoot: String, cloud: CloudOptions,
+                       loader: ProfileLoader, logger: Logger) async throws {
         if processPerDevice {
             try await DeviceProcessLauncher(homeFile: home, home: resolved, plan: plan, stateRoot: stateRoot,
                                             attestationDir: attestationDir, cloud: cloud, logLevel: logLevel).run(table: table)

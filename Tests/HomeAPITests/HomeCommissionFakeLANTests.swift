@@ -9,8 +9,9 @@ import Glibc
 /// 13 nodes run in one process on host "h"; homectl on host "c" finds each by its
 /// commissionable record (discriminator and port from the home profile), commissions it and
 /// lays the home out in its structures and rooms. A second run changes nothing. Then a
-/// small home runs one process per device: same codes and ports, commissioned by address,
-/// and SIGTERM to the parent stops every child and withdraws every record.
+/// small home runs one process per device with the relay it names (`--start-relay`): same
+/// codes and ports, commissioned by address, reachable through the relay, and SIGTERM to the
+/// parent stops every child and the relay and withdraws every record.
 @Suite("homes on a fake LAN", .serialized)
 struct HomeCommissionFakeLANTests {
     typealias Lab = FakeLANControllerTests.Lab
@@ -95,6 +96,7 @@ struct HomeCommissionFakeLANTests {
             let home = lab.work.appendingPathComponent("small-home.yaml")
             try """
                 name: Small Home
+                cloud: { relay: "ws://10.77.0.2:8099" }
                 structures:
                   - name: Flat
                     rooms:
@@ -107,7 +109,7 @@ struct HomeCommissionFakeLANTests {
                 """.write(to: home, atomically: true, encoding: .utf8)
             let output = try lab.startProcess("home", on: "h", [
                 FakeLANControllerTests.matterSim, "home", home.path, "--process-per-device", "--base-port", "5600",
-                "--state-root", lab.work.appendingPathComponent("state").path,
+                "--state-root", lab.work.appendingPathComponent("state").path, "--start-relay",
             ])
             try #require(try await Self.waitFor("3 devices running", in: output, seconds: 120),
                          "matter-sim home: \(output.text.suffix(1000)) \(lab.logs["home"]?.text.suffix(2000) ?? "")")
@@ -123,6 +125,17 @@ struct HomeCommissionFakeLANTests {
             #expect(commissioned.output.contains("3 commissioned"), "\(commissioned.output)")
             #expect(try await Self.homectl(lab, ["on", "Hall Plug"]).status == 0)
 
+            // The relay the home names runs in the parent, and every child reached it with the home's token:
+            // the light answers through the relay alone.
+            let token = try String(contentsOf: lab.work.appendingPathComponent("state/relay-home-token"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(output.text.contains("cloud relay: ws://10.77.0.2:8099, home \"Small Home\", token \(token)"))
+            let cloudOnly = ["--relay", "ws://10.77.0.2:8099", "--relay-token", token, "--policy", "cloudOnly"]
+            let on = try await Self.homectl(lab, ["on", "Hall Light"] + cloudOnly)
+            #expect(on.status == 0, "on through the relay: \(on.output) \(on.errors.suffix(2000))")
+            let light = try await Self.homectl(lab, ["get", "Hall Light", "--json"] + cloudOnly)
+            #expect(light.output.contains("\"onOff\" : \"on\""), "\(light.output) \(light.errors.suffix(1000))")
+
             // Operational records are up on the controller's host; SIGTERM withdraws them all.
             let before = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
                                                           "browse", "--type", "_matter._tcp", "--until-count", "3", "--timeout", "20"],
@@ -133,6 +146,7 @@ struct HomeCommissionFakeLANTests {
             #expect(status == 0)
             for pid in children { #expect(kill(pid, 0) != 0, "child \(pid) still runs") }
             #expect(output.text.contains("3 device processes stopped"))
+            #expect(output.text.contains("cloud relay stopped"))
             // A goodbye (TTL 0) leaves a cached record for one more second (RFC 6762 10.1).
             try await Task.sleep(for: .seconds(2))
             let after = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
