@@ -6,7 +6,8 @@
 #   scripts/interop.sh [--latency N] [PROFILE-NAME...]
 #
 # Then a restart check: the reference controller commissions the dimmable light, the device
-# process is restarted, and the controller reads it again without commissioning.
+# process is restarted, and the controller reads it again without commissioning. Then one
+# device of the demo home, with the whole home running in one process and one process each.
 # Prints one line per profile and closes with "N passed, N failed". Reports land in
 # .build/interop/<profile>.json.
 set -euo pipefail
@@ -56,6 +57,19 @@ if [ "${INTEROP_SKIP_RESTART:-}" = "" ]; then
     failed=$((failed + 1)); echo "interop: restart FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
   fi
   grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
+fi
+# A home: the device with both a light and a covering, commissioned while the demo home's
+# 13 nodes run in one process and then one process each (scripts/interop-home.sh checks
+# every device of the home the same way).
+if [ "${INTEROP_SKIP_HOME:-}" = "" ]; then
+  log="$ROOT/.build/interop/home.log"
+  echo "interop: home (Light and Shade in the demo home, both modes) ..."
+  if scripts/interop-home.sh --device "Light and Shade" >"$log" 2>&1; then
+    passed=$((passed + 1)); echo "interop: home PASS"
+  else
+    failed=$((failed + 1)); echo "interop: home FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
+  fi
+  grep -E '^interop-home: .*(PASS|FAIL|differ)' "$log" | sed 's/^/    /' || true
 fi
 echo "interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -108,6 +108,12 @@ public struct ProfileDescription: Sendable {
         }.joined(separator: ", ")
         var out = indent + "device \"\(device.name)\" — \(device.profileReference) [\(summary)]"
         out += "\n" + indent + "  serial \(p.identity.serialNumber), passcode \(Self.passcodeText(p.commissioning.passcode)), discriminator \(p.commissioning.discriminator)"
+        if !p.cloudOnlyClusters.isEmpty {
+            // Not on the LAN: a controller reaching the device over UDP does not see these.
+            out += "\n" + indent + "  cloud only: " + p.cloudOnlyClusters.map {
+                "\(model.cluster($0.cluster)?.name ?? $0.cluster.description) on endpoint \($0.endpoint)"
+            }.joined(separator: ", ")
+        }
         if showAttributes {
             out += "\n" + render(p, indent: indent + "  ")
         }

@@ -152,6 +152,19 @@ public final class Home: Sendable {
         try await engine.removeDevice(id)
     }
 
+    /// Waits, at most `timeout`, until every route of every device works (and the clusters
+    /// a device serves only through the relay are known), so a listing right after opening
+    /// shows what works rather than what is still connecting. Returns false when some route
+    /// was still down or untried at the deadline; its traits then say so.
+    public func waitUntilAllRoutesUp(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if await engine.allRoutesUp { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// Reads a device's state now rather than waiting for its next report.
     public func refresh(deviceID: String) async throws {
         let d = try await device(id: deviceID)

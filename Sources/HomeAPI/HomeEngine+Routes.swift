@@ -251,13 +251,29 @@ extension HomeEngine {
                 try await controller.read(node, [path])
             }
             let learned = cloudOnlyClusters(relay: serverLists(viaRelay), lan: serverLists(viaLAN))
-            cloudOnlyLearned.insert(node)
-            guard let d = graph.devices[deviceID], d.cloudOnlyClusters != learned else { return }
+            guard let d = graph.devices[deviceID], d.cloudOnlyClusters != learned else {
+                cloudOnlyLearned.insert(node)
+                return
+            }
             logger.info("\(d.name): cloud-only clusters \(learned.map { "\($0.endpoint):\($0.clusters)" })")
             try await store.setCloudOnlyClusters(deviceID, learned)
             try await reload()
+            // Learned once the graph shows it (allRoutesUp reads this).
+            cloudOnlyLearned.insert(node)
         } catch {
             logger.debug("learning the cloud-only clusters of \(deviceID) failed: \(error)")
+        }
+    }
+
+    /// Whether every route each device may take works, with the clusters it serves only
+    /// through the relay learned (until then a cloud-only trait is missing and the device
+    /// looks `direct`).
+    var allRoutesUp: Bool {
+        graph.devices.values.allSatisfy { d in
+            let state = states[d.nodeID] ?? NodeState()
+            let kinds = routeKinds(for: d)
+            guard kinds.allSatisfy({ state[$0].health == .up }) else { return false }
+            return !(kinds.contains(.direct) && kinds.contains(.relay)) || cloudOnlyLearned.contains(d.nodeID)
         }
     }
 

@@ -127,23 +127,14 @@ struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List devices with their connectivity and locality (per device, device type and trait).")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Seconds to try each device's routes before reporting (0: the stored graph only, connectivity unknown).")
+    @Option(help: "Seconds to wait for every device's routes to work before reporting (0: the stored graph only, connectivity unknown).")
     var settle: Double = 3
 
     func run() async throws {
         try await HomeAPIRun.run {
             let home = try await global.open(live: settle > 0)
-            // Wait until every trait's route was tried (none unknown), or the settle time passed.
-            let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, settle) * 1000))
-            while ContinuousClock.now < deadline {
-                let devices = try await home.devices().list()
-                let settled = devices.allSatisfy { d in
-                    d.types.all.all.allSatisfy { t in t.traits.all.allSatisfy { $0.metadata.sourceConnectivity.connectivityState != .unknown } }
-                        && d.sourceConnectivity.connectivityState != .unknown
-                }
-                if settled { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            // Wait until every device's routes work, or the settle time passed (a route down then is listed as down).
+            if settle > 0 { _ = await home.waitUntilAllRoutesUp(timeout: .milliseconds(Int64(settle * 1000))) }
             var rows: [DeviceSummary] = []
             for d in try await home.devices().list().sorted(by: { $0.name < $1.name }) { rows.append(await summary(d, home)) }
             if global.json { Output.json(rows) } else {

@@ -111,6 +111,11 @@ struct RoutingTests {
         let typeUpdates = Recorder(s.lightDevice.types.subscribe(DimmableLightDeviceType.self))
         let batched = Recorder(s.home.devices().batched())
 
+        // Once every route works and the cloud-only clusters are learned, the device is final at once.
+        #expect(await s.home.waitUntilAllRoutesUp(timeout: .seconds(15)))
+        let settled = try await s.device(s.lightDevice)
+        #expect(settled.sourceConnectivity == SourceConnectivity(connectivityState: .online, dataSourceLocality: .mixed))
+
         // LAN and cloud up: Matter traits direct, the cloud-only LevelControl remote.
         let upTime = await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15))
         let info1 = await s.connectivity(s.lightDevice)
