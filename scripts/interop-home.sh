@@ -71,15 +71,34 @@ requires() {
   echo "${r[@]}"
 }
 
-# A report's steps without their timings, one per line, to compare modes.
+# A report's steps without their timings, one per line, to compare modes. (The JSON report,
+# not the log: there the check's lines can land inside the controller's own log lines.)
 results() {
-  grep -E '^(PASS|FAIL) ' "$1" | python3 -c '
+  python3 - "$1" <<'PY'
 import json, sys
-for line in sys.stdin:
-    verdict, _, body = line.partition(" ")
-    step = json.loads(body)
+try:
+    steps = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    steps = [{"step": "report", "ok": False, "error": "no report"}]
+for step in steps:
     step.pop("ms", None)
-    print(verdict, json.dumps(step, sort_keys=True))'
+    print("PASS" if step.get("ok") else "FAIL", json.dumps(step, sort_keys=True))
+PY
+}
+
+# The UDP port the reference controller took for the device (its "Discovered Device" line),
+# and the port the home's table gives the device.
+discovered_port() { grep -o 'Discovered Device: [^ ]*' "$1" | head -n 1 | sed 's/.*://'; }
+table_port() { awk -v n="$2  " 'index($0, n) == 1 { print $(NF - 1); exit }' "$1"; }
+
+# One check of one device; returns the run's status.
+check() {
+  local log="$1" report="$2"; shift 2
+  rm -f "$report"  # a run that ends early must not leave the last run's report to be read
+  # shellcheck disable=SC2046
+  "$RUN_INTEROP" --passcode "$passcode" --discriminator "$discriminator" \
+    --paa "$ROOT/DeviceProfiles/credentials/paa" $(requires "$types" "$cloud") \
+    --report "$report" -- "$SIM" home "$HOME_FILE" --state-root state "$@" >"$log" 2>&1
 }
 
 total=0; same=0; bad=0
@@ -95,16 +114,24 @@ for entry in "${PLAN[@]}"; do
   for mode in "${MODES[@]}"; do
     log="$OUT/$slug.$mode.log"
     flags=(); [ "$mode" = process-per-device ] && flags=(--process-per-device)
+    report="$OUT/$slug.$mode.json"
     echo "interop-home: $name ($types${cloud:+; cloud only: $cloud}, discriminator $discriminator), $mode ..."
-    # shellcheck disable=SC2046
-    if "$RUN_INTEROP" --passcode "$passcode" --discriminator "$discriminator" \
-        --paa "$ROOT/DeviceProfiles/credentials/paa" $(requires "$types" "$cloud") \
-        --report "$OUT/$slug.$mode.json" -- "$SIM" home "$HOME_FILE" --state-root state "${flags[@]}" >"$log" 2>&1; then
+    status=0; check "$log" "$report" "${flags[@]}" || status=$?
+    # With many commissionable nodes announcing at once, the reference controller may take
+    # another node's record for the discriminator it asked for (that node then rejects the
+    # PASE). That is the controller's choice, not the device's answer: say so and check once more.
+    found=$(discovered_port "$log"); own=$(table_port "$log" "$name")
+    if [ "$status" != 0 ] && [ -n "$found" ] && [ -n "$own" ] && [ "$found" != "$own" ]; then
+      echo "interop-home: $name, $mode: the reference controller went to port $found, not $name's $own; checking again"
+      mv "$log" "$log.first"
+      status=0; check "$log" "$report" "${flags[@]}" || status=$?
+    fi
+    if [ "$status" = 0 ]; then
       verdicts+=(PASS)
     else
       verdicts+=(FAIL); tail -n 20 "$log" | sed 's/^/    /'
     fi
-    results "$log" >"$OUT/$slug.$mode.steps"
+    results "$report" >"$OUT/$slug.$mode.steps"
     echo "interop-home: $name, $mode: ${verdicts[-1]} ($(grep -c '^PASS' "$OUT/$slug.$mode.steps" || true) steps passed," \
       "$(grep -c '^FAIL' "$OUT/$slug.$mode.steps" || true) failed)"
   done
