@@ -45,6 +45,12 @@ public final class RelayMetrics: Sendable {
         public var latencyCounts: [Int]
         public var latencyCount: Int
         public var latencySum: Double
+
+        /// The totals a relay prints when it stops.
+        public var summary: String {
+            "\(connectionsAccepted.values.reduce(0, +)) connections served, \(routed.values.reduce(0, +)) frames routed, "
+                + "\(rejected.values.reduce(0, +)) rejected"
+        }
     }
 
     // The lock guards the whole snapshot; every update is a few integer additions.

@@ -126,9 +126,6 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     private func printSummary(_ server: RelayServer) {
-        let snapshot = server.metrics.snapshot
-        print(
-            "matter-relay stopped: \(snapshot.connectionsAccepted.values.reduce(0, +)) connections served, "
-                + "\(snapshot.routed.values.reduce(0, +)) frames routed, \(snapshot.rejected.values.reduce(0, +)) rejected")
+        print("matter-relay stopped: \(server.metrics.snapshot.summary)")
     }
 }

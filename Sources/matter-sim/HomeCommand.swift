@@ -83,16 +83,18 @@ struct HomeCommand: AsyncParsableCommand {
             guard let url = HomeRelay.url(option: cloud.relay, home: resolved) else {
                 throw ValidationError("--start-relay: \(home) names no relay (cloud.relay) and no --relay was given")
             }
+            let started: HomeRelay
             do {
-                relay = try await HomeRelay.start(url: url, listenHost: relayListen, homeName: resolved.name, stateRoot: stateRoot,
-                                                  logger: Logger(label: "matter.relay"))
+                started = try await HomeRelay.start(url: url, listenHost: relayListen, homeName: resolved.name, stateRoot: stateRoot,
+                                                    logger: Logger(label: "matter.relay"))
             } catch let error as HomeRelay.StartError {
                 printError(error.description)
                 throw ExitCode(1)
             }
+            relay = started
             cloud.relay = url
-            cloud.homeToken = relay?.homeToken
-            printOut("cloud relay: \(url), home \"\(resolved.name)\", token \(relay?.homeToken ?? "")"
+            cloud.homeToken = started.homeToken
+            printOut("cloud relay: \(url), home \"\(resolved.name)\", token \(started.homeToken)"
                      + " (kept in \(URL(fileURLWithPath: stateRoot).appendingPathComponent(HomeRelay.tokenFileName).path))")
         }
         do {

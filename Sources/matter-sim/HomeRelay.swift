@@ -87,8 +87,6 @@ struct HomeRelay {
     func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
-        let metrics = server.metrics.snapshot
-        printOut("cloud relay stopped: \(metrics.connectionsAccepted.values.reduce(0, +)) connections served, "
-                 + "\(metrics.routed.values.reduce(0, +)) frames routed")
+        printOut("cloud relay stopped: \(server.metrics.snapshot.summary)")
     }
 }
