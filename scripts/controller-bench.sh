@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # controller-bench.sh: On/Off invoke latency (p50/p99) from this project's controller
 # library (homectl bench, through HomeAPI) and from the reference controller
-# (../shared/interop/run-interop.sh --latency), against the same matter-sim profile,
-# in the same run, printed side by side.
+# (scripts/interop/run.sh --latency), against the same matter-sim profile, in the same run,
+# printed side by side.
 #
 # Usage: controller-bench.sh [--count N] [--profile YAML]
 #   HOMECTL, MATTER_SIM   binaries to use (default: .build/debug/ of this package)
+#   MATTER_INTEROP        another reference-controller harness with run.sh's options
 #
-# Each side gets its own private fake LAN (scripts/fakelan.sh / run-interop.sh network
-# namespaces, with their own Avahi): no mDNS on the machine's real interfaces. Needs root.
+# Each side gets its own private fake LAN (scripts/fakelan.sh, with its own Avahi): no mDNS
+# on the machine's real interfaces. Needs root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 COUNT=200
@@ -23,7 +24,7 @@ done
 HOMECTL="${HOMECTL:-$ROOT/.build/debug/homectl}"
 MATTER_SIM="${MATTER_SIM:-$ROOT/.build/debug/matter-sim}"
 FAKELAN="$ROOT/scripts/fakelan.sh"
-INTEROP="${INTEROP:-${MATTER_SHARED:-$ROOT/../shared}/interop/run-interop.sh}"
+INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
 [ "$(id -u)" = 0 ] || { echo "controller-bench: needs root (network namespaces)" >&2; exit 2; }
 for b in "$HOMECTL" "$MATTER_SIM"; do [ -x "$b" ] || { echo "controller-bench: $b is not built" >&2; exit 2; }; done
 PASSCODE=20202021
@@ -71,7 +72,7 @@ print(f"On/Off invoke latency, {sys.argv[3]} invokes, matter-sim {sys.argv[4]} o
 print(f"  {'controller':<34} {'p50 ms':>9} {'p99 ms':>9}")
 print(f"  {'this library (homectl bench)':<34} {ours['p50_ms']:>9.3f} {ours['p99_ms']:>9.3f}")
 if ref and ref.get("ok"):
-    print(f"  {'reference (run-interop --latency)':<34} {ref['p50_ms']:>9.3f} {ref['p99_ms']:>9.3f}")
+    print(f"  {'reference (interop/run.sh --latency)':<34} {ref['p50_ms']:>9.3f} {ref['p99_ms']:>9.3f}")
 else:
     print(f"  reference: no latency result ({ref})"); sys.exit(1)
 PY

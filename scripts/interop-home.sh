@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Interop check for every device of a home, in both ways `matter-sim home` runs one: all
 # nodes in one process, and one process per device (--process-per-device). For each device
-# the whole home runs on the device host of ../shared/interop/run-interop.sh, and the
-# reference controller commissions that device by its own discriminator and passcode and
-# exercises its clusters. Per device, both modes must pass every step with the same results
-# (the report lines without their timings). Needs root.
+# the whole home runs on the device host of the reference-controller harness
+# (scripts/interop/run.sh, or $MATTER_INTEROP), and the reference controller commissions
+# that device by its own discriminator and passcode and exercises its clusters. Per device,
+# both modes must pass every step with the same results (scripts/interop/steps.py: the
+# report lines without their timings). Needs root.
 #
 #   scripts/interop-home.sh [--home FILE] [--device NAME]... [--mode one-process|process-per-device]...
+#                           [--out DIR]
 #
 # Prints a line per device and mode, then "interop-home: N devices, N same in both modes, N
-# differ or failed". Reports and logs land in .build/interop/home/.
+# differ or failed". Reports and logs land in DIR (default .build/interop/home/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-SHARED="${MATTER_SHARED:-$ROOT/../shared}"
+INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
+OUT="$ROOT/.build/interop/home"
 HOME_FILE="$ROOT/DeviceProfiles/homes/demo-home.yaml"
 DEVICES=(); MODES=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --home) HOME_FILE="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     --device) DEVICES+=("$2"); shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
     --mode)
       case "$2" in one-process|process-per-device) MODES+=("$2") ;;
         *) echo "interop-home: --mode $2: expected one-process or process-per-device" >&2; exit 2 ;; esac
@@ -28,25 +32,24 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "${#MODES[@]}" -gt 0 ] || MODES=(one-process process-per-device)
-[ -x "$SHARED/interop/run-interop.sh" ] || { echo "interop-home: $SHARED/interop/run-interop.sh not found" >&2; exit 2; }
+[ -x "$INTEROP" ] || { echo "interop-home: harness $INTEROP not found" >&2; exit 2; }
 swift build --product matter-sim >/dev/null
 SIM="$ROOT/.build/debug/matter-sim"
-OUT="$ROOT/.build/interop/home"
 mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
 
-# run-interop.sh waits for the device host with `avahi-browse … | grep -q '^='` under
-# pipefail. With one node avahi-browse has written everything before grep quits; a home's
-# 13 nodes fill more than one stdio buffer, so avahi-browse is killed by SIGPIPE on its next
-# write and the wait never succeeds. Until shared/ changes, a copy that reads the whole
-# listing (grep -c) runs instead; every other line is the shared script's own.
-RUN_INTEROP="$SHARED/interop/run-interop.sh"
+# The team's cross-check harness, in the version that waits with `avahi-browse … | grep -q
+# '^='` under pipefail, never sees a home: its 13 nodes fill more than a pipe buffer, grep
+# quits at the first match and avahi-browse dies of SIGPIPE. Such a harness runs as a copy
+# that reads the whole listing (grep -c); every other line is its own.
+RUN_INTEROP="$INTEROP"
 if grep -q "avahi-browse -prt _matterc._udp 2>/dev/null | grep -q '^='" "$RUN_INTEROP"; then
   RUN_INTEROP="$OUT/run-interop.sh"
-  sed -e "s|^HERE=.*|HERE=\"$(cd "$SHARED/interop" && pwd)\"|" \
+  sed -e "s|^HERE=.*|HERE=\"$(cd "$(dirname "$INTEROP")" && pwd)\"|" \
       -e "s/avahi-browse -prt _matterc._udp 2>\/dev\/null | grep -q '^='/avahi-browse -prt _matterc._udp 2>\/dev\/null | grep -c '^=' >\/dev\/null/" \
-      "$SHARED/interop/run-interop.sh" >"$RUN_INTEROP"
+      "$INTEROP" >"$RUN_INTEROP"
   chmod +x "$RUN_INTEROP"
-  echo "interop-home: using $RUN_INTEROP (the shared script, reading the whole avahi-browse listing)"
+  echo "interop-home: using $RUN_INTEROP (that harness, reading the whole avahi-browse listing)"
 fi
 
 # name|passcode|discriminator|device types|cloud-only clusters, one line per device, from the
@@ -73,18 +76,7 @@ requires() {
 
 # A report's steps without their timings, one per line, to compare modes. (The JSON report,
 # not the log: there the check's lines can land inside the controller's own log lines.)
-results() {
-  python3 - "$1" <<'PY'
-import json, sys
-try:
-    steps = json.load(open(sys.argv[1]))
-except (OSError, ValueError):
-    steps = [{"step": "report", "ok": False, "error": "no report"}]
-for step in steps:
-    step.pop("ms", None)
-    print("PASS" if step.get("ok") else "FAIL", json.dumps(step, sort_keys=True))
-PY
-}
+results() { python3 "$ROOT/scripts/interop/steps.py" "$1"; }
 
 # The UDP port the reference controller took for the device (its "Discovered Device" line),
 # and the port the home's table gives the device.

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Interop check: each device profile below is commissioned and exercised by the reference
-# Matter controller (connectedhomeip, as Home Assistant uses it) through
-# ../shared/interop/run-interop.sh, on a private two-host network. Needs root.
+# Matter controller (connectedhomeip, as Home Assistant uses it) through the project's harness,
+# scripts/interop/run.sh, on a private two-host fake LAN. Needs root.
 #
 #   scripts/interop.sh [--latency N] [PROFILE-NAME...]
+#
+#   MATTER_INTEROP  another harness with run.sh's options, e.g. the team's cross-check
+#                   ../shared/interop/run-interop.sh (default: scripts/interop/run.sh)
+#   INTEROP_OUT     where reports go (default: .build/interop)
 #
 # Then a restart check: the reference controller commissions the dimmable light, the device
 # process is restarted, and the controller reads it again without commissioning. Then one
 # device of the demo home, with the whole home running in one process and one process each.
 # Prints one line per profile and closes with "N passed, N failed". Reports land in
-# .build/interop/<profile>.json.
+# $INTEROP_OUT/<check>.json, and each report's steps without timings in <check>.steps
+# (scripts/interop/steps.py), so two harnesses' runs compare with `diff -r`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-SHARED="${MATTER_SHARED:-$ROOT/../shared}"
+INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
+OUT="${INTEROP_OUT:-$ROOT/.build/interop}"
 LATENCY=0
 if [ "${1:-}" = "--latency" ]; then LATENCY="$2"; shift 2; fi
 
@@ -25,51 +31,54 @@ declare -A REQUIRE=(
 profiles=("$@")
 [ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering)
 
-[ -x "$SHARED/interop/run-interop.sh" ] || { echo "interop: $SHARED/interop/run-interop.sh not found" >&2; exit 2; }
+[ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 swift build --product matter-sim >/dev/null
-mkdir -p .build/interop
+mkdir -p "$OUT"
+echo "interop: harness $INTEROP"
 passed=0; failed=0
-for name in "${profiles[@]}"; do
-  report="$ROOT/.build/interop/$name.json"
-  log="$ROOT/.build/interop/$name.log"
-  echo "interop: $name ..."
-  # shellcheck disable=SC2086
-  if "$SHARED/interop/run-interop.sh" --passcode 20202021 --discriminator 3840 \
-      --paa "$ROOT/DeviceProfiles/credentials/paa" ${REQUIRE[$name]:-} --latency "$LATENCY" \
-      --report "$report" -- "$ROOT/.build/debug/matter-sim" run "$ROOT/DeviceProfiles/devices/$name.yaml" \
-      --passcode 20202021 --discriminator 3840 >"$log" 2>&1; then
+SIM="$ROOT/.build/debug/matter-sim"
+PAA="$ROOT/DeviceProfiles/credentials/paa"
+
+# check NAME COMMAND...: runs one check, logs it to $OUT/NAME.log, keeps the report's steps
+# without timings in $OUT/NAME.steps, and counts it.
+check() {
+  local name="$1"; shift
+  local log="$OUT/$name.log"
+  if "$@" >"$log" 2>&1; then
     passed=$((passed + 1)); echo "interop: $name PASS"
   else
     failed=$((failed + 1)); echo "interop: $name FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
   fi
-  grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
+  if [ -f "$OUT/$name.json" ]; then
+    python3 "$ROOT/scripts/interop/steps.py" "$OUT/$name.json" >"$OUT/$name.steps"
+    grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
+  fi
+}
+
+for name in "${profiles[@]}"; do
+  echo "interop: $name ..."
+  rm -f "$OUT/$name.json"
+  # shellcheck disable=SC2086
+  check "$name" "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" ${REQUIRE[$name]:-} \
+    --latency "$LATENCY" --report "$OUT/$name.json" -- \
+    "$SIM" run "$ROOT/DeviceProfiles/devices/$name.yaml" --passcode 20202021 --discriminator 3840
 done
 # Restart: commission, restart the device process, read again without commissioning.
 if [ "${INTEROP_SKIP_RESTART:-}" = "" ]; then
-  log="$ROOT/.build/interop/restart.log"
   echo "interop: restart (dimmable-light) ..."
-  if "$SHARED/interop/run-interop.sh" --passcode 20202021 --discriminator 3840 \
-      --checker "$ROOT/scripts/interop/restart_check.py" --report "$ROOT/.build/interop/restart.json" \
-      -- "$ROOT/scripts/interop/restarting-device.sh" "$ROOT/.build/debug/matter-sim" run \
-      "$ROOT/DeviceProfiles/devices/dimmable-light.yaml" --passcode 20202021 --discriminator 3840 >"$log" 2>&1; then
-    passed=$((passed + 1)); echo "interop: restart PASS"
-  else
-    failed=$((failed + 1)); echo "interop: restart FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
-  fi
-  grep -E '^(PASS|FAIL) ' "$log" | sed 's/^/    /' || true
+  rm -f "$OUT/restart.json"
+  check restart "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" \
+    --checker "$ROOT/scripts/interop/restart_check.py" --report "$OUT/restart.json" -- \
+    "$ROOT/scripts/interop/restarting-device.sh" "$SIM" run "$ROOT/DeviceProfiles/devices/dimmable-light.yaml" \
+    --passcode 20202021 --discriminator 3840
 fi
 # A home: the device with both a light and a covering, commissioned while the demo home's
 # 13 nodes run in one process and then one process each (scripts/interop-home.sh checks
-# every device of the home the same way).
+# every device of the home the same way; its steps land in $OUT/home/).
 if [ "${INTEROP_SKIP_HOME:-}" = "" ]; then
-  log="$ROOT/.build/interop/home.log"
   echo "interop: home (Light and Shade in the demo home, both modes) ..."
-  if scripts/interop-home.sh --device "Light and Shade" >"$log" 2>&1; then
-    passed=$((passed + 1)); echo "interop: home PASS"
-  else
-    failed=$((failed + 1)); echo "interop: home FAIL (log: $log)"; tail -n 25 "$log" | sed 's/^/    /'
-  fi
-  grep -E '^interop-home: .*(PASS|FAIL|differ)' "$log" | sed 's/^/    /' || true
+  check home env MATTER_INTEROP="$INTEROP" scripts/interop-home.sh --device "Light and Shade" --out "$OUT/home"
+  grep -E '^interop-home: .*(PASS|FAIL|differ)' "$OUT/home.log" | sed 's/^/    /' || true
 fi
 echo "interop: $passed passed, $failed failed"
 [ "$failed" = 0 ]

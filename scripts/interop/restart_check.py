@@ -1,105 +1,68 @@
 """Restart check with the reference controller: commission a device, turn it on, restart the
 device's process, and read it again over a new CASE session without commissioning again.
 
-Runs in place of chip_check.py through run-interop.sh --checker, with the device command
-wrapped in restarting-device.sh (which records the device PID and restarts it).
+Runs as the checker of scripts/interop/run.sh (--checker), with the device command wrapped in
+restarting-device.sh, which records the device's PID and starts the command again when it ends.
 """
 
-import argparse
 import asyncio
 import os
 import signal
 import time
 
-import chip.clusters as C
-import chip_check
-from chip_check import NODE_ID, attr, record, step
+import chip.clusters as Clusters
+from reference_check import NODE_ID, Check, elapsed_ms, main
 
 
-async def wait_for_restart(pidfile, old_pid, timeout=30):
-    deadline = time.monotonic() + timeout
+async def wait_for_restart(pidfile, old_pid, timeout_s=30):
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
             pid = int(open(pidfile).read().strip())
             if pid != old_pid:
                 return pid
         except (OSError, ValueError):
-            pass
+            pass  # restarting-device.sh is rewriting it
         await asyncio.sleep(0.2)
     raise TimeoutError("the device process did not come back")
 
 
-async def read_after_restart(ctrl, pidfile):
-    await ctrl.SendCommand(NODE_ID, 1, C.OnOff.Commands.On())
-    before = await attr(ctrl, 1, C.OnOff.Attributes.OnOff)
-    label = "restart-check"
-    await ctrl.WriteAttribute(NODE_ID, [(0, C.BasicInformation.Attributes.NodeLabel(label))])
-    old_pid = int(open(pidfile).read().strip())
-    os.kill(old_pid, signal.SIGTERM)
-    new_pid = await wait_for_restart(pidfile, old_pid)
-    ctrl.ExpireSessions(NODE_ID)  # the old CASE session died with the process
-    t0 = time.monotonic()
-    deadline = t0 + 60
-    while True:
-        try:
-            after = await attr(ctrl, 1, C.OnOff.Attributes.OnOff)
-            node_label = await attr(ctrl, 0, C.BasicInformation.Attributes.NodeLabel)
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(1)
-    ok = before is True and after is True and node_label == label
-    return ok, {"oldPid": old_pid, "newPid": new_pid, "onOffBefore": before, "onOffAfter": after,
-                "nodeLabelAfter": node_label, "reconnectMs": round((time.monotonic() - t0) * 1000, 1)}
+class RestartCheck(Check):
+    def __init__(self, args):
+        super().__init__(args)
+        # restarting-device.sh writes the PID into the device's directory, ../device.
+        self.pidfile = os.path.join(os.path.dirname(os.path.abspath(args.workdir)), "device", "device.pid")
 
+    async def read_after_restart(self):
+        OnOff = Clusters.OnOff.Attributes.OnOff
+        NodeLabel = Clusters.BasicInformation.Attributes.NodeLabel
+        await self.invoke(1, Clusters.OnOff.Commands.On())
+        before = await self.read(1, OnOff)
+        label = "restart-check"
+        await self.controller.WriteAttribute(NODE_ID, [(0, NodeLabel(label))])
+        old_pid = int(open(self.pidfile).read().strip())
+        os.kill(old_pid, signal.SIGTERM)
+        new_pid = await wait_for_restart(self.pidfile, old_pid)
+        self.controller.ExpireSessions(NODE_ID)  # the old CASE session died with the process
+        start = time.monotonic()
+        while True:
+            try:
+                after = await self.read(1, OnOff)
+                label_after = await self.read(0, NodeLabel)
+                break
+            except Exception:
+                if time.monotonic() - start > 60:
+                    raise
+                await asyncio.sleep(1)
+        ok = before is True and after is True and label_after == label
+        return ok, {"oldPid": old_pid, "newPid": new_pid, "onOffBefore": before, "onOffAfter": after,
+                    "nodeLabelAfter": label_after, "reconnectMs": elapsed_ms(start)}
 
-async def run(args):
-    import chip.CertificateAuthority
-    import chip.discovery
-    import chip.native
-    from chip.ChipStack import ChipStack
-
-    chip.native.Init()
-    stack = ChipStack(persistentStoragePath=os.path.join(args.workdir, "controller-storage.json"),
-                      enableServerInteractions=False)
-    cam = chip.CertificateAuthority.CertificateAuthorityManager(chipStack=stack)
-    cam.LoadAuthoritiesFromStorage()
-    ca = cam.activeCaList[0] if cam.activeCaList else cam.NewCertificateAuthority()
-    fabric = ca.adminList[0] if ca.adminList else ca.NewFabricAdmin(vendorId=0xFFF1, fabricId=1)
-    ctrl = fabric.NewController(paaTrustStorePath=args.paa)
-    t0 = time.monotonic()
-    try:
-        await ctrl.CommissionOnNetwork(nodeId=NODE_ID, setupPinCode=args.passcode,
-                                       filterType=chip.discovery.FilterType.LONG_DISCRIMINATOR,
-                                       filter=args.discriminator)
-        record("commission", True, ms=round((time.monotonic() - t0) * 1000, 1))
-    except Exception as exc:
-        record("commission", False, error=f"{type(exc).__name__}: {exc}")
-        return
-    pidfile = os.path.join(os.path.dirname(os.path.abspath(args.workdir)), "device", "device.pid")
-    await step("read after restart without commissioning", read_after_restart(ctrl, pidfile))
-
-
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--passcode", type=int, required=True)
-    p.add_argument("--discriminator", type=int, required=True)
-    p.add_argument("--paa", required=True)
-    p.add_argument("--workdir", required=True)
-    p.add_argument("--report", required=True)
-    p.add_argument("--latency", type=int, default=0)
-    p.add_argument("--require", action="append", default=[])
-    args = p.parse_args()
-    chip_check.REPORT_PATH = args.report
-    try:
-        asyncio.run(run(args))
-    finally:
-        report = chip_check.REPORT
-        ok = len(report) == 2 and all(e["ok"] for e in report)
-        print(f"restart-check: {sum(e['ok'] for e in report)} passed, {sum(not e['ok'] for e in report)} failed", flush=True)
-        os._exit(0 if ok else 1)
+    async def run(self):
+        self.start_controller()
+        if await self.commission():
+            await self.step("read after restart without commissioning", self.read_after_restart())
 
 
 if __name__ == "__main__":
-    main()
+    main(RestartCheck, "restart-check", complete=lambda steps: len(steps) == 2)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# apt-install.sh PACKAGE...: installs the Debian packages of the list that are missing, and
+# nothing when all are there. A policy-rc.d that says 101 keeps package scripts from starting
+# services meanwhile: the stock avahi-daemon would publish on the machine's real interfaces
+# (the network rule). Ours is removed again afterwards.
+set -euo pipefail
+missing=()
+for pkg in "$@"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+[ "${#missing[@]}" -gt 0 ] || exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "apt-install: missing Debian packages: ${missing[*]} (run as root, or install them)" >&2
+  exit 1
+fi
+echo "apt-install: installing ${missing[*]}" >&2
+guard=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+  guard=yes
+fi
+trap '[ -z "$guard" ] || rm -f /usr/sbin/policy-rc.d' EXIT
+apt-get update -qq >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,295 @@
+"""The reference controller's check of one device (run by scripts/interop/run.sh).
+
+It runs on the controller host of the fake LAN with the connectedhomeip Python controller:
+commissions the device on the network (DNS-SD discovery by long discriminator, PASE,
+attestation against --paa, CSR/NOC, CASE, CommissioningComplete), walks the endpoints named by
+the Descriptor of endpoint 0, and exercises each cluster the project's devices serve:
+BasicInformation, OnOff, LevelControl, WindowCovering; then one subscription and, with
+--latency N, N timed invokes.
+
+The report (--report) is a JSON list with one object per step: "step", "ok", the step's own
+values and "ms". Step names and values are the project's report format: scripts/interop-home.sh
+and scripts/interop/steps.py compare reports by them, with the timings left out.
+
+Other checkers (restart_check.py) reuse `Check` and take the same options.
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+import traceback
+
+import chip.CertificateAuthority
+import chip.clusters as Clusters
+import chip.discovery
+import chip.native
+from chip.ChipStack import ChipStack
+
+# The node ID the controller gives the device on its fabric.
+NODE_ID = 0x4D0A
+# A step that takes longer has hung (the controller's own timeouts are longer still).
+STEP_TIMEOUT_S = 90
+# The clusters --require can name.
+REQUIRABLE = {
+    "onoff": Clusters.OnOff.id,
+    "level-control": Clusters.LevelControl.id,
+    "window-covering": Clusters.WindowCovering.id,
+    "basic-information": Clusters.BasicInformation.id,
+}
+
+
+def elapsed_ms(start):
+    return round((time.monotonic() - start) * 1000, 1)
+
+
+class Check:
+    """One controller on a fabric of its own, the device it commissions, and the report."""
+
+    def __init__(self, args):
+        self.args = args
+        self.steps = []
+        self.controller = None
+
+    # --- the report ---------------------------------------------------------------------
+
+    def record(self, name, ok, **values):
+        entry = {"step": name, "ok": bool(ok), **values}
+        self.steps.append(entry)
+        print(("PASS " if ok else "FAIL ") + json.dumps(entry), flush=True)
+        # Written after every step: a run that is killed still leaves what it did.
+        with open(self.args.report, "w") as report:
+            json.dump(self.steps, report, indent=1)
+        return bool(ok)
+
+    async def step(self, name, body):
+        """Runs `body` (a coroutine giving (ok, values)) as a step; a raise is a failed step."""
+        start = time.monotonic()
+        try:
+            ok, values = await asyncio.wait_for(body, STEP_TIMEOUT_S)
+            return self.record(name, ok, ms=elapsed_ms(start), **values)
+        except (Exception, asyncio.TimeoutError) as error:
+            return self.record(name, False, error=f"{type(error).__name__}: {error}",
+                               trace=traceback.format_exc(limit=3))
+
+    def passed(self):
+        return bool(self.steps) and all(entry["ok"] for entry in self.steps)
+
+    def summary(self, label):
+        good = sum(entry["ok"] for entry in self.steps)
+        print(f"{label}: {good} passed, {len(self.steps) - good} failed", flush=True)
+
+    # --- the controller -------------------------------------------------------------------
+
+    def start_controller(self):
+        chip.native.Init()
+        # Kept on self: when the stack or the authority manager is collected, it shuts the
+        # controller down.
+        self.stack = ChipStack(persistentStoragePath=os.path.join(self.args.workdir, "controller-storage.json"),
+                               enableServerInteractions=False)
+        self.authorities = chip.CertificateAuthority.CertificateAuthorityManager(chipStack=self.stack)
+        self.authorities.LoadAuthoritiesFromStorage()
+        authorities = self.authorities
+        authority = authorities.activeCaList[0] if authorities.activeCaList else authorities.NewCertificateAuthority()
+        admin = authority.adminList[0] if authority.adminList else authority.NewFabricAdmin(vendorId=0xFFF1, fabricId=1)
+        self.controller = admin.NewController(paaTrustStorePath=self.args.paa)
+
+    async def commission(self):
+        start = time.monotonic()
+        try:
+            await self.controller.CommissionOnNetwork(
+                nodeId=NODE_ID, setupPinCode=self.args.passcode,
+                filterType=chip.discovery.FilterType.LONG_DISCRIMINATOR, filter=self.args.discriminator)
+        except Exception as error:
+            return self.record("commission", False, error=f"{type(error).__name__}: {error}")
+        return self.record("commission", True, ms=elapsed_ms(start))
+
+    async def read(self, endpoint, attribute):
+        """One attribute of one endpoint, decoded; a decode failure raises."""
+        result = await self.controller.ReadAttribute(NODE_ID, [(endpoint, attribute)])
+        for cluster_values in result[endpoint].values():
+            if attribute in cluster_values:
+                value = cluster_values[attribute]
+                if isinstance(value, Clusters.Attribute.ValueDecodeFailure):
+                    raise RuntimeError(f"{attribute.__name__}: {value.Reason}")
+                return value
+        raise KeyError(f"the read of {attribute.__name__} on endpoint {endpoint} reported nothing")
+
+    async def read_until(self, endpoint, attribute, wanted, timeout_s):
+        """Reads until the value is `wanted` (a transition is under way) or time runs out."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            value = await self.read(endpoint, attribute)
+            if value == wanted or time.monotonic() >= deadline:
+                return value == wanted, value
+            await asyncio.sleep(0.2)
+
+    async def invoke(self, endpoint, command):
+        return await self.controller.SendCommand(NODE_ID, endpoint, command)
+
+    # --- what is checked --------------------------------------------------------------------
+
+    async def endpoints(self):
+        """Endpoint 0 and its PartsList, each with its server clusters (a step per endpoint)."""
+        Descriptor = Clusters.Descriptor.Attributes
+        servers = {}
+        try:
+            for endpoint in [0] + list(await self.read(0, Descriptor.PartsList)):
+                server_list = await self.read(endpoint, Descriptor.ServerList)
+                servers[endpoint] = set(server_list)
+                device_types = await self.read(endpoint, Descriptor.DeviceTypeList)
+                # In the device's own order: the report says what the device answered.
+                self.record(f"descriptor ep{endpoint}", True, servers=[hex(s) for s in server_list],
+                            deviceTypes=[hex(t.deviceType) for t in device_types])
+        except Exception as error:
+            self.record("descriptor", False, error=f"{type(error).__name__}: {error}")
+            return None
+        return servers
+
+    async def basic_information(self):
+        Info = Clusters.BasicInformation.Attributes
+        values = {}
+        for attribute in (Info.DataModelRevision, Info.VendorName, Info.VendorID, Info.ProductName,
+                          Info.ProductID, Info.NodeLabel, Info.HardwareVersion, Info.SoftwareVersion,
+                          Info.SoftwareVersionString):
+            values[attribute.__name__] = await self.read(0, attribute)
+        await self.controller.WriteAttribute(NODE_ID, [(0, Info.NodeLabel("interop-label"))])
+        label = await self.read(0, Info.NodeLabel)
+        typed = isinstance(values["VendorName"], str) and isinstance(values["VendorID"], int)
+        return typed and label == "interop-label", {
+            "values": {name: str(value) for name, value in values.items()}, "nodeLabelAfterWrite": label}
+
+    async def on_off(self, endpoint):
+        OnOff = Clusters.OnOff
+        await self.invoke(endpoint, OnOff.Commands.On())
+        on = await self.read(endpoint, OnOff.Attributes.OnOff)
+        await self.invoke(endpoint, OnOff.Commands.Off())
+        off = await self.read(endpoint, OnOff.Attributes.OnOff)
+        return on is True and off is False, {"on": on, "off": off}
+
+    async def toggle(self, endpoint):
+        OnOff = Clusters.OnOff
+        before = await self.read(endpoint, OnOff.Attributes.OnOff)
+        await self.invoke(endpoint, OnOff.Commands.Toggle())
+        after = await self.read(endpoint, OnOff.Attributes.OnOff)
+        return after is (not before), {"before": before, "after": after}
+
+    async def level_control(self, endpoint):
+        Level = Clusters.LevelControl
+        await self.invoke(endpoint, Level.Commands.MoveToLevelWithOnOff(
+            level=200, transitionTime=0, optionsMask=0, optionsOverride=0))
+        at_once, first = await self.read_until(endpoint, Level.Attributes.CurrentLevel, 200, 5)
+        # transitionTime is in tenths of a second: the node moves over 1 s.
+        await self.invoke(endpoint, Level.Commands.MoveToLevel(
+            level=60, transitionTime=10, optionsMask=0, optionsOverride=0))
+        moved, second = await self.read_until(endpoint, Level.Attributes.CurrentLevel, 60, 5)
+        return at_once and moved, {"level1": first, "level2": second}
+
+    async def window_covering(self, endpoint):
+        Covering = Clusters.WindowCovering
+        position = Covering.Attributes.CurrentPositionLiftPercent100ths
+        await self.invoke(endpoint, Covering.Commands.GoToLiftPercentage(liftPercent100thsValue=5000))
+        half_ok, half = await self.read_until(endpoint, position, 5000, 30)
+        await self.invoke(endpoint, Covering.Commands.DownOrClose())
+        closed_ok, closed = await self.read_until(endpoint, position, 10000, 30)
+        await self.invoke(endpoint, Covering.Commands.UpOrOpen())
+        open_ok, opened = await self.read_until(endpoint, position, 0, 30)
+        return half_ok and closed_ok and open_ok, {"half": half, "closed": closed, "open": opened}
+
+    async def subscription(self, endpoint):
+        """A subscription to OnOff reports a change another invoke makes."""
+        OnOff = Clusters.OnOff
+        loop = asyncio.get_running_loop()
+        reported = asyncio.Event()
+        subscription = await self.controller.ReadAttribute(
+            NODE_ID, [(endpoint, OnOff.Attributes.OnOff)], reportInterval=(0, 10))
+        subscription.SetAttributeUpdateCallback(lambda path, transaction: loop.call_soon_threadsafe(reported.set))
+        await asyncio.sleep(0.3)  # the priming report may still be on its way
+        reported.clear()
+        now_on = await self.read(endpoint, OnOff.Attributes.OnOff)
+        await self.invoke(endpoint, OnOff.Commands.Off() if now_on else OnOff.Commands.On())
+        try:
+            await asyncio.wait_for(reported.wait(), 5)
+            got = True
+        except asyncio.TimeoutError:
+            got = False
+        subscription.Shutdown()
+        return got, {"reportReceived": got}
+
+    async def latency(self, endpoint, count):
+        samples = []
+        for index in range(count):
+            command = Clusters.OnOff.Commands.On() if index % 2 == 0 else Clusters.OnOff.Commands.Off()
+            start = time.perf_counter()
+            await self.invoke(endpoint, command)
+            samples.append((time.perf_counter() - start) * 1000)
+        samples.sort()
+        p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+        return True, {"invokes": count, "p50_ms": round(statistics.median(samples), 3), "p99_ms": round(p99, 3)}
+
+    async def run(self):
+        self.start_controller()
+        if not await self.commission():
+            return
+        servers = await self.endpoints()
+        if servers is None:
+            return
+        await self.step("basic-information ep0", self.basic_information())
+        first_on_off = None
+        for endpoint, clusters in servers.items():
+            if endpoint == 0:
+                continue
+            if Clusters.OnOff.id in clusters:
+                first_on_off = endpoint if first_on_off is None else first_on_off
+                await self.step(f"onoff ep{endpoint}", self.on_off(endpoint))
+                await self.step(f"onoff toggle ep{endpoint}", self.toggle(endpoint))
+            if Clusters.LevelControl.id in clusters:
+                await self.step(f"level-control ep{endpoint}", self.level_control(endpoint))
+            if Clusters.WindowCovering.id in clusters:
+                await self.step(f"window-covering ep{endpoint}", self.window_covering(endpoint))
+        if first_on_off is not None:
+            await self.step(f"subscribe onoff ep{first_on_off}", self.subscription(first_on_off))
+            if self.args.latency:
+                await self.step(f"invoke latency ep{first_on_off}", self.latency(first_on_off, self.args.latency))
+        present = set().union(*servers.values())
+        for name in self.args.require:
+            self.record(f"require {name}", REQUIRABLE[name] in present)
+
+
+def options(description):
+    """The options every checker takes (run.sh passes all of them)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--passcode", type=int, required=True)
+    parser.add_argument("--discriminator", type=int, required=True)
+    parser.add_argument("--paa", required=True, help="the PAA trust store (a directory of DER certificates)")
+    parser.add_argument("--workdir", required=True, help="the controller's directory; the device's is ../device")
+    parser.add_argument("--report", required=True, help="the JSON report to write")
+    parser.add_argument("--latency", type=int, default=0, help="timed On/Off invokes (0: none)")
+    parser.add_argument("--require", action="append", default=[], choices=sorted(REQUIRABLE))
+    return parser
+
+
+def main(check_type=None, label="interop", complete=lambda steps: True):
+    """Runs a checker: parses the options, runs `check_type(args).run()`, prints the closing
+    line and leaves at once (the native stack aborts on interpreter teardown). The exit status
+    is 0 when every step passed and `complete(steps)` holds."""
+    check_type = check_type or Check
+    args = options(sys.modules[check_type.__module__].__doc__.splitlines()[0]).parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    check = check_type(args)
+    try:
+        asyncio.run(check.run())
+    finally:
+        with open(args.report, "w") as report:
+            json.dump(check.steps, report, indent=1)
+        check.summary(label)
+        sys.stdout.flush()
+        os._exit(0 if check.passed() and complete(check.steps) else 1)
+
+
+if __name__ == "__main__":
+    main()
