@@ -87,7 +87,7 @@ public actor MatterController {
                               resolver: (any OperationalResolver)?, logger: Logger) async throws -> MatterController {
         let transport: UDPTransport
         do {
-            transport = try await UDPTransport.bind(.init(port: configuration.port, binding: configuration.binding))
+            transport = try await UDPTransport.bind(.init(port: configuration.port, binding: configuration.binding), logger: logger)
         } catch {
             throw ControllerError.invalidArgument("cannot bind UDP port \(configuration.port): \(error)")
         }

@@ -76,6 +76,28 @@ struct FakeLANControllerTests {
             nodes[d.host] = process
         }
 
+        /// Device attestation for homectl: the published test PAA plus the test CD signing
+        /// certificate (matter-sim signs its Certification Declaration with it).
+        func trustStore() throws -> URL {
+            let trust = work.appendingPathComponent("trust")
+            try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
+            let credentials = FakeLANControllerTests.packageRoot.appendingPathComponent("DeviceProfiles/credentials")
+            try FileManager.default.copyItem(at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
+                                             to: trust.appendingPathComponent("paa.pem"))
+            try FileManager.default.copyItem(at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
+                                             to: trust.appendingPathComponent("cd-signer.pem"))
+            return trust
+        }
+
+        /// Turns IPv6 off on `host`, as Docker does in a container on a network without IPv6:
+        /// the host keeps only its IPv4 address, and resolving `::` fails (EAI_ADDRFAMILY).
+        func disableIPv6(on host: String) async throws {
+            let result = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lan, host, "--",
+                "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                "net.ipv6.conf.eth0.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1"])
+            guard result.status == 0 else { throw LANSpawnError(description: "sysctl on \(host): \(result.errors)") }
+        }
+
         /// A command on `host` that runs in the background until `down()`.
         func startProcess(_ key: String, on host: String, _ arguments: [String]) throws -> LANPipeCollector {
             let process = try LANProcess([FakeLANControllerTests.fakelan, "exec", lan, host, "--"] + arguments)
@@ -143,16 +165,7 @@ struct FakeLANControllerTests {
         #expect(FileManager.default.isExecutableFile(atPath: Self.homectl), "homectl is not built at \(Self.homectl)")
         #expect(FileManager.default.isExecutableFile(atPath: Self.matterSim), "matter-sim is not built at \(Self.matterSim)")
         try await Self.withLab(hosts: Self.devices.map(\.host) + ["c"], tag: "a") { lab in
-            // Device attestation: the published test PAA plus the test CD signing certificate
-            // (matter-sim signs its Certification Declaration with it).
-            let trust = lab.work.appendingPathComponent("trust")
-            try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
-            let credentials = Self.packageRoot.appendingPathComponent("DeviceProfiles/credentials")
-            try FileManager.default.copyItem(at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
-                                             to: trust.appendingPathComponent("paa.pem"))
-            try FileManager.default.copyItem(at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
-                                             to: trust.appendingPathComponent("cd-signer.pem"))
-
+            let trust = try lab.trustStore()
             for d in Self.devices { try lab.start(d, port: 5540) }
 
             // All three answer commissionable browsing on the controller host.
@@ -221,6 +234,35 @@ struct FakeLANControllerTests {
             #expect(movedLogged)
             #expect(try await lab.state(of: "Plug")["onOff"] == "on")
         }
+    }
+
+    /// A device host without IPv6 (a container on a network without it): the node falls back
+    /// to IPv4 with one log line instead of exiting, and a controller commissions and drives it.
+    @Test(.enabled(if: canRun, "needs root and avahi-daemon for network namespaces"), .timeLimit(.minutes(3)))
+    func ipv4OnlyHostServesTheNode() async throws {
+        try await Self.withLab(hosts: ["d4", "c"], tag: "v", { lab in
+            let trust = try lab.trustStore()
+            try await lab.disableIPv6(on: "d4")
+            let plug = Device(host: "d4", profile: "on-off-plug", name: "V4 Plug", passcode: 20202024, discriminator: 3004,
+                              productID: 0x8003)
+            try lab.start(plug, port: 5540)
+            let qr = try OnboardingPayload(vendorID: 0xFFF1, productID: plug.productID, discriminator: plug.discriminator,
+                                           passcode: plug.passcode).qrCode()
+            var commissioned = false
+            for _ in 0 ..< 20 where !commissioned {  // until the node has announced itself
+                let result = try await lab.homectl(["commission", "--code", qr, "--name", plug.name,
+                                                    "--paa-trust-store", trust.path], timeout: 90)
+                commissioned = result.status == 0
+                if !commissioned { try await Task.sleep(for: .milliseconds(500)) }
+            }
+            let log = lab.logs["d4"]?.text ?? ""
+            #expect(commissioned, "device log: \(log.suffix(2000))")
+            #expect(try await lab.homectl(["on", plug.name]).status == 0)
+            #expect(try await lab.state(of: plug.name)["onOff"] == "on")
+            let fallback = (lab.logs["d4"]?.text ?? "").split(separator: "\n").filter { $0.contains("IPv6 is unavailable") }
+            #expect(fallback.count == 1, "expected one fallback line: \(log.suffix(2000))")
+            #expect(fallback.first?.contains("serves IPv4 only") == true)
+        })
     }
 
     /// A third-party device: CircuitMatter (Adafruit's Python Matter implementation, from

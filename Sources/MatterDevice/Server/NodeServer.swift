@@ -47,7 +47,8 @@ public final class NodeServer: Sendable {
     /// process (a fleet); by default the node opens its own.
     public init(node: MatterNode, configuration: NodeServerConfiguration,
                 logger: Logger = Logger(label: "matter.node-server"), publisher: DNSSDPublisher? = nil) async throws {
-        let transport = try await UDPTransport.bind(UDPTransport.Configuration(port: configuration.port, binding: configuration.binding))
+        let transport = try await UDPTransport.bind(UDPTransport.Configuration(port: configuration.port, binding: configuration.binding),
+                                                    logger: logger)
         let lan = NodeLANLink(transport)
         let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, logger: logger)
         let secureChannel = SecureChannelServer(manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),

@@ -15,7 +15,8 @@ import Darwin
 public final class UDPTransport: DatagramTransport {
     /// Which sockets to open.
     public enum Binding: Sendable, Hashable {
-        /// One IPv6 socket on `::` that also receives IPv4 (v4-mapped addresses).
+        /// One IPv6 socket on `::` that also receives IPv4 (v4-mapped addresses); where the
+        /// host has no IPv6 (a container on a network without it), one IPv4 socket instead.
         case dualStack
         /// Only IPv4, on 0.0.0.0.
         case ipv4
@@ -46,23 +47,47 @@ public final class UDPTransport: DatagramTransport {
     public let localAddresses: [SocketAddress]
     private let overflow: NIOLockedValueBox<UInt64>
 
+    /// Why `.dualStack` fell back to IPv4 only (the error binding `::` gave), or nil.
+    public let ipv6Unavailable: String?
+
     /// The bound UDP port.
     public var port: Int { localAddresses.first?.port ?? 0 }
 
     public var inboundOverflowCount: UInt64 { overflow.withLockedValue { $0 } }
 
     private init(channels: [any Channel], inbound: AsyncStream<InboundDatagram>,
-                 continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>) {
+                 continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
+                 ipv6Unavailable: String?) {
         self.channels = channels
+        self.ipv6Unavailable = ipv6Unavailable
         self.inbound = inbound
         self.continuation = continuation
         self.overflow = overflow
         self.localAddresses = channels.compactMap(\.localAddress)
     }
 
-    /// Opens the sockets. With several of them they share the port of the first.
+    /// Opens the sockets. With several of them they share the port of the first. A `.dualStack`
+    /// binding that cannot open `::` opens `0.0.0.0` and says why in one line on `logger`
+    /// (and in `ipv6Unavailable`): a device without IPv6 still serves IPv4 controllers.
     public static func bind(_ configuration: Configuration = Configuration(),
-                            group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> UDPTransport {
+                            group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                            logger: Logger? = nil) async throws -> UDPTransport {
+        guard configuration.binding == .dualStack else { return try await open(configuration, group: group, ipv6Unavailable: nil) }
+        do {
+            return try await open(configuration, group: group, ipv6Unavailable: nil)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw error  // the port is taken: IPv4 would not help
+        } catch {
+            var ipv4 = configuration
+            ipv4.binding = .ipv4
+            let transport = try await open(ipv4, group: group, ipv6Unavailable: "\(error)")
+            logger?.notice("IPv6 is unavailable here (\(error)): UDP port \(transport.port) serves IPv4 only")
+            return transport
+        }
+    }
+
+    private static func open(_ configuration: Configuration, group: any EventLoopGroup,
+                             ipv6Unavailable: String?) async throws -> UDPTransport {
         let (stream, continuation) = AsyncStream<InboundDatagram>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.inboundQueueLimit)))
         let overflow = NIOLockedValueBox<UInt64>(0)
@@ -100,7 +125,8 @@ public final class UDPTransport: DatagramTransport {
             continuation.finish()
             throw error
         }
-        return UDPTransport(channels: channels, inbound: stream, continuation: continuation, overflow: overflow)
+        return UDPTransport(channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
+                            ipv6Unavailable: ipv6Unavailable)
     }
 
     public func send(_ bytes: [UInt8], to address: SocketAddress) {
