@@ -363,19 +363,24 @@ actor HomeEngine {
             ?? (graph.structures.count == 1 ? graph.structures.keys.first : nil)
         let deviceName = try name.map { try normalizedName($0, "device") }
         let controller = try await controller()
-        let target: SocketAddress
-        if let address {
-            target = address
-        } else {
-            target = try await discover(payload)
-        }
+        let candidates: [SocketAddress]
+        if let address { candidates = [address] } else { candidates = try await discover(payload) }
         let nodeID = try await store.allocateNodeID()
         let options = CommissioningOptions(trustStore: try configuration.paaTrustStore.map { try PAATrustStore(directory: $0) },
                                            allowUntrustedAttestation: configuration.allowUntrustedAttestation)
-        do {
-            _ = try await controller.commission(address: target, passcode: payload.passcode, nodeID: nodeID, options: options)
-        } catch {
-            throw HomeError.from(error, "commissioning")
+        // A manual code carries only 4 bits of the discriminator: several nodes can match it.
+        // The one whose PASE accepts the passcode is the device; try each until one does.
+        var target = candidates[0]
+        for (index, candidate) in candidates.enumerated() {
+            do {
+                target = candidate
+                _ = try await controller.commission(address: candidate, passcode: payload.passcode, nodeID: nodeID, options: options)
+                break
+            } catch ControllerError.paseFailed(let reason) where index + 1 < candidates.count {
+                logger.info("commissioning: \(candidate) refused the passcode (\(reason)); trying the next match")
+            } catch {
+                throw HomeError.from(error, "commissioning")
+            }
         }
         // What the node is: its endpoints' device types and its identity.
         let reports: [AttributeReport]
@@ -412,7 +417,8 @@ actor HomeEngine {
         return try require(snapshot.devices[record.id], "device \(record.id)")
     }
 
-    private func discover(_ payload: OnboardingPayload) async throws -> SocketAddress {
+    /// The commissionable nodes that match the payload's discriminator, one address each.
+    private func discover(_ payload: OnboardingPayload) async throws -> [SocketAddress] {
         let discovery: DNSSDDiscovery
         do { discovery = try DNSSDDiscovery() } catch {
             throw HomeError.unavailable("DNS-SD is not available (\(error)); give the device's address")
@@ -421,9 +427,10 @@ actor HomeEngine {
             duration: .seconds(3),
             longDiscriminator: payload.hasShortDiscriminatorOnly ? nil : payload.discriminator,
             shortDiscriminator: payload.hasShortDiscriminatorOnly ? payload.shortDiscriminator : nil)
-        guard let address = nodes.first?.addresses.first else {
+        let addresses = nodes.compactMap(\.addresses.first)
+        guard !addresses.isEmpty else {
             throw HomeError.notFound("no commissionable device with discriminator \(payload.discriminator) answered")
         }
-        return address
+        return addresses
     }
 }

@@ -84,13 +84,7 @@ struct CloudFakeLANTests {
             try device("d2", "on-off-plug.yaml", passcode: 20202032, discriminator: 3102)
 
             // Commission both over the LAN (attestation against the published test PAA and CD signer).
-            let trust = lab.work.appendingPathComponent("trust")
-            try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
-            let credentials = FakeLANControllerTests.packageRoot.appendingPathComponent("DeviceProfiles/credentials")
-            try FileManager.default.copyItem(at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
-                                             to: trust.appendingPathComponent("paa.pem"))
-            try FileManager.default.copyItem(at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
-                                             to: trust.appendingPathComponent("cd-signer.pem"))
+            let trust = try lab.trustStore()
             for (name, ip, passcode, discriminator) in [("Dimmer", Self.dimmerIP, UInt32(20202031), UInt16(3101)),
                                                         ("Plug", Self.plugIP, UInt32(20202032), UInt16(3102))] {
                 let code = try OnboardingPayload(vendorID: 0xFFF1, productID: 0x8000, discriminator: discriminator,

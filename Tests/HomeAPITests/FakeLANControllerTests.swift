@@ -236,6 +236,31 @@ struct FakeLANControllerTests {
         }
     }
 
+    /// A manual pairing code names only 4 bits of the discriminator: the three devices of this
+    /// lab (3001, 3002, 3003) all have short discriminator 11. homectl commissions each by its
+    /// manual code all the same, trying every match until one accepts the passcode.
+    @Test(.enabled(if: canRun, "needs root and avahi-daemon for network namespaces"), .timeLimit(.minutes(3)))
+    func manualCodesThatShareAShortDiscriminator() async throws {
+        #expect(Set(Self.devices.map { $0.discriminator >> 8 }).count == 1)
+        try await Self.withLab(hosts: Self.devices.map(\.host) + ["c"], tag: "m") { lab in
+            let trust = try lab.trustStore()
+            for d in Self.devices { try lab.start(d, port: 5540) }
+            for d in Self.devices {
+                let code = try OnboardingPayload(vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
+                                                 passcode: d.passcode).manualPairingCode()
+                // Retried only while no node answers yet: a wrong match must fail the test.
+                var result: LANCommandResult?
+                for _ in 0 ..< 10 where result == nil || result!.errors.contains("no commissionable device") {
+                    result = try await lab.homectl(["commission", "--code", code, "--name", d.name,
+                                                    "--paa-trust-store", trust.path], timeout: 90)
+                }
+                #expect(result?.status == 0, "commission \(d.name) by \(code): \(result?.errors ?? "")")
+            }
+            #expect(try await lab.homectl(["on", "Plug"]).status == 0)
+            #expect(try await lab.state(of: "Plug")["onOff"] == "on")
+        }
+    }
+
     /// A device host without IPv6 (a container on a network without it): the node falls back
     /// to IPv4 with one log line instead of exiting, and a controller commissions and drives it.
     @Test(.enabled(if: canRun, "needs root and avahi-daemon for network namespaces"), .timeLimit(.minutes(3)))

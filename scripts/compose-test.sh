@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# compose-test.sh: docker-compose.yml for real. Builds the image, brings the compose home up
+# (relay, light, plug, blind, controller), and from the controller container discovers and
+# commissions every device (attestation against the published test PAA), drives each cluster,
+# injects faults through the compose relay (a device's LAN pulled with `matter-sim fault`, then
+# the relay container stopped) and checks the connectivity and locality `homectl devices --json`
+# reports; then `docker-compose down -v`, also after a failure. Needs root.
+#
+#   scripts/compose-test.sh [--full]
+#
+# Without --full the image comes from the Dockerfile's `prebuilt` target: the binaries this
+# machine already built (.build/debug, `swift build` first if missing) with the Swift runtime
+# libraries they link. --full builds the default target, compiling the package inside the
+# build image (about 15 minutes on 2 cores).
+#
+# The engine: a running one is used as it is; otherwise dockerd is started with
+# --iptables=false --ip-forward=false --ip-masq=false, so that it changes nothing on the host
+# and forwards nothing, and stopped again at the end. No registry is needed: a base image that
+# cannot be pulled is made from Debian packages (debootstrap + docker import) under the name the
+# Dockerfile uses. Every container's mDNS stays on the compose network's bridge; nothing is sent
+# on the machine's real interfaces (no host networking).
+#
+# Ends with the times to bring the home up, to commission, and to tear down, and
+# "compose: N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+FULL=""
+for arg in "$@"; do
+  case "$arg" in
+    --full) FULL=yes ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
+    *) echo "compose-test: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "compose-test: needs root (a container engine)" >&2; exit 2; }
+
+scripts/apt-install.sh docker.io docker-compose debootstrap
+LOGS="$ROOT/.build/compose-test"
+mkdir -p "$LOGS"
+PROJECT="mattersimtest$$"
+DC=(docker-compose --project-name "$PROJECT" --file "$ROOT/docker-compose.yml")
+passed=0; failed=0
+pass() { passed=$((passed + 1)); echo "compose: PASS $*"; }
+fail() { failed=$((failed + 1)); echo "compose: FAIL $*"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- the engine ----------------------------------------------------------------------------
+ENGINE_PID=""
+ENGINE_ROOT=""
+if ! docker info >/dev/null 2>&1; then
+  echo "compose: starting dockerd (no iptables, no forwarding, no masquerading)"
+  ENGINE_ROOT="/var/lib/mattersim-compose-engine"
+  mkdir -p "$ENGINE_ROOT"
+  dockerd --iptables=false --ip-forward=false --ip-masq=false --data-root "$ENGINE_ROOT/data" \
+    --exec-root "/run/mattersim-compose-engine" --pidfile "/run/mattersim-compose-engine.pid" \
+    >"$LOGS/dockerd.log" 2>&1 &
+  ENGINE_PID=$!
+  for _ in $(seq 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  docker info >/dev/null 2>&1 || { echo "compose-test: dockerd did not start:" >&2; tail -n 20 "$LOGS/dockerd.log" >&2; exit 1; }
+fi
+
+torn_down=""
+teardown() {
+  set +e
+  if [ -z "$torn_down" ]; then
+    "${DC[@]}" logs --no-color >"$LOGS/compose.log" 2>&1
+    "${DC[@]}" down -v --remove-orphans >"$LOGS/down.log" 2>&1
+  fi
+  if [ -n "$ENGINE_PID" ]; then
+    kill "$ENGINE_PID" 2>/dev/null
+    for _ in $(seq 60); do kill -0 "$ENGINE_PID" 2>/dev/null || break; sleep 0.5; done
+  fi
+}
+trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- images --------------------------------------------------------------------------------
+MIRROR="$(awk '$1 == "URIs:" { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
+[ -n "$MIRROR" ] || MIRROR="$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)"
+[ -n "$MIRROR" ] || MIRROR="http://deb.debian.org/debian"
+RUNTIME_PACKAGES="avahi-daemon,avahi-utils,dbus,libavahi-client3,libssl3,libsqlite3-0,iproute2,ca-certificates"
+
+# base_image TAG PACKAGES [EXTRA-SETUP]: TAG from a registry if one answers, else debootstrap'd
+# with PACKAGES (comma-separated) and imported under TAG.
+base_image() {
+  local tag="$1" packages="$2" setup="${3:-}" dir
+  docker image inspect "$tag" >/dev/null 2>&1 && return 0
+  if timeout 30 docker pull "$tag" >/dev/null 2>&1; then return 0; fi
+  echo "compose: making $tag from Debian packages ($MIRROR)"
+  dir="$(mktemp -d /var/tmp/compose-base.XXXXXX)"
+  debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$MIRROR" >"$LOGS/debootstrap-${tag//[:\/]/_}.log" 2>&1 \
+    || { rm -rf "$dir"; echo "compose-test: debootstrap of $tag failed (log in $LOGS)" >&2; return 1; }
+  [ -z "$setup" ] || "$setup" "$dir"
+  tar -C "$dir" -c . | docker import - "$tag" >/dev/null
+  rm -rf "$dir"
+}
+
+# The Swift build image for --full: this machine's toolchain and its local package mirror, with
+# git told to read package URLs from the mirror as it is here.
+swift_setup() {
+  local dir="$1"
+  mkdir -p "$dir/opt"
+  cp -a /opt/swift "$dir/opt/swift"
+  [ -d /opt/swift-packages ] && cp -a /opt/swift-packages "$dir/opt/swift-packages"
+  git config --system --list | grep '^url\.' | while IFS='=' read -r key value; do
+    git config --file "$dir/etc/gitconfig" --add "$key" "$value"
+  done
+  ln -sf /opt/swift/usr/bin/swift /opt/swift/usr/bin/swiftc "$dir/usr/local/bin/" 2>/dev/null || true
+  for tool in swift swiftc swift-build swift-package swift-frontend; do
+    [ -e "$dir/opt/swift/usr/bin/$tool" ] && ln -sf "/opt/swift/usr/bin/$tool" "$dir/usr/local/bin/$tool"
+  done
+}
+
+t_build="$(now)"
+base_image debian:bookworm-slim "$RUNTIME_PACKAGES"
+if [ -n "$FULL" ]; then
+  base_image swift:6.3-bookworm "$RUNTIME_PACKAGES,pkg-config,libavahi-client-dev,libssl-dev,libsqlite3-dev,git,gcc,g++,libc6-dev,binutils,libcurl4,libxml2,libedit2,libncurses6,libz3-4,python3-minimal,tzdata" swift_setup
+  echo "compose: docker build (full: the package compiles inside the build image)"
+  docker build --network none -t mattersim:latest . >"$LOGS/build.log" 2>&1 \
+    || { echo "compose-test: docker build failed:" >&2; tail -n 30 "$LOGS/build.log" >&2; exit 1; }
+else
+  # The binaries the test command built, stripped of debug info, their resource bundles, and
+  # the Swift runtime libraries they link, at the paths their RUNPATH names.
+  for product in matter-sim homectl matter-relay; do
+    [ -x ".build/debug/$product" ] || swift build --product "$product" >/dev/null
+  done
+  STAGE=".build/docker-prebuilt"
+  rm -rf "$STAGE"; mkdir -p "$STAGE/usr/local/bin"
+  for product in matter-sim homectl matter-relay; do
+    strip -o "$STAGE/usr/local/bin/$product" ".build/debug/$product"
+    ldd ".build/debug/$product" | awk '$3 ~ /^\/opt\/swift\// { print $3 }'
+  done | sort -u | while read -r library; do
+    mkdir -p "$STAGE$(dirname "$library")" && cp -L "$library" "$STAGE$library"
+  done
+  cp -r .build/debug/*.resources "$STAGE/usr/local/bin/" 2>/dev/null || true
+  echo "compose: docker build --target prebuilt ($(du -sh "$STAGE" | cut -f1) staged)"
+  docker build --network none --target prebuilt -t mattersim:latest . >"$LOGS/build.log" 2>&1 \
+    || { echo "compose-test: docker build failed:" >&2; tail -n 30 "$LOGS/build.log" >&2; exit 1; }
+fi
+echo "compose: image built in $(since "$t_build") s"
+
+# --- up ------------------------------------------------------------------------------------
+t_up="$(now)"
+"${DC[@]}" up -d --no-build >"$LOGS/up.log" 2>&1 || { cat "$LOGS/up.log" >&2; fail "docker-compose up"; exit 1; }
+ctl() { "${DC[@]}" exec -T controller "$@"; }
+DEVICES=(light plug blind)
+declare -A NAME=([light]="Lamp" [plug]="Plug" [blind]="Blind")
+seen=0
+for _ in $(seq 30); do  # bounded: about a minute
+  seen=$({ ctl homectl discover --json --seconds 2 2>/dev/null || true; } | python3 -c 'import json, sys
+try: print(len({row["discriminator"] for row in json.load(sys.stdin)}))
+except ValueError: print(0)' || echo 0)
+  [ "$seen" -ge "${#DEVICES[@]}" ] && break
+done
+up_s="$(since "$t_up")"
+if [ "$seen" -ge "${#DEVICES[@]}" ]; then pass "up: the controller discovers $seen devices over mDNS ($up_s s)"; else fail "up: $seen of ${#DEVICES[@]} discovered"; fi
+TOKEN="$("${DC[@]}" exec -T relay cat /run/mattersim/home-token | tr -d '\r\n')"
+[ -n "$TOKEN" ] && pass "the relay registered the home" || fail "no home token from the relay"
+RELAY=(--relay ws://relay:8080 --relay-token "$TOKEN")
+
+# --- commissioning -------------------------------------------------------------------------
+ctl sh -c 'mkdir -p /var/lib/mattersim/trust && cp /opt/mattersim/DeviceProfiles/credentials/paa/*.pem \
+  /opt/mattersim/DeviceProfiles/credentials/Chip-Test-CD-Signing-Cert.pem /var/lib/mattersim/trust/'
+t_commission="$(now)"
+for device in "${DEVICES[@]}"; do
+  # The manual code (its 4-bit short discriminator may match another device: homectl tries each).
+  code="$("${DC[@]}" logs --no-color "$device" | awk '/manual code:/ { print $NF }' | tail -n 1)"
+  if ctl homectl commission --code "$code" --name "${NAME[$device]}" --paa-trust-store /var/lib/mattersim/trust \
+      >"$LOGS/commission-$device.log" 2>&1; then
+    pass "commission ${NAME[$device]} ($code)"
+  else
+    fail "commission ${NAME[$device]} ($code): $(tail -n 3 "$LOGS/commission-$device.log" | tr '\n' ' ')"
+  fi
+done
+commission_s="$(since "$t_commission")"
+
+# --- every cluster -------------------------------------------------------------------------
+# state NAME KEY: one value of `homectl get NAME --json`.
+state() {
+  { ctl homectl get "$1" --json "${@:3}" 2>/dev/null || true; } | python3 -c 'import json, sys
+try: print(json.load(sys.stdin)["state"].get(sys.argv[1], ""))
+except (ValueError, KeyError): print("")' "$2"
+}
+expect_state() {  # expect_state WHAT NAME KEY VALUE [homectl options]
+  local what="$1" value; value="$(state "$2" "$3" "${@:5}")"
+  if [ "$value" = "$4" ]; then pass "$what"; else fail "$what: $3 is '$value', expected '$4'"; fi
+}
+ctl homectl level Lamp 180 >/dev/null 2>>"$LOGS/homectl.log" && expect_state "LevelControl: Lamp to 180" Lamp level 180 || fail "homectl level Lamp 180"
+expect_state "OnOff: Lamp on with its level" Lamp onOff on
+ctl homectl off Lamp >/dev/null 2>>"$LOGS/homectl.log" && expect_state "OnOff: Lamp off" Lamp onOff off || fail "homectl off Lamp"
+ctl homectl on Plug >/dev/null 2>>"$LOGS/homectl.log" && expect_state "OnOff: Plug on" Plug onOff on || fail "homectl on Plug"
+ctl homectl toggle Plug >/dev/null 2>>"$LOGS/homectl.log" && expect_state "OnOff: Plug toggled off" Plug onOff off || fail "homectl toggle Plug"
+ctl homectl cover Blind 30 >/dev/null 2>>"$LOGS/homectl.log" || fail "homectl cover Blind 30"
+lift=""
+for _ in $(seq 30); do lift="$(state Blind lift)"; [ "$lift" = "30.00%" ] && break; sleep 0.5; done
+[ "$lift" = "30.00%" ] && pass "WindowCovering: Blind to 30 %" || fail "WindowCovering: Blind lift is '$lift'"
+
+# --- connectivity and locality through the compose relay -----------------------------------
+# routes NAME: "connectivity/locality" of one device in `homectl devices --json` with the relay.
+routes() {
+  { ctl homectl devices --json --settle 6 "${RELAY[@]}" 2>/dev/null || true; } | python3 -c 'import json, sys
+try: rows = json.load(sys.stdin)
+except ValueError: rows = []
+print(next((r["connectivity"] + "/" + r["locality"] for r in rows if r["name"] == sys.argv[1]), "missing"))' "$1"
+}
+expect_routes() {  # expect_routes WHAT NAME WANTED...: waits (bounded) for one of WANTED
+  local what="$1" name="$2" got=""; shift 2
+  for _ in $(seq 5); do
+    got="$(routes "$name")"
+    for wanted in "$@"; do [ "$got" = "$wanted" ] && { pass "$what: $name $got"; return; }; done
+  done
+  fail "$what: $name is $got, expected $*"
+}
+expect_routes "LAN and relay up" Lamp online/mixed online/direct
+LAMP_STATE="/var/lib/mattersim/light/control.sock"
+"${DC[@]}" exec -T light matter-sim fault --control "$LAMP_STATE" all lan-down >/dev/null || fail "matter-sim fault lan-down"
+expect_routes "fault lan-down: only the relay reaches it" Lamp online/remote
+ctl homectl level Lamp 120 --no-dnssd "${RELAY[@]}" >/dev/null 2>>"$LOGS/homectl.log" && pass "LevelControl through the relay (Lamp to 120)" \
+  || fail "homectl level Lamp 120 through the relay"
+expect_state "the relay's answer: Lamp at 120" Lamp level 120 --no-dnssd "${RELAY[@]}"
+"${DC[@]}" stop relay >/dev/null 2>&1
+expect_routes "relay container stopped, LAN down: no route" Lamp offline/unspecified
+expect_routes "relay container stopped: the Plug's LAN still works" Plug online/direct
+"${DC[@]}" start relay >/dev/null 2>&1
+"${DC[@]}" exec -T light matter-sim fault --control "$LAMP_STATE" all lan-up >/dev/null || fail "matter-sim fault lan-up"
+expect_routes "faults cleared" Lamp online/mixed online/direct
+
+# --- down ----------------------------------------------------------------------------------
+t_down="$(now)"
+"${DC[@]}" logs --no-color >"$LOGS/compose.log" 2>&1 || true
+"${DC[@]}" down -v --remove-orphans >"$LOGS/down.log" 2>&1 && torn_down=yes
+down_s="$(since "$t_down")"
+left="$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" | wc -l)"
+left=$((left + $(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l)))
+left=$((left + $(docker volume ls -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l)))
+if command -v iptables-save >/dev/null; then left=$((left + $(iptables-save 2>/dev/null | grep -ci docker || true))); fi
+[ -n "$torn_down" ] && [ "$left" = 0 ] && pass "down -v: no container, network, volume or firewall rule left" \
+  || fail "down -v left $left objects (log: $LOGS/down.log)"
+
+echo "compose: home up in $up_s s, ${#DEVICES[@]} devices commissioned in $commission_s s, torn down in $down_s s"
+echo "compose: $passed passed, $failed failed"
+[ "$failed" = 0 ]
