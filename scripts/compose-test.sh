@@ -6,10 +6,13 @@
 # the relay container stopped) and checks the connectivity and locality `homectl devices --json`
 # reports; then `docker-compose down -v`, also after a failure. Needs root.
 #
-#   scripts/compose-test.sh [--full]
+#   scripts/compose-test.sh [--full] [--fleet REPLICAS SIZE]
+#
+# --fleet: also `docker-compose --profile fleet up --scale fleet=REPLICAS` with FLEET_SIZE=SIZE,
+# and the controller commissions every device of every replica (REPLICAS x SIZE).
 #
 # Without --full the image comes from the Dockerfile's `prebuilt` target: the binaries this
-# machine already built (.build/debug, `swift build` first if missing) with the Swift runtime
+# machine built (.build/debug, brought up to date with `swift build`) with the Swift runtime
 # libraries they link. --full builds the default target, compiling the package inside the
 # build image (about 15 minutes on 2 cores).
 #
@@ -26,11 +29,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 FULL=""
-for arg in "$@"; do
-  case "$arg" in
-    --full) FULL=yes ;;
+FLEET_REPLICAS=0; FLEET_SIZE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --full) FULL=yes; shift ;;
+    --fleet)
+      [[ "${2:-}" =~ ^[1-9][0-9]{0,1}$ && "${3:-}" =~ ^[1-9][0-9]{0,3}$ ]] \
+        || { echo "compose-test: --fleet REPLICAS SIZE: expected 1...99 replicas of 1...9999 devices" >&2; exit 2; }
+      FLEET_REPLICAS="$2"; FLEET_SIZE="$3"; shift 3 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
-    *) echo "compose-test: unknown option $arg" >&2; exit 2 ;;
+    *) echo "compose-test: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "compose-test: needs root (a container engine)" >&2; exit 2; }
@@ -40,6 +48,7 @@ LOGS="$ROOT/.build/compose-test"
 mkdir -p "$LOGS"
 PROJECT="mattersimtest$$"
 DC=(docker-compose --project-name "$PROJECT" --file "$ROOT/docker-compose.yml")
+DC_FLEET=("${DC[@]}" --profile fleet)
 passed=0; failed=0
 pass() { passed=$((passed + 1)); echo "compose: PASS $*"; }
 fail() { failed=$((failed + 1)); echo "compose: FAIL $*"; }
@@ -66,7 +75,7 @@ teardown() {
   set +e
   if [ -z "$torn_down" ]; then
     "${DC[@]}" logs --no-color >"$LOGS/compose.log" 2>&1
-    "${DC[@]}" down -v --remove-orphans >"$LOGS/down.log" 2>&1
+    "${DC_FLEET[@]}" down -v --remove-orphans >"$LOGS/down.log" 2>&1
   fi
   if [ -n "$ENGINE_PID" ]; then
     kill "$ENGINE_PID" 2>/dev/null
@@ -124,9 +133,7 @@ if [ -n "$FULL" ]; then
 else
   # The binaries the test command built, stripped of debug info, their resource bundles, and
   # the Swift runtime libraries they link, at the paths their RUNPATH names.
-  for product in matter-sim homectl matter-relay; do
-    [ -x ".build/debug/$product" ] || swift build --product "$product" >/dev/null
-  done
+  for product in matter-sim homectl matter-relay; do swift build --product "$product" >/dev/null; done
   STAGE=".build/docker-prebuilt"
   rm -rf "$STAGE"; mkdir -p "$STAGE/usr/local/bin"
   for product in matter-sim homectl matter-relay; do
@@ -228,10 +235,44 @@ expect_routes "relay container stopped: the Plug's LAN still works" Plug online/
 "${DC[@]}" exec -T light matter-sim fault --control "$LAMP_STATE" all lan-up >/dev/null || fail "matter-sim fault lan-up"
 expect_routes "faults cleared" Lamp online/mixed online/direct
 
+# --- scale-out: fleet replicas --------------------------------------------------------------
+fleet_line=""
+if [ "$FLEET_REPLICAS" -gt 0 ]; then
+  total=$((FLEET_REPLICAS * FLEET_SIZE))
+  t_fleet="$(now)"
+  FLEET_SIZE="$FLEET_SIZE" "${DC_FLEET[@]}" up -d --no-build --scale fleet="$FLEET_REPLICAS" fleet >"$LOGS/fleet-up.log" 2>&1 \
+    || { cat "$LOGS/fleet-up.log" >&2; fail "fleet: docker-compose up --scale fleet=$FLEET_REPLICAS"; }
+  plans=0
+  for _ in $(seq 120); do  # bounded: a minute
+    plans=$(ctl sh -c 'ls /run/mattersim-fleet/*.yaml 2>/dev/null | wc -l' | tr -d '\r')
+    [ "$plans" -ge "$FLEET_REPLICAS" ] && break
+    sleep 0.5
+  done
+  [ "$plans" -ge "$FLEET_REPLICAS" ] || fail "fleet: $plans of $FLEET_REPLICAS replicas wrote their plan"
+  t_fleet_commission="$(now)"
+  # Every replica's devices, at the replica's address; a run again picks up what a node still
+  # starting refused (devices already commissioned are skipped). Bounded: three rounds.
+  commissioned=0
+  for round in 1 2 3; do
+    ctl sh -c 'for plan in /run/mattersim-fleet/*.yaml; do
+      homectl commission --home "$plan" --host "$(cat "${plan%.yaml}.ip")" --concurrency 16 \
+        --paa-trust-store /var/lib/mattersim/trust; done' >"$LOGS/fleet-commission-$round.log" 2>&1 || true
+    commissioned=$(ctl homectl devices --json --settle 0 2>/dev/null | python3 -c 'import json, sys
+try: print(sum(1 for row in json.load(sys.stdin) if (row.get("structure") or "").startswith("Fleet ")))
+except ValueError: print(0)' || echo 0)
+    [ "$commissioned" -ge "$total" ] && break
+  done
+  fleet_s="$(since "$t_fleet_commission")"
+  rate="$(awk -v n="$commissioned" -v s="$fleet_s" 'BEGIN { printf "%.1f", (s > 0 ? n / s : 0) }')"
+  fleet_line="compose: fleet of $FLEET_REPLICAS x $FLEET_SIZE: up and planned in $(awk -v a="$t_fleet" -v b="$t_fleet_commission" 'BEGIN { printf "%.1f", b - a }') s, $commissioned of $total commissioned in $fleet_s s ($rate/s)"
+  if [ "$commissioned" -ge "$total" ]; then pass "fleet: all $total devices of $FLEET_REPLICAS replicas commissioned"
+  else fail "fleet: $commissioned of $total commissioned (logs: $LOGS/fleet-commission-*.log)"; fi
+fi
+
 # --- down ----------------------------------------------------------------------------------
 t_down="$(now)"
 "${DC[@]}" logs --no-color >"$LOGS/compose.log" 2>&1 || true
-"${DC[@]}" down -v --remove-orphans >"$LOGS/down.log" 2>&1 && torn_down=yes
+"${DC_FLEET[@]}" down -v --remove-orphans >"$LOGS/down.log" 2>&1 && torn_down=yes
 down_s="$(since "$t_down")"
 left="$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" | wc -l)"
 left=$((left + $(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l)))
@@ -240,6 +281,7 @@ if command -v iptables-save >/dev/null; then left=$((left + $(iptables-save 2>/d
 [ -n "$torn_down" ] && [ "$left" = 0 ] && pass "down -v: no container, network, volume or firewall rule left" \
   || fail "down -v left $left objects (log: $LOGS/down.log)"
 
+[ -z "$fleet_line" ] || echo "$fleet_line"
 echo "compose: home up in $up_s s, ${#DEVICES[@]} devices commissioned in $commission_s s, torn down in $down_s s"
 echo "compose: $passed passed, $failed failed"
 [ "$failed" = 0 ]

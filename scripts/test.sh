@@ -9,3 +9,5 @@ swift build --build-tests
 swift test --skip-build --no-parallel "$@"
 # The reference Matter controller commissions and drives the simulated devices.
 scripts/interop.sh
+# docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
+scripts/compose-test.sh --fleet 2 5
