@@ -40,11 +40,12 @@ COPY Package.swift ./
 COPY Sources ./Sources
 # Package.swift names the test targets too: their folders must exist.
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib \
-      --product matter-sim --product homectl --product matter-relay --product dnssd-probe \
- && mkdir -p /out \
- && for p in matter-sim homectl matter-relay dnssd-probe; do cp "$(swift build -c release --show-bin-path)/$p" /out/; done \
- && cp -r "$(swift build -c release --show-bin-path)"/*.resources /out/ 2>/dev/null || true
+# One product per `swift build` (given several --product options it builds only the last).
+RUN set -e; mkdir -p /out; bin="$(swift build -c release --show-bin-path)"; \
+    for p in matter-sim homectl matter-relay dnssd-probe; do \
+      swift build -c release --static-swift-stdlib --product "$p"; cp "$bin/$p" /out/; \
+    done; \
+    for r in "$bin"/*.resources; do [ ! -e "$r" ] || cp -r "$r" /out/; done
 
 # The default target: binaries compiled in the build stage above.
 FROM runtime

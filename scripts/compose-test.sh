@@ -104,7 +104,7 @@ base_image() {
   debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$MIRROR" >"$LOGS/debootstrap-${tag//[:\/]/_}.log" 2>&1 \
     || { rm -rf "$dir"; echo "compose-test: debootstrap of $tag failed (log in $LOGS)" >&2; return 1; }
   [ -z "$setup" ] || "$setup" "$dir"
-  tar -C "$dir" -c . | docker import - "$tag" >/dev/null
+  tar -C "$dir" -c . | docker import --change "ENV PATH=$IMAGE_PATH" - "$tag" >/dev/null
   rm -rf "$dir"
 }
 
@@ -118,15 +118,13 @@ swift_setup() {
   git config --system --list | grep '^url\.' | while IFS='=' read -r key value; do
     git config --file "$dir/etc/gitconfig" --add "$key" "$value"
   done
-  ln -sf /opt/swift/usr/bin/swift /opt/swift/usr/bin/swiftc "$dir/usr/local/bin/" 2>/dev/null || true
-  for tool in swift swiftc swift-build swift-package swift-frontend; do
-    [ -e "$dir/opt/swift/usr/bin/$tool" ] && ln -sf "/opt/swift/usr/bin/$tool" "$dir/usr/local/bin/$tool"
-  done
 }
 
 t_build="$(now)"
+IMAGE_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 base_image debian:bookworm-slim "$RUNTIME_PACKAGES"
 if [ -n "$FULL" ]; then
+  IMAGE_PATH="/opt/swift/usr/bin:$IMAGE_PATH"
   base_image swift:6.3-bookworm "$RUNTIME_PACKAGES,pkg-config,libavahi-client-dev,libssl-dev,libsqlite3-dev,git,gcc,g++,libc6-dev,binutils,libcurl4,libxml2,libedit2,libncurses6,libz3-4,python3-minimal,tzdata" swift_setup
   echo "compose: docker build (full: the package compiles inside the build image)"
   docker build --network none -t mattersim:latest . >"$LOGS/build.log" 2>&1 \

@@ -114,11 +114,11 @@ struct AutomationsCommand: AsyncParsableCommand {
             abstract: "Run the home's automations in this process until interrupted (or for --duration seconds).")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Time acceleration for scheduled starters (60: a minute per second).") var speed: Double = 1
-        @Option(help: "Stop after this many real seconds.") var duration: Double?
+        @Option(help: "Stop after this many real seconds (up to 86400).") var duration: Seconds?
 
         func validate() throws {
             guard speed > 0, speed <= 86_400 else { throw ValidationError("--speed \(speed): expected more than 0, at most 86400") }
-            if let duration, duration <= 0 { throw ValidationError("--duration \(duration): expected a positive number of seconds") }
+            if let duration, duration.value <= 0 { throw ValidationError("--duration \(duration.value): expected a positive number of seconds") }
         }
 
         func run() async throws {
@@ -128,7 +128,7 @@ struct AutomationsCommand: AsyncParsableCommand {
                 let runner = await home.startAutomations(clock: clock)
                 print("running \(try await home.listAutomations().filter(\.isActive).count) active automation(s) at \(speed)x")
                 if let duration {
-                    try await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
+                    try await Task.sleep(for: duration.duration)
                 } else {
                     while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
                 }

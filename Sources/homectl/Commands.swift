@@ -9,14 +9,14 @@ import OpenCombine
 struct Discover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List commissionable Matter devices (DNS-SD _matterc._udp).")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Seconds to browse.") var seconds: Double = 3
+    @Option(help: "Seconds to browse (0...86400).") var seconds = Seconds(3)
 
     func run() async throws {
         let discovery: DNSSDDiscovery
         do { discovery = try DNSSDDiscovery() } catch {
             throw ValidationError("DNS-SD is not available: \(error)")
         }
-        let nodes = try await discovery.commissionableNodes(duration: .milliseconds(Int64(seconds * 1000)))
+        let nodes = try await discovery.commissionableNodes(duration: seconds.duration)
         struct Row: Codable { var instance: String; var discriminator: UInt16; var vendorID: UInt16?; var productID: UInt16?; var name: String?; var addresses: [String] }
         let rows = nodes.map { n in
             Row(instance: n.record.instanceName, discriminator: n.record.longDiscriminator, vendorID: n.record.vendorID,
@@ -58,8 +58,9 @@ struct Commission: AsyncParsableCommand {
         }
         guard let code else { return }
         let socketAddress = try address.map { text -> SocketAddress in
-            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
-                throw ValidationError("--address takes HOST:PORT")
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                  (0...65535).contains(port) else {
+                throw ValidationError("--address \(text): expected HOST:PORT with a port of 0...65535")
             }
             var host = String(text[..<colon])
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -128,13 +129,13 @@ struct Devices: AsyncParsableCommand {
         abstract: "List devices with their connectivity and locality (per device, device type and trait).")
     @OptionGroup var global: GlobalOptions
     @Option(help: "Seconds to wait for every device's routes to work before reporting (0: the stored graph only, connectivity unknown).")
-    var settle: Double = 3
+    var settle = Seconds(3)
 
     func run() async throws {
         try await HomeAPIRun.run {
-            let home = try await global.open(live: settle > 0)
+            let home = try await global.open(live: settle.value > 0)
             // Wait until every device's routes work, or the settle time passed (a route down then is listed as down).
-            if settle > 0 { _ = await home.waitUntilAllRoutesUp(timeout: .milliseconds(Int64(settle * 1000))) }
+            if settle.value > 0 { _ = await home.waitUntilAllRoutesUp(timeout: settle.duration) }
             var rows: [DeviceSummary] = []
             for d in try await home.devices().list().sorted(by: { $0.name < $1.name }) { rows.append(await summary(d, home)) }
             if global.json { Output.json(rows) } else {

@@ -23,7 +23,7 @@ struct CommissionHomeOptions: ParsableArguments {
     var concurrency: Int = 4
 
     @Option(help: "With --home: seconds to browse for commissionable devices (without --host).")
-    var browseSeconds: Double = 4
+    var browseSeconds = Seconds(4)
 }
 
 struct CommissionHome {
@@ -162,7 +162,7 @@ struct CommissionHome {
         do { discovery = try DNSSDDiscovery() } catch {
             throw ValidationError("DNS-SD is not available (\(error)); give the home's address with --host")
         }
-        let found = try await discovery.commissionableNodes(duration: .milliseconds(Int64(options.browseSeconds * 1000)))
+        let found = try await discovery.commissionableNodes(duration: options.browseSeconds.duration)
         for node in nodes {
             let matches = found.filter { $0.record.longDiscriminator == node.discriminator }
             let candidates = matches.flatMap(\.addresses).filter { $0.port == node.port }

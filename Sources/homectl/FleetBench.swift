@@ -62,7 +62,7 @@ struct FleetBench: AsyncParsableCommand {
         do { trustStore = try global.paaTrustStore.map { try PAATrustStore(directory: URL(fileURLWithPath: $0)) } } catch {
             throw ValidationError("--paa-trust-store: \(error)")
         }
-        let responseTimeout = Duration.milliseconds(Int64(max(0.5, global.timeout) * 1000))
+        let responseTimeout = Seconds(max(0.5, global.timeout.value)).duration
         // A session per node (the default table holds 32, and an evicted session takes its
         // subscription with it), and room for every handshake and exchange in flight.
         let subscriberCount = Int((Double(plan.count) * subscribersPercent / 100).rounded(.up))

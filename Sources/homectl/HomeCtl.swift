@@ -17,6 +17,26 @@ struct HomeCtl: AsyncParsableCommand {
 }
 
 /// Options every command takes.
+/// A number of seconds from the command line: finite, not negative, at most a day. A plain
+/// `Double` lets `inf`, `nan` or `1e300` through to the `Duration` and `Int64` conversions,
+/// which trap; this refuses them with the option's name and what is expected.
+struct Seconds: ExpressibleByArgument, Sendable, Comparable {
+    static let limit: Double = 86_400
+    let value: Double
+
+    init(_ value: Double) { self.value = value }
+
+    init?(argument: String) {
+        guard let value = Double(argument), value.isFinite, (0...Self.limit).contains(value) else { return nil }
+        self.value = value
+    }
+
+    var duration: Duration { .milliseconds(Int64((value * 1000).rounded())) }
+    var defaultValueDescription: String { String(format: "%g", value) }
+    static var defaultCompletionKind: CompletionKind { .default }
+    static func < (a: Seconds, b: Seconds) -> Bool { a.value < b.value }
+}
+
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The home database (default: $HOMECTL_HOME or ~/.homectl/home.sqlite); for `commission`, a home profile (.yaml).",
@@ -35,8 +55,8 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Commission devices whose attestation is not trusted.")
     var allowUntrusted = false
 
-    @Option(name: .long, help: "Seconds any device operation may take.")
-    var timeout: Double = 10
+    @Option(name: .long, help: "Seconds any device operation may take (0...86400).")
+    var timeout = Seconds(10)
 
     @Flag(name: .long, inversion: .prefixedNo,
           help: "Find devices that moved (a new address or port) by operational DNS-SD (_matter._tcp).")
@@ -85,8 +105,8 @@ struct GlobalOptions: ParsableArguments {
 
     func open(live: Bool = false) async throws -> Home {
         var c = HomeConfiguration()
-        c.commandTimeout = .milliseconds(Int64(max(0.5, timeout) * 1000))
-        c.responseTimeout = .milliseconds(Int64(max(0.5, timeout / 2) * 1000))
+        c.commandTimeout = Seconds(max(0.5, timeout.value)).duration
+        c.responseTimeout = Seconds(max(0.5, timeout.value / 2)).duration
         c.paaTrustStore = paaTrustStore.map { URL(fileURLWithPath: $0) }
         c.allowUntrustedAttestation = allowUntrusted
         c.connectDevices = live

@@ -32,6 +32,36 @@ struct HomeCtlTests {
                       error: String(decoding: error, as: UTF8.self))
     }
 
+    /// Numbers a person can type that no duration or port can hold: refused as usage errors
+    /// naming the option, where they used to trap (SIGILL) in a Duration or port conversion.
+    @Test func outOfRangeNumbersAreUsageErrorsNotCrashes() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("homectl-numbers-\(UUID().uuidString).sqlite")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let cases: [(arguments: [String], option: String)] = [
+            (["devices", "--timeout", "inf"], "--timeout"),
+            (["devices", "--timeout", "1e300"], "--timeout"),
+            (["devices", "--settle", "nan"], "--settle"),
+            (["discover", "--seconds", "1e300"], "--seconds"),
+            (["discover", "--seconds", "-1"], "--seconds"),
+            (["automations", "run", "--duration", "nan"], "--duration"),
+            (["commission", "--code", "34970112332", "--address", "127.0.0.1:99999"], "--address"),
+        ]
+        for (arguments, option) in cases {
+            let process = Process()
+            process.executableURL = Self.binary
+            process.arguments = arguments + ["--home", home.path]
+            let err = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = err
+            try process.run()
+            let error = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit, "\(arguments): killed by signal \(process.terminationStatus)")
+            #expect(process.terminationStatus == 64, "\(arguments): exit \(process.terminationStatus): \(error)")
+            #expect(error.contains(option), "\(arguments): the message does not name \(option): \(error)")
+        }
+    }
+
     @Test func commissionListControlRenameAndRooms() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "homectl is not built at \(Self.binary.path)")
         let dir = try temporaryDirectory()
