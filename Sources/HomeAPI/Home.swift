@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MatterController
+import MatterCrypto
 import MatterProtocol
 import NIOCore
 import OpenCombine
@@ -67,7 +68,7 @@ public final class Home: Sendable {
     public static func open(at url: URL, configuration: HomeConfiguration = HomeConfiguration(),
                             logger: Logger = Logger(label: "home")) async throws -> Home {
         do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try SecretFiles.createDirectory(url.deletingLastPathComponent())
         } catch {
             throw HomeError.unavailable("cannot create \(url.deletingLastPathComponent().path): \(error.localizedDescription)")
         }

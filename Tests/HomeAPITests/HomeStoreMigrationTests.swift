@@ -7,6 +7,34 @@ import Testing
 /// the cloud-only clusters column.
 @Suite("Home store migration")
 struct HomeStoreMigrationTests {
+    /// The home database holds the fabric's root CA key, the controller's key and the IPK: a
+    /// new one is created owner-only in an owner-only folder, with its WAL files alike, and
+    /// an older world-readable one is narrowed when opened.
+    @Test func theHomeDatabaseIsOwnerOnly() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func mode(_ url: URL) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int)
+        }
+        let folder = dir.appendingPathComponent("homectl")
+        let url = folder.appendingPathComponent("home.sqlite")
+        let home = try await Home.open(at: url)
+        _ = try await home.createStructure(name: "Private")
+        #expect(try mode(folder) == 0o700)
+        #expect(try mode(url) == 0o600)
+        for suffix in ["-wal", "-shm"] {
+            let side = URL(fileURLWithPath: url.path + suffix)
+            if FileManager.default.fileExists(atPath: side.path) { #expect(try mode(side) == 0o600, "\(suffix)") }
+        }
+        await home.close()
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
+        let again = try await Home.open(at: url)
+        #expect(try mode(url) == 0o600)
+        #expect(try await again.structures().list().map(\.name) == ["Private"])
+        await again.close()
+    }
+
     @Test func aV1HomeFileKeepsItsGraphAfterTheCloudOnlyMigration() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MatterController
+import MatterCrypto
 
 /// One structure row.
 struct StructureRecord: Sendable, Hashable {
@@ -64,6 +65,11 @@ final class HomeStore: Sendable {
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
         do {
+            // The database holds the fabric's root CA key, the controller's key and the IPK:
+            // owner-only. SQLite gives its -wal and -shm files the database file's mode.
+            let file = URL(fileURLWithPath: path)
+            if !FileManager.default.fileExists(atPath: path) { try? SecretFiles.writeNew(Data(), to: file) }  // or another process did
+            try? SecretFiles.restrict(file)  // best effort: a database of another owner opens as it is
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
         } catch {

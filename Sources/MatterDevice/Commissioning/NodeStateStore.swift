@@ -1,4 +1,5 @@
 import Foundation
+import MatterCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,6 +7,8 @@ import Glibc
 // A node's persistent state directory (fabrics, ACL, counters, non-volatile attributes).
 // Each record is one JSON file written atomically (temp file + rename), so a crash mid-write
 // leaves the previous version intact; a corrupt file is reported, never silently replaced.
+// The records hold the node's keys (operational key, IPK, DAC key): the directory is made
+// 0700 and every file 0600 (SecretFiles).
 
 public struct NodeStateStore: Sendable {
     public let directory: URL
@@ -21,7 +24,11 @@ public struct NodeStateStore: Sendable {
 
     public init(directory: URL) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try SecretFiles.createDirectory(directory)
+        // Records a version without this rule left readable to others.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasSuffix(".json") {
+            try SecretFiles.restrict(directory.appendingPathComponent(name))
+        }
     }
 
     private func url(_ name: String) -> URL { directory.appendingPathComponent(name + ".json") }
@@ -41,7 +48,7 @@ public struct NodeStateStore: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(value)
         let temporary = directory.appendingPathComponent(".\(name).\(UUID().uuidString).tmp")
-        try data.write(to: temporary)
+        try SecretFiles.writeNew(data, to: temporary)
         // rename(2) replaces the old file atomically.
         guard rename(temporary.path, url(name).path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
