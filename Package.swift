@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "MatterDevice", targets: ["MatterDevice"]),
         .library(name: "MatterController", targets: ["MatterController"]),
         .library(name: "HomeAPI", targets: ["HomeAPI"]),
+        // The SDK's module names, so app code written for the Google Home APIs builds as it is.
+        .library(name: "GoogleHomeSDK", targets: ["GoogleHomeSDK"]),
+        .library(name: "GoogleHomeTypes", targets: ["GoogleHomeTypes"]),
         .executable(name: "matter-sim", targets: ["matter-sim"]),
         .executable(name: "homectl", targets: ["homectl"]),
         .library(name: "CloudRelay", targets: ["CloudRelay"]),
@@ -68,15 +71,23 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The Combine operators OpenCombine 0.14 lacks (combineLatest), for HomeAPI and `Combine`.
+        .target(name: "HomeCombine", dependencies: [
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         // The Google Home API-shaped library over the controller, with the home graph in SQLite.
         .target(name: "HomeAPI", dependencies: [
-            "MatterController", "CloudRelay", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
+            "HomeCombine", "MatterController", "CloudRelay", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // `import GoogleHomeSDK` / `import GoogleHomeTypes`: HomeAPI under the SDK's names.
+        .target(name: "GoogleHomeSDK", dependencies: ["HomeAPI"]),
+        .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
         .executableTarget(name: "homectl", dependencies: [
             "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -151,6 +162,7 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
             "CloudRelay",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -175,3 +187,15 @@ let package = Package(
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel", "MatterTLV"]),
     ]
 )
+
+#if !canImport(Darwin)
+// `import Combine` for app code on Linux: OpenCombine with the DispatchQueue scheduler and
+// combineLatest. Apple platforms have the real Combine, so the product exists only here.
+package.products.append(.library(name: "Combine", targets: ["Combine"]))
+package.targets.append(.target(name: "Combine", dependencies: [
+    "HomeCombine",
+    .product(name: "OpenCombine", package: "OpenCombine"),
+    .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+]))
+package.targets.first { $0.name == "HomeAPITests" }?.dependencies.append("Combine")
+#endif
