@@ -8,8 +8,8 @@ import Testing
 // Issue #8: Discovery candidates with constraints from the data model, the automation
 // DSL with validation, and the runner, against in-process simulated devices.
 
-/// A dimmable light that declares its own level bounds (MinLevel 10, MaxLevel 200).
-private func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
+/// A dimmable light that declares its own level bounds (MinLevel 10, MaxLevel 200); also GuideCodeTests.
+func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
     NodeDescription(endpoints: [
         Fixture.root(vendor: "Acme", product: "Dimmable Bulb", serial: serial),
         EndpointDescription(number: 1, deviceTypes: [Fixture.deviceType(0x0101)], serverClusters: [
@@ -73,9 +73,9 @@ struct DiscoveryAutomationTests {
         let device = try await rig.add(bulb, name: "Dimmer")
         let structure = rig.structure
 
-        // The Discovery guide's constraint snippet.
+        // The SDK's shape: AnyNodeCandidate, cast through `node`.
         let candidates = try await structure.candidates(for: device).list()
-        let moveToLevel = candidates.compactMap { $0 as? CommandCandidate }
+        let moveToLevel = candidates.compactMap { $0.node as? CommandCandidate }
             .first { $0.command == Matter.LevelControlTrait.MoveToLevelCommand.self }
         let candidate = try #require(moveToLevel)
         let details = try #require(candidate.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.MoveToLevelCommand.CommandRequestFields.level)])
@@ -88,7 +88,7 @@ struct DiscoveryAutomationTests {
         #expect(candidate.deviceTypes.map { $0.identifier } == [DimmableLightDeviceType.identifier])
 
         // Attribute details: the model's access and quality, the device's bounds.
-        let levelAttributes = try #require(candidates.compactMap { $0 as? TraitAttributesCandidate }
+        let levelAttributes = try #require(candidates.compactMap { $0.node as? TraitAttributesCandidate }
             .first { $0.trait == Matter.LevelControlTrait.self })
         let current = try #require(levelAttributes.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.Attribute.currentLevel)])
         #expect(current.isSubscribable && !current.isModifiable)
@@ -96,13 +96,13 @@ struct DiscoveryAutomationTests {
         let options = try #require(levelAttributes.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.Attribute.options)])
         #expect(options.isModifiable)
         #expect(options.constraint == .bitmapConstraint(allowedBits: 0b11))
-        #expect(candidates.contains { ($0 as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self })
+        #expect(candidates.contains { ($0.node as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self })
         // Basic Information is not for automations; no window covering commands on a light.
-        #expect(!candidates.contains { $0.trait == Matter.BasicInformationTrait.self })
-        #expect(!candidates.contains { ($0 as? CommandCandidate)?.command == Matter.WindowCoveringTrait.DownOrCloseCommand.self })
+        #expect(!candidates.contains { $0.node.trait == Matter.BasicInformationTrait.self })
+        #expect(!candidates.contains { ($0.node as? CommandCandidate)?.command == Matter.WindowCoveringTrait.DownOrCloseCommand.self })
         // The structure's own candidates only, or with its devices'.
         let own = try await structure.candidates(includeDescendants: false).list()
-        #expect(own.count == 1 && own.first is EventCandidate)
+        #expect(own.count == 1 && own.first?.node is EventCandidate)
         let all = try await structure.candidates().list()
         #expect(all.count == candidates.count + 1)
 
@@ -123,8 +123,8 @@ struct DiscoveryAutomationTests {
         let fresh = try await structure.candidates(ignoringCache: true).snapshot()
         #expect(fresh.id != first.id)
 
-        func scheduled(_ list: [any NodeCandidate]) -> EventCandidate? {
-            list.compactMap { $0 as? EventCandidate }.first { $0.event == Google.TimeTrait.ScheduledEvent.self }
+        func scheduled(_ list: Set<AnyNodeCandidate>) -> EventCandidate? {
+            list.compactMap { $0.node as? EventCandidate }.first { $0.event == Google.TimeTrait.ScheduledEvent.self }
         }
         let before = try #require(scheduled(first.list()))
         #expect(before.unsupportedReasons.map(\.reasonType) == [.missingStructureAddressSetup])

@@ -47,6 +47,14 @@ extension Google {
     }
 }
 
+extension Google {
+    /// A doorbell's press (a cloud trait of Google doorbells; no Matter device carries it).
+    public struct DoorbellPressTrait: Trait {
+        public static let identifier = "home.platform.traits.DoorbellPressTrait"
+        public let metadata: TraitMetadata
+    }
+}
+
 /// A parameter of an event starter (`Google.TimeTrait.ScheduledEvent.clockTime(…)`).
 public struct TypedParameter<Event: EventDescriptor>: Sendable, Hashable {
     public let field: AnyField
