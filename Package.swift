@@ -71,22 +71,22 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The Combine operators OpenCombine 0.14 lacks (combineLatest), for HomeAPI and `Combine`.
-        .target(name: "HomeCombine", dependencies: [
-            .product(name: "OpenCombine", package: "OpenCombine"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        ]),
         // The Google Home API-shaped library over the controller, with the home graph in SQLite.
         .target(name: "HomeAPI", dependencies: [
-            "HomeCombine", "MatterController", "CloudRelay", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
+            "MatterController", "CloudRelay", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // `import GoogleHomeSDK` / `import GoogleHomeTypes`: HomeAPI under the SDK's names.
-        .target(name: "GoogleHomeSDK", dependencies: ["HomeAPI"]),
+        // `import GoogleHomeSDK` / `import GoogleHomeTypes`: HomeAPI under the SDK's names (with
+        // OpenCombine and its DispatchQueue scheduler, the Combine the guides' code uses).
+        .target(name: "GoogleHomeSDK", dependencies: [
+            "HomeAPI",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+        ]),
         .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
         .executableTarget(name: "homectl", dependencies: [
             "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile",
@@ -188,14 +188,3 @@ let package = Package(
     ]
 )
 
-#if !canImport(Darwin)
-// `import Combine` for app code on Linux: OpenCombine with the DispatchQueue scheduler and
-// combineLatest. Apple platforms have the real Combine, so the product exists only here.
-package.products.append(.library(name: "Combine", targets: ["Combine"]))
-package.targets.append(.target(name: "Combine", dependencies: [
-    "HomeCombine",
-    .product(name: "OpenCombine", package: "OpenCombine"),
-    .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-]))
-package.targets.first { $0.name == "HomeAPITests" }?.dependencies.append("Combine")
-#endif

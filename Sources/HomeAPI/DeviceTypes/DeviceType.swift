@@ -149,21 +149,24 @@ public struct HumiditySensorDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
 }
 
-/// The Google traits a Google device type may carry; each is nil when the device lacks it.
-public struct GoogleTraits: Sendable, Hashable {
-    let collection: TraitCollection
-    public var doorbellPressTrait: Google.DoorbellPressTrait? { collection[Google.DoorbellPressTrait.self] }
-}
-
-/// A Google doorbell (a cloud-to-cloud device type). Google devices reach an app only through
-/// Google's cloud, which this home does not have: `types.get(GoogleDoorbellDeviceType.self)`
-/// is always nil here.
+/// A Google doorbell (`GoogleHomeTypes.GoogleDoorbellDeviceType`, a cloud device type).
+/// Google devices reach an app only through Google's cloud, which this home does not have:
+/// `types.get(GoogleDoorbellDeviceType.self)` is always nil here.
 public struct GoogleDoorbellDeviceType: DeviceType {
-    public static let identifier = "home.platform.types.GoogleDoorbellDevice"
+    public static let identifier = "home.matter.6006.types.0113"
     let context: DeviceTypeContext
     public var metadata: DeviceTypeMetadata { context.metadata }
     public var traits: TraitCollection { context.traits }
-    public var googleTraits: GoogleTraits { GoogleTraits(collection: context.traits) }
+    public var googleTraits: GoogleDoorbellGoogleTraits { GoogleDoorbellGoogleTraits(collection: context.traits) }
+
+    /// The doorbell's Google traits; each is nil when the device lacks it.
+    public struct GoogleDoorbellGoogleTraits: Sendable, Hashable {
+        let collection: TraitCollection
+        public var pushAvStreamTransportTrait: Google.PushAvStreamTransportTrait? { collection[Google.PushAvStreamTransportTrait.self] }
+        public var webRtcLiveViewTrait: Google.WebRtcLiveViewTrait? { collection[Google.WebRtcLiveViewTrait.self] }
+        /// Not on the SDK's container (the reference lists the two above); the Device guide reads it.
+        public var doorbellPressTrait: Google.DoorbellPressTrait? { collection[Google.DoorbellPressTrait.self] }
+    }
 }
 
 /// All device types of a device, by type: `types[DimmableLightDeviceType.self]`.

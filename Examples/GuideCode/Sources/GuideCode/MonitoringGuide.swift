@@ -8,10 +8,9 @@
 // AnyCancellable, which would cancel at once). The event block's closing brace closes the
 // method `subscribeToFan` opened around it, inside `FanTile`, the class its `[weak self]`
 // needs. Supplied: the app's `Logger`; `print`, a member that also records each line
-// (`printed`) for the tests; `myStructureID` and `levelControlTrait` (the one the block
+// (`printed`) for the tests; `import Foundation` and `Synchronization`; `myStructureID` and `levelControlTrait` (the one the block
 // prints; the guide names no other) as parameters; `device`, `cancellable`,
-// `fanDeviceType` and `updateTileInfo()` on `FanTile`; `import Combine`.
-import Combine
+// `fanDeviceType` and `updateTileInfo()` on `FanTile`.
 import Foundation
 import GoogleHomeSDK
 import Synchronization

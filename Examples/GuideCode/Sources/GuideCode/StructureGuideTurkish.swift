@@ -6,7 +6,7 @@
 // the first one's statement goes into the init of the view model whose properties it
 // declares (`StructuresViewModelTurkish`), and the rooms-and-devices block into a method of
 // `RoomsAndDevicesModelTurkish`, which declares the `@Published var devicesByRoom` the block assigns to.
-// Supplied: the app's `Logger`; `import Combine` (the app's own import, as on iOS);
+// Supplied: the app's `Logger`; `import Foundation` (DispatchQueue) and `Synchronization`;
 // `XCTAssertTrue`/`XCTAssertNotNil`, which the guide borrows from its tests (here they
 // count failures instead of failing a test); as parameters, the variables a block assumes:
 // `structureID`, `structure`, `allRooms`, `room`, `light`, `theRoom`, `currentStructureID`;
@@ -14,7 +14,6 @@
 // guide-block: structure-tr-01
 import GoogleHomeSDK
 // end guide-block: structure-tr-01
-import Combine
 import Foundation
 import Synchronization
 
