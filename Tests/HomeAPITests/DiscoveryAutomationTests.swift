@@ -22,10 +22,6 @@ func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
     ])
 }
 
-private let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
-private let currentLevelPath = AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))
-private let targetLiftPath = AttributePath(endpoint: 1, cluster: Fixture.windowCovering, attribute: AttributeID(0x000B))
-
 /// The structure's devices commissioned and reporting.
 private struct Rig {
     let dir: URL
@@ -39,21 +35,7 @@ private struct Rig {
     }
 
     func add(_ device: TestDevice, name: String, structure: Structure? = nil) async throws -> HomeDevice {
-        let d = try await home.commissionDevice(setupCode: try device.setupCode, address: device.address,
-                                                structureID: (structure ?? self.structure).id, name: name)
-        // Discovery reads what the device reported (AcceptedCommandList, MinLevel/MaxLevel).
-        let reported = await eventually(within: .seconds(10)) {
-            guard let dev = try? await home.device(id: d.id) else { return false }
-            if dev.types.contains(DimmableLightDeviceType.self) {
-                return await dev.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
-            }
-            if dev.types.contains(WindowCoveringDeviceType.self) {
-                return await dev.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.mode != nil
-            }
-            return true
-        }
-        #expect(reported, "device \(name) never reported")
-        return try await home.device(id: d.id)
+        try await commissionReporting(device, into: home, structureID: (structure ?? self.structure).id, name: name)
     }
 
     func close() async {
@@ -109,7 +91,7 @@ struct DiscoveryAutomationTests {
         // The device works within the same bounds: a level above them ends at MaxLevel.
         let trait = try #require(await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
         try await trait.moveToLevel(level: 250, optionsMask: .executeIfOff, optionsOverride: .executeIfOff)
-        #expect(await eventually { await bulb.value(currentLevelPath) == .unsigned(200) })
+        #expect(await eventually { await bulb.value(Fixture.currentLevelPath) == .unsigned(200) })
     }
 
     @Test func candidatesAreCachedAndTheScheduleNeedsAnAddress() async throws {
@@ -226,14 +208,14 @@ struct DiscoveryAutomationTests {
         })
         let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
-        let before = await blind.value(targetLiftPath)
+        let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30) // 06:59:30: not yet
         try await Task.sleep(for: .milliseconds(300))
-        #expect(await blind.value(targetLiftPath) == before)
+        #expect(await blind.value(Fixture.targetLiftPath) == before)
         #expect(try await structure.automationHistory().isEmpty)
 
         clock.advance(by: 60) // 07:00:30: the 07:00 starter fires once
-        #expect(await eventually(within: .seconds(5)) { await blind.value(targetLiftPath) == .unsigned(10000) })
+        #expect(await eventually(within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         #expect(await eventually { (try? await structure.automationHistory().count) == 1 })
         let run = try #require(try await rig.home.automationHistory(automationID: created.id).first)
         #expect(run.outcome == .success, "\(run.message)")
@@ -282,11 +264,11 @@ struct DiscoveryAutomationTests {
             }
         })
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
-        #expect(await bulb.value(currentLevelPath) == .unsigned(100))
+        #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
 
         // Someone turns the light on at the light itself: the Home hears it through its subscription.
         _ = await bulb.press(Fixture.onOff, 0x01)
-        #expect(await eventually(within: .seconds(8)) { await bulb.value(currentLevelPath) == .unsigned(55) })
+        #expect(await eventually(within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
         #expect(await eventually { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .success })
 
         // Off: the starter fires, the condition does not hold, nothing is sent; the run says so.
@@ -297,7 +279,7 @@ struct DiscoveryAutomationTests {
         try await structure.setAutomation(id: created.id, isActive: false)
         let runs = try await rig.home.automationHistory(automationID: created.id).count
         _ = await bulb.press(Fixture.onOff, 0x01)
-        #expect(await eventually { await bulb.value(onOffPath) == .bool(true) })
+        #expect(await eventually { await bulb.value(Fixture.onOffPath) == .bool(true) })
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await rig.home.automationHistory(automationID: created.id).count == runs)
         await runner.stop()

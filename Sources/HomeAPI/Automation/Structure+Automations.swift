@@ -22,7 +22,7 @@ extension Structure {
         let candidates = try buildCandidates(snapshot, key: .init(structureID: id, deviceID: nil, includeDescendants: true),
                                              subscribes: engine.configuration.connectDevices)
         let definition = try AutomationValidator(structure: self, snapshot: snapshot, candidates: candidates).validate(draft)
-        let record = AutomationRecord(id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation"),
+        let record = AutomationRecord(id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation", allowingEmpty: true),
                                       description: draft.description, isActive: draft.isActive, createdAt: Date(), definition: definition)
         try await engine.store.insertAutomation(record)
         return Automation(record)
