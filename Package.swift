@@ -128,6 +128,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // The Discovery guide's own code (Examples/GuideCode, linked) run on a home file: the
+        // app on the fake LAN's controller host in GuideCodeFakeLANTests.
+        .executableTarget(name: "guide-code-run", dependencies: ["GoogleHomeSDK", "GoogleHomeTypes"]),
+
         // Publishes and browses on command inside fake-LAN namespaces (tests, benchmark).
         .executableTarget(name: "dnssd-probe", dependencies: [
             "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
@@ -161,6 +165,7 @@ let package = Package(
         .testTarget(name: "HomeAPITests", dependencies: [
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
+            "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
             "CloudRelay",  // the hub and routing tests run an in-process relay and RelayDeviceClients

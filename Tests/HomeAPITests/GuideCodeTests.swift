@@ -2,6 +2,7 @@ import Foundation
 import HomeAPI
 import MatterDevice
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
 import OpenCombine
@@ -221,5 +222,72 @@ struct GuideCodeTests {
         })
         #expect(await lamp.value(Fixture.onOffPath) == .bool(true))
         #expect(await dimmer.value(Fixture.currentLevelPath) == .unsigned(77))
+    }
+}
+
+/// The Discovery guide's examples on the private fake LAN: the lamp and the blind run as
+/// matter-sim processes on hosts of their own, homectl commissions them from host "c", and
+/// the guide's code runs there too, in guide-code-run (an app process of its own).
+@Suite("The guides' own code on a fake LAN", .serialized)
+struct GuideCodeFakeLANTests {
+    static let runner = FakeLANControllerTests.buildDirectory.appendingPathComponent("guide-code-run").path
+
+    struct Report: Decodable {
+        var toastsBeforeAddress: Int
+        var toastsAfterAddress: Int
+        var blindsAutomationWithoutAddress: String
+        var blindsAutomation: String
+        var dimmableLightAutomation: String
+        var levelBounds: [UInt64]
+        var blindsTargetBefore0700: UInt16?
+        var blindsTargetAfter0700: UInt16?
+        var levelAfterTurningOn: UInt8?
+        var failure: String?
+    }
+
+    @Test(.enabled(if: FakeLANControllerTests.canRun, "needs root and avahi-daemon for network namespaces"), .timeLimit(.minutes(5)))
+    func discoveryExamplesRunOnTheFakeLAN() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.runner), "guide-code-run is not built at \(Self.runner)")
+        let devices = FakeLANControllerTests.devices.filter { ["dimmable-light", "window-covering"].contains($0.profile) }
+        try await FakeLANControllerTests.withLab(hosts: devices.map(\.host) + ["c"], tag: "g") { lab in
+            let trust = try HomeCommissionFakeLANTests.trustStore(in: lab)
+            for d in devices { try lab.start(d, port: 5540) }
+            for d in devices {
+                let qr = try OnboardingPayload(vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
+                                               passcode: d.passcode).qrCode()
+                var result = try await lab.homectl(["commission", "--code", qr, "--name", d.name, "--structure", "Home",
+                                                    "--paa-trust-store", trust, "--json"], timeout: 90)
+                if result.status != 0 {  // the node may not advertise yet
+                    try await Task.sleep(for: .seconds(2))
+                    result = try await lab.homectl(["commission", "--code", qr, "--name", d.name, "--structure", "Home",
+                                                    "--paa-trust-store", trust, "--json"], timeout: 90)
+                }
+                try #require(result.status == 0, "commission \(d.name): \(result.errors)")
+            }
+
+            let run = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.runner,
+                                                       "--home", lab.work.appendingPathComponent("home.sqlite").path,
+                                                       "--structure", "Home", "--paa-trust-store", trust], timeout: 120)
+            guard let report = try? JSONDecoder().decode(Report.self, from: Data(run.output.utf8)) else {
+                Issue.record("guide-code-run (\(run.status)): \(run.output.suffix(2000)) \(run.errors.suffix(3000))")
+                return
+            }
+            #expect(report.failure == nil, "\(report.failure ?? "")")
+            #expect(run.status == 0, "guide-code-run exited with \(run.status): \(run.errors.suffix(2000))")
+            #expect(report.toastsBeforeAddress == 1 && report.toastsAfterAddress == 1)
+            #expect(report.blindsAutomationWithoutAddress == "")
+            #expect(!report.blindsAutomation.isEmpty && !report.dimmableLightAutomation.isEmpty)
+            #expect(report.levelBounds == [1, 254], "the simulated dimmable light's MinLevel and MaxLevel")
+            #expect(report.blindsTargetBefore0700 != 10000)
+            #expect(report.blindsTargetAfter0700 == 10000)
+            #expect(report.levelAfterTurningOn == 55)
+
+            // Another process on the LAN sees the automations and their runs.
+            struct Listed: Decodable { var id: String }
+            let listed = try await lab.homectl(["automations", "list", "--json"])
+            let ids = try JSONDecoder().decode([Listed].self, from: Data(listed.output.utf8)).map(\.id)
+            #expect(Set(ids) == [report.blindsAutomation, report.dimmableLightAutomation])
+            #expect(try await lab.state(of: "Lamp")["level"] == "55")
+        }
     }
 }
