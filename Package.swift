@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "MatterDevice", targets: ["MatterDevice"]),
         .library(name: "MatterController", targets: ["MatterController"]),
         .library(name: "HomeAPI", targets: ["HomeAPI"]),
+        // The SDK's module names, so app code written for the Google Home APIs builds as it is.
+        .library(name: "GoogleHomeSDK", targets: ["GoogleHomeSDK"]),
+        .library(name: "GoogleHomeTypes", targets: ["GoogleHomeTypes"]),
         .executable(name: "matter-sim", targets: ["matter-sim"]),
         .executable(name: "homectl", targets: ["homectl"]),
         .library(name: "CloudRelay", targets: ["CloudRelay"]),
@@ -77,6 +80,14 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // `import GoogleHomeSDK` / `import GoogleHomeTypes`: HomeAPI under the SDK's names (with
+        // OpenCombine and its DispatchQueue scheduler, the Combine the guides' code uses).
+        .target(name: "GoogleHomeSDK", dependencies: [
+            "HomeAPI",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+        ]),
+        .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
         .executableTarget(name: "homectl", dependencies: [
             "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -117,6 +128,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // The Discovery guide's own code (Examples/GuideCode, linked) run on a home file: the
+        // app on the fake LAN's controller host in GuideCodeFakeLANTests.
+        .executableTarget(name: "guide-code-run", dependencies: ["GoogleHomeSDK", "GoogleHomeTypes"]),
+
         // Publishes and browses on command inside fake-LAN namespaces (tests, benchmark).
         .executableTarget(name: "dnssd-probe", dependencies: [
             "MatterDNSSD", .product(name: "Logging", package: "swift-log"),
@@ -150,7 +165,9 @@ let package = Package(
         .testTarget(name: "HomeAPITests", dependencies: [
             "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
+            "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
             "CloudRelay",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -175,3 +192,4 @@ let package = Package(
         .testTarget(name: "DeviceProfileTests", dependencies: ["DeviceProfile", "MatterModel", "MatterTLV"]),
     ]
 )
+

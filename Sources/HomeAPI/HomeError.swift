@@ -145,10 +145,11 @@ extension Result where Failure == any Error {
     }
 }
 
-/// Names are at most 60 Unicode code points: longer ones are cut, empty ones refused.
-func normalizedName(_ name: String, _ what: String) throws(HomeError) -> String {
+/// Names are at most 60 Unicode code points: longer ones are cut, empty ones refused unless
+/// `allowingEmpty` (automations: the SDK's `automation(name:description:)` defaults to "").
+func normalizedName(_ name: String, _ what: String, allowingEmpty: Bool = false) throws(HomeError) -> String {
     let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !trimmed.isEmpty else { throw HomeError.invalidArgument("\(what) name must not be empty") }
+    guard !trimmed.isEmpty || allowingEmpty else { throw HomeError.invalidArgument("\(what) name must not be empty") }
     let scalars = trimmed.unicodeScalars
     guard scalars.count > 60 else { return trimmed }
     var view = String.UnicodeScalarView()

@@ -8,8 +8,8 @@ import Testing
 // Issue #8: Discovery candidates with constraints from the data model, the automation
 // DSL with validation, and the runner, against in-process simulated devices.
 
-/// A dimmable light that declares its own level bounds (MinLevel 10, MaxLevel 200).
-private func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
+/// A dimmable light that declares its own level bounds (MinLevel 10, MaxLevel 200); also GuideCodeTests.
+func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
     NodeDescription(endpoints: [
         Fixture.root(vendor: "Acme", product: "Dimmable Bulb", serial: serial),
         EndpointDescription(number: 1, deviceTypes: [Fixture.deviceType(0x0101)], serverClusters: [
@@ -21,10 +21,6 @@ private func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
         ]),
     ])
 }
-
-private let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
-private let currentLevelPath = AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))
-private let targetLiftPath = AttributePath(endpoint: 1, cluster: Fixture.windowCovering, attribute: AttributeID(0x000B))
 
 /// The structure's devices commissioned and reporting.
 private struct Rig {
@@ -39,21 +35,7 @@ private struct Rig {
     }
 
     func add(_ device: TestDevice, name: String, structure: Structure? = nil) async throws -> HomeDevice {
-        let d = try await home.commissionDevice(setupCode: try device.setupCode, address: device.address,
-                                                structureID: (structure ?? self.structure).id, name: name)
-        // Discovery reads what the device reported (AcceptedCommandList, MinLevel/MaxLevel).
-        let reported = await eventually(within: .seconds(10)) {
-            guard let dev = try? await home.device(id: d.id) else { return false }
-            if dev.types.contains(DimmableLightDeviceType.self) {
-                return await dev.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
-            }
-            if dev.types.contains(WindowCoveringDeviceType.self) {
-                return await dev.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.mode != nil
-            }
-            return true
-        }
-        #expect(reported, "device \(name) never reported")
-        return try await home.device(id: d.id)
+        try await commissionReporting(device, into: home, structureID: (structure ?? self.structure).id, name: name)
     }
 
     func close() async {
@@ -73,9 +55,9 @@ struct DiscoveryAutomationTests {
         let device = try await rig.add(bulb, name: "Dimmer")
         let structure = rig.structure
 
-        // The Discovery guide's constraint snippet.
+        // The SDK's shape: AnyNodeCandidate, cast through `node`.
         let candidates = try await structure.candidates(for: device).list()
-        let moveToLevel = candidates.compactMap { $0 as? CommandCandidate }
+        let moveToLevel = candidates.compactMap { $0.node as? CommandCandidate }
             .first { $0.command == Matter.LevelControlTrait.MoveToLevelCommand.self }
         let candidate = try #require(moveToLevel)
         let details = try #require(candidate.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.MoveToLevelCommand.CommandRequestFields.level)])
@@ -88,7 +70,7 @@ struct DiscoveryAutomationTests {
         #expect(candidate.deviceTypes.map { $0.identifier } == [DimmableLightDeviceType.identifier])
 
         // Attribute details: the model's access and quality, the device's bounds.
-        let levelAttributes = try #require(candidates.compactMap { $0 as? TraitAttributesCandidate }
+        let levelAttributes = try #require(candidates.compactMap { $0.node as? TraitAttributesCandidate }
             .first { $0.trait == Matter.LevelControlTrait.self })
         let current = try #require(levelAttributes.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.Attribute.currentLevel)])
         #expect(current.isSubscribable && !current.isModifiable)
@@ -96,20 +78,20 @@ struct DiscoveryAutomationTests {
         let options = try #require(levelAttributes.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.Attribute.options)])
         #expect(options.isModifiable)
         #expect(options.constraint == .bitmapConstraint(allowedBits: 0b11))
-        #expect(candidates.contains { ($0 as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self })
+        #expect(candidates.contains { ($0.node as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self })
         // Basic Information is not for automations; no window covering commands on a light.
-        #expect(!candidates.contains { $0.trait == Matter.BasicInformationTrait.self })
-        #expect(!candidates.contains { ($0 as? CommandCandidate)?.command == Matter.WindowCoveringTrait.DownOrCloseCommand.self })
+        #expect(!candidates.contains { $0.node.trait == Matter.BasicInformationTrait.self })
+        #expect(!candidates.contains { ($0.node as? CommandCandidate)?.command == Matter.WindowCoveringTrait.DownOrCloseCommand.self })
         // The structure's own candidates only, or with its devices'.
         let own = try await structure.candidates(includeDescendants: false).list()
-        #expect(own.count == 1 && own.first is EventCandidate)
+        #expect(own.count == 1 && own.first?.node is EventCandidate)
         let all = try await structure.candidates().list()
         #expect(all.count == candidates.count + 1)
 
         // The device works within the same bounds: a level above them ends at MaxLevel.
         let trait = try #require(await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
         try await trait.moveToLevel(level: 250, optionsMask: .executeIfOff, optionsOverride: .executeIfOff)
-        #expect(await eventually { await bulb.value(currentLevelPath) == .unsigned(200) })
+        #expect(await eventually { await bulb.value(Fixture.currentLevelPath) == .unsigned(200) })
     }
 
     @Test func candidatesAreCachedAndTheScheduleNeedsAnAddress() async throws {
@@ -123,8 +105,8 @@ struct DiscoveryAutomationTests {
         let fresh = try await structure.candidates(ignoringCache: true).snapshot()
         #expect(fresh.id != first.id)
 
-        func scheduled(_ list: [any NodeCandidate]) -> EventCandidate? {
-            list.compactMap { $0 as? EventCandidate }.first { $0.event == Google.TimeTrait.ScheduledEvent.self }
+        func scheduled(_ list: Set<AnyNodeCandidate>) -> EventCandidate? {
+            list.compactMap { $0.node as? EventCandidate }.first { $0.event == Google.TimeTrait.ScheduledEvent.self }
         }
         let before = try #require(scheduled(first.list()))
         #expect(before.unsupportedReasons.map(\.reasonType) == [.missingStructureAddressSetup])
@@ -226,14 +208,14 @@ struct DiscoveryAutomationTests {
         })
         let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
-        let before = await blind.value(targetLiftPath)
+        let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30) // 06:59:30: not yet
         try await Task.sleep(for: .milliseconds(300))
-        #expect(await blind.value(targetLiftPath) == before)
+        #expect(await blind.value(Fixture.targetLiftPath) == before)
         #expect(try await structure.automationHistory().isEmpty)
 
         clock.advance(by: 60) // 07:00:30: the 07:00 starter fires once
-        #expect(await eventually(within: .seconds(5)) { await blind.value(targetLiftPath) == .unsigned(10000) })
+        #expect(await eventually(within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         #expect(await eventually { (try? await structure.automationHistory().count) == 1 })
         let run = try #require(try await rig.home.automationHistory(automationID: created.id).first)
         #expect(run.outcome == .success, "\(run.message)")
@@ -282,11 +264,11 @@ struct DiscoveryAutomationTests {
             }
         })
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
-        #expect(await bulb.value(currentLevelPath) == .unsigned(100))
+        #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
 
         // Someone turns the light on at the light itself: the Home hears it through its subscription.
         _ = await bulb.press(Fixture.onOff, 0x01)
-        #expect(await eventually(within: .seconds(8)) { await bulb.value(currentLevelPath) == .unsigned(55) })
+        #expect(await eventually(within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
         #expect(await eventually { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .success })
 
         // Off: the starter fires, the condition does not hold, nothing is sent; the run says so.
@@ -297,7 +279,7 @@ struct DiscoveryAutomationTests {
         try await structure.setAutomation(id: created.id, isActive: false)
         let runs = try await rig.home.automationHistory(automationID: created.id).count
         _ = await bulb.press(Fixture.onOff, 0x01)
-        #expect(await eventually { await bulb.value(onOffPath) == .bool(true) })
+        #expect(await eventually { await bulb.value(Fixture.onOffPath) == .bool(true) })
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await rig.home.automationHistory(automationID: created.id).count == runs)
         await runner.stop()

@@ -23,7 +23,7 @@ struct HubAutomationTests {
         try await structure.move(device: light, to: room)
         #expect(await eventually(within: .seconds(10)) {
             (try? await structure.candidates(for: home.device(id: light.id), ignoringCache: true).list())?
-                .contains { ($0 as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self } ?? false
+                .contains { ($0.node as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self } ?? false
         })
         // "Keep the hall light on": turned off, it turns itself back on.
         let hallLight = try await home.device(id: light.id)

@@ -112,8 +112,9 @@ final class StarterCollector: Sendable {
     var all: [AutomationNode] { nodes.withLockedValue { $0 } }
 }
 
-/// Builds an automation from its starters, conditions and actions.
-public func automation(name: String, description: String = "", @AutomationBuilder _ body: () -> [AutomationNode]) -> DraftAutomation {
+/// Builds an automation from its starters, conditions and actions; as in the SDK, name and
+/// description default to empty (`automation { … }`).
+public func automation(name: String = "", description: String = "", @AutomationBuilder _ body: () -> [AutomationNode]) -> DraftAutomation {
     let collector = StarterCollector()
     let listed = StarterCollector.$current.withValue(collector) { body() }
     var nodes = listed

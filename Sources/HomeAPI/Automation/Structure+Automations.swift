@@ -22,7 +22,7 @@ extension Structure {
         let candidates = try buildCandidates(snapshot, key: .init(structureID: id, deviceID: nil, includeDescendants: true),
                                              subscribes: engine.configuration.connectDevices)
         let definition = try AutomationValidator(structure: self, snapshot: snapshot, candidates: candidates).validate(draft)
-        let record = AutomationRecord(id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation"),
+        let record = AutomationRecord(id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation", allowingEmpty: true),
                                       description: draft.description, isActive: draft.isActive, createdAt: Date(), definition: definition)
         try await engine.store.insertAutomation(record)
         return Automation(record)
@@ -82,12 +82,12 @@ struct AutomationValidator {
                 starters.append(StarterSpec(id: id.uuidString, kind: .scheduled(clockTime: time), label: "ScheduledEvent at \(time)"))
             case .traitStarter(let id, let deviceID, let deviceName, let deviceType, let trait):
                 let device = try requireDevice(deviceID, deviceName)
-                guard device.types.collection.contains(deviceType) else {
+                guard device.types.collection.serves(deviceType) else {
                     throw HomeError.invalidArgument("device \(device.name) is not a \(deviceType.identifier)")
                 }
                 guard let candidate = candidates.compactMap({ $0 as? TraitAttributesCandidate }).first(where: {
                     $0.homeObject.id == deviceID && $0.trait.identifier == trait.identifier
-                        && $0.deviceTypes.contains { $0.identifier == deviceType.identifier }
+                        && $0.deviceTypes.contains { serves($0, as: deviceType) }
                 }) else {
                     throw HomeError.invalidArgument("device \(device.name) has no \(trait.identifier) usable as a starter")
                 }
@@ -115,7 +115,7 @@ struct AutomationValidator {
                                                 op: e.op, value: e.value))
             case .action(let deviceID, let deviceName, let deviceType, let commands):
                 let device = try requireDevice(deviceID, deviceName)
-                guard device.types.collection.contains(deviceType) else {
+                guard device.types.collection.serves(deviceType) else {
                     throw HomeError.invalidArgument("device \(device.name) is not a \(deviceType.identifier)")
                 }
                 for command in commands {

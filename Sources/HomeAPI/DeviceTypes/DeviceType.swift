@@ -37,6 +37,7 @@ protocol MatterDeviceType: DeviceType {
 
 let deviceTypeTypes: [any MatterDeviceType.Type] = [
     OnOffLightDeviceType.self, DimmableLightDeviceType.self, OnOffPluginUnitDeviceType.self, WindowCoveringDeviceType.self,
+    ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self, FanDeviceType.self, HumiditySensorDeviceType.self,
 ]
 
 /// An On/Off Light (Matter device type 0x0100).
@@ -83,6 +84,91 @@ public struct WindowCoveringDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
 }
 
+/// Superset relations of Matter's device library (Device Library spec, "superset of"):
+/// Dimmable Light ⊇ On/Off Light, Color Temperature Light ⊇ Dimmable Light, Extended Color
+/// Light ⊇ Color Temperature Light.
+private let matterSupersetOf: [UInt32: UInt32] = [0x0101: 0x0100, 0x010C: 0x0101, 0x010D: 0x010C]
+
+/// Whether a device of type `have` can be used where `wanted` is named: the same type or
+/// one of its Matter supersets.
+func serves(_ have: any DeviceType.Type, as wanted: any DeviceType.Type) -> Bool {
+    guard have.identifier != wanted.identifier else { return true }
+    guard let matter = have as? any MatterDeviceType.Type, let wantedMatter = wanted as? any MatterDeviceType.Type else { return false }
+    var id = matter.matterDeviceTypeID
+    while let parent = matterSupersetOf[id] {
+        if parent == wantedMatter.matterDeviceTypeID { return true }
+        id = parent
+    }
+    return false
+}
+
+// Device types the guides name that the simulator's profiles do not model yet: a device
+// that reports one gets it, with the traits this library knows (OnOff, LevelControl…).
+
+/// A Color Temperature Light (0x010C).
+public struct ColorTemperatureLightDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.010c"
+    static let matterDeviceTypeID: UInt32 = 0x010C
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// An Extended Color Light (0x010D).
+public struct ExtendedColorLightDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.010d"
+    static let matterDeviceTypeID: UInt32 = 0x010D
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// A Fan (0x002B).
+public struct FanDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.002b"
+    static let matterDeviceTypeID: UInt32 = 0x002B
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// A Humidity Sensor (0x0307).
+public struct HumiditySensorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0307"
+    static let matterDeviceTypeID: UInt32 = 0x0307
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+}
+
+/// A Google doorbell (`GoogleHomeTypes.GoogleDoorbellDeviceType`, a cloud device type).
+/// Google devices reach an app only through Google's cloud, which this home does not have:
+/// `types.get(GoogleDoorbellDeviceType.self)` is always nil here.
+public struct GoogleDoorbellDeviceType: DeviceType {
+    public static let identifier = "home.matter.6006.types.0113"
+    let context: DeviceTypeContext
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var googleTraits: GoogleDoorbellGoogleTraits { GoogleDoorbellGoogleTraits(collection: context.traits) }
+
+    /// The doorbell's Google traits; each is nil when the device lacks it.
+    public struct GoogleDoorbellGoogleTraits: Sendable, Hashable {
+        let collection: TraitCollection
+        public var pushAvStreamTransportTrait: Google.PushAvStreamTransportTrait? { collection[Google.PushAvStreamTransportTrait.self] }
+        public var webRtcLiveViewTrait: Google.WebRtcLiveViewTrait? { collection[Google.WebRtcLiveViewTrait.self] }
+        /// Not on the SDK's container (the reference lists the two above); the Device guide reads it.
+        public var doorbellPressTrait: Google.DoorbellPressTrait? { collection[Google.DoorbellPressTrait.self] }
+    }
+}
+
 /// All device types of a device, by type: `types[DimmableLightDeviceType.self]`.
 public struct DeviceTypeCollection: Sendable, Hashable {
     let contexts: [UInt32: DeviceTypeContext]
@@ -95,6 +181,12 @@ public struct DeviceTypeCollection: Sendable, Hashable {
     public func contains<T: DeviceType>(_ type: T.Type) -> Bool {
         guard let buildable = type as? any MatterDeviceType.Type else { return false }
         return contexts[buildable.matterDeviceTypeID] != nil
+    }
+
+    /// Whether the device has `type` or a Matter superset of it (a Dimmable Light serves
+    /// where an On/Off Light is named, as the Discovery guide's starter does).
+    func serves(_ type: any DeviceType.Type) -> Bool {
+        contexts.keys.contains { id in deviceTypeTypes.first { $0.matterDeviceTypeID == id }.map { HomeAPI.serves($0, as: type) } ?? false }
     }
 
     /// Every known device type of the device.

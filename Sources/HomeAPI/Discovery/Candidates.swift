@@ -3,30 +3,73 @@ import MatterModel
 import MatterTLV
 import NIOConcurrencyHelpers
 
+/// Why a candidate is not supported (GoogleHomeSDK `UnsupportedCandidateReasonType`).
+public enum UnsupportedCandidateReasonType: Sendable, Hashable, CustomStringConvertible {
+    /// Scheduled starters need the structure's address (time zone, sun times).
+    case missingStructureAddressSetup
+    /// Presence starters need presence sensing set up (none in this home model yet).
+    case missingPresenceSensingSetup(setupType: PresenceSensingSetupType)
+    /// Attribute starters need live state: this Home does not subscribe to its devices.
+    case missingSubscription
+    case featureNotAvailable
+    case unknown
+
+    public var description: String {
+        switch self {
+        case .missingStructureAddressSetup: "missingStructureAddressSetup"
+        case .missingPresenceSensingSetup(let setupType): "missingPresenceSensingSetup(\(setupType))"
+        case .missingSubscription: "missingSubscription"
+        case .featureNotAvailable: "featureNotAvailable"
+        case .unknown: "unknown"
+        }
+    }
+}
+
+/// The presence sensing a `missingPresenceSensingSetup` candidate lacks.
+public enum PresenceSensingSetupType: Sendable, Hashable {
+    case unspecified
+    case areaPresence
+    case areaAttendance
+}
+
 /// Why a candidate cannot be used in an automation yet.
 public struct UnsupportedCandidateReason: Sendable, Hashable, CustomStringConvertible {
-    public enum ReasonType: String, Sendable, Hashable {
-        /// Scheduled starters need the structure's address (time zone, sun times).
-        case missingStructureAddressSetup
-        /// Presence starters need presence sensing set up (none in this home model yet).
-        case missingPresenceSensingSetup
-        /// Attribute starters need live state: this Home does not subscribe to its devices.
-        case missingSubscription
-    }
-
-    public let reasonType: ReasonType
+    public let reasonType: UnsupportedCandidateReasonType
+    /// What to do about it, for validation errors (not in the SDK's struct).
     public let message: String
 
-    public var description: String { "\(reasonType.rawValue): \(message)" }
+    public init(reasonType: UnsupportedCandidateReasonType) {
+        self.init(reasonType: reasonType, message: "")
+    }
+
+    init(reasonType: UnsupportedCandidateReasonType, message: String) {
+        self.reasonType = reasonType
+        self.message = message
+    }
+
+    public var description: String { message.isEmpty ? reasonType.description : "\(reasonType): \(message)" }
 }
 
 /// What every Discovery candidate has: the object it is on, the device types and trait it
-/// comes from, and why it cannot be used (empty when it can).
+/// comes from, the details of its fields, and why it cannot be used (empty when it can).
 public protocol NodeCandidate: Hashable, Sendable {
+    associatedtype FieldDetailsType: FieldDetails
     var homeObject: any HomeObject { get }
     var deviceTypes: [any DeviceType.Type] { get }
     var trait: any Trait.Type { get }
+    var fieldDetails: [AnyField: FieldDetailsType] { get }
     var unsupportedReasons: [UnsupportedCandidateReason] { get }
+}
+
+/// A candidate of any kind, as `candidates().list()` returns them; `node` is the candidate
+/// itself, to cast: `.compactMap({ $0.node as? CommandCandidate })`.
+public struct AnyNodeCandidate: Hashable, Sendable {
+    public let node: any NodeCandidate
+
+    public init(_ node: any NodeCandidate) { self.node = node }
+
+    public static func == (a: AnyNodeCandidate, b: AnyNodeCandidate) -> Bool { AnyHashable(a.node) == AnyHashable(b.node) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(AnyHashable(node)) }
 }
 
 /// Where a device candidate lives, for validation and for running automations.
@@ -105,7 +148,11 @@ public struct CandidateSnapshot: Sendable {
     public let createdAt: Date
     let candidates: [any NodeCandidate]
 
-    public func list() -> [any NodeCandidate] { candidates }
+    /// The candidates, each wrapped as the SDK's `Query<AnyNodeCandidate>` yields them.
+    public func list() -> Set<AnyNodeCandidate> { Set(candidates.map(AnyNodeCandidate.init)) }
+
+    /// The candidates in a stable order (structure first, then devices by ID).
+    public var nodes: [any NodeCandidate] { candidates }
 }
 
 /// `structure.candidates()`: fetches (or reuses, within the cache lifetime) a snapshot.
@@ -114,8 +161,8 @@ public struct CandidateQuery: Sendable {
     let key: DiscoveryCache.Key
     let ignoringCache: Bool
 
-    /// The candidates of the snapshot.
-    public func list() async throws -> [any NodeCandidate] { try await snapshot().list() }
+    /// The candidates of the snapshot, as the SDK's `any Query<AnyNodeCandidate>` lists them.
+    public func list() async throws -> Set<AnyNodeCandidate> { try await snapshot().list() }
 
     /// The snapshot itself: the cached one when taken less than the cache lifetime ago.
     public func snapshot() async throws -> CandidateSnapshot {

@@ -91,8 +91,13 @@ public protocol EventDescriptor: Sendable {
     static var name: String { get }
 }
 
+/// What the field details of every kind of candidate have.
+public protocol FieldDetails: Sendable, Hashable {
+    var constraint: Constraint { get }
+}
+
 /// Details of an attribute in a `TraitAttributesCandidate`.
-public struct AttributeFieldDetails: Sendable, Hashable {
+public struct AttributeFieldDetails: FieldDetails {
     /// Whether a change of the attribute can start an automation.
     public let isSubscribable: Bool
     /// Whether an automation can write it.
@@ -102,14 +107,14 @@ public struct AttributeFieldDetails: Sendable, Hashable {
 }
 
 /// Details of a command field in a `CommandCandidate`.
-public struct CommandFieldDetails: Sendable, Hashable {
+public struct CommandFieldDetails: FieldDetails {
     public let isOptional: Bool
     public let isNullable: Bool
     public let constraint: Constraint
 }
 
 /// Details of an event field in an `EventCandidate`.
-public struct EventFieldDetails: Sendable, Hashable {
+public struct EventFieldDetails: FieldDetails {
     public let isOptional: Bool
     public let constraint: Constraint
 }

@@ -47,6 +47,28 @@ extension Google {
     }
 }
 
+// Google's cloud traits of doorbells and cameras, so app code naming them builds; no device
+// here carries them (they come only through Google's cloud).
+extension Google {
+    /// A doorbell's press.
+    public struct DoorbellPressTrait: Trait {
+        public static let identifier = "home.platform.traits.DoorbellPressTrait"
+        public let metadata: TraitMetadata
+    }
+
+    /// A camera's push-based audio and video transport.
+    public struct PushAvStreamTransportTrait: Trait {
+        public static let identifier = "home.platform.traits.PushAvStreamTransportTrait"
+        public let metadata: TraitMetadata
+    }
+
+    /// A camera's live view and talkback sessions.
+    public struct WebRtcLiveViewTrait: Trait {
+        public static let identifier = "home.platform.traits.WebRtcLiveViewTrait"
+        public let metadata: TraitMetadata
+    }
+}
+
 /// A parameter of an event starter (`Google.TimeTrait.ScheduledEvent.clockTime(…)`).
 public struct TypedParameter<Event: EventDescriptor>: Sendable, Hashable {
     public let field: AnyField

@@ -31,6 +31,11 @@ enum Fixture {
     static let basicInformation = ClusterID(0x0028)
     static let windowCovering = ClusterID(0x0102)
 
+    /// Endpoint 1's OnOff, CurrentLevel and TargetPositionLiftPercent100ths.
+    static let onOffPath = AttributePath(endpoint: 1, cluster: onOff, attribute: AttributeID(0))
+    static let currentLevelPath = AttributePath(endpoint: 1, cluster: levelControl, attribute: AttributeID(0))
+    static let targetLiftPath = AttributePath(endpoint: 1, cluster: windowCovering, attribute: AttributeID(0x000B))
+
     static func deviceType(_ id: UInt32) -> DeviceTypeInstance {
         DeviceTypeInstance(id: DeviceTypeID(id), revision: MatterModel.standard.deviceType(DeviceTypeID(id))?.revision ?? 1)
     }

@@ -4,6 +4,7 @@ import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import OpenCombine
+import Testing
 
 /// A home on a fresh SQLite file, its controller on loopback, with short timeouts.
 func testConfiguration() -> HomeConfiguration {
@@ -32,6 +33,25 @@ extension TestDevice {
                 .manualPairingCode()
         }
     }
+}
+
+/// Commissions `device` into `structureID` and waits until it reported what Discovery and
+/// the guides read (AcceptedCommandList, the level and its bounds, the covering's mode, OnOff).
+func commissionReporting(_ device: TestDevice, into home: Home, structureID: String, name: String) async throws -> HomeDevice {
+    let d = try await home.commissionDevice(setupCode: try device.setupCode, address: device.address,
+                                            structureID: structureID, name: name)
+    let reported = await eventually(within: .seconds(10)) {
+        guard let dev = try? await home.device(id: d.id) else { return false }
+        if dev.types.contains(DimmableLightDeviceType.self) {
+            return await dev.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
+        }
+        if dev.types.contains(WindowCoveringDeviceType.self) {
+            return await dev.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.mode != nil
+        }
+        return await dev.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
+    }
+    #expect(reported, "device \(name) never reported")
+    return try await home.device(id: d.id)
 }
 
 /// Records every value a publisher emits (and its completion).

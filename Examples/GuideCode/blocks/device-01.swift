@@ -1,0 +1,2 @@
+import GoogleHomeSDK
+import GoogleHomeTypes

@@ -1,0 +1,3 @@
+let levelControlConnectivity =
+  levelControlTrait.metadata.sourceConnectivity
+  .connectivityState

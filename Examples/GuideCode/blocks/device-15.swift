@@ -1,0 +1,3 @@
+let lightConnectivity =
+  dimmableLightDeviceType.metadata.sourceConnectivity
+  .connectivityState

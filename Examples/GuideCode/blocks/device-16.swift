@@ -1,0 +1,3 @@
+let levelControlLocality =
+  levelControlTrait.metadata.sourceConnectivity
+  .dataSourceLocality

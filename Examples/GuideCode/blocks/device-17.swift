@@ -1,0 +1,2 @@
+let lightLocality =
+  dimmableLightDeviceType.metadata.sourceConnectivity.dataSourceLocality

@@ -1,0 +1,1 @@
+let updatedDevice = try await theDevice.setName("new device name")

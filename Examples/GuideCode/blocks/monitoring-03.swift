@@ -1,0 +1,1 @@
+guard let home else { return nil }

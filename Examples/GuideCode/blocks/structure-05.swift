@@ -1,0 +1,5 @@
+do {
+  structure1 = try await home.structures().list().first(where: { $0.name == "Main House" })
+} catch let _ as HomeError {
+  // Code for handling the exception
+}

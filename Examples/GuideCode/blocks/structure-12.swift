@@ -1,0 +1,1 @@
+let updatedRoom = try await theRoom.setName("new room name")

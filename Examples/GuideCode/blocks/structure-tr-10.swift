@@ -1,0 +1,8 @@
+let roomToDelete = allRooms.first(where: { $0.id == room.id })
+if let roomToDelete1 = roomToDelete {
+  do {
+    try await structure.deleteRoom(roomToDelete1)
+  } catch let error as HomeError {
+    // Code for handling the exception
+  }
+}

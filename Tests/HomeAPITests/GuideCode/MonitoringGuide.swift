@@ -1,0 +1,1 @@
+../../../Examples/GuideCode/Sources/GuideCode/MonitoringGuide.swift
