@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --no-parallel "$@"
+# The guides' own code, byte for byte, builds as an app package against GoogleHomeSDK.
+python3 scripts/check-guide-code.py
+swift build --package-path Examples/GuideCode
 # The reference Matter controller commissions and drives the simulated devices.
 scripts/interop.sh
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
