@@ -202,6 +202,41 @@ struct ReliabilityTests {
         #expect(metrics.exchangesOpened == 1)
     }
 
+    /// A captured datagram replayed from another address is a duplicate: it must not move the
+    /// session to that address (reports and retransmissions would follow it). A new,
+    /// authenticated message from a new address is the peer roaming, and does.
+    @Test func aReplayedDatagramDoesNotMoveThePeerAddress() async throws {
+        let p = try await Pair()
+        let silent = SilentHandler(hold: .seconds(30))
+        await p.b.register(silent, for: .forTesting)
+        await p.a.register(SilentHandler(hold: .seconds(30)), for: .forTesting)
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [9], reliable: true)
+        #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
+        let captured = p.network.sent(from: p.aTransport.address)[0].bytes
+        let attacker = try SocketAddress(ipAddress: "127.0.0.1", port: 6666)
+        p.network.inject(captured, from: attacker, to: p.bTransport.address)
+        #expect(await eventually { await p.b.metrics().droppedDuplicate == 1 })
+        #expect(await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == p.aTransport.address)
+
+        // B's next message on the session still goes to A, and nothing ever went to the attacker.
+        let fromB = try await p.b.openExchange(session: p.sessionB.handle, protocolID: .forTesting)
+        try await fromB.send(opcode: 2, payload: [1], reliable: false)
+        #expect(await eventually { p.network.log.contains { $0.from == p.bTransport.address && $0.to == p.aTransport.address } })
+        #expect(!p.network.log.contains { $0.to == attacker })
+
+        // A genuine new message from a new address moves the session there.
+        let roamed = try SocketAddress(ipAddress: "127.0.0.1", port: 1001)
+        let fresh = try await p.a.sealForTest(session: p.sessionA.handle,
+            ProtocolHeader(isInitiator: true, needsAcknowledgement: false, opcode: 1, exchangeID: 777, protocolID: .forTesting))
+        p.network.inject(fresh, from: roamed, to: p.bTransport.address)
+        #expect(await eventually { await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == roamed })
+    }
+
     @Test func receiveTimesOutOnTheManagerClock() async throws {
         let p = try await Pair()
         let runA = Task { await p.a.run() }

@@ -574,7 +574,8 @@ public actor ExchangeManager {
                 v = $0.peerCounter.acceptUnencrypted(header.messageCounter)
                 $0.lastActivity = now
                 $0.lastPeerActivity = now
-                $0.peerAddress = datagram.source
+                // A duplicate may be a capture replayed from elsewhere: it never moves the peer.
+                if v != .duplicate { $0.peerAddress = datagram.source }
             }
             verdict = v
         } else {
@@ -593,7 +594,9 @@ public actor ExchangeManager {
                 v = $0.peerCounter.acceptEncryptedUnicast(header.messageCounter)
                 $0.lastActivity = now
                 $0.lastPeerActivity = now
-                $0.peerAddress = datagram.source
+                // Only an authenticated (opened above), new message moves the peer: a replayed
+                // capture sent from another address must not redirect reports and retransmissions.
+                if v != .duplicate { $0.peerAddress = datagram.source }
             }
             verdict = v
             do { (protocolHeader, payload) = try ProtocolHeader.decode(plaintext) } catch {
