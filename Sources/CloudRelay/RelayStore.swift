@@ -221,11 +221,13 @@ public final class RelayStore: Sendable {
         }
     }
 
-    private static func home(_ row: Row) -> RelayHome {
-        RelayHome(id: row["id"], name: row["name"], createdAt: row["createdAt"])
+    // row.decode throws on a value of the wrong type where row[...] would trap.
+    private static func home(_ row: Row) throws -> RelayHome {
+        try RelayHome(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"), createdAt: row.decode(forColumn: "createdAt"))
     }
 
-    private static func device(_ row: Row) -> RelayDeviceRegistration {
-        RelayDeviceRegistration(homeID: row["homeID"], deviceID: row["deviceID"], label: row["label"], createdAt: row["createdAt"])
+    private static func device(_ row: Row) throws -> RelayDeviceRegistration {
+        try RelayDeviceRegistration(homeID: row.decode(forColumn: "homeID"), deviceID: row.decode(forColumn: "deviceID"),
+                                    label: row.decode(forColumn: "label"), createdAt: row.decode(forColumn: "createdAt"))
     }
 }

@@ -35,6 +35,43 @@ struct HomeStoreMigrationTests {
         await again.close()
     }
 
+    /// A value of the wrong type in the home database (hand-edited, or written by another
+    /// tool) is an error naming the file and the column, not a trap in GRDB; the rows stay.
+    @Test func aWrongColumnTypeIsAnErrorNotACrash() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("home.sqlite")
+        var c = testConfiguration()
+        c.connectDevices = false
+        let home = try await Home.open(at: url, configuration: c)
+        let structure = try await home.createStructure(name: "Flat")
+        await home.close()
+
+        let queue = try DatabaseQueue(path: url.path)
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO device (id, nodeID, name, structureID, host, port, endpoints, cloudOnlyClusters)
+                    VALUES ('matter-16', 'sixteen', 'Lamp', ?, '127.0.0.1', 5540, '[]', '[]')
+                """, arguments: [structure.id])
+        }
+        try queue.close()
+
+        let error = await #expect(throws: HomeError.self) {
+            let reopened = try await Home.open(at: url, configuration: c)
+            _ = try await reopened.devices().list()
+            await reopened.close()
+        }
+        let message = error?.message ?? ""
+        #expect(message.contains(url.path), "names the file: \(message)")
+        #expect(message.contains("nodeID"), "names the column: \(message)")
+
+        // Nothing stored is lost: the row is still there, as written.
+        let check = try DatabaseQueue(path: url.path)
+        let kept = try await check.read { db in try String.fetchOne(db, sql: "SELECT nodeID FROM device WHERE id = 'matter-16'") }
+        #expect(kept == "sixteen")
+        try check.close()
+    }
+
     @Test func aV1HomeFileKeepsItsGraphAfterTheCloudOnlyMigration() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -64,13 +64,15 @@ extension HomeStore {
             let rows = structureID.map { try? Row.fetchAll(db, sql: "SELECT * FROM automation WHERE structureID = ? ORDER BY createdAt, id",
                                                            arguments: [$0]) }
                 ?? (try? Row.fetchAll(db, sql: "SELECT * FROM automation ORDER BY createdAt, id"))
-            return (rows ?? []).compactMap { row -> AutomationRecord? in
-                let json: String = row["definition"]
+            return try (rows ?? []).compactMap { row -> AutomationRecord? in
+                let json: String = try row.decode(forColumn: "definition")
                 // A definition this version cannot read is skipped, not fatal.
                 guard let definition = try? JSONDecoder().decode(AutomationDefinition.self, from: Data(json.utf8)) else { return nil }
-                let created: Double = row["createdAt"]
-                return AutomationRecord(id: row["id"], structureID: row["structureID"], name: row["name"], description: row["description"],
-                                        isActive: row["isActive"], createdAt: Date(timeIntervalSince1970: created), definition: definition)
+                let created: Double = try row.decode(forColumn: "createdAt")
+                return try AutomationRecord(id: row.decode(forColumn: "id"), structureID: row.decode(forColumn: "structureID"),
+                                            name: row.decode(forColumn: "name"), description: row.decode(forColumn: "description"),
+                                            isActive: row.decode(forColumn: "isActive"), createdAt: Date(timeIntervalSince1970: created),
+                                            definition: definition)
             }
         }
     }
@@ -115,14 +117,16 @@ extension HomeStore {
             } else {
                 rows = try Row.fetchAll(db, sql: "SELECT * FROM automationRun ORDER BY id DESC LIMIT ?", arguments: [limit])
             }
-            return rows.map { row in
-                let actionsJSON: String = row["actions"]
-                let time: Double = row["time"]
-                let outcome: String = row["outcome"]
-                return AutomationRun(id: row["id"], automationID: row["automationID"], automationName: row["automationName"],
-                                     time: Date(timeIntervalSince1970: time), starter: row["starter"],
-                                     actions: (try? JSONDecoder().decode([String].self, from: Data(actionsJSON.utf8))) ?? [],
-                                     outcome: AutomationRun.Outcome(rawValue: outcome) ?? .failure, message: row["message"])
+            return try rows.map { row in
+                let actionsJSON: String = try row.decode(forColumn: "actions")
+                let time: Double = try row.decode(forColumn: "time")
+                let outcome: String = try row.decode(forColumn: "outcome")
+                return try AutomationRun(id: row.decode(forColumn: "id"), automationID: row.decode(forColumn: "automationID"),
+                                         automationName: row.decode(forColumn: "automationName"),
+                                         time: Date(timeIntervalSince1970: time), starter: row.decode(forColumn: "starter"),
+                                         actions: (try? JSONDecoder().decode([String].self, from: Data(actionsJSON.utf8))) ?? [],
+                                         outcome: AutomationRun.Outcome(rawValue: outcome) ?? .failure,
+                                         message: row.decode(forColumn: "message"))
             }
         }
     }

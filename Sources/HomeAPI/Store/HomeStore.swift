@@ -59,8 +59,10 @@ struct HomeGraph: Sendable, Hashable {
 /// GRDB's pool, so concurrent tasks cannot interleave a read-modify-write.
 final class HomeStore: Sendable {
     let pool: DatabasePool
+    let path: String
 
     init(path: String) throws {
+        self.path = path
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -124,26 +126,33 @@ final class HomeStore: Sendable {
     func loadGraph() async throws -> HomeGraph {
         try await read { db in
             var graph = HomeGraph()
+            // row.decode throws on a value of the wrong type (row[...] would trap): a hand-edited
+            // or damaged database is an error naming the column, not a crash.
             for row in try Row.fetchAll(db, sql: "SELECT * FROM structure") {
-                let s = StructureRecord(id: row["id"], name: row["name"], address: row["address"])
+                let s = try StructureRecord(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"),
+                                            address: row.decode(forColumn: "address"))
                 graph.structures[s.id] = s
             }
             for row in try Row.fetchAll(db, sql: "SELECT id, structureID, name FROM room") {
-                let r = RoomRecord(id: row["id"], structureID: row["structureID"], name: row["name"])
+                let r = try RoomRecord(id: row.decode(forColumn: "id"), structureID: row.decode(forColumn: "structureID"),
+                                       name: row.decode(forColumn: "name"))
                 graph.rooms[r.id] = r
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM device") {
-                let endpointsJSON: String = row["endpoints"]
+                let endpointsJSON: String = try row.decode(forColumn: "endpoints")
                 let endpoints = (try? JSONDecoder().decode([EndpointRecord].self, from: Data(endpointsJSON.utf8))) ?? []
-                let cloudOnlyJSON: String = row["cloudOnlyClusters"] ?? "[]"
+                let cloudOnlyJSON = try row.decode(String?.self, forColumn: "cloudOnlyClusters") ?? "[]"
                 let cloudOnly = (try? JSONDecoder().decode([CloudOnlyClusters].self, from: Data(cloudOnlyJSON.utf8))) ?? []
-                let node: Int64 = row["nodeID"]
-                let d = DeviceRecord(
-                    id: row["id"], nodeID: UInt64(bitPattern: node), name: row["name"], structureID: row["structureID"],
-                    roomID: row["roomID"], host: row["host"], port: row["port"], endpoints: endpoints,
-                    vendorID: (row["vendorID"] as Int64?).flatMap { UInt16(exactly: $0) },
-                    productID: (row["productID"] as Int64?).flatMap { UInt16(exactly: $0) },
-                    vendorName: row["vendorName"], productName: row["productName"], serialNumber: row["serialNumber"],
+                let node: Int64 = try row.decode(forColumn: "nodeID")
+                let d = try DeviceRecord(
+                    id: row.decode(forColumn: "id"), nodeID: UInt64(bitPattern: node), name: row.decode(forColumn: "name"),
+                    structureID: row.decode(forColumn: "structureID"),
+                    roomID: row.decode(forColumn: "roomID"), host: row.decode(forColumn: "host"), port: row.decode(forColumn: "port"),
+                    endpoints: endpoints,
+                    vendorID: row.decode(Int64?.self, forColumn: "vendorID").flatMap { UInt16(exactly: $0) },
+                    productID: row.decode(Int64?.self, forColumn: "productID").flatMap { UInt16(exactly: $0) },
+                    vendorName: row.decode(forColumn: "vendorName"), productName: row.decode(forColumn: "productName"),
+                    serialNumber: row.decode(forColumn: "serialNumber"),
                     cloudOnlyClusters: cloudOnly)
                 graph.devices[d.id] = d
             }
@@ -154,8 +163,8 @@ final class HomeStore: Sendable {
     func fabric() async throws -> (FabricCredentials, UInt64)? {
         try await read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT credentials, nextNodeID FROM fabric WHERE id = 1") else { return nil }
-            let data: Data = row["credentials"]
-            let next: Int64 = row["nextNodeID"]
+            let data: Data = try row.decode(forColumn: "credentials")
+            let next: Int64 = try row.decode(forColumn: "nextNodeID")
             return (try JSONDecoder().decode(FabricCredentials.self, from: data), UInt64(bitPattern: next))
         }
     }
@@ -166,7 +175,7 @@ final class HomeStore: Sendable {
     func saveFabricIfAbsent(_ credentials: FabricCredentials) async throws -> FabricCredentials {
         try await write { db in
             if let row = try Row.fetchOne(db, sql: "SELECT credentials FROM fabric WHERE id = 1") {
-                let data: Data = row["credentials"]
+                let data: Data = try row.decode(forColumn: "credentials")
                 return try JSONDecoder().decode(FabricCredentials.self, from: data)
             }
             try db.execute(sql: "INSERT INTO fabric (id, credentials, nextNodeID) VALUES (1, ?, ?)",
@@ -281,7 +290,7 @@ final class HomeStore: Sendable {
         } catch let e as HomeError {
             throw e
         } catch {
-            throw HomeError(code: .dataLoss, message: "home database read failed: \(error)")
+            throw HomeError(code: .dataLoss, message: "home database \(path): read failed: \(error)")
         }
     }
 
@@ -297,7 +306,7 @@ final class HomeStore: Sendable {
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
             throw HomeError(code: .alreadyExists, message: "home database constraint: \(e.message ?? "\(e)")")
         } catch {
-            throw HomeError(code: .dataLoss, message: "home database write failed: \(error)")
+            throw HomeError(code: .dataLoss, message: "home database \(path): write failed: \(error)")
         }
     }
 }
