@@ -15,6 +15,8 @@ struct NodeLaunchOptions {
     var port: Int
     var stateDir: String?
     var authority: AttestationAuthority
+    /// How long the boot commissioning window stays open; nil: until commissioned.
+    var commissioningWindow: Duration? = NodeServerConfiguration.defaultBootWindowTimeout
 }
 
 struct NodeLaunch {
@@ -59,6 +61,7 @@ struct NodeLaunch {
         }
         serverConfiguration = NodeServerConfiguration(
             port: command.port, passcode: passcode, discriminator: discriminator,
+            bootWindowTimeout: command.commissioningWindow,
             advertisement: NodeServerConfiguration.Advertisement(
                 vendorID: device.identity.vendorID, productID: device.identity.productID, deviceType: deviceType,
                 deviceName: device.name),

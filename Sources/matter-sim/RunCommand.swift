@@ -37,6 +37,12 @@ struct RunCommand: AsyncParsableCommand {
     var port: Int = 5540
 
     @Option(help: ArgumentHelp(
+        "Seconds the commissioning window opened at boot stays open, 180...86400; 0 keeps it open until commissioned.",
+        discussion: "Default 900, the longest announcement the Matter spec allows (Core 5.4.2.4). `matter-sim fault power-off` then `power-on` opens it again.",
+        valueName: "seconds"))
+    var commissioningWindow: Int = 900
+
+    @Option(help: ArgumentHelp(
         "Where the node keeps its state.",
         discussion: "Default: .matter-sim/<serial number> under $INTEROP_DEVICE_DIR, else the current directory.",
         valueName: "dir"))
@@ -71,6 +77,9 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("--discriminator \(discriminator) does not fit 12 bits (0...4095).")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a UDP port.") }
+        guard commissioningWindow == 0 || (180...86400).contains(commissioningWindow) else {
+            throw ValidationError("--commissioning-window \(commissioningWindow): use 0 (until commissioned) or 180...86400 seconds.")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical.")
         }
@@ -99,7 +108,8 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let options = NodeLaunchOptions(passcode: passcode, discriminator: discriminator, port: port,
-                                        stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir))
+                                        stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
+                                        commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow))
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {

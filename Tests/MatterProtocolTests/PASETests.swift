@@ -109,19 +109,99 @@ struct PASETests {
         // Hold a PASE open: send PBKDFParamRequest by hand and never continue.
         let other = try await LoopbackNode.start(host: "127.0.0.2")
         defer { Task { await other.stop() } }
-        let unsecured = await other.manager.openUnsecuredSession(to: f.device.address)
-        let exchange = try await other.manager.openExchange(session: unsecured, protocolID: .secureChannel)
-        let request = PBKDFParamRequest(initiatorRandom: SecureRandom.bytes(32), initiatorSessionID: 1)
-        let response = try await exchange.request(opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
-                                                  payload: request.encoded(), timeout: .seconds(5))
-        #expect(response.opcode == SecureChannelOpcode.pbkdfParamResponse.rawValue)
-        let decoded = try PBKDFParamResponse(decoding: response.payload)
-        #expect(decoded.initiatorRandom == request.initiatorRandom)
-        #expect(decoded.pbkdfParameters == PBKDFParameters(iterations: 1000, salt: PASETests.salt))
+        let held = try await HandPASE.begin(from: other, to: f.device.address)
+        let request = try PBKDFParamRequest(decoding: held.requestBytes)
+        #expect(held.response.initiatorRandom == request.initiatorRandom)
+        #expect(held.response.pbkdfParameters == PBKDFParameters(iterations: 1000, salt: PASETests.salt))
 
         await #expect(throws: SecureChannelError.busy) {
             _ = try await PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(5))
                 .establish(with: f.device.address, passcode: 20202021)
         }
+    }
+
+    /// A PASE handshake driven message by message, as a tool that does not follow the
+    /// protocol would: stop after any step, start again at will.
+    struct HandPASE {
+        let exchange: Exchange
+        let requestBytes: [UInt8]
+        let responseBytes: [UInt8]
+        let response: PBKDFParamResponse
+
+        /// Sends a PBKDFParamRequest on a new unsecured session; returns the exchange, the
+        /// request and the device's answer (PBKDFParamResponse, or a StatusReport).
+        static func request(from node: LoopbackNode, to device: SocketAddress) async throws -> (Exchange, [UInt8], Message) {
+            let unsecured = await node.manager.openUnsecuredSession(to: device)
+            let exchange = try await node.manager.openExchange(session: unsecured, protocolID: .secureChannel)
+            let requestBytes = PBKDFParamRequest(initiatorRandom: SecureRandom.bytes(32), initiatorSessionID: 0x4242).encoded()
+            let reply = try await exchange.request(opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
+                                                   payload: requestBytes, timeout: .seconds(5))
+            return (exchange, requestBytes, reply)
+        }
+
+        /// PBKDFParamRequest → PBKDFParamResponse.
+        static func begin(from node: LoopbackNode, to device: SocketAddress) async throws -> HandPASE {
+            let (exchange, requestBytes, reply) = try await request(from: node, to: device)
+            #expect(reply.opcode == SecureChannelOpcode.pbkdfParamResponse.rawValue)
+            return HandPASE(exchange: exchange, requestBytes: requestBytes, responseBytes: reply.payload,
+                            response: try PBKDFParamResponse(decoding: reply.payload))
+        }
+
+        /// Pake1 with `passcode` → Pake2; returns the prover and whether cB says the passcode was right.
+        func guess(_ passcode: UInt32) async throws -> (Spake2pProver, Pake2, right: Bool) {
+            let context = Spake2p.matterContext(pbkdfParamRequest: requestBytes, pbkdfParamResponse: responseBytes)
+            let prover = try Spake2pProver(context: context, passcode: passcode, salt: PASETests.salt, iterations: 1000)
+            let reply = try await exchange.request(opcode: SecureChannelOpcode.pake1.rawValue,
+                                                   payload: Pake1(pA: prover.shareX).encoded(), timeout: .seconds(5))
+            #expect(reply.opcode == SecureChannelOpcode.pake2.rawValue)
+            let pake2 = try Pake2(decoding: reply.payload)
+            let right = (try? prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)) != nil
+            return (prover, pake2, right)
+        }
+    }
+
+    /// Issue #22 item 1: a guess that reached Pake2 learned its verdict from cB, so it counts
+    /// even when the guesser abandons the exchange by starting the next attempt.
+    @Test func abandonedGuessesAfterPake2AreCounted() async throws {
+        let f = try await Fixture(passcode: 20202021, maxFailures: 3)
+        defer { Task { await f.stop() } }
+        for (n, wrong) in [11111111, 22222222, 33333333].enumerated() {
+            // Each request replaces the previous attempt, which learned its verdict and stopped.
+            let attempt = try await HandPASE.begin(from: f.controller, to: f.device.address)
+            #expect(await eventually { await f.server.paseFailureCount == n }, "guess \(n) counted")
+            let (_, _, right) = try await attempt.guess(UInt32(wrong))
+            #expect(!right)
+        }
+        // The fourth request ends the third guess: three verdicts, the window closes.
+        _ = try? await HandPASE.begin(from: f.controller, to: f.device.address)
+        #expect(await eventually { await f.server.isCommissioningWindowOpen == false })
+    }
+
+    /// Issue #22 item 2: unauthenticated initiators that fill the unsecured-session table
+    /// neither evict the handshake in progress nor count as passcode failures.
+    @Test func aFloodOfInitiatorsNeitherEvictsNorCountsAgainstTheCommissioner() async throws {
+        let f = try await Fixture(passcode: 20202021, maxFailures: 20)
+        defer { Task { await f.stop() } }
+        let commissioner = try await HandPASE.begin(from: f.controller, to: f.device.address)
+
+        let flooder = try await LoopbackNode.start(host: "127.0.0.2")
+        defer { Task { await flooder.stop() } }
+        for _ in 0..<40 {
+            let (exchange, _, reply) = try await HandPASE.request(from: flooder, to: f.device.address)
+            #expect(reply.opcode == SecureChannelOpcode.statusReport.rawValue)
+            #expect(try StatusReport.decode(reply.payload).secureChannelCode == .busy)
+            await exchange.close()
+        }
+        #expect(await f.server.paseFailureCount == 0)
+
+        // The commissioner's handshake goes on where it stopped, and succeeds.
+        let (prover, pake2, right) = try await commissioner.guess(20202021)
+        #expect(right)
+        let (confirmationA, _) = try prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)
+        let status = try await commissioner.exchange.request(opcode: SecureChannelOpcode.pake3.rawValue,
+                                                             payload: Pake3(cA: confirmationA).encoded(), timeout: .seconds(5))
+        #expect(try StatusReport.decode(status.payload).isSuccess)
+        #expect(await f.server.paseFailureCount == 0)
+        #expect(await f.device.manager.allSessions().contains { $0.kind == .pase })
     }
 }

@@ -65,6 +65,31 @@ struct NodeServerCommissioningTests {
         await commissioner.stop()
     }
 
+    /// Issue #22 item 1: the window opened at boot expires (by default after the spec's 15
+    /// minutes); then PASE goes unanswered until a power cycle opens it again.
+    @Test func theBootWindowExpiresAndAPowerCycleReopensIt() async throws {
+        #expect(NodeServerConfiguration(passcode: testPasscode, discriminator: testDiscriminator).bootWindowTimeout == .seconds(900))
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory) { $0.bootWindowTimeout = .milliseconds(400) }
+        #expect(await running.commissionable())
+        #expect(await eventually { await running.node.commissioningWindow == nil })
+        #expect(await !running.server.secureChannel.isCommissioningWindowOpen)
+        await #expect(throws: (any Error).self) {
+            _ = try await commissioner.pase(try running.address, passcode: testPasscode, stepTimeout: .milliseconds(500))
+        }
+
+        await running.server.powerOff()
+        await running.server.powerOn()
+        #expect(await running.commissionable())
+        let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
+        #expect(commissioned.fabricIndex == 1)
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
     @Test func removingTheLastFabricAnswersFirstThenClosesItsSessionAndReopensTheWindow() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -39,9 +39,11 @@ public struct NodeServerConfiguration: Sendable {
     public var discriminator: UInt16
     /// PBKDF2 iterations of the basic window's verifier (spec 5.1.1.6: 1000 to 100000).
     public var pbkdfIterations: UInt32
-    /// How long the window opened at boot (when the node has no fabric) stays open; nil
-    /// keeps it open until commissioning completes.
+    /// How long the window opened at boot (when the node has no fabric) stays open: by
+    /// default the spec's longest announcement (Core 5.4.2.4, 15 minutes), after which a
+    /// power cycle reopens it; nil keeps it open until commissioning completes (lab use).
     public var bootWindowTimeout: Duration?
+    public static let defaultBootWindowTimeout = Duration.seconds(900)
     /// nil: no DNS-SD at all (loopback tests). Otherwise the node advertises through Avahi.
     public var advertisement: Advertisement?
     public var exchange: ExchangeManager.Configuration
@@ -52,7 +54,7 @@ public struct NodeServerConfiguration: Sendable {
     public var cloudOnlyClusters: Set<ClusterPath>
 
     public init(port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,
-                pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = nil, advertisement: Advertisement? = nil,
+                pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = defaultBootWindowTimeout, advertisement: Advertisement? = nil,
                 exchange: ExchangeManager.Configuration = ExchangeManager.Configuration(),
                 secureChannel: SecureChannelServer.Configuration = SecureChannelServer.Configuration(),
                 interactionModel: InteractionServerConfiguration = InteractionServerConfiguration(),

@@ -229,6 +229,11 @@ public actor ExchangeManager {
         return sessions.makeUnsecuredSession(key: key, address: address, now: clock.now)
     }
 
+    /// Protects an unsecured session from eviction (while a PASE handshake runs on it).
+    public func pinUnsecuredSession(_ handle: SessionHandle, _ pinned: Bool) {
+        sessions.setPinned(handle, pinned)
+    }
+
     public func removeUnsecuredSession(_ handle: SessionHandle) {
         guard sessions.unsecured[handle] != nil else { return }
         removeSession(handle, reason: .closedLocally)

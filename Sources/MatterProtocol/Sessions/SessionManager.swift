@@ -11,6 +11,7 @@ struct SessionManager {
     let maxResumptionRecords: Int
 
     private var nextSerial: UInt64 = 1
+    private var pinnedUnsecured: Set<SessionHandle> = []
     private(set) var secure: [UInt16: SecureSession] = [:]
     private var secureIDByHandle: [SessionHandle: UInt16] = [:]
     private(set) var unsecured: [SessionHandle: UnsecuredSession] = [:]
@@ -115,8 +116,11 @@ struct SessionManager {
     /// Creates a new unsecured session (evicting the least recently used one when full).
     mutating func makeUnsecuredSession(key: UnsecuredSession.Key, address: SocketAddress, now: Duration) -> SessionHandle {
         if let existing = unsecuredByKey[key] { removeUnsecured(existing) }
+        // A pinned session (the PASE handshake in progress) is never the victim: otherwise a
+        // flood of unauthenticated initiators would evict it and abort the commissioning.
         while unsecured.count >= maxUnsecuredSessions,
-              let victim = unsecured.values.min(by: { $0.lastActivity < $1.lastActivity }) {
+              let victim = unsecured.values.filter({ !pinnedUnsecured.contains($0.handle) })
+                  .min(by: { $0.lastActivity < $1.lastActivity }) {
             removeUnsecured(victim.handle)
         }
         let session = UnsecuredSession(handle: makeHandle(), key: key, peerAddress: address, lastActivity: now)
@@ -135,7 +139,14 @@ struct SessionManager {
     mutating func removeUnsecured(_ handle: SessionHandle) -> UnsecuredSession? {
         guard let s = unsecured.removeValue(forKey: handle) else { return nil }
         unsecuredByKey.removeValue(forKey: s.key)
+        pinnedUnsecured.remove(handle)
         return s
+    }
+
+    /// Keeps an unsecured session out of eviction while set (at most a few: one PASE
+    /// responder attempt at a time, and our own initiator attempts).
+    mutating func setPinned(_ handle: SessionHandle, _ pinned: Bool) {
+        if pinned, unsecured[handle] != nil { pinnedUnsecured.insert(handle) } else { pinnedUnsecured.remove(handle) }
     }
 
     // MARK: Common

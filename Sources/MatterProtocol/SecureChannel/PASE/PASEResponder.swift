@@ -23,12 +23,16 @@ extension SecureChannelServer {
             parameters = p
         }
         var reservedSessionID: UInt16?
-        var guessed = false
+        var verdictGiven = false
+        // The admitted attempt's unsecured session must outlive any flood of new initiators.
+        await manager.pinUnsecuredSession(message.session.handle, true)
         do {
             let info = try await performPASE(exchange: exchange, request: message, parameters: parameters,
-                                             reservedSessionID: &reservedSessionID, guessed: &guessed)
+                                             reservedSessionID: &reservedSessionID, verdictGiven: &verdictGiven)
+            await manager.pinUnsecuredSession(message.session.handle, false)
             logger.info("PASE session established", metadata: ["session": "\(info.localSessionID)", "peer": "\(info.peerAddress)"])
         } catch {
+            await manager.pinUnsecuredSession(message.session.handle, false)
             if let id = reservedSessionID { await manager.releaseSessionID(id) }
             switch error {
             case .invalidMessage, .passcodeMismatch, .crypto, .unexpectedOpcode:
@@ -36,12 +40,10 @@ extension SecureChannelServer {
             default:
                 break
             }
-            // Only attempts that got the PBKDF parameters (and so could test a passcode) count
-            // toward closing the window; a garbled request or a shutdown does not.
-            var counts = guessed
-            if case .cancelled = error { counts = false }
-            if case .transport(let t) = error, t == .exchangeClosed || t == .notRunning { counts = false }
-            guard counts else {
+            // An attempt counts toward closing the window once it got Pake2: from cB the
+            // initiator learns whether its passcode was right, whatever it does next (even
+            // abandon the exchange by starting another). Before that no passcode was tested.
+            guard verdictGiven else {
                 logger.debug("PASE aborted", metadata: ["error": "\(error)"])
                 await finishPASE(attempt: attempt)
                 return
@@ -59,7 +61,7 @@ extension SecureChannelServer {
 
     private nonisolated func performPASE(exchange: Exchange, request message: Message, parameters: PASEVerifierParameters,
                                          reservedSessionID: inout UInt16?,
-                                         guessed: inout Bool) async throws(SecureChannelError) -> SessionInfo {
+                                         verdictGiven: inout Bool) async throws(SecureChannelError) -> SessionInfo {
         let request = try PBKDFParamRequest(decoding: message.payload)
         guard request.passcodeID == 0 else { throw .invalidMessage("passcode ID \(request.passcodeID)") }
         if let p = request.initiatorSessionParameters {
@@ -74,7 +76,6 @@ extension SecureChannelServer {
             pbkdfParameters: request.hasPBKDFParameters ? nil : parameters.pbkdf,
             responderSessionParameters: manager.configuration.localParameters)
         let responseBytes = response.encoded()
-        guessed = true
         try await exchange.send(.pbkdfParamResponse, responseBytes)
 
         let pake1 = try Pake1(decoding: try await exchange.receive(expecting: .pake1, timeout: configuration.stepTimeout).payload)
@@ -88,6 +89,7 @@ extension SecureChannelServer {
         } catch {
             throw .crypto(error)
         }
+        verdictGiven = true
         try await exchange.send(.pake2, Pake2(pB: shareY, cB: keys.confirmationB).encoded())
 
         // A StatusReport instead of Pake3 means the initiator found cB wrong (passcodes differ).
