@@ -231,6 +231,12 @@ public actor MatterNode {
         return server.invoke(path.command, fields: CommandFields(fields), context: runtime.context(cluster, session: session))
     }
 
+    /// Writes changed non-volatile attributes now instead of after the batching delay:
+    /// the interaction server calls it before acknowledging a write or a command.
+    public func persistChanges() {
+        runtime.saveAttributes()
+    }
+
     // MARK: Commissioning surface
 
     /// Opens the device's own (basic) commissioning window, as at first boot; nil keeps

@@ -116,6 +116,37 @@ struct NodeServerCommissioningTests {
         await commissioner.stop()
     }
 
+    /// Issue #22 item 11: a write or command the node acknowledged is on disk when the
+    /// response arrives: the state directory as it is at that moment (what a SIGKILL
+    /// leaves) restores NodeLabel and OnOff.
+    @Test func acknowledgedChangesAreOnDiskBeforeTheResponse() async throws {
+        let directory = temporaryDirectory()
+        let crashed = temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: crashed)
+        }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let session = try await commissioner.commission(try running.address, passcode: testPasscode).caseSession
+
+        let nodeLabel = AttributePath(endpoint: 0, cluster: ClusterIDs.basicInformation, attribute: AttributeID(0x0005))
+        let onOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000))
+        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(nodeLabel), data: .utf8("pantry"))])
+            == [.success])
+        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)  // On
+        // The disk as the responses left it, before any batching delay ran out.
+        try FileManager.default.copyItem(at: directory, to: crashed)
+
+        await running.stop()
+        await commissioner.stop()
+        let restored = try await RunningNode.start(stateDirectory: crashed)
+        #expect(await restored.node.read(nodeLabel, subject: nil).map(\.value) == .success(.utf8("pantry")))
+        #expect(await restored.node.read(onOff, subject: nil).map(\.value) == .success(.bool(true)))
+        await restored.stop()
+    }
+
     @Test func writesReachTheNodeIncludingAppendsToTheFabricScopedACL() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

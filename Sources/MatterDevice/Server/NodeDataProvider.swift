@@ -115,6 +115,8 @@ struct NodeDataProvider: InteractionDataProvider {
         }
     }
 
+    func persistChanges() async { await node.persistChanges() }
+
     func attributeChanges() -> AsyncStream<AttributePath> {
         // Subscribe now (not when the stream is first iterated): a change made while the
         // subscription is being primed must not be lost.

@@ -132,9 +132,17 @@ public protocol InteractionDataProvider: Sendable {
 
     /// A fresh stream of attributes whose value changed, one per subscription.
     func attributeChanges() -> AsyncStream<AttributePath>
+
+    /// Makes what an interaction's writes and commands changed durable. The engine calls it
+    /// before the WriteResponse or InvokeResponse goes out: an acknowledged change must
+    /// survive the process being killed right after.
+    func persistChanges() async
 }
 
 extension InteractionDataProvider {
+    /// A provider with nothing to keep.
+    public func persistChanges() async {}
+
     /// Nodes without an event log report no events.
     public func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {
         []

@@ -24,6 +24,7 @@ extension InteractionServer {
             guard let path = command.path.concretePath else { continue }
             responses.append(await invoke(command, at: path, context: context))
         }
+        await provider.persistChanges()
         if request.suppressResponse { return }
 
         let chunks = InvokeResponseChunker(maxPayloadSize: configuration.maxPayloadSize).chunks(responses)

@@ -23,6 +23,7 @@ extension InteractionServer {
             }
             let context = InteractionContext(subject: exchange.subject, isTimed: timed, session: exchange.sessionIdentity)
             let statuses = await applyWrites(request.writeRequests, context: context)
+            await provider.persistChanges()
             let response = WriteResponseMessage(writeResponses: statuses, interactionModelRevision: configuration.interactionModelRevision)
             guard request.moreChunkedMessages else {
                 if !request.suppressResponse { try await exchange.send(response) }
