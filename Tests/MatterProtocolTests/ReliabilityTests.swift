@@ -237,6 +237,49 @@ struct ReliabilityTests {
         #expect(await eventually { await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == roamed })
     }
 
+    /// Issue #22 item 5: exchanges a peer opens on one session are capped, so one session
+    /// cannot fill the table; with the table full, session establishment still gets in.
+    @Test func oneSessionCannotTakeTheWholeExchangeTable() async throws {
+        let network = TestNetwork()
+        let clock = MatterProtocol.ManualClock()
+        let aTransport = network.makeTransport(port: 1000)
+        let bTransport = network.makeTransport(port: 2000)
+        let a = ExchangeManager(transport: aTransport, configuration: .init(jitter: { 0 }), clock: clock)
+        let b = ExchangeManager(transport: bTransport,
+                                configuration: .init(maxExchanges: 8, maxExchangesPerSession: 4, jitter: { 0 }), clock: clock)
+        var sessions: [SessionInfo] = []
+        for _ in 0..<3 {
+            sessions.append(try await installSessionPair(initiator: a, aAddress: aTransport.address,
+                                                         responder: b, bAddress: bTransport.address).0)
+        }
+        let silent = SilentHandler(hold: .seconds(300))
+        await b.register(silent, for: .forTesting)
+        await b.register(silent, for: .secureChannel)
+        let runA = Task { await a.run() }
+        let runB = Task { await b.run() }
+        defer { runA.cancel(); runB.cancel() }
+        func open(_ count: Int, on session: SessionHandle, _ protocolID: ProtocolID = .forTesting) async throws {
+            for _ in 0..<count {
+                let exchange = try await a.openExchange(session: session, protocolID: protocolID)
+                try await exchange.send(opcode: 0x20, payload: [], reliable: false)
+            }
+        }
+
+        try await open(6, on: sessions[0].handle)  // 4 fit the session's share, 2 are refused
+        #expect(await eventually { await b.metrics().droppedOverload == 2 })
+        #expect(silent.received.withLockedValue { $0.count } == 4)
+        try await open(4, on: sessions[1].handle)  // another session still gets its share: the table is full
+        #expect(await eventually { silent.received.withLockedValue { $0.count } == 8 })
+        try await open(1, on: sessions[2].handle)
+        #expect(await eventually { await b.metrics().droppedOverload == 3 })
+
+        // A new controller's session establishment still gets an exchange.
+        let unsecured = await a.openUnsecuredSession(to: bTransport.address)
+        try await open(1, on: unsecured, .secureChannel)
+        #expect(await eventually { silent.received.withLockedValue { $0.count } == 9 })
+        #expect(await b.metrics().droppedOverload == 3)
+    }
+
     @Test func receiveTimesOutOnTheManagerClock() async throws {
         let p = try await Pair()
         let runA = Task { await p.a.run() }

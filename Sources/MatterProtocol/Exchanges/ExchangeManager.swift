@@ -22,7 +22,12 @@ public actor ExchangeManager {
         public var maxSecureSessions: Int
         public var maxUnsecuredSessions: Int
         /// Exchanges open at once; new unsolicited exchanges beyond this are dropped (and acked).
+        /// Session establishment (PASE, CASE on an unsecured session) has `maxUnsecuredSessions`
+        /// more, so a full table never locks a new controller out.
         public var maxExchanges: Int
+        /// Exchanges one peer may have opened on one session at once: one session cannot take
+        /// the whole table (140 pending TimedRequests would otherwise shut everyone out).
+        public var maxExchangesPerSession: Int
         /// Messages queued on one exchange nobody is receiving on.
         public var exchangeInboxLimit: Int
         /// `Exchange.receive` timeout when none is given.
@@ -33,7 +38,8 @@ public actor ExchangeManager {
         public var jitter: @Sendable () -> Double
 
         public init(localParameters: SessionParameters = .local, maxSecureSessions: Int = 32,
-                    maxUnsecuredSessions: Int = 16, maxExchanges: Int = 128, exchangeInboxLimit: Int = 16,
+                    maxUnsecuredSessions: Int = 16, maxExchanges: Int = 128, maxExchangesPerSession: Int = 16,
+                    exchangeInboxLimit: Int = 16,
                     defaultReceiveTimeout: Duration = .seconds(30),
                     standaloneAckTimeout: Duration = ReliableMessageProtocol.standaloneAckTimeout,
                     maxTransmissions: Int = ReliableMessageProtocol.maxTransmissions,
@@ -42,6 +48,7 @@ public actor ExchangeManager {
             self.maxSecureSessions = maxSecureSessions
             self.maxUnsecuredSessions = maxUnsecuredSessions
             self.maxExchanges = maxExchanges
+            self.maxExchangesPerSession = maxExchangesPerSession
             self.exchangeInboxLimit = exchangeInboxLimit
             self.defaultReceiveTimeout = defaultReceiveTimeout
             self.standaloneAckTimeout = standaloneAckTimeout
@@ -675,10 +682,13 @@ public actor ExchangeManager {
             return nil
         }
         // The unsecured session carries session establishment only (spec 4.13.2.1).
-        guard info.isSecure || isSecureChannel, let handler = handlers[ph.protocolID],
-              exchanges.count < configuration.maxExchanges
-        else {
+        guard info.isSecure || isSecureChannel, let handler = handlers[ph.protocolID] else {
             counters.droppedUnsolicited += 1
+            ackNow(ph, counter: header.messageCounter, session: handle, role: ourRole)
+            return nil
+        }
+        guard hasRoomForPeerExchange(on: handle, establishingSession: !info.isSecure) else {
+            counters.droppedOverload += 1
             ackNow(ph, counter: header.messageCounter, session: handle, role: ourRole)
             return nil
         }
@@ -692,6 +702,15 @@ public actor ExchangeManager {
         counters.messagesAccepted += 1
         let exchange = Exchange(key: key, protocolID: ph.protocolID, session: info, manager: self)
         return Dispatch(handler: handler, exchange: exchange, message: message)
+    }
+
+    /// Whether a peer may open one more exchange on `session`: within its session's share
+    /// and the table's size, session establishment with headroom of its own.
+    private func hasRoomForPeerExchange(on session: SessionHandle, establishingSession: Bool) -> Bool {
+        let limit = configuration.maxExchanges + (establishingSession ? configuration.maxUnsecuredSessions : 0)
+        guard exchanges.count < limit else { return false }
+        let opened = exchanges.keys.lazy.filter { $0.session == session && $0.role == .responder }.count
+        return opened < configuration.maxExchangesPerSession
     }
 
     private func ackNow(_ ph: ProtocolHeader, counter: UInt32, session: SessionHandle, role: ExchangeRole) {

@@ -18,7 +18,8 @@ public struct TransportMetrics: Sendable, Hashable {
     public var droppedUnsupported: UInt64 = 0
     /// Not part of a known exchange and not an initiator message, or no handler for its protocol.
     public var droppedUnsolicited: UInt64 = 0
-    /// The exchange's inbox was full (nobody is receiving on it).
+    /// The exchange's inbox was full (nobody is receiving on it), or a new exchange found no
+    /// room (the table, or the session's share of it, was full).
     public var droppedOverload: UInt64 = 0
     /// Datagrams the transport dropped before the manager saw them (its queue was full); not in `datagramsReceived`.
     public var inboundQueueOverflows: UInt64 = 0
