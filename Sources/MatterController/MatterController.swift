@@ -29,6 +29,9 @@ public actor MatterController {
         public var subscriptionMaxInterval: UInt16
         /// Longest pause between resubscription attempts.
         public var maxResubscribeDelay: Duration
+        /// How long commissioning keeps retrying, with backoff, a node that answers PASE with
+        /// BUSY (another commissioner holds its one slot); zero gives up at once.
+        public var paseBusyRetryLimit: Duration = .seconds(60)
         /// MRP timing of our own sessions.
         public var exchange: ExchangeManager.Configuration
 

@@ -3,32 +3,45 @@ import HomeAPI
 import Logging
 import MatterDevice
 import MatterModel
+import MatterProtocol
 import NIOCore
 import Testing
 
 /// HomeAPI against MatterDevice's own NodeServer (the server matter-sim runs), on loopback.
 @Suite("NodeServer interop", .serialized)
 struct NodeServerInteropTests {
-    @Test func commissionsAndControlsANodeServerDevice() async throws {
+    /// A dimmable light served by NodeServer on 127.0.0.1 (not yet running).
+    static func startLight(serial: String, configure: (inout NodeServerConfiguration) -> Void = { _ in })
+        async throws -> (MatterNode, NodeServer) {
         let credentials = try DeviceAttestationProvisioning.loadOrMint(
             store: nil, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0101, authority: testAuthority)
         var logger = Logger(label: "test.node-server")
         logger.logLevel = .critical
-        let node = try MatterNode(description: Fixture.dimmableLight(serial: "NS-1"), logger: logger,
+        let node = try MatterNode(description: Fixture.dimmableLight(serial: serial), logger: logger,
                                   commissioning: CommissioningConfiguration(stateStore: nil, attestation: credentials))
-        let server = try await NodeServer(node: node, configuration: NodeServerConfiguration(
-            port: 0, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840), logger: logger)
-        let running = Task { await server.run() }
-        defer { running.cancel() }
+        var configuration = NodeServerConfiguration(port: 0, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840)
+        configure(&configuration)
+        return (node, try await NodeServer(node: node, configuration: configuration, logger: logger))
+    }
 
+    /// A new home in a temporary folder that trusts the test PAA; the closure removes both.
+    static func openTrustingHome() async throws -> (Home, @Sendable () -> Void) {
         let dir = try temporaryDirectory()
         let trust = try makeTrustStoreDirectory()
-        defer {
+        let home = try await openHome(dir, trustStore: trust)
+        return (home, {
+            Task { await home.close() }
             try? FileManager.default.removeItem(at: dir)
             try? FileManager.default.removeItem(at: trust)
-        }
-        let home = try await openHome(dir, trustStore: trust)
-        defer { Task { await home.close() } }
+        })
+    }
+
+    @Test func commissionsAndControlsANodeServerDevice() async throws {
+        let (node, server) = try await Self.startLight(serial: "NS-1")
+        let running = Task { await server.run() }
+        defer { running.cancel() }
+        let (home, cleanup) = try await Self.openTrustingHome()
+        defer { cleanup() }
         let structure = try await home.createStructure(name: "Home")
         let code = try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840)
         let device = try await home.commissionDevice(setupCode: code, address: try SocketAddress(ipAddress: "127.0.0.1", port: server.port),
@@ -44,5 +57,37 @@ struct NodeServerInteropTests {
         #expect(await eventually {
             await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 10
         })
+    }
+
+    /// Issue #22 item 6: while another host holds the node's one PASE slot, commissioning
+    /// retries BUSY answers with backoff instead of failing at once, and gets in when the
+    /// held attempt ends.
+    @Test func commissioningWaitsOutABusyPASESlot() async throws {
+        // The held attempt ends 2 s after its last message.
+        let (_, server) = try await Self.startLight(serial: "NS-2") { $0.secureChannel.stepTimeout = .seconds(2) }
+        let running = Task { await server.run() }
+        defer { running.cancel() }
+        let deviceAddress = try SocketAddress(ipAddress: "127.0.0.1", port: server.port)
+
+        // Another host takes the slot: PBKDFParamRequest, answered, then silence.
+        let transport = try await UDPTransport.bind(.init(port: 0, binding: .addresses(["127.0.0.2"])))
+        let holder = ExchangeManager(transport: transport)
+        let holding = Task { await holder.run() }
+        defer { holding.cancel(); Task { await transport.close() } }
+        let exchange = try await holder.openExchange(session: await holder.openUnsecuredSession(to: deviceAddress), protocolID: .secureChannel)
+        let reply = try await exchange.request(opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
+                                               payload: PBKDFParamRequest(initiatorRandom: Array(repeating: 7, count: 32),
+                                                                          initiatorSessionID: 9).encoded(),
+                                               timeout: .seconds(5))
+        #expect(reply.opcode == SecureChannelOpcode.pbkdfParamResponse.rawValue)
+
+        let (home, cleanup) = try await Self.openTrustingHome()
+        defer { cleanup() }
+        let structure = try await home.createStructure(name: "Home")
+        let started = ContinuousClock.now
+        let device = try await home.commissionDevice(setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
+                                                     address: deviceAddress, structureID: structure.id)
+        #expect(device.types.contains(DimmableLightDeviceType.self))
+        #expect(ContinuousClock.now - started >= .seconds(1), "commissioned before the held attempt could end")
     }
 }

@@ -204,4 +204,28 @@ struct PASETests {
         #expect(await f.server.paseFailureCount == 0)
         #expect(await f.device.manager.allSessions().contains { $0.kind == .pase })
     }
+
+    /// Issue #22 item 6: a host that restarts its PASE attempt again and again (never
+    /// finishing) cannot keep the slot from a commissioner that was answered BUSY: the
+    /// restart is refused and the slot kept for the one waiting.
+    @Test func restartingAnAttemptDoesNotHoldTheSlotFromAWaitingCommissioner() async throws {
+        let f = try await Fixture()
+        defer { Task { await f.stop() } }
+        let holder = try await LoopbackNode.start(host: "127.0.0.2")
+        defer { Task { await holder.stop() } }
+        _ = try await HandPASE.begin(from: holder, to: f.device.address)
+        let commissioner = PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(5))
+        await #expect(throws: SecureChannelError.busy) {
+            _ = try await commissioner.establish(with: f.device.address, passcode: 20202021)
+        }
+        // The holder restarts: refused while someone waits, and the slot is freed.
+        let (_, _, restart) = try await HandPASE.request(from: holder, to: f.device.address)
+        #expect(restart.opcode == SecureChannelOpcode.statusReport.rawValue)
+        #expect(try StatusReport.decode(restart.payload).secureChannelCode == .busy)
+        // It stays kept for the waiting commissioner, even against the holder's next try.
+        let (_, _, again) = try await HandPASE.request(from: holder, to: f.device.address)
+        #expect(try StatusReport.decode(again.payload).secureChannelCode == .busy)
+        let session = try await commissioner.establish(with: f.device.address, passcode: 20202021)
+        #expect(session.kind == .pase)
+    }
 }

@@ -46,8 +46,7 @@ extension MatterController {
         }
         let pase: SessionInfo
         do {
-            pase = try await PASEInitiator(manager: manager, stepTimeout: configuration.handshakeStepTimeout)
-                .establish(with: address, passcode: passcode)
+            pase = try await establishPASE(with: address, passcode: passcode)
         } catch .passcodeMismatch {
             throw ControllerError.paseFailed("the passcode does not match the device's")
         } catch .transport(let t) {
@@ -67,6 +66,31 @@ extension MatterController {
                                          fields: .structure([.context(0, .unsigned(0)), .context(1, .unsigned(0))]))
             await manager.closeSession(pase.handle, notifyPeer: true)
             throw error
+        }
+    }
+
+    /// PASE, retried while the node answers BUSY: its one PASE slot is taken (by another
+    /// commissioner, or by someone holding it). Backoff from 0.5 s, doubling to 8 s, with
+    /// jitter, for up to `paseBusyRetryLimit`.
+    private func establishPASE(with address: SocketAddress, passcode: UInt32) async throws(SecureChannelError) -> SessionInfo {
+        let initiator = PASEInitiator(manager: manager, stepTimeout: configuration.handshakeStepTimeout)
+        let deadline = ContinuousClock.now + configuration.paseBusyRetryLimit
+        var delay = Duration.milliseconds(500)
+        var busyAnswers = 0
+        while true {
+            do {
+                return try await initiator.establish(with: address, passcode: passcode)
+            } catch .busy {
+                busyAnswers += 1
+                let wait = delay * Double.random(in: 1.0..<1.25)
+                guard ContinuousClock.now + wait < deadline else {
+                    logger.notice("PASE with \(address): BUSY \(busyAnswers) times; giving up")
+                    throw .busy
+                }
+                logger.info("PASE with \(address): BUSY, retrying in \(wait)")
+                do { try await Task.sleep(for: wait) } catch { throw .cancelled }
+                delay = min(delay * 2, .seconds(8))
+            }
         }
     }
 

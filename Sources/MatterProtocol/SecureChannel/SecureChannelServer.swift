@@ -14,12 +14,16 @@ public actor SecureChannelServer: ProtocolHandler {
         public var stepTimeout: Duration
         /// Wait time announced in a BUSY StatusReport.
         public var busyRetryDelay: Duration
+        /// How long the PASE slot stays kept for the hosts that were answered BUSY, once the
+        /// attempt they waited on ends or restarts.
+        public var slotReservation: Duration
 
         public init(maxPASEFailures: Int = 20, stepTimeout: Duration = .seconds(30),
-                    busyRetryDelay: Duration = .milliseconds(500)) {
+                    busyRetryDelay: Duration = .milliseconds(500), slotReservation: Duration = .seconds(10)) {
             self.maxPASEFailures = maxPASEFailures
             self.stepTimeout = stepTimeout
             self.busyRetryDelay = busyRetryDelay
+            self.slotReservation = slotReservation
         }
     }
 
@@ -41,6 +45,10 @@ public actor SecureChannelServer: ProtocolHandler {
     var window: PASEWindow?
     var activePASE: ActivePASE?
     var nextAttempt: UInt64 = 0
+    /// Hosts answered BUSY during the attempt in progress. While one waits, the slot's holder
+    /// may not restart its attempt: the slot goes to the waiting hosts for a while instead.
+    var waitingHosts: Set<String?> = []
+    var reservation: (hosts: Set<String?>, until: ContinuousClock.Instant)?
 
     public init(manager: ExchangeManager, fabrics: (any FabricProvider)? = nil,
                 configuration: Configuration = Configuration(),
@@ -99,20 +107,44 @@ public actor SecureChannelServer: ProtocolHandler {
     func admitPASE(exchange: Exchange, peer: SocketAddress) async -> PASEAdmission {
         guard let window else { return .windowClosed }
         let host = peer.ipAddress
+        if let reserved = reservation {
+            if ContinuousClock.now >= reserved.until {
+                reservation = nil
+            } else if activePASE == nil, !reserved.hosts.contains(host) {
+                return .busy
+            }
+        }
         if let active = activePASE {
-            guard active.peerHost == host else { return .busy }
+            guard active.peerHost == host else {
+                waitingHosts.insert(host)
+                return .busy
+            }
             activePASE = nil
             await active.exchange.close()
+            // Restarting while others wait would hold the slot for ever (a request every few
+            // seconds keeps every other commissioner at BUSY): the slot goes to those waiting.
+            if !waitingHosts.isEmpty {
+                reservation = (waitingHosts, ContinuousClock.now + configuration.slotReservation)
+                waitingHosts = []
+                return .busy
+            }
             // The window may have changed while closing.
             guard activePASE == nil, self.window != nil else { return .busy }
         }
         nextAttempt += 1
         activePASE = ActivePASE(attempt: nextAttempt, exchange: exchange, peerHost: host)
+        if reservation?.hosts.contains(host) == true { reservation = nil }
         return .admitted(nextAttempt, window.parameters)
     }
 
     func finishPASE(attempt: UInt64) {
-        if activePASE?.attempt == attempt { activePASE = nil }
+        guard activePASE?.attempt == attempt else { return }
+        activePASE = nil
+        // Those that waited on this attempt get the slot first.
+        if !waitingHosts.isEmpty {
+            reservation = (waitingHosts, ContinuousClock.now + configuration.slotReservation)
+            waitingHosts = []
+        }
     }
 
     /// Counts a failed attempt; closes the window at the limit. Returns the count.
