@@ -12,6 +12,11 @@ public struct InteractionServerConfiguration: Sendable {
     /// Commands one InvokeRequest may carry (the node's MaxPathsPerInvoke,
     /// in Basic Information; connectedhomeip's default is 1).
     public var maxPathsPerInvoke: Int = 1
+    /// Attribute plus event paths one ReadRequest or SubscribeRequest may name; more are
+    /// answered PATHS_EXHAUSTED. The spec guarantees at least 9 per read (chapter 8, Read
+    /// Interaction limits); every path is expanded on its own and sent before the next, so
+    /// the cap, not the node's size, bounds what a request can make the node hold.
+    public var maxPathsPerRequest: Int = 64
     /// The largest MaxInterval, in seconds, the publisher picks on its own:
     /// SUBSCRIPTION_MAX_INTERVAL_PUBLISHER_LIMIT, 60 minutes (spec chapter 8, Subscribe Interaction).
     public var subscriptionMaxIntervalCeiling: UInt16 = 3600

@@ -39,13 +39,44 @@ extension InteractionServer {
         else {
             return try await reply(.invalidAction, on: exchange)
         }
+        guard request.attributeRequests.count + request.eventRequests.count <= configuration.maxPathsPerRequest else {
+            return try await reply(.pathsExhausted, on: exchange)
+        }
         let scope = ReadScope(
             subject: exchange.subject, isFabricFiltered: request.isFabricFiltered,
             dataVersionFilters: Self.filterTable(request.dataVersionFilters), session: exchange.sessionIdentity)
-        let attributeReports = await attributeReports(for: request.attributeRequests, scope: scope)
-        let eventReports = await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: scope.subject)
-        _ = try await sendReportData(
-            attributeReports: attributeReports, eventReports: eventReports, subscriptionID: nil, isRead: true, on: exchange)
+        _ = try await sendReports(
+            for: request.attributeRequests, scope: scope,
+            events: { await self.eventReports(for: request.eventRequests, filters: request.eventFilters, subject: scope.subject) },
+            subscriptionID: nil, isRead: true, on: exchange)
+    }
+
+    /// Expands the paths one at a time and sends each chunk as soon as a later report shows
+    /// it is not the last, each acknowledged before the next is made: a read holds one
+    /// path's reports and one chunk, however much it names (spec 8.4 chunking). Returns
+    /// false when the peer did not acknowledge a chunk.
+    func sendReports(
+        for paths: [AttributePathIB], scope: ReadScope, events: () async -> [EventReportIB],
+        subscriptionID: UInt32?, isRead: Bool, on exchange: any IMExchange
+    ) async throws -> Bool {
+        var builder = ReportChunker.Builder(chunker: ReportChunker(maxPayloadSize: configuration.maxPayloadSize))
+        for path in paths {
+            var reports: [AttributeReportIB] = []
+            await expand(path, reportErrors: !path.isWildcard, scope: scope, into: &reports)
+            for report in reports { builder.append(report) }
+            for chunk in builder.takeClosed() {
+                guard try await send(chunk, isLast: false, subscriptionID: subscriptionID, isRead: isRead, on: exchange) else {
+                    return false
+                }
+            }
+        }
+        for report in await events() { builder.append(report) }
+        let rest = builder.finish()
+        for (index, chunk) in rest.enumerated() {
+            guard try await send(chunk, isLast: index == rest.count - 1, subscriptionID: subscriptionID, isRead: isRead, on: exchange)
+            else { return false }
+        }
+        return true
     }
 
     /// Read and subscribe paths may not address list entries, and a wildcard
@@ -66,17 +97,9 @@ extension InteractionServer {
         return table
     }
 
-    /// Expands request paths into reports. Errors are reported only for
+    /// Expands one request path into reports. Errors are reported only for
     /// concrete paths; a wildcard expansion silently skips what does not
     /// exist or may not be read (spec chapter 8, Read Interaction).
-    func attributeReports(for paths: [AttributePathIB], scope: ReadScope) async -> [AttributeReportIB] {
-        var reports: [AttributeReportIB] = []
-        for path in paths {
-            await expand(path, reportErrors: !path.isWildcard, scope: scope, into: &reports)
-        }
-        return reports
-    }
-
     func expand(_ path: AttributePathIB, reportErrors: Bool, scope: ReadScope, into reports: inout [AttributeReportIB]) async {
         func fail(_ status: StatusCode) {
             guard reportErrors, let concrete = path.concretePath else { return }
@@ -165,22 +188,30 @@ extension InteractionServer {
         let chunks = ReportChunker(maxPayloadSize: configuration.maxPayloadSize)
             .chunks(attributeReports: attributeReports, eventReports: eventReports)
         for (index, chunk) in chunks.enumerated() {
-            let isLast = index == chunks.count - 1
-            let message = ReportDataMessage(
-                subscriptionID: subscriptionID, attributeReports: chunk.attributeReports, eventReports: chunk.eventReports,
-                moreChunkedMessages: !isLast, suppressResponse: isRead && isLast,
-                interactionModelRevision: configuration.interactionModelRevision)
-            let payload = message.encoded()
-            if payload.count > configuration.maxPayloadSize {
-                logger.warning("report of \(payload.count) bytes exceeds the \(configuration.maxPayloadSize)-byte budget")
-            }
-            try await exchange.send(opcode: InteractionOpcode.reportData.rawValue, payload: payload)
-            if message.suppressResponse { return true }
-            let status = try await awaitStatusResponse(on: exchange)
-            guard status == .success else {
-                logger.debug("report not acknowledged: \(status)")
-                return false
-            }
+            guard try await send(chunk, isLast: index == chunks.count - 1, subscriptionID: subscriptionID, isRead: isRead,
+                                 on: exchange)
+            else { return false }
+        }
+        return true
+    }
+
+    /// One ReportData message; unless it ends a Read, waits for the peer's StatusResponse.
+    private func send(_ chunk: ReportChunker.Chunk, isLast: Bool, subscriptionID: UInt32?, isRead: Bool,
+                      on exchange: any IMExchange) async throws -> Bool {
+        let message = ReportDataMessage(
+            subscriptionID: subscriptionID, attributeReports: chunk.attributeReports, eventReports: chunk.eventReports,
+            moreChunkedMessages: !isLast, suppressResponse: isRead && isLast,
+            interactionModelRevision: configuration.interactionModelRevision)
+        let payload = message.encoded()
+        if payload.count > configuration.maxPayloadSize {
+            logger.warning("report of \(payload.count) bytes exceeds the \(configuration.maxPayloadSize)-byte budget")
+        }
+        try await exchange.send(opcode: InteractionOpcode.reportData.rawValue, payload: payload)
+        if message.suppressResponse { return true }
+        let status = try await awaitStatusResponse(on: exchange)
+        guard status == .success else {
+            logger.debug("report not acknowledged: \(status)")
+            return false
         }
         return true
     }

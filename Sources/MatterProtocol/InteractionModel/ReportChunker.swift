@@ -28,33 +28,61 @@ struct ReportChunker {
     }
 
     func chunks(attributeReports: [AttributeReportIB], eventReports: [EventReportIB]) -> [Chunk] {
-        var items: [(Item, Int)] = []
-        for report in attributeReports {
-            let size = encodedSize(report)
-            if size > budget, case .data(let data) = report, case .array(let entries) = data.data {
+        var builder = Builder(chunker: self)
+        for report in attributeReports { builder.append(report) }
+        for report in eventReports { builder.append(report) }
+        return builder.finish()
+    }
+
+    /// Packs reports as they come: a chunk is closed once the next report does not fit, so
+    /// a closed chunk is never the last message and can be sent while more are produced.
+    struct Builder {
+        let chunker: ReportChunker
+        private var closed: [Chunk] = []
+        private var current = Chunk()
+        private var used = 0
+
+        init(chunker: ReportChunker) { self.chunker = chunker }
+
+        mutating func append(_ report: AttributeReportIB) {
+            let size = chunker.encodedSize(report)
+            if size > chunker.budget, case .data(let data) = report, case .array(let entries) = data.data {
                 var head = data
                 head.data = .array([])
-                items.append((.attribute(.data(head)), encodedSize(AttributeReportIB.data(head))))
+                add(.attribute(.data(head)), chunker.encodedSize(AttributeReportIB.data(head)))
                 var appendPath = data.path
                 appendPath.listIndex = .append
                 for entry in entries {
                     let item = AttributeReportIB.data(AttributeDataIB(dataVersion: data.dataVersion, path: appendPath, data: entry.value))
-                    items.append((.attribute(item), encodedSize(item)))
+                    add(.attribute(item), chunker.encodedSize(item))
                 }
             } else {
-                items.append((.attribute(report), size))
+                add(.attribute(report), size)
             }
         }
-        for report in eventReports {
-            items.append((.event(report), encodedSize(report)))
+
+        mutating func append(_ report: EventReportIB) {
+            add(.event(report), chunker.encodedSize(report))
         }
 
-        var chunks: [Chunk] = []
-        var current = Chunk()
-        var used = 0
-        for (item, size) in items {
-            if used + size > budget && used > 0 {
-                chunks.append(current)
+        /// The chunks closed so far (none of them the last), handed over once.
+        mutating func takeClosed() -> [Chunk] {
+            defer { closed = [] }
+            return closed
+        }
+
+        /// Every remaining chunk; the last one is the final message (possibly empty).
+        mutating func finish() -> [Chunk] {
+            var all = takeClosed()
+            if used > 0 || all.isEmpty { all.append(current) }
+            current = Chunk()
+            used = 0
+            return all
+        }
+
+        private mutating func add(_ item: Item, _ size: Int) {
+            if used + size > chunker.budget && used > 0 {
+                closed.append(current)
                 current = Chunk()
                 used = 0
             }
@@ -64,11 +92,9 @@ struct ReportChunker {
             }
             used += size
         }
-        if used > 0 || chunks.isEmpty { chunks.append(current) }
-        return chunks
     }
 
-    private func encodedSize(_ block: some InformationBlock) -> Int {
+    fileprivate func encodedSize(_ block: some InformationBlock) -> Int {
         block.element().encoded().count
     }
 }

@@ -109,6 +109,9 @@ extension InteractionServer {
         else {
             return try await reply(.invalidAction, on: exchange)
         }
+        guard request.attributeRequests.count + request.eventRequests.count <= configuration.maxPathsPerRequest else {
+            return try await reply(.pathsExhausted, on: exchange)
+        }
         let subject = exchange.subject
         if !request.keepSubscriptions {
             await registry.end { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.nodeID == subject.nodeID }
@@ -120,11 +123,11 @@ extension InteractionServer {
         let scope = ReadScope(
             subject: subject, isFabricFiltered: request.isFabricFiltered,
             dataVersionFilters: Self.filterTable(request.dataVersionFilters), session: exchange.sessionIdentity)
-        let attributeReports = await attributeReports(for: request.attributeRequests, scope: scope)
-        let eventReports = await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject)
         guard
-            try await sendReportData(
-                attributeReports: attributeReports, eventReports: eventReports, subscriptionID: id, isRead: false, on: exchange)
+            try await sendReports(
+                for: request.attributeRequests, scope: scope,
+                events: { await self.eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject) },
+                subscriptionID: id, isRead: false, on: exchange)
         else { return }
 
         let maxInterval = chooseMaxInterval(floor: request.minIntervalFloor, ceiling: request.maxIntervalCeiling)

@@ -265,6 +265,8 @@ actor IMFakeNode: InteractionDataProvider {
     private var handlers: [ConcreteCommandPath: CommandHandler] = [:]
     private(set) var writes: [(AttributePath, AttributeWriteOperation)] = []
     private(set) var invocations: [ConcreteCommandPath] = []
+    /// Attribute reads served so far.
+    private(set) var readCount = 0
     nonisolated let changes = IMChangeBroadcaster()
 
     func addCluster(_ path: ClusterPath, dataVersion: DataVersion = 1, attributes: [(AttributeMetadata, TLVValue)], commands: [CommandMetadata] = []) {
@@ -316,6 +318,7 @@ actor IMFakeNode: InteractionDataProvider {
     }
 
     func read(_ path: AttributePath, context: AttributeReadContext) -> Result<VersionedAttributeValue, InteractionStatus> {
+        readCount += 1
         let clusterPath = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         guard let cluster = clusters[clusterPath], let attribute = cluster.attributes[path.attribute] else {
             return .failure(InteractionStatus(.unsupportedAttribute))

@@ -201,6 +201,41 @@ struct InteractionServerReadTests {
         #expect(await !exchange.hasPendingSent())
     }
 
+    /// Issue #22 item 4: a request naming more paths than the node takes is answered
+    /// PATHS_EXHAUSTED, read or subscribe, before anything is expanded.
+    @Test func tooManyPathsAreAnsweredPathsExhausted() async throws {
+        let node = await makeIMNode()
+        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let limit = server.configuration.maxPathsPerRequest
+        let tooMany = Array(repeating: apIB(nil, nil, nil), count: limit + 1)
+        #expect(try imStatusCode(try await imExchangeOnce(server, ReadRequestMessage(attributeRequests: tooMany))) == .pathsExhausted)
+        let subscribe = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60,
+                                                attributeRequests: tooMany)
+        #expect(try imStatusCode(try await imExchangeOnce(server, subscribe)) == .pathsExhausted)
+        #expect(await node.readCount == 0)
+        // At the limit the read is served.
+        let reports = try await imRead(server, ReadRequestMessage(attributeRequests: Array(repeating: apIB(1, 6, 0), count: limit)))
+        #expect(reports.flatMap(\.attributeReports).count == limit)
+    }
+
+    /// Issue #22 item 4: reports are produced path by path; a chunk goes out (and waits for
+    /// its acknowledgement) before later paths are expanded, so an unacknowledged read
+    /// holds one path's reports, not the whole request's.
+    @Test func readsAreExpandedPathByPathBehindTheChunks() async throws {
+        let node = await makeIMNode()
+        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let exchange = IMFakeSession().peerExchange(subject: imAdmin)
+        // The big list first (several chunks), then every other attribute of the node.
+        let request = ReadRequestMessage(attributeRequests: [apIB(2, nil, nil), apIB(0, nil, nil), apIB(1, nil, nil)])
+        let handling = Task { await server.handle(opcode: 0x02, payload: request.encoded(), on: exchange) }
+        let first = try await exchange.nextSent(ReportDataMessage.self)
+        #expect(first.moreChunkedMessages)
+        #expect(await node.readCount == 1, "only the first path was read before its first chunk went out")
+        exchange.failReceive()
+        try await imFinish(handling)
+        #expect(await node.readCount == 1)
+    }
+
     @Test func invalidReadsGetInvalidAction() async throws {
         let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
         #expect(try imStatusCode(try await imExchangeOnce(server, ReadRequestMessage())) == .invalidAction)
