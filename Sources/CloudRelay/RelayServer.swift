@@ -20,6 +20,9 @@ public struct RelayServerConfiguration: Sendable {
     public var pingInterval: Duration
     /// How long a closing connection may take to answer the close.
     public var closeTimeout: Duration
+    /// How often the store is checked for revoked credentials (also revoked by the CLI in
+    /// another process); the connections they authenticated are then closed.
+    public var revocationCheckInterval: Duration = .seconds(1)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
@@ -94,6 +97,8 @@ public final class RelayServer: Sendable {
     /// Set in hub mode: devices are reached over Matter, `/v1/device` is not served.
     public let localHub: LocalHub?
     let logger: Logger
+    /// Fires when the store's revocation counter moves; each connection then checks its credential.
+    let revocations = RevocationSignal()
 
     public init(store: RelayStore, configuration: RelayServerConfiguration = .init(), logger: Logger = Logger(label: "matter.relay")) {
         self.store = store
@@ -139,6 +144,7 @@ public final class RelayServer: Sendable {
                         maxFrameSize: transportLimit, autoPing: .enabled(timePeriod: configuration.pingInterval),
                         closeTimeout: configuration.closeTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "matter-relay"),
+            services: [RevocationWatch(store: store, signal: revocations, interval: configuration.revocationCheckInterval, logger: logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -315,7 +321,10 @@ public final class RelayServer: Sendable {
         hub.attachDevice(peer)
         _ = peer.send(.hello(RelayHello(homeID: registration.homeID, deviceID: registration.deviceID)))
         logger.debug("device connected", metadata: ["home": "\(registration.homeID)", "device": "\(registration.deviceID)"])
-        await pump(peer: peer, inbound: inbound, outbound: outbound) { frame in
+        let revalidate: @Sendable () async -> Bool = {
+            (try? await self.device(from: headers)).map { $0.homeID == registration.homeID && $0.deviceID == registration.deviceID } ?? false
+        }
+        await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Devices answer and report to a controller session; nothing else.
             guard case .message(let message) = frame, message.session != nil, message.deviceID == nil else { return false }
             self.hub.routeFromDevice(message, from: peer)
@@ -336,7 +345,8 @@ public final class RelayServer: Sendable {
         // Everyone registered in the home, online or not, so the controller starts with a full picture.
         let registered = ((try? await store.devices(homeID: home.id)) ?? []).map(\.deviceID)
         controllers.attachController(peer, hello: RelayHello(homeID: home.id, session: peer.id), registered: registered)
-        await pump(peer: peer, inbound: inbound, outbound: outbound) { frame in
+        let revalidate: @Sendable () async -> Bool = { (try? await self.home(from: headers))?.id == home.id }
+        await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Controllers address a device of their home and carry no session.
             guard case .message(let message) = frame, message.deviceID != nil, message.session == nil else { return false }
             await controllers.routeFromController(message, from: peer)
@@ -350,8 +360,10 @@ public final class RelayServer: Sendable {
     /// well-formed frame this peer may send closes this connection only.
     private func pump(
         peer: RelayPeer, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        stillAuthorized: @escaping @Sendable () async -> Bool,
         handle: @escaping @Sendable (RelayFrame) async -> Bool
     ) async {
+        let revocations = revocations.stream()
         let limit = configuration.maxFrameSize
         let transportLimit = transportLimit
         let metrics = metrics
@@ -396,6 +408,15 @@ public final class RelayServer: Sendable {
                     // The WebSocket layer refused the framing itself (or the socket failed).
                     metrics.rejected(.protocolError)
                     logger.debug("connection failed: \(error)", metadata: ["peer": "\(peer.id)"])
+                }
+                return nil
+            }
+            group.addTask {
+                // A revoked credential ends the connection it opened (issue #22 item 9).
+                for await _ in revocations where await !stillAuthorized() {
+                    metrics.rejected(.unauthorized)
+                    logger.info("credential revoked; closing its connection", metadata: ["peer": "\(peer.id)"])
+                    return (.policyViolation, "credential revoked")
                 }
                 return nil
             }

@@ -72,7 +72,26 @@ public final class RelayStore: Sendable {
                     );
                     """)
         }
+        // A counter every revocation bumps (token rotated, device removed or re-issued), in
+        // the same transaction: a running relay polls it to cut the connections it revoked,
+        // also when the CLI made the change from another process.
+        migrator.registerMigration("v2-revocations") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE revocation (id INTEGER PRIMARY KEY CHECK (id = 1), counter INTEGER NOT NULL);
+                    INSERT INTO revocation (id, counter) VALUES (1, 0);
+                    """)
+        }
         return migrator
+    }
+
+    private static func bumpRevocations(_ db: Database) throws {
+        try db.execute(sql: "UPDATE revocation SET counter = counter + 1 WHERE id = 1")
+    }
+
+    /// Grows whenever a credential stops working.
+    public func revocationCounter() async throws -> Int64 {
+        try await database.read { db in try Int64.fetchOne(db, sql: "SELECT counter FROM revocation WHERE id = 1") ?? 0 }
     }
 
     // MARK: Homes
@@ -102,6 +121,7 @@ public final class RelayStore: Sendable {
         try await database.write { db in
             try db.execute(sql: "UPDATE home SET tokenDigest = ? WHERE id = ?", arguments: [digest, homeID])
             if db.changesCount == 0 { throw RelayStoreError.noSuchHome(homeID) }
+            try Self.bumpRevocations(db)
         }
         return token
     }
@@ -150,6 +170,7 @@ public final class RelayStore: Sendable {
                         label = COALESCE(excluded.label, device.label)
                     """,
                 arguments: [homeID, deviceID, label, digest, now])
+            try Self.bumpRevocations(db)  // a re-issued credential revokes the old one
         }
         return credential
     }
@@ -158,6 +179,7 @@ public final class RelayStore: Sendable {
         try await database.write { db in
             try db.execute(sql: "DELETE FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID])
             if db.changesCount == 0 { throw RelayStoreError.noSuchDevice(homeID: homeID, deviceID: deviceID) }
+            try Self.bumpRevocations(db)
         }
     }
 
@@ -218,6 +240,7 @@ public final class RelayStore: Sendable {
                     sql: "INSERT INTO device (homeID, deviceID, label, credentialDigest, createdAt) VALUES (?, ?, NULL, ?, ?)",
                     arguments: [homeID, id, unusable, now])
             }
+            try Self.bumpRevocations(db)  // the token may have changed
         }
     }
 

@@ -212,6 +212,42 @@ import Testing
         }
     }
 
+    /// Issue #22 item 9: revoking a credential, from this process or from the CLI in
+    /// another (a second store on the same file), closes the connections it opened: after
+    /// `device remove` the device is offline and unreachable; after `home rotate-token` the
+    /// controller holding the old token is cut off and cannot come back.
+    @Test func revocationClosesTheConnectionsItRevoked() async throws {
+        let path = try temporaryDatabasePath()
+        try await withRelay(databasePath: path) { relay in
+            let home = try await relay.home("Revoked", device: "porch-light")
+            let device = RelayTestDevice(relayURL: relay.baseURL, credential: home.credential, configuration: deviceConfiguration())
+            let controller = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: home.token, configuration: controllerConfiguration(timeout: .seconds(3)),
+                logger: testLogger)
+            try await withServices(device.services + [{ try await controller.run() }]) {
+                try await device.client.waitUntilConnected()
+                try await controller.waitUntilConnected()
+                #expect(try await controller.invoke("porch-light", OnOff.command(OnOff.on)).statuses == [.success])
+
+                // The CLI, as another process would: its own store on the same file.
+                let cli = try RelayStore(path: path)
+                try await cli.removeDevice(homeID: home.home.id, deviceID: "porch-light")
+                #expect(await eventually(.seconds(5)) { controller.presence["porch-light"] != true })
+                #expect(await eventually(.seconds(5)) { device.client.state != .connected })
+                await #expect(throws: (any Error).self) {
+                    _ = try await controller.invoke("porch-light", OnOff.command(OnOff.off))
+                }
+                #expect(await device.node.isOn, "the removed device got the command")
+
+                _ = try await cli.rotateHomeToken(homeID: home.home.id)
+                #expect(await eventually(.seconds(5)) { controller.state != .connected })
+                // The old token is refused on reconnect: it stays cut off.
+                try await Task.sleep(for: .seconds(1))
+                #expect(controller.state != .connected)
+            }
+        }
+    }
+
     @Test func adminAPICreatesHomesAndDevices() async throws {
         try await withRelay { relay in
             let denied = try await RelayHTTP.request("POST", relay.httpURL + "/v1/admin/homes", json: Array(#"{"name":"X"}"#.utf8))
