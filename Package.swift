@@ -98,6 +98,7 @@ let package = Package(
         .target(name: "CloudRelay", dependencies: [
             "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterController",  // MatterController: the local hub
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "GRDB", package: "GRDB.swift"),

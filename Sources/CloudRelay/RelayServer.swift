@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -23,6 +24,13 @@ public struct RelayServerConfiguration: Sendable {
     /// How often the store is checked for revoked credentials (also revoked by the CLI in
     /// another process); the connections they authenticated are then closed.
     public var revocationCheckInterval: Duration = .seconds(1)
+    /// TCP connections one client address may hold; more are closed at once.
+    public var maxConnectionsPerAddress: Int = 1024
+    /// A connection must send a whole HTTP request head (the WebSocket upgrade or a request)
+    /// this soon after it opens, and an HTTP connection idle this long between requests is
+    /// closed; upgraded WebSockets are kept alive, or ended, by their pings.
+    public var requestHeadTimeout: Duration = .seconds(10)
+    public var idleTimeout: Duration = .seconds(60)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
@@ -99,11 +107,14 @@ public final class RelayServer: Sendable {
     let logger: Logger
     /// Fires when the store's revocation counter moves; each connection then checks its credential.
     let revocations = RevocationSignal()
+    /// Open connections per client address.
+    let connections: ConnectionLimiter
 
     public init(store: RelayStore, configuration: RelayServerConfiguration = .init(), logger: Logger = Logger(label: "matter.relay")) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
         hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
         controllers = hub
@@ -117,6 +128,7 @@ public final class RelayServer: Sendable {
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = localHub.metrics
         hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
         controllers = localHub
@@ -135,14 +147,25 @@ public final class RelayServer: Sendable {
         addHTTPRoutes(to: router)
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
         addWebSocketRoutes(to: webSocketRouter)
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: TimeAmount(configuration.idleTimeout)),
+            ws: .init(
+                maxFrameSize: transportLimit, autoPing: .enabled(timePeriod: configuration.pingInterval),
+                closeTimeout: configuration.closeTimeout))
+        let limiter = connections
+        let headTimeout = configuration.requestHeadTimeout
+        // The HTTP/WebSocket channel, behind a guard that caps connections per client address
+        // and closes those that never finish a request head.
+        let server = HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                   configuration: channelConfiguration),
+                limiter: limiter, headTimeout: headTimeout)
+        }
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(
-                    ws: .init(
-                        maxFrameSize: transportLimit, autoPing: .enabled(timePeriod: configuration.pingInterval),
-                        closeTimeout: configuration.closeTimeout))),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "matter-relay"),
             services: [RevocationWatch(store: store, signal: revocations, interval: configuration.revocationCheckInterval, logger: logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

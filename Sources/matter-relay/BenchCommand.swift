@@ -48,9 +48,11 @@ struct BenchCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let token = UUID().uuidString
+            var configuration = RelayServerConfiguration(host: "127.0.0.1", port: 0, adminToken: token)
+            configuration.maxConnectionsPerAddress = devices + 64  // every bench device connects from loopback
             let server = RelayServer(
                 store: try RelayStore(path: directory.appendingPathComponent("relay.sqlite").path),
-                configuration: RelayServerConfiguration(host: "127.0.0.1", port: 0, adminToken: token), logger: logger)
+                configuration: configuration, logger: logger)
             let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
             let app = server.application { port in portSink.yield(port) }
             let group = ServiceGroup(configuration: .init(services: [app], logger: logger))

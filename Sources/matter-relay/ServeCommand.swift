@@ -32,6 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "File holding the admin token for /v1/admin (else $MATTER_RELAY_ADMIN_TOKEN; none: admin API off).")
     var adminTokenFile: String?
     @Option(help: "Largest relay frame in bytes; a larger message closes that connection.") var maxFrameSize = 64 * 1024
+    @Option(help: "TCP connections one client address may hold, 1...65536; more are closed at once.")
+    var maxConnectionsPerAddress = 1024
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -39,6 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Hub mode with --automations: time acceleration of scheduled starters (demos).") var automationSpeed: Double = 1
 
     func validate() throws {
+        guard (1...65536).contains(maxConnectionsPerAddress) else {
+            throw ValidationError("--max-connections-per-address \(maxConnectionsPerAddress): use 1...65536.")
+        }
         switch mode {
         case .cloud:
             if credentials != nil { throw ValidationError("--credentials is for --mode hub") }
@@ -66,6 +71,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    private func relayConfiguration(adminToken: String?) -> RelayServerConfiguration {
+        var configuration = RelayServerConfiguration(host: host, port: port, adminToken: adminToken, maxFrameSize: maxFrameSize)
+        configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
+        return configuration
+    }
+
     private func runCloud(logger: Logger) async throws {
         var adminToken = ProcessInfo.processInfo.environment["MATTER_RELAY_ADMIN_TOKEN"]
         if let adminTokenFile {
@@ -75,7 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try RelayStore(path: database ?? "matter-relay.sqlite")
         let server = RelayServer(
             store: store,
-            configuration: RelayServerConfiguration(host: host, port: port, adminToken: adminToken, maxFrameSize: maxFrameSize),
+            configuration: relayConfiguration(adminToken: adminToken),
             logger: logger)
         let homes = try await store.homes().count
         let host = host
@@ -103,7 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
                                deviceIDs: hubCredentials.devices.map(\.deviceID))
         let server = RelayServer(
             store: store, localHub: hub,
-            configuration: RelayServerConfiguration(host: host, port: port, adminToken: nil, maxFrameSize: maxFrameSize),
+            configuration: relayConfiguration(adminToken: nil),
             logger: logger)
         let host = host
         let summary = "home \(hubCredentials.homeID), \(hubCredentials.devices.count) devices, "

@@ -248,6 +248,32 @@ import Testing
         }
     }
 
+    /// Issue #22 item 7: one address holding idle sockets cannot take the relay: past its
+    /// share new connections are closed at once, sockets that never send a request head are
+    /// closed after the timeout, and `/health` keeps answering other addresses throughout.
+    @Test func idleSocketsFromOneAddressAreCappedAndTimedOut() async throws {
+        var configuration = RelayServerConfiguration()
+        configuration.maxConnectionsPerAddress = 8
+        configuration.requestHeadTimeout = .seconds(1)
+        try await withRelay(configuration: configuration) { relay in
+            let held = try (0..<8).map { _ in try RawConnection(port: relay.port) }
+            let extra = try RawConnection(port: relay.port)
+            #expect(extra.closedByServer(within: 2), "a ninth connection from the same address was kept")
+            #expect(relay.server.connections.open(from: "127.0.0.1") == 8)
+
+            let other = try RawConnection(port: relay.port, source: "127.0.0.2")
+            other.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
+            #expect(other.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true, "/health from another address")
+
+            // Silent sockets are closed after the request-head timeout; their slots come back.
+            for socket in held { #expect(socket.closedByServer(within: 5)) }
+            #expect(await eventually(.seconds(5)) { relay.server.connections.open(from: "127.0.0.1") == 0 })
+            let again = try RawConnection(port: relay.port)
+            again.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
+            #expect(again.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
+        }
+    }
+
     @Test func adminAPICreatesHomesAndDevices() async throws {
         try await withRelay { relay in
             let denied = try await RelayHTTP.request("POST", relay.httpURL + "/v1/admin/homes", json: Array(#"{"name":"X"}"#.utf8))

@@ -284,3 +284,64 @@ func eventually(_ timeout: Duration = .seconds(10), _ condition: @escaping @Send
     }
     return await condition()
 }
+
+// MARK: - Raw TCP, as a misbehaving client holds it
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain TCP connection from `source` (a loopback address) to 127.0.0.1:`port`, for
+/// clients that hold sockets without speaking HTTP.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int, source: String = "127.0.0.1") throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawConnectionError("socket: errno \(errno)") }
+        func address(_ host: String, _ port: Int) -> sockaddr_in {
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_port = in_port_t(UInt16(port).bigEndian)
+            inet_pton(AF_INET, host, &a.sin_addr)
+            return a
+        }
+        var local = address(source, 0)
+        var remote = address("127.0.0.1", port)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, connected == 0 else {
+            close(fd)
+            throw RawConnectionError("bind/connect: errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// What the server sends within `seconds`; nil when it closed the connection without a byte.
+    func receive(within seconds: Int) -> String? {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n > 0 { return String(decoding: buffer[0..<n], as: UTF8.self) }
+        return n == 0 ? nil : ""  // "": nothing yet (timed out), the connection still open
+    }
+
+    /// Whether the server closed the connection (reading ends) within `seconds`.
+    func closedByServer(within seconds: Int) -> Bool { receive(within: seconds) == nil }
+}
+
+struct RawConnectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
