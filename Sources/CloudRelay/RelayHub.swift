@@ -12,25 +12,90 @@ final class RelayPeer: Sendable {
     let deviceID: String?
     let outgoing: AsyncStream<ByteBuffer>
     private let sink: AsyncStream<ByteBuffer>.Continuation
+    private let budget: QueueBudget?
+    /// Bytes queued and not yet taken by the writer; the lock guards it.
+    private let queued = NIOLockedValueBox(0)
 
-    init(id: UInt32, role: RelayRole, homeID: String, deviceID: String?, queueCapacity: Int) {
+    init(id: UInt32, role: RelayRole, homeID: String, deviceID: String?, queueCapacity: Int, budget: QueueBudget? = nil) {
         self.id = id
         self.role = role
         self.homeID = homeID
         self.deviceID = deviceID
+        self.budget = budget
         // Newest frames are dropped when the peer does not keep up: a slow reader
         // loses its own traffic instead of holding the relay's memory.
         (outgoing, sink) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(queueCapacity))
+        let queued = queued
+        sink.onTermination = { _ in
+            // Frames left in a closed queue are freed: give their bytes back.
+            let left = queued.withLockedValue { value -> Int in defer { value = 0 }; return value }
+            budget?.release(left)
+        }
     }
 
-    /// Queues a frame; false when the queue is full or the peer is closed.
+    /// Queues a frame; false when the queue (in frames or bytes, this peer's or the relay's)
+    /// is full, or the peer is closed.
     func send(_ frame: RelayFrame) -> Bool {
-        if case .enqueued = sink.yield(ByteBuffer(bytes: frame.encoded())) { return true }
+        let bytes = frame.encoded()
+        if let budget {
+            let fits = queued.withLockedValue { value -> Bool in
+                guard value + bytes.count <= budget.perConnection, budget.reserve(bytes.count) else { return false }
+                value += bytes.count
+                return true
+            }
+            guard fits else { return false }
+        }
+        if case .enqueued = sink.yield(ByteBuffer(bytes: bytes)) { return true }
+        dequeued(bytes.count)
         return false
+    }
+
+    /// The writer took a frame of `count` bytes off the queue.
+    func dequeued(_ count: Int) {
+        guard let budget else { return }
+        let released = queued.withLockedValue { value -> Int in
+            let n = min(count, value)
+            value -= n
+            return n
+        }
+        budget.release(released)
     }
 
     /// Ends the writer; the connection closes once queued frames are out.
     func close() { sink.finish() }
+}
+
+/// Bytes queued for all of a relay's connections together, and the share one may take:
+/// stalled readers cannot grow the relay without bound (8 once held 250 MiB).
+final class QueueBudget: Sendable {
+    let perConnection: Int
+    let total: Int
+    // The lock guards the bytes in use.
+    private let used = NIOLockedValueBox(0)
+
+    init(perConnection: Int, total: Int) {
+        self.perConnection = perConnection
+        self.total = total
+    }
+
+    convenience init(_ configuration: RelayServerConfiguration) {
+        self.init(perConnection: configuration.maxQueuedBytesPerConnection, total: configuration.maxQueuedBytes)
+    }
+
+    var inUse: Int { used.withLockedValue { $0 } }
+
+    func reserve(_ count: Int) -> Bool {
+        used.withLockedValue { value in
+            guard value + count <= total else { return false }
+            value += count
+            return true
+        }
+    }
+
+    func release(_ count: Int) {
+        guard count > 0 else { return }
+        used.withLockedValue { $0 = max(0, $0 - count) }
+    }
 }
 
 /// The routing table: which devices and controllers are connected, per home.
@@ -64,12 +129,14 @@ final class RelayHub: Sendable {
     let metrics: RelayMetrics
     let store: RelayStore
     let queueCapacity: Int
+    let queueBudget: QueueBudget?
     let logger: Logger
 
-    init(store: RelayStore, metrics: RelayMetrics, queueCapacity: Int, logger: Logger) {
+    init(store: RelayStore, metrics: RelayMetrics, queueCapacity: Int, queueBudget: QueueBudget? = nil, logger: Logger) {
         self.store = store
         self.metrics = metrics
         self.queueCapacity = queueCapacity
+        self.queueBudget = queueBudget
         self.logger = logger
     }
 
@@ -78,7 +145,7 @@ final class RelayHub: Sendable {
             repeat { s.nextID &+= 1 } while s.nextID == 0 || s.controllers[s.nextID] != nil
             return s.nextID
         }
-        return RelayPeer(id: id, role: role, homeID: homeID, deviceID: deviceID, queueCapacity: queueCapacity)
+        return RelayPeer(id: id, role: role, homeID: homeID, deviceID: deviceID, queueCapacity: queueCapacity, budget: queueBudget)
     }
 
     var connectedCounts: (devices: Int, controllers: Int) {

@@ -10,9 +10,9 @@ public enum RelayRole: String, Sendable, Hashable, CaseIterable {
 public enum RelayRejection: String, Sendable, Hashable, CaseIterable {
     /// Bytes that are not a relay frame, a text message, or a frame a client may not send.
     case malformed
-    /// A message above the frame size limit.
-    case oversized
-    /// A WebSocket protocol error below the frames (bad framing, bad close).
+    /// A WebSocket protocol error below the frames (bad framing, bad close). A frame above
+    /// the size limit is refused by the WebSocket layer itself (close 1009) before it is
+    /// read, and does not reach these counters.
     case protocolError = "protocol"
     case unknownDevice = "unknown_device"
     case deviceOffline = "device_offline"

@@ -31,6 +31,12 @@ public struct RelayServerConfiguration: Sendable {
     /// closed; upgraded WebSockets are kept alive, or ended, by their pings.
     public var requestHeadTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
+    /// Devices a home's token may register for itself (the admin API is not limited).
+    public var maxDevicesPerHome: Int = 5000
+    /// Bytes queued for one connection that does not read, and for all together; frames
+    /// beyond either are dropped (the sender is told the receiver is overloaded).
+    public var maxQueuedBytesPerConnection: Int = 1 << 20
+    public var maxQueuedBytes: Int = 64 << 20
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
@@ -116,7 +122,8 @@ public final class RelayServer: Sendable {
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
-        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
+        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
+                       queueBudget: QueueBudget(configuration), logger: logger)
         controllers = hub
         localHub = nil
     }
@@ -130,14 +137,16 @@ public final class RelayServer: Sendable {
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = localHub.metrics
-        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, logger: logger)
+        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
+                       queueBudget: QueueBudget(configuration), logger: logger)
         controllers = localHub
         self.localHub = localHub
     }
 
-    /// The largest WebSocket message read at all; messages between `maxFrameSize`
-    /// and this are read, counted as oversized and answered with a close.
-    var transportLimit: Int { max(configuration.maxFrameSize * 16, 256 * 1024) }
+    /// The largest WebSocket frame and message read at all: the relay frame limit itself,
+    /// enforced while reading, so a larger message is refused before it is buffered (a
+    /// looser limit let 200 connections hold 230 MiB).
+    var transportLimit: Int { configuration.maxFrameSize }
 
     /// The Hummingbird application serving the relay. Run it with `runService()`
     /// (graceful shutdown on SIGINT/SIGTERM) or inside a `ServiceGroup`.
@@ -262,7 +271,8 @@ public final class RelayServer: Sendable {
         router.post("/v1/homes/:home/devices") { request, context in
             let home = try await self.requireHome(request, homeID: try context.parameters.require("home"))
             let body = try await request.decode(as: NewDevice.self, context: context)
-            return EditedResponse(status: .created, response: try await self.register(homeID: home.id, body))
+            return EditedResponse(status: .created, response: try await self.register(homeID: home.id, body,
+                                                                                       limit: self.configuration.maxDevicesPerHome))
         }
 
         router.get("/v1/admin/homes") { request, _ in
@@ -297,14 +307,15 @@ public final class RelayServer: Sendable {
         }
     }
 
-    private func register(homeID: String, _ body: NewDevice) async throws -> RelayDeviceCredential {
+    private func register(homeID: String, _ body: NewDevice, limit: Int? = nil) async throws -> RelayDeviceCredential {
         if localHub != nil {
             throw HTTPError(.methodNotAllowed, message: "a hub reaches devices over Matter: issue new hub credentials to add devices")
         }
         do {
-            let credential = try await store.registerDevice(homeID: homeID, deviceID: body.deviceID, label: body.label)
+            let credential = try await store.registerDevice(homeID: homeID, deviceID: body.deviceID, label: body.label, limit: limit)
             return RelayDeviceCredential(homeID: homeID, deviceID: body.deviceID, credential: credential)
         } catch let error as RelayStoreError {
+            if case .tooManyDevices = error { throw HTTPError(.forbidden, message: error.description) }
             throw HTTPError(.badRequest, message: error.description)
         }
     }
@@ -387,13 +398,13 @@ public final class RelayServer: Sendable {
         handle: @escaping @Sendable (RelayFrame) async -> Bool
     ) async {
         let revocations = revocations.stream()
-        let limit = configuration.maxFrameSize
         let transportLimit = transportLimit
         let metrics = metrics
         let logger = logger
         let closing: (WebSocketErrorCode, String)? = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
             group.addTask {
                 for await buffer in peer.outgoing {
+                    peer.dequeued(buffer.readableBytes)
                     do {
                         try await outbound.write(.binary(buffer))
                     } catch {
@@ -408,10 +419,6 @@ public final class RelayServer: Sendable {
                         guard case .binary(let buffer) = message else {
                             metrics.rejected(.malformed)
                             return (.unacceptableData, "binary relay frames only")
-                        }
-                        guard buffer.readableBytes <= limit else {
-                            metrics.rejected(.oversized)
-                            return (.messageTooLarge, "frame above \(limit) bytes")
                         }
                         let frame: RelayFrame
                         do {

@@ -23,9 +23,11 @@ public enum RelayStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case homeExists(String)
     case noSuchHome(String)
     case noSuchDevice(homeID: String, deviceID: String)
+    case tooManyDevices(homeID: String, limit: Int)
 
     public var description: String {
         switch self {
+        case .tooManyDevices(let h, let limit): "home '\(h)' has \(limit) devices, the most this relay registers for one home"
         case .invalidIdentifier(let s): "invalid identifier '\(s)': use 1...64 of A-Z a-z 0-9 . _ -"
         case .homeExists(let n): "a home named '\(n)' exists"
         case .noSuchHome(let h): "no home '\(h)'"
@@ -154,7 +156,7 @@ public final class RelayStore: Sendable {
 
     /// Registers a device in a home and returns its credential, shown only this once.
     /// Registering an existing device ID issues a new credential; the old one stops working.
-    public func registerDevice(homeID: String, deviceID: String, label: String? = nil) async throws -> String {
+    public func registerDevice(homeID: String, deviceID: String, label: String? = nil, limit: Int? = nil) async throws -> String {
         guard RelayFrame.isValidIdentifier(deviceID) else { throw RelayStoreError.invalidIdentifier(deviceID) }
         let credential = RelayCredentials.generate(prefix: RelayCredentials.deviceCredentialPrefix)
         let digest = RelayCredentials.digest(credential)
@@ -162,6 +164,12 @@ public final class RelayStore: Sendable {
         try await database.write { db in
             guard try Row.fetchOne(db, sql: "SELECT 1 FROM home WHERE id = ?", arguments: [homeID]) != nil else {
                 throw RelayStoreError.noSuchHome(homeID)
+            }
+            // Checked in the write transaction: concurrent registrations cannot pass the limit together.
+            if let limit,
+               try Row.fetchOne(db, sql: "SELECT 1 FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID]) == nil,
+               try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device WHERE homeID = ?", arguments: [homeID]) ?? 0 >= limit {
+                throw RelayStoreError.tooManyDevices(homeID: homeID, limit: limit)
             }
             try db.execute(
                 sql: """

@@ -179,7 +179,6 @@ import Testing
                 }
                 let metrics = relay.server.metrics.snapshot
                 #expect(metrics.rejected[.malformed] == 5)
-                #expect(metrics.rejected[.oversized] == 1)
                 #expect(metrics.connections[.device] == 1)
                 #expect(metrics.connections[.controller] == 1)
                 let health = try await RelayHTTP.request("GET", relay.httpURL + "/health")
@@ -272,6 +271,74 @@ import Testing
             again.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
             #expect(again.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
         }
+    }
+
+    /// Issue #22 item 8: a frame is refused from its header when it announces more than
+    /// the frame limit; the relay no longer reads (and buffers) up to 1 MiB of it first.
+    @Test func anOversizedFrameIsRefusedFromItsHeader() async throws {
+        try await withRelay { relay in
+            let home = try await relay.home("Big", device: "light")
+            let socket = try RawConnection(port: relay.port)
+            socket.send("GET /v1/controller HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Authorization: Bearer \(home.token)\r\n\r\n")
+            let handshake = socket.receiveBytes(within: 5)
+            #expect(String(decoding: handshake, as: UTF8.self).hasPrefix("HTTP/1.1 101"))
+            // What came after the response head: the relay's first frames (hello, presence).
+            let headEnd = (0..<max(0, handshake.count - 3)).first { Array(handshake[$0..<$0 + 4]) == [13, 10, 13, 10] }
+            let early = headEnd.map { Array(handshake[($0 + 4)...]) } ?? []
+            // A masked binary frame announcing 1 MiB, of which only 16 bytes follow.
+            var header: [UInt8] = [0x82, 0x80 | 127]
+            header += withUnsafeBytes(of: UInt64(1 << 20).bigEndian, Array.init)
+            header += [1, 2, 3, 4] + [UInt8](repeating: 0x18, count: 16)
+            socket.sendBytes(header)
+            // The relay answers with a close (1009) at once, without waiting for the payload.
+            #expect(socket.closeCode(within: 3, after: early) == 1009)
+        }
+    }
+
+    /// Issue #22 item 8: a home's token registers at most `maxDevicesPerHome` devices (the
+    /// admin API is not limited), so one token cannot fill the relay's database.
+    @Test func aHomeTokenRegistersAtMostItsShareOfDevices() async throws {
+        var configuration = RelayServerConfiguration()
+        configuration.maxDevicesPerHome = 2
+        try await withRelay(configuration: configuration) { relay in
+            let home = try await relay.home("Small", device: "first")
+            func register(_ id: String, bearer: String, admin: Bool = false) async throws -> Int {
+                let path = admin ? "/v1/admin/homes/\(home.home.id)/devices" : "/v1/homes/\(home.home.id)/devices"
+                return try await RelayHTTP.request("POST", relay.httpURL + path, bearer: bearer,
+                                                   json: Array(#"{"deviceID":"\#(id)"}"#.utf8)).status
+            }
+            #expect(try await register("second", bearer: home.token) == 201)
+            #expect(try await register("third", bearer: home.token) == 403)
+            #expect(try await register("second", bearer: home.token) == 201, "re-issuing a credential is not a new device")
+            #expect(try await register("third", bearer: adminToken, admin: true) == 201)
+            #expect(try await relay.store.devices(homeID: home.home.id).count == 3)
+        }
+    }
+
+    /// Issue #22 item 8: frames queued for connections that do not read are bounded in
+    /// bytes, per connection and for the relay together, and given back as they are written.
+    @Test func queuedBytesAreBoundedPerConnectionAndInAll() async throws {
+        let budget = QueueBudget(perConnection: 1000, total: 1500)
+        let frame = RelayFrame.message(RelayMessage(exchangeID: 1, fromInitiator: true, opcode: 8, payload: [UInt8](repeating: 1, count: 380)))
+        let size = frame.encoded().count
+        #expect(size > 380 && size < 500)
+        let stalled = RelayPeer(id: 1, role: .device, homeID: "h", deviceID: "a", queueCapacity: 1024, budget: budget)
+        let other = RelayPeer(id: 2, role: .device, homeID: "h", deviceID: "b", queueCapacity: 1024, budget: budget)
+        #expect(stalled.send(frame) && stalled.send(frame))
+        #expect(!stalled.send(frame), "past the connection's share")
+        #expect(other.send(frame))
+        #expect(!other.send(frame), "past the relay's total")
+        #expect(budget.inUse == 3 * size)
+        // The writer takes a frame: its bytes come back.
+        var iterator = other.outgoing.makeAsyncIterator()
+        let taken = try #require(await iterator.next())
+        other.dequeued(taken.readableBytes)
+        #expect(budget.inUse == 2 * size)
+        // A closed connection gives back what it still held.
+        stalled.close()
+        #expect(budget.inUse == 0)
     }
 
     @Test func adminAPICreatesHomesAndDevices() async throws {

@@ -327,6 +327,55 @@ final class RawConnection {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    func sendBytes(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// The bytes the server sends within `seconds` (empty when none).
+    func receiveBytes(within seconds: Int) -> [UInt8] {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+
+    /// Reads the server's WebSocket frames (unmasked) for up to `seconds`, after `pending`
+    /// bytes already read; the status code of the first close frame, nil when none came.
+    func closeCode(within seconds: Int, after pending: [UInt8] = []) -> UInt16? {
+        var bytes = pending
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            // Parse whole frames from the front.
+            while bytes.count >= 2 {
+                let opcode = bytes[0] & 0x0F
+                var length = Int(bytes[1] & 0x7F)
+                var offset = 2
+                if length == 126 {
+                    guard bytes.count >= 4 else { break }
+                    length = Int(bytes[2]) << 8 | Int(bytes[3])
+                    offset = 4
+                } else if length == 127 {
+                    guard bytes.count >= 10 else { break }
+                    length = bytes[2..<10].reduce(0) { $0 << 8 | Int($1) }
+                    offset = 10
+                }
+                guard bytes.count >= offset + length else { break }
+                if opcode == 0x8 {
+                    return length >= 2 ? UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1]) : 1005
+                }
+                bytes.removeFirst(offset + length)
+            }
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return nil }  // closed without a close frame
+            if n > 0 { bytes += buffer[0..<n] }
+        }
+        return nil
+    }
+
     /// What the server sends within `seconds`; nil when it closed the connection without a byte.
     func receive(within seconds: Int) -> String? {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
