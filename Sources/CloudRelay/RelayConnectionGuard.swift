@@ -35,10 +35,15 @@ final class ConnectionLimiter: Sendable {
 
 /// First in every connection's pipeline: gives the connection's slot back when it closes,
 /// and closes a connection that has not sent a whole HTTP request head (ended by an empty
-/// line) within the timeout, the way a slow or silent client holds a socket forever.
-final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// line) within the timeout, the way a slow or silent client holds a socket forever. Once
+/// the relay answered 101 (a WebSocket), it reads each frame header the client sends and
+/// closes (1002) on an unmasked one, as RFC 6455 5.1 requires of a server; the WebSocket
+/// library below accepts them.
+final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let limiter: ConnectionLimiter
     private let address: String
@@ -47,6 +52,10 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
     /// Bytes of the request head seen so far, up to its end.
     private var recent: [UInt8] = []
     private var headComplete = false
+    /// Set once the response head "HTTP/1.1 101" went out: the client now sends frames.
+    private var upgraded = false
+    private var sawResponse = false
+    private var frames = ClientFrameReader()
 
     init(limiter: ConnectionLimiter, address: String, headTimeout: TimeAmount) {
         self.limiter = limiter
@@ -59,7 +68,26 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
         timer = context.eventLoop.scheduleTask(in: headTimeout) { loopBound.value.close(promise: nil) }
     }
 
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !sawResponse {
+            sawResponse = true
+            let buffer = unwrapOutboundIn(data)
+            upgraded = buffer.readableBytesView.starts(with: Array("HTTP/1.1 101".utf8))
+        }
+        context.write(data, promise: promise)
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if upgraded {
+            guard frames.read(unwrapInboundIn(data)) else {
+                // Close 1002 (protocol error), written here, below the WebSocket layer.
+                let close = context.channel.allocator.buffer(bytes: [0x88, 0x02, 0x03, 0xEA])
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in loopBound.value.close(promise: nil) }
+                upgraded = false
+                return
+            }
+        }
         if !headComplete {
             let buffer = unwrapInboundIn(data)
             recent.append(contentsOf: buffer.readableBytesView)
@@ -85,6 +113,34 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
         guard bytes.count >= 4 else { return false }
         for start in 0...(bytes.count - 4) where bytes[start] == 13 && Array(bytes[start..<start + 4]) == end { return true }
         return false
+    }
+}
+
+/// Follows the frames a WebSocket client sends, header by header, across reads.
+struct ClientFrameReader {
+    private var header: [UInt8] = []
+    private var payloadLeft = 0
+
+    /// Consumes `buffer`; false as soon as a frame header without the mask bit is seen.
+    mutating func read(_ buffer: ByteBuffer) -> Bool {
+        var bytes = buffer.readableBytesView[...]
+        while !bytes.isEmpty {
+            if payloadLeft > 0 {
+                let n = min(payloadLeft, bytes.count)
+                payloadLeft -= n
+                bytes = bytes.dropFirst(n)
+                continue
+            }
+            header.append(bytes.removeFirst())
+            guard header.count >= 2 else { continue }
+            guard header[1] & 0x80 != 0 else { return false }
+            let short = Int(header[1] & 0x7F)
+            let extended = short == 126 ? 2 : short == 127 ? 8 : 0
+            guard header.count == 2 + extended + 4 else { continue }  // length, then the masking key
+            payloadLeft = extended == 0 ? short : header[2..<(2 + extended)].reduce(0) { $0 << 8 | Int($1) }
+            header = []
+        }
+        return true
     }
 }
 

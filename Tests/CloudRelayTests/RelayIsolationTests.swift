@@ -257,19 +257,19 @@ import Testing
         try await withRelay(configuration: configuration) { relay in
             let held = try (0..<8).map { _ in try RawConnection(port: relay.port) }
             let extra = try RawConnection(port: relay.port)
-            #expect(extra.closedByServer(within: 2), "a ninth connection from the same address was kept")
+            #expect(await extra.closedByServer(within: 2), "a ninth connection from the same address was kept")
             #expect(relay.server.connections.open(from: "127.0.0.1") == 8)
 
             let other = try RawConnection(port: relay.port, source: "127.0.0.2")
             other.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
-            #expect(other.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true, "/health from another address")
+            #expect(await other.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true, "/health from another address")
 
             // Silent sockets are closed after the request-head timeout; their slots come back.
-            for socket in held { #expect(socket.closedByServer(within: 5)) }
+            for socket in held { #expect(await socket.closedByServer(within: 5)) }
             #expect(await eventually(.seconds(5)) { relay.server.connections.open(from: "127.0.0.1") == 0 })
             let again = try RawConnection(port: relay.port)
             again.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
-            #expect(again.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
+            #expect(await again.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
         }
     }
 
@@ -278,22 +278,32 @@ import Testing
     @Test func anOversizedFrameIsRefusedFromItsHeader() async throws {
         try await withRelay { relay in
             let home = try await relay.home("Big", device: "light")
-            let socket = try RawConnection(port: relay.port)
-            socket.send("GET /v1/controller HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                + "Authorization: Bearer \(home.token)\r\n\r\n")
-            let handshake = socket.receiveBytes(within: 5)
-            #expect(String(decoding: handshake, as: UTF8.self).hasPrefix("HTTP/1.1 101"))
-            // What came after the response head: the relay's first frames (hello, presence).
-            let headEnd = (0..<max(0, handshake.count - 3)).first { Array(handshake[$0..<$0 + 4]) == [13, 10, 13, 10] }
-            let early = headEnd.map { Array(handshake[($0 + 4)...]) } ?? []
+            let (socket, early) = try await RawConnection.controllerWebSocket(port: relay.port, token: home.token)
             // A masked binary frame announcing 1 MiB, of which only 16 bytes follow.
             var header: [UInt8] = [0x82, 0x80 | 127]
             header += withUnsafeBytes(of: UInt64(1 << 20).bigEndian, Array.init)
             header += [1, 2, 3, 4] + [UInt8](repeating: 0x18, count: 16)
             socket.sendBytes(header)
             // The relay answers with a close (1009) at once, without waiting for the payload.
-            #expect(socket.closeCode(within: 3, after: early) == 1009)
+            #expect(await socket.closeCode(within: 5, after: early) == 1009)
+        }
+    }
+
+    /// Issue #22 item 12: RFC 6455 5.1: a server closes the connection on a frame the client
+    /// did not mask. A masked one on the same kind of connection is served.
+    @Test func anUnmaskedClientFrameClosesTheConnection() async throws {
+        try await withRelay { relay in
+            let home = try await relay.home("Masks", device: "light")
+            func upgraded() async throws -> (RawConnection, [UInt8]) { try await RawConnection.controllerWebSocket(port: relay.port, token: home.token) }
+            // A ping, unmasked: refused with 1002.
+            let (bare, early) = try await upgraded()
+            bare.sendBytes([0x89, 0x02, 0x68, 0x69])
+            #expect(await bare.closeCode(within: 5, after: early) == 1002)
+            // The same ping masked: answered with a pong, the connection stays.
+            let (masked, _) = try await upgraded()
+            masked.sendBytes([0x89, 0x82, 1, 2, 3, 4, 0x68 ^ 1, 0x69 ^ 2])
+            #expect(await masked.closeCode(within: 2) == nil, "a masked frame closed the connection")
+            #expect(relay.server.metrics.snapshot.connections[.controller] == 1)
         }
     }
 

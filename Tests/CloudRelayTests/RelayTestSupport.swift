@@ -292,8 +292,9 @@ import Glibc
 #endif
 
 /// A plain TCP connection from `source` (a loopback address) to 127.0.0.1:`port`, for
-/// clients that hold sockets without speaking HTTP.
-final class RawConnection {
+/// clients that hold sockets without speaking HTTP. Its reads block, so they run on a
+/// Dispatch thread, never on the cooperative pool the relay under test needs.
+final class RawConnection: Sendable {
     let fd: Int32
 
     init(port: Int, source: String = "127.0.0.1") throws {
@@ -322,6 +323,21 @@ final class RawConnection {
 
     deinit { close(fd) }
 
+    /// A controller WebSocket upgraded by hand (no library below it); also returns the
+    /// bytes that followed the 101 response head (the relay's first frames).
+    static func controllerWebSocket(port: Int, token: String) async throws -> (RawConnection, [UInt8]) {
+        let socket = try RawConnection(port: port)
+        socket.send("GET /v1/controller HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Authorization: Bearer \(token)\r\n\r\n")
+        let handshake = await socket.receiveBytes(within: 5)
+        guard String(decoding: handshake, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
+            throw RawConnectionError("no upgrade: \(String(decoding: handshake, as: UTF8.self))")
+        }
+        let headEnd = (0..<max(0, handshake.count - 3)).first { Array(handshake[$0..<$0 + 4]) == [13, 10, 13, 10] }
+        return (socket, headEnd.map { Array(handshake[($0 + 4)...]) } ?? [])
+    }
+
     func send(_ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -332,7 +348,9 @@ final class RawConnection {
     }
 
     /// The bytes the server sends within `seconds` (empty when none).
-    func receiveBytes(within seconds: Int) -> [UInt8] {
+    func receiveBytes(within seconds: Int) async -> [UInt8] { await offPool { self.blockingReceiveBytes(within: seconds) } }
+
+    private func blockingReceiveBytes(within seconds: Int) -> [UInt8] {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -342,7 +360,11 @@ final class RawConnection {
 
     /// Reads the server's WebSocket frames (unmasked) for up to `seconds`, after `pending`
     /// bytes already read; the status code of the first close frame, nil when none came.
-    func closeCode(within seconds: Int, after pending: [UInt8] = []) -> UInt16? {
+    func closeCode(within seconds: Int, after pending: [UInt8] = []) async -> UInt16? {
+        await offPool { self.blockingCloseCode(within: seconds, after: pending) }
+    }
+
+    private func blockingCloseCode(within seconds: Int, after pending: [UInt8]) -> UInt16? {
         var bytes = pending
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
@@ -377,7 +399,9 @@ final class RawConnection {
     }
 
     /// What the server sends within `seconds`; nil when it closed the connection without a byte.
-    func receive(within seconds: Int) -> String? {
+    func receive(within seconds: Int) async -> String? { await offPool { self.blockingReceive(within: seconds) } }
+
+    private func blockingReceive(within seconds: Int) -> String? {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -387,7 +411,13 @@ final class RawConnection {
     }
 
     /// Whether the server closed the connection (reading ends) within `seconds`.
-    func closedByServer(within seconds: Int) -> Bool { receive(within: seconds) == nil }
+    func closedByServer(within seconds: Int) async -> Bool { await offPool { self.blockingReceive(within: seconds) == nil } }
+
+    private func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: body()) }
+        }
+    }
 }
 
 struct RawConnectionError: Error, CustomStringConvertible {
