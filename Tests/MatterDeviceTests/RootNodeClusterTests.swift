@@ -158,6 +158,9 @@ import Testing
         } catch {
             #expect(error.path.contains(directory.path))
             #expect(error.message.contains("commissioning.json"))
+            // What to do, and what it costs (issue #17 item 6); the damaged file is left as it was.
+            #expect(error.message.contains("move the file away to start uncommissioned"))
+            #expect(try Data(contentsOf: directory.appendingPathComponent("commissioning.json")) == Data("{broken".utf8))
         }
     }
 

@@ -17,7 +17,19 @@ public struct NodeStateStore: Sendable {
         case unreadable(file: String, reason: String)
         public var description: String {
             switch self {
-            case .unreadable(let file, let reason): "\(file): cannot read stored state: \(reason)"
+            case .unreadable(let file, let reason):
+                "\(file): cannot read stored state: \(reason). Nothing was changed; "
+                    + Self.remedy(for: URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent)
+            }
+        }
+
+        /// What moving the damaged record away costs, so the user can choose.
+        static func remedy(for record: String) -> String {
+            switch record {
+            case "attributes": "move the file away to start with the profile's attribute values (the node stays commissioned)"
+            case "commissioning": "move the file away to start uncommissioned (every fabric, ACL and key of the node is lost)"
+            case "attestation": "move the file away to mint a new DAC (controllers that pinned the old one see a new device)"
+            default: "move the file away to start without it"
             }
         }
     }
