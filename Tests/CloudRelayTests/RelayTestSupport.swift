@@ -410,6 +410,12 @@ final class RawConnection: Sendable {
         return n == 0 ? nil : ""  // "": nothing yet (timed out), the connection still open
     }
 
+    /// Whether the server has closed the connection, without waiting.
+    var isClosedNow: Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0
+    }
+
     /// Whether the server closed the connection (reading ends) within `seconds`.
     func closedByServer(within seconds: Int) async -> Bool { await offPool { self.blockingReceive(within: seconds) == nil } }
 

@@ -135,7 +135,7 @@ struct PASETests {
             let exchange = try await node.manager.openExchange(session: unsecured, protocolID: .secureChannel)
             let requestBytes = PBKDFParamRequest(initiatorRandom: SecureRandom.bytes(32), initiatorSessionID: 0x4242).encoded()
             let reply = try await exchange.request(opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
-                                                   payload: requestBytes, timeout: .seconds(5))
+                                                   payload: requestBytes, timeout: .seconds(10))
             return (exchange, requestBytes, reply)
         }
 
@@ -152,7 +152,7 @@ struct PASETests {
             let context = Spake2p.matterContext(pbkdfParamRequest: requestBytes, pbkdfParamResponse: responseBytes)
             let prover = try Spake2pProver(context: context, passcode: passcode, salt: PASETests.salt, iterations: 1000)
             let reply = try await exchange.request(opcode: SecureChannelOpcode.pake1.rawValue,
-                                                   payload: Pake1(pA: prover.shareX).encoded(), timeout: .seconds(5))
+                                                   payload: Pake1(pA: prover.shareX).encoded(), timeout: .seconds(10))
             #expect(reply.opcode == SecureChannelOpcode.pake2.rawValue)
             let pake2 = try Pake2(decoding: reply.payload)
             let right = (try? prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)) != nil
@@ -199,7 +199,7 @@ struct PASETests {
         #expect(right)
         let (confirmationA, _) = try prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)
         let status = try await commissioner.exchange.request(opcode: SecureChannelOpcode.pake3.rawValue,
-                                                             payload: Pake3(cA: confirmationA).encoded(), timeout: .seconds(5))
+                                                             payload: Pake3(cA: confirmationA).encoded(), timeout: .seconds(10))
         #expect(try StatusReport.decode(status.payload).isSuccess)
         #expect(await f.server.paseFailureCount == 0)
         #expect(await f.device.manager.allSessions().contains { $0.kind == .pase })
@@ -214,7 +214,7 @@ struct PASETests {
         let holder = try await LoopbackNode.start(host: "127.0.0.2")
         defer { Task { await holder.stop() } }
         _ = try await HandPASE.begin(from: holder, to: f.device.address)
-        let commissioner = PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(5))
+        let commissioner = PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(10))
         await #expect(throws: SecureChannelError.busy) {
             _ = try await commissioner.establish(with: f.device.address, passcode: 20202021)
         }
