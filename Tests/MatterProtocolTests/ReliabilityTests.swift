@@ -147,6 +147,8 @@ struct ReliabilityTests {
         #expect(ackPH.opcode == SecureChannelOpcode.standaloneAck.rawValue && ackPH.protocolID == .secureChannel)
         #expect(ackPH.acknowledgedMessageCounter != nil && !ackPH.needsAcknowledgement)
         // B's retransmission entry is cleared: nothing more is sent however long we wait.
+        // (The clock moves only once B has taken in A's ack: its request and the ack.)
+        #expect(await eventually { await p.b.metrics().messagesAccepted == 2 })
         p.clock.advance(by: .seconds(10))
         try await Task.sleep(for: .milliseconds(50))
         #expect(p.network.sent(from: p.bTransport.address).count == 1)
