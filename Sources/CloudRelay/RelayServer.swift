@@ -143,10 +143,6 @@ public final class RelayServer: Sendable {
         self.localHub = localHub
     }
 
-    /// The largest WebSocket frame and message read at all: the relay frame limit itself,
-    /// enforced while reading, so a larger message is refused before it is buffered (a
-    /// looser limit let 200 connections hold 230 MiB).
-    var transportLimit: Int { configuration.maxFrameSize }
 
     /// The Hummingbird application serving the relay. Run it with `runService()`
     /// (graceful shutdown on SIGINT/SIGTERM) or inside a `ServiceGroup`.
@@ -160,7 +156,9 @@ public final class RelayServer: Sendable {
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: TimeAmount(configuration.idleTimeout)),
             ws: .init(
-                maxFrameSize: transportLimit, autoPing: .enabled(timePeriod: configuration.pingInterval),
+                // The relay frame limit, enforced while reading: a larger frame is refused from
+                // its header before it is buffered (a looser limit let 200 connections hold 230 MiB).
+                maxFrameSize: configuration.maxFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval),
                 closeTimeout: configuration.closeTimeout))
         let limiter = connections
         let headTimeout = configuration.requestHeadTimeout
@@ -398,7 +396,7 @@ public final class RelayServer: Sendable {
         handle: @escaping @Sendable (RelayFrame) async -> Bool
     ) async {
         let revocations = revocations.stream()
-        let transportLimit = transportLimit
+        let maxFrameSize = configuration.maxFrameSize
         let metrics = metrics
         let logger = logger
         let closing: (WebSocketErrorCode, String)? = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
@@ -415,7 +413,7 @@ public final class RelayServer: Sendable {
             }
             group.addTask {
                 do {
-                    for try await message in inbound.messages(maxSize: transportLimit) {
+                    for try await message in inbound.messages(maxSize: maxFrameSize) {
                         guard case .binary(let buffer) = message else {
                             metrics.rejected(.malformed)
                             return (.unacceptableData, "binary relay frames only")

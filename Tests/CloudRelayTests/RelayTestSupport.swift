@@ -416,9 +416,6 @@ final class RawConnection: Sendable {
         return recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0
     }
 
-    /// Whether the server closed the connection (reading ends) within `seconds`.
-    func closedByServer(within seconds: Int) async -> Bool { await offPool { self.blockingReceive(within: seconds) == nil } }
-
     private func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: body()) }

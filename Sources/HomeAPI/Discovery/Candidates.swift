@@ -150,9 +150,6 @@ public struct CandidateSnapshot: Sendable {
 
     /// The candidates, each wrapped as the SDK's `Query<AnyNodeCandidate>` yields them.
     public func list() -> Set<AnyNodeCandidate> { Set(candidates.map(AnyNodeCandidate.init)) }
-
-    /// The candidates in a stable order (structure first, then devices by ID).
-    public var nodes: [any NodeCandidate] { candidates }
 }
 
 /// `structure.candidates()`: fetches (or reuses, within the cache lifetime) a snapshot.
