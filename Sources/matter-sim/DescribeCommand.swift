@@ -15,6 +15,9 @@ struct DescribeCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show attribute values under each cluster.")
     var attributes = true
 
+    @Flag(help: "Print JSON for programs: per node its identity, onboarding codes, endpoints, device types and the server clusters a controller finds on the LAN.")
+    var json = false
+
     func run() throws {
         let loader = ProfileLoader()
         let result = loader.load(file: file)
@@ -22,6 +25,10 @@ struct DescribeCommand: ParsableCommand {
             for d in result.diagnostics { printError(d.description) }
             printError("\(file): not described: \(result.diagnostics.count) error\(result.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
+        }
+        if json {
+            print(try DescriptionJSON(profile, model: loader.model).rendered())
+            return
         }
         let description = ProfileDescription(model: loader.model, showAttributes: attributes)
         switch profile {

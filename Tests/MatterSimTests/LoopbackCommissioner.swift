@@ -237,6 +237,8 @@ final class LoopbackCommissioner: Sendable {
         var fabricIndex: FabricIndex
         var deviceNodeID: NodeID
         var caseSession: SessionInfo
+        /// The commissioner's end of the PASE session (it stays open here until closed).
+        var paseSession: SessionInfo
     }
 
     /// PASE, ArmFailSafe, attestation of the CSR with the DAC, AddTrustedRootCertificate,
@@ -278,7 +280,7 @@ final class LoopbackCommissioner: Sendable {
         let operational = try await caseSession(address, deviceNodeID: deviceNodeID)
         let complete = try await call(operational, 0, gc, 0x04)
         guard complete[context: 0]?.uintValue == 0 else { throw CommissionerError("CommissioningComplete: \(complete)") }
-        return Commissioned(fabricIndex: fabricIndex, deviceNodeID: deviceNodeID, caseSession: operational)
+        return Commissioned(fabricIndex: fabricIndex, deviceNodeID: deviceNodeID, caseSession: operational, paseSession: pase)
     }
 }
 

@@ -47,6 +47,29 @@ struct NodeServerCommissioningTests {
         await commissioner.stop()
     }
 
+    /// Found by Home Assistant's Matter server (scripts/ohf-check.sh): a CloseSession the node
+    /// sent over PASE after CommissioningComplete reached a commissioner that had dropped the
+    /// session already, which logged it as data on an unknown session. The node now evicts its
+    /// PASE session silently, as connectedhomeip's commissionee does.
+    @Test func commissioningCompleteEndsPASEWithoutACloseSessionToTheCommissioner() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
+        #expect(await eventually { await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase } })
+        // Time for a CloseSession to arrive (loopback), then the commissioner's PASE session is still its own.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await commissioner.manager.sessionInfo(commissioned.paseSession.handle) != nil)
+        // A fabric's sessions, closed by RemoveFabric, still end with a CloseSession.
+        _ = try await commissioner.call(commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
+                                        fields((0, u(commissioned.fabricIndex))))
+        #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
+        await running.stop()
+        await commissioner.stop()
+    }
+
     @Test func aWrongPasscodeFailsPASEAndTheRightOneStillCommissions() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

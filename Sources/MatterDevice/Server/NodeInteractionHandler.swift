@@ -15,8 +15,8 @@ struct NodeInteractionHandler: ProtocolHandler {
         // The response is sent; wait until it is acknowledged (bounded by MRP) before a
         // pending close may tear the session down under it.
         try? await exchange.waitForAcknowledgement()
-        if await activity.end(session.serial) {
-            await exchange.manager.closeSession(session, notifyPeer: true)
+        if let notifyPeer = await activity.end(session.serial) {
+            await exchange.manager.closeSession(session, notifyPeer: notifyPeer)
         }
     }
 }

@@ -217,7 +217,10 @@ public final class NodeServer: Sendable {
                 await node.openCommissioningWindow(timeout: configuration.bootWindowTimeout)
             }
         case .closePASESessions:
-            await closeSessions { $0.kind == .pase }
+            // Evicted without a CloseSession, as connectedhomeip's commissionee does: the
+            // commissioner drops its PASE session itself once commissioning is complete, and a
+            // CloseSession arriving after that is logged there as data on an unknown session.
+            await closeSessions(notifyPeer: false) { $0.kind == .pase }
         case .closeSessions(let fabricIndex, let except):
             await closeSessions { $0.fabricIndex == fabricIndex && $0.handle.serial != except?.rawValue }
         case .fabricCommitted(let index):
@@ -243,10 +246,10 @@ public final class NodeServer: Sendable {
 
     /// Closes the matching secure sessions, each once no interaction is running on it
     /// (the response that asked for it goes out first).
-    private func closeSessions(where matches: (SessionInfo) -> Bool) async {
+    private func closeSessions(notifyPeer: Bool = true, where matches: (SessionInfo) -> Bool) async {
         for info in await exchangeManager.allSessions() where info.isSecure && matches(info) {
-            if await activity.requestClose(info.handle.serial) {
-                await exchangeManager.closeSession(info.handle, notifyPeer: true)
+            if await activity.requestClose(info.handle.serial, notifyPeer: notifyPeer) {
+                await exchangeManager.closeSession(info.handle, notifyPeer: notifyPeer)
             }
         }
     }

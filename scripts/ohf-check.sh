@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# ohf-check.sh: Home Assistant's Matter server (the Open Home Foundation Matter Server, PyPI
+# python-matter-server) commissions and drives simulated devices, on a private fake LAN
+# (scripts/fakelan.sh) that nothing leaves:
+#
+#     [d1] Avahi + device ─┐
+#     [d2] Avahi + device ─┼── bridge ──┬── [srv] matter-server + scripts/ohf/ohf_check.py
+#       …                  ┘            └── [ref] second admin (scripts/ohf/second_admin.py)
+#
+# Each device profile runs on a host of its own; a home runs on one host, all nodes in one
+# process or one process each. The server has its own storage and the published test PAA as
+# its trust store; its certificate downloads fail at once (the LAN has no route out), and its
+# mDNS and the second admin's stay on the LAN. ohf_check.py prints a PASS/FAIL line per step and
+# ends "ohf: N passed, M failed". Needs root.
+#
+#   scripts/ohf-check.sh [--keep DIR] PROFILE...             device profiles (names or paths)
+#   scripts/ohf-check.sh [--keep DIR] --home FILE [--process-per-device]
+#
+# Default: every shipped device profile (DeviceProfiles/devices/*.yaml).
+#   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+FAKELAN="$ROOT/scripts/fakelan.sh"
+HOME_FILE=""; PER_DEVICE=""; KEEP=""; PROFILES=()
+die() { echo "ohf: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --home) [ -f "${2:-}" ] || die "--home ${2:-}: no such file"; HOME_FILE="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
+    --process-per-device) PER_DEVICE=yes; shift ;;
+    --keep) KEEP="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    -*) die "unknown option $1 (--help lists them)" ;;
+    *) if [ -f "$1" ]; then PROFILES+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")")
+       elif [ -f "$ROOT/DeviceProfiles/devices/$1.yaml" ]; then PROFILES+=("$ROOT/DeviceProfiles/devices/$1.yaml")
+       else die "$1: neither a file nor a profile in DeviceProfiles/devices/"; fi
+       shift ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml); fi
+[ -z "$HOME_FILE" ] || [ "${#PROFILES[@]}" = 0 ] || die "give profiles or --home, not both"
+[ "${#PROFILES[@]}" -le 9 ] || die "at most 9 profiles per run (one host each)"
+
+VENV="$("$ROOT/scripts/ohf/venv.sh")"
+swift build --product matter-sim >/dev/null
+SIM="$ROOT/.build/debug/matter-sim"
+if [ -n "$HOME_FILE" ]; then RUN="home-$(basename "$HOME_FILE" .yaml)${PER_DEVICE:+-per-device}"
+else RUN="profiles"; fi
+mkdir -p "$ROOT/.build/ohf"
+REPORT="${OHF_REPORT:-$ROOT/.build/ohf/$RUN.json}"
+WORK="$(mktemp -d /var/tmp/matter-ohf.XXXXXX)"
+LAN="flo$$"; LAN="${LAN:0:12}"
+export FAKELAN_OWNER=$$
+STARTED=$SECONDS
+
+cleanup() {
+  set +e
+  for dir in "$WORK"/dev*; do [ -d "$dir" ] && touch "$dir/stop"; done
+  "$FAKELAN" down "$LAN" >/dev/null 2>&1
+  if [ -n "$KEEP" ]; then mkdir -p "$KEEP" && cp -r "$WORK"/. "$KEEP"/; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# What each node should show a controller, and the device hosts.
+HOSTS=(); DEVICE_DIRS=()
+if [ -n "$HOME_FILE" ]; then
+  "$SIM" describe --json "$HOME_FILE" >"$WORK/devices.json"
+  HOSTS=(d1)
+else
+  python3 - "$WORK/devices.json" "${PROFILES[@]}" <<'PY'
+import json, subprocess, sys
+out, sim = sys.argv[1], None
+devices = []
+for profile in sys.argv[2:]:
+    described = subprocess.run([".build/debug/matter-sim", "describe", "--json", profile], check=True,
+                               capture_output=True, text=True).stdout
+    devices += json.loads(described)["devices"]
+json.dump({"devices": devices}, open(out, "w"), indent=1)
+PY
+  for i in "${!PROFILES[@]}"; do HOSTS+=("d$((i + 1))"); done
+fi
+"$FAKELAN" up "$LAN" "${HOSTS[@]}" srv ref >/dev/null
+"$FAKELAN" avahi "$LAN" "${HOSTS[@]}"
+
+# The devices, each host's under device-supervisor.sh (power cut and restart with its state).
+start_device() {
+  local host="$1"; shift
+  local dir="$WORK/dev-$host"
+  mkdir -p "$dir"
+  (cd "$dir" && INTEROP_DEVICE_DIR="$dir" exec "$FAKELAN" exec "$LAN" "$host" -- \
+     "$ROOT/scripts/ohf/device-supervisor.sh" "$dir" -- "$@") </dev/null >"$dir/device.log" 2>&1 &
+  DEVICE_DIRS+=("$dir")
+}
+if [ -n "$HOME_FILE" ]; then
+  start_device d1 "$SIM" home "$HOME_FILE" ${PER_DEVICE:+--process-per-device}
+else
+  for i in "${!PROFILES[@]}"; do start_device "${HOSTS[$i]}" "$SIM" run "${PROFILES[$i]}"; done
+fi
+
+# Wait until every device's commissionable record is on its host's Avahi daemon.
+python3 - "$WORK/devices.json" >"$WORK/expected" <<'PY'
+import json, sys
+for d in json.load(open(sys.argv[1]))["devices"]:
+    print(d["discriminator"])
+PY
+deadline=$((SECONDS + 90))
+for host in "${HOSTS[@]}"; do
+  while :; do
+    listing="$("$FAKELAN" exec "$LAN" "$host" -- timeout 5 avahi-browse -prt _matterc._udp 2>/dev/null || true)"
+    missing=0
+    if [ -n "$HOME_FILE" ]; then
+      while read -r d; do grep '^=' <<<"$listing" | grep -q "\"D=$d\"" || missing=$((missing + 1)); done <"$WORK/expected"
+    else
+      d="$(sed -n "$(( ${host#d} ))p" "$WORK/expected")"
+      grep '^=' <<<"$listing" | grep -q "\"D=$d\"" || missing=1
+    fi
+    [ "$missing" = 0 ] && break
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "ohf: $missing device(s) on $host not advertised within 90 s; device log:" >&2
+      tail -n 30 "$WORK/dev-$host/device.log" >&2
+      exit 1
+    fi
+    sleep 0.5
+  done
+done
+echo "ohf: $(grep -c . "$WORK/expected") node(s) advertised after $((SECONDS - STARTED)) s"
+
+# The test PAA as the server's and the second admin's trust store (DER, as the SDK reads it).
+mkdir -p "$WORK/paa" "$WORK/server" "$WORK/ref"
+for cert in "$ROOT"/DeviceProfiles/credentials/paa/*; do
+  case "$cert" in
+    *.der) cp "$cert" "$WORK/paa/" ;;
+    *.pem|*.crt) grep -q "BEGIN CERTIFICATE" "$cert" && openssl x509 -in "$cert" -outform der -out "$WORK/paa/$(basename "${cert%.*}").der" ;;
+  esac
+done
+
+# The server empties a certificate directory without a ".version" stamp, and skips its downloads
+# for a day after the stamp's time: a fresh stamp keeps our PAA and keeps it offline.
+echo 1 >"$WORK/paa/.version"
+
+# A private /data on a host: the native Matter stack keeps its config files there.
+on_host() {
+  local host="$1"; shift
+  "$FAKELAN" exec "$LAN" "$host" -- unshare -m --propagation private bash -c \
+    'mkdir -p /data && mount -t tmpfs tmpfs /data && exec "$@"' on-host "$@"
+}
+on_host srv "$VENV/bin/matter-server" --storage-path "$WORK/server" --paa-root-cert-dir "$WORK/paa" \
+  --log-file "$WORK/server.log" --log-level info --port 5580 --listen-address 127.0.0.1 \
+  --primary-interface eth0 >"$WORK/server.out" 2>&1 &
+
+# The second admin runs on its own host, also with a private /data.
+cat >"$WORK/second-admin.sh" <<EOF
+#!/usr/bin/env bash
+exec "$FAKELAN" exec "$LAN" ref -- unshare -m --propagation private bash -c \\
+  'mkdir -p /data && mount -t tmpfs tmpfs /data && exec "\$@"' second-admin \\
+  "$VENV/bin/python" "$ROOT/scripts/ohf/second_admin.py" "\$@"
+EOF
+chmod +x "$WORK/second-admin.sh"
+SECOND_ADMIN="[\"$WORK/second-admin.sh\"]"
+device_args=()
+for dir in "${DEVICE_DIRS[@]}"; do device_args+=(--device-dir "$dir"); done
+set +e
+"$FAKELAN" exec "$LAN" srv -- timeout 1500 "$VENV/bin/python" "$ROOT/scripts/ohf/ohf_check.py" \
+  --devices "$WORK/devices.json" "${device_args[@]}" --paa "$WORK/paa" --server-log "$WORK/server.log" \
+  --second-admin "$SECOND_ADMIN" --second-admin-workdir "$WORK/ref" --report "$REPORT"
+RC=$?
+set -e
+if [ "$RC" != 0 ]; then
+  echo "ohf: FAILED (checker exit $RC); server log tail:" >&2
+  tail -n 40 "$WORK/server.log" >&2 2>/dev/null || tail -n 40 "$WORK/server.out" >&2
+fi
+echo "ohf: $RUN done in $((SECONDS - STARTED)) s (report: $REPORT)"
+exit "$RC"

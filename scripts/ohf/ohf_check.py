@@ -1,0 +1,513 @@
+"""Drives Home Assistant's Matter server (python-matter-server) through its WebSocket API
+against simulated devices, and checks what it sees. Runs on the server's host of the fake LAN
+that scripts/ohf-check.sh makes; the devices run on other hosts under device-supervisor.sh,
+which this script powers off (SIGKILL) and on again.
+
+Per node: commission_with_code with its manual code, the interview's endpoints, device types,
+clusters and BasicInformation against `matter-sim describe --json`; device_command On, Off,
+Toggle, MoveToLevelWithOnOff, GoToLiftPercentage, UpOrOpen, DownOrClose with the server's kept
+values following; read_attribute / write_attribute of NodeLabel. Then for all nodes at once a
+power cut and restart (unavailable, available again without commissioning, a command works).
+Then per node a second admin (second_admin.py on its own host) commissioned through the
+server's open_commissioning_window, whose change the server sees, and remove_node, after which
+the device holds only the second admin's fabric. Last, the server's own warnings and errors
+about the nodes. Prints a PASS/FAIL line per step and ends "ohf: N passed, M failed".
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import aiohttp
+
+ONOFF, LEVEL, COVERING, BASIC, DESCRIPTOR, CREDENTIALS = 6, 8, 0x102, 40, 29, 62
+FOLLOW_S = 1.0          # the issue's bound: the server's kept value follows within 1 s
+REPORT_FLOOR_S = 1.0    # the server subscribes with MinIntervalFloor 1 s; commands are spaced by it
+
+
+def now_ms(start):
+    return round((time.monotonic() - start) * 1000)
+
+
+class ServerError(Exception):
+    pass
+
+
+class Server:
+    """The WebSocket API: commands with message IDs, events kept in a node cache."""
+
+    def __init__(self, url):
+        self.url = url
+        self.next_id = 0
+        self.pending = {}
+        self.nodes = {}
+        self.changed = asyncio.Condition()
+        self.events = []
+
+    async def connect(self, timeout_s):
+        self.session = aiohttp.ClientSession()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.ws = await self.session.ws_connect(self.url, max_msg_size=0)
+                break
+            except aiohttp.ClientError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
+        self.info = (await self.ws.receive_json())
+        self.reader = asyncio.create_task(self.read())
+        for node in await self.command("start_listening"):
+            self.nodes[node["node_id"]] = node
+
+    async def close(self):
+        self.reader.cancel()
+        await self.ws.close()
+        await self.session.close()
+
+    async def read(self):
+        async for message in self.ws:
+            data = json.loads(message.data)
+            if "message_id" in data and data["message_id"] in self.pending:
+                self.pending.pop(data["message_id"]).set_result(data)
+            elif "event" in data:
+                await self.on_event(data["event"], data.get("data"))
+
+    async def on_event(self, event, data):
+        self.events.append((time.monotonic(), event, data))
+        async with self.changed:
+            if event in ("node_added", "node_updated"):
+                self.nodes[data["node_id"]] = data
+            elif event == "attribute_updated":
+                node_id, path, value = data
+                if node_id in self.nodes:
+                    self.nodes[node_id]["attributes"][path] = value
+            elif event == "node_removed":
+                self.nodes.pop(data, None)
+            self.changed.notify_all()
+
+    async def command(self, command, timeout_s=180, **args):
+        self.next_id += 1
+        message_id = str(self.next_id)
+        future = asyncio.get_running_loop().create_future()
+        self.pending[message_id] = future
+        await self.ws.send_json({"message_id": message_id, "command": command, "args": args})
+        answer = await asyncio.wait_for(future, timeout_s)
+        if "error_code" in answer:
+            raise ServerError(f"{command}: error {answer['error_code']}: {answer.get('details')}")
+        return answer.get("result")
+
+    async def wait_for(self, predicate, timeout_s):
+        """Waits until predicate() is true on the cache; returns the seconds it took, or None."""
+        start = time.monotonic()
+        async with self.changed:
+            try:
+                await asyncio.wait_for(self.changed.wait_for(predicate), timeout_s)
+            except asyncio.TimeoutError:
+                return None
+        return time.monotonic() - start
+
+    async def quiet(self, node_id, quiet_s, timeout_s=15):
+        """Waits until the node's last report is quiet_s old, so the next one is not held back
+        by the subscription's MinIntervalFloor (a transition still reporting, say)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            last = max((t for t, e, d in self.events if self.about(e, d) == node_id), default=0)
+            wait = last + quiet_s - time.monotonic()
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
+
+    @staticmethod
+    def about(event, data):
+        """The node an event is about (a report, or the node's data after (re)subscribing)."""
+        if event == "attribute_updated":
+            return data[0]
+        if event in ("node_added", "node_updated") and isinstance(data, dict):
+            return data.get("node_id")
+        return None
+
+    def attribute(self, node_id, path):
+        return self.nodes.get(node_id, {}).get("attributes", {}).get(path)
+
+    def available(self, node_id):
+        return self.nodes.get(node_id, {}).get("available") is True
+
+
+def field(struct, number, name):
+    """A struct as the server keeps it: TLV tag numbers as keys (or field names)."""
+    if isinstance(struct, dict):
+        return struct.get(str(number), struct.get(name))
+    return None
+
+
+class Report:
+    def __init__(self):
+        self.steps = []
+
+    def record(self, device, step, ok, **values):
+        self.steps.append({"device": device, "step": step, "ok": bool(ok), **values})
+        detail = " ".join(f"{k}={json.dumps(v)}" for k, v in values.items())
+        print(f"{'PASS' if ok else 'FAIL'} {device}: {step}" + (f" ({detail})" if detail else ""), flush=True)
+        return ok
+
+
+class Device:
+    def __init__(self, description, directory):
+        self.d = description
+        self.name = description["name"]
+        self.dir = directory
+        self.node_id = None
+        self.commissioning = None  # wall-clock (start, end) of its commission_with_code
+        self.short_discriminator = description["discriminator"] >> 8
+        self.endpoints = {e["number"]: e for e in description["endpoints"]}
+
+    def endpoints_with(self, cluster):
+        return [n for n, e in sorted(self.endpoints.items()) if cluster in e["serverClusters"]]
+
+
+class Check:
+    def __init__(self, args, devices):
+        self.args = args
+        self.devices = devices
+        self.report = Report()
+        self.server = Server(args.url)
+        self.power_window = None  # wall-clock (cut, available again)
+
+    async def step(self, device, name, body):
+        start = time.monotonic()
+        try:
+            ok, values = await body()
+        except Exception as error:  # a step's failure, not the run's
+            return self.report.record(device.name, name, False, error=f"{type(error).__name__}: {error}",
+                                      ms=now_ms(start))
+        return self.report.record(device.name, name, ok, **values)
+
+    # --- per node -----------------------------------------------------------------------------
+
+    async def commission(self, device):
+        start = time.monotonic()
+        device.commissioning = [time.time(), None]
+        node = await self.server.command("commission_with_code", timeout_s=300,
+                                         code=device.d["manualCode"], network_only=True)
+        device.node_id = node["node_id"]
+        device.commissioning[1] = time.time()
+        return node.get("available") is True, {"nodeId": device.node_id, "ms": now_ms(start)}
+
+    async def interview(self, device):
+        node = self.server.nodes[device.node_id]
+        attrs = node["attributes"]
+        problems = []
+        seen = sorted({int(p.split("/")[0]) for p in attrs})
+        if seen != sorted(device.endpoints):
+            problems.append(f"endpoints {seen}, expected {sorted(device.endpoints)}")
+        for number, endpoint in sorted(device.endpoints.items()):
+            types = [field(t, 0, "deviceType") for t in attrs.get(f"{number}/{DESCRIPTOR}/0") or []]
+            if types != endpoint["deviceTypes"]:
+                problems.append(f"endpoint {number} device types {types}, expected {endpoint['deviceTypes']}")
+            servers = sorted(attrs.get(f"{number}/{DESCRIPTOR}/1") or [])
+            if servers != endpoint["serverClusters"]:
+                problems.append(f"endpoint {number} server clusters {servers}, expected {endpoint['serverClusters']}")
+            interviewed = sorted({int(p.split("/")[1]) for p in attrs if p.startswith(f"{number}/")})
+            missing = [c for c in endpoint["serverClusters"] if c not in interviewed]
+            if missing:
+                problems.append(f"endpoint {number}: clusters {missing} listed but not interviewed")
+        basic = {"vendorName": 1, "vendorID": 2, "productName": 3, "productID": 4, "serialNumber": 15}
+        for key, attribute in basic.items():
+            value = attrs.get(f"0/{BASIC}/{attribute}")
+            if value != device.d[key]:
+                problems.append(f"BasicInformation {key} {value!r}, expected {device.d[key]!r}")
+        info = node.get("device_info") or {}
+        return not problems, {"problems": problems, "endpoints": seen, "available": node.get("available"),
+                              "product": info.get("productName", attrs.get(f"0/{BASIC}/3"))}
+
+    async def command_follows(self, device, endpoint, cluster, command, payload, path, wanted, timeout_s=FOLLOW_S):
+        """Sends a command and waits for the server's kept value at path to become wanted."""
+        node_id = device.node_id
+        await self.settle(device)
+        start = time.monotonic()
+        await self.server.command("device_command", node_id=node_id, endpoint_id=endpoint, cluster_id=cluster,
+                                  command_name=command, payload=payload)
+        answered_ms = now_ms(start)
+        took = await self.server.wait_for(lambda: self.server.attribute(node_id, path) == wanted,
+                                          max(0.0, timeout_s - (time.monotonic() - start)))
+        return took is not None, {"path": path, "wanted": wanted, "kept": self.server.attribute(node_id, path),
+                                  "answeredMs": answered_ms, "followedMs": now_ms(start)}
+
+    async def settle(self, device):
+        """Waits until the node's next report can go out at once. The server subscribes with
+        MinIntervalFloor 1 s, so a report within the last second holds the next one back. A
+        level transition (an On or Off fades over OnOffTransitionTime) reports at its end with
+        values the server may already hold, which it does not pass on as events, and a moving
+        covering reports its position every floor: such a node is read until LevelControl
+        RemainingTime and WindowCovering OperationalStatus are 0, and then given two floors."""
+        node_id = device.node_id
+        transition_end = None
+        deadline = time.monotonic() + 60
+        moving = [f"{ep}/{LEVEL}/1" for ep in device.endpoints_with(LEVEL)]        # RemainingTime
+        moving += [f"{ep}/{COVERING}/10" for ep in device.endpoints_with(COVERING)]  # OperationalStatus
+        for path in moving:
+            while time.monotonic() < deadline:
+                read = await self.server.command("read_attribute", node_id=node_id, attribute_path=path)
+                value = read.get(path) if isinstance(read, dict) else read
+                transition_end = time.monotonic()
+                if not value:
+                    break
+                await asyncio.sleep(0.1)
+        await self.server.quiet(node_id, REPORT_FLOOR_S)
+        if transition_end is not None:
+            await asyncio.sleep(max(0.0, transition_end + 2 * REPORT_FLOOR_S - time.monotonic()))
+
+    async def commands(self, device):
+        """Each command moves a value away from what the server keeps, so following is seen."""
+        kept = lambda path: self.server.attribute(device.node_id, path)
+        for ep in device.endpoints_with(ONOFF):
+            path = f"{ep}/{ONOFF}/0"
+            order = ("Off", "On") if kept(path) is True else ("On", "Off")
+            for command in order + ("Toggle",):
+                wanted = {"On": True, "Off": False}.get(command, not kept(path))
+                await self.step(device, f"ep{ep} OnOff {command}",
+                                lambda: self.command_follows(device, ep, ONOFF, command, {}, path, wanted))
+        for ep in device.endpoints_with(LEVEL):
+            path = f"{ep}/{LEVEL}/0"
+            level = 100 if kept(path) != 100 else 150
+            await self.step(device, f"ep{ep} LevelControl MoveToLevelWithOnOff",
+                            lambda: self.command_follows(device, ep, LEVEL, "MoveToLevelWithOnOff",
+                                                         {"level": level, "transitionTime": 0, "optionsMask": 0,
+                                                          "optionsOverride": 0}, path, level))
+        for ep in device.endpoints_with(COVERING):
+            features = self.server.attribute(device.node_id, f"{ep}/{COVERING}/65532") or 0
+            if not (features & 0x1 and features & 0x4):
+                self.report.record(device.name, f"ep{ep} WindowCovering", True,
+                                   skipped="no position-aware lift (features LF, PA_LF): no lift target to follow")
+                continue
+            target = f"{ep}/{COVERING}/11"  # TargetPositionLiftPercent100ths
+            lift = 2500 if kept(target) != 2500 else 7500
+            await self.step(device, f"ep{ep} WindowCovering GoToLiftPercentage",
+                            lambda: self.command_follows(device, ep, COVERING, "GoToLiftPercentage",
+                                                         {"liftPercent100thsValue": lift}, target, lift))
+            await self.step(device, f"ep{ep} WindowCovering UpOrOpen",
+                            lambda: self.command_follows(device, ep, COVERING, "UpOrOpen", {}, target, 0))
+            await self.step(device, f"ep{ep} WindowCovering DownOrClose",
+                            lambda: self.command_follows(device, ep, COVERING, "DownOrClose", {}, target, 10000))
+
+    async def node_label(self, device):
+        node_id = device.node_id
+        label = f"ohf {node_id}"
+        before = await self.server.command("read_attribute", node_id=node_id, attribute_path=f"0/{BASIC}/5")
+        await self.settle(device)
+        start = time.monotonic()
+        written = await self.server.command("write_attribute", node_id=node_id, attribute_path=f"0/{BASIC}/5",
+                                            value=label)
+        statuses = [field(s, 1, "Status") for s in written or []]
+        read = await self.server.command("read_attribute", node_id=node_id, attribute_path=f"0/{BASIC}/5")
+        after = read.get(f"0/{BASIC}/5") if isinstance(read, dict) else read
+        took = await self.server.wait_for(lambda: self.server.attribute(node_id, f"0/{BASIC}/5") == label, FOLLOW_S)
+        ok = statuses == [0] and after == label and took is not None
+        return ok, {"before": before, "writeStatus": statuses, "readBack": after, "followedMs": now_ms(start)}
+
+    # --- all nodes together: power cut and restart --------------------------------------------
+
+    async def power_cycle(self, devices):
+        groups = {}
+        for device in devices:
+            group = int(open(os.path.join(device.dir, "device.pgid")).read().strip())
+            groups[group] = device.dir
+        cut = time.monotonic()
+        cut_wall = time.time()
+        for group in groups:
+            os.killpg(group, signal.SIGKILL)
+        ids = [d.node_id for d in devices]
+        took = await self.server.wait_for(lambda: not any(self.server.available(i) for i in ids),
+                                          self.args.unavailable_timeout)
+        unavailable_s = None if took is None else round(time.monotonic() - cut, 1)
+        for device in devices:
+            self.report.record(device.name, "power cut: the server shows it unavailable",
+                               not self.server.available(device.node_id), afterS=unavailable_s)
+        for directory in set(groups.values()):
+            open(os.path.join(directory, "power-on"), "w").close()
+        on = time.monotonic()
+        await self.server.wait_for(lambda: all(self.server.available(i) for i in ids), self.args.available_timeout)
+        back_s = round(time.monotonic() - on, 1)
+        self.power_window = (cut_wall, time.time())
+        for device in devices:
+            available = self.server.available(device.node_id)
+            commissioned_again = any(e == "node_added" and t > cut for t, e, _ in self.server.events)
+            self.report.record(device.name, "power on: available again without commissioning",
+                               available and not commissioned_again, restartToAvailableS=back_s,
+                               nodeId=device.node_id)
+        for device in devices:
+            if device.endpoints_with(ONOFF):
+                ep = device.endpoints_with(ONOFF)[0]
+                wanted = not self.server.attribute(device.node_id, f"{ep}/{ONOFF}/0")
+                await self.step(device, "after restart: a command works",
+                                lambda: self.command_follows(device, ep, ONOFF, "Toggle", {}, f"{ep}/{ONOFF}/0", wanted))
+            else:
+                await self.step(device, "after restart: a write works", lambda: self.node_label(device))
+
+    # --- multi-admin and removal --------------------------------------------------------------
+
+    def second_admin(self, *args):
+        command = self.args.second_admin + ["--workdir", self.args.second_admin_workdir,
+                                            "--paa", self.args.paa, *args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=180)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        result = json.loads(lines[-1]) if lines else {"error": f"no answer (exit {done.returncode})"}
+        if done.returncode != 0 or "error" in result:
+            tail = "\n".join(done.stderr.splitlines()[-15:])
+            raise RuntimeError(f"{result.get('error')}\n{tail}")
+        return result
+
+    async def multi_admin(self, device):
+        node_id = device.node_id
+        params = await self.server.command("open_commissioning_window", node_id=node_id)
+        code = params["setup_manual_code"]
+        second_id = 1000 + node_id
+        label = f"second admin {node_id}"
+        toggles = device.endpoints_with(ONOFF)
+        args = ["commission", "--code", code, "--node-id", str(second_id), "--label", label]
+        for ep in toggles:
+            args += ["--toggle", str(ep)]
+        done = await asyncio.to_thread(self.second_admin, *args)
+        self.report.record(device.name, "open_commissioning_window: the reference controller commissions",
+                           True, code=code, commissionedMs=done["commissionedMs"])
+        # The second admin's last change was made when it printed; the first admin's subscription follows.
+        wanted = {f"0/{BASIC}/5": label, **{f"{ep}/{ONOFF}/0": v for ep, v in
+                                            ((int(k), v) for k, v in done["onOffAfterToggle"].items())}}
+        took = await self.server.wait_for(
+            lambda: all(self.server.attribute(node_id, p) == v for p, v in wanted.items()), FOLLOW_S)
+        self.report.record(device.name, "a change by the second admin reaches the server", took is not None,
+                           wanted=wanted, kept={p: self.server.attribute(node_id, p) for p in wanted},
+                           sinceChangeMs=round((time.time() - done["changedAt"]) * 1000))
+        await self.server.command("remove_node", node_id=node_id)
+        gone = await self.server.wait_for(lambda: node_id not in self.server.nodes, 10)
+        fabrics = (await asyncio.to_thread(self.second_admin, "fabrics", "--node-id", str(second_id)))["fabrics"]
+        only_second = len(fabrics) == 1 and fabrics[0]["vendorID"] == 0xFFF2
+        return self.report.record(device.name, "remove_node: only the second admin's fabric is left",
+                                  gone is not None and only_second, fabrics=fabrics)
+
+    # --- the server's log ---------------------------------------------------------------------
+
+    def server_log(self, devices):
+        """Every warning or error the server (and the SDK inside it) logged, sorted into the
+        device's fault or not. Lines while the devices were powered off are the power cut's."""
+        expected = [(re.compile(p), why) for p, why in EXPECTED_LOG_LINES]
+        faults, excused = [], {}
+        try:
+            lines = open(self.args.server_log, errors="replace").read().splitlines()
+        except OSError as error:
+            return self.report.record("server", "log: no warning or error that is a device's fault", False,
+                                      error=str(error))
+        for line in lines:
+            if not re.search(r"(\b|_)(WARNING|ERROR|CRITICAL)\b", line):
+                continue
+            why = next((w for p, w in expected if p.search(line)), None)
+            stamp = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?)", line)
+            at = time.mktime(time.strptime(stamp.group(1).split(".")[0], "%Y-%m-%d %H:%M:%S")) if stamp else None
+            if why is None and at and self.power_window:
+                if self.power_window[0] - 1 <= at <= self.power_window[1] + 1:
+                    why = "the power cut: the node was off (or just starting again)"
+            if why is None and at and PASE_FAILURE.search(line) and self.tried_a_twin(devices, at):
+                why = ("a manual code holds 4 bits of the discriminator: the server first tried another "
+                       "commissionable device with the same short discriminator (Core 5.1.4.1)")
+            if why is None:
+                faults.append(line.strip())
+            else:
+                excused[why] = excused.get(why, 0) + 1
+        return self.report.record("server", "log: no warning or error that is a device's fault", not faults,
+                                  faults=faults[:20], excused=excused)
+
+    @staticmethod
+    def tried_a_twin(devices, at):
+        """True when, at wall-clock time at, a device was being commissioned while another one
+        still commissionable shared its short discriminator."""
+        for device in devices:
+            if not device.commissioning or not (device.commissioning[0] - 1 <= at <= (device.commissioning[1] or at) + 1):
+                continue
+            for other in devices:
+                if other is not device and other.short_discriminator == device.short_discriminator and (
+                        other.commissioning is None or other.commissioning[0] > device.commissioning[0]):
+                    return True
+        return False
+
+    async def run(self):
+        start = time.monotonic()
+        await self.server.connect(self.args.connect_timeout)
+        self.report.record("server", "connected", True, sdk=self.server.info.get("sdk_version"),
+                           schema=self.server.info.get("schema_version"), ms=now_ms(start))
+        commissioned = []
+        for device in self.devices:
+            if not await self.step(device, "commission_with_code (interview, available)",
+                                   lambda: self.commission(device)):
+                continue
+            commissioned.append(device)
+            await self.step(device, "interview: endpoints, device types, clusters, BasicInformation",
+                            lambda: self.interview(device))
+            await self.commands(device)
+            await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
+        if commissioned:
+            await self.power_cycle(commissioned)
+        for device in commissioned:
+            if self.server.available(device.node_id):
+                try:
+                    await self.multi_admin(device)
+                except Exception as error:
+                    self.report.record(device.name, "multi-admin and remove_node", False,
+                                       error=f"{type(error).__name__}: {error}")
+        await self.server.close()
+        self.server_log(self.devices)
+        passed = sum(s["ok"] for s in self.report.steps)
+        failed = len(self.report.steps) - passed
+        if self.args.report:
+            with open(self.args.report, "w") as out:
+                events = [{"t": round(t - start, 3), "event": e, "data": d} for t, e, d in self.server.events
+                          if e != "node_added"]
+                json.dump({"steps": self.report.steps, "seconds": round(time.monotonic() - start, 1),
+                           "events": events}, out, indent=1)
+        print(f"ohf: {passed} passed, {failed} failed", flush=True)
+        return failed == 0
+
+
+PASE_FAILURE = re.compile(r"\[chip\.native\.SC\] (Failed to verify peer's MAC|Failed during PASE session setup)")
+
+# Server log lines that are not a device's fault, each with the reason. Anything else at
+# WARNING or above fails the check.
+EXPECTED_LOG_LINES = [
+    # Offline by design: the fake LAN has no route out, so the DCL and certificate downloads fail.
+    (r"(?i)(on\.dcl\.csa-iot\.org|api\.github\.com|fetch .*from DCL)", "offline: no DCL or certificate download"),
+    # The server's first start: no storage yet.
+    (r"\[chip\.storage\] (\[Errno 2\] No such file|Could not load configuration|No valid (SDK|REPL) configuration)",
+     "first start: the server has no stored configuration yet"),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="ws://127.0.0.1:5580/ws")
+    parser.add_argument("--devices", required=True, help="matter-sim describe --json output")
+    parser.add_argument("--device-dir", action="append", required=True,
+                        help="device-supervisor.sh directory of device i (one for a whole home in one process)")
+    parser.add_argument("--paa", required=True)
+    parser.add_argument("--server-log", required=True)
+    parser.add_argument("--second-admin", required=True, help="command that runs second_admin.py (JSON list)")
+    parser.add_argument("--second-admin-workdir", required=True)
+    parser.add_argument("--report")
+    parser.add_argument("--connect-timeout", type=float, default=60)
+    parser.add_argument("--unavailable-timeout", type=float, default=240)
+    parser.add_argument("--available-timeout", type=float, default=120)
+    args = parser.parse_args()
+    args.second_admin = json.loads(args.second_admin)
+    descriptions = json.load(open(args.devices))["devices"]
+    dirs = args.device_dir if len(args.device_dir) == len(descriptions) else args.device_dir[:1] * len(descriptions)
+    devices = [Device(d, dirs[i]) for i, d in enumerate(descriptions)]
+    ok = asyncio.run(Check(args, devices).run())
+    raise SystemExit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
