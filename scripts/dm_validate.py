@@ -8,12 +8,13 @@ The spec version is the one the node reports (BasicInformation SpecificationVers
 by the validator's own rule to the versions it has data for. A finding is one of: a required
 cluster, attribute, command, feature or feature element missing; a revision that differs
 (cluster or device type); an element listed twice; a device type the validator has no
-requirements for; an endpoint without DeviceTypeList. Event and extra-cluster notes are
-printed as notes only (the validator does not count them against compliance either).
+requirements for; an endpoint without DeviceTypeList. Extra clusters (beyond the device
+types') are printed as notes; event notes stay in the validator's report (a read has no events
+to show, and the validator counts neither against compliance).
 
 Exceptions (FILE): one per line, `LABEL-GLOB<TAB>FINDING-KEY<TAB>reason`, # comments. A finding
-whose key (printed in brackets) matches is reported as an exception, not a violation. An
-exception that matched nothing is reported too (stale), and fails the run.
+whose key (printed in brackets) matches is reported as an exception, not a violation. With
+--all-exceptions-used, a rule for this label that matched nothing (stale) is a violation.
 
 Exit 0 when no violation is left; the last line is `NAME: N violations, M exceptions`.
 """
@@ -92,8 +93,6 @@ def findings(results):
 def notes(results):
     out = []
     for endpoint in results["endpoints"]:
-        for warning in endpoint.get("event_warnings", []):
-            out.append(f"ep{endpoint['endpoint']}: {warning.get('message', warning)}")
         for extra in endpoint.get("extra_clusters", []):
             out.append(f"ep{endpoint['endpoint']}: extra {extra.get('cluster_type')} cluster "
                        f"{extra.get('cluster_id')} ({extra.get('name', extra.get('cluster_name', '?'))})")
