@@ -6,7 +6,9 @@ what it read to wildcard.json in its --workdir in the shape the data-model valid
 parser makes of a chip-tool wildcard log (esp-matter-dm-validator, dmv_tool/parsers/
 wildcard_logs.py: endpoints, each with clusters keyed "0x%04X", split into attributes,
 features, revisions and commands, the global attributes under their names). The steps go to
---report as usual.
+--report as usual. A node that fails the wildcard read itself (CircuitMatter cannot send a
+report split over several messages) is read again cluster by cluster, and the step says so
+(wildcardError).
 """
 
 import asyncio
