@@ -12,5 +12,8 @@ python3 scripts/check-guide-code.py
 swift build --package-path Examples/GuideCode
 # The reference Matter controller commissions and drives the simulated devices.
 scripts/interop.sh
+# Data-model conformance: Espressif's validator on the reference controller's wildcard read of
+# every shipped profile, the demo home's devices and the schema's variants.
+scripts/dm-conformance.sh
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
 scripts/compose-test.sh --fleet 2 5

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Data-model conformance: each node is commissioned by the reference Matter controller on a
+# private two-host fake LAN (scripts/interop/run.sh with scripts/interop/wildcard_read.py as
+# its checker), every attribute of every endpoint is read in one wildcard read, and Espressif's
+# data-model validator (PyPI esp-matter-dm-validator, in a venv of its own) checks it against
+# the spec's requirements for the device types on each endpoint, for the spec version the node
+# reports (scripts/dm_validate.py). Needs root.
+#
+#   scripts/dm-conformance.sh [TARGET...]
+#
+# A TARGET is a device profile name (DeviceProfiles/devices/NAME.yaml) or path, HOME.yaml#N
+# (device N of a home, as `matter-sim run HOME --home-device N`), or `circuitmatter` (the
+# third-party Python device, PyPI circuitmatter: the proof that the pipeline finds problems).
+# Without targets: every shipped device profile, every device of the demo home, and the
+# devices in scripts/dm-conformance-variants/ (what the profile schema allows beyond the
+# shipped profiles: optional clusters and features, two device types on an endpoint).
+#
+# Findings that are not to fail the check (the validator's mistakes, or deviations the project
+# chose) are listed, each with its reason and spec section, in
+# scripts/dm-conformance-exceptions.tsv; they are printed as exceptions, never dropped, and a
+# listed finding that no longer occurs fails the check (the list stays true). Prints each node's findings and closes with "dm-conformance: N passed,
+# M failed" (exit 1 when one failed).
+#
+#   DMV_VENV   the validator's venv (default ~/.cache/matter-sim/dm-validator-venv)
+#   DMV_OUT    wildcard reads and the validator's reports (default .build/dm-conformance)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+DMV_VERSION=1.0.5
+VENV="${DMV_VENV:-$HOME/.cache/matter-sim/dm-validator-venv}"
+OUT="${DMV_OUT:-$ROOT/.build/dm-conformance}"
+EXCEPTIONS="$ROOT/scripts/dm-conformance-exceptions.tsv"
+SIM="$ROOT/.build/debug/matter-sim"
+HOME_FILE="$ROOT/DeviceProfiles/homes/demo-home.yaml"
+
+mkdir -p "$OUT"
+build() {
+  swift build --product matter-sim >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log" >&2; exit 2; }
+}
+
+targets=("$@")
+if [ "${#targets[@]}" = 0 ]; then
+  for profile in DeviceProfiles/devices/*.yaml; do targets+=("$(basename "$profile" .yaml)"); done
+  targets+=(scripts/dm-conformance-variants/*.yaml)
+  # The home's device count, from the simulator itself (it names the range for a bad index).
+  build
+  devices="$("$SIM" run "$HOME_FILE" --home-device 100000 2>&1 | sed -n 's/.* has \([0-9]*\) devices.*/\1/p' | head -n 1 || true)"
+  [[ "$devices" =~ ^[0-9]+$ ]] || { echo "dm-conformance: cannot count the devices of $HOME_FILE" >&2; exit 2; }
+  for ((n = 0; n < devices; n++)); do targets+=("$HOME_FILE#$n"); done
+fi
+
+# The validator, in its own venv (it needs no native code: pip alone).
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || scripts/apt-install.sh python3-venv >&2
+if ! [ -x "$VENV/bin/python" ] || ! "$VENV/bin/python" - "$DMV_VERSION" <<'PY' >/dev/null 2>&1
+import sys
+from importlib.metadata import version
+import dmv_tool.validators
+assert version("esp-matter-dm-validator") == sys.argv[1]
+PY
+then
+  echo "dm-conformance: installing esp-matter-dm-validator $DMV_VERSION in $VENV" >&2
+  rm -rf "$VENV"; mkdir -p "$(dirname "$VENV")"
+  python3 -m venv "$VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check "esp-matter-dm-validator==$DMV_VERSION" >&2
+fi
+build
+
+passed=0; failed=0
+# run_target LABEL PASSCODE DISCRIMINATOR DEVICE-COMMAND...: reads the node and validates it.
+run_target() {
+  local label="$1" passcode="$2" discriminator="$3"; shift 3
+  local keep="$OUT/$label"
+  rm -rf "$keep"
+  echo "dm-conformance: $label ..."
+  if ! scripts/interop/run.sh --passcode "$passcode" --discriminator "$discriminator" \
+      --checker "$ROOT/scripts/interop/wildcard_read.py" --keep "$keep" -- "$@" >"$OUT/$label.log" 2>&1 \
+      || ! [ -f "$keep/controller/wildcard.json" ]; then
+    failed=$((failed + 1))
+    echo "dm-conformance: $label FAIL (no wildcard read; log: $OUT/$label.log)"
+    tail -n 20 "$OUT/$label.log" | sed 's/^/    /'
+    return
+  fi
+  cp "$keep/controller/wildcard.json" "$OUT/$label.json"
+  # A node that failed the wildcard read itself was read cluster by cluster (wildcard_read.py).
+  python3 -c 'import json, sys
+for step in json.load(open(sys.argv[1])):
+    if "wildcardError" in step:
+        print("  note: the wildcard read failed (%s); read cluster by cluster" % step["wildcardError"])' \
+    "$keep/report.json" || true
+  if "$VENV/bin/python" "$ROOT/scripts/dm_validate.py" "$OUT/$label.json" --label "$label" \
+      --exceptions "$EXCEPTIONS" --all-exceptions-used --report "$OUT/$label.report.txt"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "dm-conformance: $label FAIL (validator report: $OUT/$label.report.txt)"
+  fi
+  rm -rf "$keep"
+}
+
+for target in "${targets[@]}"; do
+  case "$target" in
+    circuitmatter)
+      # Its setup code is random and chosen at first start: make its state file first (no
+      # network: certificates and a verifier), then start it with that state.
+      python="$(scripts/circuitmatter-setup.sh)"
+      state="$OUT/circuitmatter-state.json"
+      rm -f "$state"
+      (cd "$OUT" && "$python" -c 'import json, sys
+from circuitmatter import certificates
+from circuitmatter.utility import random
+json.dump(certificates.generate_initial_state(0xFFF4, 0x1234, "CircuitMatter Device", random), open(sys.argv[1], "w"), indent=1)' "$state")
+      read -r passcode discriminator < <(python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s["passcode"], s["discriminator"])' "$state")
+      run_target circuitmatter "$passcode" "$discriminator" /bin/sh -c \
+        'cp "$0" matter-device-state.json && exec "$1" -u "$2"' "$state" "$python" \
+        "$ROOT/Tests/HomeAPITests/Support/circuitmatter_light.py" ;;
+    *.yaml\#*)
+      file="${target%#*}"; index="${target##*#}"
+      run_target "$(basename "$file" .yaml)-$index" 20202021 3840 \
+        "$SIM" run "$file" --home-device "$index" --passcode 20202021 --discriminator 3840 ;;
+    *)
+      file="$target"; [ -f "$file" ] || file="DeviceProfiles/devices/$target.yaml"
+      [ -f "$file" ] || { echo "dm-conformance: no profile $target" >&2; exit 2; }
+      run_target "$(basename "$file" .yaml)" 20202021 3840 \
+        "$SIM" run "$ROOT/$file" --passcode 20202021 --discriminator 3840 ;;
+  esac
+done
+echo "dm-conformance: $passed passed, $failed failed"
+[ "$failed" = 0 ]
