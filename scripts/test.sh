@@ -15,5 +15,10 @@ scripts/interop.sh
 # Data-model conformance: Espressif's validator on the reference controller's wildcard read of
 # every shipped profile, the demo home's devices and the schema's variants.
 scripts/dm-conformance.sh
+# Home Assistant's Matter server commissions, drives, power-cycles and shares every shipped
+# device profile, then the demo home in one process and in one process per device.
+scripts/ohf-check.sh
+scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
+scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
 scripts/compose-test.sh --fleet 2 5

@@ -338,9 +338,12 @@ class Check:
         for device in devices:
             available = self.server.available(device.node_id)
             commissioned_again = any(e == "node_added" and t > cut for t, e, _ in self.server.events)
+            back_at = next((t for t, e, d in self.server.events if t > on and e == "node_updated"
+                            and d.get("node_id") == device.node_id and d.get("available")), None)
             self.report.record(device.name, "power on: available again without commissioning",
-                               available and not commissioned_again, restartToAvailableS=back_s,
-                               nodeId=device.node_id)
+                               available and not commissioned_again, nodeId=device.node_id,
+                               restartToAvailableS=None if back_at is None else round(back_at - on, 1),
+                               allAvailableS=back_s)
         for device in devices:
             if device.endpoints_with(ONOFF):
                 ep = device.endpoints_with(ONOFF)[0]
