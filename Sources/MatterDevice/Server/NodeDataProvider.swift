@@ -117,6 +117,13 @@ struct NodeDataProvider: InteractionDataProvider {
 
     func persistChanges() async { await node.persistChanges() }
 
+    func settleChanges() async {
+        // A turn on the node's actor waits for the command in progress to finish; the yields
+        // let the change forwarding (here, then the subscription's) hand on what it posted.
+        _ = await node.fabrics.isEmpty
+        for _ in 0 ..< 8 { await Task.yield() }
+    }
+
     func attributeChanges() -> AsyncStream<AttributePath> {
         // Subscribe now (not when the stream is first iterated): a change made while the
         // subscription is being primed must not be lost.

@@ -137,11 +137,20 @@ public protocol InteractionDataProvider: Sendable {
     /// before the WriteResponse or InvokeResponse goes out: an acknowledged change must
     /// survive the process being killed right after.
     func persistChanges() async
+
+    /// Returns once the change that woke a subscription has been made whole: the interaction
+    /// that made it has finished and what else it changed has been posted. A report then
+    /// carries all of one command's changes (an On that also moves the level) instead of
+    /// sending the first alone and holding the rest back by MinInterval.
+    func settleChanges() async
 }
 
 extension InteractionDataProvider {
     /// A provider with nothing to keep.
     public func persistChanges() async {}
+
+    /// Providers that change attributes synchronously have nothing to wait for.
+    public func settleChanges() async {}
 
     /// Nodes without an event log report no events.
     public func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {

@@ -1,6 +1,7 @@
 import Logging
 import MatterModel
 import MatterTLV
+import Synchronization
 
 /// What a subscription is, for diagnostics and tests.
 public struct SubscriptionSummary: Hashable, Sendable {
@@ -18,7 +19,8 @@ public struct SubscriptionSummary: Hashable, Sendable {
 /// parameters and the event channel that wakes that task.
 final class Subscription: Sendable {
     enum Event: Sendable {
-        case changed(AttributePath)
+        /// Changed attributes wait in `takeChanges()`.
+        case changed
         case timer(Duration)
         case end
     }
@@ -32,6 +34,8 @@ final class Subscription: Sendable {
     let establishedAt: Duration
     let events: AsyncStream<Event>
     private let eventSink: AsyncStream<Event>.Continuation
+    /// Changed attributes the subscription covers, not yet taken into a report.
+    private let pendingChanges = Mutex<Set<AttributePath>>([])
 
     init(
         summary: SubscriptionSummary, session: any IMExchange, isFabricFiltered: Bool, eventPaths: [EventPathIB],
@@ -52,6 +56,20 @@ final class Subscription: Sendable {
     var maxInterval: Duration { .seconds(Int64(summary.maxInterval)) }
 
     func post(_ event: Event) { eventSink.yield(event) }
+
+    /// A changed attribute: kept when a subscribed path covers it, and the serving task woken.
+    func noteChange(_ path: AttributePath) {
+        guard covers(path) else { return }
+        pendingChanges.withLock { _ = $0.insert(path) }
+        eventSink.yield(.changed)
+    }
+
+    func takeChanges() -> Set<AttributePath> {
+        pendingChanges.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+    }
     func end() { eventSink.yield(.end) }
 
     /// Whether a changed attribute is covered by any subscribed path.
@@ -164,7 +182,7 @@ extension InteractionServer {
     func serve(_ subscription: Subscription) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await path in subscription.changes { subscription.post(.changed(path)) }
+                for await path in subscription.changes { subscription.noteChange(path) }
             }
             var lastReport = subscription.establishedAt
             var dirty = Set<AttributePath>()
@@ -184,11 +202,17 @@ extension InteractionServer {
             loop: for await event in subscription.events {
                 switch event {
                 case .end: break loop
-                case .changed(let path): if subscription.covers(path) { dirty.insert(path) }
+                case .changed: dirty.formUnion(subscription.takeChanges())
                 case .timer(let deadline): if armed == deadline { armed = nil }
                 }
                 let now = clock.now
                 if (!dirty.isEmpty && now >= lastReport + subscription.minInterval) || now >= lastReport + subscription.maxInterval {
+                    // One interaction's changes go in one report (Core 8.5: a report follows the
+                    // interaction that made the changes).
+                    if !dirty.isEmpty {
+                        await provider.settleChanges()
+                        dirty.formUnion(subscription.takeChanges())
+                    }
                     let paths = dirty
                     dirty = []
                     // Intervals run from when a report goes out, not from its acknowledgement.
