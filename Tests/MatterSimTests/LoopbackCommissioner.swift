@@ -41,6 +41,7 @@ func u(_ value: some BinaryInteger) -> TLVValue { .unsigned(UInt64(value)) }
 
 enum ClusterIDs {
     static let onOff = ClusterID(0x0006)
+    static let levelControl = ClusterID(0x0008)
     static let basicInformation = ClusterID(0x0028)
     static let accessControl = ClusterID(0x001F)
     static let generalCommissioning = ClusterID(0x0030)
@@ -207,8 +208,14 @@ final class LoopbackCommissioner: Sendable {
     func subscribe(_ session: SessionInfo, _ path: AttributePath, minInterval: UInt16, maxInterval: UInt16) async throws
         -> (subscriptionID: UInt32, priming: [AttributeReportIB])
     {
+        try await subscribe(session, [AttributePathIB(path)], minInterval: minInterval, maxInterval: maxInterval)
+    }
+
+    func subscribe(_ session: SessionInfo, _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16) async throws
+        -> (subscriptionID: UInt32, priming: [AttributeReportIB])
+    {
         let request = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval,
-                                              attributeRequests: [AttributePathIB(path)])
+                                              attributeRequests: paths)
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
             let priming = try await exchange.request(opcode: InteractionOpcode.subscribeRequest.rawValue, payload: request.encoded(),

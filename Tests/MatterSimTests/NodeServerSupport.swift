@@ -32,6 +32,16 @@ func lightDescription() -> NodeDescription {
     return NodeDescription(endpoints: [root, light])
 }
 
+/// The light with LevelControl coupled to OnOff (a dimmable light), at level 50, off.
+func dimmableLightDescription() -> NodeDescription {
+    var description = lightDescription()
+    description.endpoints[1].deviceTypes = [DeviceTypeInstance(id: DeviceTypeID(0x0101), revision: 3)]
+    description.endpoints[1].serverClusters.append(ClusterInstanceDescription(
+        id: ClusterID(0x0008), features: ["OO", "LT"],
+        attributes: [AttributeID(0x0000): .unsigned(50), AttributeID(0x0002): .unsigned(1), AttributeID(0x0003): .unsigned(254)]))
+    return description
+}
+
 /// A fresh directory under the system's temporary directory.
 func temporaryDirectory() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent("matter-sim-test-\(UUID().uuidString)", isDirectory: true)
@@ -48,12 +58,12 @@ struct RunningNode {
         get throws { try SocketAddress(ipAddress: "127.0.0.1", port: server.port) }
     }
 
-    static func start(stateDirectory: URL,
+    static func start(stateDirectory: URL, description: NodeDescription = lightDescription(),
                       configure: (inout NodeServerConfiguration) -> Void = { _ in }) async throws -> RunningNode {
         let store = try NodeStateStore(directory: stateDirectory)
         let attestation = try DeviceAttestationProvisioning.loadOrMint(
             store: store, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
-        let node = try MatterNode(description: lightDescription(), logger: quietLogger,
+        let node = try MatterNode(description: description, logger: quietLogger,
                                   commissioning: CommissioningConfiguration(stateStore: store, attestation: attestation))
         var configuration = NodeServerConfiguration(
             port: 0, binding: .addresses(["127.0.0.1"]), passcode: testPasscode, discriminator: testDiscriminator)
