@@ -244,18 +244,26 @@ extension HomeEngine {
         defer { cloudOnlyLearning.remove(node) }
         guard let relay = relayClient, let controller = try? await controller() else { return }
         let path = AttributePathIB(cluster: ControllerIDs.descriptor, attribute: AttributeID(0x0001))
+        let types = AttributePathIB(cluster: ControllerIDs.descriptor, attribute: ControllerIDs.Descriptor.deviceTypeList)
         let timeout = configuration.responseTimeout
         do {
-            let viaRelay = try await relay.readAttributes(serial, [path], timeout: timeout)
+            let viaRelay = try await relay.readAttributes(serial, [path, types], timeout: timeout)
             let viaLAN = try await withDeadline(timeout, "reading the ServerList over the LAN") {
                 try await controller.read(node, [path])
             }
             let learned = cloudOnlyClusters(relay: serverLists(viaRelay), lan: serverLists(viaLAN))
-            guard let d = graph.devices[deviceID], d.cloudOnlyClusters != learned else {
+            guard var d = graph.devices[deviceID] else { return }
+            let wholeDevice = endpoints(d.endpoints, withRelayTypes: deviceTypeLists(viaRelay))
+            guard d.cloudOnlyClusters != learned || (!learned.isEmpty && wholeDevice != d.endpoints) else {
                 cloudOnlyLearned.insert(node)
                 return
             }
             logger.info("\(d.name): cloud-only clusters \(learned.map { "\($0.endpoint):\($0.clusters)" })")
+            if !learned.isEmpty, wholeDevice != d.endpoints {
+                logger.info("\(d.name): device types through the relay \(wholeDevice.map { "\($0.endpoint):\($0.deviceTypes)" })")
+                d.endpoints = wholeDevice
+                try await store.upsertDevice(d)
+            }
             try await store.setCloudOnlyClusters(deviceID, learned)
             try await reload()
             // Learned once the graph shows it (allRoutesUp reads this).

@@ -88,6 +88,27 @@ func serverLists(_ reports: [AttributeReport]) -> [EndpointNumber: Set<UInt32>] 
     return lists
 }
 
+/// Descriptor DeviceTypeList per endpoint, from reports (DeviceTypeStruct: DeviceType is field 0).
+func deviceTypeLists(_ reports: [AttributeReport]) -> [EndpointNumber: [UInt32]] {
+    var lists: [EndpointNumber: [UInt32]] = [:]
+    for r in reports where r.path.cluster == ControllerIDs.descriptor && r.path.attribute == ControllerIDs.Descriptor.deviceTypeList {
+        let types = (r.value?.members ?? []).compactMap { $0.value[context: 0]?.uintValue }.compactMap { UInt32(exactly: $0) }
+        lists[r.path.endpoint, default: []].append(contentsOf: types)
+    }
+    return lists
+}
+
+/// The device's endpoints with the device types the relay lists where they differ from the
+/// LAN's: over the LAN an endpoint claims only the types its LAN clusters conform to (a
+/// Dimmable Light whose Level Control is cloud-only is an On/Off Light there), the relay
+/// sees the whole device.
+func endpoints(_ endpoints: [EndpointRecord], withRelayTypes relay: [EndpointNumber: [UInt32]]) -> [EndpointRecord] {
+    endpoints.map { endpoint in
+        guard let types = relay[endpoint.endpoint], !types.isEmpty else { return endpoint }
+        return EndpointRecord(endpoint: endpoint.endpoint, deviceTypes: types)
+    }
+}
+
 /// Cloud-only clusters: what the relay lists minus what the LAN lists, per endpoint.
 func cloudOnlyClusters(relay: [EndpointNumber: Set<UInt32>], lan: [EndpointNumber: Set<UInt32>]) -> [CloudOnlyClusters] {
     relay.keys.sorted().compactMap { endpoint in

@@ -83,3 +83,27 @@ public struct DeviceTypeDefinition: Sendable, Hashable {
         requiredServerClusters.map(\.cluster) + optionalServerClusters
     }
 }
+
+extension MatterModel {
+    /// The device type an endpoint claims in a view that reaches only `served` of its server
+    /// clusters (the LAN, when some are cloud-only), in place of `type`; nil when `type` itself
+    /// conforms there. The stand-in is the richest type of the same class that asks nothing
+    /// beyond what `type` asks and whose required clusters are all served: a Dimmable Light
+    /// without Level Control is an On/Off Light (Device Library 4.2, Classification: a superset
+    /// of On/Off Light). Also nil when no type fits; the caller keeps `type` then.
+    public func standIn(for type: DeviceTypeID, servedClusters served: Set<ClusterID>) -> DeviceTypeDefinition? {
+        guard let definition = deviceType(type),
+              !definition.requiredServerClusters.allSatisfy({ served.contains($0.cluster) }) else { return nil }
+        let asked = Dictionary(definition.requiredServerClusters.map { ($0.cluster, $0.requiredFeatures) },
+                               uniquingKeysWith: { $0.union($1) })
+        return deviceTypes
+            .filter { candidate in
+                candidate.id != type && candidate.deviceClass == definition.deviceClass
+                    && candidate.requiredServerClusters.allSatisfy { requirement in
+                        served.contains(requirement.cluster)
+                            && asked[requirement.cluster].map { requirement.requiredFeatures.isSubset(of: $0) } == true
+                    }
+            }
+            .max { $0.requiredServerClusters.count < $1.requiredServerClusters.count }
+    }
+}

@@ -28,7 +28,8 @@ struct DescriptionJSON: Encodable {
     struct Endpoint: Encodable {
         var number: UInt16
         var deviceTypes: [UInt32]
-        /// The server clusters a controller on the LAN finds (cloud-only ones left out).
+        /// What a controller on the LAN finds: the device types its clusters conform to, and
+        /// the server clusters (cloud-only ones left out).
         var serverClusters: [UInt32]
         /// Served only through the cloud relay.
         var cloudOnlyClusters: [UInt32]
@@ -52,10 +53,15 @@ struct DescriptionJSON: Encodable {
         let node = device.nodeDescription(model: model)
         let endpoints = node.endpoints.map { endpoint in
             let cloudOnly = Set(device.endpoint(endpoint.number)?.cloudOnlyClusters ?? [])
+            let served = Set(endpoint.serverClusters.map(\.id).filter { !cloudOnly.contains($0) })
+            // Over the LAN an endpoint claims only device types its LAN clusters conform to.
+            let lanTypes = endpoint.deviceTypes.map { type in
+                (cloudOnly.isEmpty ? nil : model.standIn(for: type.id, servedClusters: served))?.id ?? type.id
+            }
             return Endpoint(
                 number: endpoint.number,
-                deviceTypes: endpoint.deviceTypes.map { $0.id.rawValue },
-                serverClusters: endpoint.serverClusters.map(\.id).filter { !cloudOnly.contains($0) }.map(\.rawValue).sorted(),
+                deviceTypes: lanTypes.map(\.rawValue),
+                serverClusters: served.map(\.rawValue).sorted(),
                 cloudOnlyClusters: cloudOnly.map(\.rawValue).sorted())
         }
         return Device(

@@ -44,6 +44,13 @@ struct CloudOnlyClusterTests {
                 let moveOverLAN = try await commissioner.status(session, 1, Level.cluster, Level.moveToLevel,
                                                                 fields((0, u(50)), (1, u(0)), (2, u(0)), (3, u(0))))
                 #expect(moveOverLAN == InteractionStatus(.unsupportedCluster))
+                // Over UDP the endpoint claims the device type its clusters conform to: without
+                // Level Control a Dimmable Light (0x0101) is an On/Off Light (0x0100), which the
+                // data-model validator checks; the relay's view is the whole Dimmable Light.
+                let lanTypes = try await commissioner.read(session, 1, Level.descriptor, 0x0000).get()
+                #expect((lanTypes.members ?? []).compactMap { $0.value[context: 0]?.uintValue } == [0x0100])
+                let relayTypes = try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.deviceTypeList)])
+                #expect((try relayTypes.result(Level.deviceTypeList)?.get().members ?? []).compactMap { $0.value[context: 0]?.uintValue } == [0x0101])
                 let wildcard = try await commissioner.read(session, paths: [AttributePathIB(endpoint: 1)])
                 #expect(wildcard.reportedClusters.contains(ClusterPath(endpoint: 1, cluster: ClusterIDs.onOff)))
                 #expect(!wildcard.reportedClusters.contains(ClusterPath(endpoint: 1, cluster: Level.cluster)))

@@ -181,6 +181,7 @@ enum Level {
     static let moveToLevel: UInt32 = 0x04
     static let descriptor = ClusterID(0x001D)
     static let serverList = AttributePath(endpoint: 1, cluster: descriptor, attribute: AttributeID(0x0001))
+    static let deviceTypeList = AttributePath(endpoint: 1, cluster: descriptor, attribute: AttributeID(0x0000))
     static let onOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000))
 
     /// MoveToLevelWithOnOff(level, transition 0, no option masks).

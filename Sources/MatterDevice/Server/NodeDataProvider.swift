@@ -20,6 +20,9 @@ struct NodeDataProvider: InteractionDataProvider {
     private let commandMetadata: [ClusterPath: [CommandMetadata]]
     /// Per endpoint, the clusters of this view, in the composition's order.
     private let visibleClusters: [EndpointNumber: [ClusterID]]
+    /// Per endpoint whose clusters this view withholds, device type → (stand-in, revision):
+    /// the DeviceTypeList of this view names only types its clusters conform to.
+    private let deviceTypeStandIns: [EndpointNumber: [UInt64: (id: UInt64, revision: UInt64)]]
 
     init(node: MatterNode, withholding withheld: Set<ClusterPath> = []) {
         self.node = node
@@ -46,6 +49,17 @@ struct NodeDataProvider: InteractionDataProvider {
                 }
             }
         }
+        var standIns: [EndpointNumber: [UInt64: (id: UInt64, revision: UInt64)]] = [:]
+        for endpoint in composition.endpoints where withheld.contains(where: { $0.endpoint == endpoint }) {
+            let served = Set(visible[endpoint] ?? [])
+            for type in node.model.deviceTypes {
+                if let standIn = node.model.standIn(for: type.id, servedClusters: served) {
+                    standIns[endpoint, default: [:]][UInt64(type.id.rawValue)] =
+                        (UInt64(standIn.id.rawValue), UInt64(standIn.revision))
+                }
+            }
+        }
+        deviceTypeStandIns = standIns
         self.withheld = withheld
         attributeMetadata = attributes
         commandMetadata = commands
@@ -55,6 +69,7 @@ struct NodeDataProvider: InteractionDataProvider {
     /// Descriptor (Core spec 9.5) and its ServerList attribute.
     static let descriptor = ClusterID(0x001D)
     static let serverList = AttributeID(0x0001)
+    static let deviceTypeList = AttributeID(0x0000)
 
     func endpoints() async -> [EndpointNumber] { composition.endpoints }
 
@@ -85,6 +100,13 @@ struct NodeDataProvider: InteractionDataProvider {
                 value = .arrayOf(items.filter { item in
                     guard let id = item.uintValue.flatMap({ UInt32(exactly: $0) }) else { return true }
                     return !withheld.contains(ClusterPath(endpoint: path.endpoint, cluster: ClusterID(id)))
+                })
+            }
+            if path.cluster == Self.descriptor, path.attribute == Self.deviceTypeList,
+               let standIns = deviceTypeStandIns[path.endpoint], let items = value.listItems {
+                value = .arrayOf(items.map { item in
+                    guard let type = item[context: 0]?.uintValue, let standIn = standIns[type] else { return item }
+                    return TLVValue.contextStructure([(0, .uint(standIn.id)), (1, .uint(standIn.revision))])
                 })
             }
             return .success(VersionedAttributeValue(value, dataVersion: data.dataVersion))
