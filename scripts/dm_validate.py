@@ -25,9 +25,31 @@ import json
 import logging
 import sys
 
+import importlib.resources
+import inspect
+
 from dmv_tool.configs.constants import SUPPORTED_SPEC_VERSIONS
-from dmv_tool.validators import convert_specification_version, validate_device_conformance
+from dmv_tool.validators import conformance_checker, convert_specification_version
 from dmv_tool.validators.reporting import generate_conformance_report
+
+# The validator's correction (issue #21): in validate_cluster, `found` is set only inside the
+# loop over the device's command lists, so a cluster whose AcceptedCommandList and
+# GeneratedCommandList are both empty keeps the value left by the previous element and passes
+# with every required command missing. The one-line fix: reset it before that loop. Applied to
+# the module as loaded, so an upgrade that fixes (or moves) the line stops this script loudly.
+BUGGY_LOOP = "        for actual_cmd in actual_on_device_commands:\n"
+FIXED_LOOP = "        found = False  # matter-sim: an empty command list finds nothing\n" + BUGGY_LOOP
+
+
+def corrected_validator():
+    source = inspect.getsource(conformance_checker)
+    if source.count(BUGGY_LOOP) != 1:
+        sys.exit("dm_validate: the validator's command loop is not where 1.0.5 has it; review the correction")
+    exec(compile(source.replace(BUGGY_LOOP, FIXED_LOOP), conformance_checker.__file__, "exec"), conformance_checker.__dict__)
+    return conformance_checker.validate_device_conformance
+
+
+validate_device_conformance = corrected_validator()
 
 
 def spec_version(parsed):
@@ -90,6 +112,42 @@ def findings(results):
     return list(unique.items())
 
 
+def command_direction_findings(parsed, version):
+    """The validator checks a required command against the union of AcceptedCommandList and
+    GeneratedCommandList. Here each list on its own: a response (named *_response in the
+    validator's data, as every Matter response command is) must be generated, any other
+    command accepted."""
+    data = json.loads(importlib.resources.files("dmv_tool.data").joinpath(f"validation_data_{version}.json").read_text())
+    by_type = {int(entry["id"], 16): entry for entry in data}
+    out = []
+    for endpoint in parsed["endpoints"]:
+        clusters = endpoint["clusters"]
+        descriptor = clusters.get("0x001D", {}).get("attributes", {}).get("0x0000", {}).get("DeviceTypeList", [])
+        for device_type in descriptor:
+            entry = by_type.get(int(str(device_type.get("DeviceType")), 16))
+            if not entry:
+                continue
+            for required in entry["clusters"]:
+                if required.get("type") != "server" or not required.get("required"):
+                    continue
+                actual = clusters.get(required["id"].upper().replace("0X", "0x"))
+                if actual is None:
+                    continue  # a missing cluster is the validator's finding
+                lists = actual.get("commands", {})
+                accepted = {int(str(c), 16) if isinstance(c, str) else c
+                            for c in lists.get("AcceptedCommandList", {}).get("AcceptedCommandList", [])}
+                generated = {int(str(c), 16) if isinstance(c, str) else c
+                             for c in lists.get("GeneratedCommandList", {}).get("GeneratedCommandList", [])}
+                for command in required.get("commands", []):
+                    response = command["name"].endswith("_response")
+                    present = generated if response else accepted
+                    if int(command["id"], 16) not in present:
+                        which = "GeneratedCommandList" if response else "AcceptedCommandList"
+                        key = f"ep{endpoint['id']}/{entry['name']}/{required['name']}/{which}/{command['name']}"
+                        out.append((key, f"required command {command['name']} ({command['id']}) is not in {which}"))
+    return out
+
+
 def notes(results):
     out = []
     for endpoint in results["endpoints"]:
@@ -138,7 +196,10 @@ def main():
     print(f"{label}: spec {version} (SpecificationVersion {shown}), "
           f"{len(parsed['endpoints'])} endpoints")
     violations = exceptions = 0
-    for key, text in findings(results):
+    every = dict(findings(results))
+    for key, text in command_direction_findings(parsed, version):
+        every.setdefault(key, text)
+    for key, text in every.items():
         rule = next((r for r in rules if fnmatch.fnmatchcase(key, r["key"])), None)
         if rule:
             rule["used"] = True

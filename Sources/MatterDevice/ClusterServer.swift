@@ -47,11 +47,17 @@ protocol ClusterServer: AnyObject {
 
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult
 
+    /// Whether the command's response reports its fields' constraint violations itself
+    /// (Groups: CONSTRAINT_ERROR goes in AddGroupResponse's Status), so the node passes
+    /// well-typed fields through unchecked.
+    func answersConstraintErrors(_ command: CommandID) -> Bool
+
     /// A timer started through the context ran out.
     func timerFired(_ name: String, context: ClusterContext)
 }
 
 extension ClusterServer {
+    func answersConstraintErrors(_ command: CommandID) -> Bool { false }
     func initialValue(for attribute: AttributeID) -> TLVValue? { nil }
     func handles(_ command: CommandID) -> Bool { false }
     func startUp(_ context: ClusterContext) {}

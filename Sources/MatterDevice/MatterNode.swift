@@ -224,7 +224,8 @@ public actor MatterNode {
             if command.fabricScoped && session.fabricIndex == 0 { return .failure(.unsupportedAccess) }
         }
         if command.timed && !timed { return .failure(.needsTimedInteraction) }
-        if let rejected = checkFields(fields, of: command, in: definition, features: composition.features(of: cluster)) {
+        if let rejected = checkFields(fields, of: command, in: definition, features: composition.features(of: cluster),
+                                      constraints: !server.answersConstraintErrors(path.command)) {
             logger.debug("invoke \(path) rejected: \(rejected)")
             return .status(rejected)
         }
@@ -299,7 +300,8 @@ public actor MatterNode {
     /// Missing mandatory fields or fields of the wrong type make the command invalid;
     /// well-typed values outside their constraints are constraint errors.
     private func checkFields(
-        _ fields: TLVValue, of command: CommandDefinition, in definition: ClusterDefinition, features: Set<String>
+        _ fields: TLVValue, of command: CommandDefinition, in definition: ClusterDefinition, features: Set<String>,
+        constraints: Bool = true
     ) -> InteractionStatus? {
         guard case .structure = fields else { return InteractionStatus(.invalidCommand) }
         for field in command.fields where field.conformance.isAllowed(features: features) {
@@ -311,7 +313,7 @@ public actor MatterNode {
                 }
                 return InteractionStatus(.invalidCommand)
             }
-            if let violation = definition.validate(value, for: field) {
+            if let violation = definition.validate(value, for: field), constraints || violation.kind == .typeMismatch {
                 return InteractionStatus(Self.statusCode(for: violation, typeMismatch: .invalidCommand))
             }
         }

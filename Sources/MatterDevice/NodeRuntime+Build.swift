@@ -200,6 +200,7 @@ extension NodeRuntime {
         switch instance.id {
         case DescriptorServer.clusterID: DescriptorServer(endpoint: endpoint, layout: layout, instance: instance)
         case IdentifyServer.clusterID: IdentifyServer()
+        case GroupsServer.clusterID: GroupsServer(features: instance.features)
         case OnOffServer.clusterID: OnOffServer(features: instance.features)
         case LevelControlServer.clusterID: LevelControlServer(features: instance.features)
         case WindowCoveringServer.clusterID: WindowCoveringServer(instance: instance)

@@ -28,7 +28,8 @@ func lightDescription() -> NodeDescription {
         ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
     let light = EndpointDescription(
         number: 1, deviceTypes: [DeviceTypeInstance(id: DeviceTypeID(0x0100), revision: 3)],
-        serverClusters: [ClusterInstanceDescription(id: ClusterIDs.onOff, features: ["LT"])])
+        serverClusters: [ClusterInstanceDescription(id: ClusterID(0x0003)), ClusterInstanceDescription(id: ClusterID(0x0004)),
+                         ClusterInstanceDescription(id: ClusterIDs.onOff, features: ["LT"])])
     return NodeDescription(endpoints: [root, light])
 }
 

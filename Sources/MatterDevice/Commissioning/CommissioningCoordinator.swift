@@ -56,6 +56,8 @@ final class CommissioningCoordinator {
     private(set) var accessControlEntries: [AccessControlEntry] = []
     private(set) var groupKeySets: [GroupKeySet] = []
     private(set) var groupKeyMap: [GroupKeyMapEntry] = []
+    /// Group membership of the node's endpoints, per fabric (Groups cluster).
+    private(set) var groupTable: [GroupTableEntry] = []
     private(set) var failSafe: FailSafeContext?
     private(set) var window: CommissioningWindowInfo?
     private(set) var pendingKey: PendingOperationalKey?
@@ -80,6 +82,7 @@ final class CommissioningCoordinator {
         accessControlEntries = snapshot.accessControlEntries.filter { known.contains($0.fabricIndex) }
         groupKeySets = snapshot.groupKeySets.filter { known.contains($0.fabricIndex) }
         groupKeyMap = snapshot.groupKeyMap.filter { known.contains($0.fabricIndex) }
+        groupTable = snapshot.groupTable.filter { known.contains($0.fabricIndex) }
     }
 
     // MARK: Sessions
@@ -377,6 +380,7 @@ final class CommissioningCoordinator {
         accessControlEntries.removeAll { $0.fabricIndex == index }
         groupKeySets.removeAll { $0.fabricIndex == index }
         groupKeyMap.removeAll { $0.fabricIndex == index }
+        groupTable.removeAll { $0.fabricIndex == index }
         adoptedFabrics = adoptedFabrics.filter { $0.value != index }
         if window?.openedBy == index {
             // AdminFabricIndex becomes null; the window stays open (11.19.7.2).
@@ -385,6 +389,7 @@ final class CommissioningCoordinator {
         }
         publishAccessControl()
         publishGroupKeyMap()
+        publishGroupTable()
         events.publish(.fabricRemoved(index))
     }
 
@@ -507,6 +512,7 @@ final class CommissioningCoordinator {
         publishFabrics()
         publishAccessControl()
         publishGroupKeyMap()
+        publishGroupTable()
         publishWindow()
     }
 
@@ -535,6 +541,68 @@ final class CommissioningCoordinator {
             .map(\.element.tlv)
         runtime.store.update(rootPath(GroupKeyManagementServer.clusterID, GroupKeyManagementServer.Attribute.groupKeyMap),
                              to: .arrayOf(ordered))
+    }
+
+    func publishGroupTable() {
+        let ordered = groupTable.sorted { ($0.fabricIndex, $0.groupID) < ($1.fabricIndex, $1.groupID) }.map(\.tlv)
+        runtime.store.update(rootPath(GroupKeyManagementServer.clusterID, GroupKeyManagementServer.Attribute.groupTable),
+                             to: .arrayOf(ordered))
+    }
+
+    // MARK: Groups (Application Cluster spec 1.3)
+
+    func group(_ id: UInt16, fabric: FabricIndex) -> GroupTableEntry? {
+        groupTable.first { $0.fabricIndex == fabric && $0.groupID == id }
+    }
+
+    /// The groups of the fabric an endpoint is in, ascending.
+    func groups(on endpoint: EndpointNumber, fabric: FabricIndex) -> [UInt16] {
+        groupTable.filter { $0.fabricIndex == fabric && $0.endpoints.contains(endpoint) }.map(\.groupID).sorted()
+    }
+
+    /// How many more groups the fabric may have.
+    func groupCapacity(fabric: FabricIndex) -> Int {
+        max(0, Int(configuration.maxGroupsPerFabric) - groupTable.filter { $0.fabricIndex == fabric }.count)
+    }
+
+    /// AddGroup (1.3.7.1): the group must have a key set in the fabric's GroupKeyMap; a new
+    /// group takes a place in the fabric's table; an existing one gains the endpoint and the name.
+    func addGroup(_ id: UInt16, name: String, endpoint: EndpointNumber, fabric: FabricIndex) -> InteractionStatus {
+        guard groupKeyMap.contains(where: { $0.fabricIndex == fabric && $0.groupID == id }) else {
+            return InteractionStatus(.unsupportedAccess)
+        }
+        if let i = groupTable.firstIndex(where: { $0.fabricIndex == fabric && $0.groupID == id }) {
+            if !groupTable[i].endpoints.contains(endpoint) { groupTable[i].endpoints.append(endpoint) }
+            groupTable[i].endpoints.sort()
+            groupTable[i].name = name
+        } else {
+            guard groupCapacity(fabric: fabric) > 0 else { return InteractionStatus(.resourceExhausted) }
+            groupTable.append(GroupTableEntry(fabricIndex: fabric, groupID: id, endpoints: [endpoint], name: name))
+        }
+        groupsChanged()
+        return InteractionStatus(.success)
+    }
+
+    /// RemoveGroup (1.3.7.4): NOT_FOUND unless the endpoint is in the group.
+    func removeGroup(_ id: UInt16, endpoint: EndpointNumber, fabric: FabricIndex) -> InteractionStatus {
+        guard let i = groupTable.firstIndex(where: { $0.fabricIndex == fabric && $0.groupID == id && $0.endpoints.contains(endpoint) })
+        else { return InteractionStatus(.notFound) }
+        groupTable[i].endpoints.removeAll { $0 == endpoint }
+        if groupTable[i].endpoints.isEmpty { groupTable.remove(at: i) }
+        groupsChanged()
+        return InteractionStatus(.success)
+    }
+
+    /// RemoveAllGroups (1.3.7.5): the endpoint leaves every group of the fabric.
+    func removeAllGroups(endpoint: EndpointNumber, fabric: FabricIndex) {
+        for i in groupTable.indices where groupTable[i].fabricIndex == fabric { groupTable[i].endpoints.removeAll { $0 == endpoint } }
+        groupTable.removeAll { $0.endpoints.isEmpty }
+        groupsChanged()
+    }
+
+    private func groupsChanged() {
+        publishGroupTable()
+        saveSnapshot()
     }
 
     func publishWindow() {
@@ -573,7 +641,8 @@ final class CommissioningCoordinator {
             fabrics: table,
             accessControlEntries: accessControlEntries.filter { !excluded.contains($0.fabricIndex) },
             groupKeySets: groupKeySets.filter { !excluded.contains($0.fabricIndex) },
-            groupKeyMap: groupKeyMap.filter { !excluded.contains($0.fabricIndex) })
+            groupKeyMap: groupKeyMap.filter { !excluded.contains($0.fabricIndex) },
+            groupTable: groupTable.filter { !excluded.contains($0.fabricIndex) })
     }
 
     func saveSnapshot() {

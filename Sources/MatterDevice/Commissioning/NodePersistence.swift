@@ -10,6 +10,41 @@ struct CommissioningSnapshot: Codable, Equatable {
     var accessControlEntries: [AccessControlEntry]
     var groupKeySets: [GroupKeySet]
     var groupKeyMap: [GroupKeyMapEntry]
+    /// Group membership (Groups cluster); absent in records written before it existed.
+    var groupTable: [GroupTableEntry] = []
+
+    init(fabrics: FabricTable, accessControlEntries: [AccessControlEntry], groupKeySets: [GroupKeySet],
+         groupKeyMap: [GroupKeyMapEntry], groupTable: [GroupTableEntry] = []) {
+        self.fabrics = fabrics
+        self.accessControlEntries = accessControlEntries
+        self.groupKeySets = groupKeySets
+        self.groupKeyMap = groupKeyMap
+        self.groupTable = groupTable
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        fabrics = try c.decode(FabricTable.self, forKey: .fabrics)
+        accessControlEntries = try c.decode([AccessControlEntry].self, forKey: .accessControlEntries)
+        groupKeySets = try c.decode([GroupKeySet].self, forKey: .groupKeySets)
+        groupKeyMap = try c.decode([GroupKeyMapEntry].self, forKey: .groupKeyMap)
+        groupTable = try c.decodeIfPresent([GroupTableEntry].self, forKey: .groupTable) ?? []
+    }
+}
+
+/// One group of one fabric: the endpoints in it and its name (GroupKeyManagement's
+/// GroupInfoMapStruct, Core spec 11.2.5.5).
+struct GroupTableEntry: Codable, Equatable, Sendable {
+    var fabricIndex: FabricIndex
+    var groupID: UInt16
+    var endpoints: [EndpointNumber]
+    var name: String
+
+    /// GroupInfoMapStruct: GroupId [1], Endpoints [2], GroupName [3], FabricIndex [254].
+    var tlv: TLVValue {
+        .contextStructure([(1, .uint(groupID)), (2, .arrayOf(endpoints.map { .uint($0) })), (3, .utf8(name)),
+                           (254, .uint(fabricIndex))])
+    }
 }
 
 /// One non-volatile attribute value, TLV-encoded.
