@@ -43,6 +43,10 @@ async def commission(controller, args):
     commissioned_ms = round((time.monotonic() - start) * 1000)
     await controller.WriteAttribute(args.node_id, [(0, Clusters.BasicInformation.Attributes.NodeLabel(args.label))])
     toggled = {}
+    # A report to the first admin's subscription (MinIntervalFloor 1 s) went out for the
+    # label; the toggle a floor later is reported at once, not held back behind it.
+    if args.toggle:
+        await asyncio.sleep(1.1)
     for endpoint in args.toggle:
         await controller.SendCommand(args.node_id, endpoint, Clusters.OnOff.Commands.Toggle())
         read = await controller.ReadAttribute(args.node_id, [(endpoint, Clusters.OnOff.Attributes.OnOff)])
