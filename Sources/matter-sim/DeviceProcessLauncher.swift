@@ -38,7 +38,8 @@ struct DeviceProcessLauncher {
         defer { signals.stop() }
 
         for node in plan {
-            var arguments = [executable, "run", homeFile, "--home-device", String(node.index), "--port", String(node.port),
+            var arguments = [executable, "run", homeFile, "--home-device", String(node.index), "--exit-with-parent", String(getpid()),
+                             "--port", String(node.port),
                              "--state-dir", URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
                              "--log-level", logLevel]
             if let attestationDir { arguments += ["--attestation-dir", attestationDir] }

@@ -27,6 +27,11 @@ struct RunCommand: AsyncParsableCommand {
         discussion: "What `home --process-per-device` starts for each device.", valueName: "index"))
     var homeDevice: Int?
 
+    @Option(help: ArgumentHelp(
+        "Stop at once, as at a power cut, when the process PID (the home that started this node) is gone.",
+        visibility: .hidden))
+    var exitWithParent: Int32?
+
     @Option(help: "Setup passcode (overrides the profile's).")
     var passcode: UInt32?
 
@@ -88,6 +93,7 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         bootstrapLogging(Logger.Level(rawValue: logLevel) ?? .info)
         let logger = Logger(label: "matter-sim")
+        if let exitWithParent { followParent(exitWithParent) }
 
         let loader = ProfileLoader()
         let device: ResolvedDeviceProfile
@@ -134,4 +140,16 @@ struct RunCommand: AsyncParsableCommand {
 /// while the node keeps running.
 func printOut(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// A node of `home --process-per-device` lives in a process group of its own (Ctrl-C reaches
+/// only the home), so a SIGKILL of the home (a power cut, `kill -9`) would leave it running
+/// as an orphan. It watches its parent and, once reparented, ends at once without a clean
+/// shutdown, as the home did.
+private func followParent(_ parent: Int32) {
+    let watcher = Thread {
+        while getppid() == parent { usleep(100_000) }
+        _exit(137)
+    }
+    watcher.start()
 }
