@@ -73,7 +73,7 @@ if [ -n "$HOME_FILE" ]; then
 else
   python3 - "$WORK/devices.json" "${PROFILES[@]}" <<'PY'
 import json, subprocess, sys
-out, sim = sys.argv[1], None
+out = sys.argv[1]
 devices = []
 for profile in sys.argv[2:]:
     described = subprocess.run([".build/debug/matter-sim", "describe", "--json", profile], check=True,
