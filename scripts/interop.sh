@@ -10,7 +10,8 @@
 #   INTEROP_OUT     where reports go (default: .build/interop)
 #
 # Then a restart check: the reference controller commissions the dimmable light, the device
-# process is restarted, and the controller reads it again without commissioning. Then one
+# process is restarted, and the controller reads it again without commissioning. Then a
+# groupcast check: two lights of one home in a group, switched by one group message. Then one
 # device of the demo home, with the whole home running in one process and one process each.
 # Prints one line per profile and closes with "N passed, N failed". Reports land in
 # $INTEROP_OUT/<check>.json, and each report's steps without timings in <check>.steps
@@ -71,6 +72,15 @@ if [ "${INTEROP_SKIP_RESTART:-}" = "" ]; then
     --checker "$ROOT/scripts/interop/restart_check.py" --report "$OUT/restart.json" -- \
     "$ROOT/scripts/interop/restarting-device.sh" "$SIM" run "$ROOT/DeviceProfiles/devices/dimmable-light.yaml" \
     --passcode 20202021 --discriminator 3840
+fi
+# Groupcast: two lights of one home process put in a group by the reference controller
+# (connectedhomeip's group test data), then switched by group messages (IPv6 multicast).
+if [ "${INTEROP_SKIP_GROUP:-}" = "" ]; then
+  echo "interop: group (two lights, one groupcast) ..."
+  rm -f "$OUT/group.json"
+  check group env GROUP_SECOND=34567890:1201 "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" \
+    --checker "$ROOT/scripts/interop/group_check.py" --report "$OUT/group.json" -- \
+    "$SIM" home "$ROOT/scripts/interop/group-home.yaml"
 fi
 # A home: the device with both a light and a covering, commissioned while the demo home's
 # 13 nodes run in one process and then one process each (scripts/interop-home.sh checks

@@ -40,7 +40,7 @@ public actor MatterNode {
     /// Endpoints, clusters, attributes and commands; fixed after construction.
     public nonisolated let composition: NodeComposition
 
-    private let runtime: NodeRuntime
+    let runtime: NodeRuntime
     private nonisolated let broadcaster: ChangeBroadcaster
     private nonisolated let commissioningBroadcaster: Broadcaster<CommissioningEvent>
     private let logger: Logger
@@ -266,6 +266,11 @@ public actor MatterNode {
     /// The node's fabrics, including one AddNOC installed under the armed fail-safe
     /// (CASE must work before CommissioningComplete).
     public var fabrics: [FabricInfo] { runtime.commissioning.fabrics.fabrics }
+
+    /// The endpoints of a fabric's group.
+    public func endpoints(inGroup group: UInt16, fabricIndex: FabricIndex) -> [EndpointNumber] {
+        runtime.commissioning.group(group, fabric: fabricIndex)?.endpoints ?? []
+    }
 
     /// The ACL the access checks use.
     public var accessControlEntries: [AccessControlEntry] { runtime.commissioning.accessControlEntries }

@@ -647,6 +647,7 @@ final class CommissioningCoordinator {
 
     func saveSnapshot() {
         runtime.persistence.saveCommissioning(committedSnapshot)
+        events.publish(.committedStateSaved)
     }
 }
 

@@ -60,4 +60,7 @@ public enum CommissioningEvent: Sendable, Hashable {
     /// Close the fabric's CASE sessions; `except` stays open until its response is
     /// delivered (UpdateNOC). Sessions are closed after the triggering response is sent.
     case closeSessions(fabricIndex: FabricIndex, except: SessionID?)
+    /// Stored state changed (key sets, GroupKeyMap, group table or fabrics, among others):
+    /// the group keys and multicast groups the node listens on may have to follow.
+    case committedStateSaved
 }

@@ -84,6 +84,10 @@ struct NodeDataProvider: InteractionDataProvider {
         return await node.dataVersion(of: cluster)
     }
 
+    func endpoints(inGroup group: UInt16, fabricIndex: FabricIndex) async -> [EndpointNumber] {
+        await node.endpoints(inGroup: group, fabricIndex: fabricIndex)
+    }
+
     func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
         guard !withheld.contains(cluster) else { return false }
         return await node.canAccess(AccessSubject(subject), cluster, privilege: privilege)

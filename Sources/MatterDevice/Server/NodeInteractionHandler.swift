@@ -9,6 +9,10 @@ struct NodeInteractionHandler: ProtocolHandler {
     func handle(exchange: Exchange, first message: Message) async {
         // The IM runs on secure sessions only (Core spec 4.13.2.1).
         guard message.session.isSecure else { return }
+        // A group message: acted on, never answered, no session to keep open (Core spec 4.16).
+        if message.session.kind == .group {
+            return await server.handle(opcode: message.opcode, payload: message.payload, on: exchange)
+        }
         let session = exchange.session.handle
         await activity.begin(session.serial)
         await server.handle(opcode: message.opcode, payload: message.payload, on: exchange)

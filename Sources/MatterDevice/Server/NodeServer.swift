@@ -133,6 +133,7 @@ public final class NodeServer: Sendable {
         } else {
             for fabric in fabrics { await advertiseOperational(fabric) }
         }
+        await followGroupcast()
     }
 
     /// Until the commissioning window boot asked for is open on the secure channel (bounded:
@@ -229,6 +230,8 @@ public final class NodeServer: Sendable {
             logger.notice("commissioned on fabric \(fabricIndex) as node 0x\(String(nodeID, radix: 16, uppercase: true))")
         case .failSafeExpired:
             logger.notice("fail-safe expired; commissioning changes rolled back")
+        case .committedStateSaved:
+            await followGroupcast()
         }
     }
 

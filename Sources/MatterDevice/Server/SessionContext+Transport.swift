@@ -31,11 +31,12 @@ extension SessionContext {
                   attestationChallenge: session?.attestationChallenge ?? [])
     }
 
-    /// A secure session as the exchange manager reports it; nil for unsecured sessions.
+    /// A secure session as the exchange manager reports it; nil for unsecured sessions and
+    /// group messages (which have no session to track).
     init?(_ info: SessionInfo) {
         let subject: AccessSubject
         switch info.kind {
-        case .unsecured:
+        case .unsecured, .group:
             return nil
         case .pase:
             subject = AccessSubject(authMode: .pase, fabricIndex: info.fabricIndex, subject: 0)

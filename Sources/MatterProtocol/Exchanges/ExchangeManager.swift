@@ -73,6 +73,10 @@ public actor ExchangeManager {
     private var exchanges: [ExchangeKey: ExchangeState] = [:]
     private var handlers: [ProtocolID: any ProtocolHandler] = [:]
     private var counters = TransportMetrics()
+    /// Operational group keys by group session ID, and the per-sender group counters.
+    private var groupKeys: [UInt16: [GroupOperationalKey]] = [:]
+    private var groupCounters: [GroupPeer: PeerMessageCounter] = [:]
+    static let maxGroupPeers = 256
     private var unencryptedCounter = MessageCounter(allowsRollover: true)
     private var nextExchangeID: UInt16
     private var nextWaiterID: UInt64 = 0
@@ -550,9 +554,12 @@ public actor ExchangeManager {
             counters.droppedMalformed += 1
             return nil
         }
-        guard !header.privacy, header.sessionType == .unicast else {
+        guard !header.privacy else {
             counters.droppedUnsupported += 1
             return nil
+        }
+        if header.sessionType == .group {
+            return ingestGroup(header: header, headerLength: headerLength, datagram: datagram)
         }
         let handle: SessionHandle
         let verdict: CounterVerdict
@@ -618,6 +625,78 @@ public actor ExchangeManager {
         }
         return process(header: header, protocolHeader: protocolHeader, payload: payload, session: handle,
                        verdict: verdict, source: datagram.source)
+    }
+
+    // MARK: - Group messages (spec 4.16)
+
+    /// Replaces the operational group keys group messages are accepted under (the node
+    /// recomputes them whenever key sets, the GroupKeyMap or fabrics change).
+    public func setGroupKeys(_ keys: [GroupOperationalKey]) {
+        groupKeys = Dictionary(grouping: keys, by: \.sessionID)
+        let fabrics = Set(keys.map(\.fabricIndex))
+        groupCounters = groupCounters.filter { fabrics.contains($0.key.fabricIndex) }
+    }
+
+    /// A group message: opened with a key whose group session ID and group match, its
+    /// counter checked per sender (trust-first: the first message from a sender sets it,
+    /// spec 4.6.5.2), then handed to the protocol's handler on an exchange that never sends
+    /// (group messages are neither acknowledged nor answered).
+    private func ingestGroup(header: MessageHeader, headerLength: Int, datagram: InboundDatagram) -> Dispatch? {
+        guard case .group(let groupID) = header.destination, let source = header.sourceNodeID else {
+            counters.droppedMalformed += 1
+            return nil
+        }
+        let candidates = (groupKeys[header.sessionID] ?? []).filter { $0.groupIDs.contains(groupID) }
+        guard !candidates.isEmpty else {
+            counters.droppedUnknownSession += 1
+            return nil
+        }
+        var opened: (key: GroupOperationalKey, plaintext: [UInt8])?
+        for key in candidates {
+            if let plaintext = key.open(datagram: datagram.bytes, header: header, headerLength: headerLength) {
+                opened = (key, plaintext)
+                break
+            }
+        }
+        guard let (key, plaintext) = opened else {
+            counters.droppedAuthenticationFailed += 1
+            return nil
+        }
+        let peer = GroupPeer(fabricIndex: key.fabricIndex, sourceNodeID: source, isControl: header.isControlMessage)
+        if var counter = groupCounters[peer] {
+            guard counter.acceptEncryptedUnicast(header.messageCounter) == .new else {
+                counters.droppedDuplicate += 1
+                return nil
+            }
+            groupCounters[peer] = counter
+        } else {
+            // Bounded: a flood of forged senders cannot grow the table (they fail the MIC
+            // anyway; this bounds genuine ones too).
+            if groupCounters.count >= Self.maxGroupPeers, let victim = groupCounters.keys.first {
+                groupCounters.removeValue(forKey: victim)
+            }
+            groupCounters[peer] = PeerMessageCounter(synchronizedAt: header.messageCounter)
+        }
+        let ph: ProtocolHeader
+        let payload: [UInt8]
+        do { (ph, payload) = try ProtocolHeader.decode(plaintext) } catch {
+            counters.droppedMalformed += 1
+            return nil
+        }
+        guard ph.isInitiator, let handler = handlers[ph.protocolID], ph.protocolID == .interactionModel else {
+            counters.droppedUnsolicited += 1
+            return nil
+        }
+        let info = SessionInfo(
+            handle: sessions.groupMessageHandle(), kind: .group, role: .responder, localSessionID: header.sessionID,
+            peerSessionID: 0, localNodeID: 0, peerNodeID: source, fabricIndex: key.fabricIndex,
+            caseAuthenticatedTags: [], attestationChallenge: [], peerAddress: datagram.source,
+            peerParameters: SessionParameters(), groupID: groupID)
+        counters.messagesAccepted += 1
+        let message = Message(messageHeader: header, protocolHeader: ph, payload: payload, session: info, source: datagram.source)
+        let exchange = Exchange(key: ExchangeKey(session: info.handle, exchangeID: ph.exchangeID, role: .responder),
+                                protocolID: ph.protocolID, session: info, manager: self)
+        return Dispatch(handler: handler, exchange: exchange, message: message)
     }
 
     private func process(header: MessageHeader, protocolHeader ph: ProtocolHeader, payload: [UInt8],

@@ -5,7 +5,11 @@
 extension Exchange: IMExchange {
     /// The incoming subject descriptor (spec 6.6.2.1) of the exchange's session.
     public var subject: SubjectDescriptor {
-        SubjectDescriptor(authMode: session.kind == .case ? .caseSession : .pase,
+        // A group message's subject is its group (spec 6.6.2.1: Group auth mode, subject = group ID).
+        if session.kind == .group, let group = session.groupID {
+            return SubjectDescriptor(authMode: .group, fabricIndex: session.fabricIndex, nodeID: UInt64(group))
+        }
+        return SubjectDescriptor(authMode: session.kind == .case ? .caseSession : .pase,
                           fabricIndex: session.fabricIndex,
                           nodeID: session.kind == .case ? session.peerNodeID : 0,
                           caseAuthenticatedTags: session.caseAuthenticatedTags)

@@ -143,9 +143,16 @@ public protocol InteractionDataProvider: Sendable {
     /// carries all of one command's changes (an On that also moves the level) instead of
     /// sending the first alone and holding the rest back by MinInterval.
     func settleChanges() async
+
+    /// The endpoints that are members of a fabric's group (Groups cluster): where a group
+    /// command acts.
+    func endpoints(inGroup group: UInt16, fabricIndex: FabricIndex) async -> [EndpointNumber]
 }
 
 extension InteractionDataProvider {
+    /// Nodes without groups have no members.
+    public func endpoints(inGroup group: UInt16, fabricIndex: FabricIndex) async -> [EndpointNumber] { [] }
+
     /// A provider with nothing to keep.
     public func persistChanges() async {}
 

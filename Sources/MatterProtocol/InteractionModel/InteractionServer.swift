@@ -58,6 +58,10 @@ public final class InteractionServer: Sendable {
     /// Handles an exchange the peer opened with this message, to the end of
     /// the interaction (a subscription carries on in `run()`).
     public func handle(opcode: UInt8, payload: [UInt8], on exchange: any IMExchange) async {
+        // A group message opens no exchange that could carry an answer.
+        if exchange.subject.authMode == .group {
+            return await handleGroup(opcode: opcode, payload: payload, subject: exchange.subject)
+        }
         do {
             switch InteractionOpcode(rawValue: opcode) {
             case .readRequest: try await handleRead(payload, on: exchange)

@@ -17,6 +17,8 @@ public enum SessionKind: Sendable, Hashable {
     case pase
     /// Certificate-authenticated (operational).
     case `case`
+    /// One received group message (spec 4.16): no session state, never answered.
+    case group
 }
 
 /// A snapshot of a session as the layers above see it (e.g. for access control).
@@ -42,6 +44,8 @@ public struct SessionInfo: Sendable, Hashable {
     public let peerAddress: SocketAddress
     /// The peer's MRP parameters.
     public let peerParameters: SessionParameters
+    /// The destination group of a group message (kind `.group`); nil otherwise.
+    public var groupID: UInt16? = nil
 
     public var isSecure: Bool { kind != .unsecured }
 }

@@ -30,6 +30,9 @@ struct SessionManager {
         nextSessionID = max(1, UInt16(r[0]) | UInt16(r[1]) << 8)
     }
 
+    /// A handle for one received group message (spec 4.16): it has no session to live in.
+    mutating func groupMessageHandle() -> SessionHandle { makeHandle() }
+
     private mutating func makeHandle() -> SessionHandle {
         defer { nextSerial += 1 }
         return SessionHandle(serial: nextSerial)

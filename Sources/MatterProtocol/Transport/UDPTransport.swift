@@ -46,6 +46,11 @@ public final class UDPTransport: DatagramTransport {
     /// Local addresses the sockets are bound to.
     public let localAddresses: [SocketAddress]
     private let overflow: NIOLockedValueBox<UInt64>
+    /// The group multicast addresses listened on, each with the socket bound to it (spec
+    /// 4.16: port 5540) when one could be.
+    private let groupChannels = NIOLockedValueBox<[String: (any Channel)?]>([:])
+    private let group: any EventLoopGroup
+    private let fanoutToken: GroupFanout.Token
 
     /// Why `.dualStack` fell back to IPv4 only (the error binding `::` gave), or nil.
     public let ipv6Unavailable: String?
@@ -57,8 +62,10 @@ public final class UDPTransport: DatagramTransport {
 
     private init(channels: [any Channel], inbound: AsyncStream<InboundDatagram>,
                  continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
-                 ipv6Unavailable: String?) {
+                 ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token) {
         self.channels = channels
+        self.group = group
+        self.fanoutToken = fanoutToken
         self.ipv6Unavailable = ipv6Unavailable
         self.inbound = inbound
         self.continuation = continuation
@@ -91,6 +98,7 @@ public final class UDPTransport: DatagramTransport {
         let (stream, continuation) = AsyncStream<InboundDatagram>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.inboundQueueLimit)))
         let overflow = NIOLockedValueBox<UInt64>(0)
+        let fanoutToken = GroupFanout.Token()
         let targets: [(host: String, v6Only: Bool?)]
         switch configuration.binding {
         case .dualStack: targets = [("::", false)]
@@ -108,7 +116,8 @@ public final class UDPTransport: DatagramTransport {
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
-                                InboundDatagramHandler(continuation: continuation, overflow: overflow))
+                                InboundDatagramHandler(continuation: continuation, overflow: overflow,
+                                                       fanoutID: ObjectIdentifier(fanoutToken)))
                         }
                     }
                 if let v6Only = target.v6Only {
@@ -126,7 +135,7 @@ public final class UDPTransport: DatagramTransport {
             throw error
         }
         return UDPTransport(channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
-                            ipv6Unavailable: ipv6Unavailable)
+                            ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken)
     }
 
     public func send(_ bytes: [UInt8], to address: SocketAddress) {
@@ -150,9 +159,95 @@ public final class UDPTransport: DatagramTransport {
         return channels.first
     }
 
+    /// Listens on exactly these IPv6 group multicast addresses (spec 2.5.6.2 and 4.16: group
+    /// messages go to port 5540). Three ways in, because nodes of one host (and of one
+    /// `matter-sim home` process) share that port:
+    /// - the node's own IPv6 socket joins each group on every IPv6 interface: a node on port
+    ///   5540 gets the messages there;
+    /// - a node on another port also binds a socket to each address, port 5540, with
+    ///   SO_REUSEADDR (possible while no socket holds 5540 exclusively, e.g. other processes);
+    /// - and every transport of the process hands the group messages it receives to the
+    ///   other transports that listen for groups (a node on 5540 holds the port exclusively).
+    /// Copies that arrive twice are duplicates to the receiver's group counters.
+    /// Returns the addresses that could not be joined at all, with why.
+    @discardableResult
+    public func setMulticastGroups(_ addresses: Set<String>) async -> [String: String] {
+        let current = groupChannels.withLockedValue { $0 }
+        for (address, channel) in current where !addresses.contains(address) {
+            groupChannels.withLockedValue { $0[address] = nil }
+            if let channel { try? await channel.close() }
+            if let main = mainIPv6Channel as? any MulticastChannel,
+               let target = try? SocketAddress(ipAddress: address, port: GroupMulticast.port) {
+                for device in Self.ipv6Devices() { try? await main.leaveGroup(target, device: device).get() }
+            }
+        }
+        GroupFanout.shared.set(listening: !addresses.isEmpty, id: ObjectIdentifier(fanoutToken), continuation: continuation)
+        var failures: [String: String] = [:]
+        for address in addresses.sorted() where current[address] == nil {
+            do {
+                let target = try SocketAddress(ipAddress: address, port: GroupMulticast.port)
+                var joined = false
+                if let main = mainIPv6Channel as? any MulticastChannel {
+                    joined = await Self.join(main, target)
+                }
+                var extra: (any Channel)?
+                if port != GroupMulticast.port { extra = try? await groupSocket(target) }
+                groupChannels.withLockedValue { $0[address] = .some(extra) }
+                if !joined && extra == nil { failures[address] = "no IPv6 socket could join it" }
+            } catch {
+                failures[address] = "\(error)"
+            }
+        }
+        return failures
+    }
+
+    /// The multicast addresses listened on now.
+    public var multicastGroups: Set<String> { Set(groupChannels.withLockedValue { $0.keys }) }
+
+    private var mainIPv6Channel: (any Channel)? {
+        channels.first { $0.localAddress?.protocol == .inet6 }
+    }
+
+    private static func ipv6Devices() -> [NIONetworkDevice] {
+        var seen: Set<Int> = []
+        return ((try? System.enumerateDevices()) ?? []).filter {
+            $0.address?.protocol == .inet6 && seen.insert($0.interfaceIndex).inserted
+        }
+    }
+
+    /// Joins on every IPv6 interface (loopback included: nodes of one host); true if any took it.
+    private static func join(_ channel: any MulticastChannel, _ target: SocketAddress) async -> Bool {
+        var joined = 0
+        for device in ipv6Devices() where (try? await channel.joinGroup(target, device: device).get()) != nil {
+            joined += 1
+        }
+        if joined == 0, (try? await channel.joinGroup(target).get()) != nil { joined = 1 }
+        return joined > 0
+    }
+
+    private func groupSocket(_ target: SocketAddress) async throws -> any Channel {
+        let (continuation, overflow) = (self.continuation, self.overflow)
+        let channel = try await DatagramBootstrap(group: group)
+            .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        InboundDatagramHandler(continuation: continuation, overflow: overflow, fanoutID: nil))
+                }
+            }
+            .bind(to: target).get()
+        guard let multicast = channel as? any MulticastChannel, await Self.join(multicast, target) else {
+            try? await channel.close()
+            throw IOError(errnoCode: EADDRNOTAVAIL, reason: "joining \(target)")
+        }
+        return channel
+    }
+
     /// Closes the sockets; `inbound` finishes.
     public func close() async {
         for c in channels { try? await c.close() }
+        GroupFanout.shared.set(listening: false, id: ObjectIdentifier(fanoutToken), continuation: continuation)
+        for c in groupChannels.withLockedValue({ $0.values.compactMap { $0 } }) { try? await c.close() }
         continuation.finish()
     }
 }
@@ -163,18 +258,30 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
 
     private let continuation: AsyncStream<InboundDatagram>.Continuation
     private let overflow: NIOLockedValueBox<UInt64>
+    /// The transport's fan-out identity; nil for a group socket: closing one (the node left
+    /// the group) does not end the node's stream, and what it gets is the node's alone
+    /// (every listener binds its own).
+    private let fanoutID: ObjectIdentifier?
 
-    init(continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>) {
+    init(continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
+         fanoutID: ObjectIdentifier?) {
         self.continuation = continuation
         self.overflow = overflow
+        self.fanoutID = fanoutID
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         var buffer = envelope.data
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        if case .dropped = continuation.yield(InboundDatagram(bytes: bytes, source: envelope.remoteAddress)) {
+        let datagram = InboundDatagram(bytes: bytes, source: envelope.remoteAddress)
+        if case .dropped = continuation.yield(datagram) {
             overflow.withLockedValue { $0 += 1 }
+        }
+        // A group message (session type 1 in the security flags) on a node's own socket: the
+        // process's other group listeners may not be able to bind the port it came to.
+        if let fanoutID, bytes.count > 3, bytes[3] & 0x03 == 1 {
+            GroupFanout.shared.forward(datagram, from: fanoutID)
         }
     }
 
@@ -182,7 +289,28 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 
     func channelInactive(context: ChannelHandlerContext) {
-        continuation.finish()
+        if fanoutID != nil { continuation.finish() }
         context.fireChannelInactive()
     }
+}
+
+/// The transports of this process that listen for group messages: a group message one of
+/// them receives on its own socket reaches the others (nodes of a `matter-sim home` share a
+/// host, and only one of them can hold port 5540).
+final class GroupFanout: Sendable {
+    static let shared = GroupFanout()
+    private let listeners = NIOLockedValueBox<[ObjectIdentifier: AsyncStream<InboundDatagram>.Continuation]>([:])
+
+    func set(listening: Bool, id: ObjectIdentifier, continuation: AsyncStream<InboundDatagram>.Continuation) {
+        listeners.withLockedValue { $0[id] = listening ? continuation : nil }
+    }
+
+    /// Hands `datagram` to every listener but the transport it came from.
+    func forward(_ datagram: InboundDatagram, from origin: ObjectIdentifier) {
+        let targets = listeners.withLockedValue { $0.filter { $0.key != origin }.map(\.value) }
+        for target in targets { target.yield(datagram) }
+    }
+
+    /// One transport's identity in the fan-out, known to its socket handlers too.
+    final class Token: Sendable {}
 }

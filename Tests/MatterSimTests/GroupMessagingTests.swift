@@ -1,0 +1,158 @@
+import Foundation
+import MatterCrypto
+import MatterDevice
+import MatterModel
+import MatterProtocol
+import MatterTLV
+import NIOCore
+import Testing
+
+/// Issue #21: group messages (Core spec 4.16). The administrator installs a key set, maps a
+/// group to it, puts endpoint 1 in the group and grants the group Operate; a group message
+/// sealed with the derived operational group key then switches the light, with no answer;
+/// a replayed counter, a group the light is not in and a wrong key change nothing.
+@Suite("Group messages: a groupcast On/Off acts on the group's members")
+struct GroupMessagingTests {
+    static let groups = ClusterID(0x0004)
+    static let groupKeyManagement = ClusterID(0x003F)
+    static let accessControl = ClusterID(0x001F)
+    static let onOff = ClusterID(0x0006)
+    static let hall: UInt16 = 0x0101
+    static let epochKey: [UInt8] = Array(0xA0...0xAF)
+
+    @Test func aGroupcastOnOffSwitchesTheMemberAndNothingElseGetsIn() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(await running.commissionable())
+        let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
+        let session = commissioned.caseSession
+
+        // Key set 0x01A1 (TrustFirst, one epoch key), GroupKeyMap hall → 0x01A1, AddGroup on ep 1.
+        let keySet = TLVValue.structure([
+            TLVElement(tag: .context(0), .unsigned(0x01A1)), TLVElement(tag: .context(1), .unsigned(0)),
+            TLVElement(tag: .context(2), .bytes(Self.epochKey)), TLVElement(tag: .context(3), .unsigned(1_110_000)),
+            TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
+            TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
+        ])
+        #expect(try await commissioner.status(session, 0, Self.groupKeyManagement, 0x00, fields((0, keySet))) == .success)
+        let map = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
+        let mapping = TLVValue.array([TLVElement(.structure([
+            TLVElement(tag: .context(1), .unsigned(UInt64(Self.hall))), TLVElement(tag: .context(2), .unsigned(0x01A1)),
+        ]))])
+        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(map), data: mapping)]) == [.success])
+        let added = try await commissioner.call(session, 1, Self.groups, 0x00, fields((0, u(Self.hall)), (1, .utf8("Hall"))))
+        #expect(added[context: 0]?.uintValue == 0)
+
+        // The node listens for the group at its multicast address once the change is saved.
+        let fabric = try #require(await running.node.fabrics.first)
+        let multicast = GroupMulticast.addressString(fabricID: fabric.fabricID, groupID: Self.hall)
+        #expect(multicast.hasPrefix("ff35:40:fd"))
+
+        let key = try GroupOperationalKey(fabricIndex: fabric.index, keySetID: 0x01A1, groupIDs: [Self.hall],
+                                          epochKey: Self.epochKey, compressedFabricID: fabric.compressedFabricID)
+        let sender = try await GroupSender.open(key: key, sourceNodeID: commissioner.adminNodeID, to: try running.address)
+        defer { Task { await sender.close() } }
+
+        // Without an ACL entry for the group: the message is opened, the command refused.
+        try await sender.send(group: Self.hall, command: 0x01, counter: 100)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await onOffValue(commissioner, session) == false)
+
+        // Grant the group Operate (Group auth mode, subject = group ID), keeping the admin entry.
+        let acl = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
+        let entries = TLVValue.array([
+            TLVElement(.structure([TLVElement(tag: .context(1), .unsigned(5)), TLVElement(tag: .context(2), .unsigned(2)),
+                                   TLVElement(tag: .context(3), .array([TLVElement(.unsigned(commissioner.adminNodeID))])),
+                                   TLVElement(tag: .context(4), .null)])),
+            TLVElement(.structure([TLVElement(tag: .context(1), .unsigned(3)), TLVElement(tag: .context(2), .unsigned(3)),
+                                   TLVElement(tag: .context(3), .array([TLVElement(.unsigned(UInt64(Self.hall)))])),
+                                   TLVElement(tag: .context(4), .null)])),
+        ])
+        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(acl), data: entries)]) == [.success])
+
+        try await sender.send(group: Self.hall, command: 0x01, counter: 101)  // On
+        #expect(try await eventually { try await onOffValue(commissioner, session) == true })
+
+        // A replay of that message after an Off: a duplicate, dropped.
+        #expect(try await commissioner.status(session, 1, Self.onOff, 0x00) == .success)
+        try await sender.send(group: Self.hall, command: 0x01, counter: 101)
+        // Another group (the light is not in it), and the right group under another key.
+        try await sender.send(group: 0x0102, command: 0x01, counter: 102)
+        let stranger = try GroupOperationalKey(fabricIndex: fabric.index, keySetID: 0x01A1, groupIDs: [Self.hall],
+                                               epochKey: Array(repeating: 0x11, count: 16),
+                                               compressedFabricID: fabric.compressedFabricID)
+        try await sender.send(group: Self.hall, command: 0x01, counter: 103, key: stranger)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await onOffValue(commissioner, session) == false)
+        let metrics = await running.server.exchangeManager.metrics()
+        #expect(metrics.droppedDuplicate >= 1)
+        #expect(metrics.droppedUnknownSession >= 2)  // no key for 0x0102; the stranger's session ID
+
+        // A fresh counter works again; Toggle too (the group acts once per message).
+        try await sender.send(group: Self.hall, command: 0x02, counter: 104)  // Toggle
+        #expect(try await eventually { try await onOffValue(commissioner, session) == true })
+        // No datagram ever went back to the sender: group messages are neither acked nor answered.
+        #expect(await sender.received == 0)
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
+    private func onOffValue(_ commissioner: LoopbackCommissioner, _ session: SessionInfo) async throws -> Bool? {
+        guard case .success(let value) = try await commissioner.read(session, 1, Self.onOff, 0x0000) else { return nil }
+        return value.boolValue
+    }
+}
+
+/// Sends group messages to one node over UDP, as a controller's groupcast would arrive
+/// (unicast here: the node's receive path does not depend on the destination address).
+actor GroupSender {
+    let key: GroupOperationalKey
+    let sourceNodeID: NodeID
+    let destination: SocketAddress
+    let udp: UDPTransport
+    private var reader: Task<Int, Never>?
+
+    init(key: GroupOperationalKey, sourceNodeID: NodeID, destination: SocketAddress, udp: UDPTransport) {
+        self.key = key
+        self.sourceNodeID = sourceNodeID
+        self.destination = destination
+        self.udp = udp
+    }
+
+    static func open(key: GroupOperationalKey, sourceNodeID: NodeID, to destination: SocketAddress) async throws -> GroupSender {
+        let udp = try await UDPTransport.bind(UDPTransport.Configuration(port: 0, binding: .addresses(["127.0.0.1"])))
+        let sender = GroupSender(key: key, sourceNodeID: sourceNodeID, destination: destination, udp: udp)
+        await sender.startReading()
+        return sender
+    }
+
+    private func startReading() {
+        let inbound = udp.inbound
+        reader = Task { var count = 0; for await _ in inbound { count += 1 }; return count }
+    }
+
+    /// Datagrams that came back (read after `close`).
+    var received: Int {
+        get async {
+            await udp.close()
+            return await reader?.value ?? 0
+        }
+    }
+
+    func send(group: UInt16, command: UInt32, counter: UInt32, key other: GroupOperationalKey? = nil) throws {
+        let key = other ?? self.key
+        let invoke = InvokeRequestMessage(suppressResponse: true, invokeRequests: [CommandDataIB(
+            path: CommandPathIB(endpoint: nil, cluster: ClusterID(0x0006), command: CommandID(command)), fields: .structure([]))])
+        let protocolHeader = ProtocolHeader(isInitiator: true, opcode: InteractionOpcode.invokeRequest.rawValue,
+                                            exchangeID: UInt16(truncatingIfNeeded: counter), protocolID: .interactionModel)
+        let header = MessageHeader(sessionID: key.sessionID, messageCounter: counter, sourceNodeID: sourceNodeID,
+                                   destination: .group(group), sessionType: .group)
+        udp.send(try key.seal(header: header, protocolMessage: try protocolHeader.encoded(payload: try invoke.encoded())),
+                 to: destination)
+    }
+
+    func close() async { await udp.close() }
+}
