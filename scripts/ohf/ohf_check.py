@@ -34,6 +34,20 @@ def now_ms(start):
     return round((time.monotonic() - start) * 1000)
 
 
+
+def json_objects(text):
+    """The JSON objects printed in `text`. The native stack writes its log to the same stdout
+    without always ending its lines, so an answer may share a line with a log fragment."""
+    found = []
+    for line in text.splitlines():
+        start, end = line.find('{"'), line.rfind("}")
+        if 0 <= start < end:
+            try:
+                found.append(json.loads(line[start:end + 1]))
+            except ValueError:
+                pass
+    return found
+
 class ServerError(Exception):
     pass
 
@@ -370,13 +384,14 @@ class Check:
                 await self.step(device, "after restart: a write works", lambda: self.node_label(device))
 
     # --- multi-admin and removal --------------------------------------------------------------
+    # (json_objects: the second admin's answer is a JSON line among the native stack's log lines)
 
     def second_admin(self, *args):
         command = self.args.second_admin + ["--workdir", self.args.second_admin_workdir,
                                             "--paa", self.args.paa, *args]
         done = subprocess.run(command, capture_output=True, text=True, timeout=180)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        result = json.loads(lines[-1]) if lines else {"error": f"no answer (exit {done.returncode})"}
+        answers = json_objects(done.stdout)
+        result = answers[-1] if answers else {"error": f"no answer (exit {done.returncode})"}
         if done.returncode != 0 or "error" in result:
             tail = "\n".join(done.stderr.splitlines()[-15:])
             raise RuntimeError(f"{result.get('error')}\n{tail}")

@@ -85,10 +85,12 @@ def main():
     try:
         body = commission if args.verb == "commission" else fabrics
         result = asyncio.run(asyncio.wait_for(body(controller, args), 120))
-        print(json.dumps(result), flush=True)
+        # On a line of its own: the native stack's log shares stdout and may leave a line open.
+        sys.stdout.flush()
+        print("\n" + json.dumps(result), flush=True)
         code = 0
     except Exception as error:  # the caller records it as the step's failure
-        print(json.dumps({"error": f"{type(error).__name__}: {error}"}), flush=True)
+        print("\n" + json.dumps({"error": f"{type(error).__name__}: {error}"}), flush=True)
         code = 1
     # The native stack's shutdown can hang on a half-open session; the answer is out already.
     sys.stdout.flush()
