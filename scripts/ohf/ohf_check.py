@@ -449,6 +449,9 @@ class Check:
             if why is None and at and PASE_FAILURE.search(line) and self.tried_a_twin(devices, at):
                 why = ("a manual code holds 4 bits of the discriminator: the server first tried another "
                        "commissionable device with the same short discriminator (Core 5.1.4.1)")
+            if why is None and at and PASE_BUSY.search(line) and self.commissioned_then(devices, at):
+                why = ("BUSY from a node already in a PASE handshake, during a commission_with_code that then "
+                       "succeeded: the server's second attempt at once (another address or a twin; Core 4.11.1.3)")
             if why is None and at and self.retried_among_twins(devices, at):
                 why = ("a first commission_with_code that ran out among devices with the same short "
                        "discriminator (retried once, as a user would)")
@@ -458,6 +461,12 @@ class Check:
                 excused[why] = excused.get(why, 0) + 1
         return self.report.record("server", "log: no warning or error that is a device's fault", not faults,
                                   faults=faults[:20], excused=excused)
+
+    @staticmethod
+    def commissioned_then(devices, at):
+        """True when a commission_with_code that succeeded was under way at wall-clock time at."""
+        return any(d.commissioning and d.commissioning[1] and d.commissioning[0] - 1 <= at <= d.commissioning[1] + 1
+                   for d in devices)
 
     @staticmethod
     def retried_among_twins(devices, at):
@@ -516,6 +525,9 @@ class Check:
         return failed == 0
 
 
+# A Secure Channel BUSY (protocol code 4) answering a PBKDFParamRequest: the node was in
+# another PASE handshake (it serves one at a time), which the SDK reports as an error.
+PASE_BUSY = re.compile(r"\[chip\.native\.SC\] Received error \(protocol code 4\) during PASE process")
 PASE_FAILURE = re.compile(r"\[chip\.native\.SC\] (Failed to verify peer's MAC|Failed during PASE session setup)")
 
 # Server log lines that are not a device's fault, each with the reason. Anything else at
