@@ -34,6 +34,8 @@ for n in "$ROUNDS" "$INVOKES" "$CUTS"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "peer-bench: expected a positive count, got '$n'" >&2; exit 2; }
 done
 OUT="$ROOT/.build/peer-bench"; mkdir -p "$OUT"
+# Figures come from this run's reports only: an earlier run's must not mix in.
+rm -f "$OUT"/*-round*.json "$OUT"/*-power-loss.json "$OUT/figures.json"
 
 echo "peer-bench: building matter-sim ($CONFIG) ..."
 swift build -c "$CONFIG" --product matter-sim >/dev/null

@@ -30,18 +30,9 @@ struct GroupMessagingTests {
         let session = commissioned.caseSession
 
         // Key set 0x01A1 (TrustFirst, one epoch key), GroupKeyMap hall → 0x01A1, AddGroup on ep 1.
-        let keySet = TLVValue.structure([
-            TLVElement(tag: .context(0), .unsigned(0x01A1)), TLVElement(tag: .context(1), .unsigned(0)),
-            TLVElement(tag: .context(2), .bytes(Self.epochKey)), TLVElement(tag: .context(3), .unsigned(1_110_000)),
-            TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
-            TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
-        ])
+        let keySet = groupKeySet(0x01A1, epochKey: Self.epochKey, startTime: 1_110_000)
         #expect(try await commissioner.status(session, 0, Self.groupKeyManagement, 0x00, fields((0, keySet))) == .success)
-        let map = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
-        let mapping = TLVValue.array([TLVElement(.structure([
-            TLVElement(tag: .context(1), .unsigned(UInt64(Self.hall))), TLVElement(tag: .context(2), .unsigned(0x01A1)),
-        ]))])
-        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(map), data: mapping)]) == [.success])
+        #expect(try await commissioner.write(session, [groupKeyMapWrite(group: Self.hall, keySet: 0x01A1)]) == [.success])
         let added = try await commissioner.call(session, 1, Self.groups, 0x00, fields((0, u(Self.hall)), (1, .utf8("Hall"))))
         #expect(added[context: 0]?.uintValue == 0)
 

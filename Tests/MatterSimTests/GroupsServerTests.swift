@@ -28,18 +28,9 @@ struct GroupsServerTests {
         #expect(added[context: 1]?.uintValue == UInt64(Self.kitchen))
 
         // KeySetWrite (key set 1, TrustFirst, one epoch key), then map the group to it.
-        let keySet = TLVValue.structure([
-            TLVElement(tag: .context(0), .unsigned(1)), TLVElement(tag: .context(1), .unsigned(0)),
-            TLVElement(tag: .context(2), .bytes(Array(repeating: 0xA5, count: 16))), TLVElement(tag: .context(3), .unsigned(1)),
-            TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
-            TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
-        ])
+        let keySet = groupKeySet(1, epochKey: Array(repeating: 0xA5, count: 16), startTime: 1)
         #expect(try await commissioner.status(session, 0, Self.groupKeyManagement, 0x00, fields((0, keySet))) == .success)
-        let map = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
-        let mapping = TLVValue.array([TLVElement(.structure([
-            TLVElement(tag: .context(1), .unsigned(UInt64(Self.kitchen))), TLVElement(tag: .context(2), .unsigned(1)),
-        ]))])
-        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(map), data: mapping)]) == [.success])
+        #expect(try await commissioner.write(session, [groupKeyMapWrite(group: Self.kitchen, keySet: 1)]) == [.success])
 
         added = try await commissioner.call(session, 1, Self.groups, 0x00, fields((0, u(Self.kitchen)), (1, .utf8("Kitchen"))))
         #expect(added[context: 0]?.uintValue == 0)

@@ -39,6 +39,25 @@ func fields(_ members: (UInt8, TLVValue)...) -> TLVValue {
 
 func u(_ value: some BinaryInteger) -> TLVValue { .unsigned(UInt64(value)) }
 
+/// A KeySetWrite GroupKeySetStruct with one epoch key (TrustFirst), the other two slots null.
+func groupKeySet(_ id: UInt16, epochKey: [UInt8], startTime: UInt64) -> TLVValue {
+    .structure([
+        TLVElement(tag: .context(0), .unsigned(UInt64(id))), TLVElement(tag: .context(1), .unsigned(0)),
+        TLVElement(tag: .context(2), .bytes(epochKey)), TLVElement(tag: .context(3), .unsigned(startTime)),
+        TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
+        TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
+    ])
+}
+
+/// GroupKeyManagement's GroupKeyMap (root endpoint) written with one group → key set entry.
+func groupKeyMapWrite(group: UInt16, keySet: UInt16) -> AttributeDataIB {
+    let map = AttributePath(endpoint: 0, cluster: ClusterID(0x003F), attribute: AttributeID(0x0000))
+    let entry = TLVValue.array([TLVElement(.structure([
+        TLVElement(tag: .context(1), .unsigned(UInt64(group))), TLVElement(tag: .context(2), .unsigned(UInt64(keySet))),
+    ]))])
+    return AttributeDataIB(path: AttributePathIB(map), data: entry)
+}
+
 enum ClusterIDs {
     static let onOff = ClusterID(0x0006)
     static let levelControl = ClusterID(0x0008)
