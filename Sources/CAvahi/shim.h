@@ -13,4 +13,5 @@
 #include <avahi-common/address.h>
 #include <avahi-common/alternative.h>
 #include <avahi-common/defs.h>
+#include <avahi-common/domain.h>
 #endif

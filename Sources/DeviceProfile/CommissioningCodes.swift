@@ -43,6 +43,41 @@ public enum CommissioningCodes {
     }
 }
 
+extension CommissioningCodes {
+    /// A manual pairing code carries only the discriminator's top 4 bits (the short
+    /// discriminator, Core spec 5.1.1.5), so devices of one home that share them are twins
+    /// to a controller given a manual code: it tries the passcode on each, and each wrong try
+    /// counts toward closing that twin's window (5.4.2.5). Worse, one Avahi daemon answers
+    /// for the whole home in one mDNS packet, and connectedhomeip takes only a few SRV
+    /// records from a packet (CHIP_CONFIG_MINMDNS_MAX_PARALLEL_RESOLVES): with four twins,
+    /// one was never found. So a home spreads its generated discriminators over the 16 short
+    /// values: each keeps its low 8 bits and takes the least-used short value, its own when
+    /// that is among the least used. Given discriminators stay as written and count first.
+    /// Deterministic in file order, so every process of a home agrees.
+    public static func spreadShortDiscriminators(_ entries: [(discriminator: UInt16, generated: Bool)]) -> [UInt16] {
+        var uses = [Int](repeating: 0, count: 16)
+        var taken = Set<UInt16>()
+        for entry in entries where !entry.generated {
+            uses[Int(entry.discriminator >> 8) & 0xF] += 1
+            taken.insert(entry.discriminator)
+        }
+        return entries.map { entry in
+            guard entry.generated else { return entry.discriminator }
+            let fewest = uses.min() ?? 0
+            let own = Int(entry.discriminator >> 8) & 0xF
+            let short = uses[own] == fewest ? own : uses.firstIndex(of: fewest) ?? own
+            var discriminator = UInt16(short << 8) | (entry.discriminator & 0xFF)
+            // The long discriminator (QR codes, the _L subtype) stays unique too.
+            while taken.contains(discriminator) {
+                discriminator = UInt16(short << 8) | ((discriminator &+ 1) & 0xFF)
+            }
+            uses[short] += 1
+            taken.insert(discriminator)
+            return discriminator
+        }
+    }
+}
+
 /// FNV-1a, 64-bit: a stable hash of text (Swift's `Hasher` is seeded per process).
 func fnv1a64(_ text: String) -> UInt64 {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325

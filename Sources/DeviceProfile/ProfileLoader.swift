@@ -237,7 +237,23 @@ struct HomeResolver {
             structures.append(ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address))
         }
         let stem = (homeFile as NSString).lastPathComponent.split(separator: ".").first.map(String.init) ?? homeFile
-        return ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)
+        var home = ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)
+        Self.spreadShortDiscriminators(in: &home)
+        return home
+    }
+
+    /// `CommissioningCodes.spreadShortDiscriminators` over the home's devices in file order
+    /// (`allDevices`: rooms first, then each structure's loose devices).
+    static func spreadShortDiscriminators(in home: inout ResolvedHome) {
+        let codes = home.allDevices.map { ($0.profile.commissioning.discriminator, $0.profile.commissioning.discriminatorGenerated) }
+        var spread = CommissioningCodes.spreadShortDiscriminators(codes.map { (discriminator: $0.0, generated: $0.1) })[...]
+        func apply(_ devices: inout [ResolvedHomeDevice]) {
+            for i in devices.indices { devices[i].profile.commissioning.discriminator = spread.removeFirst() }
+        }
+        for s in home.structures.indices {
+            for r in home.structures[s].rooms.indices { apply(&home.structures[s].rooms[r].devices) }
+            apply(&home.structures[s].devices)
+        }
     }
 
     private mutating func resolveDevices(_ devices: [HomeDeviceDocument], structure: String, room: String?,

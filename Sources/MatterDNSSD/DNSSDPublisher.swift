@@ -361,6 +361,7 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
     }
 
     private func addService(_ record: PublishedRecord, to group: OpaquePointer) -> Int32 {
+        guard record.service.probe else { return addUnprobedRecords(record, to: group) }
         var failed = false
         let list = AvahiTXT.make(record.service.txt, failed: &failed)
         defer { avahi_string_list_free(list) }
@@ -382,6 +383,60 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
                 return result
             }
         }
+    }
+
+    /// The records `avahi_entry_group_add_service` would add (RFC 6763 §4, §7.1, §9), added
+    /// one by one so the unique ones (SRV, TXT) can carry AVAHI_PUBLISH_NO_PROBE, which the
+    /// service call does not take.
+    private func addUnprobedRecords(_ record: PublishedRecord, to group: OpaquePointer) -> Int32 {
+        let service = record.service
+        let domain = service.domain ?? "local"
+        let hostName: String
+        if let name = service.hostName {
+            hostName = name.hasSuffix(".") ? String(name.dropLast()) : name
+        } else {
+            guard let client = avahi_entry_group_get_client(group), let fqdn = avahi_client_get_host_name_fqdn(client) else {
+                return Int32(AVAHI_ERR_BAD_STATE)
+            }
+            hostName = String(cString: fqdn)
+        }
+        var fullName = [CChar](repeating: 0, count: Int(AVAHI_DOMAIN_NAME_MAX))
+        let joined = avahi_service_name_join(&fullName, fullName.count, record.name, service.type, domain)
+        guard joined >= 0 else { return joined }
+        let instance = String(decoding: fullName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let instanceWire = DNSWireName.encode(labels: [record.name] + DNSWireName.labels(service.type) + DNSWireName.labels(domain))
+        let typeName = "\(service.type).\(domain)"
+
+        var failed = false
+        let list = AvahiTXT.make(service.txt, failed: &failed)
+        defer { avahi_string_list_free(list) }
+        guard !failed else { return Int32(AVAHI_ERR_NO_MEMORY) }
+        var txt = [UInt8](repeating: 0, count: max(1, avahi_string_list_serialize(list, nil, 0)))
+        let txtSize = avahi_string_list_serialize(list, &txt, txt.count)
+        var srv: [UInt8] = [0, 0, 0, 0, UInt8(service.port >> 8), UInt8(service.port & 0xFF)]
+        srv += DNSWireName.encode(labels: DNSWireName.labels(hostName))
+
+        let unique = AvahiPublishFlags(AVAHI_PUBLISH_UNIQUE.rawValue | AVAHI_PUBLISH_NO_PROBE.rawValue)
+        let shared = AvahiPublishFlags(0)
+        var records: [(name: String, type: Int32, ttl: UInt32, flags: AvahiPublishFlags, rdata: [UInt8])] = [
+            (instance, Int32(AVAHI_DNS_TYPE_SRV), UInt32(AVAHI_DEFAULT_TTL_HOST_NAME), unique, srv),
+            (instance, Int32(AVAHI_DNS_TYPE_TXT), UInt32(AVAHI_DEFAULT_TTL), unique, Array(txt[0 ..< txtSize])),
+            (typeName, Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, instanceWire),
+            ("_services._dns-sd._udp.\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared,
+             DNSWireName.encode(labels: DNSWireName.labels(service.type) + DNSWireName.labels(domain))),
+        ]
+        for subtype in service.subtypeServiceTypes {
+            records.append(("\(subtype).\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, instanceWire))
+        }
+        for r in records {
+            let result = r.rdata.withUnsafeBytes { bytes in
+                avahi_entry_group_add_record(group, service.avahiInterface, AvahiProtocol(AVAHI_PROTO_UNSPEC), r.flags,
+                                             r.name, UInt16(AVAHI_DNS_CLASS_IN), UInt16(r.type), r.ttl,
+                                             bytes.baseAddress, bytes.count)
+            }
+            guard result >= 0 else { return result }
+        }
+        return 0
     }
 
     /// Avahi's rule for the next name to try: `Name` → `Name #2` → `Name #3` ...
@@ -447,4 +502,24 @@ extension DNSSDService {
 func withOptionalCString<T>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
     guard let string else { return body(nil) }
     return string.withCString { body($0) }
+}
+
+/// Names in DNS wire format (RFC 1035 §3.1): length-prefixed labels, then a zero byte.
+enum DNSWireName {
+    /// The labels of a dotted name (a trailing dot ignored). Service types and host names
+    /// have no escaped dots; instance labels are passed whole, never split.
+    static func labels(_ dotted: String) -> [String] {
+        dotted.split(separator: ".").map(String.init)
+    }
+
+    static func encode(labels: [String]) -> [UInt8] {
+        var out: [UInt8] = []
+        for label in labels {
+            let bytes = Array(label.utf8.prefix(63))
+            out.append(UInt8(bytes.count))
+            out += bytes
+        }
+        out.append(0)
+        return out
+    }
 }

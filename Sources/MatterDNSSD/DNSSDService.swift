@@ -15,12 +15,17 @@ public struct DNSSDService: Sendable, Hashable {
     public var hostName: String?
     /// `nil`: every interface the daemon uses.
     public var interfaceIndex: Int32?
+    /// Whether the daemon probes the name before announcing it (RFC 6762 §8.1, about
+    /// 750 ms). `false` announces at once: for names unique by construction, such as a
+    /// Matter operational instance (fabric and node ID), where a controller waits for it.
+    public var probe: Bool
 
     public init(
         instanceName: String, type: String, port: UInt16, subtypes: [String] = [],
         txt: DNSSDTXTRecord = DNSSDTXTRecord(), domain: String? = nil, hostName: String? = nil,
-        interfaceIndex: Int32? = nil
+        interfaceIndex: Int32? = nil, probe: Bool = true
     ) {
+        self.probe = probe
         self.instanceName = instanceName
         self.type = type
         self.port = port

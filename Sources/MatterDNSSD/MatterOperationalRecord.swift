@@ -58,11 +58,16 @@ public struct MatterOperationalRecord: Sendable, Hashable {
     }
 
     /// The service to publish, with `hostName` / `interfaceIndex` passed through.
+    ///
+    /// Published without probing: the name is unique by construction (one node ID per
+    /// fabric), and a commissioner looks it up right after AddNOC (Core §4.3.2.1), so the
+    /// daemon's 750 ms of probes were most of commissioning's time. connectedhomeip's own
+    /// responder (minimal mDNS) does not probe either.
     public func service(hostName: String? = nil, interfaceIndex: Int32? = nil) throws(DNSSDError) -> DNSSDService {
         try validate()
         return DNSSDService(
             instanceName: instanceName, type: Self.serviceType, port: port, subtypes: subtypes, txt: txt,
-            hostName: hostName, interfaceIndex: interfaceIndex)
+            hostName: hostName, interfaceIndex: interfaceIndex, probe: false)
     }
 
     /// The compressed fabric ID and node ID an instance name stands for. Exactly

@@ -50,6 +50,35 @@ struct CommissioningCodeTests {
         #expect(half.commissioning.discriminator == 77)
         #expect(!half.commissioning.discriminatorGenerated && half.commissioning.passcodeGenerated)
     }
+
+    @Test("a home spreads generated discriminators over the short values; given ones stay")
+    func shortDiscriminatorsSpread() throws {
+        // The demo home: 13 devices, 3 with their own discriminators. Before spreading, four
+        // of them shared short discriminator 12 (one manual code prefix).
+        let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
+        let codes = home.allDevices.map(\.profile.commissioning)
+        let shorts = codes.map { $0.discriminator >> 8 }
+        #expect(Set(shorts).count == codes.count)
+        #expect(Set(codes.map(\.discriminator)).count == codes.count)
+        let given = home.allDevices.filter { !$0.profile.commissioning.discriminatorGenerated }
+        #expect(given.map(\.name) == ["Kitchen Pendant", "Guest Light", "Porch Light"])
+        #expect(given.map(\.profile.commissioning.discriminator) == [1201, 2442, 3001])
+        // Every process of a home loads the same codes.
+        #expect(try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml")) == home)
+
+        // Beyond 16 devices each short value is shared as little as it can be; a generated
+        // value keeps its low 8 bits, and its own short value when that is among the least used.
+        let entries = (0..<40).map { i in (discriminator: UInt16(0xC00 | i), generated: i != 5) }
+        let spread = CommissioningCodes.spreadShortDiscriminators(entries)
+        #expect(spread[5] == 0xC05)
+        #expect(spread[0] == 0x000)
+        let uses = Dictionary(grouping: spread, by: { $0 >> 8 }).mapValues(\.count)
+        #expect(uses.count == 16 && uses.values.allSatisfy { $0 == 2 || $0 == 3 })
+        #expect(zip(spread, entries).allSatisfy { $0.0 & 0xFF == $0.1.discriminator & 0xFF })
+        #expect(Set(spread).count == spread.count)
+        // A device alone keeps what it was generated with.
+        #expect(CommissioningCodes.spreadShortDiscriminators([(discriminator: 3211, generated: true)]) == [3211])
+    }
 }
 
 @Suite("Robustness")

@@ -223,7 +223,9 @@ struct FakeLANTests {
         let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"])
         defer { lan.down() }
         #expect(try lan.fakelan(["avahi-stop", lan.name, "a"]).status == 0)
-        let node = try lan.probe(on: "a", ["publish-operational", "--fabric", "2906C908D115D362", "--node", "8FC7772401CD0696"])
+        let node = try lan.probe(on: "a", [
+            "publish-operational", "--fabric", "2906C908D115D362", "--node", "8FC7772401CD0696", "--sii", "800",
+        ])
         defer { node.stop() }
         try await node.waitFor("publishing") { $0.event == "publishing" }
         try await Task.sleep(for: .seconds(1))
@@ -237,6 +239,14 @@ struct FakeLANTests {
         ])
         #expect(try await browse.waitForExit() == 0)
         #expect(browse.allLines.first { $0.event == "added" }?.name == "2906C908D115D362-8FC7772401CD0696")
+        // Operational records go out record by record, unprobed: the SRV names this host
+        // and the node's port, the TXT is there.
+        let resolve = try lan.probe(on: "b", ["resolve", "--name", "2906C908D115D362-8FC7772401CD0696", "--type", "_matter._tcp"])
+        #expect(try await resolve.waitForExit() == 0)
+        let resolved = try #require(resolve.allLines.first { $0.event == "resolved" })
+        #expect(resolved.port == 5540)
+        #expect(resolved.host == "\(lan.name)-a.local")
+        #expect(resolved.txt?["SII"] == "800")
 
         node.stop()
         browse.stop()
