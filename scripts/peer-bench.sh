@@ -51,6 +51,23 @@ json.dump(certificates.generate_initial_state(0xFFF4, 0x1234, "CircuitMatter Dev
 fi
 read -r PEER_PASSCODE PEER_DISCRIMINATOR < <(python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s["passcode"], s["discriminator"])' "$PEER_STATE")
 
+# peer_lacks REPORT: the failed steps' names when none of them is one this script measures
+# (commission, invoke latency, power cut); fails otherwise.
+peer_lacks() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    steps = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(1)
+measured = ("commission", "invoke latency", "power cut")
+failed = [s["step"] for s in steps if not s.get("ok")]
+if not steps or any(name.startswith(measured) for name in failed):
+    sys.exit(1)
+print(", ".join(failed) or "none")
+PY
+}
+
 # run_check TARGET LABEL [run.sh options] [--wrap]: one reference-controller run against the
 # target; --wrap restarts the device command when it ends (power_loss_check.py kills it). Each
 # command keeps its state in the working directory run.sh gives it, so a restart finds it.
@@ -70,6 +87,13 @@ run_check() {
   fi
   if ! scripts/interop/run.sh "${opts[@]}" --report "$OUT/$label.json" -- "${wrap[@]}" "${device[@]}" \
       >"$OUT/$label.log" 2>&1; then
+    # CircuitMatter lacks some of what the reference check drives (OnOff Toggle, for one):
+    # a peer run counts when what is measured here worked.
+    local lacks
+    if [ "$target" = peer ] && lacks="$(peer_lacks "$OUT/$label.json")"; then
+      echo "peer-bench: $label: measured; the peer failed only steps it does not implement: $lacks"
+      return 0
+    fi
     echo "peer-bench: $label FAILED (log: $OUT/$label.log)" >&2
     tail -n 15 "$OUT/$label.log" | sed 's/^/    /' >&2
     return 1
