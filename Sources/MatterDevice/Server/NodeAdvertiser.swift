@@ -98,6 +98,18 @@ actor NodeAdvertiser {
         published[key] = Publication(service: service, task: task)
     }
 
+    /// Returns once the advertisement under `key` is on the daemon (or failed), or after
+    /// `limit`, whichever comes first; at once when nothing is being published under it.
+    func waitUntilPublished(_ key: Key, limit: Duration) async {
+        guard let task = published[key]?.task else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await task.value }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     /// Withdraws the advertisement under `key` (a publication still waiting is abandoned).
     func withdraw(_ key: Key) async {
         wanted[key] = nil

@@ -24,8 +24,15 @@ struct NodeDataProvider: InteractionDataProvider {
     /// the DeviceTypeList of this view names only types its clusters conform to.
     private let deviceTypeStandIns: [EndpointNumber: [UInt64: (id: UInt64, revision: UInt64)]]
 
-    init(node: MatterNode, withholding withheld: Set<ClusterPath> = []) {
+    /// Runs after an AddNOC that added a fabric and before its response goes out: the node
+    /// server puts the fabric's operational record on the daemon, so the commissioner's
+    /// lookup that follows the response (Core §4.3.2.1) finds it at once.
+    let fabricAdded: (@Sendable (FabricIndex) async -> Void)?
+
+    init(node: MatterNode, withholding withheld: Set<ClusterPath> = [],
+         fabricAdded: (@Sendable (FabricIndex) async -> Void)? = nil) {
         self.node = node
+        self.fabricAdded = fabricAdded
         let composition = node.composition
         self.composition = composition
         var attributes: [ClusterPath: [AttributeMetadata]] = [:]
@@ -137,7 +144,14 @@ struct NodeDataProvider: InteractionDataProvider {
         let command = CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command)
         switch await node.invoke(command, fields: fields ?? .structure([]), session: session, timed: context.isTimed) {
         case .status(let status): return .status(status)
-        case .response(let id, let fields): return .response(id, fields)
+        case .response(let id, let fields):
+            if let fabricAdded, path.cluster == OperationalCredentialsServer.clusterID,
+               path.command == OperationalCredentialsServer.Command.addNOC,
+               id == OperationalCredentialsServer.Command.nocResponse, fields[context: 0]?.uintValue == 0,
+               let raw = fields[context: 1]?.uintValue, let index = FabricIndex(exactly: raw) {
+                await fabricAdded(index)
+            }
+            return .response(id, fields)
         }
     }
 

@@ -1,3 +1,4 @@
+import Logging
 import MatterDNSSD
 import MatterModel
 import MatterProtocol
@@ -33,8 +34,15 @@ extension NodeServer {
     }
 
     func advertiseOperational(_ fabric: FabricInfo) async {
+        await Self.advertiseOperational(fabric, advertiser: advertiser, configuration: configuration, port: port, logger: logger)
+    }
+
+    /// Also called on AddNOC before its response goes out (see `NodeDataProvider.fabricAdded`);
+    /// the fabricAdded event that follows finds the same record published and leaves it.
+    static func advertiseOperational(_ fabric: FabricInfo, advertiser: NodeAdvertiser, configuration: NodeServerConfiguration,
+                                     port: Int, logger: Logger) async {
         guard configuration.advertisement != nil else { return }
-        let timing = advertisedTiming
+        let timing = advertisedTiming(configuration)
         let record = MatterOperationalRecord(
             compressedFabricID: fabric.compressedFabricID, nodeID: fabric.nodeID, sessionIdleInterval: timing.idle,
             sessionActiveInterval: timing.active, sessionActiveThreshold: timing.threshold, tcpSupport: 0,
@@ -46,8 +54,12 @@ extension NodeServer {
         }
     }
 
-    /// SII, SAI (ms) and SAT (ms): the MRP parameters peers must use (spec 4.3.4).
     private var advertisedTiming: (idle: UInt32, active: UInt32, threshold: UInt16) {
+        Self.advertisedTiming(configuration)
+    }
+
+    /// SII, SAI (ms) and SAT (ms): the MRP parameters peers must use (spec 4.3.4).
+    private static func advertisedTiming(_ configuration: NodeServerConfiguration) -> (idle: UInt32, active: UInt32, threshold: UInt16) {
         let parameters = configuration.exchange.localParameters
         return (UInt32(clamping: parameters.idleInterval.totalMilliseconds),
                 UInt32(clamping: parameters.activeInterval.totalMilliseconds),

@@ -53,8 +53,15 @@ public final class NodeServer: Sendable {
         let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, logger: logger)
         let secureChannel = SecureChannelServer(manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
                                                 configuration: configuration.secureChannel, logger: logger)
+        let advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
+        let port = transport.port
         let interactionServer = InteractionServer(
-            provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters),
+            provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters) { index in
+                guard let fabric = await node.fabrics.first(where: { $0.index == index }) else { return }
+                await Self.advertiseOperational(fabric, advertiser: advertiser, configuration: configuration, port: port, logger: logger)
+                // Bounded: a slow daemon delays the response a little, never fails it.
+                await advertiser.waitUntilPublished(.operational(index), limit: .milliseconds(250))
+            },
             configuration: configuration.interactionModel, logger: logger)
         let cloudInteractionServer = InteractionServer(
             provider: NodeDataProvider(node: node), configuration: configuration.interactionModel, logger: logger)
@@ -68,7 +75,7 @@ public final class NodeServer: Sendable {
         self.interactionServer = interactionServer
         self.port = transport.port
         self.logger = logger
-        self.advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
+        self.advertiser = advertiser
         // Subscribed before anything can happen, so no event is missed.
         self.sessionEvents = manager.sessionEvents()
         self.commissioningEvents = node.commissioningEvents
