@@ -17,6 +17,8 @@ struct NodeLaunchOptions {
     var authority: AttestationAuthority
     /// How long the boot commissioning window stays open; nil: until commissioned.
     var commissioningWindow: Duration? = NodeServerConfiguration.defaultBootWindowTimeout
+    /// `--trace`: log each commissioning's phases with their times.
+    var traceCommissioning = false
 }
 
 struct NodeLaunch {
@@ -59,13 +61,15 @@ struct NodeLaunch {
             printError("\(device.source): cannot build the node: \(error)")
             throw ExitCode(1)
         }
-        serverConfiguration = NodeServerConfiguration(
+        var configuration = NodeServerConfiguration(
             port: command.port, passcode: passcode, discriminator: discriminator,
             bootWindowTimeout: command.commissioningWindow,
             advertisement: NodeServerConfiguration.Advertisement(
                 vendorID: device.identity.vendorID, productID: device.identity.productID, deviceType: deviceType,
                 deviceName: device.name),
             cloudOnlyClusters: Set(device.cloudOnlyClusters))
+        configuration.traceCommissioning = command.traceCommissioning
+        serverConfiguration = configuration
     }
 
     /// `--attestation-dir`, else the published test authority built in (test only).

@@ -74,6 +74,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Flag(name: .customLong("trace"), help: ArgumentHelp(
+        "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began."))
+    var traceCommissioning = false
+
     func validate() throws {
         if let passcode, !OnboardingPayload.isValidPasscode(passcode) {
             throw ValidationError("--passcode \(passcode) is not a valid setup passcode (1...99999998, not a trivial one such as 11111111 or 12345678).")
@@ -115,7 +119,8 @@ struct RunCommand: AsyncParsableCommand {
         }
         let options = NodeLaunchOptions(passcode: passcode, discriminator: discriminator, port: port,
                                         stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
-                                        commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow))
+                                        commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
+                                        traceCommissioning: traceCommissioning)
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {

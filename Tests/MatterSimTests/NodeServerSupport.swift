@@ -59,7 +59,7 @@ struct RunningNode {
         get throws { try SocketAddress(ipAddress: "127.0.0.1", port: server.port) }
     }
 
-    static func start(stateDirectory: URL, description: NodeDescription = lightDescription(),
+    static func start(stateDirectory: URL, description: NodeDescription = lightDescription(), logger: Logger = quietLogger,
                       configure: (inout NodeServerConfiguration) -> Void = { _ in }) async throws -> RunningNode {
         let store = try NodeStateStore(directory: stateDirectory)
         let attestation = try DeviceAttestationProvisioning.loadOrMint(
@@ -69,7 +69,7 @@ struct RunningNode {
         var configuration = NodeServerConfiguration(
             port: 0, binding: .addresses(["127.0.0.1"]), passcode: testPasscode, discriminator: testDiscriminator)
         configure(&configuration)
-        let server = try await NodeServer(node: node, configuration: configuration, logger: quietLogger)
+        let server = try await NodeServer(node: node, configuration: configuration, logger: logger)
         let serving = Task { await server.run() }
         return RunningNode(node: node, server: server, serving: serving)
     }

@@ -29,9 +29,13 @@ struct NodeDataProvider: InteractionDataProvider {
     /// lookup that follows the response (Core §4.3.2.1) finds it at once.
     let fabricAdded: (@Sendable (FabricIndex) async -> Void)?
 
-    init(node: MatterNode, withholding withheld: Set<ClusterPath> = [],
+    /// `--trace`: each invoke of a commissioning, by its cluster and command names.
+    let trace: CommissioningTrace?
+
+    init(node: MatterNode, withholding withheld: Set<ClusterPath> = [], trace: CommissioningTrace? = nil,
          fabricAdded: (@Sendable (FabricIndex) async -> Void)? = nil) {
         self.node = node
+        self.trace = trace
         self.fabricAdded = fabricAdded
         let composition = node.composition
         self.composition = composition
@@ -142,7 +146,18 @@ struct NodeDataProvider: InteractionDataProvider {
         }
         let session = SessionContext(subject: context.subject, session: context.session)
         let command = CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command)
-        switch await node.invoke(command, fields: fields ?? .structure([]), session: session, timed: context.isTimed) {
+        let traced = trace.map { _ in commandName(path) }
+        if let traced { trace?.mark("invoke \(traced)") }
+        let outcome = await node.invoke(command, fields: fields ?? .structure([]), session: session, timed: context.isTimed)
+        if let traced {
+            let done = "\(traced) answered"
+            if path.cluster == GeneralCommissioningServer.clusterID, path.command == GeneralCommissioningServer.Command.commissioningComplete {
+                trace?.end(done)
+            } else {
+                trace?.mark(done)
+            }
+        }
+        switch outcome {
         case .status(let status): return .status(status)
         case .response(let id, let fields):
             if let fabricAdded, path.cluster == OperationalCredentialsServer.clusterID,
@@ -153,6 +168,13 @@ struct NodeDataProvider: InteractionDataProvider {
             }
             return .response(id, fields)
         }
+    }
+
+    /// `Cluster.Command` from the model, ids where it has no name.
+    private func commandName(_ path: ConcreteCommandPath) -> String {
+        let cluster = composition.definition(of: ClusterPath(endpoint: path.endpoint, cluster: path.cluster))
+        let clusterName = cluster?.name ?? "cluster \(path.cluster)"
+        return "\(clusterName).\(cluster?.command(path.command)?.name ?? "command \(path.command)")"
     }
 
     func persistChanges() async { await node.persistChanges() }

@@ -37,6 +37,7 @@ public final class NodeServer: Sendable {
     let faults = Mutex(FaultState())
     let activity = SessionActivity()
     let logger: Logger
+    let trace: CommissioningTrace?
     private let sessionEvents: AsyncStream<SessionEvent>
     private let commissioningEvents: AsyncStream<CommissioningEvent>
     /// run() serves once; the streams above have a single consumer.
@@ -55,12 +56,14 @@ public final class NodeServer: Sendable {
                                                 configuration: configuration.secureChannel, logger: logger)
         let advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
         let port = transport.port
+        let trace = configuration.traceCommissioning ? CommissioningTrace(logger: logger) : nil
         let interactionServer = InteractionServer(
-            provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters) { index in
+            provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters, trace: trace) { index in
                 guard let fabric = await node.fabrics.first(where: { $0.index == index }) else { return }
                 await Self.advertiseOperational(fabric, advertiser: advertiser, configuration: configuration, port: port, logger: logger)
                 // Bounded: a slow daemon delays the response a little, never fails it.
                 await advertiser.waitUntilPublished(.operational(index), limit: .milliseconds(250))
+                if configuration.advertisement != nil { trace?.mark("operational record of fabric \(index) on the daemon") }
             },
             configuration: configuration.interactionModel, logger: logger)
         let cloudInteractionServer = InteractionServer(
@@ -76,10 +79,15 @@ public final class NodeServer: Sendable {
         self.port = transport.port
         self.logger = logger
         self.advertiser = advertiser
+        self.trace = trace
         // Subscribed before anything can happen, so no event is missed.
         self.sessionEvents = manager.sessionEvents()
         self.commissioningEvents = node.commissioningEvents
-        await manager.register(secureChannel, for: .secureChannel)
+        if let trace {
+            await manager.register(TracedSecureChannel(inner: secureChannel, trace: trace), for: .secureChannel)
+        } else {
+            await manager.register(secureChannel, for: .secureChannel)
+        }
         await manager.register(NodeInteractionHandler(server: interactionServer, activity: activity), for: .interactionModel)
     }
 
@@ -169,6 +177,7 @@ public final class NodeServer: Sendable {
         for await event in sessionEvents {
             switch event {
             case .established(let info):
+                trace?.mark("\(info.kind == .pase ? "PASE" : "CASE") session established")
                 if info.kind == .pase, let session = SessionContext(info) {
                     await node.paseSessionEstablished(session)
                 }

@@ -52,6 +52,8 @@ public struct NodeServerConfiguration: Sendable {
     /// Cluster instances served only through the cloud relay (`NodeServer.cloudInteractionServer`):
     /// over UDP they do not exist.
     public var cloudOnlyClusters: Set<ClusterPath>
+    /// Logs each commissioning's phases with their times (`matter-sim run --trace`).
+    public var traceCommissioning = false
 
     public init(port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,
                 pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = defaultBootWindowTimeout, advertisement: Advertisement? = nil,

@@ -1,0 +1,73 @@
+import Logging
+import MatterProtocol
+import NIOCore
+import Synchronization
+
+/// `--trace`: a commissioning's phases as the device sees them, each with the monotonic time
+/// since the commissioner's first PBKDFParamRequest, e.g.
+///
+///     commissioning +0.0 ms: PBKDFParamRequest from [fe80::1]:51000
+///     commissioning +41.2 ms: PASE session established
+///     commissioning +55.0 ms: invoke GeneralCommissioning.ArmFailSafe
+///     …
+///     commissioning +138.4 ms: operational record on the daemon
+///     commissioning +362.0 ms: Sigma1 from [fe80::1]:51000
+///     commissioning +401.9 ms: invoke GeneralCommissioning.CommissioningComplete (done)
+///
+/// Set beside the controller's own log this shows where a commissioning's time goes, and
+/// which part of it is the device's (Core spec 5.5 lists the steps).
+final class CommissioningTrace: Sendable {
+    private let logger: Logger
+    /// The first PBKDFParamRequest's time; nil outside a commissioning.
+    private let start = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// A new commissioning: a PBKDFParamRequest opens the timeline (again, if one was open).
+    func begin(_ phase: String) {
+        start.withLock { $0 = .now }
+        log(phase, at: .zero)
+    }
+
+    /// A phase of the commissioning under way; nothing outside one.
+    func mark(_ phase: String) {
+        guard let since = start.withLock({ $0.map { ContinuousClock.now - $0 } }) else { return }
+        log(phase, at: since)
+    }
+
+    /// The last phase: the timeline closes.
+    func end(_ phase: String) {
+        guard let since = start.withLock({ value -> Duration? in
+            defer { value = nil }
+            return value.map { ContinuousClock.now - $0 }
+        }) else { return }
+        log(phase, at: since)
+    }
+
+    private func log(_ phase: String, at since: Duration) {
+        let ms = Double(since.components.seconds) * 1000 + Double(since.components.attoseconds) / 1e15
+        logger.notice("commissioning +\((ms * 10).rounded() / 10) ms: \(phase)")
+    }
+}
+
+/// The Secure Channel responder with the handshakes' first messages traced.
+struct TracedSecureChannel: ProtocolHandler {
+    let inner: SecureChannelServer
+    let trace: CommissioningTrace
+
+    func handle(exchange: Exchange, first message: Message) async {
+        switch SecureChannelOpcode(rawValue: message.opcode) {
+        case .pbkdfParamRequest: trace.begin("PBKDFParamRequest from \(Self.peer(message.source))")
+        case .sigma1: trace.mark("Sigma1 from \(Self.peer(message.source))")
+        default: break
+        }
+        await inner.handle(exchange: exchange, first: message)
+    }
+
+    private static func peer(_ address: SocketAddress) -> String {
+        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}
