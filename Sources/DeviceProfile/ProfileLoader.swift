@@ -245,8 +245,9 @@ struct HomeResolver {
     /// `CommissioningCodes.spreadShortDiscriminators` over the home's devices in file order
     /// (`allDevices`: rooms first, then each structure's loose devices).
     static func spreadShortDiscriminators(in home: inout ResolvedHome) {
-        let codes = home.allDevices.map { ($0.profile.commissioning.discriminator, $0.profile.commissioning.discriminatorGenerated) }
-        var spread = CommissioningCodes.spreadShortDiscriminators(codes.map { (discriminator: $0.0, generated: $0.1) })[...]
+        var spread = CommissioningCodes.spreadShortDiscriminators(home.allDevices.map {
+            (discriminator: $0.profile.commissioning.discriminator, generated: $0.profile.commissioning.discriminatorGenerated)
+        })[...]
         func apply(_ devices: inout [ResolvedHomeDevice]) {
             for i in devices.indices { devices[i].profile.commissioning.discriminator = spread.removeFirst() }
         }

@@ -10,9 +10,9 @@ import Synchronization
 ///     commissioning +41.2 ms: PASE session established
 ///     commissioning +55.0 ms: invoke GeneralCommissioning.ArmFailSafe
 ///     …
-///     commissioning +138.4 ms: operational record on the daemon
+///     commissioning +138.4 ms: operational record of fabric 1 on the daemon
 ///     commissioning +362.0 ms: Sigma1 from [fe80::1]:51000
-///     commissioning +401.9 ms: invoke GeneralCommissioning.CommissioningComplete (done)
+///     commissioning +401.9 ms: GeneralCommissioning.CommissioningComplete answered
 ///
 /// Set beside the controller's own log this shows where a commissioning's time goes, and
 /// which part of it is the device's (Core spec 5.5 lists the steps).
