@@ -31,6 +31,11 @@
 # The owner of a LAN (for `cleanup --stale`) is $FAKELAN_OWNER if set, else the caller.
 # Host number i (from 1, in creation order) gets 10.77.0.(i+1)/24 and an IPv6 link-local
 # address on eth0; `exec` exports FAKELAN_LAN, FAKELAN_HOST and FAKELAN_ADDR.
+# FAKELAN_AVAHI_IPV4=no when `avahi` runs: those daemons do mDNS over IPv6 only (no A records),
+# as a Matter-only network would. Every answer then names the same addresses: with both, Avahi
+# leaves A records out of IPv6 answers and out of answers to AAAA queries, and the
+# connectedhomeip controller holds a node found both ways twice in its table of commissionable
+# nodes (10 entries), which six devices fill.
 set -euo pipefail
 
 # A caller may start us with signals blocked or ignored (a Swift test runner's threads
@@ -148,10 +153,11 @@ host_address() {
 
 write_avahi_conf() {
   local lan="$1" host="$2"
+  case "${FAKELAN_AVAHI_IPV4:-yes}" in yes|no) ;; *) die "FAKELAN_AVAHI_IPV4: yes or no, not '$FAKELAN_AVAHI_IPV4'" ;; esac
   cat > "$(state_dir "$lan")/$host.avahi.conf" <<EOF
 [server]
 host-name=$lan-$host
-use-ipv4=yes
+use-ipv4=${FAKELAN_AVAHI_IPV4:-yes}
 use-ipv6=yes
 allow-interfaces=eth0
 ratelimit-interval-usec=1000000

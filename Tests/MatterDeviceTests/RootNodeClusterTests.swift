@@ -1,4 +1,5 @@
 import Foundation
+import MatterCrypto
 import MatterModel
 import MatterTLV
 import Testing
@@ -134,8 +135,13 @@ import Testing
         _ = await node.invoke(1, IDs.onOff, 0x00) // Off: OnOff is non-volatile too.
         // Saved after a short delay, without waiting for the stop.
         await clock.advance(by: .seconds(2))
-        let saved = try #require(try NodeStateStore(directory: directory).load([PersistedAttribute].self, "attributes"))
-        #expect(saved.contains { $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005 })
+        // The change is a journal line (the snapshot was written at start-up).
+        let store = try NodeStateStore(directory: directory)
+        let saved = try #require(try store.load([PersistedAttribute].self, "attributes"))
+        let labelTLV = Data(TLVElement(.utf8("Kitchen")).encoded())
+        #expect(!saved.contains { $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005 && $0.tlv == labelTLV })
+        let journal = try store.journalLines("attributes")
+        #expect(journal.contains { $0.contains("0/28/5=\([UInt8](labelTLV).hexString)") })
         await node.stop()
 
         let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
@@ -143,6 +149,35 @@ import Testing
         #expect(await restarted.bool(1, IDs.onOff, 0x0000) == false)
         // UniqueID was made up on the first start and stays.
         #expect(await restarted.value(0, IDs.basicInformation, 0x0012) == uniqueID)
+        await restarted.stop()
+    }
+
+    @Test func theAttributeJournalIsReplayedOverTheSnapshotAndATornLineIsLeftOut() async throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try commissionableNode(stateDirectory: directory, clock: clock)
+        #expect(await node.write(0, IDs.basicInformation, 0x0005, .utf8("Hall")) == .success)
+        await node.persistChanges()
+        _ = await node.invoke(1, IDs.onOff, 0x00) // Off
+        await node.persistChanges()
+        await node.stop()
+        let store = try NodeStateStore(directory: directory)
+        let journalFile = store.journalURL("attributes")
+        // A power cut in the middle of an append: a last line with no newline, which says On.
+        let on = [UInt8](TLVElement(.bool(true)).encoded()).hexString
+        let handle = try FileHandle(forWritingTo: journalFile)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("garbage line\n1/6/0=\(on)".utf8))
+        try handle.close()
+
+        let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
+        #expect(await restarted.value(0, IDs.basicInformation, 0x0005) == .utf8("Hall"))
+        #expect(await restarted.bool(1, IDs.onOff, 0x0000) == false)
+        // Start-up wrote the replayed values as the new snapshot and dropped the journal.
+        #expect(!FileManager.default.fileExists(atPath: journalFile.path))
+        let saved = try #require(try store.load([PersistedAttribute].self, "attributes"))
+        #expect(saved.contains { $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005
+                && $0.tlv == Data(TLVElement(.utf8("Hall")).encoded()) })
         await restarted.stop()
     }
 

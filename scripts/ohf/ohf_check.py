@@ -452,6 +452,9 @@ class Check:
             if why is None and at and PASE_BUSY.search(line) and self.commissioned_then(devices, at):
                 why = ("BUSY from a node already in a PASE handshake, during a commission_with_code that then "
                        "succeeded: the server's second attempt at once (another address or a twin; Core 4.11.1.3)")
+            if why is None and TABLE_FULL.search(line) and len(devices) > DISCOVERED_NODES_MAX:
+                why = (f"the server's SDK holds {DISCOVERED_NODES_MAX} discovered commissionable nodes "
+                       f"(CHIP_DEVICE_CONFIG_MAX_DISCOVERED_NODES) and {len(devices)} advertise at once")
             if why is None and at and self.retried_among_twins(devices, at):
                 why = ("a first commission_with_code that ran out among devices with the same short "
                        "discriminator (retried once, as a user would)")
@@ -532,6 +535,12 @@ PASE_FAILURE = re.compile(r"\[chip\.native\.SC\] (Failed to verify peer's MAC|Fa
 
 # Server log lines that are not a device's fault, each with the reason. Anything else at
 # WARNING or above fails the check.
+# connectedhomeip's table of commissionable nodes found by one discovery: a node seen again
+# with the same host, port and addresses takes its old entry, so only a LAN with more
+# commissionable nodes than entries fills it.
+DISCOVERED_NODES_MAX = 10
+TABLE_FULL = re.compile(r"Failed to add discovered node with hostname .*Insufficient space")
+
 EXPECTED_LOG_LINES = [
     # Offline by design: the fake LAN has no route out, so the DCL and certificate downloads fail.
     (r"(?i)(on\.dcl\.csa-iot\.org|api\.github\.com|fetch .*from DCL)", "offline: no DCL or certificate download"),

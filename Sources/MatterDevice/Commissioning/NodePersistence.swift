@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MatterCrypto
 import MatterModel
 import MatterTLV
 
@@ -58,17 +59,30 @@ struct PersistedAttribute: Codable, Equatable {
 /// Writes the node's persistent state through a NodeStateStore: the commissioning
 /// snapshot at once (it must survive a crash right after the response), non-volatile
 /// attributes (quality N, Core spec 7.7) a little later in batches, since some change
-/// many times a second during transitions.
+/// many times a second during transitions, or before the response of a command or write
+/// that changed them.
+///
+/// Attributes live in a snapshot (attributes.json, every persistent value) and a journal
+/// (attributes.journal, one line per save with the values that changed). A save before a
+/// response is then one append; the snapshot is rewritten at start-up and once the journal
+/// holds `journalLimit` lines, and the journal is removed after it. Loading replays the
+/// journal over the snapshot, so a crash between the two steps changes nothing.
 final class NodePersistence {
     static let commissioningRecord = "commissioning"
     static let attributesRecord = "attributes"
+    static let journalLimit = 1000
 
     let store: NodeStateStore?
     private let logger: Logger
     /// Attributes saved and restored: non-volatile, not fixed, and not derived from
     /// the commissioning snapshot.
     private(set) var persistentPaths: Set<AttributePath> = []
-    private(set) var dirty = false
+    /// Changed since the last save.
+    private(set) var changed: Set<AttributePath> = []
+    /// The next save rewrites the snapshot.
+    private var snapshotDue = false
+    private var journal: Journal?
+    private var journalLines = 0
 
     init(store: NodeStateStore?, logger: Logger) {
         self.store = store
@@ -125,37 +139,57 @@ final class NodePersistence {
 
     // MARK: Attributes
 
-    /// Stored values for persistent paths, decoded; undecodable entries are reported and skipped.
+    /// Stored values for persistent paths, decoded: the snapshot, then the journal's lines in
+    /// order. Undecodable entries are reported and skipped.
     func loadAttributes() throws -> [AttributePath: TLVValue] {
-        guard let records = try store?.load([PersistedAttribute].self, Self.attributesRecord) else { return [:] }
+        guard let store else { return [:] }
         var values: [AttributePath: TLVValue] = [:]
-        for record in records {
-            let path = AttributePath(endpoint: record.endpoint, cluster: ClusterID(record.cluster), attribute: AttributeID(record.attribute))
-            guard persistentPaths.contains(path) else { continue }
+        func restore(_ path: AttributePath, _ tlv: Data, from place: String) {
+            guard persistentPaths.contains(path) else { return }
             do {
-                values[path] = try TLVElement.decode(record.tlv).value
+                values[path] = try TLVElement.decode(tlv).value
             } catch {
-                logger.warning("stored value of \(path) is not TLV (\(error)); keeping the described value")
+                logger.warning("stored value of \(path) in \(place) is not TLV (\(error)); keeping the previous value")
             }
+        }
+        for record in try store.load([PersistedAttribute].self, Self.attributesRecord) ?? [] {
+            restore(AttributePath(endpoint: record.endpoint, cluster: ClusterID(record.cluster), attribute: AttributeID(record.attribute)),
+                    record.tlv, from: "the snapshot")
+        }
+        let journalPath = store.journalURL(Self.attributesRecord).path
+        for (number, line) in try store.journalLines(Self.attributesRecord).enumerated() {
+            guard let entries = Self.journalEntries(line) else {
+                logger.warning("\(journalPath) line \(number + 1): not ENDPOINT/CLUSTER/ATTRIBUTE=HEX entries; skipped")
+                continue
+            }
+            for (path, tlv) in entries { restore(path, tlv, from: "\(journalPath) line \(number + 1)") }
         }
         return values
     }
 
     func markChanged(_ path: AttributePath) -> Bool {
         guard store != nil, persistentPaths.contains(path) else { return false }
-        dirty = true
+        changed.insert(path)
         return true
     }
 
-    /// Forces the next save (after start-up, which changes values before persistence listens).
+    /// Forces the next save to rewrite the snapshot (after start-up, which changes values
+    /// before persistence listens).
     func markAllChanged() {
-        dirty = store != nil
+        snapshotDue = store != nil
     }
 
-    /// Writes every persistent attribute if any changed since the last save.
+    /// Saves what changed since the last save: one journal line, or the whole snapshot.
     func saveAttributes(from attributeStore: AttributeStore) {
-        guard let store, dirty else { return }
-        dirty = false
+        guard let store, snapshotDue || !changed.isEmpty else { return }
+        if snapshotDue || journalLines >= Self.journalLimit {
+            saveSnapshot(store, attributeStore)
+        } else {
+            appendJournal(store, attributeStore)
+        }
+    }
+
+    private func saveSnapshot(_ store: NodeStateStore, _ attributeStore: AttributeStore) {
         let records = persistentPaths.sorted { ($0.endpoint, $0.cluster, $0.attribute) < ($1.endpoint, $1.cluster, $1.attribute) }
             .compactMap { path -> PersistedAttribute? in
                 guard let value = attributeStore.value(path) else { return nil }
@@ -164,9 +198,57 @@ final class NodePersistence {
             }
         do {
             try store.save(records, Self.attributesRecord)
+            // The snapshot holds every line of the journal now.
+            journal?.close()
+            journal = nil
+            journalLines = 0
+            try store.removeJournal(Self.attributesRecord)
+            snapshotDue = false
+            changed = []
         } catch {
-            dirty = true
+            snapshotDue = true
             logger.error("cannot save attributes: \(error)")
         }
+    }
+
+    private func appendJournal(_ store: NodeStateStore, _ attributeStore: AttributeStore) {
+        var line = ""
+        for path in changed.sorted(by: { ($0.endpoint, $0.cluster, $0.attribute) < ($1.endpoint, $1.cluster, $1.attribute) }) {
+            guard let value = attributeStore.value(path) else { continue }
+            if !line.isEmpty { line += " " }
+            line += Self.journalEntry(path, TLVElement(value).encoded())
+        }
+        do {
+            if !line.isEmpty {
+                if journal == nil { journal = try store.openJournal(Self.attributesRecord) }
+                try journal!.append(line + "\n")
+                journalLines += 1
+            }
+            changed = []
+        } catch {
+            // Keep the changes for the next save, which rewrites the snapshot.
+            snapshotDue = true
+            logger.error("cannot append to the attribute journal: \(error)")
+        }
+    }
+
+    // MARK: Journal lines: "ENDPOINT/CLUSTER/ATTRIBUTE=HEX" entries separated by spaces, ids in hex.
+
+    static func journalEntry(_ path: AttributePath, _ tlv: [UInt8]) -> String {
+        "\(path.endpoint)/\(String(path.cluster.rawValue, radix: 16))/\(String(path.attribute.rawValue, radix: 16))=\(tlv.hexString)"
+    }
+
+    static func journalEntries(_ line: Substring) -> [(AttributePath, Data)]? {
+        var entries: [(AttributePath, Data)] = []
+        for entry in line.split(separator: " ") {
+            let sides = entry.split(separator: "=", omittingEmptySubsequences: false)
+            guard sides.count == 2 else { return nil }
+            let ids = sides[0].split(separator: "/", omittingEmptySubsequences: false)
+            guard ids.count == 3, let endpoint = EndpointNumber(ids[0]), let cluster = UInt32(ids[1], radix: 16),
+                  let attribute = UInt32(ids[2], radix: 16), !sides[1].isEmpty,
+                  let tlv = [UInt8](hexString: String(sides[1])) else { return nil }
+            entries.append((AttributePath(endpoint: endpoint, cluster: ClusterID(cluster), attribute: AttributeID(attribute)), Data(tlv)))
+        }
+        return entries.isEmpty ? nil : entries
     }
 }

@@ -68,8 +68,79 @@ public struct NodeStateStore: Sendable {
         }
     }
 
+    // MARK: Journals
+    // A record that changes on every command is appended to as NAME.journal, one line per
+    // change, instead of being rewritten: a write(2) to an open file rather than encoding,
+    // creating and renaming a whole file before each response. A crash mid-append leaves at
+    // most a torn last line, which `journalLines` leaves out.
+
+    public func journalURL(_ name: String) -> URL { directory.appendingPathComponent(name + ".journal") }
+
+    /// The journal's complete lines, oldest first; none when there is no journal.
+    public func journalLines(_ name: String) throws -> [Substring] {
+        let file = journalURL(name)
+        guard FileManager.default.fileExists(atPath: file.path) else { return [] }
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw StoreError.unreadable(file: file.path, reason: "\(error)")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast() // after the last newline: empty, or a torn append
+        return lines
+    }
+
+    /// Opens NAME.journal for appending (created 0600).
+    public func openJournal(_ name: String) throws -> Journal {
+        let file = journalURL(name)
+        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
+        return Journal(fd: fd, path: file.path)
+    }
+
+    public func removeJournal(_ name: String) throws {
+        let file = journalURL(name)
+        guard unlink(file.path) == 0 || errno == ENOENT else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+        }
+    }
+
     public func remove(_ name: String) throws {
         let file = url(name)
         if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
     }
+}
+
+/// An open journal file; each `append` is one write(2) of whole lines.
+public final class Journal {
+    private var fd: Int32
+    public let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    public func append(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+                }
+                offset += written
+            }
+        }
+    }
+
+    public func close() {
+        guard fd >= 0 else { return }
+        _ = Glibc.close(fd)
+        fd = -1
+    }
+
+    deinit { close() }
 }
