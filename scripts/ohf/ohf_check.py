@@ -533,14 +533,14 @@ class Check:
 PASE_BUSY = re.compile(r"\[chip\.native\.SC\] Received error \(protocol code 4\) during PASE process")
 PASE_FAILURE = re.compile(r"\[chip\.native\.SC\] (Failed to verify peer's MAC|Failed during PASE session setup)")
 
-# Server log lines that are not a device's fault, each with the reason. Anything else at
-# WARNING or above fails the check.
 # connectedhomeip's table of commissionable nodes found by one discovery: a node seen again
 # with the same host, port and addresses takes its old entry, so only a LAN with more
 # commissionable nodes than entries fills it.
 DISCOVERED_NODES_MAX = 10
 TABLE_FULL = re.compile(r"Failed to add discovered node with hostname .*Insufficient space")
 
+# Server log lines that are not a device's fault, each with the reason. Anything else at
+# WARNING or above fails the check.
 EXPECTED_LOG_LINES = [
     # Offline by design: the fake LAN has no route out, so the DCL and certificate downloads fail.
     (r"(?i)(on\.dcl\.csa-iot\.org|api\.github\.com|fetch .*from DCL)", "offline: no DCL or certificate download"),

@@ -190,7 +190,7 @@ final class NodePersistence {
     }
 
     private func saveSnapshot(_ store: NodeStateStore, _ attributeStore: AttributeStore) {
-        let records = persistentPaths.sorted { ($0.endpoint, $0.cluster, $0.attribute) < ($1.endpoint, $1.cluster, $1.attribute) }
+        let records = Self.inOrder(persistentPaths)
             .compactMap { path -> PersistedAttribute? in
                 guard let value = attributeStore.value(path) else { return nil }
                 return PersistedAttribute(endpoint: path.endpoint, cluster: path.cluster.rawValue,
@@ -213,7 +213,7 @@ final class NodePersistence {
 
     private func appendJournal(_ store: NodeStateStore, _ attributeStore: AttributeStore) {
         var line = ""
-        for path in changed.sorted(by: { ($0.endpoint, $0.cluster, $0.attribute) < ($1.endpoint, $1.cluster, $1.attribute) }) {
+        for path in Self.inOrder(changed) {
             guard let value = attributeStore.value(path) else { continue }
             if !line.isEmpty { line += " " }
             line += Self.journalEntry(path, TLVElement(value).encoded())
@@ -230,6 +230,11 @@ final class NodePersistence {
             snapshotDue = true
             logger.error("cannot append to the attribute journal: \(error)")
         }
+    }
+
+    /// Endpoint, cluster, attribute order: files that read the same for the same values.
+    private static func inOrder(_ paths: Set<AttributePath>) -> [AttributePath] {
+        paths.sorted { ($0.endpoint, $0.cluster, $0.attribute) < ($1.endpoint, $1.cluster, $1.attribute) }
     }
 
     // MARK: Journal lines: "ENDPOINT/CLUSTER/ATTRIBUTE=HEX" entries separated by spaces, ids in hex.
