@@ -34,12 +34,18 @@ public struct HomeDevice: HomeObject {
     }
 }
 
-/// The device types of one device (the Home APIs' `DeviceTypeController`).
+/// The device types of one device or device group (the Home APIs' `DeviceTypeController`).
 public struct DeviceTypeController: Sendable, Hashable {
+    /// The device's ID, or the group's when `isGroup`.
     let deviceID: String
     /// The device types as of the snapshot this controller came with.
     let collection: DeviceTypeCollection
     let engine: HomeEngine
+    var isGroup = false
+
+    private nonisolated func current(_ snapshot: HomeSnapshot) -> DeviceTypeCollection? {
+        isGroup ? snapshot.groups[deviceID]?.types.collection : snapshot.devices[deviceID]?.types.collection
+    }
 
     public static func == (a: DeviceTypeController, b: DeviceTypeController) -> Bool {
         a.deviceID == b.deviceID && a.collection == b.collection
@@ -59,6 +65,7 @@ public struct DeviceTypeController: Sendable, Hashable {
     /// Waits (boundedly) for the device's first report when none arrived yet.
     public func get<T: DeviceType>(_ type: T.Type) async -> T? {
         guard collection.contains(type) else { return nil }
+        if isGroup { return await engine.currentGroupTypes(groupID: deviceID)?[type] }
         return await engine.currentTypes(deviceID: deviceID)?[type]
     }
 
@@ -68,9 +75,9 @@ public struct DeviceTypeController: Sendable, Hashable {
         guard collection.contains(type) else {
             return Empty(completeImmediately: true).eraseToAnyPublisher()
         }
-        let id = deviceID
+        let controller = self
         return engine.snapshots()
-            .compactMap { $0.devices[id]?.types.collection[type] }
+            .compactMap { controller.current($0)?[type] }
             .removeDuplicates()
             .setFailureType(to: HomeError.self)
             .eraseToAnyPublisher()
@@ -78,9 +85,9 @@ public struct DeviceTypeController: Sendable, Hashable {
 
     /// All device types of the device, now and on every change.
     public func subscribeAll() -> AnyPublisher<DeviceTypeCollection, HomeError> {
-        let id = deviceID
+        let controller = self
         return engine.snapshots()
-            .compactMap { $0.devices[id]?.types.collection }
+            .compactMap { controller.current($0) }
             .removeDuplicates()
             .setFailureType(to: HomeError.self)
             .eraseToAnyPublisher()

@@ -14,6 +14,7 @@ struct HomeSnapshot: Sendable, Equatable {
     var structures: [String: Structure] = [:]
     var rooms: [String: Room] = [:]
     var devices: [String: HomeDevice] = [:]
+    var groups: [String: DeviceGroup] = [:]
 }
 
 /// What is known of one node, per route: each route's health and what it reported.
@@ -72,6 +73,10 @@ actor HomeEngine {
     /// Nodes whose cloud-only clusters were learned (or are being learned) since opening.
     var cloudOnlyLearned: Set<UInt64> = []
     var cloudOnlyLearning: Set<UInt64> = []
+    /// Group message counters reserved in the store and not used yet (HomeEngine+Groups).
+    var groupCounters: [UInt32] = []
+    /// How each group's last command went out, by group.
+    var lastGroupDelivery: [String: GroupDelivery] = [:]
 
     init(store: HomeStore, configuration: HomeConfiguration, logger: Logger) {
         self.store = store
@@ -152,6 +157,7 @@ actor HomeEngine {
         for r in graph.structures.values { s.structures[r.id] = Structure(id: r.id, name: r.name, address: r.address, engine: self) }
         for r in graph.rooms.values { s.rooms[r.id] = Room(id: r.id, name: r.name, structureID: r.structureID, engine: self) }
         for d in graph.devices.values { s.devices[d.id] = makeDevice(d) }
+        for g in graph.groups.values { s.groups[g.id] = makeGroup(g, devices: s.devices) }
         hub.send(s)
     }
 
@@ -236,7 +242,7 @@ actor HomeEngine {
 
     // MARK: Graph edits
 
-    private func require<T>(_ value: T?, _ what: String) throws -> T {
+    func require<T>(_ value: T?, _ what: String) throws -> T {
         guard let value else { throw HomeError.notFound(what) }
         return value
     }

@@ -13,7 +13,7 @@ struct HomeCtl: AsyncParsableCommand {
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
                       Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self,
-                      FleetBench.self, AutomationsCommand.self])
+                      FleetBench.self, AutomationsCommand.self, GroupCommand.self])
 }
 
 /// Options every command takes.

@@ -51,6 +51,7 @@ struct HomeGraph: Sendable, Hashable {
     var structures: [String: StructureRecord] = [:]
     var rooms: [String: RoomRecord] = [:]
     var devices: [String: DeviceRecord] = [:]
+    var groups: [String: DeviceGroupRecord] = [:]
 }
 
 /// The home graph in SQLite (through GRDB): structures, rooms, devices with their node
@@ -114,6 +115,8 @@ final class HomeStore: Sendable {
         }
         // v3 (issue #8): the structure's address, automations and their runs (Store/AutomationStore.swift).
         migrator.registerMigration("v3-automations", migrate: migrateAutomations)
+        // v4 (issue #21): device groups (Store/DeviceGroupStore.swift).
+        migrator.registerMigration("v4-device-groups", migrate: migrateDeviceGroups)
         return migrator
     }
 
@@ -156,6 +159,7 @@ final class HomeStore: Sendable {
                     cloudOnlyClusters: cloudOnly)
                 graph.devices[d.id] = d
             }
+            graph.groups = try self.loadDeviceGroups(db)
             return graph
         }
     }

@@ -22,6 +22,9 @@ struct TraitContext: Sendable, Hashable {
     let attributes: [AttributeID: TLVValue]
     let connectivity: SourceConnectivity
     let engine: HomeEngine?
+    /// Set for a device group's trait (`deviceID` is then the group's ID): commands and
+    /// writes go to every member.
+    var groupID: String? = nil
 
     static func == (a: TraitContext, b: TraitContext) -> Bool {
         a.deviceID == b.deviceID && a.endpoint == b.endpoint && a.cluster == b.cluster && a.attributes == b.attributes
@@ -56,6 +59,9 @@ struct TraitContext: Sendable, Hashable {
     /// Invokes a command of this cluster on the device.
     func invoke(_ command: UInt32, _ fields: [TLVElement] = []) async throws {
         guard let engine else { throw HomeError.failedPrecondition("this trait is detached from any home") }
+        if let groupID {
+            return try await engine.groupInvoke(groupID: groupID, cluster: cluster, command: CommandID(command), fields: .structure(fields))
+        }
         try await engine.invoke(deviceID: deviceID, nodeID: nodeID,
                                 ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
                                 fields: .structure(fields))
@@ -64,6 +70,9 @@ struct TraitContext: Sendable, Hashable {
     /// Writes an attribute of this cluster on the device.
     func write(_ attribute: UInt32, _ value: TLVValue) async throws {
         guard let engine else { throw HomeError.failedPrecondition("this trait is detached from any home") }
+        if let groupID {
+            return try await engine.groupWrite(groupID: groupID, cluster: cluster, attribute: AttributeID(attribute), value: value)
+        }
         try await engine.write(deviceID: deviceID, nodeID: nodeID,
                                AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)), value)
     }

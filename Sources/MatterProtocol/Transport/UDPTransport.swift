@@ -51,6 +51,9 @@ public final class UDPTransport: DatagramTransport {
     private let groupChannels = NIOLockedValueBox<[String: (any Channel)?]>([:])
     private let group: any EventLoopGroup
     private let fanoutToken: GroupFanout.Token
+    private let binding: Binding
+    /// Send-only IPv6 sockets for group messages, one per interface (IPV6_MULTICAST_IF).
+    private let groupSenders = NIOLockedValueBox<[Int: any Channel]>([:])
 
     /// Why `.dualStack` fell back to IPv4 only (the error binding `::` gave), or nil.
     public let ipv6Unavailable: String?
@@ -62,8 +65,9 @@ public final class UDPTransport: DatagramTransport {
 
     private init(channels: [any Channel], inbound: AsyncStream<InboundDatagram>,
                  continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
-                 ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token) {
+                 ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token, binding: Binding) {
         self.channels = channels
+        self.binding = binding
         self.group = group
         self.fanoutToken = fanoutToken
         self.ipv6Unavailable = ipv6Unavailable
@@ -135,7 +139,8 @@ public final class UDPTransport: DatagramTransport {
             throw error
         }
         return UDPTransport(channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
-                            ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken)
+                            ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken,
+                            binding: configuration.binding)
     }
 
     public func send(_ bytes: [UInt8], to address: SocketAddress) {
@@ -178,7 +183,7 @@ public final class UDPTransport: DatagramTransport {
             if let channel { try? await channel.close() }
             if let main = mainIPv6Channel as? any MulticastChannel,
                let target = try? SocketAddress(ipAddress: address, port: GroupMulticast.port) {
-                for device in Self.ipv6Devices() { try? await main.leaveGroup(target, device: device).get() }
+                for device in groupDevices() { try? await main.leaveGroup(target, device: device).get() }
             }
         }
         GroupFanout.shared.set(listening: !addresses.isEmpty, id: ObjectIdentifier(fanoutToken), continuation: continuation)
@@ -188,7 +193,7 @@ public final class UDPTransport: DatagramTransport {
                 let target = try SocketAddress(ipAddress: address, port: GroupMulticast.port)
                 var joined = false
                 if let main = mainIPv6Channel as? any MulticastChannel {
-                    joined = await Self.join(main, target)
+                    joined = await join(main, target)
                 }
                 var extra: (any Channel)?
                 if port != GroupMulticast.port { extra = try? await groupSocket(target) }
@@ -208,21 +213,75 @@ public final class UDPTransport: DatagramTransport {
         channels.first { $0.localAddress?.protocol == .inet6 }
     }
 
-    private static func ipv6Devices() -> [NIONetworkDevice] {
+    /// Whether the sockets listen on every interface (a wildcard address).
+    private var isWildcard: Bool {
+        if case .addresses = binding { return false }
+        return true
+    }
+
+    /// The IPv6 interfaces group messages may use: every one for a wildcard binding, else only
+    /// those holding a bound address. A node bound to 127.0.0.1 stays on loopback: joining a
+    /// group on another interface would announce it there (an MLD report on a real network).
+    func groupDevices() -> [NIONetworkDevice] {
+        let all = (try? System.enumerateDevices()) ?? []
+        var allowed: Set<Int>?
+        if case .addresses(let hosts) = binding {
+            let bound = Set(hosts.compactMap { try? SocketAddress(ipAddress: $0, port: 0).ipAddress })
+            allowed = Set(all.filter { $0.address?.ipAddress.map(bound.contains) ?? false }.map(\.interfaceIndex))
+        }
         var seen: Set<Int> = []
-        return ((try? System.enumerateDevices()) ?? []).filter {
-            $0.address?.protocol == .inet6 && seen.insert($0.interfaceIndex).inserted
+        return all.filter {
+            $0.address?.protocol == .inet6 && (allowed?.contains($0.interfaceIndex) ?? true)
+                && seen.insert($0.interfaceIndex).inserted
         }
     }
 
-    /// Joins on every IPv6 interface (loopback included: nodes of one host); true if any took it.
-    private static func join(_ channel: any MulticastChannel, _ target: SocketAddress) async -> Bool {
+    /// Joins on each interface of `groupDevices()` (loopback included: nodes of one host);
+    /// true if any took it.
+    private func join(_ channel: any MulticastChannel, _ target: SocketAddress) async -> Bool {
         var joined = 0
-        for device in ipv6Devices() where (try? await channel.joinGroup(target, device: device).get()) != nil {
+        for device in groupDevices() where (try? await channel.joinGroup(target, device: device).get()) != nil {
             joined += 1
         }
-        if joined == 0, (try? await channel.joinGroup(target).get()) != nil { joined = 1 }
+        // The kernel's choice of interface only where the binding leaves every one open.
+        if joined == 0, isWildcard, (try? await channel.joinGroup(target).get()) != nil { joined = 1 }
         return joined > 0
+    }
+
+    /// Sends a group message to an IPv6 group address (spec 4.16: port 5540) on every
+    /// interface of `groupDevices()` that can carry it; returns the names of those it left on.
+    /// Nothing answers a group message, so the source port does not matter: each interface
+    /// gets its own send-only socket. Loopback has no multicast route on Linux, so a binding
+    /// that allows only loopback sends nothing (callers fall back to unicast).
+    public func sendGroupMessage(_ bytes: [UInt8], to groupAddress: String) async -> [String] {
+        guard let target = try? SocketAddress(ipAddress: groupAddress, port: GroupMulticast.port) else { return [] }
+        var sentOn: [String] = []
+        for device in groupDevices() where device.multicastSupported {
+            guard let channel = try? await groupSender(device.interfaceIndex) else { continue }
+            var buffer = channel.allocator.buffer(capacity: bytes.count)
+            buffer.writeBytes(bytes)
+            if (try? await channel.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: buffer)).get()) != nil {
+                sentOn.append(device.name)
+            }
+        }
+        return sentOn
+    }
+
+    private func groupSender(_ interfaceIndex: Int) async throws -> any Channel {
+        if let open = groupSenders.withLockedValue({ $0[interfaceIndex] }) { return open }
+        let channel = try await DatagramBootstrap(group: group)
+            .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_V6ONLY)), value: 1)
+            .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_MULTICAST_IF)),
+                           value: SocketOptionValue(interfaceIndex))
+            .channelInitializer { channel in channel.eventLoop.makeSucceededVoidFuture() }
+            .bind(host: "::", port: 0).get()
+        let kept = groupSenders.withLockedValue { senders -> (any Channel)? in
+            if let other = senders[interfaceIndex] { return other }
+            senders[interfaceIndex] = channel
+            return nil
+        }
+        if let kept { try? await channel.close(); return kept }
+        return channel
     }
 
     private func groupSocket(_ target: SocketAddress) async throws -> any Channel {
@@ -236,7 +295,7 @@ public final class UDPTransport: DatagramTransport {
                 }
             }
             .bind(to: target).get()
-        guard let multicast = channel as? any MulticastChannel, await Self.join(multicast, target) else {
+        guard let multicast = channel as? any MulticastChannel, await join(multicast, target) else {
             try? await channel.close()
             throw IOError(errnoCode: EADDRNOTAVAIL, reason: "joining \(target)")
         }
@@ -248,6 +307,7 @@ public final class UDPTransport: DatagramTransport {
         for c in channels { try? await c.close() }
         GroupFanout.shared.set(listening: false, id: ObjectIdentifier(fanoutToken), continuation: continuation)
         for c in groupChannels.withLockedValue({ $0.values.compactMap { $0 } }) { try? await c.close() }
+        for c in groupSenders.withLockedValue({ Array($0.values) }) { try? await c.close() }
         continuation.finish()
     }
 }

@@ -73,6 +73,18 @@ enum Fixture {
         ])
     }
 
+    /// A light or plug with the Groups cluster its device type requires (device groups).
+    static func groupable(_ deviceType: UInt32, serial: String) -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: deviceType == 0x010A ? "Smart Plug" : "On/Off Bulb", serial: serial),
+            EndpointDescription(number: 1, deviceTypes: [Fixture.deviceType(deviceType)], serverClusters: [
+                ClusterInstanceDescription(id: identify),
+                ClusterInstanceDescription(id: ClusterID(0x0004)),
+                ClusterInstanceDescription(id: onOff, features: deviceType == 0x010A ? [] : ["LT"], attributes: [AttributeID(0): .bool(false)]),
+            ]),
+        ])
+    }
+
     static func plug(serial: String = "PLUG-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Smart Plug", serial: serial),

@@ -1,0 +1,143 @@
+import MatterModel
+import MatterProtocol
+import MatterTLV
+
+// The controller's side of group messaging (Core spec 4.16): setting a node up for a group
+// (key set, GroupKeyMap, Groups membership, an ACL entry for the group) over its CASE
+// session, and sending one Invoke that every member acts on, as an unanswered IPv6 multicast.
+
+/// A group key set as GroupKeyManagement's KeySetWrite carries it (spec 11.2.6.4), with one
+/// epoch key and the TrustFirst policy.
+public struct GroupKeySet: Sendable, Hashable {
+    public var keySetID: UInt16
+    public var epochKey: [UInt8]
+    /// Epoch start time, microseconds since the Matter epoch.
+    public var epochStartTime: UInt64
+
+    public init(keySetID: UInt16, epochKey: [UInt8], epochStartTime: UInt64) {
+        self.keySetID = keySetID
+        self.epochKey = epochKey
+        self.epochStartTime = epochStartTime
+    }
+}
+
+extension MatterController {
+    static let groupsCluster = ClusterID(0x0004)
+    static let groupKeyManagement = ClusterID(0x003F)
+    static let accessControl = ClusterID(0x001F)
+
+    /// Makes `endpoints` of `node` members of `groupID` under `keySet`, keeping what the node
+    /// already has: KeySetWrite, the fabric's GroupKeyMap with this group's entry added,
+    /// AddGroup on each endpoint, and an ACL entry granting the group Operate (group messages
+    /// carry no CASE subject; spec 6.6.2.1.2). Idempotent.
+    public func joinGroup(_ node: NodeID, groupID: UInt16, name: String, keySet: GroupKeySet,
+                          endpoints: [EndpointNumber]) async throws {
+        try await withClient(node) { client in
+            let set = TLVValue.structure([
+                TLVElement(tag: .context(0), .unsigned(UInt64(keySet.keySetID))),
+                TLVElement(tag: .context(1), .unsigned(0)),  // TrustFirst
+                TLVElement(tag: .context(2), .bytes(keySet.epochKey)),
+                TLVElement(tag: .context(3), .unsigned(keySet.epochStartTime)),
+                TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
+                TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
+            ])
+            _ = try await client.invoke(ConcreteCommandPath(endpoint: 0, cluster: Self.groupKeyManagement, command: CommandID(0x00)),
+                                        fields: .structure([TLVElement(tag: .context(0), set)]))
+
+            // GroupKeyMap (fabric-scoped list): a write replaces this fabric's entries.
+            let mapPath = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
+            var map = ((try await client.read(mapPath)).members ?? []).compactMap { element -> (UInt16, UInt16)? in
+                guard let group = element.value[context: 1]?.uintValue, let set = element.value[context: 2]?.uintValue else { return nil }
+                return (UInt16(truncatingIfNeeded: group), UInt16(truncatingIfNeeded: set))
+            }
+            if !map.contains(where: { $0.0 == groupID && $0.1 == keySet.keySetID }) {
+                map.removeAll { $0.0 == groupID }
+                map.append((groupID, keySet.keySetID))
+                try await client.write(mapPath, value: .array(map.map { entry in
+                    TLVElement(.structure([TLVElement(tag: .context(1), .unsigned(UInt64(entry.0))),
+                                           TLVElement(tag: .context(2), .unsigned(UInt64(entry.1)))]))
+                }))
+            }
+
+            for endpoint in endpoints {
+                let response = try await client.invoke(
+                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x00)),
+                    fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID))), TLVElement(tag: .context(1), .utf8(name))]))
+                let status = response.fields?[context: 0]?.uintValue ?? 0
+                guard status == 0 else {
+                    throw ControllerError.invalidArgument("AddGroup 0x\(String(groupID, radix: 16)) on endpoint \(endpoint) of node "
+                        + "0x\(String(node, radix: 16)): status 0x\(String(status, radix: 16))")
+                }
+            }
+
+            // The ACL (fabric-scoped list, written whole): add Operate for the group once.
+            let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
+            let entries = ((try await client.read(aclPath)).members ?? []).map { element in
+                // FabricIndex (0xFE) is the node's to fill in: a write must not carry it.
+                TLVElement(.structure((element.value.members ?? []).filter { $0.tag != .context(0xFE) }))
+            }
+            let granted = entries.contains { entry in
+                entry.value[context: 2]?.uintValue == 3
+                    && (entry.value[context: 3]?.members?.contains { $0.value.uintValue == UInt64(groupID) } ?? false)
+            }
+            if !granted {
+                let grant = TLVElement(.structure([
+                    TLVElement(tag: .context(1), .unsigned(3)),  // Operate
+                    TLVElement(tag: .context(2), .unsigned(3)),  // Group
+                    TLVElement(tag: .context(3), .array([TLVElement(.unsigned(UInt64(groupID)))])),
+                    TLVElement(tag: .context(4), .null),
+                ]))
+                try await client.write(aclPath, value: .array(entries + [grant]))
+            }
+        }
+    }
+
+    /// Takes `endpoints` of `node` out of `groupID` (RemoveGroup) and drops the group's
+    /// GroupKeyMap entry and ACL grant.
+    public func leaveGroup(_ node: NodeID, groupID: UInt16, endpoints: [EndpointNumber]) async throws {
+        try await withClient(node) { client in
+            for endpoint in endpoints {
+                _ = try await client.invoke(ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x03)),
+                                            fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID)))]))
+            }
+            let mapPath = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
+            let map = (try await client.read(mapPath)).members ?? []
+            let keptMap = map.filter { $0.value[context: 1]?.uintValue != UInt64(groupID) }
+            if keptMap.count != map.count {
+                try await client.write(mapPath, value: .array(keptMap.map { element in
+                    TLVElement(.structure(element.value.members ?? [].filter { $0.tag != .context(0xFE) }))
+                }))
+            }
+            let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
+            let acl = (try await client.read(aclPath)).members ?? []
+            let keptACL = acl.filter { entry in
+                !(entry.value[context: 2]?.uintValue == 3
+                    && (entry.value[context: 3]?.members?.contains { $0.value.uintValue == UInt64(groupID) } ?? false))
+            }
+            if keptACL.count != acl.count {
+                try await client.write(aclPath, value: .array(keptACL.map { element in
+                    TLVElement(.structure(element.value.members ?? [].filter { $0.tag != .context(0xFE) }))
+                }))
+            }
+        }
+    }
+
+    /// Sends `command` of `cluster` to every member of `groupID` as one group message:
+    /// sealed with the group's operational key, to FF35:0040:FD<fabric>00:<group>, port 5540,
+    /// on each interface this controller's binding allows. No member answers (spec 8.8.2:
+    /// group Invokes suppress the response). Returns the interfaces it went out on; empty
+    /// when none can carry multicast (e.g. a controller bound to loopback).
+    public func sendGroupInvoke(groupID: UInt16, keySet: GroupKeySet, cluster: ClusterID, command: CommandID,
+                                fields: TLVValue, counter: UInt32) async throws -> [String] {
+        let key = try GroupOperationalKey(fabricIndex: 1, keySetID: keySet.keySetID, groupIDs: [groupID],
+                                          epochKey: keySet.epochKey, compressedFabricID: try identity.compressedFabricID())
+        let invoke = InvokeRequestMessage(suppressResponse: true, invokeRequests: [
+            CommandDataIB(path: CommandPathIB(endpoint: nil, cluster: cluster, command: command), fields: fields)])
+        let protocolHeader = ProtocolHeader(isInitiator: true, opcode: InteractionOpcode.invokeRequest.rawValue,
+                                            exchangeID: UInt16.random(in: 0 ... .max), protocolID: .interactionModel)
+        let header = MessageHeader(sessionID: key.sessionID, messageCounter: counter, sourceNodeID: identity.nodeID,
+                                   destination: .group(groupID), sessionType: .group)
+        let datagram = try key.seal(header: header, protocolMessage: protocolHeader.encoded(payload: invoke.encoded()))
+        return await transport.sendGroupMessage(datagram, to: GroupMulticast.addressString(fabricID: identity.fabricID, groupID: groupID))
+    }
+}
