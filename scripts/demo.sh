@@ -110,6 +110,14 @@ if has "Patio Blind"; then
   on_phone "$HOMECTL" get "Patio Blind" --home "$STATE/phone.sqlite"          # WindowCovering, moving at its speed
 fi
 
+# Issue #21: the device group the home declares, made by `commission --home`.
+if on_phone "$HOMECTL" group list --home "$STATE/phone.sqlite" 2>/dev/null | grep -q "Downstairs Lights"; then
+  step "device group Downstairs Lights: one group message (IPv6 multicast) switches its three lights"
+  on_phone "$HOMECTL" group list --home "$STATE/phone.sqlite"
+  on_phone "$HOMECTL" group off "Downstairs Lights" --home "$STATE/phone.sqlite"
+  on_phone "$HOMECTL" group on "Downstairs Lights" --home "$STATE/phone.sqlite"
+fi
+
 if has "Bedside Lamp"; then
   lamp="Bedside Lamp"
   show() {

@@ -28,15 +28,32 @@ public struct ResolvedStructure: Sendable, Hashable {
     public var devices: [ResolvedHomeDevice]
     /// The structure's postal address (scheduled automations need one); nil when not given.
     public var address: String?
+    /// Device groups a controller makes when it commissions the home (`homectl commission --home`).
+    public var groups: [ResolvedDeviceGroup]
 
-    public init(name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice], address: String? = nil) {
+    public init(name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice], address: String? = nil,
+                groups: [ResolvedDeviceGroup] = []) {
         self.name = name
         self.rooms = rooms
         self.devices = devices
         self.address = address
+        self.groups = groups
     }
 
     public var allDevices: [ResolvedHomeDevice] { rooms.flatMap(\.devices) + devices }
+}
+
+/// A device group of a structure: lights and plugs controlled together (on the devices, a
+/// Matter group each member's light or plug endpoints join).
+public struct ResolvedDeviceGroup: Sendable, Hashable {
+    public var name: String
+    /// Member device names, each a device of the same structure.
+    public var devices: [String]
+
+    public init(name: String, devices: [String]) {
+        self.name = name
+        self.devices = devices
+    }
 }
 
 public struct ResolvedRoom: Sendable, Hashable {
@@ -71,8 +88,9 @@ public struct ResolvedHomeDevice: Sendable, Hashable {
 
 enum HomeKeys {
     static let top = ["kind", "name", "description", "cloud", "structures"]
-    static let structure = ["name", "address", "rooms", "devices"]
+    static let structure = ["name", "address", "rooms", "devices", "groups"]
     static let room = ["name", "devices"]
+    static let group = ["name", "devices"]
     static let device = ["profile", "name", "identity", "commissioning", "behaviour", "cloud", "values"]
 }
 
@@ -87,11 +105,17 @@ struct RoomDocument {
     var devices: [HomeDeviceDocument]
 }
 
+struct GroupDocument {
+    var name: Located<String>
+    var devices: [Located<String>]
+}
+
 struct StructureDocument {
     var name: Located<String>
     var rooms: [RoomDocument]
     var devices: [HomeDeviceDocument]
     var address: String? = nil
+    var groups: [GroupDocument] = []
 }
 
 struct HomeDocument {
@@ -154,8 +178,41 @@ extension DocumentParser {
         }
         let devices = fields["devices"].map { parseDevices($0, at: path.key("devices")) } ?? []
         let address = fields["address"].flatMap { reader.string($0, at: path.key("address"), nonEmpty: true) }
+        let groups = fields["groups"].map { parseGroups($0, at: path.key("groups")) } ?? []
         guard let name else { return nil }
-        return StructureDocument(name: name, rooms: rooms, devices: devices, address: address)
+        return StructureDocument(name: name, rooms: rooms, devices: devices, address: address, groups: groups)
+    }
+
+    /// `groups:` of a structure: each a name and the names of its member devices.
+    private func parseGroups(_ node: YAMLNode, at path: ProfilePath) -> [GroupDocument] {
+        guard let items = reader.list(node, at: path, what: "a list of device groups") else { return [] }
+        var out: [GroupDocument] = []
+        var names: [String: ProfilePath] = [:]
+        for (i, item) in items.enumerated() {
+            let p = path.index(i)
+            guard let fields = reader.fields(item, at: p, known: HomeKeys.group, what: "a device group mapping (name, devices)"),
+                  let name = named(fields, at: p, node: item) else { continue }
+            if let first = names[name.value] {
+                reader.error(name.origin.path, item, "group name \"\(name.value)\" is already used by \(first)")
+                continue
+            }
+            names[name.value] = p
+            guard let n = reader.require(fields, "devices", at: p, node: item),
+                  let members = reader.list(n, at: p.key("devices"), what: "a list of device names") else { continue }
+            if members.isEmpty { reader.error(p.key("devices"), n, "expected at least one device name") }
+            var devices: [Located<String>] = []
+            for (j, member) in members.enumerated() {
+                let mp = p.key("devices").index(j)
+                guard let device = reader.string(member, at: mp, nonEmpty: true) else { continue }
+                if devices.contains(where: { $0.value == device }) {
+                    reader.error(mp, member, "device \"\(device)\" is already in this group")
+                    continue
+                }
+                devices.append(Located(value: device, origin: reader.origin(mp, member)))
+            }
+            out.append(GroupDocument(name: name, devices: devices))
+        }
+        return out
     }
 
     private func parseDevices(_ node: YAMLNode, at path: ProfilePath) -> [HomeDeviceDocument] {

@@ -234,7 +234,8 @@ struct HomeResolver {
                                                                   serials: &serials, uniqueIDs: &uniqueIDs)))
             }
             let loose = resolveDevices(s.devices, structure: s.name.value, room: nil, serials: &serials, uniqueIDs: &uniqueIDs)
-            structures.append(ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address))
+            let groups = resolveGroups(s.groups, structure: s.name.value, devices: rooms.flatMap(\.devices) + loose)
+            structures.append(ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address, groups: groups))
         }
         let stem = (homeFile as NSString).lastPathComponent.split(separator: ".").first.map(String.init) ?? homeFile
         var home = ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)
@@ -306,6 +307,30 @@ struct HomeResolver {
             uniqueIDs[profile.identity.uniqueID] = d.origin
             out.append(ResolvedHomeDevice(name: name, structure: structure, room: room,
                                           profileReference: d.profile.value, profile: profile))
+        }
+        return out
+    }
+
+    /// A structure's groups, each member a device of that structure with a Groups cluster
+    /// (0x0004) on some endpoint: its light or plug endpoints join the group.
+    private func resolveGroups(_ groups: [GroupDocument], structure: String, devices: [ResolvedHomeDevice]) -> [ResolvedDeviceGroup] {
+        var out: [ResolvedDeviceGroup] = []
+        for g in groups {
+            var members: [String] = []
+            for member in g.devices {
+                guard let device = devices.first(where: { $0.name == member.value }) else {
+                    let known = devices.isEmpty ? "it has none" : "its devices: " + devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
+                    sink.error(member.origin, "no device named \"\(member.value)\" in structure \"\(structure)\" (\(known))")
+                    continue
+                }
+                guard device.profile.endpoints.contains(where: { $0.clusters.contains { $0.id == ClusterID(0x0004) } }) else {
+                    sink.error(member.origin, "device \"\(member.value)\" cannot join a group: its profile (\(device.profileReference)) "
+                        + "has no Groups cluster (lights and plugs have one)")
+                    continue
+                }
+                members.append(member.value)
+            }
+            out.append(ResolvedDeviceGroup(name: g.name.value, devices: members))
         }
         return out
     }

@@ -9,7 +9,7 @@ public struct GroupDelivery: Sendable, Hashable, Codable {
     /// Interfaces the one group message (an IPv6 multicast) went out on; empty when none could.
     public var groupcastInterfaces: [String]
     /// Members sent the command one by one over their own routes: all of them when no
-    /// groupcast could go, else those whose LAN session was not up.
+    /// groupcast could go, else those whose LAN session was known down.
     public var unicastMembers: [String]
 }
 
@@ -86,8 +86,8 @@ extension HomeEngine {
     // MARK: Commands
 
     /// Sends a command to every member: one group message when this Home reaches devices
-    /// over its LAN and some interface carries multicast; members whose LAN session is not
-    /// up (and every member when no groupcast could go) get it over their own routes.
+    /// over its LAN and some interface carries multicast; members whose LAN session is known
+    /// down (and every member when no groupcast could go) get it over their own routes.
     func groupInvoke(groupID id: String, cluster: ClusterID, command: CommandID, fields: TLVValue) async throws {
         guard let record = graph.groups[id] else { throw HomeError.notFound("no device group with ID \(id)") }
         let members = record.members.keys.sorted().compactMap { graph.devices[$0] }
@@ -97,7 +97,7 @@ extension HomeEngine {
             interfaces = try await controller.sendGroupInvoke(groupID: record.groupID, keySet: record.keySet, cluster: cluster,
                                                               command: command, fields: fields, counter: counter)
         }
-        let unicast = members.filter { d in interfaces.isEmpty || states[d.nodeID]?[.direct].health != .up }
+        let unicast = members.filter { d in interfaces.isEmpty || states[d.nodeID]?[.direct].health == .down }
         lastGroupDelivery[id] = GroupDelivery(groupcastInterfaces: interfaces, unicastMembers: unicast.map(\.name))
         try await eachMember(unicast, record, "command \(command) of cluster \(cluster) to group \(record.name)") { d, endpoint in
             try await self.invoke(deviceID: d.id, nodeID: d.nodeID,

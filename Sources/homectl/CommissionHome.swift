@@ -136,6 +136,7 @@ struct CommissionHome {
                 startNext()
             }
         }
+        let groupFailures = try await makeGroups(resolved, places: places, home: home)
         let elapsed = clock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let done = work.count - failures
@@ -146,7 +147,47 @@ struct CommissionHome {
             print("\(resolved.name): " + String(format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
                                                  done, plan.count - work.count, failures, seconds, rate))
         }
-        if failures > 0 { throw ExitCode(1) }
+        if failures > 0 || groupFailures > 0 { throw ExitCode(1) }
+    }
+
+    /// The device groups the home declares, made once their members are in place (a group
+    /// of that name already in the structure is left as it is). Returns how many failed.
+    private func makeGroups(_ resolved: ResolvedHome, places: [String: (structure: Structure, rooms: [String: Room])],
+                            home: Home) async throws -> Int {
+        var created = 0, present = 0, failed = 0
+        let devices = try await home.devices().list()
+        for s in resolved.structures {
+            guard let structure = places[s.name]?.structure, !s.groups.isEmpty else { continue }
+            let existing = try await structure.deviceGroups().list()
+            for g in s.groups {
+                let line: String
+                if existing.contains(where: { $0.name.caseInsensitiveCompare(g.name) == .orderedSame }) {
+                    present += 1
+                    line = "already present"
+                } else {
+                    let members = g.devices.compactMap { name in
+                        devices.first { $0.name == name && $0.structureID == structure.id }
+                    }
+                    do {
+                        guard members.count == g.devices.count else {
+                            let missing = g.devices.filter { name in !members.contains { $0.name == name } }
+                            throw HomeError.notFound("not commissioned: \(missing.joined(separator: ", "))")
+                        }
+                        _ = try await structure.createDeviceGroup(name: g.name, devices: members)
+                        created += 1
+                        line = "created of \(g.devices.joined(separator: ", "))"
+                    } catch let error as HomeError {
+                        failed += 1
+                        line = "failed: \(error.code.rawValue): \(error.message)"
+                    }
+                }
+                if !global.json { FileHandle.standardOutput.write(Data("group \(g.name) (\(s.name)): \(line)\n".utf8)) }
+            }
+        }
+        if !global.json && created + present + failed > 0 {
+            print("groups: \(created) created, \(present) already present, \(failed) failed")
+        }
+        return failed
     }
 
     /// Where each device listens: HOST:PORT with --host, else its commissionable record

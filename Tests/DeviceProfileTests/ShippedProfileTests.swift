@@ -56,6 +56,10 @@ struct ShippedProfileTests {
         let porch = try #require(home.structures[1].devices.first)
         #expect(porch.name == "Porch Light")
         #expect(porch.room == nil)
+        // Issue #21: the device groups a controller makes when it commissions the home.
+        #expect(home.structures[0].groups == [ResolvedDeviceGroup(name: "Downstairs Lights",
+                                                                  devices: ["Ceiling Light", "Kitchen Pendant", "Counter Lights"])])
+        #expect(home.structures[1].groups.isEmpty)
     }
 
     @Test("home overrides apply: name, identity, setup code, behaviour, attribute values")

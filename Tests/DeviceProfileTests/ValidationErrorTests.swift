@@ -449,6 +449,37 @@ struct ValidationErrorTests {
         #expect(diags.first?.path.description == "endpoints[1].clusters.LevelControl.currentLevel")
     }
 
+    @Test("a structure's device groups name devices of that structure that can join a group")
+    func homeGroups() {
+        let plug = try! shippedText("devices/on-off-plug.yaml")
+        let blind = try! shippedText("devices/window-covering.yaml")
+        let diags = diagnostics("""
+            structures:
+              - name: House
+                groups:
+                  - {name: Hall, devices: [A, B, Nobody, A]}
+                  - {name: Hall, devices: [A]}
+                  - {name: Empty, devices: []}
+                  - {name: Typo, devcies: [A]}
+                devices:
+                  - {profile: plug.yaml, name: A}
+                  - {profile: blind.yaml, name: B}
+              - name: Cottage
+                groups:
+                  - {name: Elsewhere, devices: [A]}
+            """, file: "home.yaml", others: ["plug.yaml": plug, "blind.yaml": blind])
+        #expect(expectOne(diags, at: "structures[0].groups[0].devices[1]")
+            == "device \"B\" cannot join a group: its profile (blind.yaml) has no Groups cluster (lights and plugs have one)")
+        #expect(expectOne(diags, at: "structures[0].groups[0].devices[2]")
+            == "no device named \"Nobody\" in structure \"House\" (its devices: \"A\", \"B\")")
+        #expect(expectOne(diags, at: "structures[0].groups[0].devices[3]") == "device \"A\" is already in this group")
+        #expect(expectOne(diags, at: "structures[0].groups[1].name") == "group name \"Hall\" is already used by structures[0].groups[0]")
+        #expect(expectOne(diags, at: "structures[0].groups[2].devices") == "expected at least one device name")
+        #expect(expectOne(diags, at: "structures[0].groups[3].devcies") == "unknown key 'devcies'; did you mean 'devices'?")
+        #expect(expectOne(diags, at: "structures[1].groups[0].devices[0]")
+            == "no device named \"A\" in structure \"Cottage\" (it has none)")
+    }
+
     @Test("a home with the same serial number twice")
     func duplicateSerials() {
         let plug = try! shippedText("devices/on-off-plug.yaml")

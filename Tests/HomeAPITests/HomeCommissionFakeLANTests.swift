@@ -62,6 +62,8 @@ struct HomeCommissionFakeLANTests {
             let first = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 300)
             #expect(first.status == 0, "commission --home: \(first.output.suffix(3000)) \(first.errors.suffix(2000))")
             #expect(first.output.contains("13 commissioned, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
+            // The group the home declares (issue #21), made once its members were in.
+            #expect(first.output.contains("groups: 1 created, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
 
             let listed = try await Self.homectl(lab, ["devices", "--json"])
             let devices = try JSONDecoder().decode([Summary].self, from: Data(listed.output.utf8))
@@ -77,9 +79,32 @@ struct HomeCommissionFakeLANTests {
             let again = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 120)
             #expect(again.status == 0, "\(again.errors.suffix(2000))")
             #expect(again.output.contains("0 commissioned, 13 already present, 0 failed"), "\(again.output.suffix(2000))")
+            #expect(again.output.contains("groups: 0 created, 1 already present, 0 failed"), "\(again.output.suffix(2000))")
             let rooms = try JSONDecoder().decode([Place].self, from: Data(try await Self.homectl(lab, ["rooms", "--json"]).output.utf8))
             #expect(rooms.count == 6, "\(rooms.map(\.name))")
             #expect(Set(rooms.map(\.structure)) == ["Main House", "Guest Cottage"])
+
+            // One group message from host c reaches the three lights of the one process on host h
+            // (one holds port 5540, the others hear it through their own group sockets or the
+            // process's fan-out), and no member is sent the command by unicast.
+            struct Sent: Decodable { var groupcastInterfaces: [String]; var unicastMembers: [String] }
+            let lights = ["Ceiling Light", "Kitchen Pendant", "Counter Lights"]
+            for (command, wanted) in [("off", "off"), ("on", "on")] {
+                let run = try await Self.homectl(lab, ["group", command, "Downstairs Lights", "--json"])
+                let sent = try? JSONDecoder().decode(Sent.self, from: Data(run.output.utf8))
+                #expect(run.status == 0 && sent?.groupcastInterfaces.isEmpty == false && sent?.unicastMembers == [],
+                        "group \(command): \(run.output) \(run.errors.suffix(1000))")
+                for name in lights {
+                    var state = ""
+                    for _ in 0 ..< 20 {
+                        let got = try await Self.homectl(lab, ["get", name, "--json"])
+                        state = (try? JSONDecoder().decode(Summary.self, from: Data(got.output.utf8)))?.state["onOff"] ?? ""
+                        if state == wanted { break }
+                        try await Task.sleep(for: .milliseconds(250))
+                    }
+                    #expect(state == wanted, "\(name) after group \(command): \(state)")
+                }
+            }
 
             // The devices answer: the desk plug turns on.
             #expect(try await Self.homectl(lab, ["on", "Desk Plug"]).status == 0)

@@ -126,6 +126,8 @@ struct HomeStoreMigrationTests {
         #expect(structure.name == "Home" && structure.address == nil)
         #expect(try await structure.setAddress("2 Old Road").address == "2 Old Road")
         #expect(try await structure.listAutomations().isEmpty)
+        // v4 (issue #21): device groups start empty on an old file.
+        #expect(try await home.deviceGroups().list().isEmpty)
         await home.close()
 
         let check = try DatabaseQueue(path: url.path)
@@ -133,7 +135,7 @@ struct HomeStoreMigrationTests {
             (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
              try String.fetchOne(db, sql: "SELECT cloudOnlyClusters FROM device WHERE id = 'matter-10'"))
         }
-        #expect(migrations == ["v1", "v2-cloud-only-clusters", "v3-automations"])
+        #expect(migrations == ["v1", "v2-cloud-only-clusters", "v3-automations", "v4-device-groups"])
         #expect(cloudOnly == "[]")
         try check.close()
     }

@@ -62,7 +62,8 @@ extension MatterController {
             for endpoint in endpoints {
                 let response = try await client.invoke(
                     ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x00)),
-                    fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID))), TLVElement(tag: .context(1), .utf8(name))]))
+                    fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID))),
+                                        TLVElement(tag: .context(1), .utf8(Self.groupName(name)))]))
                 let status = response.fields?[context: 0]?.uintValue ?? 0
                 guard status == 0 else {
                     throw ControllerError.invalidArgument("AddGroup 0x\(String(groupID, radix: 16)) on endpoint \(endpoint) of node "
@@ -90,6 +91,17 @@ extension MatterController {
                 try await client.write(aclPath, value: .array(entries + [grant]))
             }
         }
+    }
+
+    /// GroupName holds at most 16 bytes of UTF-8 (spec 1.3.7.1): a longer name is cut at the
+    /// last whole character that fits.
+    static func groupName(_ name: String) -> String {
+        var cut = ""
+        for character in name {
+            guard cut.utf8.count + String(character).utf8.count <= 16 else { break }
+            cut.append(character)
+        }
+        return cut
     }
 
     /// Takes `endpoints` of `node` out of `groupID` (RemoveGroup) and drops the group's
