@@ -1,5 +1,6 @@
 import Logging
 import MatterModel
+import MatterProtocol
 import MatterTLV
 
 /// A concrete command path (endpoint, cluster, command).
@@ -43,6 +44,7 @@ public actor MatterNode {
     let runtime: NodeRuntime
     private nonisolated let broadcaster: ChangeBroadcaster
     private nonisolated let commissioningBroadcaster: Broadcaster<CommissioningEvent>
+    private nonisolated let eventBroadcaster: Broadcaster<RecordedEvent>
     private let logger: Logger
 
     /// Builds a node, restores what `commissioning.stateStore` holds (non-volatile
@@ -69,8 +71,35 @@ public actor MatterNode {
         self.commissioningBroadcaster = commissioningBroadcaster
         self.logger = logger
         self.runtime = runtime
+        self.eventBroadcaster = runtime.recordedEvents
         runtime.owner = self
         runtime.startUp()
+        // BasicInformation StartUp (Core spec 11.1.6.1): critical, with the software version.
+        let basic = ClusterPath(endpoint: 0, cluster: Self.basicInformation)
+        if runtime.composition.clusters(on: 0).contains(Self.basicInformation) {
+            let version = runtime.store.value(AttributePath(endpoint: 0, cluster: Self.basicInformation, attribute: AttributeID(0x0009)))
+            runtime.recordEvent(basic, EventID(0x00), priority: .critical,
+                                data: .structure([TLVElement(tag: .context(0), version ?? .unsigned(0))]))
+        }
+    }
+
+    static let basicInformation = ClusterID(0x0028)
+
+    /// A new subscription to the events recorded from now on; ends when the node stops.
+    public nonisolated var recordedEvents: AsyncStream<RecordedEvent> {
+        eventBroadcaster.subscribe()
+    }
+
+    /// The events the log still holds, numbered at or above `minimumNumber`, in order.
+    public func events(from minimumNumber: UInt64 = 0) -> [RecordedEvent] {
+        runtime.events.events(from: minimumNumber)
+    }
+
+    /// Records an event of a cluster instance (for clusters, and for tests).
+    @discardableResult
+    public func recordEvent(_ cluster: ClusterPath, _ event: EventID, priority: EventDataIB.Priority,
+                            data: TLVValue = .structure([])) -> RecordedEvent {
+        runtime.recordEvent(cluster, event, priority: priority, data: data)
     }
 
     /// A new subscription to every attribute change from now on. Each access
@@ -86,9 +115,14 @@ public actor MatterNode {
 
     /// Stops all timers, saves pending non-volatile attributes and ends every stream.
     public func stop() {
+        // BasicInformation ShutDown (11.1.6.2): the last event of an orderly stop.
+        if !runtime.stopped, runtime.composition.clusters(on: 0).contains(Self.basicInformation) {
+            runtime.recordEvent(ClusterPath(endpoint: 0, cluster: Self.basicInformation), EventID(0x01), priority: .critical)
+        }
         runtime.stop()
         broadcaster.finish()
         commissioningBroadcaster.finish()
+        runtime.recordedEvents.finish()
     }
 
     // MARK: Interaction Model surface

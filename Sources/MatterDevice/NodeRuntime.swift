@@ -1,5 +1,6 @@
 import Logging
 import MatterModel
+import MatterProtocol
 import MatterTLV
 
 /// Identifies one named timer of one cluster instance.
@@ -22,6 +23,9 @@ final class NodeRuntime {
     let startedAt: NodeInstant
     let persistence: NodePersistence
     let commissioningConfiguration: CommissioningConfiguration
+    /// The event log (Events/NodeEventLog.swift) and who listens for new events.
+    var events: NodeEventLog
+    let recordedEvents = Broadcaster<RecordedEvent>()
     private let commissioningEvents: Broadcaster<CommissioningEvent>
     /// Fabrics, ACL, group keys, fail-safe and commissioning window.
     lazy var commissioning = CommissioningCoordinator(
@@ -50,12 +54,25 @@ final class NodeRuntime {
         self.composition = NodeComposition(entries: [:], endpoints: [])
         self.startedAt = clock.now
         self.persistence = NodePersistence(store: commissioning.stateStore, logger: logger)
+        self.events = NodeEventLog(stateStore: commissioning.stateStore, logger: logger)
         self.commissioningConfiguration = commissioning
         self.commissioningEvents = commissioningEvents
     }
 
     func context(_ cluster: ClusterPath, session: SessionContext? = nil) -> ClusterContext {
         ClusterContext(cluster: cluster, runtime: self, session: session)
+    }
+
+    // MARK: Events
+
+    /// Records an event of a cluster instance and tells the subscriptions.
+    @discardableResult
+    func recordEvent(_ cluster: ClusterPath, _ event: EventID, priority: EventDataIB.Priority, data: TLVValue = .structure([]))
+        -> RecordedEvent {
+        let recorded = events.record(endpoint: cluster.endpoint, cluster: cluster.cluster, event: event, priority: priority,
+                                     data: data, logger: logger)
+        recordedEvents.publish(recorded)
+        return recorded
     }
 
     // MARK: Persistence

@@ -11,9 +11,12 @@ struct GroupCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List device groups.")
         @OptionGroup var global: GlobalOptions
+        @Option(help: "Seconds to wait for the members' routes before listing (0: list stored state at once).")
+        var settle = Seconds(3)
         func run() async throws {
             try await HomeAPIRun.run {
-                let home = try await global.open()
+                let home = try await global.open(live: settle.value > 0)
+                if settle.value > 0 { _ = await home.waitUntilAllRoutesUp(timeout: settle.duration) }
                 let devices = Dictionary(uniqueKeysWithValues: try await home.devices().list().map { ($0.id, $0.name) })
                 let groups = try await home.deviceGroups().list().sorted { ($0.name, $0.id) < ($1.name, $1.id) }
                 let rows = groups.map { GroupSummary($0, devices) }

@@ -173,31 +173,68 @@ final class LoopbackCommissioner: Sendable {
         -> Result<TLVValue, InteractionStatus>
     {
         let path = AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute))
-        let request = ReadRequestMessage(attributeRequests: [AttributePathIB(path)])
+        let reports = try await readReports(session, ReadRequestMessage(attributeRequests: [AttributePathIB(path)]), "read \(path)")
+            .flatMap(\.attributeReports)
+        for report in reports {
+            switch report {
+            case .data(let data) where data.path.concretePath == path: return .success(data.data)
+            case .status(let status) where status.path.concretePath == path: return .failure(status.status.status)
+            default: continue
+            }
+        }
+        throw CommissionerError("read \(path): no report for it")
+    }
+
+    /// One read interaction: every ReportData of it, each chunk acknowledged.
+    private func readReports(_ session: SessionInfo, _ request: ReadRequestMessage, _ what: String) async throws -> [ReportDataMessage] {
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
-            var reports: [AttributeReportIB] = []
+            var reports: [ReportDataMessage] = []
             var reply = try await exchange.request(opcode: InteractionOpcode.readRequest.rawValue, payload: request.encoded(),
                                                    timeout: .seconds(10))
             while true {
                 guard reply.opcode == InteractionOpcode.reportData.rawValue else {
-                    throw CommissionerError("read \(path): answered opcode \(reply.opcode)")
+                    throw CommissionerError("\(what): answered opcode \(reply.opcode)")
                 }
                 let report = try ReportDataMessage(payload: reply.payload)
-                reports += report.attributeReports
+                reports.append(report)
                 guard report.moreChunkedMessages else { break }
                 reply = try await exchange.request(opcode: InteractionOpcode.statusResponse.rawValue,
                                                    payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
             }
             await exchange.close()
-            for report in reports {
-                switch report {
-                case .data(let data) where data.path.concretePath == path: return .success(data.data)
-                case .status(let status) where status.path.concretePath == path: return .failure(status.status.status)
-                default: continue
-                }
+            return reports
+        } catch {
+            await exchange.close()
+            throw error
+        }
+    }
+
+    /// Reads events (EventMin when given); every event report of every chunk.
+    func readEvents(_ session: SessionInfo, _ paths: [EventPathIB], eventMin: UInt64? = nil) async throws -> [EventReportIB] {
+        let request = ReadRequestMessage(eventRequests: paths, eventFilters: eventMin.map { [EventFilterIB(eventMin: $0)] } ?? [])
+        return try await readReports(session, request, "read events").flatMap(\.eventReports)
+    }
+
+    /// Subscribes to events: the priming report's events and the subscription ID.
+    func subscribeEvents(_ session: SessionInfo, _ paths: [EventPathIB], minInterval: UInt16, maxInterval: UInt16) async throws
+        -> (subscriptionID: UInt32, priming: [EventReportIB])
+    {
+        let request = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval,
+                                              eventRequests: paths)
+        let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
+        do {
+            let priming = try await exchange.request(opcode: InteractionOpcode.subscribeRequest.rawValue, payload: request.encoded(),
+                                                     timeout: .seconds(10))
+            let report = try ReportDataMessage(payload: priming.payload)
+            let answer = try await exchange.request(opcode: InteractionOpcode.statusResponse.rawValue,
+                                                    payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
+            guard answer.opcode == InteractionOpcode.subscribeResponse.rawValue else {
+                throw CommissionerError("subscribe: answered opcode \(answer.opcode) instead of SubscribeResponse")
             }
-            throw CommissionerError("read \(path): no report for it")
+            let response = try SubscribeResponseMessage(payload: answer.payload)
+            await exchange.close()
+            return (response.subscriptionID, report.eventReports)
         } catch {
             await exchange.close()
             throw error

@@ -220,6 +220,32 @@ class Check:
         subscription.Shutdown()
         return got, {"reportReceived": got}
 
+    async def startup_number(self, event_min=None):
+        """The BasicInformation StartUp events the node holds (event number, software version,
+        priority), read as events (with EventMin when given)."""
+        Basic = Clusters.BasicInformation
+        events = await self.controller.ReadEvent(NODE_ID, [(0, Basic.Events.StartUp, 0)], eventNumberFilter=event_min)
+        return [(e.Header.EventNumber, e.Data.softwareVersion, e.Header.Priority.value) for e in events
+                if isinstance(e.Data, Basic.Events.StartUp)]
+
+    async def startup_event(self):
+        """BasicInformation StartUp (Core 11.1.6.1): one critical event with the node's
+        SoftwareVersion; EventMin past it leaves it out; an urgent event subscription primes with it."""
+        Basic = Clusters.BasicInformation
+        startups = await self.startup_number()
+        version = await self.read(0, Basic.Attributes.SoftwareVersion)
+        number = startups[-1][0] if startups else None
+        after = await self.startup_number(event_min=number + 1) if number is not None else None
+        subscription = await self.controller.ReadEvent(NODE_ID, [(0, Basic.Events.StartUp, 1)], reportInterval=(0, 10))
+        primed = [e.Header.EventNumber for e in subscription.GetEvents() if isinstance(e.Data, Basic.Events.StartUp)]
+        subscription.Shutdown()
+        ok = (len(startups) == 1 and startups[0][1] == version and startups[0][2] == 2 and after == []
+              and primed == [number])
+        # Counts and comparisons only: event numbers differ from run to run (they never go back).
+        return ok, {"startUpEvents": len(startups), "carriesSoftwareVersion": bool(startups) and startups[-1][1] == version,
+                    "critical": bool(startups) and startups[-1][2] == 2, "afterEventMin": after,
+                    "primedWithIt": primed == [number]}
+
     async def latency(self, endpoint, count):
         samples = []
         for index in range(count):
@@ -239,6 +265,7 @@ class Check:
         if servers is None:
             return
         await self.step("basic-information ep0", self.basic_information())
+        await self.step("basic-information StartUp event", self.startup_event())
         first_on_off = None
         for endpoint, clusters in servers.items():
             if endpoint == 0:

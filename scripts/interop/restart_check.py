@@ -38,6 +38,7 @@ class RestartCheck(Check):
         NodeLabel = Clusters.BasicInformation.Attributes.NodeLabel
         await self.invoke(1, Clusters.OnOff.Commands.On())
         before = await self.read(1, OnOff)
+        startup_before = await self.startup_number()
         label = "restart-check"
         await self.controller.WriteAttribute(NODE_ID, [(0, NodeLabel(label))])
         old_pid = int(open(self.pidfile).read().strip())
@@ -54,9 +55,15 @@ class RestartCheck(Check):
                 if time.monotonic() - start > 60:
                     raise
                 await asyncio.sleep(1)
-        ok = before is True and after is True and label_after == label
+        # Event numbers never go back, across a restart too (Core 7.14.2.1): the new StartUp
+        # is numbered past the old one.
+        startup_after = await self.startup_number()
+        numbers_ok = (len(startup_before) == 1 and len(startup_after) == 1
+                      and startup_after[0][0] > startup_before[0][0])
+        ok = before is True and after is True and label_after == label and numbers_ok
         return ok, {"oldPid": old_pid, "newPid": new_pid, "onOffBefore": before, "onOffAfter": after,
-                    "nodeLabelAfter": label_after, "reconnectMs": elapsed_ms(start)}
+                    "nodeLabelAfter": label_after, "reconnectMs": elapsed_ms(start),
+                    "startUpNumberedPastTheLastRun": numbers_ok}
 
     async def run(self):
         self.start_controller()

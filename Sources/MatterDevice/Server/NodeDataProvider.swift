@@ -186,6 +186,51 @@ struct NodeDataProvider: InteractionDataProvider {
         for _ in 0 ..< 8 { await Task.yield() }
     }
 
+    /// Events of the log on `paths` (Core spec 8.4.3.3): wildcards take what this view has
+    /// and the subject may View; a concrete path to an endpoint or cluster that is not there
+    /// gets a status instead.
+    func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {
+        var reports: [EventReportIB] = []
+        var wanted: [EventPathIB] = []
+        for path in paths {
+            if let endpoint = path.endpoint, !composition.endpoints.contains(endpoint) {
+                reports.append(.status(EventStatusIB(path: path, status: StatusIB(.unsupportedEndpoint))))
+            } else if let endpoint = path.endpoint, let cluster = path.cluster, !(visibleClusters[endpoint] ?? []).contains(cluster) {
+                reports.append(.status(EventStatusIB(path: path, status: StatusIB(.unsupportedCluster))))
+            } else {
+                wanted.append(path)
+            }
+        }
+        guard !wanted.isEmpty else { return reports }
+        var allowed: [ClusterPath: Bool] = [:]
+        for event in await node.events(from: minimumEventNumber ?? 0) {
+            let cluster = ClusterPath(endpoint: event.endpoint, cluster: event.cluster)
+            guard !withheld.contains(cluster), wanted.contains(where: { p in
+                (p.endpoint == nil || p.endpoint == event.endpoint) && (p.cluster == nil || p.cluster == event.cluster)
+                    && (p.event == nil || p.event == event.event)
+            }) else { continue }
+            if allowed[cluster] == nil { allowed[cluster] = await checkAccess(subject, to: cluster, privilege: .view) }
+            guard allowed[cluster] == true else { continue }
+            reports.append(.data(EventDataIB(path: event.path, eventNumber: event.number, priority: event.priority,
+                                             epochTimestamp: event.epochTimestamp, data: event.data)))
+        }
+        return reports
+    }
+
+    func recordedEvents() -> AsyncStream<EventPathIB> {
+        let source = node.recordedEvents
+        return AsyncStream(bufferingPolicy: .bufferingNewest(256)) { continuation in
+            let withheld = withheld
+            let forwarding = Task {
+                for await event in source where !withheld.contains(ClusterPath(endpoint: event.endpoint, cluster: event.cluster)) {
+                    continuation.yield(event.path)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in forwarding.cancel() }
+        }
+    }
+
     func attributeChanges() -> AsyncStream<AttributePath> {
         // Subscribe now (not when the stream is first iterated): a change made while the
         // subscription is being primed must not be lost.

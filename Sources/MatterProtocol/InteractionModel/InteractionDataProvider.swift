@@ -133,6 +133,9 @@ public protocol InteractionDataProvider: Sendable {
     /// A fresh stream of attributes whose value changed, one per subscription.
     func attributeChanges() -> AsyncStream<AttributePath>
 
+    /// A fresh stream of the paths of events recorded from now on, one per subscription.
+    func recordedEvents() -> AsyncStream<EventPathIB>
+
     /// Makes what an interaction's writes and commands changed durable. The engine calls it
     /// before the WriteResponse or InvokeResponse goes out: an acknowledged change must
     /// survive the process being killed right after.
@@ -162,5 +165,10 @@ extension InteractionDataProvider {
     /// Nodes without an event log report no events.
     public func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {
         []
+    }
+
+    /// Nodes without an event log record none.
+    public func recordedEvents() -> AsyncStream<EventPathIB> {
+        AsyncStream { $0.finish() }
     }
 }

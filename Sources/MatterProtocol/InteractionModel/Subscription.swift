@@ -21,6 +21,9 @@ final class Subscription: Sendable {
     enum Event: Sendable {
         /// Changed attributes wait in `takeChanges()`.
         case changed
+        /// An event on an urgent subscribed path was recorded (spec 8.5.2: reported after
+        /// MinInterval, not held until MaxInterval; other events go with the next report).
+        case urgentEvent
         case timer(Duration)
         case end
     }
@@ -31,6 +34,9 @@ final class Subscription: Sendable {
     let isFabricFiltered: Bool
     let eventPaths: [EventPathIB]
     let changes: AsyncStream<AttributePath>
+    let recordedEvents: AsyncStream<EventPathIB>
+    /// The lowest event number not yet reported.
+    let firstUnreportedEvent: UInt64
     let establishedAt: Duration
     let events: AsyncStream<Event>
     private let eventSink: AsyncStream<Event>.Continuation
@@ -39,13 +45,16 @@ final class Subscription: Sendable {
 
     init(
         summary: SubscriptionSummary, session: any IMExchange, isFabricFiltered: Bool, eventPaths: [EventPathIB],
-        changes: AsyncStream<AttributePath>, establishedAt: Duration
+        changes: AsyncStream<AttributePath>, recordedEvents: AsyncStream<EventPathIB>, firstUnreportedEvent: UInt64,
+        establishedAt: Duration
     ) {
         self.summary = summary
         self.session = session
         self.isFabricFiltered = isFabricFiltered
         self.eventPaths = eventPaths
         self.changes = changes
+        self.recordedEvents = recordedEvents
+        self.firstUnreportedEvent = firstUnreportedEvent
         self.establishedAt = establishedAt
         (events, eventSink) = AsyncStream.makeStream(of: Event.self)
     }
@@ -75,6 +84,14 @@ final class Subscription: Sendable {
     /// Whether a changed attribute is covered by any subscribed path.
     func covers(_ path: AttributePath) -> Bool {
         summary.attributePaths.contains { $0.matches(path) }
+    }
+
+    /// An urgent subscribed path covering an event just recorded at `path` (a concrete path).
+    func isUrgent(_ path: EventPathIB) -> Bool {
+        eventPaths.contains { p in
+            p.isUrgent == true && (p.endpoint == nil || p.endpoint == path.endpoint) && (p.cluster == nil || p.cluster == path.cluster)
+                && (p.event == nil || p.event == path.event)
+        }
     }
 
     /// Errors are reported for an attribute only when a subscribed path names it exactly.
@@ -135,16 +152,21 @@ extension InteractionServer {
             await registry.end { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.nodeID == subject.nodeID }
         }
 
-        // Listen before priming, so a change made while priming is not lost.
+        // Listen before priming, so a change (or an event) made while priming is not lost.
         let changes = provider.attributeChanges()
+        let recordedEvents = request.eventRequests.isEmpty ? AsyncStream { $0.finish() } : provider.recordedEvents()
         let id = await registry.allocateID()
         let scope = ReadScope(
             subject: subject, isFabricFiltered: request.isFabricFiltered,
             dataVersionFilters: Self.filterTable(request.dataVersionFilters), session: exchange.sessionIdentity)
+        let primingEvents = request.eventRequests.isEmpty
+            ? [] : await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject)
+        // Later reports carry events past those the priming report had (and the client's EventMin).
+        var firstUnreportedEvent = request.eventFilters.map(\.eventMin).max() ?? 0
+        for case .data(let event) in primingEvents { firstUnreportedEvent = max(firstUnreportedEvent, event.eventNumber + 1) }
         guard
             try await sendReports(
-                for: request.attributeRequests, scope: scope,
-                events: { await self.eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject) },
+                for: request.attributeRequests, scope: scope, events: { primingEvents },
                 subscriptionID: id, isRead: false, on: exchange)
         else { return }
 
@@ -157,7 +179,7 @@ extension InteractionServer {
                 subscriptionID: id, subject: subject, attributePaths: request.attributeRequests,
                 minInterval: request.minIntervalFloor, maxInterval: maxInterval),
             session: exchange, isFabricFiltered: request.isFabricFiltered, eventPaths: request.eventRequests,
-            changes: changes, establishedAt: clock.now)
+            changes: changes, recordedEvents: recordedEvents, firstUnreportedEvent: firstUnreportedEvent, establishedAt: clock.now)
         await registry.add(subscription)
         guard enqueue(subscription) else {
             await registry.remove(id)
@@ -184,8 +206,13 @@ extension InteractionServer {
             group.addTask {
                 for await path in subscription.changes { subscription.noteChange(path) }
             }
+            group.addTask {
+                for await path in subscription.recordedEvents where subscription.isUrgent(path) { subscription.post(.urgentEvent) }
+            }
             var lastReport = subscription.establishedAt
             var dirty = Set<AttributePath>()
+            var urgentEvent = false
+            var nextEvent = subscription.firstUnreportedEvent
             var armed: Duration? = nil
 
             func arm(_ deadline: Duration) {
@@ -203,10 +230,12 @@ extension InteractionServer {
                 switch event {
                 case .end: break loop
                 case .changed: dirty.formUnion(subscription.takeChanges())
+                case .urgentEvent: urgentEvent = true
                 case .timer(let deadline): if armed == deadline { armed = nil }
                 }
                 let now = clock.now
-                if (!dirty.isEmpty && now >= lastReport + subscription.minInterval) || now >= lastReport + subscription.maxInterval {
+                let due = !dirty.isEmpty || urgentEvent
+                if (due && now >= lastReport + subscription.minInterval) || now >= lastReport + subscription.maxInterval {
                     // One interaction's changes go in one report (Core 8.5: a report follows the
                     // interaction that made the changes).
                     if !dirty.isEmpty {
@@ -215,11 +244,17 @@ extension InteractionServer {
                     }
                     let paths = dirty
                     dirty = []
+                    urgentEvent = false
+                    // Every report carries the events recorded since the last (urgent or not).
+                    let events = subscription.eventPaths.isEmpty
+                        ? [] : await provider.events(matching: subscription.eventPaths, minimumEventNumber: nextEvent,
+                                                     subject: subscription.subject)
+                    for case .data(let event) in events { nextEvent = max(nextEvent, event.eventNumber + 1) }
                     // Intervals run from when a report goes out, not from its acknowledgement.
                     lastReport = now
-                    guard await sendSubscriptionReport(subscription, changed: paths) else { break loop }
+                    guard await sendSubscriptionReport(subscription, changed: paths, events: events) else { break loop }
                 }
-                let next = dirty.isEmpty ? lastReport + subscription.maxInterval : lastReport + subscription.minInterval
+                let next = dirty.isEmpty && !urgentEvent ? lastReport + subscription.maxInterval : lastReport + subscription.minInterval
                 if armed.map({ next < $0 }) ?? true { arm(next) }
             }
             group.cancelAll()
@@ -229,7 +264,8 @@ extension InteractionServer {
     }
 
     /// One report on a new exchange; empty when nothing changed (a keep-alive).
-    private func sendSubscriptionReport(_ subscription: Subscription, changed: Set<AttributePath>) async -> Bool {
+    private func sendSubscriptionReport(_ subscription: Subscription, changed: Set<AttributePath>,
+                                        events: [EventReportIB]) async -> Bool {
         let scope = ReadScope(
             subject: subscription.subject, isFabricFiltered: subscription.isFabricFiltered,
             session: subscription.session.sessionIdentity)
@@ -242,7 +278,7 @@ extension InteractionServer {
             let acknowledged: Bool
             do {
                 acknowledged = try await sendReportData(
-                    attributeReports: reports, eventReports: [], subscriptionID: subscription.id, isRead: false, on: exchange)
+                    attributeReports: reports, eventReports: events, subscriptionID: subscription.id, isRead: false, on: exchange)
             } catch {
                 await exchange.close()
                 throw error
