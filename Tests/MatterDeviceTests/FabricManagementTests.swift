@@ -61,6 +61,9 @@ import Testing
         let removed = try await node.call(0, CommissioningIDs.operationalCredentials, 0x0A, fields((0, u(2))), session: admin1)
         #expect(removed[context: 0] == u(0))
         #expect(removed[context: 1] == u(2))
+        // BasicInformation Leave (11.1.6.3) names the fabric that went.
+        let leave = await node.events().filter { $0.cluster == ClusterID(0x0028) && $0.event == EventID(0x02) }
+        #expect(leave.map(\.data) == [.structure([TLVElement(tag: .context(0), .unsigned(2))])])
         #expect(await node.fabrics.map(\.index) == [1])
         #expect(await node.accessControlEntries.allSatisfy { $0.fabricIndex == 1 })
         #expect(await node.status(1, IDs.onOff, 0x01, session: admin2) == .status(InteractionStatus(.unsupportedAccess)))

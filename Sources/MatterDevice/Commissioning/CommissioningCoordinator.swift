@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MatterCrypto
 import MatterModel
+import MatterProtocol
 import MatterTLV
 
 /// CommissioningErrorEnum (Core spec 11.10.5.1).
@@ -364,6 +365,12 @@ final class CommissioningCoordinator {
             context.updateNOCInvoked = false
             context.fabricBeforeUpdate = nil
             failSafe = context
+        }
+        // BasicInformation Leave (11.1.6.3), before the fabric's state goes.
+        let basic = ClusterPath(endpoint: 0, cluster: ClusterID(0x0028))
+        if runtime.composition.clusters(on: 0).contains(basic.cluster) {
+            runtime.recordEvent(basic, EventID(0x02), priority: .info,
+                                data: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(index)))]))
         }
         removeFabricState(index)
         publishFabrics()
