@@ -33,24 +33,46 @@ extension HomeEngine {
             }
             members[id] = endpoints
         }
-        let groupID = try await store.unusedGroupID()
-        // One key set per group: a member that leaves one group keeps no key to the others.
-        let startTime = UInt64(max(1, Date().timeIntervalSince(Self.matterEpoch)) * 1_000_000)
-        let record = DeviceGroupRecord(id: UUID().uuidString, structureID: structureID, name: name, groupID: groupID,
-                                       keySetID: groupID, epochKey: (0 ..< 16).map { _ in UInt8.random(in: 0 ... 255) },
-                                       epochStartTime: startTime, members: members)
         let controller = try await controller()
+        // The group ID is claimed in the store before any device hears of it: two creations at
+        // once (this Home, or another on the same file) cannot set devices up under one ID.
+        var claimed: DeviceGroupRecord?
+        for _ in 0 ..< 3 where claimed == nil {
+            let groupID = try await store.unusedGroupID()
+            // One key set per group: a member that leaves one group keeps no key to the others.
+            let startTime = UInt64(max(1, Date().timeIntervalSince(Self.matterEpoch)) * 1_000_000)
+            let candidate = DeviceGroupRecord(id: UUID().uuidString, structureID: structureID, name: name, groupID: groupID,
+                                              keySetID: groupID, epochKey: (0 ..< 16).map { _ in UInt8.random(in: 0 ... 255) },
+                                              epochStartTime: startTime, members: members)
+            do {
+                try await store.insertDeviceGroup(candidate)
+                claimed = candidate
+            } catch let error as HomeError where error.code == .alreadyExists {
+                continue  // another creation took that ID first
+            }
+        }
+        guard let record = claimed else { throw HomeError(code: .aborted, message: "no free group ID could be claimed") }
+        var joined: [(DeviceRecord, [UInt16])] = []
         for (id, endpoints) in members.sorted(by: { $0.key < $1.key }) {
             guard let d = graph.devices[id] else { continue }
             do {
                 try await withDeadline(configuration.commandTimeout, "adding \(d.name) to group \(name)") {
-                    try await controller.joinGroup(d.nodeID, groupID: groupID, name: name, keySet: record.keySet, endpoints: endpoints)
+                    try await controller.joinGroup(d.nodeID, groupID: record.groupID, name: name, keySet: record.keySet,
+                                                   endpoints: endpoints)
                 }
+                joined.append((d, endpoints))
             } catch {
+                // All or nothing: the members set up so far leave again (best effort), the claim goes.
+                for (member, endpoints) in joined {
+                    try? await withDeadline(configuration.routeAttemptTimeout, "taking \(member.name) out of group \(name)") {
+                        try await controller.leaveGroup(member.nodeID, groupID: record.groupID, endpoints: endpoints)
+                    }
+                }
+                try? await store.deleteDeviceGroup(record.id)
+                try? await reload()
                 throw HomeError.from(error, "adding \(d.name) to group \(name) (over its LAN session)")
             }
         }
-        try await store.insertDeviceGroup(record)
         try await reload()
         return try require(snapshot.groups[record.id], "device group \(record.id) vanished")
     }

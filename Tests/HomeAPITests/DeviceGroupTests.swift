@@ -93,4 +93,29 @@ struct DeviceGroupTests {
         await light.stop()
         await plug.stop()
     }
+
+    /// All or nothing: a member that cannot be reached fails the creation, and the members set
+    /// up before it leave the group again.
+    @Test func aGroupWithAnUnreachableMemberIsNotMade() async throws {
+        let dir = try temporaryDirectory()
+        let trust = try makeTrustStoreDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: dir)
+            try? FileManager.default.removeItem(at: trust)
+        }
+        let light = try await TestDevice.start(Fixture.groupable(0x0100, serial: "G-LIGHT"), discriminator: 3001, deviceTypeID: 0x0100)
+        let plug = try await TestDevice.start(Fixture.groupable(0x010A, serial: "G-PLUG"), discriminator: 3002, deviceTypeID: 0x010A)
+        let home = try await openHome(dir, trustStore: trust)
+        let structure = try await home.createStructure(name: "Home")
+        // Members are set up in device ID order: the lamp (commissioned first) before the socket.
+        let lamp = try await home.commissionDevice(setupCode: try light.setupCode, address: light.address, structureID: structure.id, name: "Lamp")
+        let socket = try await home.commissionDevice(setupCode: try plug.setupCode, address: plug.address, structureID: structure.id, name: "Socket")
+        await plug.stop()
+        await #expect(throws: HomeError.self) { try await structure.createDeviceGroup(name: "Hall", devices: [lamp, socket]) }
+        #expect(try await home.deviceGroups().list().isEmpty)
+        let (keys, addresses) = await light.node.groupcast
+        #expect(keys.isEmpty && addresses.isEmpty, "the lamp stayed in the group: \(keys.count) key(s), \(addresses)")
+        await home.close()
+        await light.stop()
+    }
 }
