@@ -38,8 +38,19 @@ def start_controller(workdir, paa):
 
 async def commission(controller, args):
     start = time.monotonic()
-    await controller.CommissionWithCode(setupPayload=args.code, nodeid=args.node_id,
-                                        discoveryType=DiscoveryType.DISCOVERY_NETWORK_ONLY)
+    # Seen once in a whole home on one host (the Counter Lights, a lone-clone CI run on 2026-11-26): PASE failed
+    # with "Incorrect state" after its timeout, the symptom group_check.py retries. The
+    # connectedhomeip resolver can hand a discovery the address of an SRV it is still resolving
+    # for another node. The window stays open, so one more attempt is made, bounded.
+    for attempt in range(2):
+        try:
+            await controller.CommissionWithCode(setupPayload=args.code, nodeid=args.node_id,
+                                                discoveryType=DiscoveryType.DISCOVERY_NETWORK_ONLY)
+            break
+        except Exception as error:
+            if "Incorrect state" not in str(error) or attempt == 1:
+                raise
+            await asyncio.sleep(1)
     commissioned_ms = round((time.monotonic() - start) * 1000)
     await controller.WriteAttribute(args.node_id, [(0, Clusters.BasicInformation.Attributes.NodeLabel(args.label))])
     toggled = {}
