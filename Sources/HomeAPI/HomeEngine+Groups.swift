@@ -1,5 +1,6 @@
 import Foundation
 import MatterController
+import MatterCrypto
 import MatterModel
 import MatterProtocol
 import MatterTLV
@@ -21,7 +22,7 @@ extension HomeEngine {
     // MARK: Graph
 
     func createDeviceGroup(structureID: String, name: String, deviceIDs: [String]) async throws -> DeviceGroup {
-        let name = try Self.checkedName(name)
+        let name = try normalizedName(name, "device group")
         guard graph.structures[structureID] != nil else { throw HomeError.notFound("no structure with ID \(structureID)") }
         guard !deviceIDs.isEmpty else { throw HomeError.invalidArgument("a device group needs at least one device") }
         var members: [String: [UInt16]] = [:]
@@ -40,7 +41,7 @@ extension HomeEngine {
         for _ in 0 ..< 3 where claimed == nil {
             let groupID = try await store.unusedGroupID()
             // One key set per group: a member that leaves one group keeps no key to the others.
-            let startTime = UInt64(max(1, Date().timeIntervalSince(Self.matterEpoch)) * 1_000_000)
+            let startTime = UInt64(max(1, MatterEpoch.seconds(fromUnix: Int64(Date().timeIntervalSince1970)))) * 1_000_000
             let candidate = DeviceGroupRecord(id: UUID().uuidString, structureID: structureID, name: name, groupID: groupID,
                                               keySetID: groupID, epochKey: (0 ..< 16).map { _ in UInt8.random(in: 0 ... 255) },
                                               epochStartTime: startTime, members: members)
@@ -95,14 +96,6 @@ extension HomeEngine {
         }
         try await store.deleteDeviceGroup(id)
         try await reload()
-    }
-
-    static let matterEpoch = Date(timeIntervalSince1970: 946_684_800)
-
-    static func checkedName(_ name: String) throws -> String {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw HomeError.invalidArgument("a name must not be empty") }
-        return String(trimmed.prefix(60))
     }
 
     // MARK: Commands

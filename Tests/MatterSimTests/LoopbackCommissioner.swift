@@ -216,31 +216,6 @@ final class LoopbackCommissioner: Sendable {
         return try await readReports(session, request, "read events").flatMap(\.eventReports)
     }
 
-    /// Subscribes to events: the priming report's events and the subscription ID.
-    func subscribeEvents(_ session: SessionInfo, _ paths: [EventPathIB], minInterval: UInt16, maxInterval: UInt16) async throws
-        -> (subscriptionID: UInt32, priming: [EventReportIB])
-    {
-        let request = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval,
-                                              eventRequests: paths)
-        let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
-        do {
-            let priming = try await exchange.request(opcode: InteractionOpcode.subscribeRequest.rawValue, payload: request.encoded(),
-                                                     timeout: .seconds(10))
-            let report = try ReportDataMessage(payload: priming.payload)
-            let answer = try await exchange.request(opcode: InteractionOpcode.statusResponse.rawValue,
-                                                    payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
-            guard answer.opcode == InteractionOpcode.subscribeResponse.rawValue else {
-                throw CommissionerError("subscribe: answered opcode \(answer.opcode) instead of SubscribeResponse")
-            }
-            let response = try SubscribeResponseMessage(payload: answer.payload)
-            await exchange.close()
-            return (response.subscriptionID, report.eventReports)
-        } catch {
-            await exchange.close()
-            throw error
-        }
-    }
-
     /// One WriteRequest; the status of each write, in order.
     func write(_ session: SessionInfo, _ writes: [AttributeDataIB]) async throws -> [InteractionStatus] {
         let request = WriteRequestMessage(writeRequests: writes)
@@ -270,8 +245,22 @@ final class LoopbackCommissioner: Sendable {
     func subscribe(_ session: SessionInfo, _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16) async throws
         -> (subscriptionID: UInt32, priming: [AttributeReportIB])
     {
-        let request = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval,
-                                              attributeRequests: paths)
+        let (id, priming) = try await subscribe(session, SubscribeRequestMessage(
+            keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval, attributeRequests: paths))
+        return (id, priming.attributeReports)
+    }
+
+    /// Subscribes to events: the priming report's events and the subscription ID.
+    func subscribeEvents(_ session: SessionInfo, _ paths: [EventPathIB], minInterval: UInt16, maxInterval: UInt16) async throws
+        -> (subscriptionID: UInt32, priming: [EventReportIB])
+    {
+        let (id, priming) = try await subscribe(session, SubscribeRequestMessage(
+            keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval, eventRequests: paths))
+        return (id, priming.eventReports)
+    }
+
+    /// One Subscribe interaction: the priming report (acknowledged) and the SubscribeResponse's ID.
+    private func subscribe(_ session: SessionInfo, _ request: SubscribeRequestMessage) async throws -> (UInt32, ReportDataMessage) {
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
             let priming = try await exchange.request(opcode: InteractionOpcode.subscribeRequest.rawValue, payload: request.encoded(),
@@ -287,7 +276,7 @@ final class LoopbackCommissioner: Sendable {
             }
             let response = try SubscribeResponseMessage(payload: answer.payload)
             await exchange.close()
-            return (response.subscriptionID, report.attributeReports)
+            return (response.subscriptionID, report)
         } catch {
             await exchange.close()
             throw error
