@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "matter-sim", targets: ["matter-sim"]),
         .executable(name: "homectl", targets: ["homectl"]),
         .library(name: "CloudRelay", targets: ["CloudRelay"]),
+        .library(name: "RelayClients", targets: ["RelayClients"]),
         .executable(name: "matter-relay", targets: ["matter-relay"]),
     ],
     dependencies: [
@@ -73,7 +74,7 @@ let package = Package(
         ]),
         // The Google Home API-shaped library over the controller, with the home graph in SQLite.
         .target(name: "HomeAPI", dependencies: [
-            "MatterController", "CloudRelay", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
+            "MatterController", "RelayClients", "RelayProtocol", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -94,13 +95,28 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
         ]),
-        // The cloud relay: server (Hummingbird + WebSocket, SQLite registrations) and its clients.
+        // The cloud relay, split by role. The frames both ends speak:
+        .target(name: "RelayProtocol", dependencies: [
+            "MatterTLV", "MatterModel",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
+        // Its clients (a device's link, a controller's link) over one reconnecting WebSocket link.
+        .target(name: "RelayClients", dependencies: [
+            "RelayProtocol", "MatterTLV", "MatterModel", "MatterProtocol",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The server (Hummingbird + WebSocket, SQLite registrations).
         .target(name: "CloudRelay", dependencies: [
-            "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "MatterController",  // MatterController: the local hub
+            "RelayProtocol", "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -110,8 +126,16 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The local hub: the relay's server side in front of a Matter controller on the LAN.
+        .target(name: "HomeHub", dependencies: [
+            "CloudRelay", "RelayProtocol", "MatterController", "MatterModel", "MatterProtocol",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "matter-relay", dependencies: [
-            "CloudRelay", "HomeAPI", "MatterController", "MatterProtocol", "MatterModel", "MatterTLV",
+            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "HomeAPI", "MatterController", "MatterProtocol", "MatterModel", "MatterTLV",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -121,7 +145,7 @@ let package = Package(
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
-            "DeviceProfile", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "CloudRelay",
+            "DeviceProfile", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "RelayClients", "RelayProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -157,7 +181,7 @@ let package = Package(
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
             "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
-            "CloudRelay", "ChildProcess",
+            "CloudRelay", "RelayClients", "RelayProtocol", "ChildProcess",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -169,7 +193,7 @@ let package = Package(
             "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
-            "CloudRelay",  // the hub and routing tests run an in-process relay and RelayDeviceClients
+            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -180,7 +204,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/circuitmatter_light.py"]),
         .testTarget(name: "CloudRelayTests", dependencies: [
-            "CloudRelay", "MatterProtocol", "MatterModel", "MatterTLV",
+            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "MatterProtocol", "MatterModel", "MatterTLV",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,7 +1,9 @@
+import RelayProtocol
+
 /// Where a relay server's controller connections lead. The cloud relay routes them to
 /// devices' WebSockets (`RelayHub`); a local hub forwards them over Matter CASE sessions
 /// on the home's LAN (`LocalHub`). Controllers speak the same protocol to both.
-protocol RelayControllerRouting: AnyObject, Sendable {
+package protocol RelayControllerRouting: AnyObject, Sendable {
     var connectedCounts: (devices: Int, controllers: Int) { get }
     /// Devices of a home reachable now.
     func onlineDevices(homeID: String) -> Set<String>

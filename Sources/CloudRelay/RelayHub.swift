@@ -1,22 +1,23 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import RelayProtocol
 
 /// One authenticated WebSocket connection, as the hub sees it: who it is and
 /// a bounded queue of frames for its writer.
-final class RelayPeer: Sendable {
-    let id: UInt32
-    let role: RelayRole
-    let homeID: String
+package final class RelayPeer: Sendable {
+    package let id: UInt32
+    package let role: RelayRole
+    package let homeID: String
     /// Set on device connections.
-    let deviceID: String?
-    let outgoing: AsyncStream<ByteBuffer>
+    package let deviceID: String?
+    package let outgoing: AsyncStream<ByteBuffer>
     private let sink: AsyncStream<ByteBuffer>.Continuation
     private let budget: QueueBudget?
     /// Bytes queued and not yet taken by the writer; the lock guards it.
     private let queued = NIOLockedValueBox(0)
 
-    init(id: UInt32, role: RelayRole, homeID: String, deviceID: String?, queueCapacity: Int, budget: QueueBudget? = nil) {
+    package init(id: UInt32, role: RelayRole, homeID: String, deviceID: String?, queueCapacity: Int, budget: QueueBudget? = nil) {
         self.id = id
         self.role = role
         self.homeID = homeID
@@ -35,7 +36,7 @@ final class RelayPeer: Sendable {
 
     /// Queues a frame; false when the queue (in frames or bytes, this peer's or the relay's)
     /// is full, or the peer is closed.
-    func send(_ frame: RelayFrame) -> Bool {
+    package func send(_ frame: RelayFrame) -> Bool {
         let bytes = frame.encoded()
         if let budget {
             let fits = queued.withLockedValue { value -> Bool in
@@ -51,7 +52,7 @@ final class RelayPeer: Sendable {
     }
 
     /// The writer took a frame of `count` bytes off the queue.
-    func dequeued(_ count: Int) {
+    package func dequeued(_ count: Int) {
         guard let budget else { return }
         let released = queued.withLockedValue { value -> Int in
             let n = min(count, value)
@@ -62,12 +63,12 @@ final class RelayPeer: Sendable {
     }
 
     /// Ends the writer; the connection closes once queued frames are out.
-    func close() { sink.finish() }
+    package func close() { sink.finish() }
 }
 
 /// Bytes queued for all of a relay's connections together, and the share one may take:
 /// stalled readers cannot grow the relay without bound (8 once held 250 MiB).
-final class QueueBudget: Sendable {
+package final class QueueBudget: Sendable {
     let perConnection: Int
     let total: Int
     // The lock guards the bytes in use.

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import RelayProtocol
 
 /// Who is on the other end of a relay connection.
 public enum RelayRole: String, Sendable, Hashable, CaseIterable {
@@ -76,11 +77,11 @@ public final class RelayMetrics: Sendable {
         state.withLockedValue { $0.connections[role, default: 0] -= 1 }
     }
 
-    func routed(_ direction: RelayDirection) {
+    package func routed(_ direction: RelayDirection) {
         state.withLockedValue { $0.routed[direction, default: 0] += 1 }
     }
 
-    func rejected(_ reason: RelayRejection) {
+    package func rejected(_ reason: RelayRejection) {
         state.withLockedValue { $0.rejected[reason, default: 0] += 1 }
     }
 

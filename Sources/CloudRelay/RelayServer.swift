@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
+import RelayProtocol
 
 /// How a relay server listens and what it tolerates.
 public struct RelayServerConfiguration: Sendable {
@@ -52,41 +53,6 @@ public struct RelayServerConfiguration: Sendable {
     }
 }
 
-/// A device as a home's controllers see it through the relay.
-public struct RelayDeviceStatus: Sendable, Hashable, Codable {
-    public var deviceID: String
-    public var label: String?
-    public var online: Bool
-
-    public init(deviceID: String, label: String? = nil, online: Bool) {
-        self.deviceID = deviceID
-        self.label = label
-        self.online = online
-    }
-}
-
-/// A device credential as the relay issues it.
-public struct RelayDeviceCredential: Sendable, Hashable, Codable {
-    public var homeID: String
-    public var deviceID: String
-    /// Shown once; the relay keeps only its digest.
-    public var credential: String
-
-    public init(homeID: String, deviceID: String, credential: String) {
-        self.homeID = homeID
-        self.deviceID = deviceID
-        self.credential = credential
-    }
-}
-
-/// A home as the admin API creates it.
-public struct RelayHomeCredential: Sendable, Hashable, Codable {
-    public var id: String
-    public var name: String
-    /// Shown once; the relay keeps only its digest.
-    public var token: String
-}
-
 extension RelayDeviceCredential: ResponseEncodable {}
 extension RelayHomeCredential: ResponseEncodable {}
 
@@ -108,8 +74,8 @@ public final class RelayServer: Sendable {
     let hub: RelayHub
     /// Where controllers' requests go: `hub` (device WebSockets) or a local hub's Matter sessions.
     let controllers: any RelayControllerRouting
-    /// Set in hub mode: devices are reached over Matter, `/v1/device` is not served.
-    public let localHub: LocalHub?
+    /// Hub mode: devices are reached over Matter by `controllers`, `/v1/device` is not served.
+    public let servesDevices: Bool
     let logger: Logger
     /// Fires when the store's revocation counter moves; each connection then checks its credential.
     let revocations = RevocationSignal()
@@ -125,22 +91,22 @@ public final class RelayServer: Sendable {
         hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
                        queueBudget: QueueBudget(configuration), logger: logger)
         controllers = hub
-        localHub = nil
+        servesDevices = true
     }
 
-    /// A local hub's server: the same controller protocol, answered by `localHub` over
-    /// Matter. `store` authenticates the hub's home (see `RelayStore.mirror(_:)`).
-    public init(store: RelayStore, localHub: LocalHub, configuration: RelayServerConfiguration = .init(),
-                logger: Logger = Logger(label: "matter.hub")) {
+    /// A server whose controllers' requests go to `controllers` rather than to device
+    /// WebSockets: a local hub (HomeHub's `RelayServer(store:localHub:)`).
+    package init(store: RelayStore, controllers: any RelayControllerRouting, metrics: RelayMetrics,
+                 configuration: RelayServerConfiguration, logger: Logger) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
-        metrics = localHub.metrics
+        self.metrics = metrics
         hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
                        queueBudget: QueueBudget(configuration), logger: logger)
-        controllers = localHub
-        self.localHub = localHub
+        self.controllers = controllers
+        servesDevices = false
     }
 
 
@@ -251,7 +217,7 @@ public final class RelayServer: Sendable {
         }
 
         // Reached only when the WebSocket upgrade was refused: say why.
-        if localHub == nil {
+        if servesDevices {
             router.get("/v1/device") { request, _ -> Response in
                 guard try await self.device(from: request.headers) != nil else { throw self.unauthorized("device credential required") }
                 throw HTTPError(.upgradeRequired, headers: [.upgrade: "websocket"], message: "WebSocket upgrade required")
@@ -306,7 +272,7 @@ public final class RelayServer: Sendable {
     }
 
     private func register(homeID: String, _ body: NewDevice, limit: Int? = nil) async throws -> RelayDeviceCredential {
-        if localHub != nil {
+        if !servesDevices {
             throw HTTPError(.methodNotAllowed, message: "a hub reaches devices over Matter: issue new hub credentials to add devices")
         }
         do {
@@ -329,7 +295,7 @@ public final class RelayServer: Sendable {
 
     private func addWebSocketRoutes(to router: Router<BasicWebSocketRequestContext>) {
         // A refused upgrade falls through to the HTTP router, which answers 401.
-        if localHub == nil {
+        if servesDevices {
             router.ws("/v1/device") { request, _ in
                 try await self.device(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
             } onUpgrade: { inbound, outbound, context in

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MatterCrypto
+import RelayProtocol
 
 /// A home: the unit of isolation. Its controllers reach its devices and nothing else.
 public struct RelayHome: Sendable, Hashable, Codable {

@@ -1,10 +1,11 @@
-import CloudRelay
 import Foundation
 import MatterController
 import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
+import RelayClients
+import RelayProtocol
 
 /// Routing (issue #6): each trait reaches its device over the LAN session when it works,
 /// else through the hub, else through the cloud relay; cloud-only traits always through the

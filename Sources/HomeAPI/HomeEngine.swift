@@ -1,4 +1,3 @@
-import CloudRelay
 import Foundation
 import Logging
 import MatterController
@@ -8,6 +7,8 @@ import MatterTLV
 import NIOConcurrencyHelpers
 import NIOCore
 import OpenCombine
+import RelayClients
+import RelayProtocol
 
 /// Everything the public values are derived from, at one moment.
 struct HomeSnapshot: Sendable, Equatable {

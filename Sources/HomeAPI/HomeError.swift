@@ -1,8 +1,9 @@
-import CloudRelay
 import Foundation
 import MatterController
 import MatterModel
 import NIOConcurrencyHelpers
+import RelayClients
+import RelayProtocol
 
 /// The error every HomeAPI call throws (as the Google Home APIs' `HomeError`): a code
 /// from the gRPC status space and a message for a person.

@@ -99,23 +99,23 @@ extension HomeEngine {
     /// nothing is written when an entry already names the hub with enough privilege.
     func grantHubAccess(nodeID: UInt64, hubNodeID: UInt64, access: HubAccess, controller: MatterController) async throws {
         let path = AttributePath(endpoint: 0, cluster: ClusterID(0x001F), attribute: AttributeID(0x0000))
-        let privilege: UInt64 = access == .administer ? 5 : 3
+        let privilege: Privilege = access == .administer ? .administer : .operate
         let limit = configuration.commandTimeout
         // Fabric-filtered: the entries of our fabric, which a write replaces as a whole.
         let current = try await withDeadline(limit, "reading the ACL") { try await controller.read(nodeID, path) }
-        let entries = (current.members ?? []).map(\.value)
+        let entries = try (current.members ?? []).map { element in
+            // The node fills in the fabric index; ours is whatever it says.
+            guard let entry = AccessControlEntry(tlv: element.value, fabricIndex: 0) else {
+                throw HomeError.unavailable("node 0x\(String(nodeID, radix: 16)) has an ACL entry that is not an AccessControlEntryStruct")
+            }
+            return entry
+        }
         let present = entries.contains { entry in
-            entry[context: 2]?.uintValue == 2 && (entry[context: 1]?.uintValue ?? 0) >= privilege
-                && (entry[context: 3]?.members ?? []).contains { $0.value.uintValue == hubNodeID }
+            entry.authMode == .case && entry.privilege.grants(privilege) && (entry.subjects ?? []).contains(hubNodeID)
         }
         if present { return }
-        let hubEntry: TLVValue = .structure([
-            .context(1, .unsigned(privilege)),  // Privilege
-            .context(2, .unsigned(2)),  // AuthMode: CASE
-            .context(3, .array([TLVElement(.unsigned(hubNodeID))])),  // Subjects
-            .context(4, .null),  // Targets: everything
-        ])
-        let updated = TLVValue.array(entries.map { TLVElement($0) } + [TLVElement(hubEntry)])
+        let hubEntry = AccessControlEntry(fabricIndex: 0, privilege: privilege, authMode: .case, subjects: [hubNodeID])
+        let updated = TLVValue.array((entries + [hubEntry]).map { TLVElement($0.writtenTLV) })
         try await withDeadline(limit, "writing the ACL") { try await controller.write(nodeID, path, value: updated) }
     }
 

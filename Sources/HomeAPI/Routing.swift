@@ -1,8 +1,9 @@
-import CloudRelay
 import MatterController
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import RelayClients
+import RelayProtocol
 
 /// A relay (or a hub speaking the relay's controller protocol) and the home token the
 /// controller presents to it.

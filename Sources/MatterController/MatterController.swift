@@ -51,13 +51,13 @@ public actor MatterController {
     }
 
     public nonisolated let configuration: Configuration
-    public nonisolated let manager: ExchangeManager
+    nonisolated let manager: ExchangeManager
     /// The fabric's CA, when this controller is it; nil for a controller that only holds
     /// an operational identity (a hub), which cannot commission.
     public nonisolated let fabric: FabricAuthority?
     /// Who this controller is on the fabric.
     public nonisolated let identity: FabricIdentity
-    public nonisolated let router: SubscriptionRouter
+    nonisolated let router: SubscriptionRouter
     let transport: UDPTransport
     let logger: Logger
     private let operationalFabric: OperationalFabric
@@ -142,6 +142,31 @@ public actor MatterController {
         sessionWatcher?.cancel()
         runner.cancel()
         await transport.close()
+    }
+
+    // MARK: Forwarding interactions (a hub)
+
+    /// Decides whether an exchange a device opened towards this controller (the reports of a
+    /// subscription made on another party's behalf) is the caller's; true when it took it.
+    public typealias InteractionClaim = @Sendable (Exchange, Message) async -> Bool
+
+    /// Lets `claim` see every Interaction Model exchange peers open towards this controller
+    /// before the controller's own subscriptions do; nil gives them all back to the controller
+    /// (and lets go of what `claim` holds). Exchanges on unsecured sessions reach neither.
+    public func forwardIncomingInteractions(to claim: InteractionClaim?) async {
+        guard let claim else {
+            await manager.register(router, for: .interactionModel)
+            return
+        }
+        await manager.register(ClaimingHandler(claim: claim, fallback: router), for: .interactionModel)
+    }
+
+    /// A new Interaction Model exchange with `node` over its CASE session (established if
+    /// needed), for an interaction forwarded on another party's behalf: the caller sends and
+    /// receives its messages as they come.
+    public func openInteractionExchange(to node: NodeID) async throws -> Exchange {
+        let session = try await session(for: node)
+        return try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
     }
 
     // MARK: Addresses and sessions
@@ -348,5 +373,18 @@ final class LivenessSignal: Sendable {
             if ContinuousClock.now >= due { return }
             try await Task.sleep(until: due, clock: .continuous)
         }
+    }
+}
+
+/// The controller's IM handler while a forwarder is set: the forwarder first, then the
+/// controller's own subscriptions.
+private struct ClaimingHandler: ProtocolHandler {
+    let claim: MatterController.InteractionClaim
+    let fallback: SubscriptionRouter
+
+    func handle(exchange: Exchange, first message: Message) async {
+        guard message.session.isSecure else { return }
+        if await claim(exchange, message) { return }
+        await fallback.handle(exchange: exchange, first: message)
     }
 }

@@ -154,7 +154,7 @@ public actor MatterNode {
     }
 
     /// Reads one attribute for a subject without a session of its own.
-    public func read(_ path: AttributePath, subject: AccessSubject?, fabricFiltered: Bool = true) -> Result<AttributeData, InteractionStatus> {
+    public func read(_ path: AttributePath, subject: SubjectDescriptor?, fabricFiltered: Bool = true) -> Result<AttributeData, InteractionStatus> {
         read(path, session: subject.map { SessionContext(subject: $0) }, fabricFiltered: fabricFiltered)
     }
 
@@ -166,14 +166,14 @@ public actor MatterNode {
     /// Whether a subject holds a privilege on a cluster instance (Core spec 6.6.6), for
     /// the Interaction Model's wildcard expansion, which skips what it may not see.
     /// nil (internal) is always granted.
-    public func canAccess(_ subject: AccessSubject?, _ cluster: ClusterPath, privilege: Privilege) -> Bool {
+    public func canAccess(_ subject: SubjectDescriptor?, _ cluster: ClusterPath, privilege: Privilege) -> Bool {
         guard let subject else { return true }
         return isGranted(subject, cluster, privilege)
     }
 
     /// Whether a subject may read (or, with `.write`, write) one attribute, using the
     /// attribute's own required privilege.
-    public func canAccess(_ subject: AccessSubject?, _ path: AttributePath, for operation: AttributeOperation = .read) -> Bool {
+    public func canAccess(_ subject: SubjectDescriptor?, _ path: AttributePath, for operation: AttributeOperation = .read) -> Bool {
         let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         let attribute = composition.definition(of: cluster)?.attribute(path.attribute)
         let privilege: Privilege
@@ -234,7 +234,7 @@ public actor MatterNode {
     }
 
     /// Writes one attribute for a subject without a session of its own.
-    public func write(_ path: AttributePath, value: TLVValue, subject: AccessSubject?, timed: Bool = false) -> InteractionStatus {
+    public func write(_ path: AttributePath, value: TLVValue, subject: SubjectDescriptor?, timed: Bool = false) -> InteractionStatus {
         write(path, value: value, session: subject.map { SessionContext(subject: $0) }, timed: timed)
     }
 
@@ -324,7 +324,7 @@ public actor MatterNode {
     }
 
     /// Core spec 6.6.6 with the endpoint's device types as targets.
-    private func isGranted(_ subject: AccessSubject, _ cluster: ClusterPath, _ privilege: Privilege) -> Bool {
+    private func isGranted(_ subject: SubjectDescriptor, _ cluster: ClusterPath, _ privilege: Privilege) -> Bool {
         let deviceTypes = runtime.layout.endpoint(cluster.endpoint)?.deviceTypes.map(\.id) ?? []
         return runtime.commissioning.isGranted(
             subject, AccessRequest(endpoint: cluster.endpoint, cluster: cluster.cluster, deviceTypes: deviceTypes, privilege: privilege))

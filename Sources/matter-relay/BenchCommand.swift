@@ -6,6 +6,8 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
+import RelayClients
+import RelayProtocol
 import ServiceLifecycle
 
 /// Holds many device connections and drives commands through the relay at a fixed

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CloudRelay
 import Foundation
+import HomeHub
 import Hummingbird
 import Logging
 import MatterController
@@ -39,6 +40,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
     @Option(help: "Hub mode: run the automations of this home file (homectl's database) in the hub.") var automations: String?
     @Option(help: "Hub mode with --automations: time acceleration of scheduled starters (demos).") var automationSpeed: Double = 1
+    @Option(help: "Cloud mode: register this home if it is not, and keep its token in --home-token-file.") var home: String?
+    @Option(help: ArgumentHelp("With --home: the token's file (mode 0600), reused while the relay still accepts it.", valueName: "file"))
+    var homeTokenFile: String?
+    @Option(help: ArgumentHelp("Exit when this process is no longer the parent (a child of `matter-sim home --start-relay`).",
+                               valueName: "pid"))
+    var exitWithParent: Int32?
 
     func validate() throws {
         guard (1...65536).contains(maxConnectionsPerAddress) else {
@@ -47,10 +54,12 @@ struct ServeCommand: AsyncParsableCommand {
         switch mode {
         case .cloud:
             if credentials != nil { throw ValidationError("--credentials is for --mode hub") }
+            if (home == nil) != (homeTokenFile == nil) { throw ValidationError("--home and --home-token-file go together") }
             if automations != nil { throw ValidationError("--automations is for --mode hub") }
         case .hub:
             if credentials == nil { throw ValidationError("--mode hub needs --credentials FILE (from `homectl hub credentials --out FILE`)") }
             if adminTokenFile != nil { throw ValidationError("--admin-token-file is for --mode cloud: a hub has no admin API") }
+            if home != nil { throw ValidationError("--home is for --mode cloud: a hub's home comes with its credentials") }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard (0...65535).contains(matterPort) else { throw ValidationError("--matter-port must be 0...65535") }
@@ -65,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "matter-relay")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        if let exitWithParent { followParent(exitWithParent) }
         switch mode {
         case .cloud: try await runCloud(logger: logger)
         case .hub: try await runHub(logger: logger)
@@ -84,6 +94,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if adminToken?.isEmpty == true { adminToken = nil }
         let store = try RelayStore(path: database ?? "matter-relay.sqlite")
+        if let home, let homeTokenFile {
+            try await keepHomeToken(home: home, in: store, file: URL(fileURLWithPath: homeTokenFile))
+        }
         let server = RelayServer(
             store: store,
             configuration: relayConfiguration(adminToken: adminToken),
@@ -136,7 +149,37 @@ struct ServeCommand: AsyncParsableCommand {
         printSummary(server)
     }
 
+    /// The home's token in `file`: the kept one while the relay still accepts it, else a new
+    /// one (a new home, or a rotated token for a home whose token file was lost), so a restart
+    /// with the same database and file keeps the token controllers were given.
+    private func keepHomeToken(home name: String, in store: RelayStore, file: URL) async throws {
+        if let kept = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+           let known = try await store.authenticateHome(token: kept), known.name == name {
+            return
+        }
+        let token: String
+        if let existing = try await store.home(name) {
+            token = try await store.rotateHomeToken(homeID: existing.id)
+        } else {
+            token = try await store.addHome(name: name).token
+        }
+        // Readable by its owner only: it lets anyone holding it control the home through the relay.
+        guard FileManager.default.createFile(atPath: file.path, contents: Data((token + "\n").utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw ValidationError("--home-token-file \(file.path): cannot write the home token there")
+        }
+    }
+
     private func printSummary(_ server: RelayServer) {
         print("matter-relay stopped: \(server.metrics.snapshot.summary)")
     }
+}
+
+/// Ends the process once `parent` is gone (a SIGKILLed `matter-sim home` takes its relay with it).
+private func followParent(_ parent: Int32) {
+    let watcher = Thread {
+        while getppid() == parent { usleep(100_000) }
+        _exit(137)
+    }
+    watcher.start()
 }

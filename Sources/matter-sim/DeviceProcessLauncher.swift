@@ -122,15 +122,17 @@ final class StopRequest: Sendable {
     var isRequested: Bool { flag.load(ordering: .acquiring) }
 }
 
-/// One `matter-sim run` child: its own process group (a terminal's Ctrl-C reaches only the
-/// parent, which stops each child once), signals at their defaults, stderr shared with the
-/// parent, stdout read until the summary's last line marks it listening.
+/// One child (`matter-sim run`, or the `matter-relay serve` of `--start-relay`): its own
+/// process group (a terminal's Ctrl-C reaches only the parent, which stops each child once),
+/// signals at their defaults, stderr shared with the parent, stdout read until `readyMarker`
+/// (by default the last line of `run`'s summary) marks it listening; with `forwardOutput`
+/// its stdout is copied to ours.
 final class DeviceProcess: Sendable {
     let pid: pid_t
     private let ready = Atomic(false)
     private let status = Mutex<Int32?>(nil)
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], readyMarker: String = "\n  state:", forwardOutput: Bool = false) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw POSIXFailure(call: "pipe", code: errno) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -170,10 +172,10 @@ final class DeviceProcess: Sendable {
                 let n = read(readFD, &buffer, buffer.count)
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { break }
+                if forwardOutput { FileHandle.standardOutput.write(Data(buffer[0..<n])) }
                 guard !ready.load(ordering: .acquiring) else { continue }
                 pending += String(decoding: buffer[0..<n], as: UTF8.self)
-                // The last line of `run`'s summary.
-                if pending.contains("\n  state:") { ready.store(true, ordering: .releasing) }
+                if pending.contains(readyMarker) { ready.store(true, ordering: .releasing) }
             }
             close(readFD)
             var raw: Int32 = 0

@@ -86,7 +86,7 @@ struct HomeCommand: AsyncParsableCommand {
             let started: HomeRelay
             do {
                 started = try await HomeRelay.start(url: url, listenHost: relayListen, homeName: resolved.name, stateRoot: stateRoot,
-                                                    logger: Logger(label: "matter.relay"))
+                                                    logLevel: logLevel)
             } catch let error as HomeRelay.StartError {
                 printError(error.description)
                 throw ExitCode(1)

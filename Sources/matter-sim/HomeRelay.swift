@@ -1,22 +1,26 @@
-// `matter-sim home --start-relay`: the cloud relay the home names, run inside this process,
-// so a fake home with cloud routing needs one command. The home is registered in the
-// relay's own database (STATE-ROOT/relay.sqlite) and its token kept next to it, so a
-// restart with the same state root keeps the token controllers were given.
-import CloudRelay
+// `matter-sim home --start-relay`: the cloud relay the home names, as a `matter-relay serve`
+// child, so a fake home with cloud routing needs one command while matter-sim itself links
+// only the relay's client. The home is registered in the relay's own database
+// (STATE-ROOT/relay.sqlite) and its token kept next to it, so a restart with the same state
+// root keeps the token controllers were given.
 import DeviceProfile
 import Foundation
-import Logging
-import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct HomeRelay {
     let url: String
     let homeToken: String
-    let server: RelayServer
-    private let group: ServiceGroup
-    private let task: Task<Void, Error>
+    private let process: DeviceProcess
 
     static let databaseName = "relay.sqlite"
     static let tokenFileName = "relay-home-token"
+    /// How long the relay may take to listen (it opens or migrates its database first).
+    static let startTimeout: Duration = .seconds(30)
+    /// How long it may take to close its connections after SIGTERM.
+    static let stopTimeout: Duration = .seconds(10)
 
     /// The relay URL a home names: the command line's, else the home profile's (every
     /// device inherits the home's `cloud.relay`, so the first one that has any tells it).
@@ -28,65 +32,74 @@ struct HomeRelay {
         let description: String
     }
 
-    /// Starts listening on the URL's host and port (or `listenHost` with the URL's port)
-    /// and returns once the relay accepts connections.
-    static func start(url: String, listenHost: String?, homeName: String, stateRoot: String, logger: Logger) async throws -> HomeRelay {
+    /// `matter-relay` beside this executable (as the build and the container image place
+    /// them), else the first one on PATH.
+    static func relayExecutable() -> String? {
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let beside = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("matter-relay").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").lazy.map { "\($0)/matter-relay" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts the relay on the URL's host and port (or `listenHost` with the URL's port) and
+    /// returns once it accepts connections.
+    static func start(url: String, listenHost: String?, homeName: String, stateRoot: String, logLevel: String) async throws -> HomeRelay {
         guard let components = URLComponents(string: url), components.scheme == "ws", let host = components.host, !host.isEmpty else {
             throw StartError(description: "--start-relay: relay \(url): expected a URL like ws://127.0.0.1:8080")
         }
+        guard let executable = relayExecutable() else {
+            throw StartError(description: "--start-relay: no matter-relay beside \(CommandLine.arguments[0]) or on PATH (swift build --product matter-relay)")
+        }
         let port = components.port ?? 80
         try FileManager.default.createDirectory(atPath: stateRoot, withIntermediateDirectories: true)
-        let database = URL(fileURLWithPath: stateRoot).appendingPathComponent(databaseName).path
-        let store: RelayStore
-        do { store = try RelayStore(path: database) } catch {
-            throw StartError(description: "--start-relay: cannot open the relay database \(database): \(error)")
+        let root = URL(fileURLWithPath: stateRoot)
+        let tokenFile = root.appendingPathComponent(tokenFileName).path
+        let process: DeviceProcess
+        do {
+            process = try DeviceProcess(
+                [executable, "serve", "--host", listenHost ?? host, "--port", String(port),
+                 "--database", root.appendingPathComponent(databaseName).path,
+                 "--home", homeName, "--home-token-file", tokenFile,
+                 "--exit-with-parent", String(getpid()), "--log-level", logLevel],
+                readyMarker: "matter-relay listening on", forwardOutput: true)
+        } catch {
+            throw StartError(description: "--start-relay: cannot start \(executable): \(error)")
         }
-        let homeToken = try await token(for: homeName, in: store, file: URL(fileURLWithPath: stateRoot).appendingPathComponent(tokenFileName))
-
-        let server = RelayServer(store: store, configuration: RelayServerConfiguration(host: listenHost ?? host, port: port), logger: logger)
-        let (listening, sink) = AsyncStream.makeStream(of: Int.self)
-        let app = server.application { port in
-            sink.yield(port)
-            sink.finish()
+        let deadline = ContinuousClock.now + startTimeout
+        while !process.isReady {
+            if let status = process.exitStatus {
+                // Its own error (port taken, database unreadable) is on stderr already.
+                throw StartError(description: "--start-relay: matter-relay exited with status \(status) before listening on \(listenHost ?? host):\(port)")
+            }
+            if ContinuousClock.now > deadline {
+                await stop(process)
+                throw StartError(description: "--start-relay: matter-relay not listening on \(listenHost ?? host):\(port) after \(startTimeout)")
+            }
+            try? await Task.sleep(for: .milliseconds(20))
         }
-        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let task = Task {
-            defer { sink.finish() }
-            try await group.run()
+        guard let token = try? String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+              !token.isEmpty else {
+            await stop(process)
+            throw StartError(description: "--start-relay: matter-relay left no home token in \(tokenFile)")
         }
-        var ports = listening.makeAsyncIterator()
-        guard await ports.next() != nil else {
-            // It stopped before listening: the port is taken, or the host is not ours.
-            let reason: String
-            do { try await task.value; reason = "it stopped before listening" } catch { reason = "\(error)" }
-            throw StartError(description: "--start-relay: cannot listen on \(listenHost ?? host):\(port): \(reason)")
-        }
-        return HomeRelay(url: url, homeToken: homeToken, server: server, group: group, task: task)
+        return HomeRelay(url: url, homeToken: token, process: process)
     }
 
-    /// The home's token: the kept one while the relay still accepts it, else a new one
-    /// (a new home, or a rotated token for a home whose token file was lost).
-    private static func token(for homeName: String, in store: RelayStore, file: URL) async throws -> String {
-        if let kept = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-           let home = try await store.authenticateHome(token: kept), home.name == homeName {
-            return kept
-        }
-        let token: String
-        if let existing = try await store.home(homeName) {
-            token = try await store.rotateHomeToken(homeID: existing.id)
-        } else {
-            token = try await store.addHome(name: homeName).token
-        }
-        // Readable by its owner only: it lets anyone holding it control the home through the relay.
-        FileManager.default.createFile(atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        return token
-    }
+    /// SIGTERM (the relay closes every connection and prints its figures), then SIGKILL
+    /// after `stopTimeout`; after the nodes have stopped, so their links end on their own first.
+    func stop() async { await Self.stop(process) }
 
-    /// Closes every connection and stops listening (after the nodes have stopped, so their
-    /// links end on their own first).
-    func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
-        printOut("cloud relay stopped: \(server.metrics.snapshot.summary)")
+    private static func stop(_ process: DeviceProcess) async {
+        if process.exitStatus == nil { kill(process.pid, SIGTERM) }
+        let deadline = ContinuousClock.now + stopTimeout
+        while process.exitStatus == nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if process.exitStatus == nil {
+            printError("matter-relay (pid \(process.pid)) did not stop within \(stopTimeout); killing it")
+            kill(process.pid, SIGKILL)
+        }
+        process.waitForExit()
     }
 }

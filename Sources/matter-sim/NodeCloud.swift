@@ -4,12 +4,13 @@
 // server. A device given only its home's token registers itself first and keeps the
 // credential in its state directory. An unreachable relay never stops the device: it
 // retries with backoff and says so in the log.
-import CloudRelay
 import DeviceProfile
 import Foundation
 import Logging
 import MatterDevice
+import MatterModel
 import MatterProtocol
+import RelayClients
 import Synchronization
 
 /// Where the relay is and how the device proves itself, after the command line's flags.

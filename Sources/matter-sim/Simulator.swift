@@ -2,12 +2,12 @@
 // node with a relay to the cloud, listen on the control socket for faults, and serve
 // until SIGINT or SIGTERM.
 import ArgumentParser
-import CloudRelay
 import DeviceProfile
 import Foundation
 import Logging
 import MatterDevice
 import MatterModel
+import RelayClients
 
 /// The command line's relay settings, over every profile's `cloud:` block.
 struct CloudOptions: ParsableArguments {

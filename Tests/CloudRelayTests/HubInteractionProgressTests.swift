@@ -1,8 +1,8 @@
+@testable import HomeHub
 import MatterModel
 import MatterProtocol
 import Testing
 
-@testable import CloudRelay
 
 /// When the hub ends a forwarded exchange: exactly when the Interaction Model says the
 /// interaction is over, for each kind of interaction.

@@ -1,7 +1,8 @@
+@testable import CloudRelay
 import MatterTLV
+@testable import RelayProtocol
 import Testing
 
-@testable import CloudRelay
 
 @Suite struct RelayFrameTests {
     static let samples: [RelayFrame] = [

@@ -1,3 +1,4 @@
+@testable import CloudRelay
 import Foundation
 import HummingbirdWSClient
 import MatterModel
@@ -5,10 +6,11 @@ import MatterProtocol
 import MatterTLV
 import NIOCore
 import NIOWebSocket
+@testable import RelayClients
+@testable import RelayProtocol
 import ServiceLifecycle
 import Testing
 
-@testable import CloudRelay
 
 /// Credentials, home isolation and hostile input.
 @Suite struct RelayIsolationTests {

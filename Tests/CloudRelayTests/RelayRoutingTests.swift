@@ -2,9 +2,10 @@ import Foundation
 import MatterModel
 import MatterProtocol
 import MatterTLV
+@testable import RelayClients
+@testable import RelayProtocol
 import Testing
 
-@testable import CloudRelay
 
 /// A controller drives a relay-connected device that serves the Interaction Model
 /// with a real InteractionServer, over real WebSockets on loopback.

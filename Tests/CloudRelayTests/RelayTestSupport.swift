@@ -1,13 +1,16 @@
+@testable import CloudRelay
 import Foundation
+import Glibc
 import Logging
 import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
+@testable import RelayClients
+@testable import RelayProtocol
 import ServiceLifecycle
 import Testing
 
-@testable import CloudRelay
 
 // MARK: - A small On/Off light as the device's data model
 
@@ -288,7 +291,6 @@ func eventually(_ timeout: Duration = .seconds(10), _ condition: @escaping @Send
 // MARK: - Raw TCP, as a misbehaving client holds it
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// A plain TCP connection from `source` (a loopback address) to 127.0.0.1:`port`, for

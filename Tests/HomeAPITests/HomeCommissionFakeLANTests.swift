@@ -139,8 +139,11 @@ struct HomeCommissionFakeLANTests {
             try #require(try await Self.waitFor("3 devices running", in: output, seconds: 120),
                          "matter-sim home: \(output.text.suffix(1000)) \(lab.logs["home"]?.text.suffix(2000) ?? "")")
             let parent = try #require(lab.nodes["home"]).pid
+            // Three devices and the relay (`--start-relay` runs `matter-relay serve` beside them).
             let children = Self.children(of: parent)
-            #expect(children.count == 3, "children of \(parent): \(children)")
+            let commands = children.map { (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8)) ?? "" }
+            #expect(commands.filter { $0.hasPrefix("matter-sim") }.count == 3, "children of \(parent): \(children) \(commands)")
+            #expect(commands.filter { $0.hasPrefix("matter-relay") }.count == 1, "children of \(parent): \(children) \(commands)")
 
             // Same plan as in one process: the ports and codes of the home profile.
             let commissioned = try await Self.homectl(lab, [
@@ -150,7 +153,7 @@ struct HomeCommissionFakeLANTests {
             #expect(commissioned.output.contains("3 commissioned"), "\(commissioned.output)")
             #expect(try await Self.homectl(lab, ["on", "Hall Plug"]).status == 0)
 
-            // The relay the home names runs in the parent, and every child reached it with the home's token:
+            // The relay the home names runs beside the devices, and every child reached it with the home's token:
             // the light answers through the relay alone.
             let token = try String(contentsOf: lab.work.appendingPathComponent("state/relay-home-token"), encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -171,7 +174,7 @@ struct HomeCommissionFakeLANTests {
             #expect(status == 0)
             for pid in children { #expect(kill(pid, 0) != 0, "child \(pid) still runs") }
             #expect(output.text.contains("3 device processes stopped"))
-            #expect(output.text.contains("cloud relay stopped"))
+            #expect(output.text.contains("matter-relay stopped"))
             // A goodbye (TTL 0) leaves a cached record for one more second (RFC 6762 10.1).
             try await Task.sleep(for: .seconds(2))
             let after = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,

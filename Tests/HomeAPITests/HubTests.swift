@@ -2,6 +2,7 @@ import ChildProcess
 import CloudRelay
 import Foundation
 import HomeAPI
+import HomeHub
 import Logging
 import MatterController
 import MatterDevice
@@ -9,6 +10,8 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
+import RelayClients
+import RelayProtocol
 import Testing
 
 /// The local hub with real parts: a device served by MatterDevice's NodeServer on

@@ -8,8 +8,8 @@ import Testing
     let onOff = ClusterID(0x0006)
     let admin = AccessControlEntry.administrator(fabricIndex: 1, subject: 0x1122)
 
-    func caseSubject(_ node: UInt64, fabric: FabricIndex = 1, cats: [UInt32] = []) -> AccessSubject {
-        AccessSubject(authMode: .case, fabricIndex: fabric, subject: node, cats: cats)
+    func caseSubject(_ node: UInt64, fabric: FabricIndex = 1, cats: [UInt32] = []) -> SubjectDescriptor {
+        SubjectDescriptor(authMode: .case, fabricIndex: fabric, subject: node, caseAuthenticatedTags: cats)
     }
 
     @Test func administratorMayDoEverythingOnItsFabricOnly() {

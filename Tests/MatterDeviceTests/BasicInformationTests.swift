@@ -63,8 +63,8 @@ import Testing
             AccessControlEntry(fabricIndex: 1, privilege: .operate, authMode: .case, subjects: [0x10]),
             AccessControlEntry(fabricIndex: 1, privilege: .manage, authMode: .case, subjects: [0x20]),
         ])
-        let operate = AccessSubject(authMode: .case, fabricIndex: 1, subject: 0x10)
-        let manage = AccessSubject(authMode: .case, fabricIndex: 1, subject: 0x20)
+        let operate = SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x10)
+        let manage = SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x20)
         #expect(await node.write(path, value: .utf8("x"), subject: operate) == InteractionStatus(.unsupportedAccess))
         #expect(await node.write(path, value: .utf8("x"), subject: manage) == .success)
         // Global attributes are never writable.

@@ -63,7 +63,7 @@ func paseSession(_ id: UInt64) -> SessionContext {
 }
 
 func caseSession(_ id: UInt64, fabric: FabricIndex, node: NodeID, cats: [UInt32] = []) -> SessionContext {
-    SessionContext(id: SessionID(id), subject: AccessSubject(authMode: .case, fabricIndex: fabric, subject: node, cats: cats),
+    SessionContext(id: SessionID(id), subject: SubjectDescriptor(authMode: .case, fabricIndex: fabric, subject: node, caseAuthenticatedTags: cats),
                    attestationChallenge: randomBytes(16))
 }
 

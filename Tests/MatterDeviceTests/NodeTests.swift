@@ -32,7 +32,7 @@ import Testing
         #expect(await node.invoke(1, IDs.onOff, 0x33) == .status(InteractionStatus(.unsupportedCommand)))
         #expect(await node.invoke(1, IDs.descriptor, 0x00) == .status(InteractionStatus(.unsupportedCommand)))
         // A CASE subject the ACL grants nothing is refused; only internal requests bypass access control.
-        let stranger = SessionContext(subject: AccessSubject(authMode: .case, fabricIndex: 1, subject: 0x77))
+        let stranger = SessionContext(subject: SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x77))
         let lowPrivilege = await node.invoke(CommandPath(endpoint: 1, cluster: IDs.onOff, command: CommandID(1)),
                                              fields: .structure([]), session: stranger)
         #expect(lowPrivilege == .status(InteractionStatus(.unsupportedAccess)))

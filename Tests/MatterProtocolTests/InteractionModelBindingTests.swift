@@ -1,3 +1,4 @@
+import MatterModel
 @testable import MatterProtocol
 import NIOCore
 import Testing
@@ -17,9 +18,9 @@ struct InteractionModelBindingTests {
         await a.bindFabric(5, toSession: caseSession.handle)
 
         let onPASE: any IMExchange = try await a.openExchange(session: pase.handle, protocolID: .interactionModel)
-        #expect(onPASE.subject == SubjectDescriptor(authMode: .pase, fabricIndex: 4, nodeID: 0))
+        #expect(onPASE.subject == SubjectDescriptor(authMode: .pase, fabricIndex: 4, subject: 0))
         let onCASE: any IMExchange = try await a.openExchange(session: caseSession.handle, protocolID: .interactionModel)
-        #expect(onCASE.subject == SubjectDescriptor(authMode: .caseSession, fabricIndex: 5, nodeID: 0x2222))
+        #expect(onCASE.subject == SubjectDescriptor(authMode: .case, fabricIndex: 5, subject: 0x2222))
 
         // A follow-up exchange (subscription reports) is a new initiator exchange on the same session.
         let next = try #require(try await onCASE.openExchange() as? Exchange)

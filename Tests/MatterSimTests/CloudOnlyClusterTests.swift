@@ -1,9 +1,9 @@
-import CloudRelay
 import Foundation
 import MatterDevice
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import RelayProtocol
 import Testing
 @testable import matter_sim
 
@@ -95,8 +95,8 @@ struct CloudOnlyClusterTests {
         let commissioned = try await commissioner.commission(try node.address, passcode: node.passcode)
         let subject = try #require(await node.server.cloudSubject())
         #expect(subject.fabricIndex == commissioned.fabricIndex)
-        #expect(subject.nodeID == commissioner.adminNodeID)
-        #expect(subject.authMode == .caseSession)
+        #expect(subject.subject == commissioner.adminNodeID)
+        #expect(subject.authMode == .case)
         await commissioner.stop()
         await node.stop()
     }

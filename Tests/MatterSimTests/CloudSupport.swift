@@ -8,6 +8,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
+import RelayClients
 import ServiceLifecycle
 @testable import matter_sim
 

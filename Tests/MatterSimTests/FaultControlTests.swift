@@ -1,10 +1,10 @@
 import ChildProcess
-import CloudRelay
 import Foundation
 import MatterDevice
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import RelayProtocol
 import Testing
 @testable import matter_sim
 

@@ -73,23 +73,22 @@ extension MatterController {
 
             // The ACL (fabric-scoped list, written whole): add Operate for the group once.
             let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
-            let entries = ((try await client.read(aclPath)).members ?? []).map { element in
-                // FabricIndex (0xFE) is the node's to fill in: a write must not carry it.
-                TLVElement(.structure((element.value.members ?? []).filter { $0.tag != .context(0xFE) }))
-            }
-            let granted = entries.contains { entry in
-                entry.value[context: 2]?.uintValue == 3
-                    && (entry.value[context: 3]?.members?.contains { $0.value.uintValue == UInt64(groupID) } ?? false)
-            }
+            let entries = try await Self.accessControlList(client, aclPath, node: node)
+            let granted = entries.contains { $0.authMode == .group && ($0.subjects ?? []).contains(UInt64(groupID)) }
             if !granted {
-                let grant = TLVElement(.structure([
-                    TLVElement(tag: .context(1), .unsigned(3)),  // Operate
-                    TLVElement(tag: .context(2), .unsigned(3)),  // Group
-                    TLVElement(tag: .context(3), .array([TLVElement(.unsigned(UInt64(groupID)))])),
-                    TLVElement(tag: .context(4), .null),
-                ]))
-                try await client.write(aclPath, value: .array(entries + [grant]))
+                let grant = AccessControlEntry(fabricIndex: 0, privilege: .operate, authMode: .group, subjects: [UInt64(groupID)])
+                try await client.write(aclPath, value: .array((entries + [grant]).map { TLVElement($0.writtenTLV) }))
             }
+        }
+    }
+
+    /// This fabric's ACL entries on `node`, decoded (the node fills in their fabric index).
+    private static func accessControlList(_ client: InteractionClient, _ path: AttributePath, node: NodeID) async throws -> [AccessControlEntry] {
+        try ((try await client.read(path)).members ?? []).map { element in
+            guard let entry = AccessControlEntry(tlv: element.value, fabricIndex: 0) else {
+                throw ControllerError.invalidArgument("node 0x\(String(node, radix: 16)): an ACL entry is not an AccessControlEntryStruct")
+            }
+            return entry
         }
     }
 
@@ -117,19 +116,14 @@ extension MatterController {
             let keptMap = map.filter { $0.value[context: 1]?.uintValue != UInt64(groupID) }
             if keptMap.count != map.count {
                 try await client.write(mapPath, value: .array(keptMap.map { element in
-                    TLVElement(.structure(element.value.members ?? [].filter { $0.tag != .context(0xFE) }))
+                    TLVElement(.structure((element.value.members ?? []).filter { $0.tag != .context(0xFE) }))
                 }))
             }
             let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
-            let acl = (try await client.read(aclPath)).members ?? []
-            let keptACL = acl.filter { entry in
-                !(entry.value[context: 2]?.uintValue == 3
-                    && (entry.value[context: 3]?.members?.contains { $0.value.uintValue == UInt64(groupID) } ?? false))
-            }
+            let acl = try await Self.accessControlList(client, aclPath, node: node)
+            let keptACL = acl.filter { !($0.authMode == .group && ($0.subjects ?? []).contains(UInt64(groupID))) }
             if keptACL.count != acl.count {
-                try await client.write(aclPath, value: .array(keptACL.map { element in
-                    TLVElement(.structure(element.value.members ?? [].filter { $0.tag != .context(0xFE) }))
-                }))
+                try await client.write(aclPath, value: .array(keptACL.map { TLVElement($0.writtenTLV) }))
             }
         }
     }

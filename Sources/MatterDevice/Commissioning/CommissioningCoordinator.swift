@@ -433,7 +433,7 @@ final class CommissioningCoordinator {
         saveSnapshot()
     }
 
-    func isGranted(_ subject: AccessSubject, _ request: AccessRequest) -> Bool {
+    func isGranted(_ subject: SubjectDescriptor, _ request: AccessRequest) -> Bool {
         AccessControl.check(subject, request, entries: accessControlEntries)
     }
 

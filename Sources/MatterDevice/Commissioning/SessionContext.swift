@@ -19,12 +19,12 @@ public struct SessionContext: Sendable, Hashable {
     /// The session, to tie the fail-safe and a PASE session's adopted fabric to it.
     public var id: SessionID?
     /// Who is asking (auth mode, accessing fabric, node ID, CATs).
-    public var subject: AccessSubject
+    public var subject: SubjectDescriptor
     /// The session's attestation challenge (16 bytes from the PASE/CASE session keys,
     /// Core spec 4.14.1.3 / 4.14.2.6); AttestationResponse and CSRResponse sign over it.
     public var attestationChallenge: [UInt8]
 
-    public init(id: SessionID? = nil, subject: AccessSubject, attestationChallenge: [UInt8] = []) {
+    public init(id: SessionID? = nil, subject: SubjectDescriptor, attestationChallenge: [UInt8] = []) {
         self.id = id
         self.subject = subject
         self.attestationChallenge = attestationChallenge

@@ -101,7 +101,7 @@ struct NodeDataProvider: InteractionDataProvider {
 
     func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
         guard !withheld.contains(cluster) else { return false }
-        return await node.canAccess(AccessSubject(subject), cluster, privilege: privilege)
+        return await node.canAccess(subject, cluster, privilege: privilege)
     }
 
     func read(_ path: AttributePath, context: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {

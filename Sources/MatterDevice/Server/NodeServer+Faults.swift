@@ -90,19 +90,19 @@ extension NodeServer {
         // Operational node IDs first: the commissioner's own entry.
         for entry in administrators {
             if let nodeID = (entry.subjects ?? []).first(where: { !Self.isCASEAuthenticatedTag($0) }) {
-                return SubjectDescriptor(authMode: .caseSession, fabricIndex: fabric.index, nodeID: nodeID)
+                return SubjectDescriptor(authMode: .case, fabricIndex: fabric.index, subject: nodeID)
             }
         }
         for entry in administrators {
             if let tag = (entry.subjects ?? []).first(where: Self.isCASEAuthenticatedTag) {
                 // A controller holding the tag; its node ID is not in the ACL, and need not be.
-                return SubjectDescriptor(authMode: .caseSession, fabricIndex: fabric.index, nodeID: Self.anyOperationalNodeID,
+                return SubjectDescriptor(authMode: .case, fabricIndex: fabric.index, subject: Self.anyOperationalNodeID,
                                          caseAuthenticatedTags: [UInt32(truncatingIfNeeded: tag)])
             }
         }
         // An entry without subjects admits every CASE peer of the fabric.
         if administrators.contains(where: { ($0.subjects ?? []).isEmpty }) {
-            return SubjectDescriptor(authMode: .caseSession, fabricIndex: fabric.index, nodeID: Self.anyOperationalNodeID)
+            return SubjectDescriptor(authMode: .case, fabricIndex: fabric.index, subject: Self.anyOperationalNodeID)
         }
         return nil
     }

@@ -1,3 +1,5 @@
+import MatterModel
+
 // Glue between the exchange layer and the Interaction Model server
 // (InteractionModel/): an Exchange is the IM's IMExchange, and a ProtocolHandler
 // routes unsolicited IM messages (protocol 0x0001) to the InteractionServer.
@@ -7,12 +9,12 @@ extension Exchange: IMExchange {
     public var subject: SubjectDescriptor {
         // A group message's subject is its group (spec 6.6.2.1: Group auth mode, subject = group ID).
         if session.kind == .group, let group = session.groupID {
-            return SubjectDescriptor(authMode: .group, fabricIndex: session.fabricIndex, nodeID: UInt64(group))
+            return SubjectDescriptor(authMode: .group, fabricIndex: session.fabricIndex, subject: UInt64(group))
         }
-        return SubjectDescriptor(authMode: session.kind == .case ? .caseSession : .pase,
-                          fabricIndex: session.fabricIndex,
-                          nodeID: session.kind == .case ? session.peerNodeID : 0,
-                          caseAuthenticatedTags: session.caseAuthenticatedTags)
+        return SubjectDescriptor(authMode: session.kind == .case ? .case : .pase,
+                                 fabricIndex: session.fabricIndex,
+                                 subject: session.kind == .case ? session.peerNodeID : 0,
+                                 caseAuthenticatedTags: session.caseAuthenticatedTags)
     }
 
     public var sessionIdentity: InteractionSessionIdentity? {

@@ -16,7 +16,7 @@ extension InteractionServer {
             logger.debug("malformed or timed group InvokeRequest dropped")
             return
         }
-        let group = UInt16(truncatingIfNeeded: subject.nodeID)
+        let group = UInt16(truncatingIfNeeded: subject.subject)
         let members = await provider.endpoints(inGroup: group, fabricIndex: subject.fabricIndex)
         let context = InteractionContext(subject: subject, isTimed: false, session: nil)
         var acted = 0

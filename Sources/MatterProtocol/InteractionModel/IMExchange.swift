@@ -1,33 +1,5 @@
 import MatterModel
 
-/// Who is asking: the Incoming Subject Descriptor of Matter Core spec 6.6 (Access Control),
-/// as the secure session established it.
-public struct SubjectDescriptor: Hashable, Sendable, CustomStringConvertible {
-    /// The Access Control cluster's AuthModeEnum values.
-    public enum AuthMode: UInt8, Hashable, Sendable {
-        case pase = 1
-        case caseSession = 2
-        case group = 3
-    }
-
-    public var authMode: AuthMode
-    /// The accessing fabric; 0 when the session has none (a PASE session before AddNOC).
-    public var fabricIndex: FabricIndex
-    /// The peer's operational node ID (CASE), or 0 for PASE.
-    public var nodeID: NodeID
-    /// CASE Authenticated Tags from the peer's NOC.
-    public var caseAuthenticatedTags: [UInt32]
-
-    public init(authMode: AuthMode, fabricIndex: FabricIndex, nodeID: NodeID, caseAuthenticatedTags: [UInt32] = []) {
-        self.authMode = authMode
-        self.fabricIndex = fabricIndex
-        self.nodeID = nodeID
-        self.caseAuthenticatedTags = caseAuthenticatedTags
-    }
-
-    public var description: String { "\(authMode) fabric \(fabricIndex) node 0x\(String(nodeID, radix: 16))" }
-}
-
 /// Which secure session an interaction arrived on, for the data model's own
 /// bookkeeping: the fail-safe and a PASE session's adopted fabric are tied to the
 /// session, and attestation and CSR responses sign over its attestation challenge

@@ -149,7 +149,7 @@ extension InteractionServer {
         }
         let subject = exchange.subject
         if !request.keepSubscriptions {
-            await registry.end { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.nodeID == subject.nodeID }
+            await registry.end { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
         }
 
         // Listen before priming, so a change (or an event) made while priming is not lost.

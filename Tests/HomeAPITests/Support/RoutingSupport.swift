@@ -1,3 +1,4 @@
+@testable import CloudRelay
 import Foundation
 import Hummingbird
 import Logging
@@ -7,9 +8,10 @@ import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
 import NIOCore
+@testable import RelayClients
+@testable import RelayProtocol
 import ServiceLifecycle
 
-@testable import CloudRelay
 
 // Test support for routing (issue #6): a device's LAN cable that can be pulled, the LAN
 // view of a node without its cloud-only clusters, the device's relay connection serving
@@ -142,7 +144,7 @@ struct RelayNodeProvider: InteractionDataProvider {
         }
         let admin = acl.first { $0.fabricIndex == fabric.index && $0.privilege == .administer && $0.authMode == .case }?
             .subjects?.first ?? 0
-        let subject = AccessSubject(authMode: .case, fabricIndex: fabric.index, subject: admin)
+        let subject = SubjectDescriptor(authMode: .case, fabricIndex: fabric.index, subject: admin)
         return NodeSessionProvider(node: node, context: SessionContext(id: Self.relaySession, subject: subject))
     }
 

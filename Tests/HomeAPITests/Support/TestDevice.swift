@@ -178,8 +178,8 @@ final class SessionServers: ProtocolHandler {
     }
 
     func context(for info: SessionInfo) -> SessionContext {
-        let subject: AccessSubject = info.kind == .case
-            ? AccessSubject(authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID, cats: info.caseAuthenticatedTags)
+        let subject: SubjectDescriptor = info.kind == .case
+            ? SubjectDescriptor(authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID, caseAuthenticatedTags: info.caseAuthenticatedTags)
             : .pase(fabricIndex: info.fabricIndex)
         return SessionContext(id: sessionID(info.handle), subject: subject, attestationChallenge: info.attestationChallenge)
     }

@@ -361,7 +361,7 @@ actor IMFakeNode: InteractionDataProvider {
     nonisolated func attributeChanges() -> AsyncStream<AttributePath> { changes.stream() }
 }
 
-let imAdmin = SubjectDescriptor(authMode: .caseSession, fabricIndex: 1, nodeID: 0x1122_3344, caseAuthenticatedTags: [])
+let imAdmin = SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x1122_3344, caseAuthenticatedTags: [])
 
 func ap(_ endpoint: EndpointNumber, _ cluster: UInt32, _ attribute: UInt32) -> AttributePath {
     AttributePath(endpoint: endpoint, cluster: ClusterID(cluster), attribute: AttributeID(attribute))

@@ -614,7 +614,7 @@ struct InteractionServerSubscribeTests {
         let first = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
         let second = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
         try await waitForSubscriptions(server, count: 2)
-        let other = SubjectDescriptor(authMode: .caseSession, fabricIndex: 2, nodeID: 0x99)
+        let other = SubjectDescriptor(authMode: .case, fabricIndex: 2, subject: 0x99)
         let elsewhere = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths), subject: other)
         try await waitForSubscriptions(server, count: 3)
         let third = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))

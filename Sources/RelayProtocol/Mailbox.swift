@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 
 /// A bounded queue with one receiver at a time, for the messages of one exchange.
 /// `next()` honours task cancellation, so a deadline around it ends it.
-final class Mailbox<Element: Sendable>: Sendable {
+package final class Mailbox<Element: Sendable>: Sendable {
     private struct State {
         var queue: [Element] = []
         var head = 0
@@ -26,15 +26,15 @@ final class Mailbox<Element: Sendable>: Sendable {
 
     // The lock guards every field; continuations are resumed outside it.
     private let state = NIOLockedValueBox(State())
-    let capacity: Int
+    package let capacity: Int
 
-    init(capacity: Int = 64) {
+    package init(capacity: Int = 64) {
         self.capacity = capacity
     }
 
     /// Delivers an element; false when the mailbox is closed or full.
     @discardableResult
-    func put(_ element: Element) -> Bool {
+    package func put(_ element: Element) -> Bool {
         let (waiter, accepted) = state.withLockedValue { s -> (CheckedContinuation<Element, any Error>?, Bool) in
             if s.closedWith != nil { return (nil, false) }
             if let w = s.waiter {
@@ -50,7 +50,7 @@ final class Mailbox<Element: Sendable>: Sendable {
     }
 
     /// Ends the mailbox: queued elements can still be taken, then `next()` throws `error`.
-    func close(_ error: RelayError) {
+    package func close(_ error: RelayError) {
         let waiter = state.withLockedValue { s -> CheckedContinuation<Element, any Error>? in
             if s.closedWith == nil { s.closedWith = error }
             defer { s.waiter = nil }
@@ -59,10 +59,10 @@ final class Mailbox<Element: Sendable>: Sendable {
         waiter?.resume(throwing: error)
     }
 
-    var isClosed: Bool { state.withLockedValue { $0.closedWith != nil } }
+    package var isClosed: Bool { state.withLockedValue { $0.closedWith != nil } }
 
     /// The next element; throws the close reason, or CancellationError when cancelled.
-    func next() async throws -> Element {
+    package func next() async throws -> Element {
         let id = state.withLockedValue { s -> UInt64 in
             s.nextWaiterID &+= 1
             return s.nextWaiterID
@@ -104,7 +104,7 @@ private enum MailboxAction<Element> {
 
 /// Runs `operation`, abandoning it with `RelayError.timeout(what)` after `timeout`.
 /// The operation must honour cancellation (the mailboxes and waits here do).
-func withRelayTimeout<T: Sendable>(
+package func withRelayTimeout<T: Sendable>(
     _ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
@@ -120,7 +120,7 @@ func withRelayTimeout<T: Sendable>(
 }
 
 /// A value that tasks can wait to become present (the current relay link).
-final class AwaitableSlot<Value: Sendable>: Sendable {
+package final class AwaitableSlot<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
         var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
@@ -130,11 +130,11 @@ final class AwaitableSlot<Value: Sendable>: Sendable {
     // The lock guards the value and the waiters; continuations are resumed outside it.
     private let state = NIOLockedValueBox(State())
 
-    init() {}
+    package init() {}
 
-    var value: Value? { state.withLockedValue { $0.value } }
+    package var value: Value? { state.withLockedValue { $0.value } }
 
-    func set(_ value: Value?) {
+    package func set(_ value: Value?) {
         let waiters = state.withLockedValue { s -> [CheckedContinuation<Value, any Error>] in
             s.value = value
             guard value != nil else { return [] }
@@ -147,14 +147,14 @@ final class AwaitableSlot<Value: Sendable>: Sendable {
     }
 
     /// Replaces the value only while it still is the expected one (by identity of the check).
-    func clear(if matches: (Value) -> Bool) {
+    package func clear(if matches: (Value) -> Bool) {
         state.withLockedValue { s in
             if let v = s.value, matches(v) { s.value = nil }
         }
     }
 
     /// The value, waiting for one while absent; cancellable.
-    func wait() async throws -> Value {
+    package func wait() async throws -> Value {
         if let v = value { return v }
         let id = state.withLockedValue { s -> UInt64 in
             s.nextID &+= 1
@@ -174,5 +174,16 @@ final class AwaitableSlot<Value: Sendable>: Sendable {
             let w = state.withLockedValue { $0.waiters.removeValue(forKey: id) }
             w?.resume(throwing: CancellationError())
         }
+    }
+}
+
+/// One IM message as an exchange carries it.
+package struct IMEnvelope: Sendable, Hashable {
+    package var opcode: UInt8
+    package var payload: [UInt8]
+
+    package init(opcode: UInt8, payload: [UInt8]) {
+        self.opcode = opcode
+        self.payload = payload
     }
 }

@@ -3,6 +3,8 @@ import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
+import RelayProtocol
 
 /// Connection settings shared by the device and controller clients.
 public struct RelayClientSettings: Sendable {
@@ -164,6 +166,73 @@ struct RelayConnector: Sendable {
         case 401: return .unauthorized
         case 403: return .forbidden
         default: return .upgradeFailed("HTTP \(response.status)")
+        }
+    }
+}
+
+// MARK: - What both clients run
+
+extension RelayConnector {
+    typealias Job = @Sendable () async -> Void
+
+    /// Runs a client until graceful shutdown or cancellation: `connections` (its reconnect
+    /// loop) and, beside it, the jobs its frames start (handler calls that may outlive a frame).
+    static func runClient(connections: @escaping @Sendable () async -> Void, jobs: AsyncStream<Job>,
+                          jobSink: AsyncStream<Job>.Continuation) async {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    await connections()
+                    jobSink.finish()
+                }
+                for await job in jobs {
+                    group.addTask { await job() }
+                }
+            }
+        }
+    }
+
+    /// Connects until cancelled, one connection at a time, waiting a backoff with jitter between
+    /// them (reset after a connection that lasted `stableConnection`). With `online`, the loop
+    /// holds while it is empty (a device told to go offline) and does not count that as a failure.
+    func reconnect(
+        online: AwaitableSlot<Bool>? = nil,
+        state: @escaping @Sendable (RelayConnectionState) -> Void,
+        onOpen: @escaping @Sendable (RelayLink) async -> Void,
+        onFrame: @escaping @Sendable (RelayFrame, RelayLink) async -> Void,
+        onClose: @escaping @Sendable (RelayLink) async -> Void
+    ) async {
+        var attempt = 0
+        while !Task.isCancelled {
+            if let online {
+                do { _ = try await online.wait() } catch { return }
+            }
+            state(.connecting)
+            let started = ContinuousClock.now
+            var failure: RelayError? = nil
+            do {
+                try await run(onOpen: onOpen, onFrame: onFrame, onClose: onClose)
+            } catch let error as RelayError {
+                failure = error
+            } catch is CancellationError {
+                return
+            } catch {
+                failure = .upgradeFailed("\(error)")
+            }
+            if Task.isCancelled { return }
+            if let online, online.value == nil {
+                state(.offline)
+                attempt = 0
+                continue
+            }
+            state(.disconnected(failure))
+            attempt = ContinuousClock.now - started >= settings.stableConnection ? 0 : attempt + 1
+            logger.debug("relay connection ended; retrying", metadata: ["error": "\(failure.map { "\($0)" } ?? "none")"])
+            do {
+                try await Task.sleep(for: settings.backoff(attempt: attempt))
+            } catch {
+                return
+            }
         }
     }
 }

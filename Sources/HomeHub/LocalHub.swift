@@ -1,3 +1,4 @@
+import CloudRelay
 import Foundation
 import Logging
 import MatterController
@@ -5,6 +6,7 @@ import MatterModel
 import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
+import RelayProtocol
 import ServiceLifecycle
 
 /// The local hub (`matter-relay serve --mode hub`): a Matter controller on the home's
@@ -131,7 +133,9 @@ public final class LocalHub: Service, Sendable {
         let hub = LocalHub(credentials: credentials, configuration: configuration, controller: controller, devices: table, logger: logger)
         // Reports of subscriptions the hub forwards go to their controllers; the hub's own
         // (presence) go on to the controller's subscription router.
-        await controller.manager.register(HubReportHandler(hub: hub, fallback: controller.router), for: .interactionModel)
+        await controller.forwardIncomingInteractions { [weak hub] exchange, message in
+            await hub?.forwardReport(exchange, first: message) ?? false
+        }
         return hub
     }
 
@@ -192,8 +196,7 @@ public final class LocalHub: Service, Sendable {
             return Array(s.exchanges.values)
         }
         for mailbox in mailboxes { mailbox.close(.connectionLost) }
-        // The handler holds the hub: let go of it so the hub can be freed.
-        await controller.manager.unregister(.interactionModel)
+        await controller.forwardIncomingInteractions(to: nil)
         await controller.shutdown()
     }
 
@@ -246,8 +249,7 @@ public final class LocalHub: Service, Sendable {
         }
         let exchange: Exchange
         do {
-            let session = try await controller.session(for: device.nodeID)
-            exchange = try await controller.manager.openExchange(session: session.handle, protocolID: .interactionModel)
+            exchange = try await controller.openInteractionExchange(to: device.nodeID)
         } catch {
             logger.debug("cannot reach device \(device.deviceID): \(error)")
             failToController(peer, key, .deviceOffline)
@@ -453,16 +455,16 @@ public final class LocalHub: Service, Sendable {
 // MARK: - The relay's controller side
 
 extension LocalHub: RelayControllerRouting {
-    var connectedCounts: (devices: Int, controllers: Int) {
+    package var connectedCounts: (devices: Int, controllers: Int) {
         state.withLockedValue { s in (s.presence.values.filter { $0 == .present }.count, s.controllers.count) }
     }
 
-    func onlineDevices(homeID: String) -> Set<String> {
+    package func onlineDevices(homeID: String) -> Set<String> {
         guard homeID == credentials.homeID else { return [] }
         return state.withLockedValue { s in Set(s.presence.filter { $0.value == .present }.keys) }
     }
 
-    func makePeer(role: RelayRole, homeID: String, deviceID: String?) -> RelayPeer {
+    package func makePeer(role: RelayRole, homeID: String, deviceID: String?) -> RelayPeer {
         let id = state.withLockedValue { s -> UInt32 in
             repeat { s.nextPeerID &+= 1 } while s.nextPeerID == 0 || s.controllers[s.nextPeerID] != nil
             return s.nextPeerID
@@ -470,7 +472,7 @@ extension LocalHub: RelayControllerRouting {
         return RelayPeer(id: id, role: role, homeID: homeID, deviceID: deviceID, queueCapacity: 1024)
     }
 
-    func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String]) {
+    package func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String]) {
         state.withLockedValue { s in
             s.controllers[peer.id] = peer
             _ = peer.send(.hello(hello))
@@ -480,7 +482,7 @@ extension LocalHub: RelayControllerRouting {
         }
     }
 
-    func detachController(_ peer: RelayPeer) {
+    package func detachController(_ peer: RelayPeer) {
         let mailboxes = state.withLockedValue { s -> [Mailbox<IMEnvelope>] in
             s.controllers[peer.id] = nil
             // Its subscriptions' next reports are answered INVALID_SUBSCRIPTION, which ends them on the devices.
@@ -492,7 +494,7 @@ extension LocalHub: RelayControllerRouting {
         for mailbox in mailboxes { mailbox.close(.connectionLost) }
     }
 
-    func routeFromController(_ message: RelayMessage, from peer: RelayPeer) async {
+    package func routeFromController(_ message: RelayMessage, from peer: RelayPeer) async {
         guard let deviceID = message.deviceID else { return }
         let key = ExchangeKey(session: peer.id, deviceID: deviceID, exchangeID: message.exchangeID, openedByController: message.fromInitiator)
         func fail(_ reason: RelayFailureReason, _ rejection: RelayRejection) {
@@ -547,15 +549,11 @@ extension LocalHub: RelayControllerRouting {
     }
 }
 
-/// The hub's Interaction Model handler for exchanges devices open: reports of forwarded
-/// subscriptions go to their controllers, everything else to the controller's own router.
-struct HubReportHandler: ProtocolHandler {
-    let hub: LocalHub
-    let fallback: SubscriptionRouter
-
-    func handle(exchange: Exchange, first message: Message) async {
-        guard message.session.isSecure else { return }
-        if await hub.forwardReport(exchange, first: message) { return }
-        await fallback.handle(exchange: exchange, first: message)
+extension RelayServer {
+    /// A local hub's server: the same controller protocol, answered by `localHub` over
+    /// Matter. `store` authenticates the hub's home (see `RelayStore.mirror(_:)`).
+    public convenience init(store: RelayStore, localHub: LocalHub, configuration: RelayServerConfiguration = .init(),
+                            logger: Logger = Logger(label: "matter.hub")) {
+        self.init(store: store, controllers: localHub, metrics: localHub.metrics, configuration: configuration, logger: logger)
     }
 }

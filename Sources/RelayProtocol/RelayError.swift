@@ -48,7 +48,7 @@ public enum RelayError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The client-facing error for a relay delivery failure about a device.
-    static func from(_ reason: RelayFailureReason, deviceID: String?) -> RelayError {
+    package static func from(_ reason: RelayFailureReason, deviceID: String?) -> RelayError {
         switch reason {
         case .unknownDevice: .unknownDevice(deviceID ?? "?")
         case .deviceOffline: .deviceOffline(deviceID ?? "?")

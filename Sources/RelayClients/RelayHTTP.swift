@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import RelayProtocol
 
 /// A minimal HTTP/1.1 client for the relay's own endpoints (health, metrics,
 /// device registration), and for telling why a WebSocket upgrade was refused.

@@ -3,6 +3,7 @@ import Logging
 import MatterModel
 import MatterProtocol
 import NIOConcurrencyHelpers
+import RelayProtocol
 import ServiceLifecycle
 
 /// A controller's connection to the relay with its home's token: Interaction
@@ -33,8 +34,8 @@ public final class RelayControllerClient: Service, Sendable {
     private let presenceBox = NIOLockedValueBox<[String: Bool]>([:])
     private let presenceWatchers = NIOLockedValueBox<[UInt64: AsyncStream<RelayPresence>.Continuation]>([:])
     private let nextWatcherID = NIOLockedValueBox<UInt64>(0)
-    private let jobs: AsyncStream<@Sendable () async -> Void>
-    private let jobSink: AsyncStream<@Sendable () async -> Void>.Continuation
+    private let jobs: AsyncStream<RelayConnector.Job>
+    private let jobSink: AsyncStream<RelayConnector.Job>.Continuation
 
     /// - Parameters:
     ///   - relayURL: the relay's base URL, e.g. `ws://127.0.0.1:8080`.
@@ -89,47 +90,16 @@ public final class RelayControllerClient: Service, Sendable {
     // MARK: Running
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await self.connectionLoop()
-                    self.jobSink.finish()
-                }
-                for await job in self.jobs {
-                    group.addTask { await job() }
-                }
-            }
-        }
+        await RelayConnector.runClient(connections: { await self.connectionLoop() }, jobs: jobs, jobSink: jobSink)
         setState(.offline)
     }
 
     private func connectionLoop() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            setState(.connecting)
-            let started = ContinuousClock.now
-            var failure: RelayError? = nil
-            do {
-                try await connector.run(
-                    onOpen: { link in self.opened(link) },
-                    onFrame: { frame, link in self.received(frame, on: link) },
-                    onClose: { link in self.closed(link) })
-            } catch let error as RelayError {
-                failure = error
-            } catch is CancellationError {
-                return
-            } catch {
-                failure = .upgradeFailed("\(error)")
-            }
-            if Task.isCancelled { return }
-            setState(.disconnected(failure))
-            attempt = ContinuousClock.now - started >= connector.settings.stableConnection ? 0 : attempt + 1
-            do {
-                try await Task.sleep(for: connector.settings.backoff(attempt: attempt))
-            } catch {
-                return
-            }
-        }
+        await connector.reconnect(
+            state: { self.setState($0) },
+            onOpen: { link in self.opened(link) },
+            onFrame: { frame, link in self.received(frame, on: link) },
+            onClose: { link in self.closed(link) })
     }
 
     private func opened(_ link: RelayLink) {

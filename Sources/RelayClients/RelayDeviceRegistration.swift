@@ -1,4 +1,5 @@
 import Logging
+import RelayProtocol
 
 extension RelayDeviceClient {
     /// Registers a device under `deviceID` in the home `homeToken` belongs to and returns

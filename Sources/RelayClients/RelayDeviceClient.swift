@@ -2,6 +2,7 @@ import Logging
 import MatterModel
 import MatterProtocol
 import NIOConcurrencyHelpers
+import RelayProtocol
 import ServiceLifecycle
 
 /// Serves the Interaction Model exchanges a controller opens through the relay.
@@ -55,7 +56,7 @@ public final class RelayDeviceClient: Service, Sendable {
 
         /// A CASE session on fabric index 1 from node 112233 (0x1B669, connectedhomeip's
         /// default controller node ID).
-        public static let defaultSubject = SubjectDescriptor(authMode: .caseSession, fabricIndex: 1, nodeID: 0x0000_0000_0001_B669)
+        public static let defaultSubject = SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x0000_0000_0001_B669)
         /// How long an exchange waits for the controller's next message.
         public var responseTimeout: Duration = .seconds(10)
 
@@ -70,8 +71,8 @@ public final class RelayDeviceClient: Service, Sendable {
     private let currentLink = NIOLockedValueBox<DeviceLink?>(nil)
     private let stateBox = NIOLockedValueBox<RelayConnectionState>(.offline)
     private let stateWatchers = StateBroadcaster()
-    private let jobs: AsyncStream<@Sendable () async -> Void>
-    private let jobSink: AsyncStream<@Sendable () async -> Void>.Continuation
+    private let jobs: AsyncStream<RelayConnector.Job>
+    private let jobSink: AsyncStream<RelayConnector.Job>.Continuation
 
     /// - Parameters:
     ///   - relayURL: the relay's base URL, e.g. `ws://127.0.0.1:8080`.
@@ -130,58 +131,16 @@ public final class RelayDeviceClient: Service, Sendable {
     // MARK: Running
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await self.connectionLoop()
-                    self.jobSink.finish()
-                }
-                for await job in self.jobs {
-                    group.addTask { await job() }
-                }
-            }
-        }
+        await RelayConnector.runClient(connections: { await self.connectionLoop() }, jobs: jobs, jobSink: jobSink)
         setState(.offline)
     }
 
     private func connectionLoop() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            do {
-                _ = try await online.wait()
-            } catch {
-                return
-            }
-            setState(.connecting)
-            let started = ContinuousClock.now
-            var failure: RelayError? = nil
-            do {
-                try await connector.run(
-                    onOpen: { link in self.opened(link) },
-                    onFrame: { frame, link in self.received(frame, on: link) },
-                    onClose: { link in self.closed(link) })
-            } catch let error as RelayError {
-                failure = error
-            } catch is CancellationError {
-                return
-            } catch {
-                failure = .upgradeFailed("\(error)")
-            }
-            if Task.isCancelled { return }
-            guard online.value != nil else {
-                setState(.offline)
-                attempt = 0
-                continue
-            }
-            setState(.disconnected(failure))
-            attempt = ContinuousClock.now - started >= connector.settings.stableConnection ? 0 : attempt + 1
-            logger.debug("relay connection ended; retrying", metadata: ["error": "\(failure.map { "\($0)" } ?? "none")"])
-            do {
-                try await Task.sleep(for: connector.settings.backoff(attempt: attempt))
-            } catch {
-                return
-            }
-        }
+        await connector.reconnect(
+            online: online, state: { self.setState($0) },
+            onOpen: { link in self.opened(link) },
+            onFrame: { frame, link in self.received(frame, on: link) },
+            onClose: { link in self.closed(link) })
     }
 
     private func opened(_ link: RelayLink) {
@@ -314,12 +273,6 @@ final class DeviceLink: Sendable {
         }
         for exchange in exchanges { exchange.mailbox.close(error) }
     }
-}
-
-/// One IM message as an exchange carries it.
-struct IMEnvelope: Sendable, Hashable {
-    var opcode: UInt8
-    var payload: [UInt8]
 }
 
 /// An exchange between the device and one controller session, carried by the relay.
