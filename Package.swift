@@ -164,6 +164,13 @@ let package = Package(
 
         // Test support: child processes with signals unblocked and bounded waits.
         .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
+        // Test support: simulated devices in the test process on loopback UDP, and their fixtures.
+        .target(name: "TestDevices", dependencies: [
+            "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/Support/TestDevices"),
 
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
         .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
@@ -177,7 +184,7 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "MatterDeviceTests", dependencies: [
-            "MatterDevice", "MatterModel", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
+            "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
             "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
@@ -187,8 +194,13 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The commissioner and IM client against in-process devices.
+        .testTarget(name: "MatterControllerTests", dependencies: [
+            "MatterController", "TestDevices", "MatterModel", "MatterProtocol", "MatterTLV",
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "HomeAPITests", dependencies: [
-            "homectl", "matter-sim", "ChildProcess",  // the fake-LAN tests run these binaries from the build folder
+            "homectl", "matter-sim", "ChildProcess", "TestDevices",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
             "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",

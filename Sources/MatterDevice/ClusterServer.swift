@@ -98,7 +98,7 @@ struct ClusterContext {
     var commissioning: CommissioningCoordinator { runtime.commissioning }
 
     var endpoint: EndpointNumber { cluster.endpoint }
-    var now: NodeInstant { runtime.clock.now }
+    var now: Duration { runtime.clock.now }
     var logger: Logger { runtime.logger }
     var layout: NodeLayout { runtime.layout }
 
@@ -122,7 +122,7 @@ struct ClusterContext {
         runtime.startTimer(TimerKey(cluster: cluster, name: name), at: now + delay)
     }
 
-    func startTimer(_ name: String, at deadline: NodeInstant) {
+    func startTimer(_ name: String, at deadline: Duration) {
         runtime.startTimer(TimerKey(cluster: cluster, name: name), at: deadline)
     }
 

@@ -37,7 +37,7 @@ public struct AttributeData: Sendable, Hashable {
 /// closing sessions) and reports session life cycles back.
 public actor MatterNode {
     public nonisolated let model: MatterModel
-    public nonisolated let clock: any NodeClock
+    public nonisolated let clock: any MatterClock
     /// Endpoints, clusters, attributes and commands; fixed after construction.
     public nonisolated let composition: NodeComposition
 
@@ -54,7 +54,7 @@ public actor MatterNode {
     public init(
         description: NodeDescription,
         model: MatterModel = .standard,
-        clock: any NodeClock = SystemNodeClock(),
+        clock: any MatterClock = SystemClock(),
         logger: Logger = Logger(label: "matter.node"),
         commissioning: CommissioningConfiguration = CommissioningConfiguration()
     ) throws(NodeDescriptionError) {

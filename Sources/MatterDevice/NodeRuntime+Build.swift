@@ -1,5 +1,6 @@
 import Logging
 import MatterModel
+import MatterProtocol
 import MatterTLV
 
 extension NodeRuntime {
@@ -8,7 +9,7 @@ extension NodeRuntime {
     static func build(
         description: NodeDescription,
         model: MatterModel,
-        clock: any NodeClock,
+        clock: any MatterClock,
         logger: Logger,
         broadcaster: ChangeBroadcaster,
         commissioning: CommissioningConfiguration,

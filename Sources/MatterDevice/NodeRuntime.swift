@@ -13,14 +13,14 @@ struct TimerKey: Hashable, Sendable {
 /// by the MatterNode actor; cluster servers reach it through ClusterContext.
 final class NodeRuntime {
     let model: MatterModel
-    let clock: any NodeClock
+    let clock: any MatterClock
     let logger: Logger
     let store: AttributeStore
     let layout: NodeLayout
     var composition: NodeComposition
     var servers: [ClusterPath: any ClusterServer] = [:]
     /// When the node started, for UpTime and TimeSnapshot.
-    let startedAt: NodeInstant
+    let startedAt: Duration
     let persistence: NodePersistence
     let commissioningConfiguration: CommissioningConfiguration
     /// The event log (Events/NodeEventLog.swift) and who listens for new events.
@@ -39,12 +39,12 @@ final class NodeRuntime {
 
     private struct RunningTimer {
         var generation: UInt64
-        var handle: NodeTimer
+        var handle: ClockTimer
     }
     private var timers: [TimerKey: RunningTimer] = [:]
     private var timerGeneration: UInt64 = 0
 
-    init(model: MatterModel, clock: any NodeClock, logger: Logger, store: AttributeStore, layout: NodeLayout,
+    init(model: MatterModel, clock: any MatterClock, logger: Logger, store: AttributeStore, layout: NodeLayout,
          commissioning: CommissioningConfiguration, commissioningEvents: Broadcaster<CommissioningEvent>) {
         self.model = model
         self.clock = clock
@@ -97,7 +97,7 @@ final class NodeRuntime {
 
     /// Starts (or restarts) a timer. Each start gets a new generation, so a firing
     /// that raced with a restart or cancel is recognised as stale and dropped.
-    func startTimer(_ key: TimerKey, at deadline: NodeInstant) {
+    func startTimer(_ key: TimerKey, at deadline: Duration) {
         guard !stopped else { return }
         timers[key]?.handle.cancel()
         timerGeneration += 1

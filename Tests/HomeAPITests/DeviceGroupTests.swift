@@ -2,6 +2,7 @@ import Foundation
 import HomeAPI
 import MatterModel
 import MatterTLV
+import TestDevices
 import Testing
 
 /// Issue #21 through HomeAPI, in process: a device group of a light and a plug. Creating it

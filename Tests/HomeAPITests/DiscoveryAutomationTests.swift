@@ -3,6 +3,7 @@ import HomeAPI
 import MatterDevice
 import MatterModel
 import MatterTLV
+import TestDevices
 import Testing
 
 // Issue #8: Discovery candidates with constraints from the data model, the automation

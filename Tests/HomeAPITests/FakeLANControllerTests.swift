@@ -1,9 +1,10 @@
-import Foundation
-import MatterProtocol
-import Testing
 
 #if canImport(Glibc)
+import Foundation
 import Glibc
+import MatterProtocol
+import TestDevices
+import Testing
 #endif
 
 /// The controller library against real `matter-sim run` processes on a private fake LAN

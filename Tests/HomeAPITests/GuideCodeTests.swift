@@ -7,6 +7,7 @@ import MatterTLV
 import NIOConcurrencyHelpers
 import OpenCombine
 import OpenCombineDispatch
+import TestDevices
 import Testing
 
 // Issue #12: the guides' own code (GuideCode/, the sources of Examples/GuideCode, byte for

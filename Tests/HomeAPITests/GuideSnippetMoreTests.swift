@@ -6,6 +6,7 @@ import MatterTLV
 import NIOConcurrencyHelpers
 import OpenCombine
 import OpenCombineDispatch
+import TestDevices
 import Testing
 
 // More of the guides' snippets (Device, Control, Monitor and Structure guides), in the

@@ -3,6 +3,7 @@ import HomeAPI
 import MatterModel
 import NIOConcurrencyHelpers
 import OpenCombine
+import TestDevices
 import Testing
 
 // The Google Home APIs iOS guides' own snippets (Device, Control, Monitor and Structure

@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TestDevices
 import Testing
 
 /// homectl as a person runs it: a separate process on the same home file, against a

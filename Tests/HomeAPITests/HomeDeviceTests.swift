@@ -3,6 +3,7 @@ import HomeAPI
 import MatterModel
 import MatterTLV
 import OpenCombine
+import TestDevices
 import Testing
 
 /// HomeAPI against three live simulated devices on loopback: commissioning, every

@@ -1,6 +1,7 @@
 import Foundation
 import HomeAPI
 import OpenCombine
+import TestDevices
 import Testing
 
 /// The home graph on a real SQLite file: structures, rooms, names, persistence, sharing.

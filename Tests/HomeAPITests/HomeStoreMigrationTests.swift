@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HomeAPI
+import TestDevices
 import Testing
 
 /// A home file written before issue #6 (schema v1) opens with its data intact and gains

@@ -5,6 +5,7 @@ import MatterDevice
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import TestDevices
 import Testing
 
 /// Issue #8: automations run inside the hub process (`matter-relay serve --mode hub

@@ -12,6 +12,7 @@ import MatterTLV
 import NIOCore
 import RelayClients
 import RelayProtocol
+import TestDevices
 import Testing
 
 /// The local hub with real parts: a device served by MatterDevice's NodeServer on

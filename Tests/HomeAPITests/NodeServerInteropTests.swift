@@ -5,6 +5,7 @@ import MatterDevice
 import MatterModel
 import MatterProtocol
 import NIOCore
+import TestDevices
 import Testing
 
 /// HomeAPI against MatterDevice's own NodeServer (the server matter-sim runs), on loopback.

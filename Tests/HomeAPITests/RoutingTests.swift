@@ -3,6 +3,7 @@ import HomeAPI
 import MatterModel
 import MatterTLV
 import OpenCombine
+import TestDevices
 import Testing
 
 /// Routing and connectivity with real parts (issue #6): devices on loopback UDP with a

@@ -1,5 +1,6 @@
 import Foundation
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import Testing
 @testable import MatterDevice

@@ -1,6 +1,7 @@
 import Foundation
 import MatterCrypto
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import Testing
 @testable import MatterDevice

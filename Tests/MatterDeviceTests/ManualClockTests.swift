@@ -1,3 +1,4 @@
+import MatterProtocol
 import Synchronization
 import Testing
 @testable import MatterDevice
@@ -18,15 +19,15 @@ import Testing
 
         await clock.advance(by: .seconds(3))
         #expect(log.withLock { $0 } == ["a", "a2", "b"])
-        #expect(clock.now == NodeInstant(sinceOrigin: .seconds(3)))
+        #expect(clock.now == .seconds(3))
         #expect(clock.pendingCount == 1)
     }
 
     @Test func sleepersWakeAtTheirDeadline() async throws {
         let clock = ManualClock()
-        let woke = Mutex<NodeInstant?>(nil)
+        let woke = Mutex<Duration?>(nil)
         let sleeper = Task {
-            try await clock.sleep(until: NodeInstant(sinceOrigin: .seconds(1)))
+            try await clock.sleep(until: .seconds(1))
             woke.withLock { $0 = clock.now }
         }
         // Wait (bounded) until the sleeper has registered.
@@ -34,12 +35,12 @@ import Testing
         #expect(clock.pendingCount == 1)
         await clock.advance(by: .seconds(2))
         try await sleeper.value
-        #expect(woke.withLock { $0 } == NodeInstant(sinceOrigin: .seconds(1)))
+        #expect(woke.withLock { $0 } == .seconds(1))
     }
 
     @Test func cancelledSleepersThrow() async {
         let clock = ManualClock()
-        let sleeper = Task { try await clock.sleep(until: NodeInstant(sinceOrigin: .seconds(1))) }
+        let sleeper = Task { try await clock.sleep(until: .seconds(1)) }
         sleeper.cancel()
         let result = await sleeper.result
         #expect(throws: CancellationError.self) { try result.get() }
@@ -47,18 +48,18 @@ import Testing
     }
 }
 
-@Suite struct SystemNodeClockTests {
+@Suite struct SystemClockTests {
     @Test func scheduledActionsRunAfterTheirDeadline() async {
-        let clock = SystemNodeClock()
+        let clock = SystemClock()
         let start = clock.now
-        let firedAt: NodeInstant = await withCheckedContinuation { continuation in
+        let firedAt: Duration = await withCheckedContinuation { continuation in
             _ = clock.schedule(at: start + .milliseconds(20)) { continuation.resume(returning: clock.now) }
         }
         #expect(firedAt - start >= .milliseconds(20))
     }
 
     @Test func cancelledActionsDoNotRun() async throws {
-        let clock = SystemNodeClock()
+        let clock = SystemClock()
         let ran = Mutex(false)
         let timer = clock.schedule(at: clock.now + .milliseconds(10)) { ran.withLock { $0 = true } }
         timer.cancel()

@@ -1,4 +1,5 @@
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import Testing
 @testable import MatterDevice

@@ -1,5 +1,6 @@
 import Logging
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import Testing
 @testable import MatterDevice

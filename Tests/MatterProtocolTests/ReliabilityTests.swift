@@ -81,10 +81,10 @@ struct ReliabilityTests {
         // its SAI (300 ms): 300 × 1.1 × 1.6^max(0, n−1), jitter pinned to 0.
         let schedule: [Duration] = [.milliseconds(330), .milliseconds(330), .milliseconds(528), .microseconds(844_800)]
         for (n, delay) in schedule.enumerated() {
-            p.clock.advance(by: delay - .milliseconds(2))
+            await p.clock.advance(by: delay - .milliseconds(2))
             try await Task.sleep(for: .milliseconds(30))
             #expect(p.network.sent(from: aAddress).count == n + 1, "no retransmission before its time (n=\(n))")
-            p.clock.advance(by: .milliseconds(2))
+            await p.clock.advance(by: .milliseconds(2))
             #expect(await eventually { p.network.sent(from: aAddress).count == n + 2 }, "retransmission \(n + 1)")
         }
         // Retransmissions repeat the first datagram byte for byte (same counter).
@@ -93,10 +93,10 @@ struct ReliabilityTests {
         #expect(await p.a.metrics().retransmissions == 4)
 
         // After the fifth transmission's backoff (1351.68 ms) MRP gives up.
-        p.clock.advance(by: .microseconds(1_351_000))
+        await p.clock.advance(by: .microseconds(1_351_000))
         try await Task.sleep(for: .milliseconds(30))
         #expect(await p.a.metrics().deliveryFailures == 0)
-        p.clock.advance(by: .microseconds(680))
+        await p.clock.advance(by: .microseconds(680))
         let result = await receiving.result
         #expect(throws: TransportError.deliveryFailed) { try result.get() }
         #expect(p.network.sent(from: aAddress).count == 5)
@@ -109,13 +109,13 @@ struct ReliabilityTests {
         let runA = Task { await p.a.run() }
         defer { runA.cancel() }
         // Past B's active threshold (4 s) since it was last heard from: SII (500 ms) × 1.1.
-        p.clock.advance(by: .seconds(5))
+        await p.clock.advance(by: .seconds(5))
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         try await exchange.send(opcode: 1, payload: [], reliable: true)
-        p.clock.advance(by: .milliseconds(548))
+        await p.clock.advance(by: .milliseconds(548))
         try await Task.sleep(for: .milliseconds(30))
         #expect(p.network.sent(from: p.aTransport.address).count == 1)
-        p.clock.advance(by: .milliseconds(2))
+        await p.clock.advance(by: .milliseconds(2))
         #expect(await eventually { p.network.sent(from: p.aTransport.address).count == 2 })
     }
 
@@ -149,7 +149,7 @@ struct ReliabilityTests {
         // B's retransmission entry is cleared: nothing more is sent however long we wait.
         // (The clock moves only once B has taken in A's ack: its request and the ack.)
         #expect(await eventually { await p.b.metrics().messagesAccepted == 2 })
-        p.clock.advance(by: .seconds(10))
+        await p.clock.advance(by: .seconds(10))
         try await Task.sleep(for: .milliseconds(50))
         #expect(p.network.sent(from: p.bTransport.address).count == 1)
     }
@@ -167,13 +167,13 @@ struct ReliabilityTests {
         #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
         try await Task.sleep(for: .milliseconds(30))
         #expect(p.network.sent(from: p.bTransport.address).isEmpty, "no ack before MRP_STANDALONE_ACK_TIMEOUT")
-        p.clock.advance(by: .milliseconds(200))
+        await p.clock.advance(by: .milliseconds(200))
         #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 1 })
         let (_, ack) = try await p.decodeFromB(0)
         #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
         #expect(ack.isInitiator == false)
         // A's message is acknowledged, so A does not retransmit.
-        p.clock.advance(by: .seconds(5))
+        await p.clock.advance(by: .seconds(5))
         try await Task.sleep(for: .milliseconds(50))
         #expect(p.network.sent(from: p.aTransport.address).count == 1)
     }
@@ -289,9 +289,9 @@ struct ReliabilityTests {
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         let receiving = Task { try await exchange.receive(timeout: .seconds(5)) }
         #expect(await eventually { p.clock.sleeperCount > 0 })
-        p.clock.advance(by: .seconds(4))
+        await p.clock.advance(by: .seconds(4))
         try await Task.sleep(for: .milliseconds(30))
-        p.clock.advance(by: .seconds(1))
+        await p.clock.advance(by: .seconds(1))
         let result = await receiving.result
         #expect(throws: TransportError.timeout) { try result.get() }
         #expect(await p.a.metrics().exchangeTimeouts == 1)

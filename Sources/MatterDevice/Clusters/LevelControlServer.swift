@@ -53,7 +53,7 @@ final class LevelControlServer: StandardClusterServer {
     private struct Transition {
         var from: Int
         var to: Int
-        var start: NodeInstant
+        var start: Duration
         var duration: Duration
         var completion: Completion
     }

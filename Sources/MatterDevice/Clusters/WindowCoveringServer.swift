@@ -69,7 +69,7 @@ final class WindowCoveringServer: StandardClusterServer {
     private struct Motion {
         var from: Int64
         var target: Int64
-        var start: NodeInstant
+        var start: Duration
     }
 
     private let axes: [Axis]
@@ -229,7 +229,7 @@ final class WindowCoveringServer: StandardClusterServer {
     }
 
     /// When a motion reaches its target (rounded up to the millisecond).
-    private func arrival(of motion: Motion, _ axis: Axis) -> NodeInstant {
+    private func arrival(of motion: Motion, _ axis: Axis) -> Duration {
         let speed = speeds[axis] ?? 1
         let distance = abs(motion.target - motion.from)
         return motion.start + .milliseconds((distance * 1000 + speed - 1) / speed)

@@ -14,14 +14,14 @@ public enum CommissioningWindowKind: Sendable, Hashable {
 public struct CommissioningWindowInfo: Sendable, Hashable {
     public var kind: CommissioningWindowKind
     /// When the window closes by itself; nil keeps it open until commissioning completes.
-    public var closesAt: NodeInstant?
+    public var closesAt: Duration?
     /// The fabric whose administrator opened it through the Administrator
     /// Commissioning cluster; nil for a window the device opened itself.
     public var openedBy: FabricIndex?
     /// The vendor ID of that administrator's fabric.
     public var openerVendorID: VendorID?
 
-    public init(kind: CommissioningWindowKind, closesAt: NodeInstant?, openedBy: FabricIndex? = nil, openerVendorID: VendorID? = nil) {
+    public init(kind: CommissioningWindowKind, closesAt: Duration?, openedBy: FabricIndex? = nil, openerVendorID: VendorID? = nil) {
         self.kind = kind
         self.closesAt = closesAt
         self.openedBy = openedBy

@@ -11,8 +11,8 @@ struct FailSafeContext {
     var session: SessionID?
     /// When the context was created: MaxCumulativeFailsafeSeconds counts from here and
     /// is never extended (11.10.7.2).
-    let createdAt: NodeInstant
-    var expiresAt: NodeInstant
+    let createdAt: Duration
+    var expiresAt: Duration
 
     var addTrustedRootInvoked = false
     var addNOCInvoked = false

@@ -36,7 +36,7 @@ public struct InteractionServerConfiguration: Sendable {
 public final class InteractionServer: Sendable {
     public let configuration: InteractionServerConfiguration
     let provider: any InteractionDataProvider
-    let clock: any InteractionClock
+    let clock: any MatterClock
     let logger: Logger
     let registry = SubscriptionRegistry()
     private let established: AsyncStream<Subscription>
@@ -44,7 +44,7 @@ public final class InteractionServer: Sendable {
 
     public init(
         provider: any InteractionDataProvider,
-        clock: any InteractionClock = ContinuousInteractionClock(),
+        clock: any MatterClock = SystemClock(),
         configuration: InteractionServerConfiguration = InteractionServerConfiguration(),
         logger: Logger = Logger(label: "matter.interaction-model")
     ) {

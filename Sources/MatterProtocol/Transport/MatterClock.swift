@@ -1,15 +1,44 @@
 import NIOConcurrencyHelpers
+import Synchronization
 
-/// The time source of the message layer. MRP timers, ack timers and exchange
-/// timeouts all read and sleep on it, so tests can drive them with `ManualClock`.
+/// The one time source of the stack: the message layer (MRP, ack and exchange timers), the
+/// Interaction Model (subscription intervals, timed-request windows) and a node's clusters
+/// (transitions, countdowns, motion, the fail-safe) all read, sleep and schedule on it, so
+/// tests drive every timer with `ManualClock`.
 public protocol MatterClock: Sendable {
     /// Monotonic time since the clock's origin.
     var now: Duration { get }
     /// Suspends until `now >= deadline`; throws `CancellationError` when the task is cancelled.
     func sleep(until deadline: Duration) async throws
+    /// Runs `action` once `deadline` is reached. A manual clock runs scheduled actions in
+    /// deadline order, each to completion, while it advances; the default runs each in its
+    /// own task after `sleep(until:)`.
+    func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer
 }
 
-/// Real monotonic time.
+extension MatterClock {
+    public func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
+        let task = Task {
+            do { try await sleep(until: deadline) } catch { return }
+            await action()
+        }
+        return ClockTimer { task.cancel() }
+    }
+}
+
+/// A scheduled action that can be cancelled. Cancelling after the action has started has no
+/// effect on that run; callers guard against stale firings.
+public struct ClockTimer: Sendable {
+    private let onCancel: @Sendable () -> Void
+
+    public init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = onCancel
+    }
+
+    public func cancel() { onCancel() }
+}
+
+/// Real monotonic time, from `ContinuousClock`, counted from when this value was made.
 public struct SystemClock: MatterClock {
     private let origin: ContinuousClock.Instant
 
@@ -18,82 +47,137 @@ public struct SystemClock: MatterClock {
     public var now: Duration { origin.duration(to: ContinuousClock.now) }
 
     public func sleep(until deadline: Duration) async throws {
-        try await Task.sleep(until: origin.advanced(by: deadline), clock: .continuous)
+        try await ContinuousClock().sleep(until: origin.advanced(by: deadline), tolerance: nil)
     }
 }
 
-/// A clock that only moves when told to. Sleepers whose deadline is reached are
-/// resumed by `advance(by:)`.
+/// A clock that only moves when told to, for tests and deterministic replays.
+///
+/// `advance(by:)` walks through every scheduled action and sleeper whose deadline
+/// falls inside the step, in deadline order (ties in scheduling order). A scheduled
+/// action runs to completion before the next one starts, and actions it schedules
+/// inside the step run in the same call, so after `advance` returns the node has
+/// done everything it would have done by then.
 public final class ManualClock: MatterClock {
-    private struct Sleeper {
-        let deadline: Duration
-        let continuation: CheckedContinuation<Void, any Error>
+    private struct Pending {
+        enum Work {
+            case action(@Sendable () async -> Void)
+            case sleeper(CheckedContinuation<Void, any Error>)
+        }
+        var id: UInt64
+        var deadline: Duration
+        var work: Work
     }
 
     private struct State {
-        var now: Duration = .zero
+        var now: Duration
         var nextID: UInt64 = 0
-        var sleepers: [UInt64: Sleeper] = [:]
-        /// Sleepers cancelled before their continuation was registered.
+        var pending: [Pending] = []
+        /// Sleepers cancelled before they got to register.
         var cancelledEarly: Set<UInt64> = []
+
+        mutating func makeID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
+
+        /// Removes and returns the earliest item due at or before `limit`.
+        mutating func popEarliest(notAfter limit: Duration) -> Pending? {
+            var best: Int?
+            for index in pending.indices where pending[index].deadline <= limit {
+                if let current = best {
+                    let a = pending[index], b = pending[current]
+                    if a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id) { best = index }
+                } else {
+                    best = index
+                }
+            }
+            guard let index = best else { return nil }
+            return pending.remove(at: index)
+        }
     }
 
-    // The lock guards all mutable state; continuations are resumed outside it.
-    private let state = NIOLockedValueBox(State())
+    // Mutex-guarded state makes the class Sendable without @unchecked.
+    private let state: Mutex<State>
 
     public init(now: Duration = .zero) {
-        state.withLockedValue { $0.now = now }
+        state = Mutex(State(now: now))
     }
 
-    public var now: Duration { state.withLockedValue { $0.now } }
+    public var now: Duration { state.withLock { $0.now } }
 
-    /// Number of tasks currently sleeping on this clock (lets tests wait until a timer is armed).
-    public var sleeperCount: Int { state.withLockedValue { $0.sleepers.count } }
+    /// Number of scheduled actions and sleepers still waiting.
+    public var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    /// The earliest deadline any sleeper waits for.
-    public var nextDeadline: Duration? { state.withLockedValue { $0.sleepers.values.map(\.deadline).min() } }
+    /// Number of tasks sleeping on this clock (lets tests wait until a timer is armed).
+    public var sleeperCount: Int {
+        state.withLock { s in s.pending.count { if case .sleeper = $0.work { true } else { false } } }
+    }
+
+    /// The earliest deadline anything waits for.
+    public var nextDeadline: Duration? { state.withLock { $0.pending.map(\.deadline).min() } }
+
+    public func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
+        let id = state.withLock { s in
+            let id = s.makeID()
+            s.pending.append(Pending(id: id, deadline: deadline, work: .action(action)))
+            return id
+        }
+        return ClockTimer { [weak self] in
+            self?.state.withLock { s in s.pending.removeAll { $0.id == id } }
+        }
+    }
 
     public func sleep(until deadline: Duration) async throws {
-        let id = state.withLockedValue { s -> UInt64 in
-            s.nextID += 1
-            return s.nextID
-        }
+        let id = state.withLock { $0.makeID() }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let action: (() -> Void)? = state.withLockedValue { s in
-                    if s.cancelledEarly.remove(id) != nil { return { c.resume(throwing: CancellationError()) } }
-                    if deadline <= s.now { return { c.resume() } }
-                    s.sleepers[id] = Sleeper(deadline: deadline, continuation: c)
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let immediate: Result<Void, any Error>? = state.withLock { s in
+                    if s.cancelledEarly.remove(id) != nil { return .failure(CancellationError()) }
+                    if deadline <= s.now { return .success(()) }
+                    s.pending.append(Pending(id: id, deadline: deadline, work: .sleeper(continuation)))
                     return nil
                 }
-                action?()
+                if let immediate { continuation.resume(with: immediate) }
             }
         } onCancel: {
-            let sleeper = state.withLockedValue { s -> Sleeper? in
-                if let sl = s.sleepers.removeValue(forKey: id) { return sl }
+            let continuation: CheckedContinuation<Void, any Error>? = state.withLock { s in
+                if let index = s.pending.firstIndex(where: { $0.id == id }),
+                   case .sleeper(let continuation) = s.pending[index].work {
+                    s.pending.remove(at: index)
+                    return continuation
+                }
+                // Not registered yet (or already resumed): remember, so a late registration fails.
                 s.cancelledEarly.insert(id)
                 return nil
             }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            continuation?.resume(throwing: CancellationError())
         }
-        state.withLockedValue { _ = $0.cancelledEarly.remove(id) }
     }
 
-    /// Moves time forward and wakes every sleeper whose deadline has passed.
-    public func advance(by delta: Duration) {
-        let due = state.withLockedValue { s -> [Sleeper] in
-            s.now += delta
-            let ready = s.sleepers.filter { $0.value.deadline <= s.now }
-            for id in ready.keys { s.sleepers.removeValue(forKey: id) }
-            return ready.values.sorted { $0.deadline < $1.deadline }
-        }
-        for sleeper in due { sleeper.continuation.resume() }
+    /// Moves time forward by `duration`, running everything that falls due on the way.
+    public func advance(by duration: Duration) async {
+        await advance(to: now + duration)
     }
 
-    /// Moves time to `instant` (no-op if it is in the past).
-    public func advance(to instant: Duration) {
-        let delta = instant - now
-        if delta > .zero { advance(by: delta) }
+    /// Moves time forward to `target` (never backwards), running everything due on the way.
+    public func advance(to target: Duration) async {
+        while let item = state.withLock({ s -> Pending? in
+            guard let item = s.popEarliest(notAfter: target) else { return nil }
+            s.now = max(s.now, item.deadline)
+            return item
+        }) {
+            switch item.work {
+            case .action(let action):
+                await action()
+            case .sleeper(let continuation):
+                continuation.resume()
+                // Give the woken task a chance to run; sleepers are best effort,
+                // scheduled actions are the deterministic path.
+                await Task.yield()
+            }
+        }
+        state.withLock { s in s.now = max(s.now, target) }
     }
 }
 

@@ -4,6 +4,7 @@ import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import OpenCombine
+import TestDevices
 import Testing
 
 /// A home on a fresh SQLite file, its controller on loopback, with short timeouts.

@@ -11,6 +11,7 @@ import NIOCore
 @testable import RelayClients
 @testable import RelayProtocol
 import ServiceLifecycle
+import TestDevices
 
 
 // Test support for routing (issue #6): a device's LAN cable that can be pulled, the LAN
@@ -19,37 +20,6 @@ import ServiceLifecycle
 // until MatterDevice serves cloud-only clusters and relay subjects itself.
 
 // MARK: - The LAN cable
-
-/// A datagram transport that drops everything both ways while the LAN is down (a pulled
-/// cable: nothing is closed politely, sessions just stop hearing from each other).
-final class SwitchedTransport: DatagramTransport {
-    let base: UDPTransport
-    let inbound: AsyncStream<InboundDatagram>
-    private let up = NIOLockedValueBox(true)
-    private let forwarder: Task<Void, Never>
-
-    init(_ base: UDPTransport) {
-        self.base = base
-        let (stream, sink) = AsyncStream.makeStream(of: InboundDatagram.self, bufferingPolicy: .bufferingNewest(1024))
-        inbound = stream
-        let up = self.up
-        forwarder = Task {
-            for await datagram in base.inbound where up.withLockedValue({ $0 }) { sink.yield(datagram) }
-            sink.finish()
-        }
-    }
-
-    var isUp: Bool { up.withLockedValue { $0 } }
-
-    func setUp(_ value: Bool) { up.withLockedValue { $0 = value } }
-
-    func send(_ bytes: [UInt8], to address: SocketAddress) {
-        guard isUp else { return }
-        base.send(bytes, to: address)
-    }
-
-    var inboundOverflowCount: UInt64 { base.inboundOverflowCount }
-}
 
 extension TestDevice {
     /// Pulls the device's LAN cable: its UDP traffic is dropped both ways.
@@ -60,69 +30,6 @@ extension TestDevice {
     var serialNumber: String {
         get async {
             (await value(AttributePath(endpoint: 0, cluster: Fixture.basicInformation, attribute: AttributeID(0x000F))))?.stringValue ?? ""
-        }
-    }
-}
-
-// MARK: - The LAN view of a node with cloud-only clusters
-
-/// The node as the LAN sees it: cloud-only clusters do not exist (missing from the
-/// Descriptor ServerList, concrete paths answer UNSUPPORTED_CLUSTER, wildcards skip them).
-struct LANViewProvider: InteractionDataProvider {
-    let base: any InteractionDataProvider
-    let hidden: Set<ClusterID>
-
-    static let descriptor = ClusterID(0x001D)
-    static let serverList = AttributeID(0x0001)
-
-    func endpoints() async -> [EndpointNumber] { await base.endpoints() }
-
-    func clusters(on endpoint: EndpointNumber) async -> [ClusterID] {
-        await base.clusters(on: endpoint).filter { !hidden.contains($0) }
-    }
-
-    func attributes(of cluster: ClusterPath) async -> [AttributeMetadata] {
-        hidden.contains(cluster.cluster) ? [] : await base.attributes(of: cluster)
-    }
-
-    func commands(of cluster: ClusterPath) async -> [CommandMetadata] {
-        hidden.contains(cluster.cluster) ? [] : await base.commands(of: cluster)
-    }
-
-    func dataVersion(of cluster: ClusterPath) async -> DataVersion? {
-        hidden.contains(cluster.cluster) ? nil : await base.dataVersion(of: cluster)
-    }
-
-    func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
-        await base.checkAccess(subject, to: cluster, privilege: privilege)
-    }
-
-    func read(_ path: AttributePath, context: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
-        if hidden.contains(path.cluster) { return .failure(InteractionStatus(.unsupportedCluster)) }
-        let result = await base.read(path, context: context)
-        guard path.cluster == Self.descriptor, path.attribute == Self.serverList, case .success(let v) = result,
-              case .array(let items) = v.value else { return result }
-        let visible = items.filter { $0.value.uintValue.map { !hidden.contains(ClusterID(UInt32(truncatingIfNeeded: $0))) } ?? true }
-        return .success(VersionedAttributeValue(.array(visible), dataVersion: v.dataVersion))
-    }
-
-    func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) async -> InteractionStatus {
-        hidden.contains(path.cluster) ? InteractionStatus(.unsupportedCluster) : await base.write(path, operation, context: context)
-    }
-
-    func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) async -> CommandOutcome {
-        hidden.contains(path.cluster) ? .status(InteractionStatus(.unsupportedCluster)) : await base.invoke(path, fields: fields, context: context)
-    }
-
-    func attributeChanges() -> AsyncStream<AttributePath> {
-        let changes = base.attributeChanges()
-        let hidden = self.hidden
-        return AsyncStream { continuation in
-            let task = Task {
-                for await path in changes where !hidden.contains(path.cluster) { continuation.yield(path) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 }

@@ -22,52 +22,6 @@ func imWithin<T: Sendable>(_ seconds: Double = 10, _ operation: @escaping @Senda
     }
 }
 
-/// A clock that moves only when the test says so.
-final class IMTestClock: InteractionClock, @unchecked Sendable {
-    // `lock` guards `current`, `sleepers` and `nextID`.
-    private let lock = NSLock()
-    private var current: Duration = .zero
-    private var sleepers: [Int: (deadline: Duration, continuation: CheckedContinuation<Void, any Error>)] = [:]
-    private var nextID = 0
-
-    var now: Duration { lock.withLock { current } }
-
-    var sleeperCount: Int { lock.withLock { sleepers.count } }
-
-    func sleep(until deadline: Duration) async throws {
-        let id = lock.withLock {
-            nextID += 1
-            return nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                lock.withLock {
-                    if deadline <= current {
-                        continuation.resume()
-                    } else if Task.isCancelled {
-                        continuation.resume(throwing: CancellationError())
-                    } else {
-                        sleepers[id] = (deadline, continuation)
-                    }
-                }
-            }
-        } onCancel: {
-            let sleeper = lock.withLock { sleepers.removeValue(forKey: id) }
-            sleeper?.continuation.resume(throwing: CancellationError())
-        }
-    }
-
-    func advance(by duration: Duration) {
-        let due = lock.withLock {
-            current += duration
-            let due = sleepers.filter { $0.value.deadline <= current }
-            for id in due.keys { sleepers[id] = nil }
-            return due.values.map(\.continuation)
-        }
-        for continuation in due { continuation.resume() }
-    }
-}
-
 typealias IMMessage = (opcode: UInt8, payload: [UInt8])
 
 /// A queue between the server and the test. Unlike AsyncStream, a cancelled

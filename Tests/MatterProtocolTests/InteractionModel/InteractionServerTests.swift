@@ -104,7 +104,7 @@ func imStatusCode(_ message: IMMessage) throws -> StatusCode {
 struct InteractionServerReadTests {
     @Test func wildcardReadSkipsWhatCannotBeRead() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let reports = try await imRead(server, ReadRequestMessage(attributeRequests: [AttributePathIB()]))
         let data = reports.reduce(into: [AttributePath: TLVValue]()) { $0.merge($1.dataByPath) { a, _ in a } }
         // Denied LevelControl and the failing OnOff attribute are silently left out.
@@ -118,7 +118,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func concretePathsReportErrors() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let request = ReadRequestMessage(attributeRequests: [
             apIB(9, 6, 0), apIB(1, 0x300, 0), apIB(1, 6, 0x9999), apIB(1, 8, 0), apIB(1, 6, 0x4001),
             apIB(1, 6, 0), apIB(nil, 0x300, 0),
@@ -138,7 +138,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func dataVersionFilterSkipsUnchangedClusters() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let request = ReadRequestMessage(
             attributeRequests: [apIB(1, 6, nil), apIB(0, 0x28, nil)],
             dataVersionFilters: [
@@ -150,7 +150,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func fabricFilteredReadKeepsOwnEntries() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let filtered = try await imRead(server, ReadRequestMessage(attributeRequests: [apIB(0, 0x3E, 1)], isFabricFiltered: true))
         let all = try await imRead(server, ReadRequestMessage(attributeRequests: [apIB(0, 0x3E, 1)], isFabricFiltered: false))
         #expect(filtered.first?.dataByPath[ap(0, 0x3E, 1)]?.members?.count == 1)
@@ -159,7 +159,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func bigReadIsChunkedAndListSplit() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let request = ReadRequestMessage(attributeRequests: [apIB(0, 0x28, nil), apIB(2, nil, nil), apIB(1, 6, 0)])
         let reports = try await imRead(server, request)
         #expect(reports.count >= 3)
@@ -188,7 +188,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func nextChunkWaitsForAcknowledgement() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
         let request = ReadRequestMessage(attributeRequests: [apIB(2, nil, nil)])
         let handling = Task { await server.handle(opcode: 0x02, payload: request.encoded(), on: exchange) }
@@ -205,7 +205,7 @@ struct InteractionServerReadTests {
     /// PATHS_EXHAUSTED, read or subscribe, before anything is expanded.
     @Test func tooManyPathsAreAnsweredPathsExhausted() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let limit = server.configuration.maxPathsPerRequest
         let tooMany = Array(repeating: apIB(nil, nil, nil), count: limit + 1)
         #expect(try imStatusCode(try await imExchangeOnce(server, ReadRequestMessage(attributeRequests: tooMany))) == .pathsExhausted)
@@ -223,7 +223,7 @@ struct InteractionServerReadTests {
     /// holds one path's reports, not the whole request's.
     @Test func readsAreExpandedPathByPathBehindTheChunks() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
         // The big list first (several chunks), then every other attribute of the node.
         let request = ReadRequestMessage(attributeRequests: [apIB(2, nil, nil), apIB(0, nil, nil), apIB(1, nil, nil)])
@@ -237,7 +237,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func invalidReadsGetInvalidAction() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         #expect(try imStatusCode(try await imExchangeOnce(server, ReadRequestMessage())) == .invalidAction)
         let withIndex = ReadRequestMessage(attributeRequests: [AttributePathIB(ap(1, 6, 0), listIndex: .index(0))])
         #expect(try imStatusCode(try await imExchangeOnce(server, withIndex)) == .invalidAction)
@@ -252,7 +252,7 @@ struct InteractionServerReadTests {
     }
 
     @Test func globalAttributeUnderWildcardCluster() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let data = try #require(try await imRead(server, ReadRequestMessage(attributeRequests: [apIB(nil, nil, 0xFFFD)])).first)
             .dataByPath
         #expect(data == [ap(0, 0x28, 0xFFFD): .unsigned(3)])
@@ -270,7 +270,7 @@ struct InteractionServerWriteTests {
 
     @Test func writeStatuses() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let statuses = try await write(
             server,
             [
@@ -292,7 +292,7 @@ struct InteractionServerWriteTests {
 
     @Test func constraintErrorLeavesValue() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let tooLong = String(repeating: "x", count: 40)
         let statuses = try await write(server, [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8(tooLong))])
         #expect(statuses == [apIB(0, 0x28, 5): .constraintError])
@@ -301,7 +301,7 @@ struct InteractionServerWriteTests {
 
     @Test func chunkedListWriteArrivesAsOneReplace() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let entry1 = TLVValue.structure([.context(1, .unsigned(5))])
         let entry2 = TLVValue.structure([.context(1, .unsigned(3))])
         let statuses = try await write(
@@ -323,14 +323,14 @@ struct InteractionServerWriteTests {
     }
 
     @Test func wildcardWriteIsInvalid() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let reply = try await imExchangeOnce(server, WriteRequestMessage(writeRequests: [AttributeDataIB(path: apIB(nil, 6, 0), data: .bool(true))]))
         #expect(try imStatusCode(reply) == .invalidAction)
     }
 
     @Test func suppressedResponseSendsNothing() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
         let request = WriteRequestMessage(suppressResponse: true, writeRequests: [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8("den"))])
         await server.handle(opcode: 0x06, payload: request.encoded(), on: exchange)
@@ -340,7 +340,7 @@ struct InteractionServerWriteTests {
 
     @Test func chunkedWriteRequestsEachGetAResponse() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
         let first = WriteRequestMessage(writeRequests: [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8("a"))], moreChunkedMessages: true)
         let handling = Task { await server.handle(opcode: 0x06, payload: first.encoded(), on: exchange) }
@@ -369,7 +369,7 @@ struct InteractionServerInvokeTests {
         await node.handle(ConcreteCommandPath(endpoint: 1, cluster: ClusterID(6), command: CommandID(2))) { _ in
             .response(CommandID(0x42), .structure([.context(0, .unsigned(1))]))
         }
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let toggled = try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 6, 2)]))
         let response = try InvokeResponseMessage(payload: toggled.payload)
         #expect(
@@ -388,7 +388,7 @@ struct InteractionServerInvokeTests {
         let node = await makeIMNode()
         var configuration = InteractionServerConfiguration()
         configuration.maxPathsPerInvoke = 4
-        let server = InteractionServer(provider: node, clock: IMTestClock(), configuration: configuration)
+        let server = InteractionServer(provider: node, clock: ManualClock(), configuration: configuration)
         let request = InvokeRequestMessage(invokeRequests: [command(1, 6, 1, ref: 10), command(1, 6, 0x55, ref: 11), command(1, 8, 0, ref: 12)])
         let response = try InvokeResponseMessage(payload: try await invoke(server, request).payload)
         #expect(response.invokeResponses.map(\.ref) == [10, 11, 12])
@@ -400,7 +400,7 @@ struct InteractionServerInvokeTests {
         #expect(try imStatusCode(try await invoke(server, noRefs)) == .invalidAction)
         let tooMany = InvokeRequestMessage(invokeRequests: (0..<5).map { command(1, 6, 1, ref: UInt16($0)) })
         #expect(try imStatusCode(try await invoke(server, tooMany)) == .invalidAction)
-        let defaultServer = InteractionServer(provider: node, clock: IMTestClock())
+        let defaultServer = InteractionServer(provider: node, clock: ManualClock())
         let two = InvokeRequestMessage(invokeRequests: [command(1, 6, 1, ref: 1), command(1, 6, 0, ref: 2)])
         #expect(try imStatusCode(try await invoke(defaultServer, two)) == .invalidAction)
     }
@@ -415,7 +415,7 @@ struct InteractionServerInvokeTests {
         }
         var configuration = InteractionServerConfiguration()
         configuration.maxPathsPerInvoke = 3
-        let server = InteractionServer(provider: node, clock: IMTestClock(), configuration: configuration)
+        let server = InteractionServer(provider: node, clock: ManualClock(), configuration: configuration)
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
         let request = InvokeRequestMessage(invokeRequests: (0...2).map { command(1, 6, UInt32($0), ref: UInt16($0)) })
         let handling = Task { await server.handle(opcode: 0x08, payload: request.encoded(), on: exchange) }
@@ -435,7 +435,7 @@ struct InteractionServerInvokeTests {
     @Test func deniedClusterCommandIsUnsupportedAccess() async throws {
         let node = await makeIMNode()
         await node.grant(.view)
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let response = try InvokeResponseMessage(payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 6, 1)])).payload)
         #expect(response.invokeResponses == [.status(CommandStatusIB(path: command(1, 6, 1).path, status: StatusIB(.unsupportedAccess)))])
         #expect(await node.invocations.isEmpty)
@@ -443,7 +443,7 @@ struct InteractionServerInvokeTests {
 
     @Test func timedCommandNeedsTimedInteraction() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let untimed = try InvokeResponseMessage(payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 0x101, 0)])).payload)
         #expect(untimed.invokeResponses == [.status(CommandStatusIB(path: command(1, 0x101, 0).path, status: StatusIB(.needsTimedInteraction)))])
         // timedRequest=true with no Timed Request before it.
@@ -463,10 +463,10 @@ struct InteractionServerInvokeTests {
 
     @Test func timedInvokeAndWriteInsideTheWindow() async throws {
         let node = await makeIMNode()
-        let clock = IMTestClock()
+        let clock = ManualClock()
         let server = InteractionServer(provider: node, clock: clock)
         var (exchange, handling) = try await startTimed(server, timeout: 500)
-        clock.advance(by: .milliseconds(400))
+        await clock.advance(by: .milliseconds(400))
         exchange.deliver(InvokeRequestMessage(timedRequest: true, invokeRequests: [command(1, 0x101, 0)]))
         let response = try await exchange.nextSent(InvokeResponseMessage.self)
         #expect(response.invokeResponses == [.status(CommandStatusIB(path: command(1, 0x101, 0).path, status: .success))])
@@ -482,12 +482,12 @@ struct InteractionServerInvokeTests {
 
     @Test func timedWindowRules() async throws {
         let node = await makeIMNode()
-        let clock = IMTestClock()
+        let clock = ManualClock()
         let server = InteractionServer(provider: node, clock: clock)
 
         // Too late: UNSUPPORTED_ACCESS, nothing invoked.
         var (exchange, handling) = try await startTimed(server, timeout: 500)
-        clock.advance(by: .milliseconds(501))
+        await clock.advance(by: .milliseconds(501))
         exchange.deliver(InvokeRequestMessage(timedRequest: true, invokeRequests: [command(1, 0x101, 0)]))
         #expect(try imStatusCode(try await exchange.nextSent()) == .unsupportedAccess)
         try await imFinish(handling)
@@ -549,7 +549,7 @@ struct InteractionServerSubscribeTests {
 
     @Test func primingChangeReportsKeepAliveAndEnd() async throws {
         let node = await makeIMNode()
-        let clock = IMTestClock()
+        let clock = ManualClock()
         let server = InteractionServer(provider: node, clock: clock)
         let running = Task { await server.run() }
         defer { running.cancel() }
@@ -563,7 +563,7 @@ struct InteractionServerSubscribeTests {
         // A change is reported once MinInterval has passed since the last report.
         await node.set(ap(1, 6, 0), .bool(true))
         await node.set(ap(0, 0x28, 5), .utf8("not subscribed"))
-        clock.advance(by: .seconds(2))
+        await clock.advance(by: .seconds(2))
         let change = try await nextReport(sub.session)
         #expect(change.subscriptionID == sub.subscriptionID)
         #expect(change.dataByPath == [ap(1, 6, 0): .bool(true)])
@@ -571,33 +571,33 @@ struct InteractionServerSubscribeTests {
 
         // The next change waits out MinInterval again.
         await node.set(ap(1, 6, 0), .bool(false))
-        clock.advance(by: .seconds(1))
+        await clock.advance(by: .seconds(1))
         #expect(await !sub.session.hasPendingOpened())
-        clock.advance(by: .seconds(1))
+        await clock.advance(by: .seconds(1))
         let second = try await nextReport(sub.session)
         #expect(second.dataByPath == [ap(1, 6, 0): .bool(false)])
         #expect(clock.now == .seconds(4))
 
         // Nothing changes for MaxInterval: an empty keep-alive report.
-        clock.advance(by: .seconds(10))
+        await clock.advance(by: .seconds(10))
         let keepAlive = try await nextReport(sub.session)
         #expect(keepAlive.subscriptionID == sub.subscriptionID)
         #expect(keepAlive.attributeReports.isEmpty && keepAlive.eventReports.isEmpty)
 
         // The subscriber no longer knows the subscription: it ends.
-        clock.advance(by: .seconds(10))
+        await clock.advance(by: .seconds(10))
         _ = try await nextReport(sub.session, acknowledge: .invalidSubscription)
         try await waitForSubscriptions(server, count: 0)
     }
 
     @Test func silentSubscriberEndsSubscription() async throws {
         let node = await makeIMNode()
-        let clock = IMTestClock()
+        let clock = ManualClock()
         let server = InteractionServer(provider: node, clock: clock)
         let running = Task { await server.run() }
         defer { running.cancel() }
         let sub = try await subscribe(server, SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 5, attributeRequests: [apIB(1, 6, 0)]))
-        clock.advance(by: .seconds(5))
+        await clock.advance(by: .seconds(5))
         let exchange = try await sub.session.nextOpened()
         _ = try await exchange.nextSent(ReportDataMessage.self)
         exchange.failReceive()
@@ -607,7 +607,7 @@ struct InteractionServerSubscribeTests {
 
     @Test func keepSubscriptionsFalseDropsOlderOnes() async throws {
         let node = await makeIMNode()
-        let server = InteractionServer(provider: node, clock: IMTestClock())
+        let server = InteractionServer(provider: node, clock: ManualClock())
         let running = Task { await server.run() }
         defer { running.cancel() }
         let paths = [apIB(1, 6, 0)]
@@ -625,7 +625,7 @@ struct InteractionServerSubscribeTests {
     }
 
     @Test func maxIntervalChoiceAndInvalidRequests() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         #expect(server.chooseMaxInterval(floor: 0, ceiling: 7200) == 3600)
         #expect(server.chooseMaxInterval(floor: 4000, ceiling: 5000) == 4000)
         #expect(server.chooseMaxInterval(floor: 1, ceiling: 30) == 30)
@@ -637,7 +637,7 @@ struct InteractionServerSubscribeTests {
     }
 
     @Test func unacknowledgedPrimingEstablishesNothing() async throws {
-        let server = InteractionServer(provider: await makeIMNode(), clock: IMTestClock())
+        let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
         let request = SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 5, attributeRequests: [apIB(1, 6, 0)])
         let handling = Task { await server.handle(opcode: 0x03, payload: request.encoded(), on: exchange) }

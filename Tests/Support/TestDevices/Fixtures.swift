@@ -7,10 +7,10 @@ import MatterTLV
 // only), and the node layouts of the simulated devices the tests commission.
 
 /// The connectedhomeip test PAA / CD signing authority (test only).
-let testAuthority = AttestationAuthority.connectedhomeipTest
+package let testAuthority = AttestationAuthority.connectedhomeipTest
 
 /// A PAA trust-store directory holding the test PAA and CD signing certificates.
-func makeTrustStoreDirectory() throws -> URL {
+package func makeTrustStoreDirectory() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("paa-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     try testAuthority.paaCertificatePEM.write(to: dir.appendingPathComponent("Chip-Test-PAA-Cert.pem"), atomically: true, encoding: .utf8)
@@ -18,29 +18,29 @@ func makeTrustStoreDirectory() throws -> URL {
     return dir
 }
 
-func temporaryDirectory() throws -> URL {
+package func temporaryDirectory() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("homeapi-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     return dir
 }
 
-enum Fixture {
-    static let identify = ClusterID(0x0003)
-    static let onOff = ClusterID(0x0006)
-    static let levelControl = ClusterID(0x0008)
-    static let basicInformation = ClusterID(0x0028)
-    static let windowCovering = ClusterID(0x0102)
+package enum Fixture {
+    package static let identify = ClusterID(0x0003)
+    package static let onOff = ClusterID(0x0006)
+    package static let levelControl = ClusterID(0x0008)
+    package static let basicInformation = ClusterID(0x0028)
+    package static let windowCovering = ClusterID(0x0102)
 
     /// Endpoint 1's OnOff, CurrentLevel and TargetPositionLiftPercent100ths.
-    static let onOffPath = AttributePath(endpoint: 1, cluster: onOff, attribute: AttributeID(0))
-    static let currentLevelPath = AttributePath(endpoint: 1, cluster: levelControl, attribute: AttributeID(0))
-    static let targetLiftPath = AttributePath(endpoint: 1, cluster: windowCovering, attribute: AttributeID(0x000B))
+    package static let onOffPath = AttributePath(endpoint: 1, cluster: onOff, attribute: AttributeID(0))
+    package static let currentLevelPath = AttributePath(endpoint: 1, cluster: levelControl, attribute: AttributeID(0))
+    package static let targetLiftPath = AttributePath(endpoint: 1, cluster: windowCovering, attribute: AttributeID(0x000B))
 
-    static func deviceType(_ id: UInt32) -> DeviceTypeInstance {
+    package static func deviceType(_ id: UInt32) -> DeviceTypeInstance {
         DeviceTypeInstance(id: DeviceTypeID(id), revision: MatterModel.standard.deviceType(DeviceTypeID(id))?.revision ?? 1)
     }
 
-    static func root(vendor: String, product: String, serial: String) -> EndpointDescription {
+    package static func root(vendor: String, product: String, serial: String) -> EndpointDescription {
         EndpointDescription(
             number: 0, deviceTypes: [deviceType(0x0016)],
             serverClusters: [ClusterInstanceDescription(id: basicInformation, attributes: [
@@ -52,7 +52,7 @@ enum Fixture {
             ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
     }
 
-    static func onOffLight(serial: String = "LIGHT-1") -> NodeDescription {
+    package static func onOffLight(serial: String = "LIGHT-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "On/Off Bulb", serial: serial),
             EndpointDescription(number: 1, deviceTypes: [deviceType(0x0100)], serverClusters: [
@@ -62,7 +62,7 @@ enum Fixture {
         ])
     }
 
-    static func dimmableLight(serial: String = "DIM-1") -> NodeDescription {
+    package static func dimmableLight(serial: String = "DIM-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Dimmable Bulb", serial: serial),
             EndpointDescription(number: 1, deviceTypes: [deviceType(0x0101)], serverClusters: [
@@ -74,7 +74,7 @@ enum Fixture {
     }
 
     /// A light or plug with the Groups cluster its device type requires (device groups).
-    static func groupable(_ deviceType: UInt32, serial: String) -> NodeDescription {
+    package static func groupable(_ deviceType: UInt32, serial: String) -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: deviceType == 0x010A ? "Smart Plug" : "On/Off Bulb", serial: serial),
             EndpointDescription(number: 1, deviceTypes: [Fixture.deviceType(deviceType)], serverClusters: [
@@ -85,7 +85,7 @@ enum Fixture {
         ])
     }
 
-    static func plug(serial: String = "PLUG-1") -> NodeDescription {
+    package static func plug(serial: String = "PLUG-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Smart Plug", serial: serial),
             EndpointDescription(number: 1, deviceTypes: [deviceType(0x010A)], serverClusters: [
@@ -95,7 +95,7 @@ enum Fixture {
         ])
     }
 
-    static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
+    package static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Roller Blind", serial: serial),
             EndpointDescription(number: 1, deviceTypes: [deviceType(0x0202)], serverClusters: [

@@ -14,22 +14,22 @@ import NIOCore
 // MatterDevice ships its own node server.
 
 /// One simulated device on 127.0.0.1, commissionable with `passcode`.
-final class TestDevice: Sendable {
-    let node: MatterNode
-    let transport: UDPTransport
+package final class TestDevice: Sendable {
+    package let node: MatterNode
+    package let transport: UDPTransport
     /// The device's LAN cable: `lanDown()` drops its datagrams both ways.
-    let lan: SwitchedTransport
-    let manager: ExchangeManager
-    let secureChannel: SecureChannelServer
-    let passcode: UInt32
-    let discriminator: UInt16
+    package let lan: SwitchedTransport
+    package let manager: ExchangeManager
+    package let secureChannel: SecureChannelServer
+    package let passcode: UInt32
+    package let discriminator: UInt16
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let servers: SessionServers
 
-    var port: Int { transport.port }
-    var address: SocketAddress { try! SocketAddress(ipAddress: "127.0.0.1", port: transport.port) }
+    package var port: Int { transport.port }
+    package var address: SocketAddress { try! SocketAddress(ipAddress: "127.0.0.1", port: transport.port) }
 
-    static func start(_ description: NodeDescription, passcode: UInt32 = 20202021, discriminator: UInt16 = 3840,
+    package static func start(_ description: NodeDescription, passcode: UInt32 = 20202021, discriminator: UInt16 = 3840,
                       vendorID: UInt16 = 0xFFF1, productID: UInt16 = 0x8001, deviceTypeID: UInt32 = 0x0100,
                       stateDirectory: URL? = nil, port: Int = 0, cloudOnly: Set<ClusterID> = []) async throws -> TestDevice {
         let store = try stateDirectory.map { try NodeStateStore(directory: $0) }
@@ -112,7 +112,7 @@ final class TestDevice: Sendable {
     }
 
     /// Powers the device off: the socket closes, nothing answers any more.
-    func stop() async {
+    package func stop() async {
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }
         servers.stopAll()
         await transport.close()
@@ -120,19 +120,22 @@ final class TestDevice: Sendable {
     }
 
     /// Changes an attribute from the device's side (as a person at the device would).
-    func set(_ path: AttributePath, _ value: TLVValue) async -> InteractionStatus {
+    package func set(_ path: AttributePath, _ value: TLVValue) async -> InteractionStatus {
         await node.write(path, value: value, session: nil)
     }
 
-    func value(_ path: AttributePath) async -> TLVValue? {
+    package func value(_ path: AttributePath) async -> TLVValue? {
         try? await node.read(path).get().value
     }
 }
 
 /// The node's fabrics, for CASE.
-struct NodeFabrics: FabricProvider {
-    let node: MatterNode
-    func operationalFabrics() async -> [OperationalFabric] {
+package struct NodeFabrics: FabricProvider {
+    package let node: MatterNode
+
+    package init(node: MatterNode) { self.node = node }
+
+    package func operationalFabrics() async -> [OperationalFabric] {
         await node.fabrics.compactMap { f in
             guard let key = try? P256KeyPair(rawPrivateKey: [UInt8](f.operationalPrivateKey)) else { return nil }
             return try? OperationalFabric(fabricIndex: f.index, nodeID: f.nodeID, rootCertificate: [UInt8](f.rootCertificate),
@@ -145,25 +148,25 @@ struct NodeFabrics: FabricProvider {
 
 /// One InteractionServer per secure session, so the node sees each request's session
 /// (its ID and attestation challenge), which the provider protocol does not carry.
-final class SessionServers: ProtocolHandler {
-    struct Entry {
+package final class SessionServers: ProtocolHandler {
+    package struct Entry {
         let id: SessionID
         let server: InteractionServer
         let runner: Task<Void, Never>
     }
-    let node: MatterNode
-    let logger: Logger
+    package let node: MatterNode
+    package let logger: Logger
     /// Cloud-only clusters, which the LAN view of the node hides.
-    let lanHidden: Set<ClusterID>
+    package let lanHidden: Set<ClusterID>
     private let state = NIOLockedValueBox<(next: UInt64, entries: [SessionHandle: Entry], contexts: [SessionHandle: SessionID])>((1, [:], [:]))
 
-    init(node: MatterNode, logger: Logger, lanHidden: Set<ClusterID> = []) {
+    package init(node: MatterNode, logger: Logger, lanHidden: Set<ClusterID> = []) {
         self.node = node
         self.logger = logger
         self.lanHidden = lanHidden
     }
 
-    func sessionID(_ handle: SessionHandle) -> SessionID {
+    package func sessionID(_ handle: SessionHandle) -> SessionID {
         state.withLockedValue { s in
             if let id = s.contexts[handle] { return id }
             let id = SessionID(s.next)
@@ -173,32 +176,32 @@ final class SessionServers: ProtocolHandler {
         }
     }
 
-    func handle(for id: SessionID) -> SessionHandle? {
+    package func handle(for id: SessionID) -> SessionHandle? {
         state.withLockedValue { s in s.contexts.first { $0.value == id }?.key }
     }
 
-    func context(for info: SessionInfo) -> SessionContext {
+    package func context(for info: SessionInfo) -> SessionContext {
         let subject: SubjectDescriptor = info.kind == .case
             ? SubjectDescriptor(authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID, caseAuthenticatedTags: info.caseAuthenticatedTags)
             : .pase(fabricIndex: info.fabricIndex)
         return SessionContext(id: sessionID(info.handle), subject: subject, attestationChallenge: info.attestationChallenge)
     }
 
-    func forget(_ handle: SessionHandle) -> SessionID? {
+    package func forget(_ handle: SessionHandle) -> SessionID? {
         state.withLockedValue { s in
             if let e = s.entries.removeValue(forKey: handle) { e.runner.cancel() }
             return s.contexts.removeValue(forKey: handle)
         }
     }
 
-    func stopAll() {
+    package func stopAll() {
         state.withLockedValue { s in
             for e in s.entries.values { e.runner.cancel() }
             s.entries = [:]
         }
     }
 
-    func handle(exchange: Exchange, first message: Message) async {
+    package func handle(exchange: Exchange, first message: Message) async {
         guard message.session.isSecure else { return }
         // Re-read the session: AddNOC may have bound a fabric to it since it was made.
         let info = await exchange.manager.sessionInfo(exchange.session.handle) ?? exchange.session
@@ -222,14 +225,19 @@ final class SessionServers: ProtocolHandler {
 }
 
 /// The node as the Interaction Model sees it, for one session.
-struct NodeSessionProvider: InteractionDataProvider {
-    let node: MatterNode
-    let context: SessionContext
+package struct NodeSessionProvider: InteractionDataProvider {
+    package let node: MatterNode
+    package let context: SessionContext
 
-    func endpoints() async -> [EndpointNumber] { node.composition.endpoints }
-    func clusters(on endpoint: EndpointNumber) async -> [ClusterID] { node.composition.clusters(on: endpoint) }
+    package init(node: MatterNode, context: SessionContext) {
+        self.node = node
+        self.context = context
+    }
 
-    func attributes(of cluster: ClusterPath) async -> [AttributeMetadata] {
+    package func endpoints() async -> [EndpointNumber] { node.composition.endpoints }
+    package func clusters(on endpoint: EndpointNumber) async -> [ClusterID] { node.composition.clusters(on: endpoint) }
+
+    package func attributes(of cluster: ClusterPath) async -> [AttributeMetadata] {
         let definition = node.composition.definition(of: cluster)
         return node.composition.attributes(of: cluster).map { id in
             let a = definition?.attribute(id)
@@ -238,7 +246,7 @@ struct NodeSessionProvider: InteractionDataProvider {
         }
     }
 
-    func commands(of cluster: ClusterPath) async -> [CommandMetadata] {
+    package func commands(of cluster: ClusterPath) async -> [CommandMetadata] {
         let definition = node.composition.definition(of: cluster)
         return node.composition.acceptedCommands(of: cluster).map { id in
             let c = definition?.command(id)
@@ -247,25 +255,25 @@ struct NodeSessionProvider: InteractionDataProvider {
         }
     }
 
-    func dataVersion(of cluster: ClusterPath) async -> DataVersion? { await node.dataVersion(of: cluster) }
+    package func dataVersion(of cluster: ClusterPath) async -> DataVersion? { await node.dataVersion(of: cluster) }
 
-    func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
+    package func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) async -> Bool {
         await node.canAccess(context.subject, cluster, privilege: privilege)
     }
 
-    func read(_ path: AttributePath, context readContext: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
+    package func read(_ path: AttributePath, context readContext: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
         await node.read(path, session: context, fabricFiltered: readContext.isFabricFiltered)
             .map { VersionedAttributeValue($0.value, dataVersion: $0.dataVersion) }
     }
 
-    func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context writeContext: InteractionContext) async -> InteractionStatus {
+    package func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context writeContext: InteractionContext) async -> InteractionStatus {
         switch operation {
         case .replace(let value): await node.write(path, value: value, session: context, timed: writeContext.isTimed)
         case .appendItem: InteractionStatus(.unsupportedWrite)
         }
     }
 
-    func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context invokeContext: InteractionContext) async -> CommandOutcome {
+    package func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context invokeContext: InteractionContext) async -> CommandOutcome {
         let result = await node.invoke(CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command),
                                        fields: fields ?? .structure([]), session: context, timed: invokeContext.isTimed)
         switch result {
@@ -274,7 +282,7 @@ struct NodeSessionProvider: InteractionDataProvider {
         }
     }
 
-    func attributeChanges() -> AsyncStream<AttributePath> {
+    package func attributeChanges() -> AsyncStream<AttributePath> {
         let changes = node.changes
         return AsyncStream { continuation in
             let task = Task {
@@ -288,18 +296,18 @@ struct NodeSessionProvider: InteractionDataProvider {
 
 extension TestDevice {
     /// Invokes a command from the device's own side (a button on the device).
-    func press(_ cluster: ClusterID, _ command: UInt32, endpoint: EndpointNumber = 1, fields: TLVValue = .structure([])) async -> InvokeResult {
+    package func press(_ cluster: ClusterID, _ command: UInt32, endpoint: EndpointNumber = 1, fields: TLVValue = .structure([])) async -> InvokeResult {
         await node.invoke(CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: fields, session: nil)
     }
 }
 
 /// Records everything an async sequence yields, so a test can wait (boundedly) for an
 /// element without cancelling the sequence.
-final class EventLog<Element: Sendable>: Sendable {
+package final class EventLog<Element: Sendable>: Sendable {
     private let items = NIOLockedValueBox<[Element]>([])
     private let task: Task<Void, Never>
 
-    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
+    package init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
         let items = self.items
         task = Task {
             do {
@@ -308,10 +316,10 @@ final class EventLog<Element: Sendable>: Sendable {
         }
     }
 
-    var all: [Element] { items.withLockedValue { $0 } }
+    package var all: [Element] { items.withLockedValue { $0 } }
 
     /// The first recorded element at or after index `from` matching `predicate`, waiting up to `limit`.
-    func waitFor(from: Int = 0, within limit: Duration = .seconds(10), _ predicate: (Element) -> Bool) async -> Element? {
+    package func waitFor(from: Int = 0, within limit: Duration = .seconds(10), _ predicate: (Element) -> Bool) async -> Element? {
         let deadline = ContinuousClock.now + limit
         while true {
             let snapshot = all
@@ -321,5 +329,5 @@ final class EventLog<Element: Sendable>: Sendable {
         }
     }
 
-    func stop() { task.cancel() }
+    package func stop() { task.cancel() }
 }

@@ -4,6 +4,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
+import TestDevices
 import Testing
 
 /// The commissioner and IM client against a real node on loopback UDP.
