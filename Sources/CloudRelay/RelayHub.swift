@@ -29,7 +29,9 @@ package final class RelayPeer: Sendable {
         let queued = queued
         sink.onTermination = { _ in
             // Frames left in a closed queue are freed: give their bytes back.
-            let left = queued.withLockedValue { value -> Int in defer { value = 0 }; return value }
+            let left = queued.withLockedValue { value -> Int in
+                defer { value = 0 }; return value
+            }
             budget?.release(left)
         }
     }

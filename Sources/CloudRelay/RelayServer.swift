@@ -88,27 +88,30 @@ public final class RelayServer: Sendable {
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
-        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
-                       queueBudget: QueueBudget(configuration), logger: logger)
+        hub = RelayHub(
+            store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
+            queueBudget: QueueBudget(configuration), logger: logger)
         controllers = hub
         servesDevices = true
     }
 
     /// A server whose controllers' requests go to `controllers` rather than to device
     /// WebSockets: a local hub (HomeHub's `RelayServer(store:localHub:)`).
-    package init(store: RelayStore, controllers: any RelayControllerRouting, metrics: RelayMetrics,
-                 configuration: RelayServerConfiguration, logger: Logger) {
+    package init(
+        store: RelayStore, controllers: any RelayControllerRouting, metrics: RelayMetrics,
+        configuration: RelayServerConfiguration, logger: Logger
+    ) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         self.metrics = metrics
-        hub = RelayHub(store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
-                       queueBudget: QueueBudget(configuration), logger: logger)
+        hub = RelayHub(
+            store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
+            queueBudget: QueueBudget(configuration), logger: logger)
         self.controllers = controllers
         servesDevices = false
     }
-
 
     /// The Hummingbird application serving the relay. Run it with `runService()`
     /// (graceful shutdown on SIGINT/SIGTERM) or inside a `ServiceGroup`.
@@ -132,8 +135,9 @@ public final class RelayServer: Sendable {
         // and closes those that never finish a request head.
         let server = HTTPServerBuilder { responder in
             GuardedChildChannel(
-                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                   configuration: channelConfiguration),
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder,
+                    configuration: channelConfiguration),
                 limiter: limiter, headTimeout: headTimeout)
         }
         return Application(
@@ -235,8 +239,11 @@ public final class RelayServer: Sendable {
         router.post("/v1/homes/:home/devices") { request, context in
             let home = try await self.requireHome(request, homeID: try context.parameters.require("home"))
             let body = try await request.decode(as: NewDevice.self, context: context)
-            return EditedResponse(status: .created, response: try await self.register(homeID: home.id, body,
-                                                                                       limit: self.configuration.maxDevicesPerHome))
+            return EditedResponse(
+                status: .created,
+                response: try await self.register(
+                    homeID: home.id, body,
+                    limit: self.configuration.maxDevicesPerHome))
         }
 
         router.get("/v1/admin/homes") { request, _ in
@@ -263,7 +270,8 @@ public final class RelayServer: Sendable {
         router.delete("/v1/admin/homes/:home/devices/:device") { request, context -> HTTPResponse.Status in
             try self.requireAdmin(request)
             do {
-                try await self.store.removeDevice(homeID: try context.parameters.require("home"), deviceID: try context.parameters.require("device"))
+                try await self.store.removeDevice(
+                    homeID: try context.parameters.require("home"), deviceID: try context.parameters.require("device"))
             } catch let error as RelayStoreError {
                 throw HTTPError(.notFound, message: error.description)
             }
@@ -320,7 +328,8 @@ public final class RelayServer: Sendable {
         _ = peer.send(.hello(RelayHello(homeID: registration.homeID, deviceID: registration.deviceID)))
         logger.debug("device connected", metadata: ["home": "\(registration.homeID)", "device": "\(registration.deviceID)"])
         let revalidate: @Sendable () async -> Bool = {
-            (try? await self.device(from: headers)).map { $0.homeID == registration.homeID && $0.deviceID == registration.deviceID } ?? false
+            (try? await self.device(from: headers)).map { $0.homeID == registration.homeID && $0.deviceID == registration.deviceID }
+                ?? false
         }
         await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Devices answer and report to a controller session; nothing else.

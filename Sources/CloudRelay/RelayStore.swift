@@ -168,8 +168,9 @@ public final class RelayStore: Sendable {
             }
             // Checked in the write transaction: concurrent registrations cannot pass the limit together.
             if let limit,
-               try Row.fetchOne(db, sql: "SELECT 1 FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID]) == nil,
-               try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device WHERE homeID = ?", arguments: [homeID]) ?? 0 >= limit {
+                try Row.fetchOne(db, sql: "SELECT 1 FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID]) == nil,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device WHERE homeID = ?", arguments: [homeID]) ?? 0 >= limit
+            {
                 throw RelayStoreError.tooManyDevices(homeID: homeID, limit: limit)
             }
             try db.execute(
@@ -259,7 +260,8 @@ public final class RelayStore: Sendable {
     }
 
     private static func device(_ row: Row) throws -> RelayDeviceRegistration {
-        try RelayDeviceRegistration(homeID: row.decode(forColumn: "homeID"), deviceID: row.decode(forColumn: "deviceID"),
-                                    label: row.decode(forColumn: "label"), createdAt: row.decode(forColumn: "createdAt"))
+        try RelayDeviceRegistration(
+            homeID: row.decode(forColumn: "homeID"), deviceID: row.decode(forColumn: "deviceID"),
+            label: row.decode(forColumn: "label"), createdAt: row.decode(forColumn: "createdAt"))
     }
 }

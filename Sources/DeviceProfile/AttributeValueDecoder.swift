@@ -38,8 +38,10 @@ struct AttributeValueDecoder {
                 }
                 if let v = def.value(named: s.text) { return .unsigned(UInt64(v.value)) }
                 let names = def.values.map { Self.lowerFirst($0.name) }
-                reader.error(path, node, unknownNameMessage("\(name) value", s.text, candidates: names, listLimit: 16)
-                             + (closestMatch(to: s.text, in: names) == nil ? " (or its number)" : ""))
+                reader.error(
+                    path, node,
+                    unknownNameMessage("\(name) value", s.text, candidates: names, listLimit: 16)
+                        + (closestMatch(to: s.text, in: names) == nil ? " (or its number)" : ""))
                 return nil
             }
             return integer(node, path)
@@ -131,7 +133,7 @@ struct AttributeValueDecoder {
             }
             return ok ? .structure(members) : nil
         case .semantic:
-            return nil // `base` never returns a semantic type
+            return nil  // `base` never returns a semantic type
         }
     }
 

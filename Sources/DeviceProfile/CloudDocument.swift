@@ -65,7 +65,8 @@ struct CloudDocument {
 extension DocumentParser {
     /// A `cloud:` mapping; `known` says which keys the place allows.
     func parseCloud(_ node: YAMLNode, at path: ProfilePath, known: [String]) -> CloudDocument? {
-        guard let fields = reader.fields(node, at: path, known: known, what: "a cloud mapping (relay, credential or homeToken, cloudOnly)") else {
+        guard let fields = reader.fields(node, at: path, known: known, what: "a cloud mapping (relay, credential or homeToken, cloudOnly)")
+        else {
             return nil
         }
         var doc = CloudDocument(origin: reader.origin(path, node))

@@ -189,8 +189,10 @@ struct DocumentParser {
                 if let v = i.asInt64, CommissioningCodes.passcodeProblem(v) == nil {
                     passcode = Located(value: UInt32(v), origin: reader.origin(p, n))
                 } else {
-                    reader.error(p, n, CommissioningCodes.passcodeProblem(i.asInt64 ?? Int64.max)
-                                 ?? "expected a setup passcode in 1...99999998, got \(i)")
+                    reader.error(
+                        p, n,
+                        CommissioningCodes.passcodeProblem(i.asInt64 ?? Int64.max)
+                            ?? "expected a setup passcode in 1...99999998, got \(i)")
                 }
             } else {
                 reader.error(p, n, "expected a setup passcode (an integer in 1...99999998), got \(n.shortDescription)")
@@ -245,7 +247,10 @@ struct DocumentParser {
 
     func parseEndpoints(_ node: YAMLNode, at path: ProfilePath) -> [EndpointDocument] {
         guard case .mapping(let entries, _) = node else {
-            reader.error(path, node, "expected a mapping from endpoint numbers to endpoints (like `1: {deviceTypes: [OnOffLight]}`), got \(node.shortDescription)")
+            reader.error(
+                path, node,
+                "expected a mapping from endpoint numbers to endpoints (like `1: {deviceTypes: [OnOffLight]}`), got \(node.shortDescription)"
+            )
             return []
         }
         var out: [EndpointDocument] = []
@@ -356,11 +361,14 @@ struct DocumentParser {
             let p = path.key(key)
             guard let def = cluster(named: s, at: p, node: entry.key) else { continue }
             if let other = out.first(where: { $0.definition.id == def.id }) {
-                reader.error(p, entry.key, "cluster \(def.name) is given twice (also as '\(other.origin.path.components.last.map(Self.text) ?? def.name)')")
+                reader.error(
+                    p, entry.key,
+                    "cluster \(def.name) is given twice (also as '\(other.origin.path.components.last.map(Self.text) ?? def.name)')")
                 continue
             }
             var doc = ClusterDocument(definition: def, origin: reader.origin(p, entry.key), features: nil, values: [])
-            guard let settings = reader.mappingEntries(entry.value, at: p, what: "a mapping of features and attribute values (or nothing)") else {
+            guard let settings = reader.mappingEntries(entry.value, at: p, what: "a mapping of features and attribute values (or nothing)")
+            else {
                 out.append(doc)
                 continue
             }
@@ -372,7 +380,9 @@ struct DocumentParser {
                     doc.featuresInvalid = doc.features == nil
                     continue
                 }
-                if let v = attributeValue(setting, named: name, in: def, decoder: decoder, at: p, endpoint: endpoint, identityHint: "identity") {
+                if let v = attributeValue(
+                    setting, named: name, in: def, decoder: decoder, at: p, endpoint: endpoint, identityHint: "identity")
+                {
                     if doc.values.contains(where: { $0.attribute.id == v.attribute.id }) {
                         reader.error(p.key(name), setting.key, "attribute \(v.attribute.lowerCamelName) is given twice")
                         continue
@@ -406,7 +416,8 @@ struct DocumentParser {
                     let candidates = cluster.features.map(\.name) + cluster.features.map(\.code)
                     let listed = cluster.features.map { "\($0.name) (\($0.code))" }.joined(separator: ", ")
                     let base = unknownNameMessage("feature", text, candidates: candidates, listLimit: 0)
-                    reader.error(p, item, base + (closestMatch(to: text, in: candidates) == nil ? "; \(cluster.name) features are: \(listed)" : ""))
+                    reader.error(
+                        p, item, base + (closestMatch(to: text, in: candidates) == nil ? "; \(cluster.name) features are: \(listed)" : ""))
                 }
                 ok = false
                 continue
@@ -422,8 +433,10 @@ struct DocumentParser {
     }
 
     /// One `attributeName: value` entry of a cluster mapping.
-    func attributeValue(_ entry: YAMLEntry, named name: String, in cluster: ClusterDefinition, decoder: AttributeValueDecoder,
-                        at clusterPath: ProfilePath, endpoint: EndpointNumber, identityHint: String) -> AttributeValueDocument? {
+    func attributeValue(
+        _ entry: YAMLEntry, named name: String, in cluster: ClusterDefinition, decoder: AttributeValueDecoder,
+        at clusterPath: ProfilePath, endpoint: EndpointNumber, identityHint: String
+    ) -> AttributeValueDocument? {
         let p = clusterPath.key(name)
         var attribute: AttributeDefinition?
         if case .scalar(let s) = entry.key, case .integer(let n) = s.kind {
@@ -446,7 +459,8 @@ struct DocumentParser {
             return nil
         }
         if cluster.id == basicInformation?.id, DeviceKeys.identity.contains(attribute.lowerCamelName) {
-            reader.error(p, entry.key, "set \(attribute.lowerCamelName) under \(identityHint).\(attribute.lowerCamelName), not as a cluster value")
+            reader.error(
+                p, entry.key, "set \(attribute.lowerCamelName) under \(identityHint).\(attribute.lowerCamelName), not as a cluster value")
             return nil
         }
         guard let value = decoder.decode(entry.value, type: attribute.type, nullable: attribute.nullable, at: p) else { return nil }

@@ -73,7 +73,10 @@ struct DeviceResolver {
             }
             guard !holders.isEmpty else {
                 let present = Set(endpoints.filter { $0.number != 0 }.flatMap { $0.clusters.map(\.definition.name) }).sorted()
-                sink.error(c.origin, "\(def.name) is not a server cluster on any application endpoint of this device (they have: \(present.joined(separator: ", ")))")
+                sink.error(
+                    c.origin,
+                    "\(def.name) is not a server cluster on any application endpoint of this device (they have: \(present.joined(separator: ", ")))"
+                )
                 continue
             }
             for i in holders where !endpoints[i].cloudOnly.contains(def.id) {
@@ -92,9 +95,10 @@ struct DeviceResolver {
         var cloudOnly: [ClusterID]
 
         var resolved: ResolvedEndpoint {
-            ResolvedEndpoint(number: number, deviceTypes: deviceTypes,
-                             clusters: clusters.sorted { $0.definition.id < $1.definition.id }.map(\.resolved),
-                             cloudOnlyClusters: cloudOnly)
+            ResolvedEndpoint(
+                number: number, deviceTypes: deviceTypes,
+                clusters: clusters.sorted { $0.definition.id < $1.definition.id }.map(\.resolved),
+                cloudOnlyClusters: cloudOnly)
         }
     }
 
@@ -108,9 +112,10 @@ struct DeviceResolver {
         var addedByDeviceType: Bool
 
         var resolved: ResolvedCluster {
-            ResolvedCluster(id: definition.id, name: definition.name, revision: definition.revision, features: features,
-                            featureMap: definition.featureMap(codes: features), supportedAttributes: supported,
-                            initialValues: values, explicitAttributes: Set(explicit.keys), addedByDeviceType: addedByDeviceType)
+            ResolvedCluster(
+                id: definition.id, name: definition.name, revision: definition.revision, features: features,
+                featureMap: definition.featureMap(codes: features), supportedAttributes: supported,
+                initialValues: values, explicitAttributes: Set(explicit.keys), addedByDeviceType: addedByDeviceType)
         }
     }
 
@@ -123,8 +128,9 @@ struct DeviceResolver {
         documents.sort { $0.number < $1.number }
         // An 'endpoints' mapping that parsed but holds only the root is not a device.
         if !doc.endpoints.isEmpty, !doc.endpoints.contains(where: { $0.number != 0 }) {
-            sink.error(Origin(file: doc.file, path: "endpoints", mark: doc.endpoints.first?.origin.mark),
-                       "expected at least one application endpoint (1...65534) besides the root node (0)")
+            sink.error(
+                Origin(file: doc.file, path: "endpoints", mark: doc.endpoints.first?.origin.mark),
+                "expected at least one application endpoint (1...65534) besides the root node (0)")
         }
         return documents.map(resolveEndpoint)
     }
@@ -137,14 +143,17 @@ struct DeviceResolver {
             }
             // Endpoint 0 is the node's own; applications live on endpoints 1 and up.
             for t in types where t.value.deviceClass == .simple {
-                sink.error(t.origin, "\(t.value.name) is an application device type; put it on an endpoint in 1...65534, not on the root endpoint 0")
+                sink.error(
+                    t.origin,
+                    "\(t.value.name) is an application device type; put it on an endpoint in 1...65534, not on the root endpoint 0")
             }
         } else {
             if doc.deviceTypes == nil {
                 sink.error(doc.origin, "missing required key 'deviceTypes' (every endpoint but 0 needs at least one device type)")
             } else if types.isEmpty, !doc.deviceTypesHadErrors {
-                sink.error(Origin(file: doc.origin.file, path: doc.origin.path.key("deviceTypes"), mark: doc.origin.mark),
-                           "expected at least one device type")
+                sink.error(
+                    Origin(file: doc.origin.file, path: doc.origin.path.key("deviceTypes"), mark: doc.origin.mark),
+                    "expected at least one device type")
             }
             for t in types where t.value.deviceClass == .node {
                 sink.error(t.origin, "\(t.value.name) is a node device type; it belongs on endpoint 0 only")
@@ -156,7 +165,8 @@ struct DeviceResolver {
         var explicitFeatures: [ClusterID: Located<[FeatureChoice]>] = [:]
         let unknownFeatures = Set(doc.clusters.filter(\.featuresInvalid).map(\.definition.id))
         for c in doc.clusters {
-            var state = ClusterState(definition: c.definition, features: [], supported: [], values: [:], explicit: [:], addedByDeviceType: false)
+            var state = ClusterState(
+                definition: c.definition, features: [], supported: [], values: [:], explicit: [:], addedByDeviceType: false)
             if let f = c.features {
                 state.features = Set(f.value.map(\.definition.code))
                 explicitFeatures[c.definition.id] = f
@@ -179,8 +189,10 @@ struct DeviceResolver {
                     clusters[i].features.formUnion(requirement.requiredFeatures)
                 }
             } else if let def = model.cluster(requirement.cluster) {
-                clusters.append(ClusterState(definition: def, features: requirement.requiredFeatures, supported: [], values: [:],
-                                             explicit: [:], addedByDeviceType: true))
+                clusters.append(
+                    ClusterState(
+                        definition: def, features: requirement.requiredFeatures, supported: [], values: [:],
+                        explicit: [:], addedByDeviceType: true))
             }
         }
 
@@ -198,7 +210,10 @@ struct DeviceResolver {
                 if unknownFeatures.contains(def.id) || v.attribute.conformance.isAllowed(features: features) {
                     supported.insert(id)
                 } else {
-                    sink.error(v.origin, "\(v.attribute.lowerCamelName) is not part of \(def.name) with \(Self.describe(features, of: def)) (its conformance is \(v.attribute.conformance))")
+                    sink.error(
+                        v.origin,
+                        "\(v.attribute.lowerCamelName) is not part of \(def.name) with \(Self.describe(features, of: def)) (its conformance is \(v.attribute.conformance))"
+                    )
                 }
             }
             clusters[i].supported = supported
@@ -216,7 +231,8 @@ struct DeviceResolver {
             if def.id == descriptor?.id || rootClusters.contains(def.id) {
                 sink.error(c.origin, "\(def.name) must stay reachable on the local network; it cannot be cloud-only")
             } else if !clusters.contains(where: { $0.definition.id == def.id }) {
-                sink.error(c.origin, "\(def.name) is not a server cluster on endpoint \(doc.number); add it under clusters to make it cloud-only")
+                sink.error(
+                    c.origin, "\(def.name) is not a server cluster on endpoint \(doc.number); add it under clusters to make it cloud-only")
             } else {
                 cloudOnly.append(def.id)
             }
@@ -231,7 +247,7 @@ struct DeviceResolver {
     /// (Window Covering needs Lift or Tilt: it gets Lift).
     private func completeFeatures(_ start: Set<String>, of def: ClusterDefinition) -> Set<String> {
         var features = start
-        for _ in 0..<8 { // conformance chains are short; bounded anyway
+        for _ in 0..<8 {  // conformance chains are short; bounded anyway
             let before = features
             for f in def.features where f.conformance.isMandatory(features: features) {
                 features.insert(f.code)
@@ -252,23 +268,34 @@ struct DeviceResolver {
     /// Commissioning's interface choice open, it is Ethernet (no Wi-Fi scan or Thread join).
     static let preferredChoices: [String: String] = ["NetworkCommissioning": "ET"]
 
-    private func checkFeatures(_ given: Located<[FeatureChoice]>, of def: ClusterDefinition,
-                               requiredBy requirers: [(DeviceTypeDefinition, Set<String>)]) {
+    private func checkFeatures(
+        _ given: Located<[FeatureChoice]>, of def: ClusterDefinition,
+        requiredBy requirers: [(DeviceTypeDefinition, Set<String>)]
+    ) {
         let features = Set(given.value.map(\.definition.code))
         for (type, needed) in requirers {
             let missing = needed.subtracting(features)
             guard !missing.isEmpty else { continue }
             let neededNames = def.features.filter { needed.contains($0.code) }.map { "\($0.name) (\($0.code))" }
             let missingNames = def.features.filter { missing.contains($0.code) }.map { "\($0.name) (\($0.code))" }
-            sink.error(given.origin, "\(type.name) requires \(def.name) with features \(neededNames.joined(separator: ", ")); missing \(missingNames.joined(separator: ", "))")
+            sink.error(
+                given.origin,
+                "\(type.name) requires \(def.name) with features \(neededNames.joined(separator: ", ")); missing \(missingNames.joined(separator: ", "))"
+            )
         }
         for f in def.features {
             switch f.conformance.result(features: features) {
             case .mandatory where !features.contains(f.code):
-                sink.error(given.origin, "\(def.name) with \(Self.describe(features, of: def)) must also have feature \(f.name) (\(f.code)) (its conformance is \(f.conformance))")
+                sink.error(
+                    given.origin,
+                    "\(def.name) with \(Self.describe(features, of: def)) must also have feature \(f.name) (\(f.code)) (its conformance is \(f.conformance))"
+                )
             case .disallowed where features.contains(f.code):
                 let origin = given.value.first { $0.definition.code == f.code }?.origin ?? given.origin
-                sink.error(origin, "feature \(f.name) (\(f.code)) is not allowed in \(def.name) with \(Self.describe(features, of: def)) (its conformance is \(f.conformance))")
+                sink.error(
+                    origin,
+                    "feature \(f.name) (\(f.code)) is not allowed in \(def.name) with \(Self.describe(features, of: def)) (its conformance is \(f.conformance))"
+                )
             default:
                 break
             }
@@ -309,8 +336,9 @@ struct DeviceResolver {
     /// filled in, so the model checks lengths and ranges like any other attribute.
     private func applyIdentity(_ given: [String: AttributeValueDocument], doc: DeviceDocument, endpoints: inout [EndpointState]) {
         guard let basic = basicInformation,
-              let e = endpoints.firstIndex(where: { $0.number == 0 }),
-              let c = endpoints[e].clusters.firstIndex(where: { $0.definition.id == basic.id }) else { return }
+            let e = endpoints.firstIndex(where: { $0.number == 0 }),
+            let c = endpoints[e].clusters.firstIndex(where: { $0.definition.id == basic.id })
+        else { return }
         let firstType = endpoints.first { $0.number != 0 }?.deviceTypes.first?.name
         let defaults: [String: TLVValue] = [
             "vendorName": .utf8(Self.defaultVendorName),
@@ -394,7 +422,10 @@ struct DeviceResolver {
             var cluster = endpoints[e].clusters[c]
             for v in o.values {
                 guard v.attribute.conformance.isAllowed(features: cluster.features) else {
-                    sink.error(v.origin, "\(v.attribute.lowerCamelName) is not part of \(cluster.definition.name) with \(Self.describe(cluster.features, of: cluster.definition)) (its conformance is \(v.attribute.conformance))")
+                    sink.error(
+                        v.origin,
+                        "\(v.attribute.lowerCamelName) is not part of \(cluster.definition.name) with \(Self.describe(cluster.features, of: cluster.definition)) (its conformance is \(v.attribute.conformance))"
+                    )
                     continue
                 }
                 cluster.explicit[v.attribute.id] = v
@@ -440,9 +471,11 @@ struct DeviceResolver {
     private func resolveBehaviour(_ doc: BehaviourDocument) -> DeviceBehaviour {
         let defaults = DeviceBehaviour()
         return DeviceBehaviour(
-            windowCovering: .init(liftSpeed: doc.liftSpeed?.value ?? defaults.windowCovering.liftSpeed,
-                                  tiltSpeed: doc.tiltSpeed?.value ?? defaults.windowCovering.tiltSpeed),
-            level: .init(defaultTransitionTime: doc.defaultTransitionTime?.value ?? defaults.level.defaultTransitionTime,
-                         defaultMoveRate: doc.defaultMoveRate?.value ?? defaults.level.defaultMoveRate))
+            windowCovering: .init(
+                liftSpeed: doc.liftSpeed?.value ?? defaults.windowCovering.liftSpeed,
+                tiltSpeed: doc.tiltSpeed?.value ?? defaults.windowCovering.tiltSpeed),
+            level: .init(
+                defaultTransitionTime: doc.defaultTransitionTime?.value ?? defaults.level.defaultTransitionTime,
+                defaultMoveRate: doc.defaultMoveRate?.value ?? defaults.level.defaultMoveRate))
     }
 }

@@ -28,10 +28,11 @@ public enum HomeLaunchPlan {
             throw .portsExhausted(basePort: basePort, devices: devices.count)
         }
         return devices.enumerated().map { index, device in
-            HomeNodePlan(index: index, device: device, port: basePort + index,
-                         passcode: device.profile.commissioning.passcode,
-                         discriminator: device.profile.commissioning.discriminator,
-                         stateDirectoryName: stateDirectoryName(serialNumber: device.profile.identity.serialNumber))
+            HomeNodePlan(
+                index: index, device: device, port: basePort + index,
+                passcode: device.profile.commissioning.passcode,
+                discriminator: device.profile.commissioning.discriminator,
+                stateDirectoryName: stateDirectoryName(serialNumber: device.profile.identity.serialNumber))
         }
     }
 
@@ -46,8 +47,10 @@ public enum HomeLaunchPlan {
     /// serial numbers (`FLEET-0001`, ...) and, unless the profile fixes them, setup codes
     /// differ per device.
     /// `profilePath` must be absolute or relative to the current directory.
-    public static func fleetYAML(profilePath: String, count: Int, roomSize: Int = 50, name: String = "Fleet",
-                                 serialPrefix: String = "FLEET") -> String {
+    public static func fleetYAML(
+        profilePath: String, count: Int, roomSize: Int = 50, name: String = "Fleet",
+        serialPrefix: String = "FLEET"
+    ) -> String {
         let width = String(max(count, 1)).count
         func padded(_ n: Int) -> String {
             let text = String(n)

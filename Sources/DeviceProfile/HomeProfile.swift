@@ -31,8 +31,10 @@ public struct ResolvedStructure: Sendable, Hashable {
     /// Device groups a controller makes when it commissions the home (`homectl commission --home`).
     public var groups: [ResolvedDeviceGroup]
 
-    public init(name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice], address: String? = nil,
-                groups: [ResolvedDeviceGroup] = []) {
+    public init(
+        name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice], address: String? = nil,
+        groups: [ResolvedDeviceGroup] = []
+    ) {
         self.name = name
         self.rooms = rooms
         self.devices = devices
@@ -134,7 +136,8 @@ extension DocumentParser {
         if let n = top["description"] { _ = reader.string(n, at: "description") }
         if let n = top["cloud"] { doc.cloud = parseCloud(n, at: "cloud", known: CloudKeys.home) }
         guard let n = reader.require(top, "structures", at: .root, node: root),
-              let items = reader.list(n, at: "structures", what: "a list of structures") else { return doc }
+            let items = reader.list(n, at: "structures", what: "a list of structures")
+        else { return doc }
         if items.isEmpty { reader.error("structures", n, "expected at least one structure") }
         var names: [String: ProfilePath] = [:]
         for (i, item) in items.enumerated() {
@@ -152,7 +155,8 @@ extension DocumentParser {
 
     private func named(_ fields: Fields, at path: ProfilePath, node: YAMLNode) -> Located<String>? {
         guard let n = reader.require(fields, "name", at: path, node: node),
-              let name = reader.string(n, at: path.key("name"), nonEmpty: true) else { return nil }
+            let name = reader.string(n, at: path.key("name"), nonEmpty: true)
+        else { return nil }
         return Located(value: name, origin: reader.origin(path.key("name"), n))
     }
 
@@ -191,14 +195,16 @@ extension DocumentParser {
         for (i, item) in items.enumerated() {
             let p = path.index(i)
             guard let fields = reader.fields(item, at: p, known: HomeKeys.group, what: "a device group mapping (name, devices)"),
-                  let name = named(fields, at: p, node: item) else { continue }
+                let name = named(fields, at: p, node: item)
+            else { continue }
             if let first = names[name.value] {
                 reader.error(name.origin.path, item, "group name \"\(name.value)\" is already used by \(first)")
                 continue
             }
             names[name.value] = p
             guard let n = reader.require(fields, "devices", at: p, node: item),
-                  let members = reader.list(n, at: p.key("devices"), what: "a list of device names") else { continue }
+                let members = reader.list(n, at: p.key("devices"), what: "a list of device names")
+            else { continue }
             if members.isEmpty { reader.error(p.key("devices"), n, "expected at least one device name") }
             var devices: [Located<String>] = []
             for (j, member) in members.enumerated() {
@@ -220,7 +226,9 @@ extension DocumentParser {
         var out: [HomeDeviceDocument] = []
         for (i, item) in items.enumerated() {
             let p = path.index(i)
-            guard let fields = reader.fields(item, at: p, known: HomeKeys.device, what: "a device mapping (with at least 'profile')") else { continue }
+            guard let fields = reader.fields(item, at: p, known: HomeKeys.device, what: "a device mapping (with at least 'profile')") else {
+                continue
+            }
             var overrides = DeviceOverrides()
             if let n = fields["name"], let s = reader.string(n, at: p.key("name"), nonEmpty: true) {
                 overrides.name = Located(value: s, origin: reader.origin(p.key("name"), n))
@@ -233,17 +241,22 @@ extension DocumentParser {
             if let n = fields["cloud"] { overrides.cloud = parseCloud(n, at: p.key("cloud"), known: CloudKeys.device) }
             if let n = fields["values"] { overrides.values = parseValueOverrides(n, at: p.key("values")) }
             guard let n = reader.require(fields, "profile", at: p, node: item),
-                  let ref = reader.string(n, at: p.key("profile"), nonEmpty: true) else { continue }
-            out.append(HomeDeviceDocument(origin: reader.origin(p, item),
-                                          profile: Located(value: ref, origin: reader.origin(p.key("profile"), n)),
-                                          overrides: overrides))
+                let ref = reader.string(n, at: p.key("profile"), nonEmpty: true)
+            else { continue }
+            out.append(
+                HomeDeviceDocument(
+                    origin: reader.origin(p, item),
+                    profile: Located(value: ref, origin: reader.origin(p.key("profile"), n)),
+                    overrides: overrides))
         }
         return out
     }
 
     /// `values: {1: {LevelControl: {currentLevel: 200}}}`.
     private func parseValueOverrides(_ node: YAMLNode, at path: ProfilePath) -> [ValueOverride] {
-        guard let endpoints = reader.mappingEntries(node, at: path, what: "a mapping from endpoint numbers to cluster values") else { return [] }
+        guard let endpoints = reader.mappingEntries(node, at: path, what: "a mapping from endpoint numbers to cluster values") else {
+            return []
+        }
         var out: [ValueOverride] = []
         var seenEndpoints: Set<EndpointNumber> = []
         for entry in endpoints {
@@ -259,7 +272,9 @@ extension DocumentParser {
                 continue
             }
             let endpoint = Located(value: number, origin: reader.origin(ep, entry.key))
-            guard let clusters = reader.mappingEntries(entry.value, at: ep, what: "a mapping from cluster names to attribute values") else { continue }
+            guard let clusters = reader.mappingEntries(entry.value, at: ep, what: "a mapping from cluster names to attribute values") else {
+                continue
+            }
             var seenClusters: Set<ClusterID> = []
             for c in clusters {
                 guard let name = reader.scalarKey(c, at: ep) else { continue }
@@ -278,7 +293,11 @@ extension DocumentParser {
                         reader.error(cp.key(attrName), a.key, "a home cannot change a device's features; use another device profile")
                         continue
                     }
-                    if let v = attributeValue(a, named: attrName, in: def, decoder: decoder, at: cp, endpoint: number, identityHint: path.components.dropLast().isEmpty ? "identity" : ProfilePath(Array(path.components.dropLast())).key("identity").description) {
+                    if let v = attributeValue(
+                        a, named: attrName, in: def, decoder: decoder, at: cp, endpoint: number,
+                        identityHint: path.components.dropLast().isEmpty
+                            ? "identity" : ProfilePath(Array(path.components.dropLast())).key("identity").description)
+                    {
                         if values.contains(where: { $0.attribute.id == v.attribute.id }) {
                             reader.error(cp.key(attrName), a.key, "attribute \(v.attribute.lowerCamelName) is given twice")
                             continue
@@ -286,7 +305,8 @@ extension DocumentParser {
                         values.append(v)
                     }
                 }
-                out.append(ValueOverride(endpoint: endpoint, cluster: Located(value: def, origin: reader.origin(cp, c.key)), values: values))
+                out.append(
+                    ValueOverride(endpoint: endpoint, cluster: Located(value: def, origin: reader.origin(cp, c.key)), values: values))
             }
         }
         return out

@@ -27,24 +27,31 @@ public struct ProfileDescription: Sendable {
         add("  hardware:      \(id.hardwareVersion) (\"\(id.hardwareVersionString)\")")
         add("  software:      \(id.softwareVersion) (\"\(id.softwareVersionString)\")")
         let c = device.commissioning
-        add("  commissioning: passcode \(Self.passcodeText(c.passcode))\(c.passcodeGenerated ? " (generated)" : ""), "
-            + "discriminator \(c.discriminator)\(c.discriminatorGenerated ? " (generated)" : "")")
+        add(
+            "  commissioning: passcode \(Self.passcodeText(c.passcode))\(c.passcodeGenerated ? " (generated)" : ""), "
+                + "discriminator \(c.discriminator)\(c.discriminatorGenerated ? " (generated)" : "")")
         let b = device.behaviour
-        add("  behaviour:     level: default transition \(b.level.defaultTransitionTime) tenths of a second, "
-            + "default move rate \(b.level.defaultMoveRate)/s")
-        add("                 window covering: lift \(Self.number(b.windowCovering.liftSpeed)) %/s, "
-            + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
+        add(
+            "  behaviour:     level: default transition \(b.level.defaultTransitionTime) tenths of a second, "
+                + "default move rate \(b.level.defaultMoveRate)/s")
+        add(
+            "                 window covering: lift \(Self.number(b.windowCovering.liftSpeed)) %/s, "
+                + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
         if !device.cloud.isEmpty {
             // Secrets are not printed, only which one the device will use.
-            let how = device.cloud.credential != nil ? "with its device credential"
-                : device.cloud.homeToken != nil ? "registering itself with the home token" : "no credential yet (give one on the command line)"
+            let how =
+                device.cloud.credential != nil
+                ? "with its device credential"
+                : device.cloud.homeToken != nil
+                    ? "registering itself with the home token" : "no credential yet (give one on the command line)"
             add("  cloud relay:   \(device.cloud.relay ?? "(none; give --relay)"), \(how)")
         }
         for endpoint in device.endpoints {
             let types = endpoint.deviceTypes.map { "\($0.name) (\(Self.hex($0.id.rawValue, 4)), rev \($0.revision))" }
             add("  endpoint \(endpoint.number): " + types.joined(separator: ", "))
             for cluster in endpoint.clusters {
-                lines.append(contentsOf: render(cluster, cloudOnly: endpoint.cloudOnlyClusters.contains(cluster.id)).map { indent + "    " + $0 })
+                lines.append(
+                    contentsOf: render(cluster, cloudOnly: endpoint.cloudOnlyClusters.contains(cluster.id)).map { indent + "    " + $0 })
             }
         }
         return lines.joined(separator: "\n")
@@ -84,7 +91,8 @@ public struct ProfileDescription: Sendable {
         let devices = home.allDevices
         let roomCount = home.structures.reduce(0) { $0 + $1.rooms.count }
         lines.append("\(home.name) (\(home.source))")
-        lines.append("  \(Self.count(home.structures.count, "structure")), \(Self.count(roomCount, "room")), \(Self.count(devices.count, "device"))")
+        lines.append(
+            "  \(Self.count(home.structures.count, "structure")), \(Self.count(roomCount, "room")), \(Self.count(devices.count, "device"))")
         for structure in home.structures {
             lines.append("")
             lines.append("structure \"\(structure.name)\"")
@@ -107,12 +115,16 @@ public struct ProfileDescription: Sendable {
             "\(e.number): " + e.deviceTypes.map(\.name).joined(separator: "+")
         }.joined(separator: ", ")
         var out = indent + "device \"\(device.name)\" — \(device.profileReference) [\(summary)]"
-        out += "\n" + indent + "  serial \(p.identity.serialNumber), passcode \(Self.passcodeText(p.commissioning.passcode)), discriminator \(p.commissioning.discriminator)"
+        out +=
+            "\n" + indent
+            + "  serial \(p.identity.serialNumber), passcode \(Self.passcodeText(p.commissioning.passcode)), discriminator \(p.commissioning.discriminator)"
         if !p.cloudOnlyClusters.isEmpty {
             // Not on the LAN: a controller reaching the device over UDP does not see these.
-            out += "\n" + indent + "  cloud only: " + p.cloudOnlyClusters.map {
-                "\(model.cluster($0.cluster)?.name ?? $0.cluster.description) on endpoint \($0.endpoint)"
-            }.joined(separator: ", ")
+            out +=
+                "\n" + indent + "  cloud only: "
+                + p.cloudOnlyClusters.map {
+                    "\(model.cluster($0.cluster)?.name ?? $0.cluster.description) on endpoint \($0.endpoint)"
+                }.joined(separator: ", ")
         }
         if showAttributes {
             out += "\n" + render(p, indent: indent + "  ")
@@ -138,10 +150,11 @@ public struct ProfileDescription: Sendable {
             return "[" + items.map { render($0.value, type: element, in: cluster) }.joined(separator: ", ") + "]"
         case (.structure(let members), .structure(let name)?):
             let def = cluster.structDefinition(named: name)
-            return "{" + members.map { m -> String in
-                guard case .context(let tag) = m.tag, let field = def?.field(tag) else { return Self.plain(m.value) }
-                return field.lowerCamelName + ": " + render(m.value, type: field.type, in: cluster)
-            }.joined(separator: ", ") + "}"
+            return "{"
+                + members.map { m -> String in
+                    guard case .context(let tag) = m.tag, let field = def?.field(tag) else { return Self.plain(m.value) }
+                    return field.lowerCamelName + ": " + render(m.value, type: field.type, in: cluster)
+                }.joined(separator: ", ") + "}"
         default:
             return Self.plain(value)
         }
@@ -154,8 +167,10 @@ public struct ProfileDescription: Sendable {
         case .bool(let b): return String(b)
         case .float(let f): return number(Double(f))
         case .double(let d): return number(d)
-        case .utf8(let s): return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n") + "\""
+        case .utf8(let s):
+            return "\""
+                + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: "\\n") + "\""
         case .bytes(let b): return "\"" + b.map { String(format: "%02x", $0) }.joined() + "\""
         case .null: return "null"
         case .structure(let m), .array(let m), .list(let m):

@@ -76,7 +76,9 @@ public struct ProfilePath: Hashable, Sendable, CustomStringConvertible, Expressi
         guard let first = k.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else {
             return false
         }
-        return k.unicodeScalars.allSatisfy { $0 == "_" || $0 == "-" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        return k.unicodeScalars.allSatisfy {
+            $0 == "_" || $0 == "-" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+        }
     }
 }
 
@@ -147,8 +149,10 @@ final class DiagnosticSink {
     init() {}
 
     func error(_ origin: Origin, _ message: String) {
-        add(ProfileDiagnostic(file: origin.file, path: origin.path, message: message,
-                              line: origin.mark?.line, column: origin.mark?.column))
+        add(
+            ProfileDiagnostic(
+                file: origin.file, path: origin.path, message: message,
+                line: origin.mark?.line, column: origin.mark?.column))
     }
 
     func error(file: String, path: ProfilePath, _ message: String, at mark: SourceMark? = nil) {

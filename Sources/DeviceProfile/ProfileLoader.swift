@@ -128,7 +128,8 @@ public struct ProfileLoader: Sendable {
         guard case .mapping(let entries, _) = root else { return .device }
         let keys = entries.compactMap(\.keyText)
         if let kindEntry = entries.first(where: { $0.keyText == "kind" }), case .scalar(let s) = kindEntry.value,
-           let kind = ProfileKind(rawValue: s.text) {
+            let kind = ProfileKind(rawValue: s.text)
+        {
             return kind
         }
         if keys.contains("structures") { return .home }
@@ -148,14 +149,16 @@ public struct ProfileLoader: Sendable {
             // Resolve even after parse errors (the rejected pieces were left out), so range
             // and conformance problems are reported in the same run.
             let resolved = DeviceResolver(model: model, sink: sink).resolve(doc)
-            return ProfileLoadResult(file: file, kind: .device, profile: sink.hasErrors ? nil : resolved.map { .device($0) },
-                                     diagnostics: sink.all, referencedFiles: [])
+            return ProfileLoadResult(
+                file: file, kind: .device, profile: sink.hasErrors ? nil : resolved.map { .device($0) },
+                diagnostics: sink.all, referencedFiles: [])
         case .home:
             let doc = parser.parseHome(root)
             var homeResolver = HomeResolver(loader: self, homeFile: file, sink: sink)
             let resolved = homeResolver.resolve(doc)
-            return ProfileLoadResult(file: file, kind: .home, profile: sink.hasErrors ? nil : resolved.map { .home($0) },
-                                     diagnostics: sink.all, referencedFiles: homeResolver.referencedFiles)
+            return ProfileLoadResult(
+                file: file, kind: .home, profile: sink.hasErrors ? nil : resolved.map { .home($0) },
+                diagnostics: sink.all, referencedFiles: homeResolver.referencedFiles)
         }
     }
 
@@ -180,8 +183,9 @@ public struct ProfileLoader: Sendable {
             return nil
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            sink.error(reference?.origin ?? Origin(file: file, path: .root, mark: nil),
-                       reference.map { "device profile '\($0.value)' (\(file)) is not UTF-8 text" } ?? "file is not UTF-8 text")
+            sink.error(
+                reference?.origin ?? Origin(file: file, path: .root, mark: nil),
+                reference.map { "device profile '\($0.value)' (\(file)) is not UTF-8 text" } ?? "file is not UTF-8 text")
             return nil
         }
         return text
@@ -229,9 +233,12 @@ struct HomeResolver {
         for s in doc.structures {
             var rooms: [ResolvedRoom] = []
             for r in s.rooms {
-                rooms.append(ResolvedRoom(name: r.name.value,
-                                          devices: resolveDevices(r.devices, structure: s.name.value, room: r.name.value,
-                                                                  serials: &serials, uniqueIDs: &uniqueIDs)))
+                rooms.append(
+                    ResolvedRoom(
+                        name: r.name.value,
+                        devices: resolveDevices(
+                            r.devices, structure: s.name.value, room: r.name.value,
+                            serials: &serials, uniqueIDs: &uniqueIDs)))
             }
             let loose = resolveDevices(s.devices, structure: s.name.value, room: nil, serials: &serials, uniqueIDs: &uniqueIDs)
             let groups = resolveGroups(s.groups, structure: s.name.value, devices: rooms.flatMap(\.devices) + loose)
@@ -246,9 +253,10 @@ struct HomeResolver {
     /// `CommissioningCodes.spreadShortDiscriminators` over the home's devices in file order
     /// (`allDevices`: rooms first, then each structure's loose devices).
     static func spreadShortDiscriminators(in home: inout ResolvedHome) {
-        var spread = CommissioningCodes.spreadShortDiscriminators(home.allDevices.map {
-            (discriminator: $0.profile.commissioning.discriminator, generated: $0.profile.commissioning.discriminatorGenerated)
-        })[...]
+        var spread = CommissioningCodes.spreadShortDiscriminators(
+            home.allDevices.map {
+                (discriminator: $0.profile.commissioning.discriminator, generated: $0.profile.commissioning.discriminatorGenerated)
+            })[...]
         func apply(_ devices: inout [ResolvedHomeDevice]) {
             for i in devices.indices { devices[i].profile.commissioning.discriminator = spread.removeFirst() }
         }
@@ -258,8 +266,10 @@ struct HomeResolver {
         }
     }
 
-    private mutating func resolveDevices(_ devices: [HomeDeviceDocument], structure: String, room: String?,
-                                         serials: inout [String: Origin], uniqueIDs: inout [String: Origin]) -> [ResolvedHomeDevice] {
+    private mutating func resolveDevices(
+        _ devices: [HomeDeviceDocument], structure: String, room: String?,
+        serials: inout [String: Origin], uniqueIDs: inout [String: Origin]
+    ) -> [ResolvedHomeDevice] {
         var out: [ResolvedHomeDevice] = []
         var names: [String: Origin] = [:]
         let place = room.map { "room \"\($0)\"" } ?? "structure \"\(structure)\" (outside any room)"
@@ -275,7 +285,8 @@ struct HomeResolver {
             let name = overrides.name?.value ?? document.name?.value ?? productName ?? fallbackName
             let nameOrigin = overrides.name?.origin ?? d.origin
             if let first = names[name] {
-                sink.error(nameOrigin, "another device in \(place) is already named \"\(name)\" (\(first.path)); give each a distinct 'name'")
+                sink.error(
+                    nameOrigin, "another device in \(place) is already named \"\(name)\" (\(first.path)); give each a distinct 'name'")
                 continue
             }
             names[name] = nameOrigin
@@ -283,8 +294,9 @@ struct HomeResolver {
 
             // Each device in a home gets its own serial number unless the home gives one.
             if overrides.identity["serialNumber"] == nil,
-               let base = DeviceResolver.text(document.identity["serialNumber"]?.value),
-               let attribute = document.identity["serialNumber"]?.attribute {
+                let base = DeviceResolver.text(document.identity["serialNumber"]?.value),
+                let attribute = document.identity["serialNumber"]?.attribute
+            {
                 let suffix = String(fnv1a64("\(structure)/\(room ?? "")/\(name)") & 0xFF_FFFF, radix: 16, uppercase: true)
                 let padded = String(repeating: "0", count: max(0, 6 - suffix.count)) + suffix
                 overrides.identity["serialNumber"] = AttributeValueDocument(
@@ -294,19 +306,24 @@ struct HomeResolver {
             guard let profile = DeviceResolver(model: loader.model, sink: sink).resolve(document, overrides: overrides) else { continue }
             let serialOrigin = overrides.identity["serialNumber"]?.origin ?? d.origin
             if let first = serials[profile.identity.serialNumber] {
-                sink.error(serialOrigin, "serial number \"\(profile.identity.serialNumber)\" is also used by \(first.path); each device needs its own")
+                sink.error(
+                    serialOrigin,
+                    "serial number \"\(profile.identity.serialNumber)\" is also used by \(first.path); each device needs its own")
                 continue
             }
             serials[profile.identity.serialNumber] = d.origin
             if let first = uniqueIDs[profile.identity.uniqueID] {
                 // Only possible when the profile fixes a uniqueID and the home uses it twice.
-                sink.error(overrides.identity["uniqueID"]?.origin ?? d.origin,
-                           "uniqueID \"\(profile.identity.uniqueID)\" is also used by \(first.path); give this device its own identity.uniqueID")
+                sink.error(
+                    overrides.identity["uniqueID"]?.origin ?? d.origin,
+                    "uniqueID \"\(profile.identity.uniqueID)\" is also used by \(first.path); give this device its own identity.uniqueID")
                 continue
             }
             uniqueIDs[profile.identity.uniqueID] = d.origin
-            out.append(ResolvedHomeDevice(name: name, structure: structure, room: room,
-                                          profileReference: d.profile.value, profile: profile))
+            out.append(
+                ResolvedHomeDevice(
+                    name: name, structure: structure, room: room,
+                    profileReference: d.profile.value, profile: profile))
         }
         return out
     }
@@ -324,8 +341,10 @@ struct HomeResolver {
                     continue
                 }
                 guard device.profile.endpoints.contains(where: { $0.clusters.contains { $0.id == ClusterID(0x0004) } }) else {
-                    sink.error(member.origin, "device \"\(member.value)\" cannot join a group: its profile (\(device.profileReference)) "
-                        + "has no Groups cluster (lights and plugs have one)")
+                    sink.error(
+                        member.origin,
+                        "device \"\(member.value)\" cannot join a group: its profile (\(device.profileReference)) "
+                            + "has no Groups cluster (lights and plugs have one)")
                     continue
                 }
                 members.append(member.value)
@@ -339,7 +358,7 @@ struct HomeResolver {
     private mutating func document(at path: String, reference: Located<String>) -> DeviceDocument? {
         switch documents[path] {
         case .parsed(let doc)?: return doc
-        case .broken?: return nil // its errors were reported once, in its own file
+        case .broken?: return nil  // its errors were reported once, in its own file
         case .unreadable?:
             // Each reference to a missing file gets its own error, at its own path.
             _ = loader.readText(path, sink: sink, reference: reference)

@@ -17,8 +17,10 @@ public struct ResolvedDeviceProfile: Sendable, Hashable {
     /// The cloud relay the device connects to (its cloud-only clusters are listed per endpoint).
     public var cloud: CloudSettings
 
-    public init(name: String, source: String, identity: DeviceIdentity, commissioning: CommissioningParameters,
-                behaviour: DeviceBehaviour, endpoints: [ResolvedEndpoint], cloud: CloudSettings = CloudSettings()) {
+    public init(
+        name: String, source: String, identity: DeviceIdentity, commissioning: CommissioningParameters,
+        behaviour: DeviceBehaviour, endpoints: [ResolvedEndpoint], cloud: CloudSettings = CloudSettings()
+    ) {
         self.name = name
         self.source = source
         self.identity = identity
@@ -52,9 +54,11 @@ public struct DeviceIdentity: Sendable, Hashable {
     /// Given in the profile, or derived from the serial number (stable across restarts).
     public var uniqueID: String
 
-    public init(vendorName: String, vendorID: VendorID, productName: String, productID: UInt16, serialNumber: String,
-                hardwareVersion: UInt16, hardwareVersionString: String, softwareVersion: UInt32,
-                softwareVersionString: String, uniqueID: String) {
+    public init(
+        vendorName: String, vendorID: VendorID, productName: String, productID: UInt16, serialNumber: String,
+        hardwareVersion: UInt16, hardwareVersionString: String, softwareVersion: UInt32,
+        softwareVersionString: String, uniqueID: String
+    ) {
         self.vendorName = vendorName
         self.vendorID = vendorID
         self.productName = productName
@@ -127,7 +131,8 @@ public struct ResolvedEndpoint: Sendable, Hashable {
     /// Clusters reachable only through the cloud relay (all also in `clusters`).
     public var cloudOnlyClusters: [ClusterID]
 
-    public init(number: EndpointNumber, deviceTypes: [ResolvedDeviceType], clusters: [ResolvedCluster], cloudOnlyClusters: [ClusterID] = []) {
+    public init(number: EndpointNumber, deviceTypes: [ResolvedDeviceType], clusters: [ResolvedCluster], cloudOnlyClusters: [ClusterID] = [])
+    {
         self.number = number
         self.deviceTypes = deviceTypes
         self.clusters = clusters
@@ -170,9 +175,11 @@ public struct ResolvedCluster: Sendable, Hashable {
     /// True when the profile did not list the cluster and a device type's requirement added it.
     public var addedByDeviceType: Bool
 
-    public init(id: ClusterID, name: String, revision: UInt16, features: Set<String>, featureMap: UInt32,
-                supportedAttributes: Set<AttributeID>, initialValues: [AttributeID: TLVValue],
-                explicitAttributes: Set<AttributeID>, addedByDeviceType: Bool) {
+    public init(
+        id: ClusterID, name: String, revision: UInt16, features: Set<String>, featureMap: UInt32,
+        supportedAttributes: Set<AttributeID>, initialValues: [AttributeID: TLVValue],
+        explicitAttributes: Set<AttributeID>, addedByDeviceType: Bool
+    ) {
         self.id = id
         self.name = name
         self.revision = revision

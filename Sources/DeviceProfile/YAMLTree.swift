@@ -49,9 +49,13 @@ struct ParsedInteger: Hashable, Sendable, CustomStringConvertible {
         var negative = false
         if s.hasPrefix("-") { negative = true; s = s.dropFirst() } else if s.hasPrefix("+") { s = s.dropFirst() }
         var radix = 10
-        if s.hasPrefix("0x") || s.hasPrefix("0X") { radix = 16; s = s.dropFirst(2) }
-        else if s.hasPrefix("0o") || s.hasPrefix("0O") { radix = 8; s = s.dropFirst(2) }
-        else if s.hasPrefix("0b") || s.hasPrefix("0B") { radix = 2; s = s.dropFirst(2) }
+        if s.hasPrefix("0x") || s.hasPrefix("0X") {
+            radix = 16; s = s.dropFirst(2)
+        } else if s.hasPrefix("0o") || s.hasPrefix("0O") {
+            radix = 8; s = s.dropFirst(2)
+        } else if s.hasPrefix("0b") || s.hasPrefix("0B") {
+            radix = 2; s = s.dropFirst(2)
+        }
         let digits = s.filter { $0 != "_" }
         guard !digits.isEmpty, !s.hasPrefix("_"), let magnitude = UInt64(digits, radix: radix) else { return nil }
         return ParsedInteger(negative: negative, magnitude: magnitude)
@@ -151,8 +155,9 @@ enum YAMLDocument {
         }
         var budget = maxNodes
         guard let node = convert(root, budget: &budget) else {
-            return .failure(YAMLSyntaxError(
-                message: "document expands to more than \(maxNodes) nodes (aliases nested too deeply?)", mark: nil))
+            return .failure(
+                YAMLSyntaxError(
+                    message: "document expands to more than \(maxNodes) nodes (aliases nested too deeply?)", mark: nil))
         }
         return .success(node)
     }
@@ -175,7 +180,8 @@ enum YAMLDocument {
             if let offset, offset >= 0 {
                 let prefix = yaml.prefix(offset)
                 let line = prefix.reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
-                let column = prefix.count - (prefix.lastIndex(of: "\n").map { prefix.distance(from: prefix.startIndex, to: $0) + 1 } ?? 0) + 1
+                let column =
+                    prefix.count - (prefix.lastIndex(of: "\n").map { prefix.distance(from: prefix.startIndex, to: $0) + 1 } ?? 0) + 1
                 m = SourceMark(line: line, column: column)
             }
             return YAMLSyntaxError(message: "cannot read YAML: \(problem)", mark: m)

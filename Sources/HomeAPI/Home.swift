@@ -65,8 +65,10 @@ public final class Home: Sendable {
     }
 
     /// Opens (creating if needed) the home stored at `url`.
-    public static func open(at url: URL, configuration: HomeConfiguration = HomeConfiguration(),
-                            logger: Logger = Logger(label: "home")) async throws -> Home {
+    public static func open(
+        at url: URL, configuration: HomeConfiguration = HomeConfiguration(),
+        logger: Logger = Logger(label: "home")
+    ) async throws -> Home {
         do {
             try SecretFiles.createDirectory(url.deletingLastPathComponent())
         } catch {
@@ -139,8 +141,10 @@ public final class Home: Sendable {
     /// Commissions a Matter device from its manual pairing code or QR payload onto this
     /// home's fabric and adds it to the graph. Without `address`, the device is found with
     /// DNS-SD (`_matterc._udp`) by its discriminator.
-    public func commissionDevice(setupCode: String, address: SocketAddress? = nil, structureID: String? = nil,
-                                 roomID: String? = nil, name: String? = nil) async throws -> HomeDevice {
+    public func commissionDevice(
+        setupCode: String, address: SocketAddress? = nil, structureID: String? = nil,
+        roomID: String? = nil, name: String? = nil
+    ) async throws -> HomeDevice {
         let payload: OnboardingPayload
         do { payload = try OnboardingPayload.parse(setupCode) } catch {
             throw HomeError.invalidArgument("setup code: \(error)")

@@ -38,13 +38,14 @@ extension HomeEngine {
         // The group ID is claimed in the store before any device hears of it: two creations at
         // once (this Home, or another on the same file) cannot set devices up under one ID.
         var claimed: DeviceGroupRecord?
-        for _ in 0 ..< 3 where claimed == nil {
+        for _ in 0..<3 where claimed == nil {
             let groupID = try await store.unusedGroupID()
             // One key set per group: a member that leaves one group keeps no key to the others.
             let startTime = UInt64(max(1, MatterEpoch.seconds(fromUnix: Int64(Date().timeIntervalSince1970)))) * 1_000_000
-            let candidate = DeviceGroupRecord(id: UUID().uuidString, structureID: structureID, name: name, groupID: groupID,
-                                              keySetID: groupID, epochKey: (0 ..< 16).map { _ in UInt8.random(in: 0 ... 255) },
-                                              epochStartTime: startTime, members: members)
+            let candidate = DeviceGroupRecord(
+                id: UUID().uuidString, structureID: structureID, name: name, groupID: groupID,
+                keySetID: groupID, epochKey: (0..<16).map { _ in UInt8.random(in: 0...255) },
+                epochStartTime: startTime, members: members)
             do {
                 try await store.insertDeviceGroup(candidate)
                 claimed = candidate
@@ -58,8 +59,9 @@ extension HomeEngine {
             guard let d = graph.devices[id] else { continue }
             do {
                 try await withDeadline(configuration.commandTimeout, "adding \(d.name) to group \(name)") {
-                    try await controller.joinGroup(d.nodeID, groupID: record.groupID, name: name, keySet: record.keySet,
-                                                   endpoints: endpoints)
+                    try await controller.joinGroup(
+                        d.nodeID, groupID: record.groupID, name: name, keySet: record.keySet,
+                        endpoints: endpoints)
                 }
                 joined.append((d, endpoints))
             } catch {
@@ -109,14 +111,16 @@ extension HomeEngine {
         var interfaces: [String] = []
         if members.allSatisfy({ routeKinds(for: $0).contains(.direct) }), let controller = try? await controller() {
             let counter = try await nextGroupCounter()
-            interfaces = try await controller.sendGroupInvoke(groupID: record.groupID, keySet: record.keySet, cluster: cluster,
-                                                              command: command, fields: fields, counter: counter)
+            interfaces = try await controller.sendGroupInvoke(
+                groupID: record.groupID, keySet: record.keySet, cluster: cluster,
+                command: command, fields: fields, counter: counter)
         }
         let unicast = members.filter { d in interfaces.isEmpty || states[d.nodeID]?[.direct].health == .down }
         lastGroupDelivery[id] = GroupDelivery(groupcastInterfaces: interfaces, unicastMembers: unicast.map(\.name))
         try await eachMember(unicast, record, "command \(command) of cluster \(cluster) to group \(record.name)") { d, endpoint in
-            try await self.invoke(deviceID: d.id, nodeID: d.nodeID,
-                                  ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: command), fields: fields)
+            try await self.invoke(
+                deviceID: d.id, nodeID: d.nodeID,
+                ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: command), fields: fields)
         }
     }
 
@@ -126,14 +130,17 @@ extension HomeEngine {
         guard let record = graph.groups[id] else { throw HomeError.notFound("no device group with ID \(id)") }
         let members = record.members.keys.sorted().compactMap { graph.devices[$0] }
         try await eachMember(members, record, "write \(attribute) of cluster \(cluster) on group \(record.name)") { d, endpoint in
-            try await self.write(deviceID: d.id, nodeID: d.nodeID,
-                                 AttributePath(endpoint: endpoint, cluster: cluster, attribute: attribute), value)
+            try await self.write(
+                deviceID: d.id, nodeID: d.nodeID,
+                AttributePath(endpoint: endpoint, cluster: cluster, attribute: attribute), value)
         }
     }
 
     /// Runs `body` for each member endpoint at once; fails naming every member that failed.
-    private func eachMember(_ members: [DeviceRecord], _ record: DeviceGroupRecord, _ what: String,
-                            _ body: @escaping @Sendable (DeviceRecord, EndpointNumber) async throws -> Void) async throws {
+    private func eachMember(
+        _ members: [DeviceRecord], _ record: DeviceGroupRecord, _ what: String,
+        _ body: @escaping @Sendable (DeviceRecord, EndpointNumber) async throws -> Void
+    ) async throws {
         let failures = await withTaskGroup(of: String?.self) { tasks in
             for d in members {
                 for endpoint in record.members[d.id] ?? [] {
@@ -172,12 +179,15 @@ extension HomeEngine {
             guard let first = perMember.first else { return TraitCollection(contexts: [:]) }
             let source = zip(members, perMember).first { $0.0.sourceConnectivity.connectivityState == .online }?.1 ?? first
             var traits: [ClusterID: TraitContext] = [:]
-            for (cluster, context) in source.contexts where context.endpoint != 0
-                && perMember.allSatisfy({ $0.contexts[cluster] != nil }) {
+            for (cluster, context) in source.contexts
+            where context.endpoint != 0
+                && perMember.allSatisfy({ $0.contexts[cluster] != nil })
+            {
                 let connectivity = SourceConnectivity.combining(perMember.compactMap { $0.contexts[cluster]?.connectivity })
-                traits[cluster] = TraitContext(deviceID: g.id, nodeID: 0, endpoint: context.endpoint, cluster: cluster,
-                                               attributes: context.attributes, connectivity: connectivity, engine: self,
-                                               groupID: g.id)
+                traits[cluster] = TraitContext(
+                    deviceID: g.id, nodeID: 0, endpoint: context.endpoint, cluster: cluster,
+                    attributes: context.attributes, connectivity: connectivity, engine: self,
+                    groupID: g.id)
             }
             return TraitCollection(contexts: traits)
         }
@@ -190,15 +200,18 @@ extension HomeEngine {
         }
         // Traits every member has on some device type (a light and a plug share On/Off).
         let merged = members.map { m in
-            TraitCollection(contexts: m.types.collection.contexts.values.reduce(into: [ClusterID: TraitContext]()) { all, type in
-                all.merge(type.traits.contexts) { kept, _ in kept }
-            })
+            TraitCollection(
+                contexts: m.types.collection.contexts.values.reduce(into: [ClusterID: TraitContext]()) { all, type in
+                    all.merge(type.traits.contexts) { kept, _ in kept }
+                })
         }
-        return DeviceGroup(id: g.id, name: g.name, structureID: g.structureID, deviceIDs: members.map(\.id),
-                           sourceConnectivity: .combining(members.map(\.sourceConnectivity)),
-                           types: DeviceTypeController(deviceID: g.id, collection: DeviceTypeCollection(contexts: types), engine: self,
-                                                       isGroup: true),
-                           traits: GroupTraitController(groupID: g.id, collection: groupTraits(merged), engine: self))
+        return DeviceGroup(
+            id: g.id, name: g.name, structureID: g.structureID, deviceIDs: members.map(\.id),
+            sourceConnectivity: .combining(members.map(\.sourceConnectivity)),
+            types: DeviceTypeController(
+                deviceID: g.id, collection: DeviceTypeCollection(contexts: types), engine: self,
+                isGroup: true),
+            traits: GroupTraitController(groupID: g.id, collection: groupTraits(merged), engine: self))
     }
 
     func currentGroupTypes(groupID: String) async -> DeviceTypeCollection? {

@@ -206,11 +206,14 @@ extension HomeEngine {
     }
 
     /// One subscription through the relay or hub, until it ends; whether it was established.
-    private nonisolated func runRelaySubscription(_ node: UInt64, _ kind: RouteKind, _ client: RelayControllerClient,
-                                                  _ deviceID: String) async -> Bool {
-        let request = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0,
-                                              maxIntervalCeiling: configuration.subscriptionMaxInterval,
-                                              attributeRequests: subscribedPaths)
+    private nonisolated func runRelaySubscription(
+        _ node: UInt64, _ kind: RouteKind, _ client: RelayControllerClient,
+        _ deviceID: String
+    ) async -> Bool {
+        let request = SubscribeRequestMessage(
+            keepSubscriptions: true, minIntervalFloor: 0,
+            maxIntervalCeiling: configuration.subscriptionMaxInterval,
+            attributeRequests: subscribedPaths)
         let subscription: RelaySubscription
         do {
             subscription = try await client.subscribe(deviceID, request, timeout: configuration.responseTimeout)
@@ -235,8 +238,9 @@ extension HomeEngine {
     /// Learns a node's cloud-only clusters once per opening, when both the LAN and the relay work.
     func learnCloudOnlyIfNeeded(_ node: UInt64) {
         guard relayClient != nil, !cloudOnlyLearned.contains(node), !cloudOnlyLearning.contains(node),
-              let state = states[node], state[.direct].health == .up, state[.relay].health == .up,
-              let d = graph.devices.values.first(where: { $0.nodeID == node }), let serial = d.serialNumber else { return }
+            let state = states[node], state[.direct].health == .up, state[.relay].health == .up,
+            let d = graph.devices.values.first(where: { $0.nodeID == node }), let serial = d.serialNumber
+        else { return }
         cloudOnlyLearning.insert(node)
         Task { [weak self] in await self?.learnCloudOnly(d.id, node: node, serial: serial) }
     }
@@ -291,10 +295,13 @@ extension HomeEngine {
     /// Runs `body` over the trait's best route, falling over to the next when a route turns
     /// out dead (or, over the LAN, lacks a cluster that may be cloud-only and not learned
     /// yet). When every route is known down: one short last try, then `unavailable`.
-    private func routed<T: Sendable>(_ d: DeviceRecord, endpoint: EndpointNumber?, cluster: ClusterID?, _ what: String,
-                                     _ body: @escaping @Sendable (RouteKind) async throws -> T) async throws -> (T, RouteKind) {
+    private func routed<T: Sendable>(
+        _ d: DeviceRecord, endpoint: EndpointNumber?, cluster: ClusterID?, _ what: String,
+        _ body: @escaping @Sendable (RouteKind) async throws -> T
+    ) async throws -> (T, RouteKind) {
         let kinds = routeKinds(for: d)
-        let candidates = endpoint.flatMap { ep in cluster.map { self.candidates(kinds, d, endpoint: ep, cluster: $0) } }
+        let candidates =
+            endpoint.flatMap { ep in cluster.map { self.candidates(kinds, d, endpoint: ep, cluster: $0) } }
             ?? kinds
         guard !candidates.isEmpty else {
             throw HomeError.unavailable("\(what): no route allowed (policy \(routingPolicy.rawValue))")
@@ -373,7 +380,9 @@ extension HomeEngine {
         }
         apply(reports, node: nodeID, kind: kind)
         if kind != .relay && !d.cloudOnlyClusters.isEmpty && kinds.contains(.relay) {
-            if let cloud = try? await withDeadline(configuration.routeAttemptTimeout, "reading cloud-only traits", { try await read(.relay) }) {
+            if let cloud = try? await withDeadline(
+                configuration.routeAttemptTimeout, "reading cloud-only traits", { try await read(.relay) })
+            {
                 apply(cloud, node: nodeID, kind: .relay)
             }
         }

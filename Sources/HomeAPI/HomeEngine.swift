@@ -171,7 +171,8 @@ actor HomeEngine {
             let candidates = self.candidates(kinds, d, endpoint: ep, cluster: cluster)
             let route = candidates.first { state[$0].health == .up }
             // Values through the route in use; while none works, the last ones any route had.
-            let source = route ?? candidates.first { state[$0].has(endpoint: ep, cluster: cluster) }
+            let source =
+                route ?? candidates.first { state[$0].has(endpoint: ep, cluster: cluster) }
                 ?? RouteKind.allCases.first { state[$0].has(endpoint: ep, cluster: cluster) }
             var attributes: [AttributeID: TLVValue] = [:]
             if let source {
@@ -181,7 +182,8 @@ actor HomeEngine {
             }
             // A cluster is present when some route reported it, when it is cloud-only, or
             // (before its first report) when the device type requires it.
-            let present = ep == 0 || required || d.isCloudOnly(endpoint: ep, cluster: cluster.rawValue)
+            let present =
+                ep == 0 || required || d.isCloudOnly(endpoint: ep, cluster: cluster.rawValue)
                 || RouteKind.allCases.contains { state[$0].has(endpoint: ep, cluster: cluster) }
             guard present else { return nil }
             let connectivity: SourceConnectivity
@@ -193,8 +195,9 @@ actor HomeEngine {
                 connectivity = SourceConnectivity(connectivityState: .unknown, dataSourceLocality: .unspecified)
             }
             all[ClusterPath(endpoint: ep, cluster: cluster)] = connectivity
-            return TraitContext(deviceID: d.id, nodeID: d.nodeID, endpoint: ep, cluster: cluster,
-                                attributes: attributes, connectivity: connectivity, engine: self)
+            return TraitContext(
+                deviceID: d.id, nodeID: d.nodeID, endpoint: ep, cluster: cluster,
+                attributes: attributes, connectivity: connectivity, engine: self)
         }
         func traits(endpoint: EndpointNumber) -> TraitCollection {
             var contexts: [ClusterID: TraitContext] = [:]
@@ -219,12 +222,14 @@ actor HomeEngine {
         }
         // The root's Basic Information counts even for a device of no known type.
         _ = context(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID, required: true)
-        let connectivity = SourceConnectivity.combining(all.keys.sorted { ($0.endpoint, $0.cluster) < ($1.endpoint, $1.cluster) }
-            .compactMap { all[$0] })
-        return HomeDevice(id: d.id, name: d.name, structureID: d.structureID, roomID: d.roomID, isMatterDevice: true,
-                          sourceConnectivity: connectivity,
-                          types: DeviceTypeController(deviceID: d.id, collection: DeviceTypeCollection(contexts: types), engine: self),
-                          nodeID: d.nodeID)
+        let connectivity = SourceConnectivity.combining(
+            all.keys.sorted { ($0.endpoint, $0.cluster) < ($1.endpoint, $1.cluster) }
+                .compactMap { all[$0] })
+        return HomeDevice(
+            id: d.id, name: d.name, structureID: d.structureID, roomID: d.roomID, isMatterDevice: true,
+            sourceConnectivity: connectivity,
+            types: DeviceTypeController(deviceID: d.id, collection: DeviceTypeCollection(contexts: types), engine: self),
+            nodeID: d.nodeID)
     }
 
     private func requiredClusters(of d: DeviceRecord, endpoint: EndpointNumber) -> Set<ClusterID> {
@@ -294,11 +299,18 @@ actor HomeEngine {
         let record = try require(graph.devices[id], "no device with ID \(id)")
         if let controller = try? await controller() {
             // Best effort: leave the node's fabric (spec 11.18.6.12) so it can be commissioned again.
-            if let index = try? await controller.read(record.nodeID, AttributePath(
-                endpoint: 0, cluster: ControllerIDs.operationalCredentials, attribute: ControllerIDs.OperationalCredentials.currentFabricIndex)),
-               let fabricIndex = index.uintValue {
-                _ = try? await controller.invoke(record.nodeID, ConcreteCommandPath(
-                    endpoint: 0, cluster: ControllerIDs.operationalCredentials, command: ControllerIDs.OperationalCredentials.removeFabric),
+            if let index = try? await controller.read(
+                record.nodeID,
+                AttributePath(
+                    endpoint: 0, cluster: ControllerIDs.operationalCredentials,
+                    attribute: ControllerIDs.OperationalCredentials.currentFabricIndex)),
+                let fabricIndex = index.uintValue
+            {
+                _ = try? await controller.invoke(
+                    record.nodeID,
+                    ConcreteCommandPath(
+                        endpoint: 0, cluster: ControllerIDs.operationalCredentials,
+                        command: ControllerIDs.OperationalCredentials.removeFabric),
                     fields: .structure([.context(0, .unsigned(fabricIndex))]))
             }
         }
@@ -335,10 +347,11 @@ actor HomeEngine {
                 credentials = try await store.saveFabricIfAbsent(try FabricAuthority.create().credentials)
             }
             let fabric = try FabricAuthority(credentials: credentials)
-            var c = MatterController.Configuration(port: configuration.controllerPort, binding: configuration.controllerBinding,
-                                                   responseTimeout: configuration.responseTimeout,
-                                                   handshakeStepTimeout: configuration.responseTimeout,
-                                                   subscriptionMaxInterval: configuration.subscriptionMaxInterval)
+            var c = MatterController.Configuration(
+                port: configuration.controllerPort, binding: configuration.controllerBinding,
+                responseTimeout: configuration.responseTimeout,
+                handshakeStepTimeout: configuration.responseTimeout,
+                subscriptionMaxInterval: configuration.subscriptionMaxInterval)
             c.maxResubscribeDelay = configuration.maxResubscribeDelay
             c.exchange.maxSecureSessions = configuration.maxSessions
             let resolver: (any OperationalResolver)? = configuration.useDNSSD ? try? DNSSDDiscovery() : nil
@@ -357,8 +370,10 @@ actor HomeEngine {
 
     // MARK: Commissioning
 
-    func commission(payload: OnboardingPayload, address: SocketAddress?, structureID: String?, roomID: String?,
-                    name: String?) async throws -> HomeDevice {
+    func commission(
+        payload: OnboardingPayload, address: SocketAddress?, structureID: String?, roomID: String?,
+        name: String?
+    ) async throws -> HomeDevice {
         if let structureID, graph.structures[structureID] == nil { throw HomeError.notFound("no structure with ID \(structureID)") }
         if let roomID {
             guard let room = graph.rooms[roomID] else { throw HomeError.notFound("no room with ID \(roomID)") }
@@ -366,15 +381,17 @@ actor HomeEngine {
                 throw HomeError.invalidArgument("room \(roomID) is not in structure \(structureID)")
             }
         }
-        let structure = structureID ?? roomID.flatMap { graph.rooms[$0]?.structureID }
+        let structure =
+            structureID ?? roomID.flatMap { graph.rooms[$0]?.structureID }
             ?? (graph.structures.count == 1 ? graph.structures.keys.first : nil)
         let deviceName = try name.map { try normalizedName($0, "device") }
         let controller = try await controller()
         let candidates: [SocketAddress]
         if let address { candidates = [address] } else { candidates = try await discover(payload) }
         let nodeID = try await store.allocateNodeID()
-        let options = CommissioningOptions(trustStore: try configuration.paaTrustStore.map { try PAATrustStore(directory: $0) },
-                                           allowUntrustedAttestation: configuration.allowUntrustedAttestation)
+        let options = CommissioningOptions(
+            trustStore: try configuration.paaTrustStore.map { try PAATrustStore(directory: $0) },
+            allowUntrustedAttestation: configuration.allowUntrustedAttestation)
         // A manual code carries only 4 bits of the discriminator: several nodes can match it.
         // The one whose PASE accepts the passcode is the device; try each until one does.
         var target = candidates[0]
@@ -392,10 +409,12 @@ actor HomeEngine {
         // What the node is: its endpoints' device types and its identity.
         let reports: [AttributeReport]
         do {
-            reports = try await controller.read(nodeID, [
-                AttributePathIB(cluster: ControllerIDs.descriptor, attribute: ControllerIDs.Descriptor.deviceTypeList),
-                AttributePathIB(endpoint: 0, cluster: ControllerIDs.basicInformation),
-            ])
+            reports = try await controller.read(
+                nodeID,
+                [
+                    AttributePathIB(cluster: ControllerIDs.descriptor, attribute: ControllerIDs.Descriptor.deviceTypeList),
+                    AttributePathIB(endpoint: 0, cluster: ControllerIDs.basicInformation),
+                ])
         } catch {
             throw HomeError.from(error, "reading the new device's description")
         }
@@ -418,7 +437,9 @@ actor HomeEngine {
             vendorName: basic(0x0001)?.stringValue, productName: productName, serialNumber: basic(0x000F)?.stringValue)
         try await store.upsertDevice(record)
         var state = states[nodeID] ?? NodeState()
-        for r in reports where r.path.cluster == ControllerIDs.basicInformation { if let v = r.value { state[.direct].attributes[r.path] = v } }
+        for r in reports where r.path.cluster == ControllerIDs.basicInformation {
+            if let v = r.value { state[.direct].attributes[r.path] = v }
+        }
         states[nodeID] = state
         try await reload()
         return try require(snapshot.devices[record.id], "device \(record.id)")

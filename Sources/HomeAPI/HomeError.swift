@@ -113,7 +113,8 @@ func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escap
 
 /// The first outcome of a deadline race, handed to one waiter.
 private final class DeadlineOutcome<T: Sendable>: Sendable {
-    private let state = NIOLockedValueBox<(result: Result<T, any Error>?, waiter: CheckedContinuation<Result<T, any Error>, Never>?)>((nil, nil))
+    private let state = NIOLockedValueBox<(result: Result<T, any Error>?, waiter: CheckedContinuation<Result<T, any Error>, Never>?)>(
+        (nil, nil))
 
     /// Records the outcome unless one is already there; whether this one won.
     @discardableResult

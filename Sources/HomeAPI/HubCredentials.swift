@@ -44,15 +44,19 @@ extension Home {
     ///   - homeToken: the bearer token controllers present; nil generates one (read it from
     ///     the result).
     @discardableResult
-    public func issueHubCredentials(hubNodeID: UInt64? = nil, homeID: String = "home", homeToken: String? = nil,
-                                    access: HubAccess = .administer, to url: URL) async throws -> HubCredentialsIssue {
+    public func issueHubCredentials(
+        hubNodeID: UInt64? = nil, homeID: String = "home", homeToken: String? = nil,
+        access: HubAccess = .administer, to url: URL
+    ) async throws -> HubCredentialsIssue {
         try await engine.issueHubCredentials(hubNodeID: hubNodeID, homeID: homeID, homeToken: homeToken, access: access, to: url)
     }
 }
 
 extension HomeEngine {
-    func issueHubCredentials(hubNodeID: UInt64?, homeID: String, homeToken: String?, access: HubAccess,
-                             to url: URL) async throws -> HubCredentialsIssue {
+    func issueHubCredentials(
+        hubNodeID: UInt64?, homeID: String, homeToken: String?, access: HubAccess,
+        to url: URL
+    ) async throws -> HubCredentialsIssue {
         guard Self.isRelayIdentifier(homeID) else {
             throw HomeError.invalidArgument("home ID '\(homeID)': use 1...64 of A-Z a-z 0-9 . _ -")
         }
@@ -70,12 +74,14 @@ extension HomeEngine {
         }
         let graph = try await store.loadGraph()
         var table: [HubCredentials.Device] = []
-        var issue = HubCredentialsIssue(credentials: HubCredentials(identity: identity, homeID: homeID, homeToken: token, devices: []),
-                                        granted: [], failed: [:], skipped: [])
+        var issue = HubCredentialsIssue(
+            credentials: HubCredentials(identity: identity, homeID: homeID, homeToken: token, devices: []),
+            granted: [], failed: [:], skipped: [])
         for device in graph.devices.values.sorted(by: { $0.id < $1.id }) {
             // The serial number is the relay device ID: it must be one, and name one device only.
             guard let serial = device.serialNumber, Self.isRelayIdentifier(serial),
-                  !table.contains(where: { $0.deviceID == serial }) else {
+                !table.contains(where: { $0.deviceID == serial })
+            else {
                 issue.skipped.append(device.id)
                 continue
             }

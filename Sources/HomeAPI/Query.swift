@@ -15,8 +15,10 @@ public struct Query<T: HomeObject>: Sendable {
     /// write that already returned.
     let refresh: @Sendable () async throws -> Void
 
-    init(refresh: @escaping @Sendable () async throws -> Void,
-         _ source: @escaping @Sendable () -> AnyPublisher<Set<T>, HomeError>) {
+    init(
+        refresh: @escaping @Sendable () async throws -> Void,
+        _ source: @escaping @Sendable () -> AnyPublisher<Set<T>, HomeError>
+    ) {
         self.refresh = refresh
         self.source = source
     }

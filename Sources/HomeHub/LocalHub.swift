@@ -97,8 +97,10 @@ public final class LocalHub: Service, Sendable {
 
     /// Starts the hub's Matter controller with the credentials' identity; nothing is
     /// forwarded or watched until `run()`.
-    public static func start(credentials: HubCredentials, configuration: Configuration = Configuration(),
-                             logger: Logger = Logger(label: "matter.hub")) async throws -> LocalHub {
+    public static func start(
+        credentials: HubCredentials, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "matter.hub")
+    ) async throws -> LocalHub {
         var table: [String: HubCredentials.Device] = [:]
         for device in credentials.devices {
             guard RelayFrame.isValidIdentifier(device.deviceID) else {
@@ -118,11 +120,13 @@ public final class LocalHub: Service, Sendable {
             subscriptionMinInterval: 0, subscriptionMaxInterval: configuration.presenceMaxInterval,
             maxResubscribeDelay: configuration.presenceRetryDelay)
         // Many devices and many controllers' exchanges meet in this one exchange manager.
-        c.exchange = ExchangeManager.Configuration(maxSecureSessions: 512, maxExchanges: 2048, exchangeInboxLimit: 64,
-                                                   defaultReceiveTimeout: .seconds(10))
+        c.exchange = ExchangeManager.Configuration(
+            maxSecureSessions: 512, maxExchanges: 2048, exchangeInboxLimit: 64,
+            defaultReceiveTimeout: .seconds(10))
         let resolver: (any OperationalResolver)? = configuration.useDNSSD ? try? DNSSDDiscovery() : nil
-        let controller = try await MatterController.start(identity: try credentials.identity, configuration: c, resolver: resolver,
-                                                          logger: logger)
+        let controller = try await MatterController.start(
+            identity: try credentials.identity, configuration: c, resolver: resolver,
+            logger: logger)
         for device in table.values {
             if let address = try? SocketAddress(ipAddress: device.host, port: device.port) {
                 await controller.setAddress(address, for: device.nodeID)
@@ -139,8 +143,10 @@ public final class LocalHub: Service, Sendable {
         return hub
     }
 
-    private init(credentials: HubCredentials, configuration: Configuration, controller: MatterController,
-                 devices: [String: HubCredentials.Device], logger: Logger) {
+    private init(
+        credentials: HubCredentials, configuration: Configuration, controller: MatterController,
+        devices: [String: HubCredentials.Device], logger: Logger
+    ) {
         self.credentials = credentials
         self.configuration = configuration
         self.controller = controller
@@ -349,7 +355,8 @@ public final class LocalHub: Service, Sendable {
     private func failToController(_ peer: RelayPeer, _ key: ExchangeKey, _ reason: RelayFailureReason) {
         metrics.rejected(reason == .deviceOffline ? .deviceOffline : .overflow)
         _ = peer.send(
-            .failure(RelayFailure(deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: key.openedByController, reason: reason)))
+            .failure(
+                RelayFailure(deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: key.openedByController, reason: reason)))
     }
 
     // MARK: Forwarding, device → controller (subscription reports)
@@ -496,11 +503,13 @@ extension LocalHub: RelayControllerRouting {
 
     package func routeFromController(_ message: RelayMessage, from peer: RelayPeer) async {
         guard let deviceID = message.deviceID else { return }
-        let key = ExchangeKey(session: peer.id, deviceID: deviceID, exchangeID: message.exchangeID, openedByController: message.fromInitiator)
+        let key = ExchangeKey(
+            session: peer.id, deviceID: deviceID, exchangeID: message.exchangeID, openedByController: message.fromInitiator)
         func fail(_ reason: RelayFailureReason, _ rejection: RelayRejection) {
             metrics.rejected(rejection)
             _ = peer.send(
-                .failure(RelayFailure(deviceID: deviceID, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)))
+                .failure(
+                    RelayFailure(deviceID: deviceID, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)))
         }
         guard let device = devices[deviceID], peer.homeID == credentials.homeID else {
             return fail(.unknownDevice, .unknownDevice)
@@ -552,8 +561,10 @@ extension LocalHub: RelayControllerRouting {
 extension RelayServer {
     /// A local hub's server: the same controller protocol, answered by `localHub` over
     /// Matter. `store` authenticates the hub's home (see `RelayStore.mirror(_:)`).
-    public convenience init(store: RelayStore, localHub: LocalHub, configuration: RelayServerConfiguration = .init(),
-                            logger: Logger = Logger(label: "matter.hub")) {
+    public convenience init(
+        store: RelayStore, localHub: LocalHub, configuration: RelayServerConfiguration = .init(),
+        logger: Logger = Logger(label: "matter.hub")
+    ) {
         self.init(store: store, controllers: localHub, metrics: localHub.metrics, configuration: configuration, logger: logger)
     }
 }

@@ -23,8 +23,10 @@ public final class DNSSDDiscovery: OperationalResolver {
 
     /// Commissionable nodes seen within `duration`; with a discriminator, only those whose
     /// long (or, for short codes, short) discriminator matches.
-    public func commissionableNodes(duration: Duration = .seconds(3), longDiscriminator: UInt16? = nil,
-                                    shortDiscriminator: UInt8? = nil) async throws -> [CommissionableNode] {
+    public func commissionableNodes(
+        duration: Duration = .seconds(3), longDiscriminator: UInt16? = nil,
+        shortDiscriminator: UInt8? = nil
+    ) async throws -> [CommissionableNode] {
         let events = try browser.browse(type: MatterCommissionableRecord.serviceType)
         let found = FoundNodes()
         let collector = Task {

@@ -54,9 +54,10 @@ public struct HubCredentials: Sendable, Hashable, Codable {
     /// The hub's identity on the fabric, checked (key matches NOC, IDs agree).
     public var identity: FabricIdentity {
         get throws {
-            try FabricIdentity(fabricID: fabricID, nodeID: nodeID, rootCertificate: [UInt8](rootCertificate),
-                                    intermediateCertificate: intermediateCertificate.map { [UInt8]($0) }, noc: [UInt8](noc),
-                                    operationalKey: [UInt8](privateKey), ipkEpochKey: [UInt8](ipkEpochKey))
+            try FabricIdentity(
+                fabricID: fabricID, nodeID: nodeID, rootCertificate: [UInt8](rootCertificate),
+                intermediateCertificate: intermediateCertificate.map { [UInt8]($0) }, noc: [UInt8](noc),
+                operationalKey: [UInt8](privateKey), ipkEpochKey: [UInt8](ipkEpochKey))
         }
     }
 
@@ -70,7 +71,8 @@ public struct HubCredentials: Sendable, Hashable, Codable {
         do { credentials = try JSONDecoder().decode(HubCredentials.self, from: data) } catch let DecodingError.keyNotFound(key, _) {
             throw ControllerError.invalidArgument("\(url.path): field '\(key.stringValue)' is missing")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context),
-                let DecodingError.dataCorrupted(context) {
+            let DecodingError.dataCorrupted(context)
+        {
             let field = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             throw ControllerError.invalidArgument("\(url.path): field '\(field.isEmpty ? "(root)" : field)': \(context.debugDescription)")
         } catch {

@@ -35,10 +35,12 @@ public actor MatterController {
         /// MRP timing of our own sessions.
         public var exchange: ExchangeManager.Configuration
 
-        public init(port: Int = 0, binding: UDPTransport.Binding = .dualStack, responseTimeout: Duration = .seconds(8),
-                    handshakeStepTimeout: Duration = .seconds(8), subscriptionMinInterval: UInt16 = 0,
-                    subscriptionMaxInterval: UInt16 = 30, maxResubscribeDelay: Duration = .seconds(10),
-                    exchange: ExchangeManager.Configuration = .init(defaultReceiveTimeout: .seconds(10))) {
+        public init(
+            port: Int = 0, binding: UDPTransport.Binding = .dualStack, responseTimeout: Duration = .seconds(8),
+            handshakeStepTimeout: Duration = .seconds(8), subscriptionMinInterval: UInt16 = 0,
+            subscriptionMaxInterval: UInt16 = 30, maxResubscribeDelay: Duration = .seconds(10),
+            exchange: ExchangeManager.Configuration = .init(defaultReceiveTimeout: .seconds(10))
+        ) {
             self.port = port
             self.binding = binding
             self.responseTimeout = responseTimeout
@@ -71,23 +73,30 @@ public actor MatterController {
     private var isShutDown = false
 
     /// Binds the UDP endpoint and starts the exchange manager.
-    public static func start(fabric: FabricAuthority, configuration: Configuration = Configuration(),
-                             resolver: (any OperationalResolver)? = nil,
-                             logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
-        try await start(fabric: fabric, identity: try fabric.fabricIdentity, configuration: configuration,
-                        resolver: resolver, logger: logger)
+    public static func start(
+        fabric: FabricAuthority, configuration: Configuration = Configuration(),
+        resolver: (any OperationalResolver)? = nil,
+        logger: Logger = Logger(label: "matter.controller")
+    ) async throws -> MatterController {
+        try await start(
+            fabric: fabric, identity: try fabric.fabricIdentity, configuration: configuration,
+            resolver: resolver, logger: logger)
     }
 
     /// A controller with only an operational identity on the fabric (no CA): it reaches
     /// the fabric's nodes over CASE but cannot commission.
-    public static func start(identity: FabricIdentity, configuration: Configuration = Configuration(),
-                             resolver: (any OperationalResolver)? = nil,
-                             logger: Logger = Logger(label: "matter.controller")) async throws -> MatterController {
+    public static func start(
+        identity: FabricIdentity, configuration: Configuration = Configuration(),
+        resolver: (any OperationalResolver)? = nil,
+        logger: Logger = Logger(label: "matter.controller")
+    ) async throws -> MatterController {
         try await start(fabric: nil, identity: identity, configuration: configuration, resolver: resolver, logger: logger)
     }
 
-    private static func start(fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration,
-                              resolver: (any OperationalResolver)?, logger: Logger) async throws -> MatterController {
+    private static func start(
+        fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration,
+        resolver: (any OperationalResolver)?, logger: Logger
+    ) async throws -> MatterController {
         let transport: UDPTransport
         do {
             transport = try await UDPTransport.bind(.init(port: configuration.port, binding: configuration.binding), logger: logger)
@@ -97,14 +106,17 @@ public actor MatterController {
         let manager = ExchangeManager(transport: transport, configuration: configuration.exchange, logger: logger)
         let router = SubscriptionRouter(logger: logger)
         await manager.register(router, for: .interactionModel)
-        let controller = try MatterController(fabric: fabric, identity: identity, configuration: configuration, transport: transport,
-                                              manager: manager, router: router, resolver: resolver, logger: logger)
+        let controller = try MatterController(
+            fabric: fabric, identity: identity, configuration: configuration, transport: transport,
+            manager: manager, router: router, resolver: resolver, logger: logger)
         await controller.watchSessions()
         return controller
     }
 
-    private init(fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration, transport: UDPTransport,
-                 manager: ExchangeManager, router: SubscriptionRouter, resolver: (any OperationalResolver)?, logger: Logger) throws {
+    private init(
+        fabric: FabricAuthority?, identity: FabricIdentity, configuration: Configuration, transport: UDPTransport,
+        manager: ExchangeManager, router: SubscriptionRouter, resolver: (any OperationalResolver)?, logger: Logger
+    ) throws {
         self.fabric = fabric
         self.identity = identity
         self.configuration = configuration
@@ -221,8 +233,10 @@ public actor MatterController {
         }
         let initiator = CASEInitiator(manager: manager, stepTimeout: configuration.handshakeStepTimeout)
         if let resumption = resumptions[node] {
-            if let result = try? await initiator.establish(with: address, peerNodeID: node, fabric: operationalFabric,
-                                                          resumption: resumption) {
+            if let result = try? await initiator.establish(
+                with: address, peerNodeID: node, fabric: operationalFabric,
+                resumption: resumption)
+            {
                 resumptions[node] = result.resumption
                 return result.session
             }
@@ -252,8 +266,9 @@ public actor MatterController {
     /// The node's operational address from DNS-SD when it differs from `address`.
     private func relocated(_ node: NodeID, from address: SocketAddress) async -> SocketAddress? {
         guard let resolver, let compressed = try? identity.compressedFabricID(),
-              let found = try? await resolver.resolve(compressedFabricID: compressed, nodeID: node),
-              found != address else { return nil }
+            let found = try? await resolver.resolve(compressedFabricID: compressed, nodeID: node),
+            found != address
+        else { return nil }
         logger.info("node 0x\(String(node, radix: 16)) moved from \(address) to \(found)")
         return found
     }
@@ -291,8 +306,10 @@ public actor MatterController {
         try await withClient(node) { try await $0.write(path, value: value, timed: timed) }
     }
 
-    public func invoke(_ node: NodeID, _ path: ConcreteCommandPath, fields: TLVValue = .structure([]),
-                       timed: Duration? = nil) async throws -> CommandResponse {
+    public func invoke(
+        _ node: NodeID, _ path: ConcreteCommandPath, fields: TLVValue = .structure([]),
+        timed: Duration? = nil
+    ) async throws -> CommandResponse {
         // Commands are not idempotent (toggle): never resent here, since the first attempt
         // may have reached the node; the dead session is dropped so the next call reconnects.
         let client = try await client(for: node)
@@ -316,8 +333,10 @@ public actor MatterController {
         return stream
     }
 
-    private nonisolated func maintainSubscription(_ node: NodeID, paths: [AttributePathIB],
-                                                  continuation: AsyncStream<SubscriptionEvent>.Continuation) async {
+    private nonisolated func maintainSubscription(
+        _ node: NodeID, paths: [AttributePathIB],
+        continuation: AsyncStream<SubscriptionEvent>.Continuation
+    ) async {
         var delay: Duration = .milliseconds(250)
         while !Task.isCancelled {
             let liveness = LivenessSignal()

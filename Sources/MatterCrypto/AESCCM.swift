@@ -27,11 +27,11 @@ public struct AES128CCM: Sendable {
         let ok: Bool = output.withUnsafeMutableBufferPointer { out in
             var outLen: Int32 = 0
             guard EVP_EncryptInit_ex(ctx, EVP_aes_128_ccm(), nil, nil, nil) == 1,
-                  EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_IVLEN, Int32(Self.nonceLength), nil) == 1,
-                  EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_TAG, Int32(Self.micLength), nil) == 1,
-                  EVP_EncryptInit_ex(ctx, nil, nil, key, nonce) == 1,
-                  // CCM needs the total length before any data.
-                  EVP_EncryptUpdate(ctx, nil, &outLen, nil, Int32(plaintext.count)) == 1
+                EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_IVLEN, Int32(Self.nonceLength), nil) == 1,
+                EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_TAG, Int32(Self.micLength), nil) == 1,
+                EVP_EncryptInit_ex(ctx, nil, nil, key, nonce) == 1,
+                // CCM needs the total length before any data.
+                EVP_EncryptUpdate(ctx, nil, &outLen, nil, Int32(plaintext.count)) == 1
             else { return false }
             if !aad.isEmpty {
                 guard EVP_EncryptUpdate(ctx, nil, &outLen, aad, Int32(aad.count)) == 1 else { return false }
@@ -40,9 +40,10 @@ public struct AES128CCM: Sendable {
             // A non-null input pointer is required even for an empty message.
             let input = plaintext.isEmpty ? [0] : plaintext
             guard EVP_EncryptUpdate(ctx, dataOut, &outLen, input, Int32(plaintext.count)) == 1,
-                  EVP_EncryptFinal_ex(ctx, dataOut + plaintext.count, &outLen) == 1,
-                  EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_GET_TAG, Int32(Self.micLength),
-                                      dataOut + plaintext.count) == 1
+                EVP_EncryptFinal_ex(ctx, dataOut + plaintext.count, &outLen) == 1,
+                EVP_CIPHER_CTX_ctrl(
+                    ctx, COPENSSL_EVP_CTRL_AEAD_GET_TAG, Int32(Self.micLength),
+                    dataOut + plaintext.count) == 1
             else { return false }
             return true
         }
@@ -66,10 +67,10 @@ public struct AES128CCM: Sendable {
         var plaintext = [UInt8](repeating: 0, count: max(ctLen, 1))
         var outLen: Int32 = 0
         guard EVP_DecryptInit_ex(ctx, EVP_aes_128_ccm(), nil, nil, nil) == 1,
-              EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_IVLEN, Int32(Self.nonceLength), nil) == 1,
-              EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_TAG, Int32(Self.micLength), &tag) == 1,
-              EVP_DecryptInit_ex(ctx, nil, nil, key, nonce) == 1,
-              EVP_DecryptUpdate(ctx, nil, &outLen, nil, Int32(ctLen)) == 1
+            EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_IVLEN, Int32(Self.nonceLength), nil) == 1,
+            EVP_CIPHER_CTX_ctrl(ctx, COPENSSL_EVP_CTRL_AEAD_SET_TAG, Int32(Self.micLength), &tag) == 1,
+            EVP_DecryptInit_ex(ctx, nil, nil, key, nonce) == 1,
+            EVP_DecryptUpdate(ctx, nil, &outLen, nil, Int32(ctLen)) == 1
         else { throw .libraryFailure("AES-CCM decrypt setup") }
         if !aad.isEmpty {
             guard EVP_DecryptUpdate(ctx, nil, &outLen, aad, Int32(aad.count)) == 1 else {

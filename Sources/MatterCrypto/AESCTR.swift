@@ -19,7 +19,7 @@ public enum AES128CTR {
         var len1: Int32 = 0
         var len2: Int32 = 0
         guard EVP_EncryptInit_ex(ctx, EVP_aes_128_ctr(), nil, key, iv) == 1,
-              EVP_EncryptUpdate(ctx, &out, &len1, data, Int32(data.count)) == 1
+            EVP_EncryptUpdate(ctx, &out, &len1, data, Int32(data.count)) == 1
         else { throw .libraryFailure("AES-CTR") }
         let ok = out.withUnsafeMutableBufferPointer { p in
             EVP_EncryptFinal_ex(ctx, p.baseAddress! + Int(len1), &len2)

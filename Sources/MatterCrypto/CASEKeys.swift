@@ -11,10 +11,13 @@ public enum CASEKeys {
     public static let sigma2ResumeNonce: [UInt8] = Array("NCASE_SigmaS2".utf8)
 
     /// S2K = HKDF(SharedSecret, salt = IPK || ResponderRandom || ResponderEphPubKey || SHA256(Sigma1), "Sigma2", 16).
-    public static func sigma2Key(sharedSecret: [UInt8], ipk: [UInt8], responderRandom: [UInt8],
-                                 responderEphemeralPublicKey: [UInt8], sigma1Hash: [UInt8]) -> [UInt8] {
-        KeyDerivation.hkdf(sharedSecret, salt: ipk + responderRandom + responderEphemeralPublicKey + sigma1Hash,
-                           info: "Sigma2", length: 16)
+    public static func sigma2Key(
+        sharedSecret: [UInt8], ipk: [UInt8], responderRandom: [UInt8],
+        responderEphemeralPublicKey: [UInt8], sigma1Hash: [UInt8]
+    ) -> [UInt8] {
+        KeyDerivation.hkdf(
+            sharedSecret, salt: ipk + responderRandom + responderEphemeralPublicKey + sigma1Hash,
+            info: "Sigma2", length: 16)
     }
 
     /// S3K = HKDF(SharedSecret, salt = IPK || SHA256(Sigma1 || Sigma2), "Sigma3", 16).
@@ -33,13 +36,17 @@ public enum CASEKeys {
     }
 
     /// InitiatorResumeMIC: the 16-byte AES-CCM tag of an empty message under S1RK, nonce "NCASE_SigmaS1".
-    public static func sigma1ResumeMIC(sharedSecret: [UInt8], initiatorRandom: [UInt8], resumptionID: [UInt8]) throws(MatterCryptoError) -> [UInt8] {
+    public static func sigma1ResumeMIC(
+        sharedSecret: [UInt8], initiatorRandom: [UInt8], resumptionID: [UInt8]
+    ) throws(MatterCryptoError) -> [UInt8] {
         let key = sigma1ResumeKey(sharedSecret: sharedSecret, initiatorRandom: initiatorRandom, resumptionID: resumptionID)
         return try AES128CCM(key: key).seal([], nonce: sigma1ResumeNonce)
     }
 
     /// Sigma2ResumeMIC: the AES-CCM tag of an empty message under S2RK, nonce "NCASE_SigmaS2".
-    public static func sigma2ResumeMIC(sharedSecret: [UInt8], initiatorRandom: [UInt8], resumptionID: [UInt8]) throws(MatterCryptoError) -> [UInt8] {
+    public static func sigma2ResumeMIC(
+        sharedSecret: [UInt8], initiatorRandom: [UInt8], resumptionID: [UInt8]
+    ) throws(MatterCryptoError) -> [UInt8] {
         let key = sigma2ResumeKey(sharedSecret: sharedSecret, initiatorRandom: initiatorRandom, resumptionID: resumptionID)
         return try AES128CCM(key: key).seal([], nonce: sigma2ResumeNonce)
     }

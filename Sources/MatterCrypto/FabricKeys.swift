@@ -38,8 +38,10 @@ public enum FabricKeys {
 
     /// CASE destination identifier (spec 4.14.2.4) = HMAC(IPK, InitiatorRandom || RootPublicKey ||
     /// FabricID (8 bytes LE) || NodeID (8 bytes LE)).
-    public static func destinationID(ipk: [UInt8], initiatorRandom: [UInt8], rootPublicKey: [UInt8],
-                                     fabricID: UInt64, nodeID: UInt64) throws(MatterCryptoError) -> [UInt8] {
+    public static func destinationID(
+        ipk: [UInt8], initiatorRandom: [UInt8], rootPublicKey: [UInt8],
+        fabricID: UInt64, nodeID: UInt64
+    ) throws(MatterCryptoError) -> [UInt8] {
         try requireLength(ipk, 16, "IPK")
         try requireLength(rootPublicKey, P256PublicKey.uncompressedLength, "root public key")
         let message = initiatorRandom + rootPublicKey + littleEndianBytes(fabricID) + littleEndianBytes(nodeID)

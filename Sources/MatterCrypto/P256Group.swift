@@ -74,8 +74,8 @@ struct P256Group: ~Copyable {
         guard let t = EC_POINT_new(group) else { throw .libraryFailure("EC_POINT_new") }
         defer { EC_POINT_clear_free(t) }
         guard EC_POINT_mul(group, t, nil, pQ, bnK, bnContext) == 1,
-              EC_POINT_invert(group, t, bnContext) == 1,
-              EC_POINT_add(group, t, pP, t, bnContext) == 1
+            EC_POINT_invert(group, t, bnContext) == 1,
+            EC_POINT_add(group, t, pP, t, bnContext) == 1
         else { throw .libraryFailure("EC_POINT arithmetic") }
         return try encodePoint(t)
     }
@@ -109,8 +109,8 @@ struct P256Group: ~Copyable {
         guard bytes.count == Self.pointLength || bytes.count == 33 else { throw .invalidPoint }
         guard let p = EC_POINT_new(group) else { throw .libraryFailure("EC_POINT_new") }
         guard EC_POINT_oct2point(group, p, bytes, bytes.count, bnContext) == 1,
-              EC_POINT_is_on_curve(group, p, bnContext) == 1,
-              EC_POINT_is_at_infinity(group, p) == 0
+            EC_POINT_is_on_curve(group, p, bnContext) == 1,
+            EC_POINT_is_at_infinity(group, p) == 0
         else {
             EC_POINT_free(p)
             ERR_clear_error()

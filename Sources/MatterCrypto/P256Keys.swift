@@ -36,7 +36,7 @@ public struct P256PublicKey: Sendable, Hashable {
     /// Crypto_Verify: ECDSA-SHA256 over `message`; `signature` is raw r || s (64 bytes).
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard signature.count == 64,
-              let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+            let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
         else { return false }
         return signingKey.isValidSignature(sig, for: message)
     }

@@ -22,9 +22,10 @@ public enum SecretFiles {
         }
         for url in missing.reversed() {
             do {
-                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false,
-                                                        attributes: [.posixPermissions: 0o700])
-            } catch where FileManager.default.fileExists(atPath: url.path) {
+                try FileManager.default.createDirectory(
+                    at: url, withIntermediateDirectories: false,
+                    attributes: [.posixPermissions: 0o700])
+            } catch  where FileManager.default.fileExists(atPath: url.path) {
                 continue  // made meanwhile by another process
             }
         }

@@ -12,17 +12,23 @@ public enum Spake2p {
 
     /// Whether a setup passcode is allowed (spec 5.1.7.1): 1...99999998, and none of the trivial values.
     public static func isValidPasscode(_ passcode: UInt32) -> Bool {
-        let invalid: Set<UInt32> = [0, 11111111, 22222222, 33333333, 44444444, 55555555, 66666666,
-                                    77777777, 88888888, 99999999, 12345678, 87654321]
+        let invalid: Set<UInt32> = [
+            0, 11111111, 22222222, 33333333, 44444444, 55555555, 66666666,
+            77777777, 88888888, 99999999, 12345678, 87654321,
+        ]
         return passcode <= 99_999_998 && !invalid.contains(passcode)
     }
 
     /// The fixed point M of the P-256 ciphersuite, uncompressed.
-    public static let M: [UInt8] = [UInt8](hexString:
-        "04886e2f97ace46e55ba9dd7242579f2993b64e16ef3dcab95afd497333d8fa12f5ff355163e43ce224e0b0e65ff02ac8e5c7be09419c785e0ca547d55a12e2d20")!
+    public static let M: [UInt8] = [UInt8](
+        hexString:
+            "04886e2f97ace46e55ba9dd7242579f2993b64e16ef3dcab95afd497333d8fa12f5ff355163e43ce224e0b0e65ff02ac8e5c7be09419c785e0ca547d55a12e2d20"
+    )!
     /// The fixed point N of the P-256 ciphersuite, uncompressed.
-    public static let N: [UInt8] = [UInt8](hexString:
-        "04d8bbd6c639c62937b04d997f38c3770719c629d7014d49a24b4f98baa1292b4907d60aa6bfade45008a636337f5168c64d9bd36034808cd564490b1e656edbe7")!
+    public static let N: [UInt8] = [UInt8](
+        hexString:
+            "04d8bbd6c639c62937b04d997f38c3770719c629d7014d49a24b4f98baa1292b4907d60aa6bfade45008a636337f5168c64d9bd36034808cd564490b1e656edbe7"
+    )!
 
     /// The PASE context (spec 4.14.1.2): SHA-256("CHIP PAKE V1 Commissioning" || PBKDFParamRequest || PBKDFParamResponse),
     /// each message being the full TLV payload as sent.
@@ -32,7 +38,8 @@ public enum Spake2p {
 
     /// w0 and w1 from the passcode (spec 3.10): w0s || w1s = PBKDF2(passcode as 4 little-endian bytes, salt,
     /// iterations, 80 bytes); w0 = w0s mod n, w1 = w1s mod n (32 bytes each, big-endian).
-    public static func computeW0W1(passcode: UInt32, salt: [UInt8], iterations: Int) throws(MatterCryptoError) -> (w0: [UInt8], w1: [UInt8]) {
+    public static func computeW0W1(passcode: UInt32, salt: [UInt8], iterations: Int) throws(MatterCryptoError) -> (w0: [UInt8], w1: [UInt8])
+    {
         guard iterationRange.contains(iterations) else {
             throw .invalidParameter("PBKDF iterations \(iterations) outside \(iterationRange)")
         }
@@ -48,8 +55,10 @@ public enum Spake2p {
     }
 
     /// Shared tail of both roles: TT, Ka/Ke, KcA/KcB and the confirmation MACs.
-    static func deriveKeys(context: [UInt8], proverIdentity: [UInt8], verifierIdentity: [UInt8],
-                           X: [UInt8], Y: [UInt8], Z: [UInt8], V: [UInt8], w0: [UInt8]) -> Spake2pKeys {
+    static func deriveKeys(
+        context: [UInt8], proverIdentity: [UInt8], verifierIdentity: [UInt8],
+        X: [UInt8], Y: [UInt8], Z: [UInt8], V: [UInt8], w0: [UInt8]
+    ) -> Spake2pKeys {
         var tt: [UInt8] = []
         for part in [context, proverIdentity, verifierIdentity, M, N, X, Y, Z, V, w0] {
             tt += littleEndianBytes(UInt64(part.count))
@@ -164,8 +173,10 @@ public struct Spake2pProver: Sendable {
     private let w1: [UInt8]
 
     /// `ephemeralScalar` exists for test vectors; leave it nil to draw x at random.
-    public init(context: [UInt8], w0: [UInt8], w1: [UInt8], proverIdentity: [UInt8] = [], verifierIdentity: [UInt8] = [],
-                ephemeralScalar: [UInt8]? = nil) throws(MatterCryptoError) {
+    public init(
+        context: [UInt8], w0: [UInt8], w1: [UInt8], proverIdentity: [UInt8] = [], verifierIdentity: [UInt8] = [],
+        ephemeralScalar: [UInt8]? = nil
+    ) throws(MatterCryptoError) {
         try requireLength(w0, P256Group.scalarLength, "w0")
         try requireLength(w1, P256Group.scalarLength, "w1")
         let group = try P256Group()
@@ -194,8 +205,9 @@ public struct Spake2pProver: Sendable {
         let unblinded = try group.subtractMultiple(Y, point: Spake2p.N, scalar: w0)
         let Z = try group.multiplyAdd(generatorScalar: nil, point: unblinded, scalar: x)
         let V = try group.multiplyAdd(generatorScalar: nil, point: unblinded, scalar: w1)
-        return Spake2p.deriveKeys(context: context, proverIdentity: proverIdentity, verifierIdentity: verifierIdentity,
-                                  X: shareX, Y: Y, Z: Z, V: V, w0: w0)
+        return Spake2p.deriveKeys(
+            context: context, proverIdentity: proverIdentity, verifierIdentity: verifierIdentity,
+            X: shareX, Y: Y, Z: Z, V: V, w0: w0)
     }
 
     /// Pake2 handling: checks cB and returns cA (for Pake3) and Ke.
@@ -217,8 +229,10 @@ public struct Spake2pVerifierRole: Sendable {
     private let y: [UInt8]
 
     /// `ephemeralScalar` exists for test vectors; leave it nil to draw y at random.
-    public init(context: [UInt8], verifier: Spake2pVerifier, proverIdentity: [UInt8] = [], verifierIdentity: [UInt8] = [],
-                ephemeralScalar: [UInt8]? = nil) throws(MatterCryptoError) {
+    public init(
+        context: [UInt8], verifier: Spake2pVerifier, proverIdentity: [UInt8] = [], verifierIdentity: [UInt8] = [],
+        ephemeralScalar: [UInt8]? = nil
+    ) throws(MatterCryptoError) {
         let group = try P256Group()
         let y = try Spake2p.ephemeralScalar(ephemeralScalar, group: group)
         self.context = context
@@ -239,7 +253,8 @@ public struct Spake2pVerifierRole: Sendable {
         let unblinded = try group.subtractMultiple(X, point: Spake2p.M, scalar: verifier.w0)
         let Z = try group.multiplyAdd(generatorScalar: nil, point: unblinded, scalar: y)
         let V = try group.multiplyAdd(generatorScalar: nil, point: verifier.L, scalar: y)
-        return Spake2p.deriveKeys(context: context, proverIdentity: proverIdentity, verifierIdentity: verifierIdentity,
-                                  X: X, Y: shareY, Z: Z, V: V, w0: verifier.w0)
+        return Spake2p.deriveKeys(
+            context: context, proverIdentity: proverIdentity, verifierIdentity: verifierIdentity,
+            X: X, Y: shareY, Z: Z, V: V, w0: verifier.w0)
     }
 }

@@ -71,10 +71,12 @@ final class AvahiConnection: @unchecked Sendable {
         // Fires at once on the poll thread, to learn which thread that is.
         var now = timeval()
         avahi_elapse_time(&now, 0, 0)
-        reconnectTimer = api.pointee.timeout_new(api, &now, { _, userdata in
-            guard let userdata else { return }
-            Unmanaged<AvahiConnection>.fromOpaque(userdata).takeUnretainedValue().timerFired()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        reconnectTimer = api.pointee.timeout_new(
+            api, &now,
+            { _, userdata in
+                guard let userdata else { return }
+                Unmanaged<AvahiConnection>.fromOpaque(userdata).takeUnretainedValue().timerFired()
+            }, Unmanaged.passUnretained(self).toOpaque())
         guard avahi_threaded_poll_start(poll) >= 0 else {
             owner.clientWillBeFreed()
             avahi_client_free(client)
@@ -140,10 +142,12 @@ final class AvahiConnection: @unchecked Sendable {
 
     private func makeClient(_ error: inout Int32) -> OpaquePointer? {
         let api = avahi_threaded_poll_get(poll)
-        let client = avahi_client_new(api, AVAHI_CLIENT_NO_FAIL, { client, state, userdata in
-            guard let client, let userdata else { return }
-            Unmanaged<AvahiConnection>.fromOpaque(userdata).takeUnretainedValue().clientChanged(client, state)
-        }, Unmanaged.passUnretained(self).toOpaque(), &error)
+        let client = avahi_client_new(
+            api, AVAHI_CLIENT_NO_FAIL,
+            { client, state, userdata in
+                guard let client, let userdata else { return }
+                Unmanaged<AvahiConnection>.fromOpaque(userdata).takeUnretainedValue().clientChanged(client, state)
+            }, Unmanaged.passUnretained(self).toOpaque(), &error)
         if client == nil, self.client != nil {
             // The callback saw a client that avahi_client_new then freed on failure.
             owner?.clientWillBeFreed()

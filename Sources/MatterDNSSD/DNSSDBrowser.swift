@@ -23,7 +23,9 @@ public final class DNSSDBrowser: Sendable {
 
     /// The services of `type` (e.g. `_matterc._udp`), or only those registered under
     /// `subtype` (e.g. `_L3840`, browsed as `_L3840._sub._matterc._udp`).
-    public func browse(type: String, subtype: String? = nil, domain: String? = nil) throws(DNSSDError)
+    public func browse(
+        type: String, subtype: String? = nil, domain: String? = nil
+    ) throws(DNSSDError)
         -> AsyncStream<DNSSDEvent>
     {
         try engine.browse(type: type, subtype: subtype, domain: domain)
@@ -323,9 +325,10 @@ final class BrowseSession: @unchecked Sendable {
         switch event {
         case AVAHI_RESOLVER_FOUND:
             guard let hostName else { return }
-            apply(model.serviceResolved(
-                handle.key.service, interface: handle.key.interface, hostName: hostName, port: port,
-                txt: DNSSDTXTRecord(decoding: txt)))
+            apply(
+                model.serviceResolved(
+                    handle.key.service, interface: handle.key.interface, hostName: hostName, port: port,
+                    txt: DNSSDTXTRecord(decoding: txt)))
         case AVAHI_RESOLVER_FAILURE:
             let error = AvahiConnection.error("resolving \(handle.key.service.name)", client: engine.connection.client)
             if let resolver = handle.resolver { avahi_service_resolver_free(resolver) }

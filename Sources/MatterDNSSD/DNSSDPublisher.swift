@@ -331,11 +331,13 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
             avahi_entry_group_reset(existing)
             group = existing
         } else {
-            let made = avahi_entry_group_new(client, { group, state, userdata in
-                guard let group, let userdata else { return }
-                let record = Unmanaged<PublishedRecord>.fromOpaque(userdata).takeUnretainedValue()
-                record.engine.groupChanged(record, group: group, state: state)
-            }, Unmanaged.passUnretained(record).toOpaque())
+            let made = avahi_entry_group_new(
+                client,
+                { group, state, userdata in
+                    guard let group, let userdata else { return }
+                    let record = Unmanaged<PublishedRecord>.fromOpaque(userdata).takeUnretainedValue()
+                    record.engine.groupChanged(record, group: group, state: state)
+                }, Unmanaged.passUnretained(record).toOpaque())
             guard let made else { throw AvahiConnection.error("avahi_entry_group_new", client: client) }
             record.group = made
             group = made
@@ -420,19 +422,22 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
         let shared = AvahiPublishFlags(0)
         var records: [(name: String, type: Int32, ttl: UInt32, flags: AvahiPublishFlags, rdata: [UInt8])] = [
             (instance, Int32(AVAHI_DNS_TYPE_SRV), UInt32(AVAHI_DEFAULT_TTL_HOST_NAME), unique, srv),
-            (instance, Int32(AVAHI_DNS_TYPE_TXT), UInt32(AVAHI_DEFAULT_TTL), unique, Array(txt[0 ..< txtSize])),
+            (instance, Int32(AVAHI_DNS_TYPE_TXT), UInt32(AVAHI_DEFAULT_TTL), unique, Array(txt[0..<txtSize])),
             (typeName, Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, instanceWire),
-            ("_services._dns-sd._udp.\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared,
-             DNSWireName.encode(labels: DNSWireName.labels(service.type) + DNSWireName.labels(domain))),
+            (
+                "_services._dns-sd._udp.\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared,
+                DNSWireName.encode(labels: DNSWireName.labels(service.type) + DNSWireName.labels(domain))
+            ),
         ]
         for subtype in service.subtypeServiceTypes {
             records.append(("\(subtype).\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, instanceWire))
         }
         for r in records {
             let result = r.rdata.withUnsafeBytes { bytes in
-                avahi_entry_group_add_record(group, service.avahiInterface, AvahiProtocol(AVAHI_PROTO_UNSPEC), r.flags,
-                                             r.name, UInt16(AVAHI_DNS_CLASS_IN), UInt16(r.type), r.ttl,
-                                             bytes.baseAddress, bytes.count)
+                avahi_entry_group_add_record(
+                    group, service.avahiInterface, AvahiProtocol(AVAHI_PROTO_UNSPEC), r.flags,
+                    r.name, UInt16(AVAHI_DNS_CLASS_IN), UInt16(r.type), r.ttl,
+                    bytes.baseAddress, bytes.count)
             }
             guard result >= 0 else { return result }
         }

@@ -187,7 +187,7 @@ public struct MatterCommissionableRecord: Sendable, Hashable {
                 throw .malformedRecord(field: "RI", reason: "not an even number of hex digits")
             }
             rotatingDeviceID = stride(from: 0, to: digits.count, by: 2).compactMap { index in
-                UInt8(String(decoding: digits[index ..< index + 2], as: UTF8.self), radix: 16)
+                UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16)
             }
         }
         let common = try MatterTXT.Common(decoding: txt)

@@ -75,8 +75,8 @@ public struct MatterOperationalRecord: Sendable, Hashable {
     public static func parseInstanceName(_ name: String) throws(DNSSDError) -> (compressedFabricID: UInt64, nodeID: UInt64) {
         let bytes = Array(name.utf8)
         guard bytes.count == 33, bytes[16] == UInt8(ascii: "-"),
-            let fabric = MatterTXT.parseHex16(String(decoding: bytes[0 ..< 16], as: UTF8.self)),
-            let node = MatterTXT.parseHex16(String(decoding: bytes[17 ..< 33], as: UTF8.self))
+            let fabric = MatterTXT.parseHex16(String(decoding: bytes[0..<16], as: UTF8.self)),
+            let node = MatterTXT.parseHex16(String(decoding: bytes[17..<33], as: UTF8.self))
         else {
             throw .malformedRecord(field: "instance name", reason: "'\(name)' is not <fabric>-<node> in 16 hex digits each")
         }

@@ -15,7 +15,8 @@ enum FabricScopedList {
     /// Context tags of the fabric-sensitive fields of a list attribute's entry struct.
     static func sensitiveFields(of attribute: AttributeDefinition, in definition: ClusterDefinition) -> Set<UInt8> {
         guard case .list(let element) = attribute.type.base, case .structure(let name) = element.base,
-              let structure = definition.structDefinition(named: name) else { return [] }
+            let structure = definition.structDefinition(named: name)
+        else { return [] }
         return Set(structure.fields.filter(\.fabricSensitive).map(\.id))
     }
 
@@ -25,14 +26,17 @@ enum FabricScopedList {
             // No accessing fabric: nothing is the reader's (8.4.3.2).
             return .arrayOf(entries.filter { accessingFabric != 0 && fabricIndex(of: $0) == accessingFabric })
         }
-        return .arrayOf(entries.map { entry in
-            guard fabricIndex(of: entry) != accessingFabric || accessingFabric == 0,
-                  case .structure(let members) = entry else { return entry }
-            return .structure(members.filter { member in
-                guard case .context(let tag) = member.tag else { return true }
-                return !sensitiveFields.contains(tag)
+        return .arrayOf(
+            entries.map { entry in
+                guard fabricIndex(of: entry) != accessingFabric || accessingFabric == 0,
+                    case .structure(let members) = entry
+                else { return entry }
+                return .structure(
+                    members.filter { member in
+                        guard case .context(let tag) = member.tag else { return true }
+                        return !sensitiveFields.contains(tag)
+                    })
             })
-        })
     }
 
     /// A written entry with the writer's fabric in 0xFE, whatever the client sent there.

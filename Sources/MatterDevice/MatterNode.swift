@@ -78,8 +78,9 @@ public actor MatterNode {
         let basic = ClusterPath(endpoint: 0, cluster: Self.basicInformation)
         if runtime.composition.clusters(on: 0).contains(Self.basicInformation) {
             let version = runtime.store.value(AttributePath(endpoint: 0, cluster: Self.basicInformation, attribute: AttributeID(0x0009)))
-            runtime.recordEvent(basic, EventID(0x00), priority: .critical,
-                                data: .structure([TLVElement(tag: .context(0), version ?? .unsigned(0))]))
+            runtime.recordEvent(
+                basic, EventID(0x00), priority: .critical,
+                data: .structure([TLVElement(tag: .context(0), version ?? .unsigned(0))]))
         }
     }
 
@@ -97,8 +98,10 @@ public actor MatterNode {
 
     /// Records an event of a cluster instance (for clusters, and for tests).
     @discardableResult
-    public func recordEvent(_ cluster: ClusterPath, _ event: EventID, priority: EventDataIB.Priority,
-                            data: TLVValue = .structure([])) -> RecordedEvent {
+    public func recordEvent(
+        _ cluster: ClusterPath, _ event: EventID, priority: EventDataIB.Priority,
+        data: TLVValue = .structure([])
+    ) -> RecordedEvent {
         runtime.recordEvent(cluster, event, priority: priority, data: data)
     }
 
@@ -144,7 +147,9 @@ public actor MatterNode {
         if let session, !isGranted(session.subject, cluster, attribute?.readPrivilege ?? .view) {
             return .failure(InteractionStatus(.unsupportedAccess))
         }
-        var value = runtime.servers[cluster]?.readValue(path.attribute, stored: stored, context: runtime.context(cluster, session: session)) ?? stored
+        var value =
+            runtime.servers[cluster]?.readValue(path.attribute, stored: stored, context: runtime.context(cluster, session: session))
+            ?? stored
         if let session, let attribute, attribute.fabricScoped, let definition = composition.definition(of: cluster) {
             value = FabricScopedList.filtered(
                 value, accessingFabric: session.fabricIndex, fabricFiltered: fabricFiltered,
@@ -154,7 +159,9 @@ public actor MatterNode {
     }
 
     /// Reads one attribute for a subject without a session of its own.
-    public func read(_ path: AttributePath, subject: SubjectDescriptor?, fabricFiltered: Bool = true) -> Result<AttributeData, InteractionStatus> {
+    public func read(
+        _ path: AttributePath, subject: SubjectDescriptor?, fabricFiltered: Bool = true
+    ) -> Result<AttributeData, InteractionStatus> {
         read(path, session: subject.map { SessionContext(subject: $0) }, fabricFiltered: fabricFiltered)
     }
 
@@ -197,9 +204,10 @@ public actor MatterNode {
         if let missing = missingStatus(cluster) { return missing }
         guard runtime.store.contains(path) else { return InteractionStatus(.unsupportedAttribute) }
         guard let definition = composition.definition(of: cluster),
-              let attribute = definition.attribute(path.attribute),
-              !GlobalAttribute.isGlobal(path.attribute),
-              let writePrivilege = attribute.writePrivilege else {
+            let attribute = definition.attribute(path.attribute),
+            !GlobalAttribute.isGlobal(path.attribute),
+            let writePrivilege = attribute.writePrivilege
+        else {
             return InteractionStatus(.unsupportedWrite)
         }
         if let session, !isGranted(session.subject, cluster, writePrivilege) { return InteractionStatus(.unsupportedAccess) }
@@ -247,9 +255,10 @@ public actor MatterNode {
         let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         if let missing = missingStatus(cluster) { return .status(missing) }
         guard composition.acceptedCommands(of: cluster).contains(path.command),
-              let definition = composition.definition(of: cluster),
-              let command = definition.command(path.command),
-              let server = runtime.servers[cluster] else {
+            let definition = composition.definition(of: cluster),
+            let command = definition.command(path.command),
+            let server = runtime.servers[cluster]
+        else {
             return .failure(.unsupportedCommand)
         }
         if let session {
@@ -258,8 +267,10 @@ public actor MatterNode {
             if command.fabricScoped && session.fabricIndex == 0 { return .failure(.unsupportedAccess) }
         }
         if command.timed && !timed { return .failure(.needsTimedInteraction) }
-        if let rejected = checkFields(fields, of: command, in: definition, features: composition.features(of: cluster),
-                                      constraints: !server.answersConstraintErrors(path.command)) {
+        if let rejected = checkFields(
+            fields, of: command, in: definition, features: composition.features(of: cluster),
+            constraints: !server.answersConstraintErrors(path.command))
+        {
             logger.debug("invoke \(path) rejected: \(rejected)")
             return .status(rejected)
         }

@@ -16,15 +16,16 @@ extension NodeRuntime {
         commissioningEvents: Broadcaster<CommissioningEvent>
     ) throws(NodeDescriptionError) -> NodeRuntime {
         let endpoints = try checkedEndpoints(description.endpoints, model: model, logger: logger)
-        let layout = NodeLayout(endpoints: endpoints.map { endpoint in
-            NodeLayout.Endpoint(
-                number: endpoint.number,
-                deviceTypes: endpoint.deviceTypes,
-                serverClusters: endpoint.serverClusters.map(\.id).sorted(),
-                clientClusters: endpoint.clientClusters.sorted(),
-                parent: endpoint.parent
-            )
-        })
+        let layout = NodeLayout(
+            endpoints: endpoints.map { endpoint in
+                NodeLayout.Endpoint(
+                    number: endpoint.number,
+                    deviceTypes: endpoint.deviceTypes,
+                    serverClusters: endpoint.serverClusters.map(\.id).sorted(),
+                    clientClusters: endpoint.clientClusters.sorted(),
+                    parent: endpoint.parent
+                )
+            })
         let runtime = NodeRuntime(
             model: model, clock: clock, logger: logger,
             store: AttributeStore(broadcaster: broadcaster), layout: layout,
@@ -50,7 +51,9 @@ extension NodeRuntime {
         do {
             for (path, value) in try persistence.loadAttributes() {
                 let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
-                guard let definition = composition.definition(of: cluster), let attribute = definition.attribute(path.attribute) else { continue }
+                guard let definition = composition.definition(of: cluster), let attribute = definition.attribute(path.attribute) else {
+                    continue
+                }
                 if let violation = definition.validate(value, for: attribute) {
                     logger.warning("stored value of \(path) (\(attribute.name)) ignored: \(violation)")
                     continue
@@ -149,7 +152,8 @@ extension NodeRuntime {
                 throw NodeDescriptionError(path: attributeWhere, message: "global attributes are derived, not set")
             }
             guard let attribute = definition.attribute(attributeID),
-                  attribute.conformance.isAllowed(features: features) else {
+                attribute.conformance.isAllowed(features: features)
+            else {
                 throw NodeDescriptionError(
                     path: attributeWhere,
                     message: "not an attribute of this cluster with features [\(features.sorted().joined(separator: ", "))]"
@@ -180,13 +184,16 @@ extension NodeRuntime {
         where command.direction == .request && command.conformance.isMandatory(features: features) && !accepted.contains(command.id) {
             logger.warning("\(location): mandatory command \(command.name) is not simulated")
         }
-        let generated = Set(accepted.compactMap { id in
-            definition.command(id)?.responseName.flatMap { name in definition.responses.first { $0.name == name }?.id }
-        }).sorted()
+        let generated = Set(
+            accepted.compactMap { id in
+                definition.command(id)?.responseName.flatMap { name in definition.responses.first { $0.name == name }?.id }
+            }
+        ).sorted()
 
         values.merge(
-            GlobalAttribute.values(definition: definition, features: features, present: values.keys,
-                                   accepted: accepted, generated: generated),
+            GlobalAttribute.values(
+                definition: definition, features: features, present: values.keys,
+                accepted: accepted, generated: generated),
             uniquingKeysWith: { described, _ in described }
         )
         store.addCluster(path, values: values)

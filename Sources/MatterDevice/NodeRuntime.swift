@@ -44,8 +44,10 @@ final class NodeRuntime {
     private var timers: [TimerKey: RunningTimer] = [:]
     private var timerGeneration: UInt64 = 0
 
-    init(model: MatterModel, clock: any MatterClock, logger: Logger, store: AttributeStore, layout: NodeLayout,
-         commissioning: CommissioningConfiguration, commissioningEvents: Broadcaster<CommissioningEvent>) {
+    init(
+        model: MatterModel, clock: any MatterClock, logger: Logger, store: AttributeStore, layout: NodeLayout,
+        commissioning: CommissioningConfiguration, commissioningEvents: Broadcaster<CommissioningEvent>
+    ) {
         self.model = model
         self.clock = clock
         self.logger = logger
@@ -67,10 +69,14 @@ final class NodeRuntime {
 
     /// Records an event of a cluster instance and tells the subscriptions.
     @discardableResult
-    func recordEvent(_ cluster: ClusterPath, _ event: EventID, priority: EventDataIB.Priority, data: TLVValue = .structure([]))
-        -> RecordedEvent {
-        let recorded = events.record(endpoint: cluster.endpoint, cluster: cluster.cluster, event: event, priority: priority,
-                                     data: data, logger: logger)
+    func recordEvent(
+        _ cluster: ClusterPath, _ event: EventID, priority: EventDataIB.Priority, data: TLVValue = .structure([])
+    )
+        -> RecordedEvent
+    {
+        let recorded = events.record(
+            endpoint: cluster.endpoint, cluster: cluster.cluster, event: event, priority: priority,
+            data: data, logger: logger)
         recordedEvents.publish(recorded)
         return recorded
     }

@@ -33,8 +33,10 @@ public struct AccessControlEntry: Sendable, Hashable, Codable {
     /// nil or empty: every target.
     public var targets: [AccessControlTarget]?
 
-    public init(fabricIndex: FabricIndex, privilege: Privilege, authMode: AuthMode,
-                subjects: [UInt64]? = nil, targets: [AccessControlTarget]? = nil) {
+    public init(
+        fabricIndex: FabricIndex, privilege: Privilege, authMode: AuthMode,
+        subjects: [UInt64]? = nil, targets: [AccessControlTarget]? = nil
+    ) {
         self.fabricIndex = fabricIndex
         self.privilege = privilege
         self.authMode = authMode
@@ -99,15 +101,18 @@ extension AccessControlEntry {
             TLVElement(tag: .context(2), .unsigned(UInt64(authMode.rawValue))),
             TLVElement(tag: .context(3), subjects.map { .array($0.map { TLVElement(.unsigned($0)) }) } ?? .null),
         ]
-        let targetValue: TLVValue = targets.map { list in
-            .array(list.map { t in
-                TLVElement(.structure([
-                    TLVElement(tag: .context(0), t.cluster.map { .unsigned(UInt64($0)) } ?? .null),
-                    TLVElement(tag: .context(1), t.endpoint.map { .unsigned(UInt64($0)) } ?? .null),
-                    TLVElement(tag: .context(2), t.deviceType.map { .unsigned(UInt64($0)) } ?? .null),
-                ]))
-            })
-        } ?? .null
+        let targetValue: TLVValue =
+            targets.map { list in
+                .array(
+                    list.map { t in
+                        TLVElement(
+                            .structure([
+                                TLVElement(tag: .context(0), t.cluster.map { .unsigned(UInt64($0)) } ?? .null),
+                                TLVElement(tag: .context(1), t.endpoint.map { .unsigned(UInt64($0)) } ?? .null),
+                                TLVElement(tag: .context(2), t.deviceType.map { .unsigned(UInt64($0)) } ?? .null),
+                            ]))
+                    })
+            } ?? .null
         members.append(TLVElement(tag: .context(4), targetValue))
         members.append(TLVElement(tag: .context(0xFE), .unsigned(UInt64(fabricIndex))))
         return .structure(members)
@@ -124,7 +129,7 @@ extension AccessControlEntry {
         guard case .structure(let members) = tlv else { return nil }
         func member(_ tag: UInt8) -> TLVValue? { members.first { $0.tag == .context(tag) }?.value }
         guard case .unsigned(let p)? = member(1), let privilege = Privilege(rawValue: UInt8(clamping: p)),
-              case .unsigned(let a)? = member(2), let authMode = AuthMode(rawValue: UInt8(clamping: a))
+            case .unsigned(let a)? = member(2), let authMode = AuthMode(rawValue: UInt8(clamping: a))
         else { return nil }
         var subjects: [UInt64]?
         switch member(3) {
@@ -148,9 +153,10 @@ extension AccessControlEntry {
                     if case .unsigned(let v)? = fields.first(where: { $0.tag == .context(tag) })?.value { return v }
                     return nil
                 }
-                let target = AccessControlTarget(cluster: field(0).flatMap { UInt32(exactly: $0) },
-                                                 endpoint: field(1).flatMap { UInt16(exactly: $0) },
-                                                 deviceType: field(2).flatMap { UInt32(exactly: $0) })
+                let target = AccessControlTarget(
+                    cluster: field(0).flatMap { UInt32(exactly: $0) },
+                    endpoint: field(1).flatMap { UInt16(exactly: $0) },
+                    deviceType: field(2).flatMap { UInt32(exactly: $0) })
                 // Spec 9.10.5.5: a target with all fields null is invalid.
                 if target.cluster == nil && target.endpoint == nil && target.deviceType == nil { return nil }
                 values.append(target)

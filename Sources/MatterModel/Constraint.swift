@@ -124,7 +124,8 @@ public indirect enum Constraint: Sendable, Hashable, CustomStringConvertible {
         }
         if let r = t.range(of: " to ") {
             guard let lo = Int(t[..<r.lowerBound].trimmingCharacters(in: .whitespaces)),
-                  let hi = Int(t[r.upperBound...].trimmingCharacters(in: .whitespaces)), lo >= 0, lo <= hi else {
+                let hi = Int(t[r.upperBound...].trimmingCharacters(in: .whitespaces)), lo >= 0, lo <= hi
+            else {
                 throw ConstraintParseError(text: t, reason: "expected a length range")
             }
             return .lengthRange(min: lo, max: hi)

@@ -83,7 +83,8 @@ public indirect enum DataType: Sendable, Hashable, CustomStringConvertible {
         case "map64": return .bitmap("", bits: 64)
         default: break
         }
-        for (prefix, make) in [("uint", { DataType.uint(bits: $0) }), ("int", { DataType.int(bits: $0) })] as [(String, (Int) -> DataType)] {
+        for (prefix, make) in [("uint", { DataType.uint(bits: $0) }), ("int", { DataType.int(bits: $0) })] as [(String, (Int) -> DataType)]
+        {
             if t.hasPrefix(prefix), let bits = Int(t.dropFirst(prefix.count)), bits % 8 == 0, (8...64).contains(bits) {
                 return make(bits)
             }
@@ -138,9 +139,11 @@ public enum SemanticType: String, Sendable, Hashable, CaseIterable {
         case .percent, .status, .priority, .fabricIndex, .actionID, .tag, .namespace: .uint(bits: 8)
         case .percent100ths, .vendorID, .groupID, .endpointNumber, .entryIndex: .uint(bits: 16)
         case .epochSeconds, .elapsedSeconds, .utc, .clusterID, .attributeID, .commandID,
-             .eventID, .deviceTypeID, .dataVersion, .transactionID: .uint(bits: 32)
+            .eventID, .deviceTypeID, .dataVersion, .transactionID:
+            .uint(bits: 32)
         case .epochMicroseconds, .posixMilliseconds, .systimeMicroseconds, .systimeMilliseconds,
-             .fabricID, .nodeID, .subjectID, .eventNumber: .uint(bits: 64)
+            .fabricID, .nodeID, .subjectID, .eventNumber:
+            .uint(bits: 64)
         case .temperature: .int(bits: 16)
         case .ipAddress, .ipv4Address, .ipv6Address, .ipv6Prefix, .hardwareAddress: .octets
         }

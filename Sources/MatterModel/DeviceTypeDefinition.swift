@@ -93,10 +93,13 @@ extension MatterModel {
     /// of On/Off Light). Also nil when no type fits; the caller keeps `type` then.
     public func standIn(for type: DeviceTypeID, servedClusters served: Set<ClusterID>) -> DeviceTypeDefinition? {
         guard let definition = deviceType(type),
-              !definition.requiredServerClusters.allSatisfy({ served.contains($0.cluster) }) else { return nil }
-        let asked = Dictionary(definition.requiredServerClusters.map { ($0.cluster, $0.requiredFeatures) },
-                               uniquingKeysWith: { $0.union($1) })
-        return deviceTypes
+            !definition.requiredServerClusters.allSatisfy({ served.contains($0.cluster) })
+        else { return nil }
+        let asked = Dictionary(
+            definition.requiredServerClusters.map { ($0.cluster, $0.requiredFeatures) },
+            uniquingKeysWith: { $0.union($1) })
+        return
+            deviceTypes
             .filter { candidate in
                 candidate.id != type && candidate.deviceClass == definition.deviceClass
                     && candidate.requiredServerClusters.allSatisfy { requirement in

@@ -73,7 +73,8 @@ extension MatterModel {
                 checkType(a.type, p)
                 checkConformance(a.conformance, p)
                 checkConstraint(a.constraint, p)
-                if a.fabricScoped, case .list = a.type.base {} else if a.fabricScoped {
+                if a.fabricScoped, case .list = a.type.base {
+                } else if a.fabricScoped {
                     problems.append("\(p): only list attributes can be fabric-scoped")
                 }
                 if let d = a.defaultValue, let v = cluster.validate(d, for: a) {

@@ -144,14 +144,23 @@ enum JSONValue: Decodable, Hashable {
 
     init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .integer(i) }
-        else if let u = try? c.decode(UInt64.self) { self = .unsigned(u) }
-        else if let d = try? c.decode(Double.self) { self = .number(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { throw DecodingError.dataCorruptedError(in: c, debugDescription: "unsupported default literal") }
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int64.self) {
+            self = .integer(i)
+        } else if let u = try? c.decode(UInt64.self) {
+            self = .unsigned(u)
+        } else if let d = try? c.decode(Double.self) {
+            self = .number(d)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "unsupported default literal")
+        }
     }
 }
 
@@ -213,8 +222,9 @@ enum ModelBuilder {
         }
         let scope = TypeScope(enums: enums, bitmaps: bitmaps, structs: structs)
         let features = try (row.features ?? []).enumerated().map { i, f in
-            FeatureDefinition(bit: f.bit, code: f.code, name: f.name,
-                              conformance: try conformance(f.conformance, path: "\(path).features[\(i)].conformance"))
+            FeatureDefinition(
+                bit: f.bit, code: f.code, name: f.name,
+                conformance: try conformance(f.conformance, path: "\(path).features[\(i)].conformance"))
         }
         let attributes = try (row.attributes ?? []).enumerated().map { i, a in
             try attribute(a, scope: scope, path: "\(path).attributes[\(i)]")
@@ -302,7 +312,9 @@ enum ModelBuilder {
     }
 
     static func field(_ row: FieldRow, scope: TypeScope, path: String) throws -> FieldDefinition {
-        guard (0...255).contains(row.id) else { throw ModelLoadError(path: path + ".id", message: "field id must be a context tag 0...255") }
+        guard (0...255).contains(row.id) else {
+            throw ModelLoadError(path: path + ".id", message: "field id must be a context tag 0...255")
+        }
         let type = try dataType(row.type, scope: scope, path: path + ".type")
         let (_, nullable) = try qualities(row.quality ?? "", path: path + ".quality")
         let acc = try access(row.access ?? "", path: path + ".access")
@@ -361,8 +373,10 @@ enum ModelBuilder {
         func requirement(_ r: RequirementRow, _ p: String) throws -> ClusterRequirement {
             let cid = try clusterID(r.cluster, p + ".cluster")
             let def = clusters.first { $0.id == cid }
-            if def == nil, !(r.features ?? []).isEmpty || !(r.attributes ?? []).isEmpty
-                || !(r.commands ?? []).isEmpty || !(r.constraints ?? [:]).isEmpty {
+            if def == nil,
+                !(r.features ?? []).isEmpty || !(r.attributes ?? []).isEmpty
+                    || !(r.commands ?? []).isEmpty || !(r.constraints ?? [:]).isEmpty
+            {
                 throw ModelLoadError(path: p, message: "requirements on cluster \(r.cluster), which the model does not define")
             }
             let attributes = try (r.attributes ?? []).map { name in
@@ -387,9 +401,10 @@ enum ModelBuilder {
                 }
                 constraints[a.id] = try constraint(text, type: a.type, path: p + ".constraints." + name)
             }
-            return ClusterRequirement(cluster: cid, requiredFeatures: Set(r.features ?? []),
-                                      requiredAttributes: attributes, requiredCommands: commands,
-                                      attributeConstraints: constraints)
+            return ClusterRequirement(
+                cluster: cid, requiredFeatures: Set(r.features ?? []),
+                requiredAttributes: attributes, requiredCommands: commands,
+                attributeConstraints: constraints)
         }
         let required = try row.server.enumerated().map { i, r in try requirement(r, "\(path).server[\(i)]") }
         let optional = try (row.optionalServer ?? []).enumerated().map { i, r in try requirement(r, "\(path).optionalServer[\(i)]") }

@@ -11,11 +11,11 @@ enum Naming {
         var run = 0
         while run < chars.count, chars[run].isUppercase { run += 1 }
         if run == 0 { return name }
-        if run == 1 || run == chars.count { // "Foo" or "ACL"
+        if run == 1 || run == chars.count {  // "Foo" or "ACL"
             return String(chars[0..<run]).lowercased() + String(chars[run...])
         }
         let rest = String(chars[run...])
-        if rest == "s" { return name.lowercased() } // plural acronym: "NOCs"
+        if rest == "s" { return name.lowercased() }  // plural acronym: "NOCs"
         if chars[run].isLowercase {
             // "UTCTime": the last capital of the run starts the next word.
             return String(chars[0..<(run - 1)]).lowercased() + String(chars[(run - 1)...])
@@ -28,7 +28,8 @@ enum Naming {
     static func matches(_ name: String, _ query: String) -> Bool {
         if name == query { return true }
         if let q = query.first, let n = name.first, q.lowercased() == n.lowercased(),
-           query.dropFirst() == name.dropFirst() {
+            query.dropFirst() == name.dropFirst()
+        {
             return true
         }
         return lowerCamel(name) == query

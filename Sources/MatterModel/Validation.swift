@@ -135,8 +135,9 @@ private struct Validator {
     mutating func check(_ value: TLVValue, type: DataType, nullable: Bool, constraint: Constraint?, path: String) -> ConstraintViolation? {
         if case .null = value {
             if nullable { return nil }
-            return ConstraintViolation(path: path, expected: expectation(type: type, nullable: false, constraint: constraint),
-                                       kind: .nullNotAllowed, actual: "null")
+            return ConstraintViolation(
+                path: path, expected: expectation(type: type, nullable: false, constraint: constraint),
+                kind: .nullNotAllowed, actual: "null")
         }
         var constraints: [Constraint] = []
         if case .semantic(let s) = type, let implicit = s.implicitConstraint { constraints.append(implicit) }
@@ -151,25 +152,30 @@ private struct Validator {
             let (lo, hi) = bounds(type: type, nullable: nullable, constraints: constraints)
             let allowed = allowedSet(constraints)
             if n < lo || n > hi || (allowed.map { !$0.contains(n) } ?? false) {
-                return ConstraintViolation(path: path, expected: integerExpectation(lo, hi, allowed), kind: .constraint, actual: n.description)
+                return ConstraintViolation(
+                    path: path, expected: integerExpectation(lo, hi, allowed), kind: .constraint, actual: n.description)
             }
             return nil
         case .enumeration(let name, let bits):
             guard let n = integer(value) else { return mismatch(path, "an integer", value) }
             guard let u = n.asUInt64, u <= maxUnsigned(bits: bits) - (nullable ? 1 : 0) else {
-                return ConstraintViolation(path: path, expected: enumExpectation(name, bits: bits), kind: .constraint, actual: n.description)
+                return ConstraintViolation(
+                    path: path, expected: enumExpectation(name, bits: bits), kind: .constraint, actual: n.description)
             }
             if let def = cluster.enumDefinition(named: name), !def.values.contains(where: { UInt64($0.value) == u }) {
-                return ConstraintViolation(path: path, expected: enumExpectation(name, bits: bits), kind: .constraint, actual: n.description)
+                return ConstraintViolation(
+                    path: path, expected: enumExpectation(name, bits: bits), kind: .constraint, actual: n.description)
             }
             return nil
         case .bitmap(let name, let bits):
             guard let n = integer(value) else { return mismatch(path, "an integer", value) }
             guard let u = n.asUInt64, u & ~maxUnsigned(bits: bits) == 0 else {
-                return ConstraintViolation(path: path, expected: bitmapExpectation(name, bits: bits), kind: .constraint, actual: n.description)
+                return ConstraintViolation(
+                    path: path, expected: bitmapExpectation(name, bits: bits), kind: .constraint, actual: n.description)
             }
             if let def = cluster.bitmapDefinition(named: name), u & ~def.definedMask != 0 {
-                return ConstraintViolation(path: path, expected: bitmapExpectation(name, bits: bits), kind: .constraint, actual: hexString(u))
+                return ConstraintViolation(
+                    path: path, expected: bitmapExpectation(name, bits: bits), kind: .constraint, actual: hexString(u))
             }
             return nil
         case .single, .double:
@@ -183,8 +189,12 @@ private struct Validator {
                 return ConstraintViolation(path: path, expected: "a single-precision number", kind: .constraint, actual: String(d))
             }
             let (lo, hi) = floatBounds(constraints)
-            if let lo, d < lo || d.isNaN { return ConstraintViolation(path: path, expected: floatExpectation(lo, hi), kind: .constraint, actual: String(d)) }
-            if let hi, d > hi || d.isNaN { return ConstraintViolation(path: path, expected: floatExpectation(lo, hi), kind: .constraint, actual: String(d)) }
+            if let lo, d < lo || d.isNaN {
+                return ConstraintViolation(path: path, expected: floatExpectation(lo, hi), kind: .constraint, actual: String(d))
+            }
+            if let hi, d > hi || d.isNaN {
+                return ConstraintViolation(path: path, expected: floatExpectation(lo, hi), kind: .constraint, actual: String(d))
+            }
             return nil
         case .string:
             guard case .utf8(let s) = value else { return mismatch(path, "a string", value) }
@@ -221,7 +231,7 @@ private struct Validator {
             }
             return checkStruct(value, fields: def.fields, fabricScoped: def.fabricScoped, path: path)
         case .semantic:
-            return nil // unreachable: base never yields .semantic
+            return nil  // unreachable: base never yields .semantic
         }
     }
 
@@ -232,7 +242,8 @@ private struct Validator {
             guard let member = members.first(where: { $0.tag == .context(field.id) }) else {
                 // The server fills in a fabric-scoped struct's FabricIndex (Core spec 7.13.7).
                 if field.optional || (fabricScoped && field.id == FieldDefinition.fabricIndexTag) { continue }
-                return ConstraintViolation(path: fieldPath, expected: "a value (the field is mandatory)", kind: .typeMismatch, actual: "nothing")
+                return ConstraintViolation(
+                    path: fieldPath, expected: "a value (the field is mandatory)", kind: .typeMismatch, actual: "nothing")
             }
             if let v = check(member.value, type: field.type, nullable: field.nullable, constraint: field.constraint, path: fieldPath) {
                 return v
@@ -260,8 +271,10 @@ private struct Validator {
         case .int(let bits):
             let magnitude: UInt64 = UInt64(1) << UInt64(min(max(bits, 1), 64) - 1)
             // The most negative value encodes null for nullable signed types.
-            return (WideInteger(negative: true, magnitude: nullable ? magnitude - 1 : magnitude),
-                    WideInteger(magnitude - 1))
+            return (
+                WideInteger(negative: true, magnitude: nullable ? magnitude - 1 : magnitude),
+                WideInteger(magnitude - 1)
+            )
         default:
             return (WideInteger(negative: true, magnitude: .max), WideInteger(UInt64.max))
         }
@@ -295,7 +308,8 @@ private struct Validator {
         case .value(let v): return WideInteger(v)
         case .attribute(let name):
             guard let attr = cluster.attribute(named: name),
-                  let v = current(attr.id) ?? attr.defaultValue else { return nil }
+                let v = current(attr.id) ?? attr.defaultValue
+            else { return nil }
             return integer(v)
         }
     }

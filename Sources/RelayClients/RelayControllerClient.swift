@@ -202,7 +202,9 @@ public final class RelayControllerClient: Service, Sendable {
 
     /// Subscribes; returns once the device confirmed, with the priming data.
     /// Later reports arrive on `RelaySubscription.reports`.
-    public func subscribe(_ deviceID: String, _ request: SubscribeRequestMessage, timeout: Duration? = nil) async throws -> RelaySubscription {
+    public func subscribe(
+        _ deviceID: String, _ request: SubscribeRequestMessage, timeout: Duration? = nil
+    ) async throws -> RelaySubscription {
         let grace = configuration.subscriptionGrace
         let subscription = try await withExchange(deviceID, "subscribe", timeout) { exchange -> RelaySubscription in
             try exchange.send(request)
@@ -214,7 +216,9 @@ public final class RelayControllerClient: Service, Sendable {
                     switch InteractionOpcode(rawValue: envelope.opcode) {
                     case .reportData:
                         let report = try ReportDataMessage.decode(envelope.payload)
-                        guard let id = report.subscriptionID else { throw RelayError.invalidResponse("priming report without a subscription ID") }
+                        guard let id = report.subscriptionID else {
+                            throw RelayError.invalidResponse("priming report without a subscription ID")
+                        }
                         if registered == nil {
                             // Registered before acknowledging: the device reports only after our ack.
                             let subscription = RelaySubscription(deviceID: deviceID, subscriptionID: id, grace: grace)

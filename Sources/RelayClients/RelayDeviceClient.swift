@@ -303,7 +303,8 @@ final class RelayDeviceExchange: IMExchange, Sendable {
         try owner.link.send(
             .message(
                 RelayMessage(
-                    session: key.session, exchangeID: key.exchangeID, fromInitiator: key.initiatedLocally, opcode: opcode, payload: payload)))
+                    session: key.session, exchangeID: key.exchangeID, fromInitiator: key.initiatedLocally, opcode: opcode, payload: payload)
+            ))
     }
 
     func receive() async throws -> (opcode: UInt8, payload: [UInt8]) {

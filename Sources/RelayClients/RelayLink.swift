@@ -123,7 +123,9 @@ struct RelayConnector: Sendable {
                             if let link = current.withLockedValue({ $0 }) {
                                 await onFrame(frame, link)
                             } else {
-                                guard case .hello(let hello) = frame else { throw RelayError.invalidResponse("expected hello, got \(frame)") }
+                                guard case .hello(let hello) = frame else {
+                                    throw RelayError.invalidResponse("expected hello, got \(frame)")
+                                }
                                 let link = RelayLink(hello: hello, maxFrameSize: settings.maxFrameSize, sink: sink)
                                 current.withLockedValue { $0 = link }
                                 await onOpen(link)
@@ -177,8 +179,10 @@ extension RelayConnector {
 
     /// Runs a client until graceful shutdown or cancellation: `connections` (its reconnect
     /// loop) and, beside it, the jobs its frames start (handler calls that may outlive a frame).
-    static func runClient(connections: @escaping @Sendable () async -> Void, jobs: AsyncStream<Job>,
-                          jobSink: AsyncStream<Job>.Continuation) async {
+    static func runClient(
+        connections: @escaping @Sendable () async -> Void, jobs: AsyncStream<Job>,
+        jobSink: AsyncStream<Job>.Continuation
+    ) async {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {

@@ -143,7 +143,7 @@ func services(verb: String, options: Options) throws -> [DNSSDService] {
             instanceName: name, type: try options.required("--type"),
             port: try options.integer("--port", as: UInt16.self) ?? 5540, subtypes: options.all("--subtype"),
             txt: try parseTXT(options.all("--txt")))
-        return (0 ..< count).map { index in
+        return (0..<count).map { index in
             var service = base
             if count > 1 { service.instanceName = "\(name)-\(index)" }
             return service
@@ -151,7 +151,7 @@ func services(verb: String, options: Options) throws -> [DNSSDService] {
     case "publish-commissionable":
         let discriminator = try options.integer("--discriminator", as: UInt16.self) ?? 3840
         let instance = try options.hex("--instance")
-        return try (0 ..< count).map { index in
+        return try (0..<count).map { index in
             let mode = try options.integer("--cm", as: UInt8.self) ?? 1
             guard let commissioningMode = MatterCommissionableRecord.CommissioningMode(rawValue: mode) else {
                 throw UsageError(description: "--cm must be 0, 1 or 2")
@@ -171,7 +171,7 @@ func services(verb: String, options: Options) throws -> [DNSSDService] {
     case "publish-operational":
         let fabric = try options.hex("--fabric") ?? 0x87E1_B004_E235_A130
         let node = try options.hex("--node") ?? 1
-        return try (0 ..< count).map { index in
+        return try (0..<count).map { index in
             try MatterOperationalRecord(
                 compressedFabricID: fabric, nodeID: node &+ UInt64(index),
                 sessionIdleInterval: try options.integer("--sii"), sessionActiveInterval: try options.integer("--sai"),
@@ -194,16 +194,18 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
         for (index, service) in wanted.enumerated() {
             group.addTask {
                 let registration = try await publisher.publish(service)
-                emit("published", [
-                    "index": index, "name": registration.instanceName, "type": service.type,
-                    "subtypes": service.subtypes, "port": Int(service.port), "txt": txtObject(service.txt),
-                ])
+                emit(
+                    "published",
+                    [
+                        "index": index, "name": registration.instanceName, "type": service.type,
+                        "subtypes": service.subtypes, "port": Int(service.port), "txt": txtObject(service.txt),
+                    ])
                 return (index, registration)
             }
         }
         var done: [Int: DNSSDRegistration] = [:]
         for try await (index, registration) in group { done[index] = registration }
-        return (0 ..< wanted.count).compactMap { done[$0] }
+        return (0..<wanted.count).compactMap { done[$0] }
     }
     emit("ready", ["count": registrations.count])
 
@@ -216,9 +218,13 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
         guard let command = words.first else { continue }
         if command == "quit" { break }
         if command == "state" {
-            emit("state", ["registrations": registrations.enumerated().map { index, registration in
-                ["index": index, "name": registration.instanceName, "established": registration.isEstablished] as [String: Any]
-            }])
+            emit(
+                "state",
+                [
+                    "registrations": registrations.enumerated().map { index, registration in
+                        ["index": index, "name": registration.instanceName, "established": registration.isEstablished] as [String: Any]
+                    }
+                ])
             continue
         }
         guard words.count >= 2, let index = Int(words[1]), registrations.indices.contains(index) else {

@@ -65,7 +65,8 @@ func run(_ home: Home, structureName: String) async throws -> Report {
 
     let devices = try await home.devices().list()
     guard let blinds = devices.first(where: { $0.types.contains(WindowCoveringDeviceType.self) }),
-          let dimmer = devices.first(where: { $0.types.contains(DimmableLightDeviceType.self) }) else {
+        let dimmer = devices.first(where: { $0.types.contains(DimmableLightDeviceType.self) })
+    else {
         throw HomeError.notFound("the home needs a window covering and a dimmable light")
     }
     // The user's pick in the guide's elided prompt: the window covering.

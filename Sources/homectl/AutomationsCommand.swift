@@ -18,15 +18,18 @@ struct AutomationsCommand: AsyncParsableCommand {
                 struct Row: Codable { var id, structure, name, active, starters, actions: String }
                 var rows: [Row] = []
                 for a in try await home.listAutomations() {
-                    rows.append(Row(id: a.id, structure: (try? await home.structure(id: a.structureID).name) ?? a.structureID, name: a.name,
-                                    active: a.isActive ? "yes" : "no", starters: a.starterDescriptions.joined(separator: "; "),
-                                    actions: a.actionDescriptions.joined(separator: "; ")))
+                    rows.append(
+                        Row(
+                            id: a.id, structure: (try? await home.structure(id: a.structureID).name) ?? a.structureID, name: a.name,
+                            active: a.isActive ? "yes" : "no", starters: a.starterDescriptions.joined(separator: "; "),
+                            actions: a.actionDescriptions.joined(separator: "; ")))
                 }
                 if global.json {
                     Output.json(rows)
                 } else {
-                    Output.table(["ID", "STRUCTURE", "NAME", "ACTIVE", "STARTERS", "ACTIONS"],
-                                 rows.map { [$0.id, $0.structure, $0.name, $0.active, $0.starters, $0.actions] })
+                    Output.table(
+                        ["ID", "STRUCTURE", "NAME", "ACTIVE", "STARTERS", "ACTIONS"],
+                        rows.map { [$0.id, $0.structure, $0.name, $0.active, $0.starters, $0.actions] })
                 }
                 await home.close()
             }
@@ -49,14 +52,16 @@ struct AutomationsCommand: AsyncParsableCommand {
                 struct Row: Codable { var time, automation, starter, outcome, actions, message: String }
                 let formatter = ISO8601DateFormatter()
                 let rows = try await home.automationHistory(automationID: automation, limit: limit).map {
-                    Row(time: formatter.string(from: $0.time), automation: $0.automationName, starter: $0.starter,
+                    Row(
+                        time: formatter.string(from: $0.time), automation: $0.automationName, starter: $0.starter,
                         outcome: $0.outcome.rawValue, actions: $0.actions.joined(separator: "; "), message: $0.message)
                 }
                 if global.json {
                     Output.json(rows)
                 } else {
-                    Output.table(["TIME", "AUTOMATION", "STARTER", "OUTCOME", "ACTIONS", "MESSAGE"],
-                                 rows.map { [$0.time, $0.automation, $0.starter, $0.outcome, $0.actions, $0.message] })
+                    Output.table(
+                        ["TIME", "AUTOMATION", "STARTER", "OUTCOME", "ACTIONS", "MESSAGE"],
+                        rows.map { [$0.time, $0.automation, $0.starter, $0.outcome, $0.actions, $0.message] })
                 }
                 await home.close()
             }
@@ -72,8 +77,10 @@ struct AutomationsCommand: AsyncParsableCommand {
     }
 
     /// Opens the home, finds the automation and runs `body` on it and its structure.
-    static func withAutomation(_ id: String, _ global: GlobalOptions,
-                               _ body: (Structure, Automation) async throws -> Void) async throws {
+    static func withAutomation(
+        _ id: String, _ global: GlobalOptions,
+        _ body: (Structure, Automation) async throws -> Void
+    ) async throws {
         try await HomeAPIRun.run {
             let home = try await global.open()
             let (s, a) = try await find(home, id)
@@ -118,7 +125,9 @@ struct AutomationsCommand: AsyncParsableCommand {
 
         func validate() throws {
             guard speed > 0, speed <= 86_400 else { throw ValidationError("--speed \(speed): expected more than 0, at most 86400") }
-            if let duration, duration.value <= 0 { throw ValidationError("--duration \(duration.value): expected a positive number of seconds") }
+            if let duration, duration.value <= 0 {
+                throw ValidationError("--duration \(duration.value): expected a positive number of seconds")
+            }
         }
 
         func run() async throws {

@@ -13,7 +13,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Number of invokes to time.") var count: Int = 200
 
     func validate() throws {
-        guard (1 ... 100_000).contains(count) else { throw ValidationError("--count must be 1...100000") }
+        guard (1...100_000).contains(count) else { throw ValidationError("--count must be 1...100000") }
     }
 
     func run() async throws {
@@ -29,7 +29,7 @@ struct Bench: AsyncParsableCommand {
             do {
                 try await onOff.off()
                 let clock = ContinuousClock()
-                for i in 0 ..< count {
+                for i in 0..<count {
                     let start = clock.now
                     if i % 2 == 0 { try await onOff.on() } else { try await onOff.off() }
                     let elapsed = clock.now - start
@@ -41,11 +41,15 @@ struct Bench: AsyncParsableCommand {
             }
             await home.close()
             samples.sort()
-            let p50 = samples.count % 2 == 1 ? samples[samples.count / 2]
+            let p50 =
+                samples.count % 2 == 1
+                ? samples[samples.count / 2]
                 : (samples[samples.count / 2 - 1] + samples[samples.count / 2]) / 2
             let p99 = samples[min(samples.count - 1, Int(Double(samples.count) * 0.99))]
             let result = BenchResult(invokes: count, p50_ms: (p50 * 1000).rounded() / 1000, p99_ms: (p99 * 1000).rounded() / 1000)
-            if global.json { Output.json(result) } else {
+            if global.json {
+                Output.json(result)
+            } else {
                 print(String(format: "homectl: %d On/Off invokes  p50 %.3f ms  p99 %.3f ms", count, result.p50_ms, result.p99_ms))
             }
         }

@@ -17,16 +17,24 @@ struct Discover: AsyncParsableCommand {
             throw ValidationError("DNS-SD is not available: \(error)")
         }
         let nodes = try await discovery.commissionableNodes(duration: seconds.duration)
-        struct Row: Codable { var instance: String; var discriminator: UInt16; var vendorID: UInt16?; var productID: UInt16?; var name: String?; var addresses: [String] }
+        struct Row: Codable {
+            var instance: String; var discriminator: UInt16; var vendorID: UInt16?; var productID: UInt16?; var name: String?;
+            var addresses: [String]
+        }
         let rows = nodes.map { n in
-            Row(instance: n.record.instanceName, discriminator: n.record.longDiscriminator, vendorID: n.record.vendorID,
+            Row(
+                instance: n.record.instanceName, discriminator: n.record.longDiscriminator, vendorID: n.record.vendorID,
                 productID: n.record.productID, name: n.record.deviceName, addresses: n.addresses.map { "\($0)" })
         }
         if global.json { Output.json(rows); return }
-        Output.table(["INSTANCE", "DISCRIMINATOR", "VID", "PID", "NAME", "ADDRESSES"], rows.map {
-            [$0.instance, "\($0.discriminator)", $0.vendorID.map { String($0) } ?? "", $0.productID.map { String($0) } ?? "",
-             $0.name ?? "", $0.addresses.joined(separator: " ")]
-        })
+        Output.table(
+            ["INSTANCE", "DISCRIMINATOR", "VID", "PID", "NAME", "ADDRESSES"],
+            rows.map {
+                [
+                    $0.instance, "\($0.discriminator)", $0.vendorID.map { String($0) } ?? "", $0.productID.map { String($0) } ?? "",
+                    $0.name ?? "", $0.addresses.joined(separator: " "),
+                ]
+            })
     }
 }
 
@@ -44,7 +52,8 @@ struct Commission: AsyncParsableCommand {
     func validate() throws {
         if global.homeProfile != nil {
             guard code == nil, address == nil, structure == nil, room == nil, name == nil else {
-                throw ValidationError("--home HOME.yaml takes codes, places and names from the home; drop --code, --address, --structure, --room and --name")
+                throw ValidationError(
+                    "--home HOME.yaml takes codes, places and names from the home; drop --code, --address, --structure, --room and --name")
             }
         } else if code == nil {
             throw ValidationError("give --code (a manual pairing code or MT: payload), or --home HOME.yaml for a whole home")
@@ -59,7 +68,8 @@ struct Commission: AsyncParsableCommand {
         guard let code else { return }
         let socketAddress = try address.map { text -> SocketAddress in
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-                  (0...65535).contains(port) else {
+                (0...65535).contains(port)
+            else {
                 throw ValidationError("--address \(text): expected HOST:PORT with a port of 0...65535")
             }
             var host = String(text[..<colon])
@@ -72,8 +82,9 @@ struct Commission: AsyncParsableCommand {
             let s = try await resolveStructure(structure, in: home, create: true)
             var r: Room?
             if let room { r = try await resolveRoom(room, in: s, create: true) }
-            let device = try await home.commissionDevice(setupCode: code, address: socketAddress, structureID: s.id,
-                                                         roomID: r?.id, name: name)
+            let device = try await home.commissionDevice(
+                setupCode: code, address: socketAddress, structureID: s.id,
+                roomID: r?.id, name: name)
             let summary = await summary(device, home)
             if global.json { Output.json(summary) } else { print("commissioned \(device.name) as \(device.id)") }
             await home.close()
@@ -99,7 +110,11 @@ struct Structures: AsyncParsableCommand {
             for s in try await home.structures().list().sorted(by: { $0.name < $1.name }) {
                 rows.append(Row(id: s.id, name: s.name, rooms: try await s.rooms().list().count))
             }
-            if global.json { Output.json(rows) } else { Output.table(["ID", "NAME", "ROOMS"], rows.map { [$0.id, $0.name, "\($0.rooms)"] }) }
+            if global.json {
+                Output.json(rows)
+            } else {
+                Output.table(["ID", "NAME", "ROOMS"], rows.map { [$0.id, $0.name, "\($0.rooms)"] })
+            }
             await home.close()
         }
     }
@@ -118,7 +133,11 @@ struct Rooms: AsyncParsableCommand {
                 rows.append(Row(id: r.id, name: r.name, structure: (try? await home.structure(id: r.structureID).name) ?? r.structureID))
             }
             rows.sort { ($0.structure, $0.name) < ($1.structure, $1.name) }
-            if global.json { Output.json(rows) } else { Output.table(["ID", "NAME", "STRUCTURE"], rows.map { [$0.id, $0.name, $0.structure] }) }
+            if global.json {
+                Output.json(rows)
+            } else {
+                Output.table(["ID", "NAME", "STRUCTURE"], rows.map { [$0.id, $0.name, $0.structure] })
+            }
             await home.close()
         }
     }
@@ -138,10 +157,14 @@ struct Devices: AsyncParsableCommand {
             if settle.value > 0 { _ = await home.waitUntilAllRoutesUp(timeout: settle.duration) }
             var rows: [DeviceSummary] = []
             for d in try await home.devices().list().sorted(by: { $0.name < $1.name }) { rows.append(await summary(d, home)) }
-            if global.json { Output.json(rows) } else {
-                Output.table(["ID", "NAME", "STRUCTURE", "ROOM", "TYPES", "CONNECTIVITY", "LOCALITY"], rows.map {
-                    [$0.id, $0.name, $0.structure ?? "", $0.room ?? "", $0.types.joined(separator: ","), $0.connectivity, $0.locality]
-                })
+            if global.json {
+                Output.json(rows)
+            } else {
+                Output.table(
+                    ["ID", "NAME", "STRUCTURE", "ROOM", "TYPES", "CONNECTIVITY", "LOCALITY"],
+                    rows.map {
+                        [$0.id, $0.name, $0.structure ?? "", $0.room ?? "", $0.types.joined(separator: ","), $0.connectivity, $0.locality]
+                    })
             }
             await home.close()
         }
@@ -160,7 +183,9 @@ struct Get: AsyncParsableCommand {
             try await home.refresh(deviceID: d.id)
             let fresh = try await home.device(id: d.id)
             let s = await summary(fresh, home)
-            if global.json { Output.json(s) } else {
+            if global.json {
+                Output.json(s)
+            } else {
                 print("\(s.name) (\(s.id)) \(s.types.joined(separator: ",")) \(s.connectivity)")
                 for key in s.state.keys.sorted() { print("  \(key): \(s.state[key]!)") }
             }
@@ -264,8 +289,9 @@ struct Rename: AsyncParsableCommand {
 }
 
 struct RoomCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "room", abstract: "Create or delete rooms, move devices.",
-                                                    subcommands: [Create.self, Delete.self, Move.self])
+    static let configuration = CommandConfiguration(
+        commandName: "room", abstract: "Create or delete rooms, move devices.",
+        subcommands: [Create.self, Delete.self, Move.self])
 
     struct Create: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
@@ -276,7 +302,9 @@ struct RoomCommand: AsyncParsableCommand {
                 let home = try await global.open()
                 let s = try await resolveStructure(structure, in: home, create: true)
                 let room = try await s.createRoom(name: name)
-                if global.json { Output.json(["id": room.id, "name": room.name, "structureID": room.structureID]) } else {
+                if global.json {
+                    Output.json(["id": room.id, "name": room.name, "structureID": room.structureID])
+                } else {
                     print("created room \(room.name) (\(room.id)) in \(s.name)")
                 }
                 await home.close()

@@ -14,9 +14,10 @@ struct CommissionHomeOptions: ParsableArguments {
     @Option(help: "With --home: UDP port of the home's first device (as given to `matter-sim home --base-port`).")
     var basePort: Int = 5540
 
-    @Option(help: ArgumentHelp(
-        "With --home: the IP address of the host running the home; commission each device at HOST:PORT instead of finding it over DNS-SD.",
-        valueName: "ip"))
+    @Option(
+        help: ArgumentHelp(
+            "With --home: the IP address of the host running the home; commission each device at HOST:PORT instead of finding it over DNS-SD.",
+            valueName: "ip"))
     var host: String?
 
     @Option(help: "With --home: how many devices are commissioned at once.")
@@ -85,8 +86,9 @@ struct CommissionHome {
             if let present = existing.first(where: {
                 $0.name == node.device.name && $0.structureID == place.structure.id && $0.roomID == room?.id
             }) {
-                rows[node.index] = Row(name: node.device.name, structure: node.device.structure, room: node.device.room,
-                                       id: present.id, result: "already commissioned")
+                rows[node.index] = Row(
+                    name: node.device.name, structure: node.device.structure, room: node.device.room,
+                    id: present.id, result: "already commissioned")
             } else {
                 work.append((node, place.structure, room))
             }
@@ -110,11 +112,13 @@ struct CommissionHome {
                         return (node.index, row)
                     }
                     do {
-                        let payload = OnboardingPayload(vendorID: node.vendorID, productID: node.productID,
-                                                        discriminator: node.discriminator, passcode: node.passcode)
-                        let device = try await home.commissionDevice(setupCode: try payload.qrCode(), address: address,
-                                                                     structureID: structure.id, roomID: room?.id,
-                                                                     name: node.device.name)
+                        let payload = OnboardingPayload(
+                            vendorID: node.vendorID, productID: node.productID,
+                            discriminator: node.discriminator, passcode: node.passcode)
+                        let device = try await home.commissionDevice(
+                            setupCode: try payload.qrCode(), address: address,
+                            structureID: structure.id, roomID: room?.id,
+                            name: node.device.name)
                         row.id = device.id
                         row.result = "commissioned"
                     } catch let error as HomeError {
@@ -125,7 +129,7 @@ struct CommissionHome {
                     return (node.index, row)
                 }
             }
-            for _ in 0 ..< options.concurrency { startNext() }
+            for _ in 0..<options.concurrency { startNext() }
             while let (index, row) = await group.next() {
                 rows[index] = row
                 if !row.result.hasPrefix("commissioned") { failures += 1 }
@@ -144,16 +148,21 @@ struct CommissionHome {
             Output.json(rows.compactMap { $0 })
         } else {
             let rate = seconds > 0 ? Double(done) / seconds : 0
-            print("\(resolved.name): " + String(format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
-                                                 done, plan.count - work.count, failures, seconds, rate))
+            print(
+                "\(resolved.name): "
+                    + String(
+                        format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
+                        done, plan.count - work.count, failures, seconds, rate))
         }
         if failures > 0 || groupFailures > 0 { throw ExitCode(1) }
     }
 
     /// The device groups the home declares, made once their members are in place (a group
     /// of that name already in the structure is left as it is). Returns how many failed.
-    private func makeGroups(_ resolved: ResolvedHome, places: [String: (structure: Structure, rooms: [String: Room])],
-                            home: Home) async throws -> Int {
+    private func makeGroups(
+        _ resolved: ResolvedHome, places: [String: (structure: Structure, rooms: [String: Room])],
+        home: Home
+    ) async throws -> Int {
         var created = 0, present = 0, failed = 0
         let devices = try await home.devices().list()
         for s in resolved.structures {

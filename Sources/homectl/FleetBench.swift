@@ -71,8 +71,9 @@ struct FleetBench: AsyncParsableCommand {
             maxExchanges: 8 * concurrency + 2 * subscriberCount + 128, defaultReceiveTimeout: .seconds(10))
         let controller = try await MatterController.start(
             fabric: try FabricAuthority.create(),
-            configuration: MatterController.Configuration(responseTimeout: responseTimeout, handshakeStepTimeout: responseTimeout,
-                                                          subscriptionMaxInterval: 60, exchange: exchange))
+            configuration: MatterController.Configuration(
+                responseTimeout: responseTimeout, handshakeStepTimeout: responseTimeout,
+                subscriptionMaxInterval: 60, exchange: exchange))
         let options = CommissioningOptions(trustStore: trustStore, allowUntrustedAttestation: global.allowUntrusted)
 
         // 1. Commission every node, `concurrency` at a time.
@@ -92,15 +93,16 @@ struct FleetBench: AsyncParsableCommand {
                     let begin = clock.now
                     do {
                         let address = try SocketAddress(ipAddress: host, port: node.port)
-                        _ = try await controller.commission(address: address, passcode: node.passcode, nodeID: Self.nodeID(node),
-                                                            options: options)
+                        _ = try await controller.commission(
+                            address: address, passcode: node.passcode, nodeID: Self.nodeID(node),
+                            options: options)
                         return (node, .success(Self.milliseconds(clock.now - begin)))
                     } catch {
                         return (node, .failure(error))
                     }
                 }
             }
-            for _ in 0 ..< concurrency { startNext() }
+            for _ in 0..<concurrency { startNext() }
             while let (node, result) = await group.next() {
                 switch result {
                 case .success(let ms):
@@ -111,7 +113,8 @@ struct FleetBench: AsyncParsableCommand {
                 }
                 let done = latencies.count + failures.count
                 if done % 100 == 0 || done == plan.count {
-                    FileHandle.standardError.write(Data("fleet-bench: \(done)/\(plan.count) commissionings done (\(failures.count) failed)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("fleet-bench: \(done)/\(plan.count) commissionings done (\(failures.count) failed)\n".utf8))
                 }
                 startNext()
             }
@@ -126,7 +129,9 @@ struct FleetBench: AsyncParsableCommand {
         let subscriptionTasks = subscribers.map { node in
             Task {
                 var first = true
-                for await event in controller.subscribe(Self.nodeID(node), paths: [AttributePathIB(endpoint: 1, cluster: ClusterID(0x0006))]) {
+                for await event in controller.subscribe(
+                    Self.nodeID(node), paths: [AttributePathIB(endpoint: 1, cluster: ClusterID(0x0006))])
+                {
                     switch event {
                     case .established:
                         if first { established.add(1) }
@@ -149,12 +154,15 @@ struct FleetBench: AsyncParsableCommand {
         var samples: [Double] = []
         var invokeFailures = 0
         if !commissioned.isEmpty {
-            for _ in 0 ..< invokes {
+            for _ in 0..<invokes {
                 guard let node = commissioned.randomElement() else { break }
                 let begin = clock.now
                 do {
-                    _ = try await controller.invoke(Self.nodeID(node), ConcreteCommandPath(endpoint: 1, cluster: ClusterID(0x0006),
-                                                                                       command: CommandID(0x02)))
+                    _ = try await controller.invoke(
+                        Self.nodeID(node),
+                        ConcreteCommandPath(
+                            endpoint: 1, cluster: ClusterID(0x0006),
+                            command: CommandID(0x02)))
                     samples.append(Self.milliseconds(clock.now - begin))
                 } catch {
                     invokeFailures += 1
@@ -171,18 +179,27 @@ struct FleetBench: AsyncParsableCommand {
             nodes: plan.count, commissioned: commissioned.count,
             commissioningSeconds: Self.round(commissioningSeconds),
             commissioningsPerSecond: Self.round(commissioningSeconds > 0 ? Double(commissioned.count) / commissioningSeconds : 0),
-            commissioningP50ms: Self.round(Self.percentile(latencies, 0.50)), commissioningP99ms: Self.round(Self.percentile(latencies, 0.99)),
+            commissioningP50ms: Self.round(Self.percentile(latencies, 0.50)),
+            commissioningP99ms: Self.round(Self.percentile(latencies, 0.99)),
             subscriptions: subscribers.count, subscriptionsEstablished: established.value,
             invokes: samples.count, invokeFailures: invokeFailures,
             invokeP50ms: Self.round(Self.percentile(samples, 0.50)), invokeP99ms: Self.round(Self.percentile(samples, 0.99)),
             reportsReceived: reports.value - reportsBefore)
-        if global.json { Output.json(figures) } else {
-            print(String(format: "fleet-bench: commissioned %d of %d nodes in %.1f s: %.2f commissionings/s (%d at once; each p50 %.0f ms, p99 %.0f ms)",
-                         figures.commissioned, figures.nodes, figures.commissioningSeconds, figures.commissioningsPerSecond,
-                         concurrency, figures.commissioningP50ms, figures.commissioningP99ms))
-            print(String(format: "fleet-bench: %d invokes (%d failed) with %d of %d subscriptions established: p50 %.3f ms, p99 %.3f ms; %d reports received meanwhile",
-                         figures.invokes, figures.invokeFailures, figures.subscriptionsEstablished, figures.subscriptions,
-                         figures.invokeP50ms, figures.invokeP99ms, figures.reportsReceived))
+        if global.json {
+            Output.json(figures)
+        } else {
+            print(
+                String(
+                    format:
+                        "fleet-bench: commissioned %d of %d nodes in %.1f s: %.2f commissionings/s (%d at once; each p50 %.0f ms, p99 %.0f ms)",
+                    figures.commissioned, figures.nodes, figures.commissioningSeconds, figures.commissioningsPerSecond,
+                    concurrency, figures.commissioningP50ms, figures.commissioningP99ms))
+            print(
+                String(
+                    format:
+                        "fleet-bench: %d invokes (%d failed) with %d of %d subscriptions established: p50 %.3f ms, p99 %.3f ms; %d reports received meanwhile",
+                    figures.invokes, figures.invokeFailures, figures.subscriptionsEstablished, figures.subscriptions,
+                    figures.invokeP50ms, figures.invokeP99ms, figures.reportsReceived))
         }
         if commissioned.count < plan.count || invokeFailures > 0 { throw ExitCode(1) }
     }

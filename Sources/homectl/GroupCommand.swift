@@ -20,9 +20,12 @@ struct GroupCommand: AsyncParsableCommand {
                 let devices = Dictionary(uniqueKeysWithValues: try await home.devices().list().map { ($0.id, $0.name) })
                 let groups = try await home.deviceGroups().list().sorted { ($0.name, $0.id) < ($1.name, $1.id) }
                 let rows = groups.map { GroupSummary($0, devices) }
-                if global.json { Output.json(rows) } else {
-                    Output.table(["NAME", "MEMBERS", "CONNECTIVITY", "ID"],
-                                 rows.map { [$0.name, $0.members.joined(separator: ", "), $0.connectivity, $0.id] })
+                if global.json {
+                    Output.json(rows)
+                } else {
+                    Output.table(
+                        ["NAME", "MEMBERS", "CONNECTIVITY", "ID"],
+                        rows.map { [$0.name, $0.members.joined(separator: ", "), $0.connectivity, $0.id] })
                 }
                 await home.close()
             }
@@ -42,7 +45,9 @@ struct GroupCommand: AsyncParsableCommand {
                 let s = try await resolveStructure(structure ?? members.first?.structureID, in: home)
                 let group = try await s.createDeviceGroup(name: name, devices: members)
                 let names = Dictionary(uniqueKeysWithValues: members.map { ($0.id, $0.name) })
-                if global.json { Output.json(GroupSummary(group, names)) } else {
+                if global.json {
+                    Output.json(GroupSummary(group, names))
+                } else {
                     print("created group \(group.name) (\(group.id)) of \(members.map(\.name).joined(separator: ", "))")
                 }
                 await home.close()
@@ -89,8 +94,10 @@ struct GroupCommand: AsyncParsableCommand {
 }
 
 /// Sends an On/Off command to a group and says how it went out.
-private func groupOnOff(_ name: String, _ global: GlobalOptions,
-                        _ action: @escaping @Sendable (Matter.OnOffTrait) async throws -> Void) async throws {
+private func groupOnOff(
+    _ name: String, _ global: GlobalOptions,
+    _ action: @escaping @Sendable (Matter.OnOffTrait) async throws -> Void
+) async throws {
     try await HomeAPIRun.run {
         let home = try await global.open()
         let g = try await resolveGroup(name, in: home)
@@ -104,13 +111,17 @@ private func groupOnOff(_ name: String, _ global: GlobalOptions,
         }
         let delivery = await g.lastDelivery()
         if global.json {
-            Output.json(GroupCommandResult(group: g.id, result: "ok", groupcastInterfaces: delivery?.groupcastInterfaces ?? [],
-                                           unicastMembers: delivery?.unicastMembers ?? []))
+            Output.json(
+                GroupCommandResult(
+                    group: g.id, result: "ok", groupcastInterfaces: delivery?.groupcastInterfaces ?? [],
+                    unicastMembers: delivery?.unicastMembers ?? []))
         } else if let delivery, !delivery.groupcastInterfaces.isEmpty {
-            print("ok: one group message on \(delivery.groupcastInterfaces.joined(separator: ", "))"
-                + (delivery.unicastMembers.isEmpty ? "" : "; one by one to \(delivery.unicastMembers.joined(separator: ", "))"))
+            print(
+                "ok: one group message on \(delivery.groupcastInterfaces.joined(separator: ", "))"
+                    + (delivery.unicastMembers.isEmpty ? "" : "; one by one to \(delivery.unicastMembers.joined(separator: ", "))"))
         } else {
-            print("ok: one by one to \(delivery?.unicastMembers.joined(separator: ", ") ?? "every member") (no interface carries multicast)")
+            print(
+                "ok: one by one to \(delivery?.unicastMembers.joined(separator: ", ") ?? "every member") (no interface carries multicast)")
         }
         await home.close()
     }
@@ -144,7 +155,8 @@ func resolveGroup(_ text: String, in home: Home) async throws -> DeviceGroup {
     if let byID = groups.first(where: { $0.id == text }) { return byID }
     let named = groups.filter { $0.name.caseInsensitiveCompare(text) == .orderedSame }
     guard named.count == 1, let g = named.first else {
-        throw HomeError.notFound(named.isEmpty ? "no device group named \(text)" : "\(named.count) device groups are named \(text): use the ID")
+        throw HomeError.notFound(
+            named.isEmpty ? "no device group named \(text)" : "\(named.count) device groups are named \(text): use the ID")
     }
     return g
 }

@@ -11,9 +11,11 @@ struct HomeCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "homectl",
         abstract: "Commission and control Matter devices in a home graph.",
-        subcommands: [Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-                      Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self,
-                      FleetBench.self, AutomationsCommand.self, GroupCommand.self])
+        subcommands: [
+            Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
+            Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self,
+            FleetBench.self, AutomationsCommand.self, GroupCommand.self,
+        ])
 }
 
 /// Options every command takes.
@@ -38,9 +40,11 @@ struct Seconds: ExpressibleByArgument, Sendable, Comparable {
 }
 
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The home database (default: $HOMECTL_HOME or ~/.homectl/home.sqlite); for `commission`, a home profile (.yaml).",
-        discussion: "A .yaml or .yml file is a home profile, not a database: then give the database with --database."))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The home database (default: $HOMECTL_HOME or ~/.homectl/home.sqlite); for `commission`, a home profile (.yaml).",
+            discussion: "A .yaml or .yml file is a home profile, not a database: then give the database with --database."))
     var home: String?
 
     @Option(name: .long, help: "The home database, when --home names a home profile.")
@@ -58,8 +62,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds any device operation may take (0...86400).")
     var timeout = Seconds(10)
 
-    @Flag(name: .long, inversion: .prefixedNo,
-          help: "Find devices that moved (a new address or port) by operational DNS-SD (_matter._tcp).")
+    @Flag(
+        name: .long, inversion: .prefixedNo,
+        help: "Find devices that moved (a new address or port) by operational DNS-SD (_matter._tcp).")
     var dnssd = true
 
     @Option(name: .long, help: "The cloud relay's base URL (ws://host:port); needs --relay-token.")
@@ -194,8 +199,9 @@ func deviceTypeSummaries(_ types: DeviceTypeCollection) -> [DeviceTypeSummary] {
             type: typeName(type), primary: type.metadata.isPrimaryType, connectivity: c.connectivityState.rawValue,
             locality: c.dataSourceLocality.rawValue,
             traits: type.traits.all.map { t in
-                TraitSummary(trait: traitName(t), connectivity: t.metadata.sourceConnectivity.connectivityState.rawValue,
-                             locality: t.metadata.sourceConnectivity.dataSourceLocality.rawValue)
+                TraitSummary(
+                    trait: traitName(t), connectivity: t.metadata.sourceConnectivity.connectivityState.rawValue,
+                    locality: t.metadata.sourceConnectivity.dataSourceLocality.rawValue)
             })
     }
 }
@@ -233,11 +239,12 @@ func summary(_ d: HomeDevice, _ home: Home, types: DeviceTypeCollection? = nil) 
     var room: String?
     if let id = d.structureID { structure = try? await home.structure(id: id).name }
     if let id = d.roomID { room = try? await home.room(id: id).name }
-    return DeviceSummary(id: d.id, name: d.name, structure: structure, room: room, types: typeNames(d),
-                         connectivity: d.sourceConnectivity.connectivityState.rawValue,
-                         locality: d.sourceConnectivity.dataSourceLocality.rawValue,
-                         deviceTypes: deviceTypeSummaries(types ?? d.types.all),
-                         state: stateOf(types ?? d.types.all))
+    return DeviceSummary(
+        id: d.id, name: d.name, structure: structure, room: room, types: typeNames(d),
+        connectivity: d.sourceConnectivity.connectivityState.rawValue,
+        locality: d.sourceConnectivity.dataSourceLocality.rawValue,
+        deviceTypes: deviceTypeSummaries(types ?? d.types.all),
+        state: stateOf(types ?? d.types.all))
 }
 
 // MARK: - Resolution

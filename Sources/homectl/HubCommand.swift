@@ -6,8 +6,9 @@ import MatterController
 /// `homectl hub credentials --out FILE`: the home's fabric CA issues a local hub its
 /// credentials (for `matter-relay serve --mode hub --credentials FILE`).
 struct HubCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "hub", abstract: "Set up a local hub for this home.",
-                                                    subcommands: [Credentials.self])
+    static let configuration = CommandConfiguration(
+        commandName: "hub", abstract: "Set up a local hub for this home.",
+        subcommands: [Credentials.self])
 
     struct Credentials: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -51,12 +52,15 @@ struct HubCommand: AsyncParsableCommand {
                         var failed: [String: String]
                         var skipped: [String]
                     }
-                    Output.json(Summary(file: out, nodeID: issue.credentials.nodeID, homeID: issue.credentials.homeID,
-                                        homeToken: issue.credentials.homeToken, granted: issue.granted, failed: issue.failed,
-                                        skipped: issue.skipped))
+                    Output.json(
+                        Summary(
+                            file: out, nodeID: issue.credentials.nodeID, homeID: issue.credentials.homeID,
+                            homeToken: issue.credentials.homeToken, granted: issue.granted, failed: issue.failed,
+                            skipped: issue.skipped))
                 } else {
-                    print("wrote \(out): hub node 0x\(String(issue.credentials.nodeID, radix: 16)), home \(issue.credentials.homeID), "
-                        + "\(issue.credentials.devices.count) devices")
+                    print(
+                        "wrote \(out): hub node 0x\(String(issue.credentials.nodeID, radix: 16)), home \(issue.credentials.homeID), "
+                            + "\(issue.credentials.devices.count) devices")
                     if token == nil { print("home token for controllers: \(issue.credentials.homeToken)") }
                     for serial in issue.granted { print("  \(serial): ACL lets the hub in") }
                     for (serial, why) in issue.failed.sorted(by: { $0.key < $1.key }) { print("  \(serial): ACL not written: \(why)") }

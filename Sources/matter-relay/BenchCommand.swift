@@ -121,13 +121,18 @@ struct BenchCommand: AsyncParsableCommand {
         deviceConfiguration.settings = settings
         let fleet = credentials.map { credential -> (InteractionServer, RelayDeviceClient) in
             let server = InteractionServer(provider: BenchLight(), logger: logger)
-            return (server, RelayDeviceClient(relayURL: relayURL, credential: credential, handler: server, configuration: deviceConfiguration, logger: logger))
+            return (
+                server,
+                RelayDeviceClient(
+                    relayURL: relayURL, credential: credential, handler: server, configuration: deviceConfiguration, logger: logger)
+            )
         }
         var controllerConfiguration = RelayControllerClient.Configuration()
         controllerConfiguration.settings = settings
         controllerConfiguration.settings.queueCapacity = 8192
         controllerConfiguration.operationTimeout = .seconds(Int64(timeout))
-        let controller = RelayControllerClient(relayURL: relayURL, homeToken: home.token, configuration: controllerConfiguration, logger: logger)
+        let controller = RelayControllerClient(
+            relayURL: relayURL, homeToken: home.token, configuration: controllerConfiguration, logger: logger)
 
         try await withThrowingTaskGroup(of: Void.self) { services in
             for (server, client) in fleet {
@@ -187,12 +192,16 @@ struct BenchCommand: AsyncParsableCommand {
             let relaySum = metrics.map { Self.metric("relay_exchange_round_trip_seconds_sum", in: $0.text) } ?? nil
             print("")
             print("devices connected: \(connected)")
-            print("commands: \(total) sent, \(sorted.count) ok, \(summary.errorCount) failed, in \(format(loadTime)) "
-                + "(\(String(format: "%.1f", Double(sorted.count) / seconds(loadTime))) ok/s)")
-            print("latency (controller invoke → device → controller): p50 \(percentile(0.50))  p90 \(percentile(0.90))  "
-                + "p99 \(percentile(0.99))  max \(sorted.last.map(format) ?? "n/a")")
+            print(
+                "commands: \(total) sent, \(sorted.count) ok, \(summary.errorCount) failed, in \(format(loadTime)) "
+                    + "(\(String(format: "%.1f", Double(sorted.count) / seconds(loadTime))) ok/s)")
+            print(
+                "latency (controller invoke → device → controller): p50 \(percentile(0.50))  p90 \(percentile(0.90))  "
+                    + "p99 \(percentile(0.99))  max \(sorted.last.map(format) ?? "n/a")")
             if let relayCount, let relaySum, relayCount > 0 {
-                print("relay-side round trip (request in → answer in, all exchanges): mean \(format(.seconds(relaySum / relayCount))) over \(Int(relayCount))")
+                print(
+                    "relay-side round trip (request in → answer in, all exchanges): mean \(format(.seconds(relaySum / relayCount))) over \(Int(relayCount))"
+                )
             }
             for (error, count) in summary.errors.sorted(by: { $0.value > $1.value }).prefix(5) {
                 print("  error ×\(count): \(error)")
@@ -251,7 +260,8 @@ actor BenchLight: InteractionDataProvider {
     }
     func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) -> Bool { true }
     func read(_ path: AttributePath, context: AttributeReadContext) -> Result<VersionedAttributeValue, InteractionStatus> {
-        path == Self.onOffPath ? .success(VersionedAttributeValue(.bool(onOff), dataVersion: version)) : .failure(InteractionStatus(.unsupportedAttribute))
+        path == Self.onOffPath
+            ? .success(VersionedAttributeValue(.bool(onOff), dataVersion: version)) : .failure(InteractionStatus(.unsupportedAttribute))
     }
     func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) -> InteractionStatus {
         InteractionStatus(.unsupportedWrite)

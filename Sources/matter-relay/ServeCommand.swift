@@ -43,8 +43,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Cloud mode: register this home if it is not, and keep its token in --home-token-file.") var home: String?
     @Option(help: ArgumentHelp("With --home: the token's file (mode 0600), reused while the relay still accepts it.", valueName: "file"))
     var homeTokenFile: String?
-    @Option(help: ArgumentHelp("Exit when this process is no longer the parent (a child of `matter-sim home --start-relay`).",
-                               valueName: "pid"))
+    @Option(
+        help: ArgumentHelp(
+            "Exit when this process is no longer the parent (a child of `matter-sim home --start-relay`).",
+            valueName: "pid"))
     var exitWithParent: Int32?
 
     func validate() throws {
@@ -57,7 +59,9 @@ struct ServeCommand: AsyncParsableCommand {
             if (home == nil) != (homeTokenFile == nil) { throw ValidationError("--home and --home-token-file go together") }
             if automations != nil { throw ValidationError("--automations is for --mode hub") }
         case .hub:
-            if credentials == nil { throw ValidationError("--mode hub needs --credentials FILE (from `homectl hub credentials --out FILE`)") }
+            if credentials == nil {
+                throw ValidationError("--mode hub needs --credentials FILE (from `homectl hub credentials --out FILE`)")
+            }
             if adminTokenFile != nil { throw ValidationError("--admin-token-file is for --mode cloud: a hub has no admin API") }
             if home != nil { throw ValidationError("--home is for --mode cloud: a hub's home comes with its credentials") }
         }
@@ -106,7 +110,8 @@ struct ServeCommand: AsyncParsableCommand {
         let adminState = adminToken == nil ? "off" : "on"
         let app = server.application { port in
             // One line a script can wait for (stdout may be a pipe: write it through at once).
-            FileHandle.standardOutput.write(Data("matter-relay listening on \(host):\(port) (\(homes) homes, admin API \(adminState))\n".utf8))
+            FileHandle.standardOutput.write(
+                Data("matter-relay listening on \(host):\(port) (\(homes) homes, admin API \(adminState))\n".utf8))
         }
         try await app.runService()
         printSummary(server)
@@ -123,14 +128,16 @@ struct ServeCommand: AsyncParsableCommand {
         hubConfiguration.useDNSSD = !noDnssd
         let hub = try await LocalHub.start(credentials: hubCredentials, configuration: hubConfiguration, logger: logger)
         let store = try RelayStore(path: database ?? "matter-hub.sqlite")
-        try await store.mirror(homeID: hubCredentials.homeID, token: hubCredentials.homeToken,
-                               deviceIDs: hubCredentials.devices.map(\.deviceID))
+        try await store.mirror(
+            homeID: hubCredentials.homeID, token: hubCredentials.homeToken,
+            deviceIDs: hubCredentials.devices.map(\.deviceID))
         let server = RelayServer(
             store: store, localHub: hub,
             configuration: relayConfiguration(adminToken: nil),
             logger: logger)
         let host = host
-        let summary = "home \(hubCredentials.homeID), \(hubCredentials.devices.count) devices, "
+        let summary =
+            "home \(hubCredentials.homeID), \(hubCredentials.devices.count) devices, "
             + "node 0x\(String(hubCredentials.nodeID, radix: 16)), Matter UDP port \(hub.controllerPort)"
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let app = server.application { port in
@@ -140,8 +147,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var services: [any Service] = [app, hub]
         if let automations {
-            services.append(HubAutomations(homeFile: URL(fileURLWithPath: automations), homeToken: hubCredentials.homeToken, host: host,
-                                           speed: automationSpeed, port: ports, logger: logger))
+            services.append(
+                HubAutomations(
+                    homeFile: URL(fileURLWithPath: automations), homeToken: hubCredentials.homeToken, host: host,
+                    speed: automationSpeed, port: ports, logger: logger))
         }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -154,7 +163,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// with the same database and file keeps the token controllers were given.
     private func keepHomeToken(home name: String, in store: RelayStore, file: URL) async throws {
         if let kept = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-           let known = try await store.authenticateHome(token: kept), known.name == name {
+            let known = try await store.authenticateHome(token: kept), known.name == name
+        {
             return
         }
         let token: String
@@ -164,8 +174,11 @@ struct ServeCommand: AsyncParsableCommand {
             token = try await store.addHome(name: name).token
         }
         // Readable by its owner only: it lets anyone holding it control the home through the relay.
-        guard FileManager.default.createFile(atPath: file.path, contents: Data((token + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data((token + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw ValidationError("--home-token-file \(file.path): cannot write the home token there")
         }
     }

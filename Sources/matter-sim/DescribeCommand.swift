@@ -15,7 +15,10 @@ struct DescribeCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show attribute values under each cluster.")
     var attributes = true
 
-    @Flag(help: "Print JSON for programs: per node its identity, onboarding codes, endpoints, device types and the server clusters a controller finds on the LAN.")
+    @Flag(
+        help:
+            "Print JSON for programs: per node its identity, onboarding codes, endpoints, device types and the server clusters a controller finds on the LAN."
+    )
     var json = false
 
     func run() throws {

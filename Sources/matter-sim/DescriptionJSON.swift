@@ -47,9 +47,10 @@ struct DescriptionJSON: Encodable {
     }
 
     static func device(_ device: ResolvedDeviceProfile, homeIndex: Int?, model: MatterModel) -> Device {
-        let payload = OnboardingPayload(vendorID: device.identity.vendorID, productID: device.identity.productID,
-                                        discriminator: device.commissioning.discriminator,
-                                        passcode: device.commissioning.passcode)
+        let payload = OnboardingPayload(
+            vendorID: device.identity.vendorID, productID: device.identity.productID,
+            discriminator: device.commissioning.discriminator,
+            passcode: device.commissioning.passcode)
         let node = device.nodeDescription(model: model)
         let endpoints = node.endpoints.map { endpoint in
             let cloudOnly = Set(device.endpoint(endpoint.number)?.cloudOnlyClusters ?? [])

@@ -38,10 +38,12 @@ struct DeviceProcessLauncher {
         defer { signals.stop() }
 
         for node in plan {
-            var arguments = [executable, "run", homeFile, "--home-device", String(node.index), "--exit-with-parent", String(getpid()),
-                             "--port", String(node.port),
-                             "--state-dir", URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
-                             "--log-level", logLevel]
+            var arguments = [
+                executable, "run", homeFile, "--home-device", String(node.index), "--exit-with-parent", String(getpid()),
+                "--port", String(node.port),
+                "--state-dir", URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
+                "--log-level", logLevel,
+            ]
             if let attestationDir { arguments += ["--attestation-dir", attestationDir] }
             if let relay = cloud.relay { arguments += ["--relay", relay] }
             if let token = cloud.homeToken { arguments += ["--relay-home-token", token] }
@@ -95,8 +97,9 @@ struct DeviceProcessLauncher {
     }
 
     static func manualCode(_ node: HomeNodePlan) -> String {
-        let payload = OnboardingPayload(vendorID: node.vendorID, productID: node.productID,
-                                        discriminator: node.discriminator, passcode: node.passcode)
+        let payload = OnboardingPayload(
+            vendorID: node.vendorID, productID: node.productID,
+            discriminator: node.discriminator, passcode: node.passcode)
         return (try? payload.manualPairingCode()).map(OnboardingPayload.grouped) ?? "(invalid passcode)"
     }
 

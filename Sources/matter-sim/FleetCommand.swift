@@ -39,7 +39,8 @@ struct FleetCommand: ParsableCommand {
         guard roomSize >= 1 else { throw ValidationError("--room-size \(roomSize): use at least 1.") }
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--name: give a non-empty name.") }
         // BasicInformation's SerialNumber holds at most 32 characters; the suffix takes up to 6.
-        guard (1...25).contains(serialPrefix.count), serialPrefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        guard (1...25).contains(serialPrefix.count),
+            serialPrefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
         else { throw ValidationError("--serial-prefix \(serialPrefix): use 1...25 of A-Z a-z 0-9 - _.") }
     }
 
@@ -53,8 +54,9 @@ struct FleetCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let absolute = URL(fileURLWithPath: profile).standardizedFileURL.path
-        let yaml = HomeLaunchPlan.fleetYAML(profilePath: absolute, count: count, roomSize: roomSize, name: name,
-                                            serialPrefix: serialPrefix)
+        let yaml = HomeLaunchPlan.fleetYAML(
+            profilePath: absolute, count: count, roomSize: roomSize, name: name,
+            serialPrefix: serialPrefix)
         if let output {
             do { try yaml.write(toFile: output, atomically: true, encoding: .utf8) } catch {
                 printError("--output \(output): cannot write: \(error.localizedDescription)")

@@ -34,9 +34,10 @@ struct HomeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Cloud relay")
     var cloud: CloudOptions
 
-    @Flag(help: ArgumentHelp(
-        "Run the cloud relay the home names (--relay or the home's cloud.relay) in this process, with the home registered in it.",
-        discussion: "Its database is STATE-ROOT/relay.sqlite and the home token STATE-ROOT/relay-home-token (kept across restarts)."))
+    @Flag(
+        help: ArgumentHelp(
+            "Run the cloud relay the home names (--relay or the home's cloud.relay) in this process, with the home registered in it.",
+            discussion: "Its database is STATE-ROOT/relay.sqlite and the home token STATE-ROOT/relay-home-token (kept across restarts)."))
     var startRelay = false
 
     @Option(help: ArgumentHelp("With --start-relay: the address the relay listens on (default: the relay URL's host).", valueName: "host"))
@@ -85,8 +86,9 @@ struct HomeCommand: AsyncParsableCommand {
             }
             let started: HomeRelay
             do {
-                started = try await HomeRelay.start(url: url, listenHost: relayListen, homeName: resolved.name, stateRoot: stateRoot,
-                                                    logLevel: logLevel)
+                started = try await HomeRelay.start(
+                    url: url, listenHost: relayListen, homeName: resolved.name, stateRoot: stateRoot,
+                    logLevel: logLevel)
             } catch let error as HomeRelay.StartError {
                 printError(error.description)
                 throw ExitCode(1)
@@ -94,8 +96,9 @@ struct HomeCommand: AsyncParsableCommand {
             relay = started
             cloud.relay = url
             cloud.homeToken = started.homeToken
-            printOut("cloud relay: \(url), home \"\(resolved.name)\", token \(started.homeToken)"
-                     + " (kept in \(URL(fileURLWithPath: stateRoot).appendingPathComponent(HomeRelay.tokenFileName).path))")
+            printOut(
+                "cloud relay: \(url), home \"\(resolved.name)\", token \(started.homeToken)"
+                    + " (kept in \(URL(fileURLWithPath: stateRoot).appendingPathComponent(HomeRelay.tokenFileName).path))")
         }
         do {
             try await serve(resolved, plan: plan, stateRoot: stateRoot, cloud: cloud, loader: loader, logger: logger)
@@ -107,11 +110,15 @@ struct HomeCommand: AsyncParsableCommand {
     }
 
     /// Runs the nodes (here or as child processes) until SIGINT or SIGTERM.
-    private func serve(_ resolved: ResolvedHome, plan: [HomeNodePlan], stateRoot: String, cloud: CloudOptions,
-                       loader: ProfileLoader, logger: Logger) async throws {
+    private func serve(
+        _ resolved: ResolvedHome, plan: [HomeNodePlan], stateRoot: String, cloud: CloudOptions,
+        loader: ProfileLoader, logger: Logger
+    ) async throws {
         if processPerDevice {
-            try await DeviceProcessLauncher(homeFile: home, home: resolved, plan: plan, stateRoot: stateRoot,
-                                            attestationDir: attestationDir, cloud: cloud, logLevel: logLevel).run(table: table)
+            try await DeviceProcessLauncher(
+                homeFile: home, home: resolved, plan: plan, stateRoot: stateRoot,
+                attestationDir: attestationDir, cloud: cloud, logLevel: logLevel
+            ).run(table: table)
             return
         }
         let authority = try NodeLaunch.authority(attestationDir)
@@ -126,9 +133,10 @@ struct HomeCommand: AsyncParsableCommand {
                 authority: authority)
             let launch = try NodeLaunch(device: device.profile, model: loader.model, command: options, logger: logger)
             do {
-                let server = try await NodeServer(node: launch.node, configuration: launch.serverConfiguration,
-                                                  logger: Logger(label: "matter.node.\(index + 1)"),
-                                                  publisher: publishers.publisher(forNode: index))
+                let server = try await NodeServer(
+                    node: launch.node, configuration: launch.serverConfiguration,
+                    logger: Logger(label: "matter.node.\(index + 1)"),
+                    publisher: publishers.publisher(forNode: index))
                 servers.append((device, launch, server))
             } catch {
                 printError("\(device.name): cannot listen on UDP port \(options.port): \(error)")
@@ -149,17 +157,20 @@ struct HomeCommand: AsyncParsableCommand {
     func table(_ rows: [(ResolvedHomeDevice, String, Int)], home: ResolvedHome) -> String {
         let header = ["device", "structure / room", "device types", "port", "manual code"]
         let cells = rows.map { device, manualCode, port in
-            [device.name,
-             device.structure + " / " + (device.room ?? "-"),
-             device.profile.endpoints.filter { $0.number != 0 }.flatMap { $0.deviceTypes.map(\.name) }.joined(separator: ", "),
-             String(port),
-             manualCode]
+            [
+                device.name,
+                device.structure + " / " + (device.room ?? "-"),
+                device.profile.endpoints.filter { $0.number != 0 }.flatMap { $0.deviceTypes.map(\.name) }.joined(separator: ", "),
+                String(port),
+                manualCode,
+            ]
         }
         let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
         func line(_ row: [String]) -> String {
             zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
         }
-        return ([home.name + ": \(rows.count) devices running", line(header), line(widths.map { String(repeating: "-", count: $0) })]
+        return
+            ([home.name + ": \(rows.count) devices running", line(header), line(widths.map { String(repeating: "-", count: $0) })]
             + cells.map(line)).joined(separator: "\n")
     }
 }

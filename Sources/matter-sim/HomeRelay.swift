@@ -49,7 +49,9 @@ struct HomeRelay {
             throw StartError(description: "--start-relay: relay \(url): expected a URL like ws://127.0.0.1:8080")
         }
         guard let executable = relayExecutable() else {
-            throw StartError(description: "--start-relay: no matter-relay beside \(CommandLine.arguments[0]) or on PATH (swift build --product matter-relay)")
+            throw StartError(
+                description:
+                    "--start-relay: no matter-relay beside \(CommandLine.arguments[0]) or on PATH (swift build --product matter-relay)")
         }
         let port = components.port ?? 80
         try FileManager.default.createDirectory(atPath: stateRoot, withIntermediateDirectories: true)
@@ -58,10 +60,12 @@ struct HomeRelay {
         let process: DeviceProcess
         do {
             process = try DeviceProcess(
-                [executable, "serve", "--host", listenHost ?? host, "--port", String(port),
-                 "--database", root.appendingPathComponent(databaseName).path,
-                 "--home", homeName, "--home-token-file", tokenFile,
-                 "--exit-with-parent", String(getpid()), "--log-level", logLevel],
+                [
+                    executable, "serve", "--host", listenHost ?? host, "--port", String(port),
+                    "--database", root.appendingPathComponent(databaseName).path,
+                    "--home", homeName, "--home-token-file", tokenFile,
+                    "--exit-with-parent", String(getpid()), "--log-level", logLevel,
+                ],
                 readyMarker: "matter-relay listening on", forwardOutput: true)
         } catch {
             throw StartError(description: "--start-relay: cannot start \(executable): \(error)")
@@ -70,16 +74,20 @@ struct HomeRelay {
         while !process.isReady {
             if let status = process.exitStatus {
                 // Its own error (port taken, database unreadable) is on stderr already.
-                throw StartError(description: "--start-relay: matter-relay exited with status \(status) before listening on \(listenHost ?? host):\(port)")
+                throw StartError(
+                    description:
+                        "--start-relay: matter-relay exited with status \(status) before listening on \(listenHost ?? host):\(port)")
             }
             if ContinuousClock.now > deadline {
                 await stop(process)
-                throw StartError(description: "--start-relay: matter-relay not listening on \(listenHost ?? host):\(port) after \(startTimeout)")
+                throw StartError(
+                    description: "--start-relay: matter-relay not listening on \(listenHost ?? host):\(port) after \(startTimeout)")
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
         guard let token = try? String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-              !token.isEmpty else {
+            !token.isEmpty
+        else {
             await stop(process)
             throw StartError(description: "--start-relay: matter-relay left no home token in \(tokenFile)")
         }

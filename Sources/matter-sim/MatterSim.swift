@@ -11,6 +11,8 @@ struct MatterSim: AsyncParsableCommand {
         discussion: """
             Devices and homes are described by YAML profiles; see DeviceProfiles/README.md.
             """,
-        subcommands: [ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self, FaultCommand.self,
-                      FleetCommand.self])
+        subcommands: [
+            ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self, FaultCommand.self,
+            FleetCommand.self,
+        ])
 }

@@ -21,7 +21,9 @@ struct CloudEndpoint: Sendable, Hashable {
 
     /// The profile's settings under the command line's; nil (with the reason) when no
     /// relay or no way to authenticate is given.
-    static func resolve(_ profile: CloudSettings, relay: String?, credential: String?, homeToken: String?)
+    static func resolve(
+        _ profile: CloudSettings, relay: String?, credential: String?, homeToken: String?
+    )
         -> (endpoint: CloudEndpoint?, problem: String?)
     {
         let url = relay ?? profile.relay
@@ -31,7 +33,10 @@ struct CloudEndpoint: Sendable, Hashable {
             return (nil, credential != nil || homeToken != nil ? "a relay credential is given but no relay (cloud.relay or --relay)" : nil)
         }
         guard credential != nil || homeToken != nil else {
-            return (nil, "relay \(url) is named but neither a credential nor a home token (cloud.credential / cloud.homeToken, or --relay-credential / --relay-home-token)")
+            return (
+                nil,
+                "relay \(url) is named but neither a credential nor a home token (cloud.credential / cloud.homeToken, or --relay-credential / --relay-home-token)"
+            )
         }
         return (CloudEndpoint(relay: url, credential: credential, homeToken: homeToken), nil)
     }
@@ -75,8 +80,10 @@ final class CloudLink: Sendable {
         case stopped(String)
     }
 
-    init(endpoint: CloudEndpoint, deviceID: String, label: String, stateDirectory: URL, server: NodeServer,
-         settings: RelayClientSettings = RelayClientSettings(), logger: Logger) {
+    init(
+        endpoint: CloudEndpoint, deviceID: String, label: String, stateDirectory: URL, server: NodeServer,
+        settings: RelayClientSettings = RelayClientSettings(), logger: Logger
+    ) {
         self.endpoint = endpoint
         self.deviceID = deviceID
         self.label = label
@@ -175,7 +182,9 @@ final class CloudLink: Sendable {
             guard refused, registered, endpoint.homeToken != nil else {
                 if refused {
                     state.withLock { $0.phase = .stopped("the relay refused the device credential") }
-                    logger.error("the cloud relay \(endpoint.relay) refused the device credential of \(deviceID); give a valid cloud.credential (or a homeToken to register again)")
+                    logger.error(
+                        "the cloud relay \(endpoint.relay) refused the device credential of \(deviceID); give a valid cloud.credential (or a homeToken to register again)"
+                    )
                     return
                 }
                 continue
@@ -215,8 +224,9 @@ final class CloudLink: Sendable {
     /// The credential registered earlier with this relay under this device ID.
     private func storedCredential() -> String? {
         guard let data = try? Data(contentsOf: credentialFile),
-              let stored = try? JSONDecoder().decode(StoredRelayCredential.self, from: data),
-              stored.relay == endpoint.relay, stored.deviceID == deviceID else { return nil }
+            let stored = try? JSONDecoder().decode(StoredRelayCredential.self, from: data),
+            stored.relay == endpoint.relay, stored.deviceID == deviceID
+        else { return nil }
         return stored.credential
     }
 
@@ -226,8 +236,9 @@ final class CloudLink: Sendable {
         var configuration = RelayDeviceClient.Configuration()
         configuration.settings = settings
         configuration.subject = subject
-        let client = RelayDeviceClient(relayURL: endpoint.relay, credential: credential, handler: handler,
-                                       configuration: configuration, logger: logger)
+        let client = RelayDeviceClient(
+            relayURL: endpoint.relay, credential: credential, handler: handler,
+            configuration: configuration, logger: logger)
         let online = state.withLock { s in
             s.client = client
             s.phase = .client
@@ -262,9 +273,11 @@ final class CloudLink: Sendable {
                     return true
                 case .disconnected(let error):
                     if last == .connected {
-                        logger.warning("lost the cloud relay \(endpoint.relay) (\(error.map { "\($0)" } ?? "closed")); reconnecting with backoff")
+                        logger.warning(
+                            "lost the cloud relay \(endpoint.relay) (\(error.map { "\($0)" } ?? "closed")); reconnecting with backoff")
                     } else if !warnedUnreachable {
-                        logger.warning("cloud relay \(endpoint.relay) unreachable (\(error.map { "\($0)" } ?? "closed")); retrying with backoff")
+                        logger.warning(
+                            "cloud relay \(endpoint.relay) unreachable (\(error.map { "\($0)" } ?? "closed")); retrying with backoff")
                         warnedUnreachable = true
                     }
                 case .offline:

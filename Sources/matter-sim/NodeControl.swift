@@ -101,8 +101,10 @@ final class NodeControlServer: Sendable {
         URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("control.sock").path
     }
 
-    private init(path: String, nodes: [SimulatedNode], channel: any Channel, jobs: AsyncStream<ControlJob>,
-                 jobSink: AsyncStream<ControlJob>.Continuation, logger: Logger) {
+    private init(
+        path: String, nodes: [SimulatedNode], channel: any Channel, jobs: AsyncStream<ControlJob>,
+        jobSink: AsyncStream<ControlJob>.Continuation, logger: Logger
+    ) {
         self.path = path
         self.nodes = nodes
         self.channel = channel
@@ -122,7 +124,10 @@ final class NodeControlServer: Sendable {
             if let probe = try? await ControlClient.connect(path) {
                 // An NIOAsyncChannel must be closed through executeThenClose.
                 try? await probe.executeThenClose { _, _ in }
-                throw ControlSocketError(description: "another simulator is already listening on \(path); give this one its own --control path (or --state-dir / --state-root)")
+                throw ControlSocketError(
+                    description:
+                        "another simulator is already listening on \(path); give this one its own --control path (or --state-dir / --state-root)"
+                )
             }
             try? FileManager.default.removeItem(atPath: path)
         }
@@ -198,7 +203,9 @@ final class NodeControlServer: Sendable {
             if found.count == 1 { return .success(found) }
             if found.count > 1 {
                 let serials = found.map(\.serialNumber).joined(separator: ", ")
-                return .failure(ControlSocketError(description: "'\(query)' names \(found.count) devices (serial numbers \(serials)); give a serial number"))
+                return .failure(
+                    ControlSocketError(
+                        description: "'\(query)' names \(found.count) devices (serial numbers \(serials)); give a serial number"))
             }
         }
         let known = nodes.prefix(20).map { "\($0.name) (\($0.serialNumber))" }.joined(separator: ", ")
@@ -256,7 +263,8 @@ final class ControlConnectionHandler: ChannelInboundHandler {
 
     private func submit(_ line: [UInt8], on channel: any Channel) {
         guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line)) else {
-            return Self.answer(ControlResponse(error: "malformed request: expected one JSON line {\"node\": …, \"action\": …}"), on: channel)
+            return Self.answer(
+                ControlResponse(error: "malformed request: expected one JSON line {\"node\": …, \"action\": …}"), on: channel)
         }
         let job = ControlJob(request: request) { Self.answer($0, on: channel) }
         if case .terminated = jobs.yield(job) {
@@ -291,7 +299,10 @@ enum ControlClient {
         } catch let error as SocketAddressError {
             throw ControlSocketError(description: "cannot use \(path) as a control socket: \(explain(error))")
         } catch {
-            throw ControlSocketError(description: "no running simulator at \(path) (\(error)); start `matter-sim run` or `matter-sim home`, or give its socket with --control")
+            throw ControlSocketError(
+                description:
+                    "no running simulator at \(path) (\(error)); start `matter-sim run` or `matter-sim home`, or give its socket with --control"
+            )
         }
         return try await connection.executeThenClose { inbound, outbound in
             var bytes = try JSONEncoder().encode(request)

@@ -55,8 +55,9 @@ struct NodeLaunch {
             throw ExitCode(1)
         }
         do {
-            node = try MatterNode(description: device.nodeDescription(model: model), model: model,
-                                  logger: Logger(label: "matter.node"), commissioning: commissioning)
+            node = try MatterNode(
+                description: device.nodeDescription(model: model), model: model,
+                logger: Logger(label: "matter.node"), commissioning: commissioning)
         } catch {
             printError("\(device.source): cannot build the node: \(error)")
             throw ExitCode(1)
@@ -92,7 +93,8 @@ struct NodeLaunch {
             return URL(fileURLWithPath: stateRoot, isDirectory: true)
                 .appendingPathComponent(safeSerial.isEmpty ? "device" : safeSerial, isDirectory: true)
         }
-        let base = ProcessInfo.processInfo.environment["INTEROP_DEVICE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            ProcessInfo.processInfo.environment["INTEROP_DEVICE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? FileManager.default.currentDirectoryPath
         return URL(fileURLWithPath: base, isDirectory: true)
             .appendingPathComponent(".matter-sim", isDirectory: true)
@@ -100,8 +102,9 @@ struct NodeLaunch {
     }
 
     var onboardingPayload: OnboardingPayload {
-        OnboardingPayload(vendorID: device.identity.vendorID, productID: device.identity.productID,
-                          discriminator: discriminator, passcode: passcode)
+        OnboardingPayload(
+            vendorID: device.identity.vendorID, productID: device.identity.productID,
+            discriminator: discriminator, passcode: passcode)
     }
 
     var manualCode: String {

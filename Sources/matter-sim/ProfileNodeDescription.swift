@@ -28,10 +28,11 @@ extension ResolvedDeviceProfile {
                 let present = Set(clusters.map(\.id))
                 clusters += ClusterInstanceDescription.rootNodeCommissioningClusters.filter { !present.contains($0.id) }
             }
-            endpointDescriptions.append(EndpointDescription(
-                number: endpoint.number,
-                deviceTypes: endpoint.deviceTypes.map { DeviceTypeInstance(id: $0.id, revision: $0.revision) },
-                serverClusters: clusters))
+            endpointDescriptions.append(
+                EndpointDescription(
+                    number: endpoint.number,
+                    deviceTypes: endpoint.deviceTypes.map { DeviceTypeInstance(id: $0.id, revision: $0.revision) },
+                    serverClusters: clusters))
         }
         return NodeDescription(endpoints: endpointDescriptions)
     }
@@ -51,7 +52,8 @@ extension ResolvedDeviceProfile {
     /// attributes the profile supports (the node adds those only when given a value).
     /// Mandatory attributes the profile left at the model default are left to the node,
     /// whose cluster servers know better (SpecificationVersion, SupportedFabrics, ...).
-    private func initialAttributes(of cluster: ResolvedCluster, on endpoint: EndpointNumber, model: MatterModel) -> [AttributeID: TLVValue] {
+    private func initialAttributes(of cluster: ResolvedCluster, on endpoint: EndpointNumber, model: MatterModel) -> [AttributeID: TLVValue]
+    {
         let definition = model.cluster(cluster.id)
         let isBasicInformation = endpoint == 0 && definition?.name == "BasicInformation"
         var values: [AttributeID: TLVValue] = [:]
@@ -74,7 +76,8 @@ extension ResolvedDeviceProfile {
         func speed(_ percentPerSecond: Double) -> MotionSpeed {
             .percent100thsPerSecond(UInt32(clamping: Int((max(percentPerSecond, 0) * 100).rounded())))
         }
-        return ClusterBehavior(liftSpeed: speed(behaviour.windowCovering.liftSpeed),
-                               tiltSpeed: speed(behaviour.windowCovering.tiltSpeed))
+        return ClusterBehavior(
+            liftSpeed: speed(behaviour.windowCovering.liftSpeed),
+            tiltSpeed: speed(behaviour.windowCovering.tiltSpeed))
     }
 }

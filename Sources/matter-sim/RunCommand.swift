@@ -22,14 +22,16 @@ struct RunCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A device profile (YAML), or a home with --home-device.", valueName: "profile"))
     var profile: String
 
-    @Option(help: ArgumentHelp(
-        "Run device INDEX (from 0, in file order) of the home file given as the profile, with the home's overrides.",
-        discussion: "What `home --process-per-device` starts for each device.", valueName: "index"))
+    @Option(
+        help: ArgumentHelp(
+            "Run device INDEX (from 0, in file order) of the home file given as the profile, with the home's overrides.",
+            discussion: "What `home --process-per-device` starts for each device.", valueName: "index"))
     var homeDevice: Int?
 
-    @Option(help: ArgumentHelp(
-        "Stop at once, as at a power cut, when the process PID (the home that started this node) is gone.",
-        visibility: .hidden))
+    @Option(
+        help: ArgumentHelp(
+            "Stop at once, as at a power cut, when the process PID (the home that started this node) is gone.",
+            visibility: .hidden))
     var exitWithParent: Int32?
 
     @Option(help: "Setup passcode (overrides the profile's).")
@@ -41,46 +43,58 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "UDP port; 0 picks a free one.")
     var port: Int = 5540
 
-    @Option(help: ArgumentHelp(
-        "Seconds the commissioning window opened at boot stays open, 180...86400; 0 keeps it open until commissioned.",
-        discussion: "Default 900, the longest announcement the Matter spec allows (Core 5.4.2.4). `matter-sim fault power-off` then `power-on` opens it again.",
-        valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the commissioning window opened at boot stays open, 180...86400; 0 keeps it open until commissioned.",
+            discussion:
+                "Default 900, the longest announcement the Matter spec allows (Core 5.4.2.4). `matter-sim fault power-off` then `power-on` opens it again.",
+            valueName: "seconds"))
     var commissioningWindow: Int = 900
 
-    @Option(help: ArgumentHelp(
-        "Where the node keeps its state.",
-        discussion: "Default: .matter-sim/<serial number> under $INTEROP_DEVICE_DIR, else the current directory.",
-        valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the node keeps its state.",
+            discussion: "Default: .matter-sim/<serial number> under $INTEROP_DEVICE_DIR, else the current directory.",
+            valueName: "dir"))
     var stateDir: String?
 
-    @Option(help: ArgumentHelp(
-        "A directory with the PAA and CD signing certificates and keys to mint the device's attestation under.",
-        discussion: "Files: Chip-Test-PAA-NoVID-Cert.pem, Chip-Test-PAA-NoVID-Key.pem, Chip-Test-CD-Signing-Cert.pem, Chip-Test-CD-Signing-Key.pem. Default: the published Matter test credentials built into matter-sim (test only).",
-        valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "A directory with the PAA and CD signing certificates and keys to mint the device's attestation under.",
+            discussion:
+                "Files: Chip-Test-PAA-NoVID-Cert.pem, Chip-Test-PAA-NoVID-Key.pem, Chip-Test-CD-Signing-Cert.pem, Chip-Test-CD-Signing-Key.pem. Default: the published Matter test credentials built into matter-sim (test only).",
+            valueName: "dir"))
     var attestationDir: String?
 
     @OptionGroup(title: "Cloud relay")
     var cloud: CloudOptions
 
-    @Option(name: .customLong("relay-credential"), help: ArgumentHelp(
-        "The device credential from `matter-relay device add` (overrides the profile's cloud.credential).", valueName: "credential"))
+    @Option(
+        name: .customLong("relay-credential"),
+        help: ArgumentHelp(
+            "The device credential from `matter-relay device add` (overrides the profile's cloud.credential).", valueName: "credential"))
     var relayCredential: String?
 
-    @Option(help: ArgumentHelp(
-        "The control socket `matter-sim fault` talks to.", discussion: "Default: control.sock in the state directory.",
-        valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The control socket `matter-sim fault` talks to.", discussion: "Default: control.sock in the state directory.",
+            valueName: "path"))
     var control: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Flag(name: .customLong("trace"), help: ArgumentHelp(
-        "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began."))
+    @Flag(
+        name: .customLong("trace"),
+        help: ArgumentHelp(
+            "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began."
+        ))
     var traceCommissioning = false
 
     func validate() throws {
         if let passcode, !OnboardingPayload.isValidPasscode(passcode) {
-            throw ValidationError("--passcode \(passcode) is not a valid setup passcode (1...99999998, not a trivial one such as 11111111 or 12345678).")
+            throw ValidationError(
+                "--passcode \(passcode) is not a valid setup passcode (1...99999998, not a trivial one such as 11111111 or 12345678).")
         }
         if let discriminator, discriminator > 0xFFF {
             throw ValidationError("--discriminator \(discriminator) does not fit 12 bits (0...4095).")
@@ -117,15 +131,17 @@ struct RunCommand: AsyncParsableCommand {
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let options = NodeLaunchOptions(passcode: passcode, discriminator: discriminator, port: port,
-                                        stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
-                                        commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
-                                        traceCommissioning: traceCommissioning)
+        let options = NodeLaunchOptions(
+            passcode: passcode, discriminator: discriminator, port: port,
+            stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
+            commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
+            traceCommissioning: traceCommissioning)
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {
-            server = try await NodeServer(node: launch.node, configuration: launch.serverConfiguration,
-                                          logger: Logger(label: "matter.node"))
+            server = try await NodeServer(
+                node: launch.node, configuration: launch.serverConfiguration,
+                logger: Logger(label: "matter.node"))
         } catch {
             printError("cannot listen on UDP port \(port): \(error)")
             await launch.node.stop()

@@ -11,13 +11,17 @@ import RelayClients
 
 /// The command line's relay settings, over every profile's `cloud:` block.
 struct CloudOptions: ParsableArguments {
-    @Option(name: .customLong("relay"), help: ArgumentHelp(
-        "Base URL of the cloud relay (overrides the profiles' cloud.relay).", valueName: "url"))
+    @Option(
+        name: .customLong("relay"),
+        help: ArgumentHelp(
+            "Base URL of the cloud relay (overrides the profiles' cloud.relay).", valueName: "url"))
     var relay: String?
 
-    @Option(name: .customLong("relay-home-token"), help: ArgumentHelp(
-        "The home's relay token: each device registers itself under its serial number and keeps its credential.",
-        valueName: "token"))
+    @Option(
+        name: .customLong("relay-home-token"),
+        help: ArgumentHelp(
+            "The home's relay token: each device registers itself under its serial number and keeps its credential.",
+            valueName: "token"))
     var homeToken: String?
 
     func validate() throws {
@@ -44,9 +48,11 @@ enum Simulator {
     /// until SIGINT or SIGTERM. A control socket the user asked for (`controlRequired`)
     /// that cannot be had stops the nodes and exits with status 1; the default one only
     /// warns (the nodes run, without faults).
-    static func serve(_ nodes: [LaunchedNode], cloud: CloudOptions, credential: String? = nil, controlPath: String,
-                      controlRequired: Bool, relaySettings: RelayClientSettings = RelayClientSettings(),
-                      logger: Logger) async throws {
+    static func serve(
+        _ nodes: [LaunchedNode], cloud: CloudOptions, credential: String? = nil, controlPath: String,
+        controlRequired: Bool, relaySettings: RelayClientSettings = RelayClientSettings(),
+        logger: Logger
+    ) async throws {
         var simulated: [SimulatedNode] = []
         var cloudLines: [String] = []
         // A home's devices usually share a problem: said once, with who has it.
@@ -63,24 +69,30 @@ enum Simulator {
             let resolved = CloudEndpoint.resolve(profile.cloud, relay: cloud.relay, credential: credential, homeToken: cloud.homeToken)
             var link: CloudLink?
             if let endpoint = resolved.endpoint {
-                link = CloudLink(endpoint: endpoint, deviceID: profile.identity.serialNumber, label: node.name,
-                                 stateDirectory: node.launch.stateDirectory, server: node.server, settings: relaySettings,
-                                 logger: Logger(label: "matter.cloud.\(profile.identity.serialNumber)"))
-                cloudLines.append("\(node.name): cloud relay \(endpoint.relay) as \(profile.identity.serialNumber)"
-                                  + (endpoint.credential == nil ? " (registers with the home token)" : ""))
+                link = CloudLink(
+                    endpoint: endpoint, deviceID: profile.identity.serialNumber, label: node.name,
+                    stateDirectory: node.launch.stateDirectory, server: node.server, settings: relaySettings,
+                    logger: Logger(label: "matter.cloud.\(profile.identity.serialNumber)"))
+                cloudLines.append(
+                    "\(node.name): cloud relay \(endpoint.relay) as \(profile.identity.serialNumber)"
+                        + (endpoint.credential == nil ? " (registers with the home token)" : ""))
             } else if let problem = resolved.problem {
                 report("no cloud relay connection: \(problem)", node.name)
             }
             let cloudOnly = profile.cloudOnlyClusters
             if link == nil, !cloudOnly.isEmpty {
-                let names = cloudOnly.map { "\(MatterModel.standard.cluster($0.cluster)?.name ?? $0.cluster.description) on endpoint \($0.endpoint)" }
+                let names = cloudOnly.map {
+                    "\(MatterModel.standard.cluster($0.cluster)?.name ?? $0.cluster.description) on endpoint \($0.endpoint)"
+                }
                 printError("\(node.name): cloud-only \(names.joined(separator: ", ")) unreachable without a relay")
             }
             simulated.append(SimulatedNode(name: node.name, serialNumber: profile.identity.serialNumber, server: node.server, cloud: link))
         }
 
         for (problem, names) in problems {
-            let who = names.count == 1 ? names[0]
+            let who =
+                names.count == 1
+                ? names[0]
                 : "\(names.count) devices (\(names.prefix(3).joined(separator: ", "))\(names.count > 3 ? ", …" : ""))"
             printError("\(who): \(problem)")
         }

@@ -3,7 +3,6 @@ import MatterModel
 import MatterProtocol
 import Testing
 
-
 /// When the hub ends a forwarded exchange: exactly when the Interaction Model says the
 /// interaction is over, for each kind of interaction.
 @Suite struct HubInteractionProgressTests {
@@ -52,7 +51,8 @@ import Testing
         p.deviceSent(opcode: Op.statusResponse.rawValue, payload: Self.success)
         #expect(!p.finished)
         p.controllerSent(opcode: Op.invokeRequest.rawValue, payload: InvokeRequestMessage(timedRequest: true, invokeRequests: []).encoded())
-        p.deviceSent(opcode: Op.invokeResponse.rawValue, payload: InvokeResponseMessage(invokeResponses: [], moreChunkedMessages: true).encoded())
+        p.deviceSent(
+            opcode: Op.invokeResponse.rawValue, payload: InvokeResponseMessage(invokeResponses: [], moreChunkedMessages: true).encoded())
         #expect(!p.finished)
         p.controllerSent(opcode: Op.statusResponse.rawValue, payload: Self.success)
         p.deviceSent(opcode: Op.invokeResponse.rawValue, payload: InvokeResponseMessage(invokeResponses: []).encoded())
@@ -66,8 +66,9 @@ import Testing
         #expect(refused.finished)
 
         var silent = HubInteractionProgress()
-        silent.controllerSent(opcode: Op.invokeRequest.rawValue,
-                              payload: InvokeRequestMessage(suppressResponse: true, invokeRequests: []).encoded())
+        silent.controllerSent(
+            opcode: Op.invokeRequest.rawValue,
+            payload: InvokeRequestMessage(suppressResponse: true, invokeRequests: []).encoded())
         #expect(silent.finished)
     }
 }

@@ -3,7 +3,6 @@ import MatterTLV
 @testable import RelayProtocol
 import Testing
 
-
 @Suite struct RelayFrameTests {
     static let samples: [RelayFrame] = [
         .hello(RelayHello(homeID: "h0123456789ab", deviceID: "kitchen-light")),
@@ -20,7 +19,8 @@ import Testing
     }
 
     @Test func encodingIsAContextTaggedStructure() throws {
-        let bytes = RelayFrame.message(RelayMessage(deviceID: "a", exchangeID: 2, fromInitiator: true, opcode: 8, payload: [0xAB])).encoded()
+        let bytes = RelayFrame.message(RelayMessage(deviceID: "a", exchangeID: 2, fromInitiator: true, opcode: 8, payload: [0xAB]))
+            .encoded()
         let element = try TLVElement.decode(bytes)
         #expect(element.value[context: 0] == .unsigned(1))
         #expect(element.value[context: 1] == .utf8("a"))
@@ -52,9 +52,13 @@ import Testing
         #expect(decode(.structure(message)) == .missingField("payload"))
         #expect(decode(.structure(message + [.context(6, .utf8("x"))])) == .invalidField("payload"))
         #expect(decode(.structure(message + [.context(6, .bytes([])), .context(1, .utf8("bad id"))])) == .invalidField("deviceID"))
-        #expect(decode(.structure(message + [.context(6, .bytes([])), .context(1, .utf8(String(repeating: "a", count: 65)))])) == .invalidField("deviceID"))
+        #expect(
+            decode(.structure(message + [.context(6, .bytes([])), .context(1, .utf8(String(repeating: "a", count: 65)))]))
+                == .invalidField("deviceID"))
         #expect(decode(.structure([.context(0, .unsigned(1)), .context(3, .unsigned(1 << 33))])) == .invalidField("exchangeID"))
-        #expect(decode(.structure([.context(0, .unsigned(2)), .context(3, .unsigned(1)), .context(4, .bool(true)), .context(7, .unsigned(1))])) == .invalidField("reason"))
+        #expect(
+            decode(.structure([.context(0, .unsigned(2)), .context(3, .unsigned(1)), .context(4, .bool(true)), .context(7, .unsigned(1))]))
+                == .invalidField("reason"))
         #expect(decode(.structure([.context(0, .unsigned(3)), .context(1, .utf8("d"))])) == .missingField("online"))
     }
 

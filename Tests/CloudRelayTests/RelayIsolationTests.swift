@@ -11,7 +11,6 @@ import NIOWebSocket
 import ServiceLifecycle
 import Testing
 
-
 /// Credentials, home isolation and hostile input.
 @Suite struct RelayIsolationTests {
     @Test func missingOrWrongCredentialsAre401() async throws {
@@ -96,9 +95,11 @@ import Testing
                 try await controllerB.waitUntilConnected()
                 let before = relay.server.metrics.snapshot
                 // A's device addresses every session the relay could have handed out so far.
-                let report = ReportDataMessage(subscriptionID: 1, attributeReports: [
-                    .data(AttributeDataIB(dataVersion: 1, path: AttributePathIB(OnOff.onOffPath), data: .bool(true)))
-                ])
+                let report = ReportDataMessage(
+                    subscriptionID: 1,
+                    attributeReports: [
+                        .data(AttributeDataIB(dataVersion: 1, path: AttributePathIB(OnOff.onOffPath), data: .bool(true)))
+                    ])
                 let sessions = 1...64
                 _ = try await WebSocketClient.connect(
                     url: relay.baseURL + "/v1/device",
@@ -107,11 +108,14 @@ import Testing
                     var failures = 0
                     for session in sessions {
                         let frame = RelayFrame.message(
-                            RelayMessage(session: UInt32(session), exchangeID: 7, fromInitiator: true, opcode: 5, payload: report.encoded()))
+                            RelayMessage(session: UInt32(session), exchangeID: 7, fromInitiator: true, opcode: 5, payload: report.encoded())
+                        )
                         try await outbound.write(.binary(ByteBuffer(bytes: frame.encoded())))
                     }
                     for try await message in inbound.messages(maxSize: 1 << 16) {
-                        guard case .binary(let buffer) = message, let frame = try? RelayFrame(decoding: buffer.readableBytesView) else { continue }
+                        guard case .binary(let buffer) = message, let frame = try? RelayFrame(decoding: buffer.readableBytesView) else {
+                            continue
+                        }
                         if case .failure(let failure) = frame {
                             #expect(failure.reason == .sessionGone)
                             failures += 1
@@ -140,7 +144,9 @@ import Testing
                 try await device.client.waitUntilConnected()
                 try await controller.waitUntilConnected()
 
-                func sendRaw(_ path: String, _ bearer: String, _ message: WebSocketOutboundWriter.OutboundFrame) async throws
+                func sendRaw(
+                    _ path: String, _ bearer: String, _ message: WebSocketOutboundWriter.OutboundFrame
+                ) async throws
                     -> WebSocketCloseFrame?
                 {
                     try await WebSocketClient.connect(
@@ -161,12 +167,18 @@ import Testing
                     ("/v1/controller", token, .binary(ByteBuffer(repeating: 0x18, count: 100 * 1024)), .messageTooLarge),
                     ("/v1/controller", token, .text("hello"), .unacceptableData),
                     // Well-formed, but a controller may not send hellos.
-                    ("/v1/controller", token, .binary(ByteBuffer(bytes: RelayFrame.hello(RelayHello(homeID: "x")).encoded())), .policyViolation),
+                    (
+                        "/v1/controller", token, .binary(ByteBuffer(bytes: RelayFrame.hello(RelayHello(homeID: "x")).encoded())),
+                        .policyViolation
+                    ),
                     ("/v1/device", garbageCredential, .binary(ByteBuffer(bytes: garbage)), .policyViolation),
                     // A device message without a session it answers.
                     (
                         "/v1/device", garbageCredential,
-                        .binary(ByteBuffer(bytes: RelayFrame.message(RelayMessage(exchangeID: 1, fromInitiator: true, opcode: 8, payload: [])).encoded())),
+                        .binary(
+                            ByteBuffer(
+                                bytes: RelayFrame.message(RelayMessage(exchangeID: 1, fromInitiator: true, opcode: 8, payload: []))
+                                    .encoded())),
                         .policyViolation
                     ),
                 ]
@@ -261,18 +273,20 @@ import Testing
             // Nine connections: exactly one is refused at once. Which one depends on the order
             // in which the server's event loops set them up, not on the order they connected.
             let sockets = try (0..<9).map { _ in try RawConnection(port: relay.port) }
-            #expect(await eventually(.seconds(8)) {
-                relay.server.connections.open(from: "127.0.0.1") == 8 && sockets.filter(\.isClosedNow).count == 1
-            }, "\(sockets.filter(\.isClosedNow).count) of 9 connections from one address closed before the head timeout")
+            #expect(
+                await eventually(.seconds(8)) {
+                    relay.server.connections.open(from: "127.0.0.1") == 8 && sockets.filter(\.isClosedNow).count == 1
+                }, "\(sockets.filter(\.isClosedNow).count) of 9 connections from one address closed before the head timeout")
 
             let other = try RawConnection(port: relay.port, source: "127.0.0.2")
             other.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
             #expect(await other.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true, "/health from another address")
 
             // Silent sockets are closed after the request-head timeout; their slots come back.
-            #expect(await eventually(.seconds(15)) {
-                sockets.allSatisfy(\.isClosedNow) && relay.server.connections.open(from: "127.0.0.1") == 0
-            })
+            #expect(
+                await eventually(.seconds(15)) {
+                    sockets.allSatisfy(\.isClosedNow) && relay.server.connections.open(from: "127.0.0.1") == 0
+                })
             let again = try RawConnection(port: relay.port)
             again.send("GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
             #expect(await again.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
@@ -300,7 +314,9 @@ import Testing
     @Test func anUnmaskedClientFrameClosesTheConnection() async throws {
         try await withRelay { relay in
             let home = try await relay.home("Masks", device: "light")
-            func upgraded() async throws -> (RawConnection, [UInt8]) { try await RawConnection.controllerWebSocket(port: relay.port, token: home.token) }
+            func upgraded() async throws -> (RawConnection, [UInt8]) {
+                try await RawConnection.controllerWebSocket(port: relay.port, token: home.token)
+            }
             // A ping, unmasked: refused with 1002.
             let (bare, early) = try await upgraded()
             bare.sendBytes([0x89, 0x02, 0x68, 0x69])
@@ -322,8 +338,10 @@ import Testing
             let home = try await relay.home("Small", device: "first")
             func register(_ id: String, bearer: String, admin: Bool = false) async throws -> Int {
                 let path = admin ? "/v1/admin/homes/\(home.home.id)/devices" : "/v1/homes/\(home.home.id)/devices"
-                return try await RelayHTTP.request("POST", relay.httpURL + path, bearer: bearer,
-                                                   json: Array(#"{"deviceID":"\#(id)"}"#.utf8)).status
+                return try await RelayHTTP.request(
+                    "POST", relay.httpURL + path, bearer: bearer,
+                    json: Array(#"{"deviceID":"\#(id)"}"#.utf8)
+                ).status
             }
             #expect(try await register("second", bearer: home.token) == 201)
             #expect(try await register("third", bearer: home.token) == 403)
@@ -337,7 +355,8 @@ import Testing
     /// bytes, per connection and for the relay together, and given back as they are written.
     @Test func queuedBytesAreBoundedPerConnectionAndInAll() async throws {
         let budget = QueueBudget(perConnection: 1000, total: 1500)
-        let frame = RelayFrame.message(RelayMessage(exchangeID: 1, fromInitiator: true, opcode: 8, payload: [UInt8](repeating: 1, count: 380)))
+        let frame = RelayFrame.message(
+            RelayMessage(exchangeID: 1, fromInitiator: true, opcode: 8, payload: [UInt8](repeating: 1, count: 380)))
         let size = frame.encoded().count
         #expect(size > 380 && size < 500)
         let stalled = RelayPeer(id: 1, role: .device, homeID: "h", deviceID: "a", queueCapacity: 1024, budget: budget)
@@ -406,10 +425,12 @@ import Testing
         let group = ServiceGroup(
             configuration: .init(services: [server.application { portSlot.set($0) }], logger: testLogger))
         let stopped = AwaitableSlot<Bool>()
-        try await withServices([{
-            try await group.run()
-            stopped.set(true)
-        }]) {
+        try await withServices([
+            {
+                try await group.run()
+                stopped.set(true)
+            }
+        ]) {
             let port = try await withRelayTimeout(.seconds(20), "relay start") { try await portSlot.wait() }
             let device = RelayTestDevice(relayURL: "ws://127.0.0.1:\(port)", credential: credential, configuration: deviceConfiguration())
             let controller = RelayControllerClient(

@@ -6,7 +6,6 @@ import MatterTLV
 @testable import RelayProtocol
 import Testing
 
-
 /// A controller drives a relay-connected device that serves the Interaction Model
 /// with a real InteractionServer, over real WebSockets on loopback.
 @Suite struct RelayRoutingTests {
@@ -49,7 +48,8 @@ import Testing
                 // Subscribe: priming data, then a report after the value changes.
                 let subscription = try await controller.subscribe(
                     "kitchen-light",
-                    SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 30, attributeRequests: [AttributePathIB(OnOff.onOffPath)]))
+                    SubscribeRequestMessage(
+                        minIntervalFloor: 0, maxIntervalCeiling: 30, attributeRequests: [AttributePathIB(OnOff.onOffPath)]))
                 #expect(subscription.priming.value(OnOff.onOffPath) == .bool(true))
                 #expect(subscription.maxInterval >= 1)
 
@@ -90,7 +90,8 @@ import Testing
                 try await withServices([{ try await leaver.run() }]) {
                     let subscription = try await leaver.subscribe(
                         "hall-light",
-                        SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: [AttributePathIB(OnOff.onOffPath)]))
+                        SubscribeRequestMessage(
+                            minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: [AttributePathIB(OnOff.onOffPath)]))
                     #expect(subscription.priming.value(OnOff.onOffPath) == .bool(false))
                     #expect(await device.interactionServer.activeSubscriptions().count == 1)
                 }

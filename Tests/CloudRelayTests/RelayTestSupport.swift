@@ -11,7 +11,6 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 import Testing
 
-
 // MARK: - A small On/Off light as the device's data model
 
 enum OnOff {
@@ -329,9 +328,10 @@ final class RawConnection: Sendable {
     /// bytes that followed the 101 response head (the relay's first frames).
     static func controllerWebSocket(port: Int, token: String) async throws -> (RawConnection, [UInt8]) {
         let socket = try RawConnection(port: port)
-        socket.send("GET /v1/controller HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            + "Authorization: Bearer \(token)\r\n\r\n")
+        socket.send(
+            "GET /v1/controller HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Authorization: Bearer \(token)\r\n\r\n")
         let handshake = await socket.receiveBytes(within: 5)
         guard String(decoding: handshake, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
             throw RawConnectionError("no upgrade: \(String(decoding: handshake, as: UTF8.self))")

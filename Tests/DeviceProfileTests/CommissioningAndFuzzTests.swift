@@ -7,8 +7,10 @@ import Testing
 struct CommissioningCodeTests {
     @Test("the spec's invalid passcodes are rejected, the range is enforced")
     func validity() {
-        for bad: UInt32 in [0, 11_111_111, 22_222_222, 33_333_333, 44_444_444, 55_555_555, 66_666_666,
-                            77_777_777, 88_888_888, 99_999_999, 12_345_678, 87_654_321, 99_999_999, 100_000_000] {
+        for bad: UInt32 in [
+            0, 11_111_111, 22_222_222, 33_333_333, 44_444_444, 55_555_555, 66_666_666,
+            77_777_777, 88_888_888, 99_999_999, 12_345_678, 87_654_321, 99_999_999, 100_000_000,
+        ] {
             #expect(!CommissioningCodes.isValidPasscode(bad), "\(bad)")
         }
         for good: UInt32 in [1, 20_202_021, 99_999_998, 12_345_679] {
@@ -46,7 +48,8 @@ struct CommissioningCodeTests {
         #expect(first.commissioning.discriminator == expected.discriminator)
 
         // A given discriminator is kept; only the passcode is generated.
-        let half = try memoryLoader([:]).loadDevice(yaml: device("deviceTypes: [OnOffLight]", extra: "commissioning: {discriminator: 77}"), file: "d.yaml")
+        let half = try memoryLoader([:]).loadDevice(
+            yaml: device("deviceTypes: [OnOffLight]", extra: "commissioning: {discriminator: 77}"), file: "d.yaml")
         #expect(half.commissioning.discriminator == 77)
         #expect(!half.commissioning.discriminatorGenerated && half.commissioning.passcodeGenerated)
     }
@@ -93,25 +96,27 @@ struct RobustnessTests {
         mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
     }
 
-    static let tokens = [":", "-", "- ", "[", "]", "{", "}", ",", "&a ", "*a", "<<: *a", "!!str ", "!!int ", "?", "'", "\"",
-                         "\t", "\n", "  ", "#", "0x", "-1", "99999999999999999999", "1e400", ".nan", "null", "~", "true",
-                         "|", ">", "%YAML 1.1\n", "---\n", "...\n", "\\u0000", "é", "endpoints:", "features: [",
-                         "0: {deviceTypes: [RootNode]}", "LevelControl:", "currentLevel: ", "structures:", "profile: ",
-                         "values: {1: {OnOff: {onOff: 1}}}", "65535", "4095", "passcode: ", "cloudOnly: [OnOff]"]
+    static let tokens = [
+        ":", "-", "- ", "[", "]", "{", "}", ",", "&a ", "*a", "<<: *a", "!!str ", "!!int ", "?", "'", "\"",
+        "\t", "\n", "  ", "#", "0x", "-1", "99999999999999999999", "1e400", ".nan", "null", "~", "true",
+        "|", ">", "%YAML 1.1\n", "---\n", "...\n", "\\u0000", "é", "endpoints:", "features: [",
+        "0: {deviceTypes: [RootNode]}", "LevelControl:", "currentLevel: ", "structures:", "profile: ",
+        "values: {1: {OnOff: {onOff: 1}}}", "65535", "4095", "passcode: ", "cloudOnly: [OnOff]",
+    ]
 
     static func mutate(_ text: String, _ g: inout Generator) -> String {
         var chars = Array(text.unicodeScalars)
         for _ in 0..<(1 + g.below(4)) {
             let at = g.below(chars.count + 1)
             switch g.below(6) {
-            case 0: // delete a run
+            case 0:  // delete a run
                 let n = min(g.below(12) + 1, chars.count - min(at, chars.count))
                 if n > 0 { chars.removeSubrange(at..<(at + n)) }
-            case 1: // insert a token
+            case 1:  // insert a token
                 chars.insert(contentsOf: Self.tokens[g.below(Self.tokens.count)].unicodeScalars, at: at)
-            case 2: // replace a character with a random printable or control one
+            case 2:  // replace a character with a random printable or control one
                 if at < chars.count { chars[at] = Unicode.Scalar(UInt8(g.below(127))) }
-            case 3: // duplicate a line
+            case 3:  // duplicate a line
                 let lines = String(String.UnicodeScalarView(chars)).split(separator: "\n", omittingEmptySubsequences: false)
                 if !lines.isEmpty {
                     var l = lines
@@ -119,10 +124,13 @@ struct RobustnessTests {
                     l.insert(l[i], at: g.below(l.count + 1))
                     chars = Array(l.joined(separator: "\n").unicodeScalars)
                 }
-            case 4: // change a digit
-                if at < chars.count, ("0"..."9").contains(chars[at]) { chars[at] = Unicode.Scalar(UInt8(48 + g.below(10))) }
-                else { chars.insert("9", at: at) }
-            default: // swap two lines' indentation by dropping leading spaces
+            case 4:  // change a digit
+                if at < chars.count, ("0"..."9").contains(chars[at]) {
+                    chars[at] = Unicode.Scalar(UInt8(48 + g.below(10)))
+                } else {
+                    chars.insert("9", at: at)
+                }
+            default:  // swap two lines' indentation by dropping leading spaces
                 if at < chars.count, chars[at] == " " { chars.remove(at: at) }
             }
         }
@@ -184,7 +192,10 @@ struct RobustnessTests {
     func hostile() {
         let loader = memoryLoader([:])
         var bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
-        for i in 1..<12 { bomb += "a\(i): &a\(i) [*a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1)]\n" }
+        for i in 1..<12 {
+            bomb +=
+                "a\(i): &a\(i) [*a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1), *a\(i - 1)]\n"
+        }
         let bombResult = loader.load(yaml: bomb, file: "bomb.yaml")
         #expect(bombResult.profile == nil && !bombResult.diagnostics.isEmpty)
 
@@ -199,7 +210,8 @@ struct RobustnessTests {
             let text = String(decoding: bytes, as: UTF8.self)
             _ = loader.load(yaml: text, file: "junk.yaml")
         }
-        let huge = device("""
+        let huge = device(
+            """
             deviceTypes: [DimmableLight]
             clusters:
               LevelControl: {currentLevel: 340282366920938463463374607431768211456, onLevel: -9223372036854775809}

@@ -10,7 +10,7 @@ struct HomeLaunchPlanTests {
         let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
         let plan = try HomeLaunchPlan.nodes(of: home, basePort: 6000)
         #expect(plan.count == 13)
-        #expect(plan.map(\.port) == Array(6000 ..< 6013))
+        #expect(plan.map(\.port) == Array(6000..<6013))
         #expect(plan.map(\.device.name) == home.allDevices.map(\.name))
         // The home's explicit codes, and derived ones elsewhere.
         let pendant = try #require(plan.first { $0.device.name == "Kitchen Pendant" })

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Shipped profiles")
 struct ShippedProfileTests {
-    static let deviceFiles = ["on-off-light.yaml", "dimmable-light.yaml", "on-off-plug.yaml", "window-covering.yaml", "light-and-covering.yaml"]
+    static let deviceFiles = [
+        "on-off-light.yaml", "dimmable-light.yaml", "on-off-plug.yaml", "window-covering.yaml", "light-and-covering.yaml",
+    ]
 
     @Test("every shipped device profile validates", arguments: deviceFiles)
     func deviceValidates(_ name: String) throws {
@@ -57,8 +59,12 @@ struct ShippedProfileTests {
         #expect(porch.name == "Porch Light")
         #expect(porch.room == nil)
         // Issue #21: the device groups a controller makes when it commissions the home.
-        #expect(home.structures[0].groups == [ResolvedDeviceGroup(name: "Downstairs Lights",
-                                                                  devices: ["Ceiling Light", "Kitchen Pendant", "Counter Lights"])])
+        #expect(
+            home.structures[0].groups == [
+                ResolvedDeviceGroup(
+                    name: "Downstairs Lights",
+                    devices: ["Ceiling Light", "Kitchen Pendant", "Counter Lights"])
+            ])
         #expect(home.structures[1].groups.isEmpty)
     }
 
@@ -94,7 +100,7 @@ struct ShippedProfileTests {
         #expect(patio.profile.behaviour.windowCovering.tiltSpeed == 25)
         let bedside = try device("Bedside Lamp")
         #expect(bedside.profile.behaviour.level.defaultTransitionTime == 20)
-        #expect(bedside.profile.behaviour.level.defaultMoveRate == 50) // from the profile
+        #expect(bedside.profile.behaviour.level.defaultMoveRate == 50)  // from the profile
 
         // Derived serial numbers: the profile's serial plus a stable suffix.
         #expect(ceiling.profile.identity.serialNumber.hasPrefix("SIM-DL-0001-"))
@@ -112,20 +118,20 @@ struct ShippedProfileTests {
         #expect(basic.initialValues[AttributeID(0x0001)] == .utf8("Matter Sim"))
         #expect(basic.initialValues[AttributeID(0x0002)] == .unsigned(0xFFF1))
         #expect(basic.initialValues[AttributeID(0x000F)] == .utf8("SIM-DL-0001"))
-        #expect(basic.initialValues[AttributeID(0x0006)] == .utf8("XX")) // Location's spec default
+        #expect(basic.initialValues[AttributeID(0x0006)] == .utf8("XX"))  // Location's spec default
         #expect(d.identity.softwareVersionString == "1.2.0")
         #expect(!d.identity.uniqueID.isEmpty)
         for endpoint in d.endpoints {
             #expect(endpoint.cluster(ClusterID(0x001D)) != nil, "no Descriptor on endpoint \(endpoint.number)")
         }
         let one = try #require(d.endpoint(1))
-        #expect(one.cluster(ClusterID(0x0003))?.addedByDeviceType == true) // Identify
-        #expect(one.cluster(ClusterID(0x0004)) != nil) // Groups
+        #expect(one.cluster(ClusterID(0x0003))?.addedByDeviceType == true)  // Identify
+        #expect(one.cluster(ClusterID(0x0004)) != nil)  // Groups
         let levelControl = try #require(one.cluster(ClusterID(0x0008)))
         #expect(levelControl.features == ["OO", "LT"])
         #expect(levelControl.featureMap == 0b11)
         #expect(levelControl.explicitAttributes.contains(AttributeID(0x0000)))
-        #expect(levelControl.initialValues[AttributeID(0x0001)] == .unsigned(0)) // RemainingTime default
+        #expect(levelControl.initialValues[AttributeID(0x0001)] == .unsigned(0))  // RemainingTime default
         // OnOff gets Lighting from the device type though the profile lists no features.
         #expect(one.cluster(ClusterID(0x0006))?.features == ["LT"])
     }
@@ -140,7 +146,7 @@ struct ShippedProfileTests {
         #expect(d.cloudOnlyClusters.isEmpty)
         #expect(d.endpoint(2)?.cluster(ClusterID(0x0102))?.features == ["LF", "PA_LF"])
         #expect(d.behaviour.windowCovering.liftSpeed == 5)
-        #expect(d.behaviour.windowCovering.tiltSpeed == 50) // default
+        #expect(d.behaviour.windowCovering.tiltSpeed == 50)  // default
     }
 
     @Test("the cloud dimmer and the demo home's bedside lamp dim only through the cloud relay")

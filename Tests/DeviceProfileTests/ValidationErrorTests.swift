@@ -13,54 +13,66 @@ struct ValidationErrorTests {
 
     @Test("a level of 300 names the attribute and the model's range")
     func levelOutOfRange() {
-        let diags = diagnostics(device("""
-            deviceTypes: [DimmableLight]
-            clusters:
-              LevelControl:
-                currentLevel: 300
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [DimmableLight]
+                clusters:
+                  LevelControl:
+                    currentLevel: 300
+                """))
         let message = expectOne(diags, at: "endpoints[1].clusters.LevelControl.currentLevel")
         #expect(message == "expected an integer in 1...254, got 300")
         #expect(diags.first?.file == "test.yaml")
         #expect(diags.first?.line == 9)
-        #expect(diags.first?.description == "test.yaml: endpoints[1].clusters.LevelControl.currentLevel: expected an integer in 1...254, got 300")
+        #expect(
+            diags.first?.description
+                == "test.yaml: endpoints[1].clusters.LevelControl.currentLevel: expected an integer in 1...254, got 300")
     }
 
     @Test("a range that depends on another attribute uses the profile's value")
     func levelBelowMinLevel() {
-        let diags = diagnostics(device("""
-            deviceTypes: [DimmableLight]
-            clusters:
-              LevelControl:
-                minLevel: 20
-                currentLevel: 10
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [DimmableLight]
+                clusters:
+                  LevelControl:
+                    minLevel: 20
+                    currentLevel: 10
+                """))
         #expect(expectOne(diags, at: "endpoints[1].clusters.LevelControl.currentLevel") == "expected an integer in 20...254, got 10")
     }
 
     @Test("a lift of 10001 hundredths of a percent fails")
     func liftOutOfRange() {
-        let diags = diagnostics(device("""
-            deviceTypes: [WindowCovering]
-            clusters:
-              WindowCovering:
-                features: [Lift, PositionAwareLift]
-                currentPositionLiftPercent100ths: 10001
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [WindowCovering]
+                clusters:
+                  WindowCovering:
+                    features: [Lift, PositionAwareLift]
+                    currentPositionLiftPercent100ths: 10001
+                """))
         let message = expectOne(diags, at: "endpoints[1].clusters.WindowCovering.currentPositionLiftPercent100ths")
         #expect(message == "expected an integer in 0...10000, got 10001")
     }
 
     @Test("unknown keys are reported with the closest known key")
     func unknownKeys() {
-        let diags = diagnostics(device("deviceTypes: [OnOffLight]", extra: """
-            behavior:
-              level: {defaultTransitionTime: 3}
-            """) + "\n    colour: red\n")
+        let diags = diagnostics(
+            device(
+                "deviceTypes: [OnOffLight]",
+                extra: """
+                    behavior:
+                      level: {defaultTransitionTime: 3}
+                    """) + "\n    colour: red\n")
         #expect(expectOne(diags, at: "behavior") == "unknown key 'behavior'; did you mean 'behaviour'?")
         #expect(expectOne(diags, at: "endpoints[1].colour")?.hasPrefix("unknown key 'colour'") == true)
 
-        let identity = diagnostics("""
+        let identity = diagnostics(
+            """
             identity:
               serialNumber: X
               vendorNmae: Acme
@@ -72,19 +84,22 @@ struct ValidationErrorTests {
 
     @Test("wrong types say what was expected and what was found")
     func wrongTypes() {
-        let diags = diagnostics(device("""
-            deviceTypes: [DimmableLight]
-            clusters:
-              LevelControl:
-                currentLevel: bright
-              OnOff:
-                onOff: 3
-            """, extra: "commissioning: [1, 2]"))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [DimmableLight]
+                clusters:
+                  LevelControl:
+                    currentLevel: bright
+                  OnOff:
+                    onOff: 3
+                """, extra: "commissioning: [1, 2]"))
         #expect(expectOne(diags, at: "endpoints[1].clusters.LevelControl.currentLevel") == "expected an integer, got \"bright\"")
         #expect(expectOne(diags, at: "endpoints[1].clusters.OnOff.onOff") == "expected true or false, got 3")
         #expect(expectOne(diags, at: "commissioning") == "expected a commissioning mapping, got a list")
 
-        let strings = diagnostics("""
+        let strings = diagnostics(
+            """
             identity: 12
             endpoints:
               1: {deviceTypes: {a: 1}}
@@ -96,69 +111,86 @@ struct ValidationErrorTests {
     @Test("strings are checked against the model's length limits")
     func stringTooLong() {
         let long = String(repeating: "x", count: 33)
-        let diags = diagnostics(device("deviceTypes: [OnOffLight]").replacingOccurrences(
-            of: "serialNumber: TEST-0001", with: "serialNumber: TEST-0001\n  vendorName: \(long)"))
+        let diags = diagnostics(
+            device("deviceTypes: [OnOffLight]").replacingOccurrences(
+                of: "serialNumber: TEST-0001", with: "serialNumber: TEST-0001\n  vendorName: \(long)"))
         #expect(expectOne(diags, at: "identity.vendorName") == "expected at most 32 UTF-8 bytes, got 33 UTF-8 bytes")
     }
 
     @Test("unknown device type, cluster, attribute and feature names")
     func unknownNames() {
-        let diags = diagnostics(device("""
-            deviceTypes: [DimableLight, 0x7777]
-            clusters:
-              LevelControll:
-                currentLevel: 3
-              OnOff:
-                onOf: true
-              WindowCovering:
-                features: [Lightning]
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [DimableLight, 0x7777]
+                clusters:
+                  LevelControll:
+                    currentLevel: 3
+                  OnOff:
+                    onOf: true
+                  WindowCovering:
+                    features: [Lightning]
+                """))
         #expect(expectOne(diags, at: "endpoints[1].deviceTypes[0]") == "unknown device type 'DimableLight'; did you mean 'DimmableLight'?")
         #expect(expectOne(diags, at: "endpoints[1].deviceTypes[1]") == "unknown device type ID 0x7777")
-        #expect(expectOne(diags, at: "endpoints[1].clusters.LevelControll") == "unknown cluster 'LevelControll'; did you mean 'LevelControl'?")
+        #expect(
+            expectOne(diags, at: "endpoints[1].clusters.LevelControll") == "unknown cluster 'LevelControll'; did you mean 'LevelControl'?")
         #expect(expectOne(diags, at: "endpoints[1].clusters.OnOff.onOf") == "unknown attribute of OnOff 'onOf'; did you mean 'onOff'?")
         let feature = expectOne(diags, at: "endpoints[1].clusters.WindowCovering.features[0]")
         #expect(feature?.hasPrefix("unknown feature 'Lightning'") == true)
         #expect(feature?.contains("Lift (LF)") == true)
 
-        let lighting = diagnostics(device("""
-            deviceTypes: [DimmableLight]
-            clusters:
-              LevelControl: {features: [OnOff, Lightning]}
-            """))
-        #expect(expectOne(lighting, at: "endpoints[1].clusters.LevelControl.features[1]") == "unknown feature 'Lightning'; did you mean 'Lighting'?")
+        let lighting = diagnostics(
+            device(
+                """
+                deviceTypes: [DimmableLight]
+                clusters:
+                  LevelControl: {features: [OnOff, Lightning]}
+                """))
+        #expect(
+            expectOne(lighting, at: "endpoints[1].clusters.LevelControl.features[1]")
+                == "unknown feature 'Lightning'; did you mean 'Lighting'?")
     }
 
     @Test("enum values by name, with suggestions")
     func enumNames() {
-        let ok = memoryLoader([:]).load(yaml: device("""
-            deviceTypes: [OnOffLight]
-            clusters:
-              OnOff: {startUpOnOff: toggle}
-            """), file: "t.yaml")
+        let ok = memoryLoader([:]).load(
+            yaml: device(
+                """
+                deviceTypes: [OnOffLight]
+                clusters:
+                  OnOff: {startUpOnOff: toggle}
+                """), file: "t.yaml")
         guard case .device(let d)? = ok.profile else {
             Issue.record("\(ok.diagnostics)")
             return
         }
         #expect(d.endpoint(1)?.cluster(ClusterID(0x0006))?.initialValues[AttributeID(0x4003)] == .unsigned(2))
 
-        let bad = diagnostics(device("""
-            deviceTypes: [OnOffLight]
-            clusters:
-              OnOff: {startUpOnOff: Togle}
-            """))
-        #expect(expectOne(bad, at: "endpoints[1].clusters.OnOff.startUpOnOff") == "unknown StartUpOnOffEnum value 'Togle'; did you mean 'toggle'?")
-        let number = diagnostics(device("""
-            deviceTypes: [OnOffLight]
-            clusters:
-              OnOff: {startUpOnOff: 7}
-            """))
+        let bad = diagnostics(
+            device(
+                """
+                deviceTypes: [OnOffLight]
+                clusters:
+                  OnOff: {startUpOnOff: Togle}
+                """))
+        #expect(
+            expectOne(bad, at: "endpoints[1].clusters.OnOff.startUpOnOff")
+                == "unknown StartUpOnOffEnum value 'Togle'; did you mean 'toggle'?")
+        let number = diagnostics(
+            device(
+                """
+                deviceTypes: [OnOffLight]
+                clusters:
+                  OnOff: {startUpOnOff: 7}
+                """))
         #expect(expectOne(number, at: "endpoints[1].clusters.OnOff.startUpOnOff") == "expected one of 0 (Off), 1 (On), 2 (Toggle), got 7")
     }
 
     @Test("YAML syntax errors carry line and column")
     func syntaxError() {
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             identity:
               serialNumber: X
             endpoints:
@@ -176,7 +208,8 @@ struct ValidationErrorTests {
 
     @Test("duplicate endpoint numbers")
     func duplicateEndpoints() {
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             identity: {serialNumber: X}
             endpoints:
               1: {deviceTypes: [OnOffLight]}
@@ -185,7 +218,8 @@ struct ValidationErrorTests {
         #expect(expectOne(diags, at: "endpoints[1]") == "duplicate endpoint number 1 (already defined at line 3, column 3)")
 
         // Written identically, the YAML parser itself rejects the second key.
-        let same = diagnostics("""
+        let same = diagnostics(
+            """
             identity: {serialNumber: X}
             endpoints:
               1: {deviceTypes: [OnOffLight]}
@@ -198,7 +232,8 @@ struct ValidationErrorTests {
 
     @Test("invalid endpoint numbers and missing device types")
     func badEndpoints() {
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             identity: {serialNumber: X}
             endpoints:
               one: {deviceTypes: [OnOffLight]}
@@ -214,19 +249,23 @@ struct ValidationErrorTests {
 
     @Test("endpoint 0 holds the root node only")
     func rootEndpoint() {
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             identity: {serialNumber: X}
             endpoints:
               0: {deviceTypes: [OnOffLight]}
             """)
-        #expect(expectOne(diags, at: "endpoints[0].deviceTypes[0]") == "OnOffLight is an application device type; put it on an endpoint in 1...65534, not on the root endpoint 0")
+        #expect(
+            expectOne(diags, at: "endpoints[0].deviceTypes[0]")
+                == "OnOffLight is an application device type; put it on an endpoint in 1...65534, not on the root endpoint 0")
         #expect(expectOne(diags, at: "endpoints") == "expected at least one application endpoint (1...65534) besides the root node (0)")
     }
 
     @Test("a home's identity and setup code overrides are checked in the home file")
     func homeIdentityOverrides() {
         let plug = try! shippedText("devices/on-off-plug.yaml")
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             structures:
               - name: House
                 devices:
@@ -239,9 +278,13 @@ struct ValidationErrorTests {
             """, file: "home.yaml", others: ["plug.yaml": plug])
         #expect(diags.allSatisfy { $0.file == "home.yaml" })
         #expect(expectOne(diags, at: "structures[0].devices[0].identity.vendorID") == "expected an integer in 0...65535, got 70000")
-        #expect(expectOne(diags, at: "structures[0].devices[0].identity.productNmae") == "unknown key 'productNmae'; did you mean 'productName'?")
+        #expect(
+            expectOne(diags, at: "structures[0].devices[0].identity.productNmae")
+                == "unknown key 'productNmae'; did you mean 'productName'?")
         #expect(expectOne(diags, at: "structures[0].devices[0].commissioning.passcode")?.contains("forbids") == true)
-        #expect(expectOne(diags, at: "structures[0].devices[0].values[0].BasicInformation.vendorName") == "set vendorName under structures[0].devices[0].identity.vendorName, not as a cluster value")
+        #expect(
+            expectOne(diags, at: "structures[0].devices[0].values[0].BasicInformation.vendorName")
+                == "set vendorName under structures[0].devices[0].identity.vendorName, not as a cluster value")
     }
 
     @Test("invalid passcodes and discriminators")
@@ -262,24 +305,29 @@ struct ValidationErrorTests {
 
     @Test("a required cluster missing the device type's required features")
     func missingRequiredFeatures() {
-        let diags = diagnostics(device("""
-            deviceTypes: [DimmableLight]
-            clusters:
-              LevelControl:
-                features: [OnOff]
-            """))
-        #expect(expectOne(diags, at: "endpoints[1].clusters.LevelControl.features")
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [DimmableLight]
+                clusters:
+                  LevelControl:
+                    features: [OnOff]
+                """))
+        #expect(
+            expectOne(diags, at: "endpoints[1].clusters.LevelControl.features")
                 == "DimmableLight requires LevelControl with features OnOff (OO), Lighting (LT); missing Lighting (LT)")
     }
 
     @Test("feature conformance: choice groups and dependent features")
     func featureConformance() {
-        let diags = diagnostics(device("""
-            deviceTypes: [WindowCovering]
-            clusters:
-              WindowCovering:
-                features: [PositionAwareLift]
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [WindowCovering]
+                clusters:
+                  WindowCovering:
+                    features: [PositionAwareLift]
+                """))
         let messages = diags.filter { $0.path.description.hasPrefix("endpoints[1].clusters.WindowCovering.features") }.map(\.message)
         #expect(messages.contains("WindowCovering needs at least one of the features Lift (LF), Tilt (TL)"))
         #expect(messages.contains { $0.hasPrefix("feature PositionAwareLift (PA_LF) is not allowed in WindowCovering") })
@@ -293,33 +341,43 @@ struct ValidationErrorTests {
 
     @Test("a mistake in a features list does not cause knock-on errors")
     func noKnockOn() {
-        let diags = diagnostics(device("""
-            deviceTypes: [WindowCovering]
-            clusters:
-              WindowCovering:
-                features: [Lift, PositionAwareLiftt]
-                currentPositionLiftPercent100ths: 5000
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [WindowCovering]
+                clusters:
+                  WindowCovering:
+                    features: [Lift, PositionAwareLiftt]
+                    currentPositionLiftPercent100ths: 5000
+                """))
         #expect(diags.count == 1, "\(diags.map(\.description))")
-        #expect(expectOne(diags, at: "endpoints[1].clusters.WindowCovering.features[1]") == "unknown feature 'PositionAwareLiftt'; did you mean 'PositionAwareLift'?")
+        #expect(
+            expectOne(diags, at: "endpoints[1].clusters.WindowCovering.features[1]")
+                == "unknown feature 'PositionAwareLiftt'; did you mean 'PositionAwareLift'?")
     }
 
     @Test("attributes outside the cluster's features are rejected")
     func attributeConformance() {
-        let diags = diagnostics(device("""
-            deviceTypes: [WindowCovering]
-            clusters:
-              WindowCovering:
-                features: [Lift, PositionAwareLift]
-                currentPositionTiltPercent100ths: 100
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [WindowCovering]
+                clusters:
+                  WindowCovering:
+                    features: [Lift, PositionAwareLift]
+                    currentPositionTiltPercent100ths: 100
+                """))
         let message = expectOne(diags, at: "endpoints[1].clusters.WindowCovering.currentPositionTiltPercent100ths")
-        #expect(message?.hasPrefix("currentPositionTiltPercent100ths is not part of WindowCovering with features Lift (LF), PositionAwareLift (PA_LF)") == true)
+        #expect(
+            message?.hasPrefix(
+                "currentPositionTiltPercent100ths is not part of WindowCovering with features Lift (LF), PositionAwareLift (PA_LF)") == true
+        )
     }
 
     @Test("identity attributes and global attributes are not set as cluster values")
     func reservedAttributes() {
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             identity: {serialNumber: X}
             endpoints:
               0:
@@ -330,32 +388,45 @@ struct ValidationErrorTests {
                 clusters:
                   OnOff: {featureMap: 1, clusterRevision: 9}
             """)
-        #expect(expectOne(diags, at: "endpoints[0].clusters.BasicInformation.vendorName") == "set vendorName under identity.vendorName, not as a cluster value")
+        #expect(
+            expectOne(diags, at: "endpoints[0].clusters.BasicInformation.vendorName")
+                == "set vendorName under identity.vendorName, not as a cluster value")
         #expect(expectOne(diags, at: "endpoints[1].clusters.OnOff.featureMap")?.contains("under 'features'") == true)
         #expect(expectOne(diags, at: "endpoints[1].clusters.OnOff.clusterRevision")?.contains("not set directly") == true)
     }
 
     @Test("cloud-only clusters must exist on the endpoint and not be the node's plumbing")
     func cloudOnly() {
-        let diags = diagnostics(device("""
-            deviceTypes: [DimmableLight]
-            cloudOnly: [LevelControl, WindowCovering, Descriptor, Nope]
-            """))
+        let diags = diagnostics(
+            device(
+                """
+                deviceTypes: [DimmableLight]
+                cloudOnly: [LevelControl, WindowCovering, Descriptor, Nope]
+                """))
         #expect(diags.count == 3, "\(diags.map(\.description))")
-        #expect(expectOne(diags, at: "endpoints[1].cloudOnly[1]") == "WindowCovering is not a server cluster on endpoint 1; add it under clusters to make it cloud-only")
-        #expect(expectOne(diags, at: "endpoints[1].cloudOnly[2]") == "Descriptor must stay reachable on the local network; it cannot be cloud-only")
+        #expect(
+            expectOne(diags, at: "endpoints[1].cloudOnly[1]")
+                == "WindowCovering is not a server cluster on endpoint 1; add it under clusters to make it cloud-only")
+        #expect(
+            expectOne(diags, at: "endpoints[1].cloudOnly[2]")
+                == "Descriptor must stay reachable on the local network; it cannot be cloud-only")
         #expect(expectOne(diags, at: "endpoints[1].cloudOnly[3]")?.hasPrefix("unknown cluster 'Nope'") == true)
     }
 
     @Test("behaviour settings are range-checked")
     func behaviour() {
-        let diags = diagnostics(device("deviceTypes: [WindowCovering]", extra: """
-            behaviour:
-              windowCovering: {liftSpeed: 0, tiltSpeed: fast}
-              level: {defaultMoveRate: 255}
-            """))
+        let diags = diagnostics(
+            device(
+                "deviceTypes: [WindowCovering]",
+                extra: """
+                    behaviour:
+                      windowCovering: {liftSpeed: 0, tiltSpeed: fast}
+                      level: {defaultMoveRate: 255}
+                    """))
         #expect(expectOne(diags, at: "behaviour.windowCovering.liftSpeed") == "expected a number in 0.1...100 (percent per second), got 0")
-        #expect(expectOne(diags, at: "behaviour.windowCovering.tiltSpeed") == "expected a number in 0.1...100 (percent per second), got \"fast\"")
+        #expect(
+            expectOne(diags, at: "behaviour.windowCovering.tiltSpeed")
+                == "expected a number in 0.1...100 (percent per second), got \"fast\"")
         #expect(expectOne(diags, at: "behaviour.level.defaultMoveRate") == "expected an integer in 1...254, got 255")
     }
 
@@ -370,7 +441,8 @@ struct ValidationErrorTests {
 
     @Test("every error in a file is reported, not just the first")
     func collectsAll() {
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             identity:
               serialNumber: X
               vendorID: 70000
@@ -387,10 +459,12 @@ struct ValidationErrorTests {
                   WindowCovering: {features: [Lift, PositionAwareLift], currentPositionLiftPercent100ths: 10001}
             """)
         let paths = Set(diags.map(\.path.description))
-        for expected in ["identity.vendorID", "commissioning.passcode", "commissioning.discriminator", "behavior",
-                         "endpoints[1].deviceTypes[1]", "endpoints[1].clusters.LevelControl.currentLevel",
-                         "endpoints[1].clusters.LevelControl.onLevel",
-                         "endpoints[2].clusters.WindowCovering.currentPositionLiftPercent100ths"] {
+        for expected in [
+            "identity.vendorID", "commissioning.passcode", "commissioning.discriminator", "behavior",
+            "endpoints[1].deviceTypes[1]", "endpoints[1].clusters.LevelControl.currentLevel",
+            "endpoints[1].clusters.LevelControl.onLevel",
+            "endpoints[2].clusters.WindowCovering.currentPositionLiftPercent100ths",
+        ] {
             #expect(paths.contains(expected), "missing \(expected) in \(diags.map(\.description))")
         }
         #expect(diags.count == 8, "\(diags.map(\.description))")
@@ -400,7 +474,8 @@ struct ValidationErrorTests {
     func homeErrors() {
         let light = try! shippedText("devices/dimmable-light.yaml")
         let files = ["homes/../devices/light.yaml": light, "devices/light.yaml": light, "homes/other-home.yaml": "structures: []\n"]
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             structures:
               - name: House
                 rooms:
@@ -421,10 +496,17 @@ struct ValidationErrorTests {
               - name: House
             """, file: "homes/test-home.yaml", others: files)
         #expect(diags.allSatisfy { $0.file == "homes/test-home.yaml" }, "\(diags.map(\.description))")
-        #expect(expectOne(diags, at: "structures[0].rooms[0].devices[0].profile") == "device profile '../devices/missing.yaml' not found (looked for devices/missing.yaml)")
-        #expect(expectOne(diags, at: "structures[0].rooms[0].devices[1].values[1].LevelControl.currentLevel") == "expected an integer in 1...254, got 300")
-        #expect(expectOne(diags, at: "structures[0].rooms[0].devices[1].values[9]") == "the device has no endpoint 9 (its endpoints are 0, 1)")
-        #expect(expectOne(diags, at: "structures[0].rooms[0].devices[2].name")?.hasPrefix("another device in room \"Hall\" is already named \"Lamp\"") == true)
+        #expect(
+            expectOne(diags, at: "structures[0].rooms[0].devices[0].profile")
+                == "device profile '../devices/missing.yaml' not found (looked for devices/missing.yaml)")
+        #expect(
+            expectOne(diags, at: "structures[0].rooms[0].devices[1].values[1].LevelControl.currentLevel")
+                == "expected an integer in 1...254, got 300")
+        #expect(
+            expectOne(diags, at: "structures[0].rooms[0].devices[1].values[9]") == "the device has no endpoint 9 (its endpoints are 0, 1)")
+        #expect(
+            expectOne(diags, at: "structures[0].rooms[0].devices[2].name")?.hasPrefix(
+                "another device in room \"Hall\" is already named \"Lamp\"") == true)
         #expect(expectOne(diags, at: "structures[0].rooms[0].devices[3].profile") == "'other-home.yaml' is a home, not a device profile")
         #expect(expectOne(diags, at: "structures[0].rooms[0].devices[3].nmae") == "unknown key 'nmae'; did you mean 'name'?")
         #expect(expectOne(diags, at: "structures[1].name") == "structure name \"House\" is already used by structures[0]")
@@ -432,12 +514,14 @@ struct ValidationErrorTests {
 
     @Test("errors inside a referenced device profile name that file")
     func homeReferencedProfileErrors() {
-        let broken = device("""
+        let broken = device(
+            """
             deviceTypes: [DimmableLight]
             clusters:
               LevelControl: {currentLevel: 999}
             """)
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             structures:
               - name: House
                 devices:
@@ -453,7 +537,8 @@ struct ValidationErrorTests {
     func homeGroups() {
         let plug = try! shippedText("devices/on-off-plug.yaml")
         let blind = try! shippedText("devices/window-covering.yaml")
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             structures:
               - name: House
                 groups:
@@ -468,29 +553,35 @@ struct ValidationErrorTests {
                 groups:
                   - {name: Elsewhere, devices: [A]}
             """, file: "home.yaml", others: ["plug.yaml": plug, "blind.yaml": blind])
-        #expect(expectOne(diags, at: "structures[0].groups[0].devices[1]")
-            == "device \"B\" cannot join a group: its profile (blind.yaml) has no Groups cluster (lights and plugs have one)")
-        #expect(expectOne(diags, at: "structures[0].groups[0].devices[2]")
-            == "no device named \"Nobody\" in structure \"House\" (its devices: \"A\", \"B\")")
+        #expect(
+            expectOne(diags, at: "structures[0].groups[0].devices[1]")
+                == "device \"B\" cannot join a group: its profile (blind.yaml) has no Groups cluster (lights and plugs have one)")
+        #expect(
+            expectOne(diags, at: "structures[0].groups[0].devices[2]")
+                == "no device named \"Nobody\" in structure \"House\" (its devices: \"A\", \"B\")")
         #expect(expectOne(diags, at: "structures[0].groups[0].devices[3]") == "device \"A\" is already in this group")
         #expect(expectOne(diags, at: "structures[0].groups[1].name") == "group name \"Hall\" is already used by structures[0].groups[0]")
         #expect(expectOne(diags, at: "structures[0].groups[2].devices") == "expected at least one device name")
         #expect(expectOne(diags, at: "structures[0].groups[3].devcies") == "unknown key 'devcies'; did you mean 'devices'?")
-        #expect(expectOne(diags, at: "structures[1].groups[0].devices[0]")
-            == "no device named \"A\" in structure \"Cottage\" (it has none)")
+        #expect(
+            expectOne(diags, at: "structures[1].groups[0].devices[0]")
+                == "no device named \"A\" in structure \"Cottage\" (it has none)")
     }
 
     @Test("a home with the same serial number twice")
     func duplicateSerials() {
         let plug = try! shippedText("devices/on-off-plug.yaml")
-        let diags = diagnostics("""
+        let diags = diagnostics(
+            """
             structures:
               - name: House
                 devices:
                   - {profile: plug.yaml, name: A, identity: {serialNumber: SAME}}
                   - {profile: plug.yaml, name: B, identity: {serialNumber: SAME}}
             """, file: "home.yaml", others: ["plug.yaml": plug])
-        #expect(expectOne(diags, at: "structures[0].devices[1].identity.serialNumber") == "serial number \"SAME\" is also used by structures[0].devices[0]; each device needs its own")
+        #expect(
+            expectOne(diags, at: "structures[0].devices[1].identity.serialNumber")
+                == "serial number \"SAME\" is also used by structures[0].devices[0]; each device needs its own")
     }
 
     @Test("kind detection: explicit kind, structures, endpoints")

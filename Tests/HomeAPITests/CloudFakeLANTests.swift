@@ -37,13 +37,16 @@ struct CloudFakeLANTests {
 
     /// `homectl devices --json` until `accept` holds for the named device (bounded); the
     /// last summary either way.
-    static func settle(_ lab: Lab, _ routes: [String], _ name: String, tries: Int = 8,
-                       until accept: (Summary) -> Bool) async throws -> Summary? {
+    static func settle(
+        _ lab: Lab, _ routes: [String], _ name: String, tries: Int = 8,
+        until accept: (Summary) -> Bool
+    ) async throws -> Summary? {
         var last: Summary?
-        for _ in 0 ..< tries {
+        for _ in 0..<tries {
             let listed = try await lab.homectl(["devices", "--json", "--settle", "3"] + routes)
             if let all = try? JSONDecoder().decode([Summary].self, from: Data(listed.output.utf8)),
-               let device = all.first(where: { $0.name == name }) {
+                let device = all.first(where: { $0.name == name })
+            {
                 last = device
                 if accept(device) { return device }
             }
@@ -58,41 +61,56 @@ struct CloudFakeLANTests {
         #expect(result.status == 0, "fault \(node) \(action): \(result.errors)")
     }
 
-    @Test(.enabled(if: FakeLANControllerTests.canRun, "needs root and avahi-daemon for network namespaces"),
-          .timeLimit(.minutes(6)))
+    @Test(
+        .enabled(if: FakeLANControllerTests.canRun, "needs root and avahi-daemon for network namespaces"),
+        .timeLimit(.minutes(6)))
     func connectivityAndLocalityThroughRelayHubAndFaults() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.matterRelay), "matter-relay is not built")
         try await FakeLANControllerTests.withLab(hosts: Self.hosts, tag: "r") { lab in
             // The relay on the cloud host, with a home whose token the devices register with.
             let relayDB = lab.work.appendingPathComponent("relay.sqlite").path
             let added = try await LANCommand.runOffPool([Self.matterRelay, "home", "add", "Lab", "--database", relayDB])
-            let token = try #require(added.output.split(separator: "\n").first { $0.hasPrefix("token ") }.map { String($0.dropFirst(6)) },
-                                     "matter-relay home add: \(added.output) \(added.errors)")
-            _ = try lab.startProcess("relay", on: "cloud", [Self.matterRelay, "serve", "--host", "0.0.0.0", "--port", "8080",
-                                                            "--database", relayDB])
+            let token = try #require(
+                added.output.split(separator: "\n").first { $0.hasPrefix("token ") }.map { String($0.dropFirst(6)) },
+                "matter-relay home add: \(added.output) \(added.errors)")
+            _ = try lab.startProcess(
+                "relay", on: "cloud",
+                [
+                    Self.matterRelay, "serve", "--host", "0.0.0.0", "--port", "8080",
+                    "--database", relayDB,
+                ])
             let relayURL = "ws://\(Self.cloudIP):8080"
             func device(_ host: String, _ profile: String, passcode: UInt32, discriminator: UInt16) throws {
-                _ = try lab.startProcess(host, on: host, [
-                    Self.matterSim, "run", Self.profiles.appendingPathComponent(profile).path,
-                    "--passcode", "\(passcode)", "--discriminator", "\(discriminator)", "--port", "5540",
-                    "--state-dir", lab.work.appendingPathComponent(host).path,
-                    "--relay", relayURL, "--relay-home-token", token,
-                    "--control", lab.work.appendingPathComponent("\(host).sock").path,
-                ])
+                _ = try lab.startProcess(
+                    host, on: host,
+                    [
+                        Self.matterSim, "run", Self.profiles.appendingPathComponent(profile).path,
+                        "--passcode", "\(passcode)", "--discriminator", "\(discriminator)", "--port", "5540",
+                        "--state-dir", lab.work.appendingPathComponent(host).path,
+                        "--relay", relayURL, "--relay-home-token", token,
+                        "--control", lab.work.appendingPathComponent("\(host).sock").path,
+                    ])
             }
             try device("d1", "cloud-dimmer.yaml", passcode: 20202031, discriminator: 3101)
             try device("d2", "on-off-plug.yaml", passcode: 20202032, discriminator: 3102)
 
             // Commission both over the LAN (attestation against the published test PAA and CD signer).
             let trust = try lab.trustStore()
-            for (name, ip, passcode, discriminator) in [("Dimmer", Self.dimmerIP, UInt32(20202031), UInt16(3101)),
-                                                        ("Plug", Self.plugIP, UInt32(20202032), UInt16(3102))] {
-                let code = try OnboardingPayload(vendorID: 0xFFF1, productID: 0x8000, discriminator: discriminator,
-                                                 passcode: passcode).manualPairingCode()
+            for (name, ip, passcode, discriminator) in [
+                ("Dimmer", Self.dimmerIP, UInt32(20202031), UInt16(3101)),
+                ("Plug", Self.plugIP, UInt32(20202032), UInt16(3102)),
+            ] {
+                let code = try OnboardingPayload(
+                    vendorID: 0xFFF1, productID: 0x8000, discriminator: discriminator,
+                    passcode: passcode
+                ).manualPairingCode()
                 var result: LANCommandResult?
-                for _ in 0 ..< 10 where result?.status != 0 {  // the process may still be starting
-                    result = try await lab.homectl(["commission", "--code", code, "--address", "\(ip):5540", "--name", name,
-                                                    "--paa-trust-store", trust.path, "--no-dnssd"], timeout: 90)
+                for _ in 0..<10 where result?.status != 0 {  // the process may still be starting
+                    result = try await lab.homectl(
+                        [
+                            "commission", "--code", code, "--address", "\(ip):5540", "--name", name,
+                            "--paa-trust-store", trust.path, "--no-dnssd",
+                        ], timeout: 90)
                     if result?.status != 0 { try await Task.sleep(for: .milliseconds(500)) }
                 }
                 #expect(result?.status == 0, "commission \(name): \(result?.errors ?? "")")
@@ -142,7 +160,8 @@ struct CloudFakeLANTests {
             let failed = try await lab.homectl(["off", "Dimmer"] + routes)
             let took = ContinuousClock.now - started
             #expect(failed.status != 0)
-            #expect(failed.errors.contains("Dimmer") || failed.errors.lowercased().contains("unavailable")
+            #expect(
+                failed.errors.contains("Dimmer") || failed.errors.lowercased().contains("unavailable")
                     || failed.errors.lowercased().contains("deadline"), "\(failed.errors)")
             // homectl's own start-up (opening the home, its relay link) is in this figure too.
             #expect(took < .seconds(5), "a command with every route down took \(took)")
@@ -156,12 +175,18 @@ struct CloudFakeLANTests {
             let hubFile = lab.work.appendingPathComponent("hub.json").path
             let issued = try await lab.homectl(["hub", "credentials", "--out", hubFile, "--home-token", "hub-lab-token-1234567890"])
             #expect(issued.status == 0, "hub credentials: \(issued.errors)")
-            _ = try lab.startProcess("hub", on: "hub", [Self.matterRelay, "serve", "--mode", "hub", "--credentials", hubFile,
-                                                        "--host", "0.0.0.0", "--port", "8081", "--no-dnssd",
-                                                        "--database", lab.work.appendingPathComponent("hub.sqlite").path])
-            let cut = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--",
-                                                       "ip", "neigh", "replace", Self.dimmerIP, "lladdr", "02:00:00:00:00:01",
-                                                       "nud", "permanent", "dev", "eth0"])
+            _ = try lab.startProcess(
+                "hub", on: "hub",
+                [
+                    Self.matterRelay, "serve", "--mode", "hub", "--credentials", hubFile,
+                    "--host", "0.0.0.0", "--port", "8081", "--no-dnssd",
+                    "--database", lab.work.appendingPathComponent("hub.sqlite").path,
+                ])
+            let cut = try await LANCommand.runOffPool([
+                FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--",
+                "ip", "neigh", "replace", Self.dimmerIP, "lladdr", "02:00:00:00:00:01",
+                "nud", "permanent", "dev", "eth0",
+            ])
             #expect(cut.status == 0, "cutting the controller off: \(cut.errors)")
             let withHub = routes + ["--hub", "ws://\(Self.hubIP):8081", "--hub-token", "hub-lab-token-1234567890"]
             dimmer = try await Self.settle(lab, withHub, "Dimmer", tries: 12) { $0.trait("OnOff")?.locality == "localPeer" }

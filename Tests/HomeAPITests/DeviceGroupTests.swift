@@ -28,11 +28,13 @@ struct DeviceGroupTests {
         }
         let structure = try await home.createStructure(name: "Home")
         let lamp = try await commissionReporting(light, into: home, structureID: structure.id, name: "Lamp")
-        let socket = try await home.commissionDevice(setupCode: try plug.setupCode, address: plug.address,
-                                                     structureID: structure.id, name: "Socket")
-        #expect(await eventually(within: .seconds(10)) {
-            await (try? home.device(id: socket.id))?.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
-        })
+        let socket = try await home.commissionDevice(
+            setupCode: try plug.setupCode, address: plug.address,
+            structureID: structure.id, name: "Socket")
+        #expect(
+            await eventually(within: .seconds(10)) {
+                await (try? home.device(id: socket.id))?.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
+            })
 
         // A group of nothing is refused.
         await #expect(throws: HomeError.self) { try await structure.createDeviceGroup(name: "Empty", devices: []) }
@@ -50,10 +52,12 @@ struct DeviceGroupTests {
             #expect(addresses.count == 1 && addresses.first?.hasPrefix("ff35:40:fd") == true, "\(addresses)")
             groupIDs.formUnion(keys.flatMap(\.groupIDs))
             let entries = (try await device.node.read(Self.acl).get().value).members ?? []
-            #expect(entries.contains { $0.value[context: 2]?.uintValue == 3 && $0.value[context: 1]?.uintValue == 3 },
-                    "no Group/Operate entry: \(entries)")
-            #expect(entries.contains { $0.value[context: 2]?.uintValue == 2 && $0.value[context: 1]?.uintValue == 5 },
-                    "the administrator's entry is gone: \(entries)")
+            #expect(
+                entries.contains { $0.value[context: 2]?.uintValue == 3 && $0.value[context: 1]?.uintValue == 3 },
+                "no Group/Operate entry: \(entries)")
+            #expect(
+                entries.contains { $0.value[context: 2]?.uintValue == 2 && $0.value[context: 1]?.uintValue == 5 },
+                "the administrator's entry is gone: \(entries)")
         }
         #expect(groupIDs.count == 1, "both members are in the same group: \(groupIDs)")
 
@@ -66,9 +70,10 @@ struct DeviceGroupTests {
         let delivery = try #require(await group.lastDelivery())
         #expect(delivery.groupcastInterfaces.isEmpty, "loopback carries no multicast")
         #expect(Set(delivery.unicastMembers) == ["Lamp", "Socket"])
-        #expect(await eventually(within: .seconds(5)) {
-            await (try? home.deviceGroup(id: group.id))?.traits.get(Matter.OnOffTrait.self)?.onOff == true
-        })
+        #expect(
+            await eventually(within: .seconds(5)) {
+                await (try? home.deviceGroup(id: group.id))?.traits.get(Matter.OnOffTrait.self)?.onOff == true
+            })
         try await trait.toggle()
         #expect(await light.value(Self.onOff) == .bool(false))
         #expect(await plug.value(Self.onOff) == .bool(false))
@@ -109,8 +114,10 @@ struct DeviceGroupTests {
         let home = try await openHome(dir, trustStore: trust)
         let structure = try await home.createStructure(name: "Home")
         // Members are set up in device ID order: the lamp (commissioned first) before the socket.
-        let lamp = try await home.commissionDevice(setupCode: try light.setupCode, address: light.address, structureID: structure.id, name: "Lamp")
-        let socket = try await home.commissionDevice(setupCode: try plug.setupCode, address: plug.address, structureID: structure.id, name: "Socket")
+        let lamp = try await home.commissionDevice(
+            setupCode: try light.setupCode, address: light.address, structureID: structure.id, name: "Lamp")
+        let socket = try await home.commissionDevice(
+            setupCode: try plug.setupCode, address: plug.address, structureID: structure.id, name: "Socket")
         await plug.stop()
         await #expect(throws: HomeError.self) { try await structure.createDeviceGroup(name: "Hall", devices: [lamp, socket]) }
         #expect(try await home.deviceGroups().list().isEmpty)

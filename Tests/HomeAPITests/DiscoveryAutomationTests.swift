@@ -13,13 +13,17 @@ import Testing
 func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
     NodeDescription(endpoints: [
         Fixture.root(vendor: "Acme", product: "Dimmable Bulb", serial: serial),
-        EndpointDescription(number: 1, deviceTypes: [Fixture.deviceType(0x0101)], serverClusters: [
-            ClusterInstanceDescription(id: Fixture.identify),
-            ClusterInstanceDescription(id: Fixture.onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
-            ClusterInstanceDescription(id: Fixture.levelControl, features: ["OO", "LT"], attributes: [
-                AttributeID(0): .unsigned(100), AttributeID(2): .unsigned(10), AttributeID(3): .unsigned(200),
+        EndpointDescription(
+            number: 1, deviceTypes: [Fixture.deviceType(0x0101)],
+            serverClusters: [
+                ClusterInstanceDescription(id: Fixture.identify),
+                ClusterInstanceDescription(id: Fixture.onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
+                ClusterInstanceDescription(
+                    id: Fixture.levelControl, features: ["OO", "LT"],
+                    attributes: [
+                        AttributeID(0): .unsigned(100), AttributeID(2): .unsigned(10), AttributeID(3): .unsigned(200),
+                    ]),
             ]),
-        ]),
     ])
 }
 
@@ -52,7 +56,11 @@ struct DiscoveryAutomationTests {
     @Test func constraintsComeFromTheDataModelAndTheDevice() async throws {
         let rig = try await Rig.make()
         let bulb = try await TestDevice.start(boundedDimmer())
-        defer { Task { await bulb.stop(); await rig.close() } }
+        defer {
+            Task {
+                await bulb.stop(); await rig.close()
+            }
+        }
         let device = try await rig.add(bulb, name: "Dimmer")
         let structure = rig.structure
 
@@ -61,7 +69,8 @@ struct DiscoveryAutomationTests {
         let moveToLevel = candidates.compactMap { $0.node as? CommandCandidate }
             .first { $0.command == Matter.LevelControlTrait.MoveToLevelCommand.self }
         let candidate = try #require(moveToLevel)
-        let details = try #require(candidate.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.MoveToLevelCommand.CommandRequestFields.level)])
+        let details = try #require(
+            candidate.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.MoveToLevelCommand.CommandRequestFields.level)])
         guard case .uintRangeConstraint(let lowerBound, let upperBound, _, _) = details.constraint else {
             Issue.record("level is not a uint range: \(details.constraint)")
             return
@@ -71,8 +80,9 @@ struct DiscoveryAutomationTests {
         #expect(candidate.deviceTypes.map { $0.identifier } == [DimmableLightDeviceType.identifier])
 
         // Attribute details: the model's access and quality, the device's bounds.
-        let levelAttributes = try #require(candidates.compactMap { $0.node as? TraitAttributesCandidate }
-            .first { $0.trait == Matter.LevelControlTrait.self })
+        let levelAttributes = try #require(
+            candidates.compactMap { $0.node as? TraitAttributesCandidate }
+                .first { $0.trait == Matter.LevelControlTrait.self })
         let current = try #require(levelAttributes.fieldDetails[AnyField(erasing: Matter.LevelControlTrait.Attribute.currentLevel)])
         #expect(current.isSubscribable && !current.isModifiable)
         #expect(current.constraint == .uintRangeConstraint(lowerBound: 10, upperBound: 200, step: 1, unit: ""))
@@ -131,7 +141,11 @@ struct DiscoveryAutomationTests {
         let rig = try await Rig.make()
         let bulb = try await TestDevice.start(boundedDimmer())
         let stranger = try await TestDevice.start(Fixture.onOffLight(serial: "FAR-1"))
-        defer { Task { await bulb.stop(); await stranger.stop(); await rig.close() } }
+        defer {
+            Task {
+                await bulb.stop(); await stranger.stop(); await rig.close()
+            }
+        }
         let dimmer = try await rig.add(bulb, name: "Dimmer")
         let cottage = try await rig.home.createStructure(name: "Cottage")
         let far = try await rig.add(stranger, name: "Far Lamp", structure: cottage)
@@ -150,42 +164,53 @@ struct DiscoveryAutomationTests {
         }
 
         // Level 300: outside the LevelControl level constraint.
-        await expectError(.invalidArgument, mentioning: ["level", "300", "Dimmer"], automation(name: "Too bright") {
-            let s = starter(dimmer, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
-            condition { s.onOff.equals(true) }
-            action(dimmer, DimmableLightDeviceType.self) {
-                Matter.LevelControlTrait.moveToLevel(level: 300, transitionTime: nil, optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
-                                                     optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
-            }
-        })
+        await expectError(
+            .invalidArgument, mentioning: ["level", "300", "Dimmer"],
+            automation(name: "Too bright") {
+                let s = starter(dimmer, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
+                condition { s.onOff.equals(true) }
+                action(dimmer, DimmableLightDeviceType.self) {
+                    Matter.LevelControlTrait.moveToLevel(
+                        level: 300, transitionTime: nil, optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
+                        optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
+                }
+            })
         // A scheduled starter while the structure has no address.
-        await expectError(.failedPrecondition, mentioning: ["ScheduledEvent", "missingStructureAddressSetup"], automation(name: "Wake") {
-            starter(structure, Google.TimeTrait.ScheduledEvent.self) {
-                Google.TimeTrait.ScheduledEvent.clockTime(TimeOfDay(hours: 7, minutes: 0))
-            }
-            action(dimmer, DimmableLightDeviceType.self) { Matter.OnOffTrait.on() }
-        })
+        await expectError(
+            .failedPrecondition, mentioning: ["ScheduledEvent", "missingStructureAddressSetup"],
+            automation(name: "Wake") {
+                starter(structure, Google.TimeTrait.ScheduledEvent.self) {
+                    Google.TimeTrait.ScheduledEvent.clockTime(TimeOfDay(hours: 7, minutes: 0))
+                }
+                action(dimmer, DimmableLightDeviceType.self) { Matter.OnOffTrait.on() }
+            })
         // A device of another structure.
-        await expectError(.notFound, mentioning: ["Far Lamp"], automation(name: "Far") {
-            starter(far, OnOffLightDeviceType.self, Matter.OnOffTrait.self)
-            action(dimmer, DimmableLightDeviceType.self) { Matter.OnOffTrait.on() }
-        })
+        await expectError(
+            .notFound, mentioning: ["Far Lamp"],
+            automation(name: "Far") {
+                starter(far, OnOffLightDeviceType.self, Matter.OnOffTrait.self)
+                action(dimmer, DimmableLightDeviceType.self) { Matter.OnOffTrait.on() }
+            })
         // A command the device does not have.
-        await expectError(.invalidArgument, mentioning: ["DownOrClose"], automation(name: "Close the bulb") {
-            starter(dimmer, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
-            action(dimmer, DimmableLightDeviceType.self) { Matter.WindowCoveringTrait.downOrClose() }
-        })
+        await expectError(
+            .invalidArgument, mentioning: ["DownOrClose"],
+            automation(name: "Close the bulb") {
+                starter(dimmer, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
+                action(dimmer, DimmableLightDeviceType.self) { Matter.WindowCoveringTrait.downOrClose() }
+            })
         #expect(try await structure.listAutomations().isEmpty)
 
         // Within the constraint it is accepted, and stays in the home graph.
-        let ok = try await structure.createAutomation(automation(name: "Fine", description: "level 200") {
-            let s = starter(dimmer, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
-            condition { s.onOff.equals(true) }
-            action(dimmer, DimmableLightDeviceType.self) {
-                Matter.LevelControlTrait.moveToLevel(level: 200, transitionTime: nil, optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
-                                                     optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
-            }
-        })
+        let ok = try await structure.createAutomation(
+            automation(name: "Fine", description: "level 200") {
+                let s = starter(dimmer, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
+                condition { s.onOff.equals(true) }
+                action(dimmer, DimmableLightDeviceType.self) {
+                    Matter.LevelControlTrait.moveToLevel(
+                        level: 200, transitionTime: nil, optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
+                        optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
+                }
+            })
         #expect(try await structure.listAutomations().map(\.id) == [ok.id])
         #expect(ok.starterDescriptions.count == 1 && ok.conditionDescriptions == ["onOff equals true"])
         try await structure.setAutomation(id: ok.id, isActive: false)
@@ -197,25 +222,30 @@ struct DiscoveryAutomationTests {
     @Test func blindsCloseAtTheScheduledTime() async throws {
         let rig = try await Rig.make()
         let blind = try await TestDevice.start(Fixture.windowCovering())
-        defer { Task { await blind.stop(); await rig.close() } }
+        defer {
+            Task {
+                await blind.stop(); await rig.close()
+            }
+        }
         let blinds = try await rig.add(blind, name: "Blinds")
         let structure = try await rig.structure.setAddress("1 Main Street, Springfield")
 
-        let created = try await structure.createAutomation(automation(name: "Close the blinds", description: "at 07:00") {
-            starter(structure, Google.TimeTrait.ScheduledEvent.self) {
-                Google.TimeTrait.ScheduledEvent.clockTime(TimeOfDay(hours: 7, minutes: 0))
-            }
-            action(blinds, WindowCoveringDeviceType.self) { Matter.WindowCoveringTrait.downOrClose() }
-        })
+        let created = try await structure.createAutomation(
+            automation(name: "Close the blinds", description: "at 07:00") {
+                starter(structure, Google.TimeTrait.ScheduledEvent.self) {
+                    Google.TimeTrait.ScheduledEvent.clockTime(TimeOfDay(hours: 7, minutes: 0))
+                }
+                action(blinds, WindowCoveringDeviceType.self) { Matter.WindowCoveringTrait.downOrClose() }
+            })
         let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
         let before = await blind.value(Fixture.targetLiftPath)
-        clock.advance(by: 30) // 06:59:30: not yet
+        clock.advance(by: 30)  // 06:59:30: not yet
         try await Task.sleep(for: .milliseconds(300))
         #expect(await blind.value(Fixture.targetLiftPath) == before)
         #expect(try await structure.automationHistory().isEmpty)
 
-        clock.advance(by: 60) // 07:00:30: the 07:00 starter fires once
+        clock.advance(by: 60)  // 07:00:30: the 07:00 starter fires once
         #expect(await eventually(within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         #expect(await eventually { (try? await structure.automationHistory().count) == 1 })
         let run = try #require(try await rig.home.automationHistory(automationID: created.id).first)
@@ -249,21 +279,26 @@ struct DiscoveryAutomationTests {
     @Test func turningTheDimmableLightOnSetsItsLevel() async throws {
         let rig = try await Rig.make()
         let bulb = try await TestDevice.start(boundedDimmer())
-        defer { Task { await bulb.stop(); await rig.close() } }
+        defer {
+            Task {
+                await bulb.stop(); await rig.close()
+            }
+        }
         let device = try await rig.add(bulb, name: "Dimmer")
         let structure = rig.structure
 
-        let created = try await structure.createAutomation(automation(name: "Dim on", description: "level 55 when on") {
-            let starterNode = starter(device, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
-            condition {
-                starterNode.onOff.equals(true)
-            }
-            action(device, DimmableLightDeviceType.self) {
-                Matter.LevelControlTrait.moveToLevel(
-                    level: 55, transitionTime: nil, optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
-                    optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
-            }
-        })
+        let created = try await structure.createAutomation(
+            automation(name: "Dim on", description: "level 55 when on") {
+                let starterNode = starter(device, DimmableLightDeviceType.self, Matter.OnOffTrait.self)
+                condition {
+                    starterNode.onOff.equals(true)
+                }
+                action(device, DimmableLightDeviceType.self) {
+                    Matter.LevelControlTrait.moveToLevel(
+                        level: 55, transitionTime: nil, optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
+                        optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
+                }
+            })
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
         #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
 

@@ -1,4 +1,3 @@
-
 #if canImport(Glibc)
 import Foundation
 import Glibc
@@ -20,7 +19,8 @@ struct FakeLANControllerTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let fakelan = packageRoot.appendingPathComponent("scripts/fakelan.sh").path
     static let buildDirectory: URL = {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         var dir = URL(fileURLWithPath: executable).deletingLastPathComponent()
         // Inside an .xctest bundle on Linux the runner is the bundle itself, next to the products.
@@ -83,19 +83,23 @@ struct FakeLANControllerTests {
             let trust = work.appendingPathComponent("trust")
             try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
             let credentials = FakeLANControllerTests.packageRoot.appendingPathComponent("DeviceProfiles/credentials")
-            try FileManager.default.copyItem(at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
-                                             to: trust.appendingPathComponent("paa.pem"))
-            try FileManager.default.copyItem(at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
-                                             to: trust.appendingPathComponent("cd-signer.pem"))
+            try FileManager.default.copyItem(
+                at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
+                to: trust.appendingPathComponent("paa.pem"))
+            try FileManager.default.copyItem(
+                at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
+                to: trust.appendingPathComponent("cd-signer.pem"))
             return trust
         }
 
         /// Turns IPv6 off on `host`, as Docker does in a container on a network without IPv6:
         /// the host keeps only its IPv4 address, and resolving `::` fails (EAI_ADDRFAMILY).
         func disableIPv6(on host: String) async throws {
-            let result = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lan, host, "--",
+            let result = try await LANCommand.runOffPool([
+                FakeLANControllerTests.fakelan, "exec", lan, host, "--",
                 "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-                "net.ipv6.conf.eth0.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1"])
+                "net.ipv6.conf.eth0.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1",
+            ])
             guard result.status == 0 else { throw LANSpawnError(description: "sysctl on \(host): \(result.errors)") }
         }
 
@@ -116,8 +120,9 @@ struct FakeLANControllerTests {
 
         /// homectl on the controller host, on this lab's home database.
         func homectl(_ arguments: [String], timeout: TimeInterval = 60) async throws -> LANCommandResult {
-            try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lan, "c", "--", FakeLANControllerTests.homectl]
-                + arguments + ["--home", work.appendingPathComponent("home.sqlite").path, "--timeout", "8"], timeout: timeout)
+            try await LANCommand.runOffPool(
+                [FakeLANControllerTests.fakelan, "exec", lan, "c", "--", FakeLANControllerTests.homectl]
+                    + arguments + ["--home", work.appendingPathComponent("home.sqlite").path, "--timeout", "8"], timeout: timeout)
         }
 
         func state(of name: String) async throws -> [String: String] {
@@ -172,7 +177,7 @@ struct FakeLANControllerTests {
             // All three answer commissionable browsing on the controller host.
             struct Row: Decodable { var discriminator: UInt16; var addresses: [String] }
             var seen: Set<UInt16> = []
-            for _ in 0 ..< 10 where seen.count < Self.devices.count {
+            for _ in 0..<10 where seen.count < Self.devices.count {
                 let found = try await lab.homectl(["discover", "--json", "--seconds", "2"])
                 if let rows = try? JSONDecoder().decode([Row].self, from: Data(found.output.utf8)) {
                     seen.formUnion(rows.map(\.discriminator))
@@ -183,10 +188,15 @@ struct FakeLANControllerTests {
             // Commission each by its QR payload (full discriminator), no address given: HomeAPI
             // finds it over _matterc._udp.
             for d in Self.devices {
-                let qr = try OnboardingPayload(vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
-                                               passcode: d.passcode).qrCode()
-                let result = try await lab.homectl(["commission", "--code", qr, "--name", d.name,
-                                              "--paa-trust-store", trust.path, "--json"], timeout: 90)
+                let qr = try OnboardingPayload(
+                    vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
+                    passcode: d.passcode
+                ).qrCode()
+                let result = try await lab.homectl(
+                    [
+                        "commission", "--code", qr, "--name", d.name,
+                        "--paa-trust-store", trust.path, "--json",
+                    ], timeout: 90)
                 #expect(result.status == 0, "commission \(d.name): \(result.errors)")
             }
             let listed = try await lab.homectl(["devices", "--json"])
@@ -210,7 +220,7 @@ struct FakeLANControllerTests {
             // The covering moves to 30 % closed at its own speed; read until it gets there (bounded).
             #expect(try await lab.homectl(["cover", "Blind", "30"]).status == 0)
             var lift = ""
-            for _ in 0 ..< 30 {
+            for _ in 0..<30 {
                 lift = try await lab.state(of: "Blind")["lift"] ?? ""
                 if lift == "30.00%" { break }
                 try await Task.sleep(for: .milliseconds(500))
@@ -224,7 +234,7 @@ struct FakeLANControllerTests {
             try lab.start(plug, port: 5600)
             var reconnected = false
             var movedLogged = false
-            for _ in 0 ..< 10 where !reconnected {
+            for _ in 0..<10 where !reconnected {
                 let on = try await lab.homectl(["on", "Plug"])
                 reconnected = on.status == 0
                 movedLogged = movedLogged || on.errors.contains("moved from")
@@ -247,13 +257,18 @@ struct FakeLANControllerTests {
             let trust = try lab.trustStore()
             for d in Self.devices { try lab.start(d, port: 5540) }
             for d in Self.devices {
-                let code = try OnboardingPayload(vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
-                                                 passcode: d.passcode).manualPairingCode()
+                let code = try OnboardingPayload(
+                    vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
+                    passcode: d.passcode
+                ).manualPairingCode()
                 // Retried only while no node answers yet: a wrong match must fail the test.
                 var result: LANCommandResult?
-                for _ in 0 ..< 10 where result == nil || result!.errors.contains("no commissionable device") {
-                    result = try await lab.homectl(["commission", "--code", code, "--name", d.name,
-                                                    "--paa-trust-store", trust.path], timeout: 90)
+                for _ in 0..<10 where result == nil || result!.errors.contains("no commissionable device") {
+                    result = try await lab.homectl(
+                        [
+                            "commission", "--code", code, "--name", d.name,
+                            "--paa-trust-store", trust.path,
+                        ], timeout: 90)
                 }
                 #expect(result?.status == 0, "commission \(d.name) by \(code): \(result?.errors ?? "")")
             }
@@ -266,29 +281,37 @@ struct FakeLANControllerTests {
     /// to IPv4 with one log line instead of exiting, and a controller commissions and drives it.
     @Test(.enabled(if: canRun, "needs root and avahi-daemon for network namespaces"), .timeLimit(.minutes(3)))
     func ipv4OnlyHostServesTheNode() async throws {
-        try await Self.withLab(hosts: ["d4", "c"], tag: "v", { lab in
-            let trust = try lab.trustStore()
-            try await lab.disableIPv6(on: "d4")
-            let plug = Device(host: "d4", profile: "on-off-plug", name: "V4 Plug", passcode: 20202024, discriminator: 3004,
-                              productID: 0x8003)
-            try lab.start(plug, port: 5540)
-            let qr = try OnboardingPayload(vendorID: 0xFFF1, productID: plug.productID, discriminator: plug.discriminator,
-                                           passcode: plug.passcode).qrCode()
-            var commissioned = false
-            for _ in 0 ..< 20 where !commissioned {  // until the node has announced itself
-                let result = try await lab.homectl(["commission", "--code", qr, "--name", plug.name,
-                                                    "--paa-trust-store", trust.path], timeout: 90)
-                commissioned = result.status == 0
-                if !commissioned { try await Task.sleep(for: .milliseconds(500)) }
-            }
-            let log = lab.logs["d4"]?.text ?? ""
-            #expect(commissioned, "device log: \(log.suffix(2000))")
-            #expect(try await lab.homectl(["on", plug.name]).status == 0)
-            #expect(try await lab.state(of: plug.name)["onOff"] == "on")
-            let fallback = (lab.logs["d4"]?.text ?? "").split(separator: "\n").filter { $0.contains("IPv6 is unavailable") }
-            #expect(fallback.count == 1, "expected one fallback line: \(log.suffix(2000))")
-            #expect(fallback.first?.contains("serves IPv4 only") == true)
-        })
+        try await Self.withLab(
+            hosts: ["d4", "c"], tag: "v",
+            { lab in
+                let trust = try lab.trustStore()
+                try await lab.disableIPv6(on: "d4")
+                let plug = Device(
+                    host: "d4", profile: "on-off-plug", name: "V4 Plug", passcode: 20202024, discriminator: 3004,
+                    productID: 0x8003)
+                try lab.start(plug, port: 5540)
+                let qr = try OnboardingPayload(
+                    vendorID: 0xFFF1, productID: plug.productID, discriminator: plug.discriminator,
+                    passcode: plug.passcode
+                ).qrCode()
+                var commissioned = false
+                for _ in 0..<20 where !commissioned {  // until the node has announced itself
+                    let result = try await lab.homectl(
+                        [
+                            "commission", "--code", qr, "--name", plug.name,
+                            "--paa-trust-store", trust.path,
+                        ], timeout: 90)
+                    commissioned = result.status == 0
+                    if !commissioned { try await Task.sleep(for: .milliseconds(500)) }
+                }
+                let log = lab.logs["d4"]?.text ?? ""
+                #expect(commissioned, "device log: \(log.suffix(2000))")
+                #expect(try await lab.homectl(["on", plug.name]).status == 0)
+                #expect(try await lab.state(of: plug.name)["onOff"] == "on")
+                let fallback = (lab.logs["d4"]?.text ?? "").split(separator: "\n").filter { $0.contains("IPv6 is unavailable") }
+                #expect(fallback.count == 1, "expected one fallback line: \(log.suffix(2000))")
+                #expect(fallback.first?.contains("serves IPv4 only") == true)
+            })
     }
 
     /// A third-party device: CircuitMatter (Adafruit's Python Matter implementation, from
@@ -306,15 +329,17 @@ struct FakeLANControllerTests {
         try await Self.withLab(hosts: ["cm", "c"], tag: "b") { lab in
             let deviceDir = lab.work.appendingPathComponent("circuitmatter")
             try FileManager.default.createDirectory(at: deviceDir, withIntermediateDirectories: true)
-            let output = try lab.startProcess("circuitmatter", on: "cm", [
-                "/bin/sh", "-c", "cd \"$0\" && exec \"$1\" -u \"$2\"", deviceDir.path, python, script,
-            ])
+            let output = try lab.startProcess(
+                "circuitmatter", on: "cm",
+                [
+                    "/bin/sh", "-c", "cd \"$0\" && exec \"$1\" -u \"$2\"", deviceDir.path, python, script,
+                ])
 
             // Its setup code is random, chosen at first start and kept in its state file.
             struct State: Decodable { var manual_code: String }
             let stateFile = deviceDir.appendingPathComponent("matter-device-state.json")
             var code: String?
-            for _ in 0 ..< 60 where code == nil {
+            for _ in 0..<60 where code == nil {
                 if output.text.contains("ready"), let data = FileManager.default.contents(atPath: stateFile.path) {
                     code = (try? JSONDecoder().decode(State.self, from: data))?.manual_code.filter(\.isNumber)
                 }
@@ -322,8 +347,11 @@ struct FakeLANControllerTests {
             }
             let manualCode = try #require(code, "circuitmatter did not start: \(lab.logs["circuitmatter"]?.text ?? "")")
 
-            let commissioned = try await lab.homectl(["commission", "--code", manualCode, "--name", "CircuitLight",
-                                                "--allow-untrusted", "--json"], timeout: 120)
+            let commissioned = try await lab.homectl(
+                [
+                    "commission", "--code", manualCode, "--name", "CircuitLight",
+                    "--allow-untrusted", "--json",
+                ], timeout: 120)
             #expect(commissioned.status == 0, "commission: \(commissioned.errors.suffix(2000))")
             #expect(commissioned.output.contains("OnOffLight"))
 

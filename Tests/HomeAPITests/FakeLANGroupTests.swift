@@ -11,20 +11,24 @@ import Testing
 struct FakeLANGroupTests {
     typealias Lab = FakeLANControllerTests.Lab
 
-    @Test(.enabled(if: FakeLANControllerTests.canRun, "needs root and avahi-daemon for network namespaces"),
-          .timeLimit(.minutes(5)))
+    @Test(
+        .enabled(if: FakeLANControllerTests.canRun, "needs root and avahi-daemon for network namespaces"),
+        .timeLimit(.minutes(5)))
     func oneGroupMessageSwitchesALightAndAPlug() async throws {
         let members = Array(FakeLANControllerTests.devices.prefix(2))  // Lamp (dimmable light), Plug
         try await FakeLANControllerTests.withLab(hosts: members.map(\.host) + ["c"], tag: "g") { lab in
             let trust = try lab.trustStore()
             for d in members { try lab.start(d, port: 5540) }
             for d in members {
-                let qr = try OnboardingPayload(vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
-                                               passcode: d.passcode).qrCode()
+                let qr = try OnboardingPayload(
+                    vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
+                    passcode: d.passcode
+                ).qrCode()
                 var result: LANCommandResult?
-                for _ in 0 ..< 10 where result == nil || result!.errors.contains("no commissionable device") {
-                    result = try await lab.homectl(["commission", "--code", qr, "--name", d.name, "--paa-trust-store", trust.path],
-                                                   timeout: 90)
+                for _ in 0..<10 where result == nil || result!.errors.contains("no commissionable device") {
+                    result = try await lab.homectl(
+                        ["commission", "--code", qr, "--name", d.name, "--paa-trust-store", trust.path],
+                        timeout: 90)
                 }
                 #expect(result?.status == 0, "commission \(d.name): \(result?.errors ?? "")")
             }
@@ -44,7 +48,7 @@ struct FakeLANGroupTests {
                 #expect(sent?.unicastMembers == [], "group \(command) went member by member: \(run.output)")
                 for name in ["Lamp", "Plug"] {
                     var state = ""
-                    for _ in 0 ..< 20 {
+                    for _ in 0..<20 {
                         state = try await lab.state(of: name)["onOff"] ?? ""
                         if state == wanted { break }
                         try await Task.sleep(for: .milliseconds(250))
@@ -56,8 +60,9 @@ struct FakeLANGroupTests {
             let deleted = try await lab.homectl(["group", "delete", "Hall"])
             #expect(deleted.status == 0, "group delete: \(deleted.errors)")
             let listed = try await lab.homectl(["group", "list", "--json"])
-            #expect(listed.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]"
-                || listed.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(listed.output)")
+            #expect(
+                listed.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]"
+                    || listed.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(listed.output)")
         }
     }
 }

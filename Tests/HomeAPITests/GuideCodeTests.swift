@@ -15,7 +15,6 @@ import Testing
 // loopback, commissioned into a home on a fresh file; "another process" is homectl on
 // the same home file.
 
-
 /// A home with one structure, "Home", and the devices commissioned into it.
 private struct GuideHome {
     let dir: URL
@@ -57,7 +56,11 @@ struct GuideCodeTests {
     @Test func discoveryBlindsExampleClosesTheBlindsAtTheScheduledTime() async throws {
         let rig = try await GuideHome.make()
         let blind = try await TestDevice.start(Fixture.windowCovering())
-        defer { Task { await blind.stop(); await rig.close() } }
+        defer {
+            Task {
+                await blind.stop(); await rig.close()
+            }
+        }
         let blinds = try await rig.add(blind, name: "Blinds")
         let app = DiscoveryGuide(home: rig.home) { structure in
             try await structure.candidates(for: blinds).list().isEmpty ? nil : blinds
@@ -90,7 +93,11 @@ struct GuideCodeTests {
     @Test func discoveryDimmableLightExampleSetsLevel55WhenTurnedOn() async throws {
         let rig = try await GuideHome.make()
         let bulb = try await TestDevice.start(boundedDimmer())
-        defer { Task { await bulb.stop(); await rig.close() } }
+        defer {
+            Task {
+                await bulb.stop(); await rig.close()
+            }
+        }
         _ = try await rig.add(bulb, name: "Dimmer")
         let app = DiscoveryGuide(home: rig.home) { _ in nil }
 
@@ -110,7 +117,11 @@ struct GuideCodeTests {
     @Test func discoveryAddressBranchAndConstraintBlock() async throws {
         let rig = try await GuideHome.make()
         let bulb = try await TestDevice.start(boundedDimmer())
-        defer { Task { await bulb.stop(); await rig.close() } }
+        defer {
+            Task {
+                await bulb.stop(); await rig.close()
+            }
+        }
         _ = try await rig.add(bulb, name: "Dimmer")
         let app = DiscoveryGuide(home: rig.home) { _ in nil }
 
@@ -125,16 +136,21 @@ struct GuideCodeTests {
         // uintRangeConstraint: the bounds this device reports (MinLevel 10, MaxLevel 200).
         try await app.checkLevel(55, structure: try await rig.structure)
         try await app.checkLevel(250, structure: try await rig.structure)
-        #expect(app.levelChecks == [
-            .init(lowerBound: 10, upperBound: 200, value: 55, isAllowed: true),
-            .init(lowerBound: 10, upperBound: 200, value: 250, isAllowed: false),
-        ])
+        #expect(
+            app.levelChecks == [
+                .init(lowerBound: 10, upperBound: 200, value: 55, isAllowed: true),
+                .init(lowerBound: 10, upperBound: 200, value: 250, isAllowed: false),
+            ])
     }
 
     @Test func structureRoomsCreateMoveDeleteAcrossProcesses() async throws {
         let rig = try await GuideHome.make()
         let lamp = try await TestDevice.start(Fixture.onOffLight())
-        defer { Task { await lamp.stop(); await rig.close() } }
+        defer {
+            Task {
+                await lamp.stop(); await rig.close()
+            }
+        }
         let light = try await rig.add(lamp, name: "Lamp")
         let structure = try await rig.structure
         let app = StructureGuide(home: rig.home)
@@ -157,7 +173,9 @@ struct GuideCodeTests {
         func devicesByRoom() async -> [String: [String]] {
             await withCheckedContinuation { c in
                 DispatchQueue.main.async {
-                    c.resume(returning: Dictionary(uniqueKeysWithValues: mainQueueModel.devicesByRoom.map { ($0.key.name, $0.value.map(\.name)) }))
+                    c.resume(
+                        returning: Dictionary(
+                            uniqueKeysWithValues: mainQueueModel.devicesByRoom.map { ($0.key.name, $0.value.map(\.name)) }))
                 }
             }
         }
@@ -187,7 +205,11 @@ struct GuideCodeTests {
         let rig = try await GuideHome.make()
         let lamp = try await TestDevice.start(Fixture.onOffLight())
         let dimmer = try await TestDevice.start(Fixture.dimmableLight())
-        defer { Task { await lamp.stop(); await dimmer.stop(); await rig.close() } }
+        defer {
+            Task {
+                await lamp.stop(); await dimmer.stop(); await rig.close()
+            }
+        }
         let bedroomLamp = try await rig.add(lamp, name: "Bedroom Lamp")
         let deskDimmer = try await rig.add(dimmer, name: "Desk Dimmer")
         let structure = try await rig.structure
@@ -211,16 +233,18 @@ struct GuideCodeTests {
         // homectl, another process, changes the lamp, the rooms and the dimmer's level.
         _ = try rig.homectl(["on", "Bedroom Lamp"])
         #expect(await printed("Got new state update: Optional(true)", by: app))
-        #expect(await eventually(within: .seconds(1)) {
-            app.printed.all.filter { $0 == "The bedroom lamp has changed!" }.count >= 2
-        })
+        #expect(
+            await eventually(within: .seconds(1)) {
+                app.printed.all.filter { $0 == "The bedroom lamp has changed!" }.count >= 2
+            })
         _ = try rig.homectl(["room", "create", "Bedroom", "--structure", "Home"])
         #expect(await printed("Got room #Bedroom", by: app))
         let levelUpdates = dimmerApp.printed.all.filter { $0.hasPrefix("Got new state update! ") }.count
         _ = try rig.homectl(["level", "Desk Dimmer", "77"])
-        #expect(await eventually(within: .seconds(1)) {
-            dimmerApp.printed.all.filter { $0.hasPrefix("Got new state update! ") }.count > levelUpdates
-        })
+        #expect(
+            await eventually(within: .seconds(1)) {
+                dimmerApp.printed.all.filter { $0.hasPrefix("Got new state update! ") }.count > levelUpdates
+            })
         #expect(await lamp.value(Fixture.onOffPath) == .bool(true))
         #expect(await dimmer.value(Fixture.currentLevelPath) == .unsigned(77))
     }
@@ -254,21 +278,32 @@ struct GuideCodeFakeLANTests {
             let trust = try HomeCommissionFakeLANTests.trustStore(in: lab)
             for d in devices { try lab.start(d, port: 5540) }
             for d in devices {
-                let qr = try OnboardingPayload(vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
-                                               passcode: d.passcode).qrCode()
-                var result = try await lab.homectl(["commission", "--code", qr, "--name", d.name, "--structure", "Home",
-                                                    "--paa-trust-store", trust, "--json"], timeout: 90)
+                let qr = try OnboardingPayload(
+                    vendorID: 0xFFF1, productID: d.productID, discriminator: d.discriminator,
+                    passcode: d.passcode
+                ).qrCode()
+                var result = try await lab.homectl(
+                    [
+                        "commission", "--code", qr, "--name", d.name, "--structure", "Home",
+                        "--paa-trust-store", trust, "--json",
+                    ], timeout: 90)
                 if result.status != 0 {  // the node may not advertise yet
                     try await Task.sleep(for: .seconds(2))
-                    result = try await lab.homectl(["commission", "--code", qr, "--name", d.name, "--structure", "Home",
-                                                    "--paa-trust-store", trust, "--json"], timeout: 90)
+                    result = try await lab.homectl(
+                        [
+                            "commission", "--code", qr, "--name", d.name, "--structure", "Home",
+                            "--paa-trust-store", trust, "--json",
+                        ], timeout: 90)
                 }
                 try #require(result.status == 0, "commission \(d.name): \(result.errors)")
             }
 
-            let run = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.runner,
-                                                       "--home", lab.work.appendingPathComponent("home.sqlite").path,
-                                                       "--structure", "Home", "--paa-trust-store", trust], timeout: 120)
+            let run = try await LANCommand.runOffPool(
+                [
+                    FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.runner,
+                    "--home", lab.work.appendingPathComponent("home.sqlite").path,
+                    "--structure", "Home", "--paa-trust-store", trust,
+                ], timeout: 120)
             guard let report = try? JSONDecoder().decode(Report.self, from: Data(run.output.utf8)) else {
                 Issue.record("guide-code-run (\(run.status)): \(run.output.suffix(2000)) \(run.errors.suffix(3000))")
                 return

@@ -28,7 +28,8 @@ final class StructuresModel: @unchecked Sendable {
 
     init(home: Home) {
         // Guide (Structure): Get a list of structures, assigned to a published array
-        self.structuresCancellable = home
+        self.structuresCancellable =
+            home
             .structures()
             .batched()
             .receive(on: DispatchQueue.main)
@@ -51,11 +52,13 @@ extension Fixture {
     static func onOffLightWithLevel(serial: String) -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Level Bulb", serial: serial),
-            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0100)], serverClusters: [
-                ClusterInstanceDescription(id: identify),
-                ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
-                ClusterInstanceDescription(id: levelControl, features: ["OO", "LT"], attributes: [AttributeID(0): .unsigned(10)]),
-            ]),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x0100)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
+                    ClusterInstanceDescription(id: levelControl, features: ["OO", "LT"], attributes: [AttributeID(0): .unsigned(10)]),
+                ]),
         ])
     }
 }
@@ -74,13 +77,20 @@ struct GuideSnippetMoreTests {
         let levelBulb = try await TestDevice.start(Fixture.onOffLightWithLevel(serial: "LVL-1"))
         let plainBulb = try await TestDevice.start(Fixture.onOffLight(serial: "BULB-1"))
         let dimmer = try await TestDevice.start(Fixture.dimmableLight(serial: "DIM-9"))
-        defer { Task { await levelBulb.stop(); await plainBulb.stop(); await dimmer.stop() } }
-        let levelDevice = try await home.commissionDevice(setupCode: try levelBulb.setupCode, address: levelBulb.address,
-                                                          structureID: structure.id, name: "Level bulb")
-        _ = try await home.commissionDevice(setupCode: try plainBulb.setupCode, address: plainBulb.address,
-                                            structureID: structure.id, name: "Plain bulb")
-        let dimmerDevice = try await home.commissionDevice(setupCode: try dimmer.setupCode, address: dimmer.address,
-                                                           structureID: structure.id, name: "Dimmer")
+        defer {
+            Task {
+                await levelBulb.stop(); await plainBulb.stop(); await dimmer.stop()
+            }
+        }
+        let levelDevice = try await home.commissionDevice(
+            setupCode: try levelBulb.setupCode, address: levelBulb.address,
+            structureID: structure.id, name: "Level bulb")
+        _ = try await home.commissionDevice(
+            setupCode: try plainBulb.setupCode, address: plainBulb.address,
+            structureID: structure.id, name: "Plain bulb")
+        let dimmerDevice = try await home.commissionDevice(
+            setupCode: try dimmer.setupCode, address: dimmer.address,
+            structureID: structure.id, name: "Dimmer")
         let device = dimmerDevice
 
         // Guide (Device): Get a device type with types.get
@@ -91,11 +101,13 @@ struct GuideSnippetMoreTests {
         // Guide (Device): Subscribe to every device type of a device
         let seenTypes = NIOLockedValueBox<[Bool]>([])
         let allTypes = device.types.subscribeAll()
-            .sink(receiveCompletion: { _ in }, receiveValue: { types in
-                if let light = types[DimmableLightDeviceType.self] {
-                    seenTypes.withLockedValue { $0.append(light.matterTraits.onOffTrait?.attributes.onOff ?? false) }
-                }
-            })
+            .sink(
+                receiveCompletion: { _ in },
+                receiveValue: { types in
+                    if let light = types[DimmableLightDeviceType.self] {
+                        seenTypes.withLockedValue { $0.append(light.matterTraits.onOffTrait?.attributes.onOff ?? false) }
+                    }
+                })
         defer { allTypes.cancel() }
 
         // Guide (Control): Use the LevelControl trait through matterTraits
@@ -114,7 +126,8 @@ struct GuideSnippetMoreTests {
         var levelControlDevices: [HomeDevice] = []
         for device in try await home.devices().list() {
             if let onOffLight = await device.types.get(OnOffLightDeviceType.self),
-               onOffLight.traits.contains(Matter.LevelControlTrait.self) {
+                onOffLight.traits.contains(Matter.LevelControlTrait.self)
+            {
                 levelControlDevices.append(device)
             }
         }
@@ -169,11 +182,17 @@ struct GuideSnippetMoreTests {
         let structure = try await home.createStructure(name: "Cottage")
         let lamp = try await TestDevice.start(Fixture.onOffLight(serial: "LAMP-7"))
         let blind = try await TestDevice.start(Fixture.windowCovering(serial: "BLIND-7"))
-        defer { Task { await lamp.stop(); await blind.stop() } }
-        let lampDevice = try await home.commissionDevice(setupCode: try lamp.setupCode, address: lamp.address,
-                                                         structureID: structure.id, name: "Lamp")
-        let blindDevice = try await home.commissionDevice(setupCode: try blind.setupCode, address: blind.address,
-                                                          structureID: structure.id, name: "Blind")
+        defer {
+            Task {
+                await lamp.stop(); await blind.stop()
+            }
+        }
+        let lampDevice = try await home.commissionDevice(
+            setupCode: try lamp.setupCode, address: lamp.address,
+            structureID: structure.id, name: "Lamp")
+        let blindDevice = try await home.commissionDevice(
+            setupCode: try blind.setupCode, address: blind.address,
+            structureID: structure.id, name: "Blind")
 
         // The published array follows structures().batched() on the main queue.
         #expect(await eventually { await model.current().map(\.name) == ["Cottage"] })
@@ -201,10 +220,12 @@ struct GuideSnippetMoreTests {
                 }
                 return devicesByRoom
             }
-            .sink(receiveCompletion: { _ in }, receiveValue: { devicesByRoom in
-                let names = Dictionary(uniqueKeysWithValues: devicesByRoom.map { ($0.key.name, $0.value.map(\.name).sorted()) })
-                byRoom.withLockedValue { $0 = names }
-            })
+            .sink(
+                receiveCompletion: { _ in },
+                receiveValue: { devicesByRoom in
+                    let names = Dictionary(uniqueKeysWithValues: devicesByRoom.map { ($0.key.name, $0.value.map(\.name).sorted()) })
+                    byRoom.withLockedValue { $0 = names }
+                })
         defer { roomsAndDevices.cancel() }
         #expect(await eventually { byRoom.withLockedValue { $0 } == ["Den": ["Lamp"], "Bedroom": ["Blind"]] })
 

@@ -37,8 +37,9 @@ struct GuideSnippetTests {
         let structure = try await home.createStructure(name: "Home")
         let lamp = try await TestDevice.start(Fixture.onOffLight())
         defer { Task { await lamp.stop() } }
-        let device = try await home.commissionDevice(setupCode: try lamp.setupCode, address: lamp.address,
-                                                     structureID: structure.id, name: "Bedroom Lamp")
+        let device = try await home.commissionDevice(
+            setupCode: try lamp.setupCode, address: lamp.address,
+            structureID: structure.id, name: "Bedroom Lamp")
         let app = GuideApp(home: home, myDeviceId: device.id)
         let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
 
@@ -55,18 +56,19 @@ struct GuideSnippetTests {
             let devices = try await app.home.devices().list()
             if let device = devices.first(where: { $0.id == app.myDeviceId }) {
                 var receivedUpdate1 = false
-                app.keep(device.types.subscribe(OnOffLightDeviceType.self)
-                    .assertNoFailure()
-                    .sink { device in
-                        updates.withLockedValue { $0 += 1 }
-                        if !receivedUpdate1 {
-                            receivedUpdate1 = true
-                            Task {
-                                try await device.matterTraits.onOffTrait?.on()
+                app.keep(
+                    device.types.subscribe(OnOffLightDeviceType.self)
+                        .assertNoFailure()
+                        .sink { device in
+                            updates.withLockedValue { $0 += 1 }
+                            if !receivedUpdate1 {
+                                receivedUpdate1 = true
+                                Task {
+                                    try await device.matterTraits.onOffTrait?.on()
+                                }
+                                return
                             }
-                            return
-                        }
-                    })
+                        })
             }
         }()
         #expect(await eventually { await lamp.value(onOffPath) == .bool(true) })
@@ -74,29 +76,31 @@ struct GuideSnippetTests {
 
         let lampChanges = NIOLockedValueBox(0)
         // Guide (Monitor): Track changes to a specific device
-        app.keep(app.home.devices().batched()
-            .compactMap { deviceList -> HomeDevice? in
-                deviceList.filter { $0.name == "Bedroom Lamp"}.first
-            }
-            .removeDuplicates()
-            .sink { lampDevice in
-                if lampDevice != nil {
-                    lampChanges.withLockedValue { $0 += 1 }
-                    print("The bedroom lamp has changed!")
+        app.keep(
+            app.home.devices().batched()
+                .compactMap { deviceList -> HomeDevice? in
+                    deviceList.filter { $0.name == "Bedroom Lamp" }.first
                 }
-            })
+                .removeDuplicates()
+                .sink { lampDevice in
+                    if lampDevice != nil {
+                        lampChanges.withLockedValue { $0 += 1 }
+                        print("The bedroom lamp has changed!")
+                    }
+                })
 
         let onOffStates = NIOLockedValueBox<[Bool?]>([])
         // Guide (Monitor): Track changes to a specific trait on a device
-        app.keep(device.types.subscribe(OnOffLightDeviceType.self)
-            .compactMap { $0.matterTraits.onOffTrait }
-            .removeDuplicates()
-            .sink { onOffState in
-                if let onOffState = Optional(onOffState) {
-                    onOffStates.withLockedValue { $0.append(onOffState.onOff) }
-                    print("Got new state update: \(String(describing: onOffState.onOff))")
-                }
-            })
+        app.keep(
+            device.types.subscribe(OnOffLightDeviceType.self)
+                .compactMap { $0.matterTraits.onOffTrait }
+                .removeDuplicates()
+                .sink { onOffState in
+                    if let onOffState = Optional(onOffState) {
+                        onOffStates.withLockedValue { $0.append(onOffState.onOff) }
+                        print("Got new state update: \(String(describing: onOffState.onOff))")
+                    }
+                })
 
         let onOffTraitTest = try #require(await device.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait)
         // Guide (Control): Check if a trait supports a command

@@ -23,22 +23,25 @@ struct HomeCommissionFakeLANTests {
         let trust = lab.work.appendingPathComponent("trust")
         try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
         let credentials = root.appendingPathComponent("DeviceProfiles/credentials")
-        try FileManager.default.copyItem(at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
-                                         to: trust.appendingPathComponent("paa.pem"))
-        try FileManager.default.copyItem(at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
-                                         to: trust.appendingPathComponent("cd-signer.pem"))
+        try FileManager.default.copyItem(
+            at: credentials.appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"),
+            to: trust.appendingPathComponent("paa.pem"))
+        try FileManager.default.copyItem(
+            at: credentials.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"),
+            to: trust.appendingPathComponent("cd-signer.pem"))
         return trust.path
     }
 
     /// homectl on host "c" with this lab's database (`--home` may then name a home profile).
     static func homectl(_ lab: Lab, _ arguments: [String], timeout: TimeInterval = 120) async throws -> LANCommandResult {
-        try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", FakeLANControllerTests.homectl]
-            + arguments + ["--database", lab.work.appendingPathComponent("home.sqlite").path, "--timeout", "8"], timeout: timeout)
+        try await LANCommand.runOffPool(
+            [FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", FakeLANControllerTests.homectl]
+                + arguments + ["--database", lab.work.appendingPathComponent("home.sqlite").path, "--timeout", "8"], timeout: timeout)
     }
 
     /// Waits (bounded) until `collector` has printed `marker`.
     static func waitFor(_ marker: String, in collector: LANPipeCollector, seconds: Int) async throws -> Bool {
-        for _ in 0 ..< seconds * 10 {
+        for _ in 0..<seconds * 10 {
             if collector.text.contains(marker) { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -52,11 +55,14 @@ struct HomeCommissionFakeLANTests {
     func commissionTheDemoHomeIntoItsRooms() async throws {
         try await FakeLANControllerTests.withLab(hosts: ["h", "c"], tag: "h") { lab in
             let trust = try Self.trustStore(in: lab)
-            let output = try lab.startProcess("home", on: "h", [
-                FakeLANControllerTests.matterSim, "home", Self.demoHome, "--state-root", lab.work.appendingPathComponent("state").path,
-            ])
-            try #require(try await Self.waitFor("13 devices running", in: output, seconds: 120),
-                         "matter-sim home: \(lab.logs["home"]?.text.suffix(2000) ?? "")")
+            let output = try lab.startProcess(
+                "home", on: "h",
+                [
+                    FakeLANControllerTests.matterSim, "home", Self.demoHome, "--state-root", lab.work.appendingPathComponent("state").path,
+                ])
+            try #require(
+                try await Self.waitFor("13 devices running", in: output, seconds: 120),
+                "matter-sim home: \(lab.logs["home"]?.text.suffix(2000) ?? "")")
 
             // Found over DNS-SD by discriminator and port, commissioned, placed.
             let first = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 300)
@@ -92,11 +98,12 @@ struct HomeCommissionFakeLANTests {
             for (command, wanted) in [("off", "off"), ("on", "on")] {
                 let run = try await Self.homectl(lab, ["group", command, "Downstairs Lights", "--json"])
                 let sent = try? JSONDecoder().decode(Sent.self, from: Data(run.output.utf8))
-                #expect(run.status == 0 && sent?.groupcastInterfaces.isEmpty == false && sent?.unicastMembers == [],
-                        "group \(command): \(run.output) \(run.errors.suffix(1000))")
+                #expect(
+                    run.status == 0 && sent?.groupcastInterfaces.isEmpty == false && sent?.unicastMembers == [],
+                    "group \(command): \(run.output) \(run.errors.suffix(1000))")
                 for name in lights {
                     var state = ""
-                    for _ in 0 ..< 20 {
+                    for _ in 0..<20 {
                         let got = try await Self.homectl(lab, ["get", name, "--json"])
                         state = (try? JSONDecoder().decode(Summary.self, from: Data(got.output.utf8)))?.state["onOff"] ?? ""
                         if state == wanted { break }
@@ -120,24 +127,27 @@ struct HomeCommissionFakeLANTests {
             let devices = Self.root.appendingPathComponent("DeviceProfiles/devices").path
             let home = lab.work.appendingPathComponent("small-home.yaml")
             try """
-                name: Small Home
-                cloud: { relay: "ws://10.77.0.2:8099" }
-                structures:
-                  - name: Flat
-                    rooms:
-                      - name: Hall
-                        devices:
-                          - { name: Hall Light, profile: \(devices)/dimmable-light.yaml }
-                          - { name: Hall Plug, profile: \(devices)/on-off-plug.yaml }
+            name: Small Home
+            cloud: { relay: "ws://10.77.0.2:8099" }
+            structures:
+              - name: Flat
+                rooms:
+                  - name: Hall
                     devices:
-                      - { name: Balcony Blind, profile: \(devices)/window-covering.yaml }
-                """.write(to: home, atomically: true, encoding: .utf8)
-            let output = try lab.startProcess("home", on: "h", [
-                FakeLANControllerTests.matterSim, "home", home.path, "--process-per-device", "--base-port", "5600",
-                "--state-root", lab.work.appendingPathComponent("state").path, "--start-relay",
-            ])
-            try #require(try await Self.waitFor("3 devices running", in: output, seconds: 120),
-                         "matter-sim home: \(output.text.suffix(1000)) \(lab.logs["home"]?.text.suffix(2000) ?? "")")
+                      - { name: Hall Light, profile: \(devices)/dimmable-light.yaml }
+                      - { name: Hall Plug, profile: \(devices)/on-off-plug.yaml }
+                devices:
+                  - { name: Balcony Blind, profile: \(devices)/window-covering.yaml }
+            """.write(to: home, atomically: true, encoding: .utf8)
+            let output = try lab.startProcess(
+                "home", on: "h",
+                [
+                    FakeLANControllerTests.matterSim, "home", home.path, "--process-per-device", "--base-port", "5600",
+                    "--state-root", lab.work.appendingPathComponent("state").path, "--start-relay",
+                ])
+            try #require(
+                try await Self.waitFor("3 devices running", in: output, seconds: 120),
+                "matter-sim home: \(output.text.suffix(1000)) \(lab.logs["home"]?.text.suffix(2000) ?? "")")
             let parent = try #require(lab.nodes["home"]).pid
             // Three devices and the relay (`--start-relay` runs `matter-relay serve` beside them).
             let children = Self.children(of: parent)
@@ -146,9 +156,11 @@ struct HomeCommissionFakeLANTests {
             #expect(commands.filter { $0.hasPrefix("matter-relay") }.count == 1, "children of \(parent): \(children) \(commands)")
 
             // Same plan as in one process: the ports and codes of the home profile.
-            let commissioned = try await Self.homectl(lab, [
-                "commission", "--home", home.path, "--base-port", "5600", "--host", "10.77.0.2", "--paa-trust-store", trust,
-            ])
+            let commissioned = try await Self.homectl(
+                lab,
+                [
+                    "commission", "--home", home.path, "--base-port", "5600", "--host", "10.77.0.2", "--paa-trust-store", trust,
+                ])
             #expect(commissioned.status == 0, "\(commissioned.output.suffix(2000)) \(commissioned.errors.suffix(2000))")
             #expect(commissioned.output.contains("3 commissioned"), "\(commissioned.output)")
             #expect(try await Self.homectl(lab, ["on", "Hall Plug"]).status == 0)
@@ -165,9 +177,12 @@ struct HomeCommissionFakeLANTests {
             #expect(light.output.contains("\"onOff\" : \"on\""), "\(light.output) \(light.errors.suffix(1000))")
 
             // Operational records are up on the controller's host; SIGTERM withdraws them all.
-            let before = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
-                                                          "browse", "--type", "_matter._tcp", "--until-count", "3", "--timeout", "20"],
-                                                         timeout: 40)
+            let before = try await LANCommand.runOffPool(
+                [
+                    FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
+                    "browse", "--type", "_matter._tcp", "--until-count", "3", "--timeout", "20",
+                ],
+                timeout: 40)
             #expect(before.status == 0, "operational records before stopping: \(before.output)")
             kill(parent, SIGTERM)
             let status = await lab.nodes["home"]!.waitOffPool(timeout: 30)
@@ -177,9 +192,12 @@ struct HomeCommissionFakeLANTests {
             #expect(output.text.contains("matter-relay stopped"))
             // A goodbye (TTL 0) leaves a cached record for one more second (RFC 6762 10.1).
             try await Task.sleep(for: .seconds(2))
-            let after = try await LANCommand.runOffPool([FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
-                                                         "browse", "--type", "_matter._tcp", "--until-count", "1", "--timeout", "4"],
-                                                        timeout: 30)
+            let after = try await LANCommand.runOffPool(
+                [
+                    FakeLANControllerTests.fakelan, "exec", lab.lan, "c", "--", Self.dnssdProbe,
+                    "browse", "--type", "_matter._tcp", "--until-count", "1", "--timeout", "4",
+                ],
+                timeout: 30)
             #expect(after.status == 3, "records left after stopping: \(after.output)")
         }
     }
@@ -189,7 +207,8 @@ struct HomeCommissionFakeLANTests {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { pid_t($0) }.filter { pid in
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
+                let close = stat.lastIndex(of: ")")
+            else { return false }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 2 && pid_t(fields[1]) == parent
         }

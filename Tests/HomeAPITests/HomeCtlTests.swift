@@ -29,8 +29,9 @@ struct HomeCtlTests {
         let output = out.fileHandleForReading.readDataToEndOfFile()
         let error = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-                      error: String(decoding: error, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+            error: String(decoding: error, as: UTF8.self))
     }
 
     /// Numbers a person can type that no duration or port can hold: refused as usage errors
@@ -71,9 +72,12 @@ struct HomeCtlTests {
         let light = try await TestDevice.start(Fixture.dimmableLight(), deviceTypeID: 0x0101)
         defer { Task { await light.stop() } }
 
-        let commissioned = try Self.homectl(["commission", "--code", try light.setupCode, "--address", "127.0.0.1:\(light.port)",
-                                             "--structure", "Flat", "--room", "Office", "--name", "Desk lamp",
-                                             "--allow-untrusted"], home: home)
+        let commissioned = try Self.homectl(
+            [
+                "commission", "--code", try light.setupCode, "--address", "127.0.0.1:\(light.port)",
+                "--structure", "Flat", "--room", "Office", "--name", "Desk lamp",
+                "--allow-untrusted",
+            ], home: home)
         #expect(commissioned.status == 0, "\(commissioned.error)")
         #expect(commissioned.output.contains("Desk lamp"))
 
@@ -118,11 +122,12 @@ struct HomeCtlTests {
         #expect(try Self.homectl(["rename", "Reading lamp", "Night light"], home: home).status == 0)
         #expect(await eventually(within: .seconds(5)) { printed.withLockedValue { $0.contains("Night light") } })
         #expect(try Self.homectl(["off", "Night light"], home: home).status == 0)
-        #expect(await eventually(within: .seconds(5)) {
-            printed.withLockedValue { text in
-                text.split(separator: "\n").contains { $0.contains("Night light") && $0.contains("\"onOff\":\"off\"") }
-            }
-        }, "watch printed: \(printed.withLockedValue { $0 })")
+        #expect(
+            await eventually(within: .seconds(5)) {
+                printed.withLockedValue { text in
+                    text.split(separator: "\n").contains { $0.contains("Night light") && $0.contains("\"onOff\":\"off\"") }
+                }
+            }, "watch printed: \(printed.withLockedValue { $0 })")
         kill(watch.processIdentifier, SIGINT)
         let stopped = await eventually(within: .seconds(5)) { !watch.isRunning }
         #expect(stopped, "watch did not stop on SIGINT")

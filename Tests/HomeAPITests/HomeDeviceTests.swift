@@ -40,14 +40,18 @@ struct HomeDeviceTests {
         let light = try await TestDevice.start(Fixture.dimmableLight(), deviceTypeID: 0x0101)
         let plug = try await TestDevice.start(Fixture.plug(), deviceTypeID: 0x010A)
         let blind = try await TestDevice.start(Fixture.windowCovering(), deviceTypeID: 0x0202)
-        let lightDevice = try await home.commissionDevice(setupCode: try light.setupCode, address: light.address,
-                                                          structureID: structure.id, roomID: living.id, name: "Ceiling light")
-        let plugDevice = try await home.commissionDevice(setupCode: try plug.setupCode, address: plug.address,
-                                                         structureID: structure.id)
-        let blindDevice = try await home.commissionDevice(setupCode: try blind.setupCode, address: blind.address,
-                                                          structureID: structure.id, roomID: living.id, name: "Blind")
-        return Setup(dir: dir, trust: trust, home: home, structure: structure, living: living, light: light, plug: plug,
-                     blind: blind, lightDevice: lightDevice, plugDevice: plugDevice, blindDevice: blindDevice)
+        let lightDevice = try await home.commissionDevice(
+            setupCode: try light.setupCode, address: light.address,
+            structureID: structure.id, roomID: living.id, name: "Ceiling light")
+        let plugDevice = try await home.commissionDevice(
+            setupCode: try plug.setupCode, address: plug.address,
+            structureID: structure.id)
+        let blindDevice = try await home.commissionDevice(
+            setupCode: try blind.setupCode, address: blind.address,
+            structureID: structure.id, roomID: living.id, name: "Blind")
+        return Setup(
+            dir: dir, trust: trust, home: home, structure: structure, living: living, light: light, plug: plug,
+            blind: blind, lightDevice: lightDevice, plugDevice: plugDevice, blindDevice: blindDevice)
     }
 
     @Test func commissionsThreeDevicesAndControlsEachCluster() async throws {
@@ -76,8 +80,14 @@ struct HomeDeviceTests {
         try await onOff.on()
         #expect(await s.light.value(.init(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))) == .bool(true))
         try await #require(light.matterTraits.levelControlTrait).moveToLevelWithOnOff(level: 42, transitionTime: 0)
-        #expect(await eventually { await s.light.value(.init(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))) == .unsigned(42) })
-        #expect(await eventually { await s.lightDevice.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 42 })
+        #expect(
+            await eventually {
+                await s.light.value(.init(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))) == .unsigned(42)
+            })
+        #expect(
+            await eventually {
+                await s.lightDevice.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 42
+            })
         let level = try #require(await s.lightDevice.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
         #expect(level.metadata.sourceConnectivity == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
 
@@ -85,7 +95,10 @@ struct HomeDeviceTests {
         let plug = try #require(await s.plugDevice.types.get(OnOffPluginUnitDeviceType.self))
         try await #require(plug.matterTraits.onOffTrait).toggle()
         #expect(await s.plug.value(.init(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))) == .bool(true))
-        #expect(await eventually { await s.plugDevice.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait?.attributes.onOff == true })
+        #expect(
+            await eventually {
+                await s.plugDevice.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait?.attributes.onOff == true
+            })
 
         // Window covering: go to 25 %, then close.
         let blind = try #require(await s.blindDevice.types.get(WindowCoveringDeviceType.self))
@@ -93,7 +106,11 @@ struct HomeDeviceTests {
         try await covering.goToLiftPercentage(2500)
         let liftPath = AttributePath(endpoint: 1, cluster: Fixture.windowCovering, attribute: AttributeID(0x000E))
         #expect(await eventually(within: .seconds(8)) { await s.blind.value(liftPath) == .unsigned(2500) })
-        #expect(await eventually { await s.blindDevice.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.attributes.currentPositionLiftPercent100ths == 2500 })
+        #expect(
+            await eventually {
+                await s.blindDevice.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.attributes
+                    .currentPositionLiftPercent100ths == 2500
+            })
         try await covering.downOrClose()
         try await covering.stopMotion()
     }
@@ -129,21 +146,27 @@ struct HomeDeviceTests {
         let renamed = try await s.plugDevice.setName("Kettle")
         #expect(renamed.name == "Kettle")
         #expect(s.plugDevice.name == "Smart Plug")
-        #expect(await batched.wait(within: .seconds(1)) { $0.count > mark && $0.last?.first { $0.id == s.plugDevice.id }?.name == "Kettle" })
+        #expect(
+            await batched.wait(within: .seconds(1)) { $0.count > mark && $0.last?.first { $0.id == s.plugDevice.id }?.name == "Kettle" })
 
         // Room move.
         mark = batched.values.count
         try await s.structure.move(device: s.plugDevice, to: s.living)
-        #expect(await batched.wait(within: .seconds(1)) { $0.count > mark && $0.last?.first { $0.id == s.plugDevice.id }?.roomID == s.living.id })
+        #expect(
+            await batched.wait(within: .seconds(1)) {
+                $0.count > mark && $0.last?.first { $0.id == s.plugDevice.id }?.roomID == s.living.id
+            })
 
         // Attribute change made at the device itself.
         mark = batched.values.count
         #expect(await s.plug.press(Fixture.onOff, 0x01) == .success)
-        #expect(await batched.wait(within: .seconds(1)) { values in
-            values.count > mark && values.last?.first { $0.id == s.plugDevice.id }.map { d in
-                d.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
-            } == true
-        })
+        #expect(
+            await batched.wait(within: .seconds(1)) { values in
+                values.count > mark
+                    && values.last?.first { $0.id == s.plugDevice.id }.map { d in
+                        d.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
+                    } == true
+            })
         // stream() emitted only the plug for these changes.
         #expect(await stream.wait { $0.count >= start + 3 })
         #expect(stream.values[start...].allSatisfy { $0.id == s.plugDevice.id })
@@ -175,9 +198,11 @@ struct HomeDeviceTests {
         mark = batched.values.count
         let otherPlug = try #require(await other.device(id: s.plugDevice.id).types.get(OnOffPluginUnitDeviceType.self))
         try await #require(otherPlug.matterTraits.onOffTrait).on()
-        #expect(await batched.wait(within: .seconds(1)) { values in
-            values.count > mark && plug(values)?.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
-        })
+        #expect(
+            await batched.wait(within: .seconds(1)) { values in
+                values.count > mark
+                    && plug(values)?.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
+            })
         #expect(await stream.wait { $0.count >= start + 3 })
         #expect(stream.values[start...].allSatisfy { $0.id == s.plugDevice.id })
     }
@@ -221,9 +246,10 @@ struct HomeDeviceTests {
             #expect(!error.message.isEmpty)
         }
         #expect(ContinuousClock.now - start < .seconds(10))
-        #expect(await eventually(within: .seconds(8)) {
-            (try? await s.home.device(id: s.plugDevice.id))?.sourceConnectivity.connectivityState == .offline
-        })
+        #expect(
+            await eventually(within: .seconds(8)) {
+                (try? await s.home.device(id: s.plugDevice.id))?.sourceConnectivity.connectivityState == .offline
+            })
     }
 
     @Test func aReopenedHomeControlsDevicesWithItsPersistedFabric() async throws {

@@ -60,8 +60,10 @@ struct HomeGraphTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let home = try await openHome(dir)
-        for lookup in [{ _ = try await home.device(id: "nope") }, { _ = try await home.room(id: "nope") },
-                       { _ = try await home.structure(id: "nope") }] as [@Sendable () async throws -> Void] {
+        for lookup in [
+            { _ = try await home.device(id: "nope") }, { _ = try await home.room(id: "nope") },
+            { _ = try await home.structure(id: "nope") },
+        ] as [@Sendable () async throws -> Void] {
             do {
                 try await lookup()
                 Issue.record("an unknown ID was found")

@@ -50,10 +50,11 @@ struct HomeStoreMigrationTests {
 
         let queue = try DatabaseQueue(path: url.path)
         try await queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO device (id, nodeID, name, structureID, host, port, endpoints, cloudOnlyClusters)
-                    VALUES ('matter-16', 'sixteen', 'Lamp', ?, '127.0.0.1', 5540, '[]', '[]')
-                """, arguments: [structure.id])
+            try db.execute(
+                sql: """
+                    INSERT INTO device (id, nodeID, name, structureID, host, port, endpoints, cloudOnlyClusters)
+                        VALUES ('matter-16', 'sixteen', 'Lamp', ?, '127.0.0.1', 5540, '[]', '[]')
+                    """, arguments: [structure.id])
         }
         try queue.close()
 
@@ -80,37 +81,38 @@ struct HomeStoreMigrationTests {
         // The v1 schema as shipped, marked applied the way GRDB's migrator marks it.
         let queue = try DatabaseQueue(path: url.path)
         try await queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                INSERT INTO grdb_migrations (identifier) VALUES ('v1');
-                CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
-                INSERT INTO meta (id, generation) VALUES (1, 7);
-                CREATE TABLE structure (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
-                CREATE TABLE room (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
-                    name TEXT NOT NULL);
-                CREATE TABLE device (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    nodeID INTEGER NOT NULL UNIQUE,
-                    name TEXT NOT NULL,
-                    structureID TEXT REFERENCES structure(id) ON DELETE SET NULL,
-                    roomID TEXT REFERENCES room(id) ON DELETE SET NULL,
-                    host TEXT NOT NULL,
-                    port INTEGER NOT NULL,
-                    endpoints TEXT NOT NULL,
-                    vendorID INTEGER, productID INTEGER,
-                    vendorName TEXT, productName TEXT, serialNumber TEXT);
-                CREATE TABLE fabric (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    credentials BLOB NOT NULL,
-                    nextNodeID INTEGER NOT NULL);
-                INSERT INTO structure (id, name) VALUES ('s1', 'Home');
-                INSERT INTO room (id, structureID, name) VALUES ('r1', 's1', 'Kitchen');
-                INSERT INTO device (id, nodeID, name, structureID, roomID, host, port, endpoints, serialNumber)
-                    VALUES ('matter-10', 16, 'Old lamp', 's1', 'r1', '127.0.0.1', 5540,
-                            '[{"endpoint":1,"deviceTypes":[257]}]', 'OLD-1');
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations (identifier) VALUES ('v1');
+                    CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
+                    INSERT INTO meta (id, generation) VALUES (1, 7);
+                    CREATE TABLE structure (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                    CREATE TABLE room (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL);
+                    CREATE TABLE device (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        nodeID INTEGER NOT NULL UNIQUE,
+                        name TEXT NOT NULL,
+                        structureID TEXT REFERENCES structure(id) ON DELETE SET NULL,
+                        roomID TEXT REFERENCES room(id) ON DELETE SET NULL,
+                        host TEXT NOT NULL,
+                        port INTEGER NOT NULL,
+                        endpoints TEXT NOT NULL,
+                        vendorID INTEGER, productID INTEGER,
+                        vendorName TEXT, productName TEXT, serialNumber TEXT);
+                    CREATE TABLE fabric (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        credentials BLOB NOT NULL,
+                        nextNodeID INTEGER NOT NULL);
+                    INSERT INTO structure (id, name) VALUES ('s1', 'Home');
+                    INSERT INTO room (id, structureID, name) VALUES ('r1', 's1', 'Kitchen');
+                    INSERT INTO device (id, nodeID, name, structureID, roomID, host, port, endpoints, serialNumber)
+                        VALUES ('matter-10', 16, 'Old lamp', 's1', 'r1', '127.0.0.1', 5540,
+                                '[{"endpoint":1,"deviceTypes":[257]}]', 'OLD-1');
+                    """)
         }
         try queue.close()
 
@@ -133,8 +135,10 @@ struct HomeStoreMigrationTests {
 
         let check = try DatabaseQueue(path: url.path)
         let (migrations, cloudOnly) = try await check.read { db in
-            (try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
-             try String.fetchOne(db, sql: "SELECT cloudOnlyClusters FROM device WHERE id = 'matter-10'"))
+            (
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"),
+                try String.fetchOne(db, sql: "SELECT cloudOnlyClusters FROM device WHERE id = 'matter-10'")
+            )
         }
         #expect(migrations == ["v1", "v2-cloud-only-clusters", "v3-automations", "v4-device-groups"])
         #expect(cloudOnly == "[]")

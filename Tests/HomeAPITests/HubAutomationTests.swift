@@ -22,17 +22,19 @@ struct HubAutomationTests {
         let room = try await structure.createRoom(name: "Hall")
         let light = try #require(try await home.devices().list().first)
         try await structure.move(device: light, to: room)
-        #expect(await eventually(within: .seconds(10)) {
-            (try? await structure.candidates(for: home.device(id: light.id), ignoringCache: true).list())?
-                .contains { ($0.node as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self } ?? false
-        })
+        #expect(
+            await eventually(within: .seconds(10)) {
+                (try? await structure.candidates(for: home.device(id: light.id), ignoringCache: true).list())?
+                    .contains { ($0.node as? CommandCandidate)?.command == Matter.OnOffTrait.OnCommand.self } ?? false
+            })
         // "Keep the hall light on": turned off, it turns itself back on.
         let hallLight = try await home.device(id: light.id)
-        let created = try await structure.createAutomation(automation(name: "Keep on") {
-            let s = starter(hallLight, OnOffLightDeviceType.self, Matter.OnOffTrait.self)
-            condition { s.onOff.equals(false) }
-            action(hallLight, OnOffLightDeviceType.self) { Matter.OnOffTrait.on() }
-        })
+        let created = try await structure.createAutomation(
+            automation(name: "Keep on") {
+                let s = starter(hallLight, OnOffLightDeviceType.self, Matter.OnOffTrait.self)
+                condition { s.onOff.equals(false) }
+                action(hallLight, OnOffLightDeviceType.self) { Matter.OnOffTrait.on() }
+            })
 
         let file = setup.directory.appendingPathComponent("home.sqlite")
         let process = try Subprocess([
@@ -47,13 +49,16 @@ struct HubAutomationTests {
 
         // Someone switches the light off at the light; only the hub's runner can turn it back on.
         let onOff = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
-        _ = await setup.node.invoke(CommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1)), fields: .structure([]), session: nil)
+        _ = await setup.node.invoke(
+            CommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1)), fields: .structure([]), session: nil)
         #expect(await eventually(within: .seconds(10)) { (try? await setup.node.read(onOff).get().value) == .bool(true) })
-        try await Task.sleep(for: .seconds(2)) // the hub's subscription has seen "on"
-        _ = await setup.node.invoke(CommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(0)), fields: .structure([]), session: nil)
-        #expect(await eventually(within: .seconds(15)) {
-            (try? await home.automationHistory(automationID: created.id))?.contains { $0.outcome == .success } ?? false
-        }, "stderr: \(errors.text)")
+        try await Task.sleep(for: .seconds(2))  // the hub's subscription has seen "on"
+        _ = await setup.node.invoke(
+            CommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(0)), fields: .structure([]), session: nil)
+        #expect(
+            await eventually(within: .seconds(15)) {
+                (try? await home.automationHistory(automationID: created.id))?.contains { $0.outcome == .success } ?? false
+            }, "stderr: \(errors.text)")
         #expect(await eventually(within: .seconds(5)) { (try? await setup.node.read(onOff).get().value) == .bool(true) })
 
         kill(process.pid, SIGTERM)

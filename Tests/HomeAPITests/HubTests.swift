@@ -54,10 +54,13 @@ struct HubTests {
         let attestation = try DeviceAttestationProvisioning.loadOrMint(
             store: nil, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
         let logger = quietLogger("test.hub.device")
-        let node = try MatterNode(description: Fixture.onOffLight(serial: serial), logger: logger,
-                                  commissioning: CommissioningConfiguration(stateStore: nil, attestation: attestation))
-        let server = try await NodeServer(node: node, configuration: NodeServerConfiguration(
-            port: 0, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840), logger: logger)
+        let node = try MatterNode(
+            description: Fixture.onOffLight(serial: serial), logger: logger,
+            commissioning: CommissioningConfiguration(stateStore: nil, attestation: attestation))
+        let server = try await NodeServer(
+            node: node,
+            configuration: NodeServerConfiguration(
+                port: 0, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840), logger: logger)
         let deviceTask = Task { await server.run() }
         let directory = try temporaryDirectory()
         let home = try await openHome(directory)
@@ -65,8 +68,9 @@ struct HubTests {
         _ = try await home.commissionDevice(setupCode: code, address: try SocketAddress(ipAddress: "127.0.0.1", port: server.port))
         let file = directory.appendingPathComponent("hub.json")
         let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: token, access: access, to: file)
-        return Setup(node: node, deviceTask: deviceTask, home: home, directory: directory, credentialsFile: file, issue: issue,
-                     serial: serial)
+        return Setup(
+            node: node, deviceTask: deviceTask, home: home, directory: directory, credentialsFile: file, issue: issue,
+            serial: serial)
     }
 
     /// The hub, in process: its Matter side and its WebSocket server on a free port.
@@ -101,8 +105,9 @@ struct HubTests {
         let hub = try await LocalHub.start(credentials: credentials, configuration: configuration, logger: logger)
         let store = try RelayStore(path: setup.directory.appendingPathComponent("hub.sqlite").path)
         try await store.mirror(homeID: credentials.homeID, token: credentials.homeToken, deviceIDs: credentials.devices.map(\.deviceID))
-        let server = RelayServer(store: store, localHub: hub,
-                                 configuration: RelayServerConfiguration(host: "127.0.0.1", port: 0), logger: logger)
+        let server = RelayServer(
+            store: store, localHub: hub,
+            configuration: RelayServerConfiguration(host: "127.0.0.1", port: 0), logger: logger)
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let app = server.application { port in portSink.yield(port) }
         let task = Task {
@@ -121,8 +126,9 @@ struct HubTests {
         configuration.operationTimeout = .seconds(8)
         configuration.settings.minimumBackoff = .milliseconds(100)
         configuration.settings.maximumBackoff = .milliseconds(500)
-        let client = RelayControllerClient(relayURL: url, homeToken: token, configuration: configuration,
-                                           logger: quietLogger("test.hub.client"))
+        let client = RelayControllerClient(
+            relayURL: url, homeToken: token, configuration: configuration,
+            logger: quietLogger("test.hub.client"))
         return (client, Task { try await client.run() })
     }
 
@@ -158,8 +164,9 @@ struct HubTests {
         #expect(entries.contains { ($0[context: 3]?.members ?? []).contains { $0.value.uintValue == identity.nodeID } })
 
         // Issuing again for the same hub node adds no second entry.
-        let again = try await setup.home.issueHubCredentials(hubNodeID: identity.nodeID, homeID: "home-1", homeToken: Self.token,
-                                                             to: setup.credentialsFile)
+        let again = try await setup.home.issueHubCredentials(
+            hubNodeID: identity.nodeID, homeID: "home-1", homeToken: Self.token,
+            to: setup.credentialsFile)
         #expect(again.granted == ["HUB-CRED-1"])
         let after = try await setup.node.read(AttributePath(endpoint: 0, cluster: ClusterID(0x001F), attribute: AttributeID(0))).get().value
         #expect((after.members ?? []).count == 2)
@@ -185,8 +192,9 @@ struct HubTests {
         #expect(controller.fabric == nil)
         #expect(controller.identity.nodeID == 0x0000_0001_0000_0042)
         await #expect(throws: ControllerError.self) {
-            _ = try await controller.commission(address: try SocketAddress(ipAddress: "127.0.0.1", port: 9), passcode: 20202021,
-                                                nodeID: 0x55)
+            _ = try await controller.commission(
+                address: try SocketAddress(ipAddress: "127.0.0.1", port: 9), passcode: 20202021,
+                nodeID: 0x55)
         }
     }
 
@@ -210,13 +218,16 @@ struct HubTests {
 
         // Subscribe, then invoke On: the device turns on and the subscription reports it.
         let subscription = try await client.subscribe(
-            "HUB-LIGHT-1", SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 5,
-                                                   attributeRequests: [AttributePathIB(Self.onOff)]))
+            "HUB-LIGHT-1",
+            SubscribeRequestMessage(
+                keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 5,
+                attributeRequests: [AttributePathIB(Self.onOff)]))
         #expect(Self.onOffValue(subscription.priming) == .bool(false))
         let reports = EventLog(subscription.reports)
         let on = InvokeRequestMessage(invokeRequests: [
-            CommandDataIB(path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
-                          fields: .structure([])),
+            CommandDataIB(
+                path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
+                fields: .structure([]))
         ])
         let response = try await client.invoke("HUB-LIGHT-1", on)
         #expect(response.invokeResponses.count == 1)
@@ -230,7 +241,8 @@ struct HubTests {
 
         // Write (NodeLabel needs Manage: the hub's Administer entry covers it).
         let write = try await client.write(
-            "HUB-LIGHT-1", WriteRequestMessage(writeRequests: [AttributeDataIB(path: AttributePathIB(Self.nodeLabel), data: .utf8("hall"))]))
+            "HUB-LIGHT-1", WriteRequestMessage(writeRequests: [AttributeDataIB(path: AttributePathIB(Self.nodeLabel), data: .utf8("hall"))])
+        )
         #expect(write.writeResponses.allSatisfy { $0.status.status.status == .success })
         #expect(try await setup.node.read(Self.nodeLabel).get().value == .utf8("hall"))
 
@@ -293,8 +305,9 @@ struct HubTests {
         try await client.waitUntilConnected()
         #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-5"] == true })
         let on = InvokeRequestMessage(invokeRequests: [
-            CommandDataIB(path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
-                          fields: .structure([])),
+            CommandDataIB(
+                path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
+                fields: .structure([]))
         ])
         _ = try await client.invoke("HUB-LIGHT-5", on)
         #expect(try await setup.node.read(Self.onOff).get().value == .bool(true))
@@ -374,9 +387,10 @@ struct HubTests {
         // Not HTTP at all.
         _ = try Self.rawExchange(port: hub.port, [[0x00, 0xFF, 0x13, 0x37] + Array("\r\n\r\nGET GET GET\r\n\r\n".utf8)])
         // An authenticated WebSocket that sends a frame that is no relay frame, and one that is text.
-        let upgrade = Array(("GET /v1/controller HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            + "Authorization: Bearer \(Self.token)\r\n\r\n").utf8)
+        let upgrade = Array(
+            ("GET /v1/controller HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Authorization: Bearer \(Self.token)\r\n\r\n").utf8)
         let malformed = try Self.rawExchange(port: hub.port, [upgrade, Self.webSocketFrame(opcode: 0x2, [0xDE, 0xAD, 0xBE, 0xEF])])
         #expect(String(decoding: malformed.prefix(12), as: UTF8.self) == "HTTP/1.1 101")
         // The hub closed that connection (a close frame, opcode 0x8, after its hello and presence frames).
@@ -398,22 +412,28 @@ struct HubTests {
             store: nil, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
         let logger = Self.quietLogger("test.hub.device")
         func boot(port: Int) async throws -> (MatterNode, NodeServer, Task<Void, Never>) {
-            let node = try MatterNode(description: Fixture.onOffLight(serial: "HUB-LIGHT-7"), logger: logger,
-                                      commissioning: CommissioningConfiguration(stateStore: try NodeStateStore(directory: stateDirectory),
-                                                                                attestation: attestation))
-            let server = try await NodeServer(node: node, configuration: NodeServerConfiguration(
-                port: port, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840), logger: logger)
+            let node = try MatterNode(
+                description: Fixture.onOffLight(serial: "HUB-LIGHT-7"), logger: logger,
+                commissioning: CommissioningConfiguration(
+                    stateStore: try NodeStateStore(directory: stateDirectory),
+                    attestation: attestation))
+            let server = try await NodeServer(
+                node: node,
+                configuration: NodeServerConfiguration(
+                    port: port, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840), logger: logger)
             return (node, server, Task { await server.run() })
         }
         let (firstNode, firstServer, firstRun) = try await boot(port: 0)
         let directory = try temporaryDirectory()
         let home = try await openHome(directory)
-        _ = try await home.commissionDevice(setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
-                                            address: try SocketAddress(ipAddress: "127.0.0.1", port: firstServer.port))
+        _ = try await home.commissionDevice(
+            setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
+            address: try SocketAddress(ipAddress: "127.0.0.1", port: firstServer.port))
         let file = directory.appendingPathComponent("hub.json")
         let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: Self.token, to: file)
-        let setup = Setup(node: firstNode, deviceTask: firstRun, home: home, directory: directory, credentialsFile: file, issue: issue,
-                          serial: "HUB-LIGHT-7")
+        let setup = Setup(
+            node: firstNode, deviceTask: firstRun, home: home, directory: directory, credentialsFile: file, issue: issue,
+            serial: "HUB-LIGHT-7")
         defer { Task { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
         defer { Task { await hub.stop() } }
@@ -430,8 +450,9 @@ struct HubTests {
         defer { secondRun.cancel() }
         #expect(await eventually(within: .seconds(20)) { client.presence["HUB-LIGHT-7"] == true })
         let on = InvokeRequestMessage(invokeRequests: [
-            CommandDataIB(path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
-                          fields: .structure([])),
+            CommandDataIB(
+                path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
+                fields: .structure([]))
         ])
         _ = try await client.invoke("HUB-LIGHT-7", on)
         #expect(try await node.read(Self.onOff).get().value == .bool(true))
@@ -446,13 +467,17 @@ struct HubTests {
     }
 
     @Test func matterRelayServeModeHubForwardsToTheDevice() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.relayBinary.path), "matter-relay is not built at \(Self.relayBinary.path)")
+        #expect(
+            FileManager.default.isExecutableFile(atPath: Self.relayBinary.path), "matter-relay is not built at \(Self.relayBinary.path)")
         let setup = try await Self.setUp(serial: "HUB-LIGHT-4")
         defer { Task { await setup.tearDown() } }
         // homectl, a separate process on the same home file, issues the credentials the hub runs with.
         let file = setup.directory.appendingPathComponent("hub-cli.json")
-        let issued = try HomeCtlTests.homectl(["hub", "credentials", "--out", file.path, "--home-id", "cli-home", "--home-token", "cli-token",
-                                               "--node-id", "0x1234", "--json"], home: setup.directory.appendingPathComponent("home.sqlite"))
+        let issued = try HomeCtlTests.homectl(
+            [
+                "hub", "credentials", "--out", file.path, "--home-id", "cli-home", "--home-token", "cli-token",
+                "--node-id", "0x1234", "--json",
+            ], home: setup.directory.appendingPathComponent("home.sqlite"))
         #expect(issued.status == 0, "\(issued.error)")
         #expect(issued.output.contains("\"granted\" : [\n    \"HUB-LIGHT-4\"\n  ]"), "\(issued.output)")
         #expect(try HubCredentials.read(from: file).nodeID == 0x1234)
@@ -479,8 +504,9 @@ struct HubTests {
         try await client.waitUntilConnected()
         #expect(await eventually(within: .seconds(15)) { client.presence["HUB-LIGHT-4"] == true })
         let on = InvokeRequestMessage(invokeRequests: [
-            CommandDataIB(path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
-                          fields: .structure([])),
+            CommandDataIB(
+                path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
+                fields: .structure([]))
         ])
         _ = try await client.invoke("HUB-LIGHT-4", on)
         #expect(try await setup.node.read(Self.onOff).get().value == .bool(true))

@@ -12,14 +12,18 @@ import Testing
 @Suite("NodeServer interop", .serialized)
 struct NodeServerInteropTests {
     /// A dimmable light served by NodeServer on 127.0.0.1 (not yet running).
-    static func startLight(serial: String, configure: (inout NodeServerConfiguration) -> Void = { _ in })
-        async throws -> (MatterNode, NodeServer) {
+    static func startLight(
+        serial: String, configure: (inout NodeServerConfiguration) -> Void = { _ in }
+    )
+        async throws -> (MatterNode, NodeServer)
+    {
         let credentials = try DeviceAttestationProvisioning.loadOrMint(
             store: nil, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0101, authority: testAuthority)
         var logger = Logger(label: "test.node-server")
         logger.logLevel = .critical
-        let node = try MatterNode(description: Fixture.dimmableLight(serial: serial), logger: logger,
-                                  commissioning: CommissioningConfiguration(stateStore: nil, attestation: credentials))
+        let node = try MatterNode(
+            description: Fixture.dimmableLight(serial: serial), logger: logger,
+            commissioning: CommissioningConfiguration(stateStore: nil, attestation: credentials))
         var configuration = NodeServerConfiguration(port: 0, binding: .addresses(["127.0.0.1"]), passcode: 20202021, discriminator: 3840)
         configure(&configuration)
         return (node, try await NodeServer(node: node, configuration: configuration, logger: logger))
@@ -30,11 +34,14 @@ struct NodeServerInteropTests {
         let dir = try temporaryDirectory()
         let trust = try makeTrustStoreDirectory()
         let home = try await openHome(dir, trustStore: trust)
-        return (home, {
-            Task { await home.close() }
-            try? FileManager.default.removeItem(at: dir)
-            try? FileManager.default.removeItem(at: trust)
-        })
+        return (
+            home,
+            {
+                Task { await home.close() }
+                try? FileManager.default.removeItem(at: dir)
+                try? FileManager.default.removeItem(at: trust)
+            }
+        )
     }
 
     @Test func commissionsAndControlsANodeServerDevice() async throws {
@@ -45,8 +52,9 @@ struct NodeServerInteropTests {
         defer { cleanup() }
         let structure = try await home.createStructure(name: "Home")
         let code = try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840)
-        let device = try await home.commissionDevice(setupCode: code, address: try SocketAddress(ipAddress: "127.0.0.1", port: server.port),
-                                                     structureID: structure.id)
+        let device = try await home.commissionDevice(
+            setupCode: code, address: try SocketAddress(ipAddress: "127.0.0.1", port: server.port),
+            structureID: structure.id)
         #expect(device.types.contains(DimmableLightDeviceType.self))
         let light = try #require(await device.types.get(DimmableLightDeviceType.self))
         #expect(light.matterTraits.basicInformationTrait?.attributes.serialNumber == "NS-1")
@@ -54,10 +62,15 @@ struct NodeServerInteropTests {
         let onOff = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
         #expect(try await node.read(onOff).get().value == .bool(true))
         try await #require(light.matterTraits.levelControlTrait).moveToLevel(level: 10, transitionTime: 0)
-        #expect(await eventually { (try? await node.read(AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))).get().value) == .unsigned(10) })
-        #expect(await eventually {
-            await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 10
-        })
+        #expect(
+            await eventually {
+                (try? await node.read(AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))).get().value)
+                    == .unsigned(10)
+            })
+        #expect(
+            await eventually {
+                await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 10
+            })
     }
 
     /// Issue #22 item 6: while another host holds the node's one PASE slot, commissioning
@@ -76,12 +89,16 @@ struct NodeServerInteropTests {
         let holding = Task { await holder.run() }
         defer { holding.cancel(); Task { await transport.close() } }
         func holderRequest() async throws -> UInt8 {
-            let exchange = try await holder.openExchange(session: await holder.openUnsecuredSession(to: deviceAddress),
-                                                         protocolID: .secureChannel)
-            let reply = try await exchange.request(opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
-                                                   payload: PBKDFParamRequest(initiatorRandom: Array(repeating: 7, count: 32),
-                                                                              initiatorSessionID: 9).encoded(),
-                                                   timeout: .seconds(5))
+            let exchange = try await holder.openExchange(
+                session: await holder.openUnsecuredSession(to: deviceAddress),
+                protocolID: .secureChannel)
+            let reply = try await exchange.request(
+                opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
+                payload: PBKDFParamRequest(
+                    initiatorRandom: Array(repeating: 7, count: 32),
+                    initiatorSessionID: 9
+                ).encoded(),
+                timeout: .seconds(5))
             return reply.opcode
         }
         #expect(try await holderRequest() == SecureChannelOpcode.pbkdfParamResponse.rawValue)
@@ -90,8 +107,9 @@ struct NodeServerInteropTests {
         defer { cleanup() }
         let structure = try await home.createStructure(name: "Home")
         let commissioning = Task {
-            try await home.commissionDevice(setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
-                                            address: deviceAddress, structureID: structure.id)
+            try await home.commissionDevice(
+                setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
+                address: deviceAddress, structureID: structure.id)
         }
         // The holder restarts now and then; once the commissioner has been answered BUSY, the
         // restart is refused (a status report instead of the PBKDF parameters).

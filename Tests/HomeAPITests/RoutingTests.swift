@@ -49,8 +49,10 @@ struct RoutingTests {
         }
 
         /// Waits (boundedly) until the device shows `state`/`locality`; returns how long it took.
-        func waitFor(_ d: HomeDevice, _ state: ConnectivityState, _ locality: LocalityType,
-                     within limit: Duration = .seconds(10)) async -> Duration? {
+        func waitFor(
+            _ d: HomeDevice, _ state: ConnectivityState, _ locality: LocalityType,
+            within limit: Duration = .seconds(10)
+        ) async -> Duration? {
             let start = ContinuousClock.now
             let ok = await eventually(within: limit) {
                 let c = (try? await home.device(id: d.id))?.sourceConnectivity
@@ -74,8 +76,9 @@ struct RoutingTests {
             hubHome = try await h.addHome("Home")
             hubRelay = h
         }
-        let light = try await TestDevice.start(Fixture.dimmableLight(serial: lightSerial), deviceTypeID: 0x0101,
-                                               cloudOnly: [Fixture.levelControl])
+        let light = try await TestDevice.start(
+            Fixture.dimmableLight(serial: lightSerial), deviceTypeID: 0x0101,
+            cloudOnly: [Fixture.levelControl])
         let plug = try await TestDevice.start(Fixture.plug(serial: plugSerial), discriminator: 3841, deviceTypeID: 0x010A)
         var c = testConfiguration()
         c.allowUntrustedAttestation = true
@@ -89,14 +92,17 @@ struct RoutingTests {
         let plugCloud = try await relay.connect(plug, homeID: homeID)
         var lightHub: DeviceRelayConnection?
         if let hubRelay, let hubHome { lightHub = try await hubRelay.connect(light, homeID: hubHome.id) }
-        return Setup(dir: dir, relay: relay, relayToken: token, hubRelay: hubRelay, home: home, light: light, plug: plug, lightCloud: lightCloud,
-                     plugCloud: plugCloud, lightHub: lightHub, lightDevice: lightDevice, plugDevice: plugDevice)
+        return Setup(
+            dir: dir, relay: relay, relayToken: token, hubRelay: hubRelay, home: home, light: light, plug: plug, lightCloud: lightCloud,
+            plugCloud: plugCloud, lightHub: lightHub, lightDevice: lightDevice, plugDevice: plugDevice)
     }
 
     static func traits(_ d: HomeDevice) -> (onOff: SourceConnectivity?, level: SourceConnectivity?) {
         let type = d.types.all[DimmableLightDeviceType.self]
-        return (type?.matterTraits.onOffTrait?.metadata.sourceConnectivity,
-                type?.matterTraits.levelControlTrait?.metadata.sourceConnectivity)
+        return (
+            type?.matterTraits.onOffTrait?.metadata.sourceConnectivity,
+            type?.matterTraits.levelControlTrait?.metadata.sourceConnectivity
+        )
     }
 
     static func level(_ d: HomeDevice?) -> UInt8? {
@@ -131,9 +137,10 @@ struct RoutingTests {
         try await #require(dimmable.matterTraits.levelControlTrait).moveToLevelWithOnOff(level: 42, transitionTime: 0)
         #expect(await eventually(within: .seconds(3)) { await s.light.value(Self.levelPath) == .unsigned(42) })
         // The device's change comes back through the relay subscription.
-        #expect(await eventually(within: .seconds(3)) {
-            Self.level(try? await s.device(s.lightDevice)) == 42
-        })
+        #expect(
+            await eventually(within: .seconds(3)) {
+                Self.level(try? await s.device(s.lightDevice)) == 42
+            })
         #expect(await s.waitFor(s.plugDevice, .online, .direct) != nil)
 
         // Cloud down: the cloud-only trait goes offline, the rest stays direct.
@@ -145,8 +152,9 @@ struct RoutingTests {
         #expect(Self.traits(light).level?.connectivityState == .offline)
         #expect(Self.traits(light).level?.dataSourceLocality == .unspecified)
         // A device without cloud-only traits does not care.
-        #expect(try await s.device(s.plugDevice).sourceConnectivity
-            == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
+        #expect(
+            try await s.device(s.plugDevice).sourceConnectivity
+                == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
         // Commands to the offline cloud-only trait fail at once.
         let failStart = ContinuousClock.now
         await #expect(throws: HomeError.self) {
@@ -169,12 +177,15 @@ struct RoutingTests {
         let lanDown = await s.waitFor(s.lightDevice, .online, .remote)
         let info2 = await s.connectivity(s.lightDevice)
         #expect(lanDown != nil, "light: \(info2)")
-        #expect(await typeUpdates.wait(within: .seconds(5)) { values in
-            values.count > typeMark && values.last?.matterTraits.onOffTrait?.metadata.sourceConnectivity.dataSourceLocality == .remote
-        })
-        #expect(await batched.wait(within: .seconds(5)) { values in
-            values.count > batchMark && values.last?.first { $0.id == s.lightDevice.id }?.sourceConnectivity.dataSourceLocality == .remote
-        })
+        #expect(
+            await typeUpdates.wait(within: .seconds(5)) { values in
+                values.count > typeMark && values.last?.matterTraits.onOffTrait?.metadata.sourceConnectivity.dataSourceLocality == .remote
+            })
+        #expect(
+            await batched.wait(within: .seconds(5)) { values in
+                values.count > batchMark
+                    && values.last?.first { $0.id == s.lightDevice.id }?.sourceConnectivity.dataSourceLocality == .remote
+            })
         light = try await s.device(s.lightDevice)
         let onOff = try #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait)
         #expect(onOff.metadata.sourceConnectivity.dataSourceLocality == .remote)
@@ -182,9 +193,11 @@ struct RoutingTests {
         try await onOff.off()
         #expect(await s.light.value(Self.onOffPath) == .bool(false))
         // The state reported through the relay reaches the trait.
-        #expect(await eventually(within: .seconds(5)) {
-            (try? await s.device(s.lightDevice))?.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == false
-        })
+        #expect(
+            await eventually(within: .seconds(5)) {
+                (try? await s.device(s.lightDevice))?.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff
+                    == false
+            })
 
         // LAN back: the Matter traits return to the direct session.
         s.light.lanUp()
@@ -210,10 +223,11 @@ struct RoutingTests {
         let failure = ContinuousClock.now - start
         #expect(failure < .seconds(5))
 
-        print("routing: up→online/mixed \(upTime.map { "\($0)" } ?? "-"); cloud down→partiallyOnline/direct \(cloudDown.map { "\($0)" } ?? "-"); "
-              + "LAN down→online/remote \(lanDown.map { "\($0)" } ?? "-"); LAN back→mixed \(lanBack.map { "\($0)" } ?? "-"); "
-              + "both down→offline \(bothDown.map { "\($0)" } ?? "-"); command failure after \(failure); "
-              + "command just after the cable was pulled \(earlyCommand)")
+        print(
+            "routing: up→online/mixed \(upTime.map { "\($0)" } ?? "-"); cloud down→partiallyOnline/direct \(cloudDown.map { "\($0)" } ?? "-"); "
+                + "LAN down→online/remote \(lanDown.map { "\($0)" } ?? "-"); LAN back→mixed \(lanBack.map { "\($0)" } ?? "-"); "
+                + "both down→offline \(bothDown.map { "\($0)" } ?? "-"); command failure after \(failure); "
+                + "command just after the cable was pulled \(earlyCommand)")
     }
 
     @Test func stoppingTheRelayIsACloudOutage() async throws {
@@ -224,8 +238,9 @@ struct RoutingTests {
         await s.relay.stop()
         #expect(await s.waitFor(s.lightDevice, .partiallyOnline, .direct) != nil)
         #expect(Self.traits(try await s.device(s.lightDevice)).level?.connectivityState == .offline)
-        #expect(try await s.device(s.plugDevice).sourceConnectivity
-            == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
+        #expect(
+            try await s.device(s.plugDevice).sourceConnectivity
+                == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
         // LAN commands are unaffected.
         try await #require(try await s.device(s.plugDevice).types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait).on()
         #expect(await s.plug.value(Self.onOffPath) == .bool(true))

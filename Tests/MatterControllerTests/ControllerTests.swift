@@ -13,8 +13,9 @@ struct ControllerTests {
     static let onOffPath = AttributePath(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))
 
     func controller(_ configure: (inout MatterController.Configuration) -> Void = { _ in }) async throws -> MatterController {
-        var configuration = MatterController.Configuration(port: 0, binding: .addresses(["127.0.0.1"]),
-                                                           responseTimeout: .seconds(3), handshakeStepTimeout: .seconds(3))
+        var configuration = MatterController.Configuration(
+            port: 0, binding: .addresses(["127.0.0.1"]),
+            responseTimeout: .seconds(3), handshakeStepTimeout: .seconds(3))
         configure(&configuration)
         return try await MatterController.start(fabric: try FabricAuthority.create(), configuration: configuration)
     }
@@ -60,8 +61,9 @@ struct ControllerTests {
         let empty = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: empty) }
         do {
-            _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x21,
-                                                options: CommissioningOptions(trustStore: try PAATrustStore(directory: empty)))
+            _ = try await controller.commission(
+                address: device.address, passcode: device.passcode, nodeID: 0x21,
+                options: CommissioningOptions(trustStore: try PAATrustStore(directory: empty)))
             Issue.record("commissioning with an empty trust store succeeded")
         } catch let error as ControllerError {
             guard case .attestationFailed(let why) = error else { Issue.record("wrong error \(error)"); return }
@@ -81,8 +83,9 @@ struct ControllerTests {
         let device = try await TestDevice.start(Fixture.onOffLight())
         let controller = try await controller()
         await #expect(throws: ControllerError.paseFailed("the passcode does not match the device's")) {
-            _ = try await controller.commission(address: device.address, passcode: 12345678, nodeID: 0x31,
-                                                options: CommissioningOptions(allowUntrustedAttestation: true))
+            _ = try await controller.commission(
+                address: device.address, passcode: 12345678, nodeID: 0x31,
+                options: CommissioningOptions(allowUntrustedAttestation: true))
         }
         await controller.shutdown()
         await device.stop()
@@ -94,8 +97,9 @@ struct ControllerTests {
         let device = try await TestDevice.start(Fixture.onOffLight(), stateDirectory: state)
         let port = device.port
         let controller = try await controller { $0.subscriptionMaxInterval = 1 }
-        _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x41,
-                                            options: CommissioningOptions(allowUntrustedAttestation: true))
+        _ = try await controller.commission(
+            address: device.address, passcode: device.passcode, nodeID: 0x41,
+            options: CommissioningOptions(allowUntrustedAttestation: true))
         let log = EventLog(controller.subscribe(0x41, paths: [AttributePathIB(endpoint: 1, cluster: Fixture.onOff)]))
         defer { log.stop() }
         let established = await log.waitFor { if case .established = $0 { true } else { false } }
@@ -103,7 +107,9 @@ struct ControllerTests {
         #expect(log.all.contains { if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath } } else { false } })
 
         #expect(await device.press(Fixture.onOff, 0x01) == .success)
-        let change = await log.waitFor { if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath && $0.value == .bool(true) } } else { false } }
+        let change = await log.waitFor {
+            if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath && $0.value == .bool(true) } } else { false }
+        }
         #expect(change != nil)
 
         // Power cycle: the subscription is lost, then re-established with the restarted node.
@@ -115,7 +121,9 @@ struct ControllerTests {
         let again = await log.waitFor(from: mark, within: .seconds(20)) { if case .established = $0 { true } else { false } }
         #expect(again != nil)
         #expect(await restarted.press(Fixture.onOff, 0x00) == .success)
-        let off = await log.waitFor(from: mark) { if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath && $0.value == .bool(false) } } else { false } }
+        let off = await log.waitFor(from: mark) {
+            if case .reports(let r) = $0 { r.contains { $0.path == Self.onOffPath && $0.value == .bool(false) } } else { false }
+        }
         #expect(off != nil)
         await controller.shutdown()
         await restarted.stop()
@@ -126,8 +134,9 @@ struct ControllerTests {
     @Test func timedInvokeAndTimedWrite() async throws {
         let device = try await TestDevice.start(Fixture.onOffLight())
         let controller = try await controller()
-        _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x61,
-                                            options: CommissioningOptions(allowUntrustedAttestation: true))
+        _ = try await controller.commission(
+            address: device.address, passcode: device.passcode, nodeID: 0x61,
+            options: CommissioningOptions(allowUntrustedAttestation: true))
         let adminCommissioning = ClusterID(0x003C)
         let openBasicWindow = ConcreteCommandPath(endpoint: 0, cluster: adminCommissioning, command: CommandID(0x01))
         let revoke = ConcreteCommandPath(endpoint: 0, cluster: adminCommissioning, command: CommandID(0x02))
@@ -161,8 +170,9 @@ struct ControllerTests {
     @Test func aSilentNodeFailsInBoundedTime() async throws {
         let device = try await TestDevice.start(Fixture.onOffLight())
         let controller = try await controller()
-        _ = try await controller.commission(address: device.address, passcode: device.passcode, nodeID: 0x51,
-                                            options: CommissioningOptions(allowUntrustedAttestation: true))
+        _ = try await controller.commission(
+            address: device.address, passcode: device.passcode, nodeID: 0x51,
+            options: CommissioningOptions(allowUntrustedAttestation: true))
         await device.stop()
         let start = ContinuousClock.now
         do {

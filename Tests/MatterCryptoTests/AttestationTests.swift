@@ -30,8 +30,10 @@ enum TestCredentials {
         // libcrypto builds and checks DAC → PAI → PAA with the PAA as the only trust anchor.
         #expect(OpenSSLCheck.verifyChain(leaf: creds.dac.der, untrusted: [creds.pai.der], trusted: [paaDER]) == nil)
         // As connectedhomeip's ValidateCertificateChain does it: strict, at the DAC's notBefore.
-        #expect(OpenSSLCheck.verifyChain(leaf: creds.dac.der, untrusted: [creds.pai.der], trusted: [paaDER],
-                                         unixTime: MatterEpoch.unixSeconds(creds.dac.notBefore)) == nil)
+        #expect(
+            OpenSSLCheck.verifyChain(
+                leaf: creds.dac.der, untrusted: [creds.pai.der], trusted: [paaDER],
+                unixTime: MatterEpoch.unixSeconds(creds.dac.notBefore)) == nil)
         #expect(creds.dac.notBefore >= creds.pai.notBefore)
         // And refuses it without the PAI or with another trust anchor.
         #expect(OpenSSLCheck.verifyChain(leaf: creds.dac.der, untrusted: [], trusted: [paaDER]) != nil)
@@ -58,27 +60,34 @@ enum TestCredentials {
         #expect(dacText.contains("Digital Signature"))
         #expect(dacText.contains("1.3.6.1.4.1.37244.2.2=8001"))
         // The trust store the project hands controllers holds the same PAA.
-        let storePAA = try AttestationCertificate(pem: String(contentsOf: testCredentialsDirectory
-            .appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"), encoding: .utf8))
+        let storePAA = try AttestationCertificate(
+            pem: String(
+                contentsOf:
+                    testCredentialsDirectory
+                    .appendingPathComponent("paa/Chip-Test-PAA-NoVID-Cert.pem"), encoding: .utf8))
         #expect(storePAA.der == paaDER)
     }
 
     @Test func dacMustMatchPAIVendor() throws {
         let paa = try AttestationCertificate(pem: TestCredentials.paaCert())
         let paiKey = P256KeyPair()
-        let pai = try DeviceAttestationIssuer.issuePAI(publicKey: paiKey.publicKey, vendorID: 0xFFF1, productID: 0x8000,
-                                                       paa: paa, paaKey: P256KeyPair(pem: TestCredentials.paaKey()), notBefore: matterTime2025)
+        let pai = try DeviceAttestationIssuer.issuePAI(
+            publicKey: paiKey.publicKey, vendorID: 0xFFF1, productID: 0x8000,
+            paa: paa, paaKey: P256KeyPair(pem: TestCredentials.paaKey()), notBefore: matterTime2025)
         #expect(throws: CertificateError.self) {
-            try DeviceAttestationIssuer.issueDAC(publicKey: P256KeyPair().publicKey, vendorID: 0xFFF2, productID: 0x8000,
-                                                 pai: pai, paiKey: paiKey, notBefore: matterTime2025)
+            try DeviceAttestationIssuer.issueDAC(
+                publicKey: P256KeyPair().publicKey, vendorID: 0xFFF2, productID: 0x8000,
+                pai: pai, paiKey: paiKey, notBefore: matterTime2025)
         }
         #expect(throws: CertificateError.self) {
-            try DeviceAttestationIssuer.issueDAC(publicKey: P256KeyPair().publicKey, vendorID: 0xFFF1, productID: 0x8001,
-                                                 pai: pai, paiKey: paiKey, notBefore: matterTime2025)
+            try DeviceAttestationIssuer.issueDAC(
+                publicKey: P256KeyPair().publicKey, vendorID: 0xFFF1, productID: 0x8001,
+                pai: pai, paiKey: paiKey, notBefore: matterTime2025)
         }
         // A DAC is not a Matter operational certificate (vendor/product ID attributes have no TLV form).
-        let dac = try DeviceAttestationIssuer.issueDAC(publicKey: P256KeyPair().publicKey, vendorID: 0xFFF1, productID: 0x8000,
-                                                       pai: pai, paiKey: paiKey, notBefore: matterTime2025)
+        let dac = try DeviceAttestationIssuer.issueDAC(
+            publicKey: P256KeyPair().publicKey, vendorID: 0xFFF1, productID: 0x8000,
+            pai: pai, paiKey: paiKey, notBefore: matterTime2025)
         #expect(throws: CertificateError.self) { try MatterCertificate(x509DER: dac.der) }
     }
 }
@@ -112,12 +121,14 @@ enum ChipCDVectors {
     static let signerKeyID = hex("62FA823359ACFAA9963E1CFA140ADDF504F37160")
 
     @Test func chipCDContentEncodes() throws {
-        let cd1 = CertificationDeclaration(vendorID: 0xFFF1, productIDs: [0x8000], deviceTypeID: 0x1234,
-                                           certificateID: "ZIG20141ZB330001-24", versionNumber: 0x2694)
+        let cd1 = CertificationDeclaration(
+            vendorID: 0xFFF1, productIDs: [0x8000], deviceTypeID: 0x1234,
+            certificateID: "ZIG20141ZB330001-24", versionNumber: 0x2694)
         #expect(try cd1.tlvEncoded() == hex(ChipCDVectors.content01))
-        let cd2 = CertificationDeclaration(vendorID: 0xFFF2, productIDs: [0x8001, 0x8002], deviceTypeID: 0x1234,
-                                           certificateID: "ZIG20142ZB330002-24", versionNumber: 0x2694,
-                                           dacOriginVendorID: 0xFFF1, dacOriginProductID: 0x8000)
+        let cd2 = CertificationDeclaration(
+            vendorID: 0xFFF2, productIDs: [0x8001, 0x8002], deviceTypeID: 0x1234,
+            certificateID: "ZIG20142ZB330002-24", versionNumber: 0x2694,
+            dacOriginVendorID: 0xFFF1, dacOriginProductID: 0x8000)
         #expect(try cd2.tlvEncoded() == hex(ChipCDVectors.content02))
         #expect(try CertificationDeclaration(tlv: hex(ChipCDVectors.content02)) == cd2)
     }
@@ -131,16 +142,19 @@ enum ChipCDVectors {
         let cd = try envelope.verify(signerPublicKey: signerKey)
         #expect(cd.certificateID.hasPrefix("ZIG2014"))
         // Our encoder, given connectedhomeip's signature, reproduces its envelope byte for byte.
-        #expect(CertificationDeclaration.encodeCMS(content: envelope.content, signerKeyIdentifier: envelope.signerKeyIdentifier,
-                                                   signatureDER: envelope.signatureDER) == hex(signed))
+        #expect(
+            CertificationDeclaration.encodeCMS(
+                content: envelope.content, signerKeyIdentifier: envelope.signerKeyIdentifier,
+                signatureDER: envelope.signatureDER) == hex(signed))
         // Wrong key fails.
         #expect(throws: CertificateError.signatureInvalid) { try envelope.verify(signerPublicKey: P256KeyPair().publicKey) }
     }
 
     @Test func ourCMSVerifiesWithOpenSSL() throws {
         let cdKey = try P256KeyPair(pem: TestCredentials.cdKey())
-        let cd = CertificationDeclaration(vendorID: 0xFFF1, productIDs: [0x8001], deviceTypeID: 0x0100,
-                                          certificateID: "ZIG20142ZB330003-24", versionNumber: 0x2694)
+        let cd = CertificationDeclaration(
+            vendorID: 0xFFF1, productIDs: [0x8001], deviceTypeID: 0x0100,
+            certificateID: "ZIG20142ZB330003-24", versionNumber: 0x2694)
         let cms = try cd.signedCMS(signingKey: cdKey, signerKeyIdentifier: Self.signerKeyID)
         // libcrypto's CMS_verify finds the signer by SKID and checks the signature over the content.
         let content = OpenSSLCheck.cmsVerifiedContent(cms, signerCertPEM: try TestCredentials.cdCert())
@@ -175,15 +189,19 @@ enum ChipCDVectors {
         let dacKey = P256KeyPair()
         let challenge = SecureRandom.bytes(16)
         let nonce = SecureRandom.bytes(32)
-        let elements = try DeviceAttestation.attestationElements(certificationDeclaration: [1, 2, 3], attestationNonce: nonce, timestamp: 0)
+        let elements = try DeviceAttestation.attestationElements(
+            certificationDeclaration: [1, 2, 3], attestationNonce: nonce, timestamp: 0)
         // TLV: anonymous structure, tags 1, 2, 3.
         #expect(elements.prefix(5) == [0x15, 0x30, 0x01, 0x03, 0x01])
         let parsed = try DeviceAttestation.parseAttestationElements(elements)
         #expect(parsed.attestationNonce == nonce && parsed.certificationDeclaration == [1, 2, 3] && parsed.timestamp == 0)
         let sig = try DeviceAttestation.sign(elements: elements, attestationChallenge: challenge, dacKey: dacKey)
-        #expect(DeviceAttestation.verify(elements: elements, attestationChallenge: challenge, signature: sig, dacPublicKey: dacKey.publicKey))
+        #expect(
+            DeviceAttestation.verify(elements: elements, attestationChallenge: challenge, signature: sig, dacPublicKey: dacKey.publicKey))
         // The signature covers the challenge: another session's challenge fails.
-        #expect(!DeviceAttestation.verify(elements: elements, attestationChallenge: SecureRandom.bytes(16), signature: sig, dacPublicKey: dacKey.publicKey))
+        #expect(
+            !DeviceAttestation.verify(
+                elements: elements, attestationChallenge: SecureRandom.bytes(16), signature: sig, dacPublicKey: dacKey.publicKey))
 
         let opKey = P256KeyPair()
         let csr = try CertificateSigningRequest.create(key: opKey)
@@ -191,7 +209,8 @@ enum ChipCDVectors {
         let parsedCSR = try DeviceAttestation.parseNOCSRElements(nocsr)
         #expect(try CertificateSigningRequest(der: parsedCSR.csr).publicKey == opKey.publicKey)
         let csrSig = try DeviceAttestation.sign(elements: nocsr, attestationChallenge: challenge, dacKey: dacKey)
-        #expect(DeviceAttestation.verify(elements: nocsr, attestationChallenge: challenge, signature: csrSig, dacPublicKey: dacKey.publicKey))
+        #expect(
+            DeviceAttestation.verify(elements: nocsr, attestationChallenge: challenge, signature: csrSig, dacPublicKey: dacKey.publicKey))
         #expect(throws: CertificateError.self) { try DeviceAttestation.nocsrElements(csr: csr.der, csrNonce: [1]) }
         #expect(throws: CertificateError.self) { try DeviceAttestation.parseNOCSRElements([0x15, 0x18]) }
     }

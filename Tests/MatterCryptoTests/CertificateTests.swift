@@ -144,8 +144,10 @@ let matterTime2025 = MatterEpoch.seconds(fromUnix: 1_735_689_600)
         #expect(OpenSSLCheck.signatureVerifies(try fabric.root.x509DER(), issuer: try fabric.root.x509DER()))
         #expect(OpenSSLCheck.signatureVerifies(try fabric.ica.x509DER(), issuer: try fabric.root.x509DER()))
         #expect(OpenSSLCheck.signatureVerifies(try noc.x509DER(), issuer: try fabric.ica.x509DER()))
-        #expect(OpenSSLCheck.verifyChain(leaf: try noc.x509DER(), untrusted: [try fabric.ica.x509DER()],
-                                         trusted: [try fabric.root.x509DER()]) == nil)
+        #expect(
+            OpenSSLCheck.verifyChain(
+                leaf: try noc.x509DER(), untrusted: [try fabric.ica.x509DER()],
+                trusted: [try fabric.root.x509DER()]) == nil)
         let text = OpenSSLCheck.text(try noc.x509DER()) ?? ""
         #expect(text.contains("1.3.6.1.4.1.37244.1.1=1122334455667788"))
         #expect(text.contains("1.3.6.1.4.1.37244.1.6=00010001"))
@@ -170,13 +172,17 @@ let matterTime2025 = MatterEpoch.seconds(fromUnix: 1_735_689_600)
         let fabric = try Fabric()
         let key = P256KeyPair().publicKey
         #expect(throws: CertificateError.self) {
-            try MatterCertificateIssuer.issueNode(publicKey: key, nodeID: 0, fabricID: 1, issuer: fabric.root, issuerKey: fabric.rootKey, notBefore: 0)
+            try MatterCertificateIssuer.issueNode(
+                publicKey: key, nodeID: 0, fabricID: 1, issuer: fabric.root, issuerKey: fabric.rootKey, notBefore: 0)
         }
         #expect(throws: CertificateError.self) {
-            try MatterCertificateIssuer.issueNode(publicKey: key, nodeID: 0xFFFF_FFFF_0000_0001, fabricID: 1, issuer: fabric.root, issuerKey: fabric.rootKey, notBefore: 0)
+            try MatterCertificateIssuer.issueNode(
+                publicKey: key, nodeID: 0xFFFF_FFFF_0000_0001, fabricID: 1, issuer: fabric.root, issuerKey: fabric.rootKey, notBefore: 0)
         }
         #expect(throws: CertificateError.self) {
-            try MatterCertificateIssuer.issueNode(publicKey: key, nodeID: 1, fabricID: 1, caseAuthenticatedTags: [0x0001_0000], issuer: fabric.root, issuerKey: fabric.rootKey, notBefore: 0)
+            try MatterCertificateIssuer.issueNode(
+                publicKey: key, nodeID: 1, fabricID: 1, caseAuthenticatedTags: [0x0001_0000], issuer: fabric.root,
+                issuerKey: fabric.rootKey, notBefore: 0)
         }
     }
 
@@ -232,7 +238,11 @@ let matterTime2025 = MatterEpoch.seconds(fromUnix: 1_735_689_600)
         // since its signature could not be checked after conversion to TLV.
         let root = try derFromPEM(ChipCertificateVectors.root01.pem)
         let criticalKeyUsage: [UInt8] = [0x06, 0x03, 0x55, 0x1d, 0x0f, 0x01, 0x01, 0xff]
-        guard let at = (0..<(root.count - criticalKeyUsage.count)).first(where: { Array(root[$0..<($0 + criticalKeyUsage.count)]) == criticalKeyUsage }) else {
+        guard
+            let at = (0..<(root.count - criticalKeyUsage.count)).first(where: {
+                Array(root[$0..<($0 + criticalKeyUsage.count)]) == criticalKeyUsage
+            })
+        else {
             Issue.record("key usage extension not found")
             return
         }

@@ -2,13 +2,17 @@ import Testing
 @testable import MatterCrypto
 
 @Suite struct FabricKeysTests {
-    static let rootPublicKey = hex("044a9f42b1ca4840d37292bbc7f6a7e11e22200c976fc900dbc98a7a383a641cb8254a2e56d4e295a847943b4e3897c4a773e930277b4d9fbede8a052686bfacfa")
+    static let rootPublicKey = hex(
+        "044a9f42b1ca4840d37292bbc7f6a7e11e22200c976fc900dbc98a7a383a641cb8254a2e56d4e295a847943b4e3897c4a773e930277b4d9fbede8a052686bfacfa"
+    )
 
     /// Spec 4.3.2.2 example (also connectedhomeip TestCompressedFabricIdentifier).
     @Test func compressedFabricID() throws {
         let cfid = try FabricKeys.compressedFabricID(rootPublicKey: Self.rootPublicKey, fabricID: 0x2906_C908_D115_D362)
         #expect(cfid == hex("87e1b004e235a130"))
-        #expect(try FabricKeys.compressedFabricIDValue(rootPublicKey: Self.rootPublicKey, fabricID: 0x2906_C908_D115_D362) == 0x87e1_b004_e235_a130)
+        #expect(
+            try FabricKeys.compressedFabricIDValue(rootPublicKey: Self.rootPublicKey, fabricID: 0x2906_C908_D115_D362)
+                == 0x87e1_b004_e235_a130)
         #expect(throws: MatterCryptoError.self) { try FabricKeys.compressedFabricID(rootPublicKey: [4, 1], fabricID: 1) }
     }
 
@@ -40,19 +44,27 @@ import Testing
     @Test func sigmaKeysDependOnEveryInput() throws {
         let secret = SecureRandom.bytes(32), ipk = SecureRandom.bytes(16), random = SecureRandom.bytes(32)
         let eph = P256KeyPair().publicKey.uncompressed, h1 = MatterHash.sha256([1])
-        let s2k = CASEKeys.sigma2Key(sharedSecret: secret, ipk: ipk, responderRandom: random, responderEphemeralPublicKey: eph, sigma1Hash: h1)
+        let s2k = CASEKeys.sigma2Key(
+            sharedSecret: secret, ipk: ipk, responderRandom: random, responderEphemeralPublicKey: eph, sigma1Hash: h1)
         #expect(s2k.count == 16)
         // Independently: HKDF with the concatenated salt.
-        #expect(s2k == (try KeyDerivation.hkdfSHA256(inputKey: secret, salt: ipk + random + eph + h1, info: Array("Sigma2".utf8), length: 16)))
-        #expect(s2k != CASEKeys.sigma2Key(sharedSecret: secret, ipk: ipk, responderRandom: random, responderEphemeralPublicKey: eph, sigma1Hash: MatterHash.sha256([2])))
+        #expect(
+            s2k == (try KeyDerivation.hkdfSHA256(inputKey: secret, salt: ipk + random + eph + h1, info: Array("Sigma2".utf8), length: 16)))
+        #expect(
+            s2k
+                != CASEKeys.sigma2Key(
+                    sharedSecret: secret, ipk: ipk, responderRandom: random, responderEphemeralPublicKey: eph,
+                    sigma1Hash: MatterHash.sha256([2])))
         let s3k = CASEKeys.sigma3Key(sharedSecret: secret, ipk: ipk, sigma1Sigma2Hash: h1)
         #expect(s3k == (try KeyDerivation.hkdfSHA256(inputKey: secret, salt: ipk + h1, info: Array("Sigma3".utf8), length: 16)))
         let keys = SessionKeys.case(sharedSecret: secret, ipk: ipk, transcriptHash: h1)
         let okm = try KeyDerivation.hkdfSHA256(inputKey: secret, salt: ipk + h1, info: Array("SessionKeys".utf8), length: 48)
         #expect(keys.i2rKey + keys.r2iKey + keys.attestationChallenge == okm)
         let resumed = SessionKeys.caseResumption(sharedSecret: secret, initiatorRandom: random, resumptionID: ipk)
-        #expect(resumed.i2rKey + resumed.r2iKey + resumed.attestationChallenge
-                == (try KeyDerivation.hkdfSHA256(inputKey: secret, salt: random + ipk, info: Array("SessionResumptionKeys".utf8), length: 48)))
+        #expect(
+            resumed.i2rKey + resumed.r2iKey + resumed.attestationChallenge
+                == (try KeyDerivation.hkdfSHA256(
+                    inputKey: secret, salt: random + ipk, info: Array("SessionResumptionKeys".utf8), length: 48)))
     }
 
     @Test func resumeMICsAreCCMTags() throws {

@@ -34,9 +34,11 @@ import Testing
 
     @Test func pbkdf2KnownAnswers() throws {
         let pw = Array("password".utf8), salt = Array("salt".utf8)
-        #expect(try KeyDerivation.pbkdf2SHA256(password: pw, salt: salt, iterations: 1, length: 32)
+        #expect(
+            try KeyDerivation.pbkdf2SHA256(password: pw, salt: salt, iterations: 1, length: 32)
                 == hex("120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b"))
-        #expect(try KeyDerivation.pbkdf2SHA256(password: pw, salt: salt, iterations: 4096, length: 32)
+        #expect(
+            try KeyDerivation.pbkdf2SHA256(password: pw, salt: salt, iterations: 4096, length: 32)
                 == hex("c5e478d59288c841aa530db6845c4c8d962893a001ce4e11a4963873aa98134a"))
         #expect(throws: MatterCryptoError.self) {
             try KeyDerivation.pbkdf2SHA256(password: pw, salt: salt, iterations: 0, length: 32)
@@ -66,20 +68,25 @@ import Testing
     // connectedhomeip src/crypto/tests/AES_CCM_128_test_vectors.h (Matter message vectors), plus an
     // AAD case computed with pyca/cryptography.
     static let vectors: [Vector] = [
-        Vector(key: "0953fa93e7caac9638f58820220a398e", nonce: "00800000011201000012345678",
-               plaintext: "fffd034b50057e400000010000", aad: "",
-               ciphertext: "b5e5bfdacbaf6cb7fb6bff871f", tag: "b0d6dd827d35bf372fa6425dcd17d356"),
-        Vector(key: "be635105434859f484fc798e043ce40e", nonce: "00800000021201000012345678",
-               plaintext: "23450100", aad: "", ciphertext: "b0e5d0ad", tag: "6078e0ddbb7cd43faea57c7051e5b4ae"),
-        Vector(key: "0953fa93e7caac9638f58820220a398e", nonce: "00800148202345000012345678",
-               plaintext: "1201043203 08ba072f", aad: "", ciphertext: "79d7dbc0c9b4d43eeb", tag: "281508e50d58dbbd27c39597800f4733"),
-        Vector(key: "404142434445464748494a4b4c4d4e4f", nonce: "101112131415161718191a1b1c",
-               plaintext: "", aad: "", ciphertext: "", tag: "32d6f8243a26d0bd98d01b0f448e7773"),
-        Vector(key: "000102030405060708090a0b0c0d0e0f", nonce: "101112131415161718191a1b1c",
-               plaintext: "4d6174746572204145532d43434d2077697468206173736f6369617465642064617461",
-               aad: "00112233445566778899",
-               ciphertext: "31800435dd2ece95fe0a65d26c4a4cf643a73d591ee4ed455e247ba7ebdca527640efe",
-               tag: "224e7123522c59f2c7a09e448802de06"),
+        Vector(
+            key: "0953fa93e7caac9638f58820220a398e", nonce: "00800000011201000012345678",
+            plaintext: "fffd034b50057e400000010000", aad: "",
+            ciphertext: "b5e5bfdacbaf6cb7fb6bff871f", tag: "b0d6dd827d35bf372fa6425dcd17d356"),
+        Vector(
+            key: "be635105434859f484fc798e043ce40e", nonce: "00800000021201000012345678",
+            plaintext: "23450100", aad: "", ciphertext: "b0e5d0ad", tag: "6078e0ddbb7cd43faea57c7051e5b4ae"),
+        Vector(
+            key: "0953fa93e7caac9638f58820220a398e", nonce: "00800148202345000012345678",
+            plaintext: "1201043203 08ba072f", aad: "", ciphertext: "79d7dbc0c9b4d43eeb", tag: "281508e50d58dbbd27c39597800f4733"),
+        Vector(
+            key: "404142434445464748494a4b4c4d4e4f", nonce: "101112131415161718191a1b1c",
+            plaintext: "", aad: "", ciphertext: "", tag: "32d6f8243a26d0bd98d01b0f448e7773"),
+        Vector(
+            key: "000102030405060708090a0b0c0d0e0f", nonce: "101112131415161718191a1b1c",
+            plaintext: "4d6174746572204145532d43434d2077697468206173736f6369617465642064617461",
+            aad: "00112233445566778899",
+            ciphertext: "31800435dd2ece95fe0a65d26c4a4cf643a73d591ee4ed455e247ba7ebdca527640efe",
+            tag: "224e7123522c59f2c7a09e448802de06"),
     ]
 
     @Test(arguments: vectors) func ccmKnownAnswers(_ v: Vector) throws {
@@ -154,7 +161,10 @@ import Testing
         // d = 1 gives the generator G.
         let one = [UInt8](repeating: 0, count: 31) + [1]
         let pair = try P256KeyPair(rawPrivateKey: one)
-        #expect(pair.publicKey.uncompressed == hex(
-            "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c2964fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5"))
+        #expect(
+            pair.publicKey.uncompressed
+                == hex(
+                    "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c2964fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5"
+                ))
     }
 }

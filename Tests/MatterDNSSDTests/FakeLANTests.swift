@@ -135,15 +135,17 @@ struct FakeLANTests {
     @Test func recordsComeBackAfterTheDaemonRestarts() async throws {
         let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"])
         defer { lan.down() }
-        let node = try lan.probe(on: "a", [
-            "publish-operational", "--fabric", "87E1B004E235A130", "--node", "10", "--count", "3", "--sii", "5000",
-        ])
+        let node = try lan.probe(
+            on: "a",
+            [
+                "publish-operational", "--fabric", "87E1B004E235A130", "--node", "10", "--count", "3", "--sii", "5000",
+            ])
         defer { node.stop() }
         try await node.waitFor("ready") { $0.event == "ready" }
         let browse = try lan.probe(on: "b", ["browse", "--type", "_matter._tcp", "--timeout", "90"])
         defer { browse.stop() }
         // --node is hex: nodes 0x10, 0x11, 0x12.
-        let names = (0x10 ... 0x12).map { "87E1B004E235A130-00000000000000" + String($0, radix: 16, uppercase: true) }
+        let names = (0x10...0x12).map { "87E1B004E235A130-00000000000000" + String($0, radix: 16, uppercase: true) }
         for name in names {
             try await browse.waitFor("added \(name)") { $0.event == "added" && $0.name == name }
         }
@@ -189,9 +191,11 @@ struct FakeLANTests {
         let first = try lan.probe(on: "a", ["publish", "--name", "Living Room", "--type", "_http._tcp", "--port", "80"])
         defer { first.stop() }
         try await first.waitFor("ready") { $0.event == "ready" }
-        let second = try lan.probe(on: "c", [
-            "publish", "--name", "Living Room", "--type", "_http._tcp", "--port", "8080", "--txt", "path=/",
-        ])
+        let second = try lan.probe(
+            on: "c",
+            [
+                "publish", "--name", "Living Room", "--type", "_http._tcp", "--port", "8080", "--txt", "path=/",
+            ])
         defer { second.stop() }
         let published = try await second.waitFor("published") { $0.event == "published" }
         #expect(published.line.name == "Living Room #2")
@@ -223,9 +227,11 @@ struct FakeLANTests {
         let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"])
         defer { lan.down() }
         #expect(try lan.fakelan(["avahi-stop", lan.name, "a"]).status == 0)
-        let node = try lan.probe(on: "a", [
-            "publish-operational", "--fabric", "2906C908D115D362", "--node", "8FC7772401CD0696", "--sii", "800",
-        ])
+        let node = try lan.probe(
+            on: "a",
+            [
+                "publish-operational", "--fabric", "2906C908D115D362", "--node", "8FC7772401CD0696", "--sii", "800",
+            ])
         defer { node.stop() }
         try await node.waitFor("publishing") { $0.event == "publishing" }
         try await Task.sleep(for: .seconds(1))
@@ -234,9 +240,11 @@ struct FakeLANTests {
 
         #expect(try lan.fakelan(["avahi-start", lan.name, "a"]).status == 0)
         try await node.waitFor("published once the daemon runs", timeout: .seconds(15)) { $0.event == "published" }
-        let browse = try lan.probe(on: "b", [
-            "browse", "--type", "_matter._tcp", "--subtype", "_I2906C908D115D362", "--until-count", "1", "--timeout", "15",
-        ])
+        let browse = try lan.probe(
+            on: "b",
+            [
+                "browse", "--type", "_matter._tcp", "--subtype", "_I2906C908D115D362", "--until-count", "1", "--timeout", "15",
+            ])
         #expect(try await browse.waitForExit() == 0)
         #expect(browse.allLines.first { $0.event == "added" }?.name == "2906C908D115D362-8FC7772401CD0696")
         // Operational records go out record by record, unprobed: the SRV names this host
@@ -260,16 +268,18 @@ struct FakeLANTests {
         let browse = try lan.probe(on: "b", ["browse", "--type", "_matterc._udp", "--until-count", "200", "--timeout", "60"])
         defer { browse.stop() }
         try await browse.waitFor("browsing") { $0.event == "browsing" }
-        let publisher = try lan.probe(on: "a", [
-            "publish-commissionable", "--count", "200", "--discriminator", "0", "--vendor", "65521",
-        ])
+        let publisher = try lan.probe(
+            on: "a",
+            [
+                "publish-commissionable", "--count", "200", "--discriminator", "0", "--vendor", "65521",
+            ])
         defer { publisher.stop() }
         let start = try await publisher.waitFor("publishing") { $0.event == "publishing" }
         #expect(try await browse.waitForExit(timeout: .seconds(70)) == 0)
         let complete = try #require(browse.allLines.first { $0.event == "complete" })
         let added = browse.allLines.filter { $0.event == "added" }
         #expect(Set(added.compactMap(\.name)).count == 200)
-        #expect(Set(added.compactMap { $0.txt?["D"] }) == Set((0 ..< 200).map(String.init)))
+        #expect(Set(added.compactMap { $0.txt?["D"] }) == Set((0..<200).map(String.init)))
         #expect(added.allSatisfy { $0.port == 5540 && $0.addresses?.contains { $0.ip == "10.77.0.2" } == true })
         let seconds = Double((complete.t ?? .max) - (start.line.t ?? 0)) / 1000
         // The acceptance bound; scripts/dnssd-bench.sh reports the figure.
@@ -308,9 +318,11 @@ struct FakeLANCleanupTests {
 
     @Test func aKilledRunStillTearsDown() async throws {
         let name = FakeLANEnvironment.uniqueName()
-        let run = try ProbeProcess(label: "fakelan run", arguments: [
-            script, "run", "--lan", name, "--hosts", "a b", "--avahi", "a b", "--in", "b", "--", "sleep", "120",
-        ])
+        let run = try ProbeProcess(
+            label: "fakelan run",
+            arguments: [
+                script, "run", "--lan", name, "--hosts", "a b", "--avahi", "a b", "--in", "b", "--", "sleep", "120",
+            ])
         // Up once the command runs on b: its namespace holds a sleep.
         var namespaces: Set<UInt64> = []
         let deadline = ContinuousClock.now + .seconds(30)

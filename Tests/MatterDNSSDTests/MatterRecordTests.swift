@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func randomInstanceIDsDiffer() {
-        let names = Set((0 ..< 8).map { _ in MatterCommissionableRecord(longDiscriminator: 1).instanceName })
+        let names = Set((0..<8).map { _ in MatterCommissionableRecord(longDiscriminator: 1).instanceName })
         #expect(names.count == 8)
     }
 

@@ -13,8 +13,11 @@ import Testing
 
     func entry(_ privilege: Privilege, _ subjects: [UInt64]?, targets: [AccessControlTarget]? = nil) -> TLVValue {
         // The fabric index is whatever the writer's session says; a client's value is ignored.
-        FabricScopedList.stamped(AccessControlEntry(fabricIndex: 99, privilege: privilege, authMode: .case,
-                                                    subjects: subjects, targets: targets).tlv, fabric: 99)
+        FabricScopedList.stamped(
+            AccessControlEntry(
+                fabricIndex: 99, privilege: privilege, authMode: .case,
+                subjects: subjects, targets: targets
+            ).tlv, fabric: 99)
     }
 
     @Test func aclIsEnforcedOnReadWriteAndInvoke() async throws {
@@ -42,8 +45,11 @@ import Testing
         // View on endpoint 1 only: reads the light, cannot invoke On, sees nothing on endpoint 0.
         #expect(await node.value(1, IDs.onOff, 0x0000, session: viewer) == .success(.bool(true)))
         #expect(await node.status(1, IDs.onOff, 0x01, session: viewer) == .status(InteractionStatus(.unsupportedAccess)))
-        #expect(await node.read(AttributePath(endpoint: 0, cluster: IDs.basicInformation, attribute: AttributeID(0x0001)),
-                                session: viewer).isUnsupportedAccess)
+        #expect(
+            await node.read(
+                AttributePath(endpoint: 0, cluster: IDs.basicInformation, attribute: AttributeID(0x0001)),
+                session: viewer
+            ).isUnsupportedAccess)
         // canAccess gives the Interaction Model the same answers for wildcard expansion.
         #expect(await node.canAccess(viewer.subject, ClusterPath(endpoint: 1, cluster: IDs.onOff), privilege: .view))
         #expect(await !node.canAccess(viewer.subject, ClusterPath(endpoint: 0, cluster: IDs.basicInformation), privilege: .view))
@@ -76,14 +82,17 @@ import Testing
         // A PASE entry, a group administrator, a non-operational CASE subject: constraint errors.
         let pase = AccessControlEntry(fabricIndex: fabric, privilege: .view, authMode: .pase).tlv
         #expect(await node.write(aclPath, value: .arrayOf([adminEntry, pase]), session: admin) == InteractionStatus(.constraintError))
-        #expect(await node.write(aclPath, value: .arrayOf([adminEntry, entry(.view, [0xFFFF_FFFF_FFFF_FFF0])]), session: admin)
+        #expect(
+            await node.write(aclPath, value: .arrayOf([adminEntry, entry(.view, [0xFFFF_FFFF_FFFF_FFF0])]), session: admin)
                 == InteractionStatus(.constraintError))
         // Five subjects in one entry, four targets: more than SubjectsPerAccessControlEntry and
         // TargetsPerAccessControlEntry allow (the model's "max" constraints on those fields).
-        #expect(await node.write(aclPath, value: .arrayOf([adminEntry, entry(.view, [1, 2, 3, 4, 5])]), session: admin)
+        #expect(
+            await node.write(aclPath, value: .arrayOf([adminEntry, entry(.view, [1, 2, 3, 4, 5])]), session: admin)
                 == InteractionStatus(.constraintError))
         let fourTargets = (1...4).map { AccessControlTarget(endpoint: UInt16($0)) }
-        #expect(await node.write(aclPath, value: .arrayOf([adminEntry, entry(.view, [1], targets: fourTargets)]), session: admin)
+        #expect(
+            await node.write(aclPath, value: .arrayOf([adminEntry, entry(.view, [1], targets: fourTargets)]), session: admin)
                 == InteractionStatus(.constraintError))
         #expect(await node.accessControlEntries == before)
         // Not a list at all.
@@ -103,11 +112,15 @@ import Testing
         let admin2 = second.adminSession(6, fabric: fabric2)
 
         // Fabric 2 adds an operator; fabric 1's administrator entry is untouched.
-        #expect(await node.write(aclPath, value: .arrayOf([entry(.administer, [0x2222]), entry(.operate, [0x77])]), session: admin2) == .success)
-        #expect(await node.accessControlEntries.filter { $0.fabricIndex == fabric1 } == [.administrator(fabricIndex: fabric1, subject: 0x1111)])
+        #expect(
+            await node.write(aclPath, value: .arrayOf([entry(.administer, [0x2222]), entry(.operate, [0x77])]), session: admin2) == .success
+        )
+        #expect(
+            await node.accessControlEntries.filter { $0.fabricIndex == fabric1 } == [.administrator(fabricIndex: fabric1, subject: 0x1111)])
         #expect(await node.accessControlEntries.filter { $0.fabricIndex == fabric2 }.count == 2)
         // An operator of fabric 2 has nothing on fabric 1.
-        #expect(await node.status(1, IDs.onOff, 0x01, session: caseSession(7, fabric: fabric1, node: 0x77))
+        #expect(
+            await node.status(1, IDs.onOff, 0x01, session: caseSession(7, fabric: fabric1, node: 0x77))
                 == .status(InteractionStatus(.unsupportedAccess)))
         #expect(await node.status(1, IDs.onOff, 0x01, session: caseSession(7, fabric: fabric2, node: 0x77)) == .success)
 
@@ -121,7 +134,8 @@ import Testing
         #expect(foreign.count == 2)
         #expect(foreign.allSatisfy { $0 == .structure([.context(0xFE, u(fabric2))]) })
         // The NOCs list hides other fabrics' certificates the same way.
-        let nocs = listItems(try await node.value(0, CommissioningIDs.operationalCredentials, 0x0000, session: admin1, fabricFiltered: false).get())
+        let nocs = listItems(
+            try await node.value(0, CommissioningIDs.operationalCredentials, 0x0000, session: admin1, fabricFiltered: false).get())
         #expect(nocs.count == 2)
         #expect(nocs.first { FabricScopedList.fabricIndex(of: $0) == fabric1 }?[context: 1] != nil)
         #expect(nocs.first { FabricScopedList.fabricIndex(of: $0) == fabric2 }?[context: 1] == nil)

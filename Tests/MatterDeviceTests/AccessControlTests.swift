@@ -29,22 +29,31 @@ import Testing
     }
 
     @Test func targetsRestrictClusterEndpointAndDeviceType() {
-        let entry = AccessControlEntry(fabricIndex: 1, privilege: .operate, authMode: .case, subjects: nil,
-                                       targets: [AccessControlTarget(cluster: 0x0006, endpoint: 1)])
+        let entry = AccessControlEntry(
+            fabricIndex: 1, privilege: .operate, authMode: .case, subjects: nil,
+            targets: [AccessControlTarget(cluster: 0x0006, endpoint: 1)])
         let subject = caseSubject(7)
         #expect(AccessControl.check(subject, AccessRequest(endpoint: 1, cluster: onOff, privilege: .operate), entries: [entry]))
         #expect(!AccessControl.check(subject, AccessRequest(endpoint: 2, cluster: onOff, privilege: .operate), entries: [entry]))
         #expect(!AccessControl.check(subject, AccessRequest(endpoint: 1, cluster: ClusterID(8), privilege: .operate), entries: [entry]))
         #expect(!AccessControl.check(subject, AccessRequest(endpoint: 1, cluster: onOff, privilege: .manage), entries: [entry]))
-        let byType = AccessControlEntry(fabricIndex: 1, privilege: .view, authMode: .case,
-                                        targets: [AccessControlTarget(deviceType: 0x0101)])
-        #expect(AccessControl.check(subject, AccessRequest(endpoint: 3, cluster: onOff, deviceTypes: [DeviceTypeID(0x0101)], privilege: .view), entries: [byType]))
-        #expect(!AccessControl.check(subject, AccessRequest(endpoint: 3, cluster: onOff, deviceTypes: [DeviceTypeID(0x0100)], privilege: .view), entries: [byType]))
+        let byType = AccessControlEntry(
+            fabricIndex: 1, privilege: .view, authMode: .case,
+            targets: [AccessControlTarget(deviceType: 0x0101)])
+        #expect(
+            AccessControl.check(
+                subject, AccessRequest(endpoint: 3, cluster: onOff, deviceTypes: [DeviceTypeID(0x0101)], privilege: .view),
+                entries: [byType]))
+        #expect(
+            !AccessControl.check(
+                subject, AccessRequest(endpoint: 3, cluster: onOff, deviceTypes: [DeviceTypeID(0x0100)], privilege: .view),
+                entries: [byType]))
     }
 
     @Test func catSubjectsMatchByIdentifierAndMinimumVersion() {
-        let entry = AccessControlEntry(fabricIndex: 1, privilege: .operate, authMode: .case,
-                                       subjects: [0xFFFF_FFFD_ABCD_0002])
+        let entry = AccessControlEntry(
+            fabricIndex: 1, privilege: .operate, authMode: .case,
+            subjects: [0xFFFF_FFFD_ABCD_0002])
         let request = AccessRequest(endpoint: 1, cluster: onOff, privilege: .operate)
         #expect(AccessControl.check(caseSubject(5, cats: [0xABCD_0003]), request, entries: [entry]))
         #expect(!AccessControl.check(caseSubject(5, cats: [0xABCD_0001]), request, entries: [entry]))
@@ -56,8 +65,9 @@ import Testing
     }
 
     @Test func entryRoundTripsThroughTLV() throws {
-        let entry = AccessControlEntry(fabricIndex: 3, privilege: .manage, authMode: .case, subjects: [1, 2],
-                                       targets: [AccessControlTarget(cluster: 6, endpoint: nil, deviceType: nil)])
+        let entry = AccessControlEntry(
+            fabricIndex: 3, privilege: .manage, authMode: .case, subjects: [1, 2],
+            targets: [AccessControlTarget(cluster: 6, endpoint: nil, deviceType: nil)])
         let decoded = try #require(AccessControlEntry(tlv: entry.tlv, fabricIndex: 3))
         #expect(decoded == entry)
     }
@@ -76,9 +86,10 @@ import Testing
         var table = FabricTable(capacity: 2)
         let key = Data([4] + [UInt8](repeating: 1, count: 64))
         func fabric(_ index: FabricIndex, id: UInt64) -> FabricInfo {
-            FabricInfo(index: index, rootCertificate: Data(), intermediateCertificate: nil, nodeOperationalCertificate: Data(),
-                       operationalPrivateKey: Data(), ipkEpochKey: Data(count: 16), adminVendorID: 0xFFF1,
-                       fabricID: id, nodeID: 1, rootPublicKey: key, compressedFabricID: 0)
+            FabricInfo(
+                index: index, rootCertificate: Data(), intermediateCertificate: nil, nodeOperationalCertificate: Data(),
+                operationalPrivateKey: Data(), ipkEpochKey: Data(count: 16), adminVendorID: 0xFFF1,
+                fabricID: id, nodeID: 1, rootPublicKey: key, compressedFabricID: 0)
         }
         #expect(table.nextIndex() == 1)
         table.upsert(fabric(1, id: 10))

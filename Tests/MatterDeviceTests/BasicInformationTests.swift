@@ -60,10 +60,12 @@ import Testing
         #expect(await node.write(0, IDs.basicInformation, 0x0005, u(5)) == InteractionStatus(.invalidDataType))
         let path = AttributePath(endpoint: 0, cluster: IDs.basicInformation, attribute: AttributeID(0x0005))
         // NodeLabel needs Manage (11.1.5.6): an operator may not write it, a manager may.
-        await node.replaceAccessControlEntries(of: 1, with: [
-            AccessControlEntry(fabricIndex: 1, privilege: .operate, authMode: .case, subjects: [0x10]),
-            AccessControlEntry(fabricIndex: 1, privilege: .manage, authMode: .case, subjects: [0x20]),
-        ])
+        await node.replaceAccessControlEntries(
+            of: 1,
+            with: [
+                AccessControlEntry(fabricIndex: 1, privilege: .operate, authMode: .case, subjects: [0x10]),
+                AccessControlEntry(fabricIndex: 1, privilege: .manage, authMode: .case, subjects: [0x20]),
+            ])
         let operate = SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x10)
         let manage = SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x20)
         #expect(await node.write(path, value: .utf8("x"), subject: operate) == InteractionStatus(.unsupportedAccess))

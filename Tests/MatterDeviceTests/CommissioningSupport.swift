@@ -33,10 +33,14 @@ func temporaryStateDirectory() -> URL {
 func commissionableDescription(locationCapability: RegulatoryLocation? = nil) -> NodeDescription {
     let root = EndpointDescription(
         number: 0, deviceTypes: [deviceType(IDs.rootNode)],
-        serverClusters: [ClusterInstanceDescription(id: IDs.basicInformation, attributes: [
-            AttributeID(0x0002): .unsigned(UInt64(CommissioningIDs.vendorID)),
-            AttributeID(0x0004): .unsigned(UInt64(CommissioningIDs.productID)),
-        ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
+        serverClusters: [
+            ClusterInstanceDescription(
+                id: IDs.basicInformation,
+                attributes: [
+                    AttributeID(0x0002): .unsigned(UInt64(CommissioningIDs.vendorID)),
+                    AttributeID(0x0004): .unsigned(UInt64(CommissioningIDs.productID)),
+                ])
+        ] + ClusterInstanceDescription.rootNodeCommissioningClusters)
     let light = EndpointDescription(
         number: 1, deviceTypes: [deviceType(IDs.dimmableLight)],
         serverClusters: [ClusterInstanceDescription(id: IDs.onOff, features: ["LT"])])
@@ -64,8 +68,9 @@ func paseSession(_ id: UInt64) -> SessionContext {
 }
 
 func caseSession(_ id: UInt64, fabric: FabricIndex, node: NodeID, cats: [UInt32] = []) -> SessionContext {
-    SessionContext(id: SessionID(id), subject: SubjectDescriptor(authMode: .case, fabricIndex: fabric, subject: node, caseAuthenticatedTags: cats),
-                   attestationChallenge: randomBytes(16))
+    SessionContext(
+        id: SessionID(id), subject: SubjectDescriptor(authMode: .case, fabricIndex: fabric, subject: node, caseAuthenticatedTags: cats),
+        attestationChallenge: randomBytes(16))
 }
 
 /// Errors a test commissioner reports with where it stopped.
@@ -100,17 +105,23 @@ struct TestCommissioner {
     func addFabric(to node: MatterNode, over session: SessionContext, deviceNodeID: NodeID = 0x4D0A) async throws -> FabricIndex {
         let arm = try await node.call(0, CommissioningIDs.generalCommissioning, 0x00, fields((0, u(60)), (1, u(0))), session: session)
         guard arm[context: 0] == u(0) else { throw CommissionerFailure(description: "ArmFailSafe: \(arm)") }
-        let csrResponse = try await node.call(0, CommissioningIDs.operationalCredentials, 0x04,
-                                              fields((0, .bytes(randomBytes(32)))), session: session)
-        guard let elements = csrResponse[context: 0]?.bytesValue else { throw CommissionerFailure(description: "CSRResponse: \(csrResponse)") }
+        let csrResponse = try await node.call(
+            0, CommissioningIDs.operationalCredentials, 0x04,
+            fields((0, .bytes(randomBytes(32)))), session: session)
+        guard let elements = csrResponse[context: 0]?.bytesValue else {
+            throw CommissionerFailure(description: "CSRResponse: \(csrResponse)")
+        }
         let csr = try DeviceAttestation.parseNOCSRElements(elements).csr
-        let rootStatus = await node.invoke(CommandPath(endpoint: 0, cluster: CommissioningIDs.operationalCredentials, command: CommandID(0x0B)),
-                                           fields: fields((0, .bytes(root.tlvEncoded))), session: session)
+        let rootStatus = await node.invoke(
+            CommandPath(endpoint: 0, cluster: CommissioningIDs.operationalCredentials, command: CommandID(0x0B)),
+            fields: fields((0, .bytes(root.tlvEncoded))), session: session)
         guard rootStatus == .success else { throw CommissionerFailure(description: "AddTrustedRootCertificate: \(rootStatus)") }
         let noc = try noc(fromCSR: csr, nodeID: deviceNodeID)
-        let nocResponse = try await node.call(0, CommissioningIDs.operationalCredentials, 0x06, fields(
-            (0, .bytes(noc.tlvEncoded)), (2, .bytes(ipk)), (3, .unsigned(adminNodeID)), (4, u(CommissioningIDs.vendorID))),
-                                              session: session)
+        let nocResponse = try await node.call(
+            0, CommissioningIDs.operationalCredentials, 0x06,
+            fields(
+                (0, .bytes(noc.tlvEncoded)), (2, .bytes(ipk)), (3, .unsigned(adminNodeID)), (4, u(CommissioningIDs.vendorID))),
+            session: session)
         guard nocResponse[context: 0] == u(0), let index = nocResponse[context: 1]?.uintValue else {
             throw CommissionerFailure(description: "NOCResponse: \(nocResponse)")
         }
@@ -122,7 +133,8 @@ struct TestCommissioner {
         let pase = paseSession(paseID)
         await node.paseSessionEstablished(pase)
         let index = try await addFabric(to: node, over: pase)
-        let complete = try await node.call(0, CommissioningIDs.generalCommissioning, 0x04, fields(), session: adminSession(caseID, fabric: index))
+        let complete = try await node.call(
+            0, CommissioningIDs.generalCommissioning, 0x04, fields(), session: adminSession(caseID, fabric: index))
         guard complete[context: 0] == u(0) else { throw CommissionerFailure(description: "CommissioningComplete: \(complete)") }
         await node.sessionClosed(pase.id!)
         return index
@@ -131,25 +143,35 @@ struct TestCommissioner {
 
 extension MatterNode {
     /// Invokes a command that answers with a response command; throws with the status otherwise.
-    func call(_ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32, _ fields: TLVValue,
-              session: SessionContext?, timed: Bool = false) async throws -> TLVValue {
-        let result = await invoke(CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
-                                  fields: fields, session: session, timed: timed)
+    func call(
+        _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32, _ fields: TLVValue,
+        session: SessionContext?, timed: Bool = false
+    ) async throws -> TLVValue {
+        let result = await invoke(
+            CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
+            fields: fields, session: session, timed: timed)
         guard case .response(_, let value) = result else {
             throw CommissionerFailure(description: "command \(cluster)/\(command) answered \(result)")
         }
         return value
     }
 
-    func status(_ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32, _ fields: TLVValue = .structure([]),
-                session: SessionContext?, timed: Bool = false) async -> InvokeResult {
-        await invoke(CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: fields, session: session, timed: timed)
+    func status(
+        _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32, _ fields: TLVValue = .structure([]),
+        session: SessionContext?, timed: Bool = false
+    ) async -> InvokeResult {
+        await invoke(
+            CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: fields, session: session, timed: timed)
     }
 
-    func value(_ endpoint: EndpointNumber, _ cluster: ClusterID, _ attribute: UInt32, session: SessionContext?,
-               fabricFiltered: Bool = true) -> Result<TLVValue, InteractionStatus> {
-        read(AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)),
-             session: session, fabricFiltered: fabricFiltered).map(\.value)
+    func value(
+        _ endpoint: EndpointNumber, _ cluster: ClusterID, _ attribute: UInt32, session: SessionContext?,
+        fabricFiltered: Bool = true
+    ) -> Result<TLVValue, InteractionStatus> {
+        read(
+            AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)),
+            session: session, fabricFiltered: fabricFiltered
+        ).map(\.value)
     }
 }
 

@@ -17,8 +17,9 @@ import Testing
         let first = try TestCommissioner(fabricID: 1, adminNodeID: 0x1111)
         let second = try TestCommissioner(fabricID: 2, adminNodeID: 0x2222)
         _ = try await first.commission(node, paseID: 1, caseID: 2)
-        let open = await node.status(0, CommissioningIDs.administratorCommissioning, 0x01, fields((0, u(180))),
-                                     session: first.adminSession(3, fabric: 1), timed: true)
+        let open = await node.status(
+            0, CommissioningIDs.administratorCommissioning, 0x01, fields((0, u(180))),
+            session: first.adminSession(3, fabric: 1), timed: true)
         #expect(open == .success)
         _ = try await second.commission(node, paseID: 4, caseID: 5)
         return (node, first, second)
@@ -35,7 +36,7 @@ import Testing
         #expect(set[context: 0] == u(0))
         #expect(set[context: 1] == u(1))
         let conflict = try await label(node, "Home", session: admin2)
-        #expect(conflict[context: 0] == u(10)) // LabelConflict
+        #expect(conflict[context: 0] == u(10))  // LabelConflict
         #expect(conflict[context: 1] == nil)
         #expect(try await label(node, "Office", session: admin2)[context: 0] == u(0))
         // Relabelling a fabric with its own label is no conflict.
@@ -44,12 +45,17 @@ import Testing
         // Fabrics is fabric-scoped: filtered, a reader sees its own; unfiltered, all (no field is sensitive).
         let own = listItems(try await node.value(0, CommissioningIDs.operationalCredentials, 0x0001, session: admin2).get())
         #expect(own.map { $0[context: 5] } == [.utf8("Office")])
-        let descriptors = listItems(try await node.value(0, CommissioningIDs.operationalCredentials, 0x0001, session: admin2,
-                                                         fabricFiltered: false).get())
+        let descriptors = listItems(
+            try await node.value(
+                0, CommissioningIDs.operationalCredentials, 0x0001, session: admin2,
+                fabricFiltered: false
+            ).get())
         #expect(descriptors.map { $0[context: 5] } == [.utf8("Home"), .utf8("Office")])
         // Labels are at most 32 bytes.
-        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x09, fields((0, .utf8(String(repeating: "x", count: 33)))),
-                                  session: admin1) == .status(InteractionStatus(.constraintError)))
+        #expect(
+            await node.status(
+                0, CommissioningIDs.operationalCredentials, 0x09, fields((0, .utf8(String(repeating: "x", count: 33)))),
+                session: admin1) == .status(InteractionStatus(.constraintError)))
         await node.stop()
     }
 
@@ -90,11 +96,13 @@ import Testing
 
         func update(nodeID: NodeID) async throws -> TLVValue {
             _ = try await node.call(0, CommissioningIDs.generalCommissioning, 0x00, fields((0, u(60)), (1, u(0))), session: admin)
-            let csrResponse = try await node.call(0, CommissioningIDs.operationalCredentials, 0x04,
-                                                  fields((0, .bytes(randomBytes(32))), (1, .bool(true))), session: admin)
+            let csrResponse = try await node.call(
+                0, CommissioningIDs.operationalCredentials, 0x04,
+                fields((0, .bytes(randomBytes(32))), (1, .bool(true))), session: admin)
             let csr = try DeviceAttestation.parseNOCSRElements(try #require(csrResponse[context: 0]?.bytesValue)).csr
             let noc = try commissioner.noc(fromCSR: csr, nodeID: nodeID)
-            return try await node.call(0, CommissioningIDs.operationalCredentials, 0x07, fields((0, .bytes(noc.tlvEncoded))), session: admin)
+            return try await node.call(
+                0, CommissioningIDs.operationalCredentials, 0x07, fields((0, .bytes(noc.tlvEncoded))), session: admin)
         }
 
         // Rolled back when the fail-safe expires.
@@ -123,34 +131,41 @@ import Testing
         let verifier = try Spake2pVerifier(passcode: 20202021, salt: salt, iterations: 1000)
         let request = fields((0, u(180)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(1000)), (4, .bytes(salt)))
 
-        #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, request, session: admin)
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, request, session: admin)
                 == .status(InteractionStatus(.needsTimedInteraction)))
         #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0000) == 0)
         // A verifier that is not w0 || L: PAKEParameterError. A timeout under 3 minutes: INVALID_COMMAND.
         let badVerifier = fields((0, u(180)), (1, .bytes(randomBytes(97))), (2, u(3840)), (3, u(1000)), (4, .bytes(salt)))
-        #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, badVerifier, session: admin, timed: true)
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, badVerifier, session: admin, timed: true)
                 == .status(InteractionStatus(.failure, clusterStatus: 3)))
         let tooShort = fields((0, u(60)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(1000)), (4, .bytes(salt)))
-        #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, tooShort, session: admin, timed: true)
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, tooShort, session: admin, timed: true)
                 == .status(InteractionStatus(.invalidCommand)))
 
         #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, request, session: admin, timed: true) == .success)
-        #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0000) == 1) // EnhancedWindowOpen
+        #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0000) == 1)  // EnhancedWindowOpen
         #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0001) == UInt64(fabric))
         #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0002) == UInt64(CommissioningIDs.vendorID))
         // A second window while one is open: Busy.
-        #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x01, fields((0, u(180))), session: admin, timed: true)
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x01, fields((0, u(180))), session: admin, timed: true)
                 == .status(InteractionStatus(.failure, clusterStatus: 2)))
 
         // The window closes by itself after its timeout; revoking a closed window: WindowNotOpen.
         await clock.advance(by: .seconds(180))
         #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0000) == 0)
         #expect(await node.value(0, CommissioningIDs.administratorCommissioning, 0x0001) == .null)
-        #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x02, session: admin, timed: true)
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x02, session: admin, timed: true)
                 == .status(InteractionStatus(.failure, clusterStatus: 4)))
 
         // Basic window, revoked.
-        #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x01, fields((0, u(300))), session: admin, timed: true) == .success)
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x01, fields((0, u(300))), session: admin, timed: true)
+                == .success)
         #expect(await node.uint(0, CommissioningIDs.administratorCommissioning, 0x0000) == 2)
         #expect(await node.status(0, CommissioningIDs.administratorCommissioning, 0x02, session: admin, timed: true) == .success)
         #expect(await node.commissioningWindow == nil)

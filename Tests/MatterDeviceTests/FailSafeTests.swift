@@ -12,7 +12,8 @@ import Testing
     let clock = ManualClock()
 
     func arm(_ node: MatterNode, seconds: UInt64, breadcrumb: UInt64 = 0, session: SessionContext) async throws -> UInt64? {
-        try await node.call(0, CommissioningIDs.generalCommissioning, 0x00, fields((0, u(seconds)), (1, u(breadcrumb))), session: session)[context: 0]?.uintValue
+        try await node.call(0, CommissioningIDs.generalCommissioning, 0x00, fields((0, u(seconds)), (1, u(breadcrumb))), session: session)[
+            context: 0]?.uintValue
     }
 
     @Test func expiryRollsBackAHalfDoneCommissioning() async throws {
@@ -41,7 +42,8 @@ import Testing
         #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0000) == 0)
         // The session no longer has a fabric, and CSR/AddNOC need a new fail-safe.
         #expect(try await node.value(0, CommissioningIDs.operationalCredentials, 0x0005, session: pase).get() == u(0))
-        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x04, fields((0, .bytes(randomBytes(32)))), session: pase)
+        #expect(
+            await node.status(0, CommissioningIDs.operationalCredentials, 0x04, fields((0, .bytes(randomBytes(32)))), session: pase)
                 == .status(InteractionStatus(.failsafeRequired)))
 
         let events = await recorder.events(stopping: node)
@@ -134,9 +136,10 @@ import Testing
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let commissioner = try TestCommissioner()
         let fabric = try await commissioner.commission(node, paseID: 10, caseID: 11)
-        let response = try await node.call(0, CommissioningIDs.generalCommissioning, 0x04, fields(),
-                                           session: commissioner.adminSession(12, fabric: fabric))
-        #expect(response[context: 0] == u(3)) // NoFailSafe
+        let response = try await node.call(
+            0, CommissioningIDs.generalCommissioning, 0x04, fields(),
+            session: commissioner.adminSession(12, fabric: fabric))
+        #expect(response[context: 0] == u(3))  // NoFailSafe
         await node.stop()
     }
 }

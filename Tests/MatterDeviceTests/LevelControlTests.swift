@@ -181,7 +181,7 @@ import Testing
         // OnOffTransitionTime 1 s, OnLevel null (1.6.4.1.1).
         let node = try dimmableLight(on: true, level: 201, levelAttributes: [AttributeID(0x0010): u(10)], clock: clock)
         let changes = node.changes
-        #expect(await node.invoke(1, IDs.onOff, 0x00) == .success) // Off
+        #expect(await node.invoke(1, IDs.onOff, 0x00) == .success)  // Off
         await clock.advance(by: .milliseconds(500))
         #expect(await node.uint(1, IDs.levelControl, currentLevel) == 101)
         // OnOff reads FALSE from the Off command on, while the level fades.
@@ -191,7 +191,7 @@ import Testing
         // Off: the level goes back to the stored level for the next On.
         #expect(await node.uint(1, IDs.levelControl, currentLevel) == 201)
 
-        #expect(await node.invoke(1, IDs.onOff, 0x01) == .success) // On
+        #expect(await node.invoke(1, IDs.onOff, 0x01) == .success)  // On
         #expect(await node.bool(1, IDs.onOff, 0) == true)
         #expect(await node.uint(1, IDs.levelControl, currentLevel) == 1)
         await clock.advance(by: .seconds(1))
@@ -207,10 +207,10 @@ import Testing
 
     @Test func onDuringOffFadeTurnsBackFromTheCurrentLevel() async throws {
         let node = try dimmableLight(on: true, level: 201, levelAttributes: [AttributeID(0x0010): u(10)], clock: clock)
-        _ = await node.invoke(1, IDs.onOff, 0x00) // Off
+        _ = await node.invoke(1, IDs.onOff, 0x00)  // Off
         await clock.advance(by: .milliseconds(500))
         #expect(await node.uint(1, IDs.levelControl, currentLevel) == 101)
-        _ = await node.invoke(1, IDs.onOff, 0x02) // Toggle: the light counts as off, so it turns on
+        _ = await node.invoke(1, IDs.onOff, 0x02)  // Toggle: the light counts as off, so it turns on
         await clock.advance(by: .seconds(1))
         #expect(await node.bool(1, IDs.onOff, 0) == true)
         #expect(await node.uint(1, IDs.levelControl, currentLevel) == 201)

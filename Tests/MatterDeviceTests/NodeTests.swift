@@ -12,7 +12,9 @@ import Testing
     @Test func unsupportedPathsGiveTheirStatusCodes() async throws {
         let node = try dimmableLight(clock: clock)
         func readStatus(_ endpoint: EndpointNumber, _ cluster: ClusterID, _ attribute: UInt32) async -> InteractionStatus? {
-            if case .failure(let status) = await node.read(AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute))) {
+            if case .failure(let status) = await node.read(
+                AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)))
+            {
                 return status
             }
             return nil
@@ -34,8 +36,9 @@ import Testing
         #expect(await node.invoke(1, IDs.descriptor, 0x00) == .status(InteractionStatus(.unsupportedCommand)))
         // A CASE subject the ACL grants nothing is refused; only internal requests bypass access control.
         let stranger = SessionContext(subject: SubjectDescriptor(authMode: .case, fabricIndex: 1, subject: 0x77))
-        let lowPrivilege = await node.invoke(CommandPath(endpoint: 1, cluster: IDs.onOff, command: CommandID(1)),
-                                             fields: .structure([]), session: stranger)
+        let lowPrivilege = await node.invoke(
+            CommandPath(endpoint: 1, cluster: IDs.onOff, command: CommandID(1)),
+            fields: .structure([]), session: stranger)
         #expect(lowPrivilege == .status(InteractionStatus(.unsupportedAccess)))
     }
 
@@ -44,8 +47,8 @@ import Testing
         let model = MatterModel.standard
         let onOffDefinition = try #require(model.cluster(IDs.onOff))
         #expect(await node.uint(1, IDs.onOff, IDs.clusterRevision.rawValue) == UInt64(onOffDefinition.revision))
-        #expect(await node.uint(1, IDs.onOff, IDs.featureMap.rawValue) == 0x01) // LT
-        #expect(await node.uint(1, IDs.levelControl, IDs.featureMap.rawValue) == 0x03) // OO | LT
+        #expect(await node.uint(1, IDs.onOff, IDs.featureMap.rawValue) == 0x01)  // LT
+        #expect(await node.uint(1, IDs.levelControl, IDs.featureMap.rawValue) == 0x03)  // OO | LT
         #expect(uintList(await node.value(1, IDs.onOff, IDs.acceptedCommandList.rawValue)) == [0x00, 0x01, 0x02, 0x40, 0x41, 0x42])
         #expect(uintList(await node.value(1, IDs.onOff, IDs.generatedCommandList.rawValue)) == [])
         #expect(uintList(await node.value(1, IDs.levelControl, IDs.acceptedCommandList.rawValue)) == Array(0...7))
@@ -85,8 +88,9 @@ import Testing
 
     @Test func composedDevicesListTheirWholeFamily() async throws {
         let part = { (number: EndpointNumber, parent: EndpointNumber?) in
-            EndpointDescription(number: number, deviceTypes: [deviceType(IDs.dimmableLight)],
-                                serverClusters: [ClusterInstanceDescription(id: IDs.onOff)], parent: parent)
+            EndpointDescription(
+                number: number, deviceTypes: [deviceType(IDs.dimmableLight)],
+                serverClusters: [ClusterInstanceDescription(id: IDs.onOff)], parent: parent)
         }
         let node = try makeNode([rootEndpoint(), part(1, nil), part(2, 1), part(3, 2), part(4, nil)], clock: clock)
         #expect(uintList(await node.value(0, IDs.descriptor, 0x0003)) == [1, 2, 3, 4])
@@ -138,22 +142,34 @@ import Testing
                 return error
             }
         }
-        let unknownCluster = build([rootEndpoint(), EndpointDescription(
-            number: 1, deviceTypes: [], serverClusters: [ClusterInstanceDescription(id: ClusterID(0x7FFF_0001))])])
+        let unknownCluster = build([
+            rootEndpoint(),
+            EndpointDescription(
+                number: 1, deviceTypes: [], serverClusters: [ClusterInstanceDescription(id: ClusterID(0x7FFF_0001))]),
+        ])
         #expect(unknownCluster?.path.contains("endpoint 1") == true)
 
-        let unknownFeature = build([rootEndpoint(), EndpointDescription(
-            number: 1, deviceTypes: [], serverClusters: [ClusterInstanceDescription(id: IDs.onOff, features: ["XYZ"])])])
+        let unknownFeature = build([
+            rootEndpoint(),
+            EndpointDescription(
+                number: 1, deviceTypes: [], serverClusters: [ClusterInstanceDescription(id: IDs.onOff, features: ["XYZ"])]),
+        ])
         #expect(unknownFeature?.message.contains("XYZ") == true)
 
-        let badValue = build([rootEndpoint(), EndpointDescription(
-            number: 1, deviceTypes: [],
-            serverClusters: [ClusterInstanceDescription(id: IDs.onOff, attributes: [AttributeID(0): .utf8("on")])])])
+        let badValue = build([
+            rootEndpoint(),
+            EndpointDescription(
+                number: 1, deviceTypes: [],
+                serverClusters: [ClusterInstanceDescription(id: IDs.onOff, attributes: [AttributeID(0): .utf8("on")])]),
+        ])
         #expect(badValue?.path.contains("attribute") == true)
 
-        let featureGated = build([rootEndpoint(), EndpointDescription(
-            number: 1, deviceTypes: [],
-            serverClusters: [ClusterInstanceDescription(id: IDs.onOff, attributes: [AttributeID(0x4001): u(1)])])])
+        let featureGated = build([
+            rootEndpoint(),
+            EndpointDescription(
+                number: 1, deviceTypes: [],
+                serverClusters: [ClusterInstanceDescription(id: IDs.onOff, attributes: [AttributeID(0x4001): u(1)])]),
+        ])
         #expect(featureGated != nil)
 
         #expect(build([rootEndpoint(), rootEndpoint()])?.message.contains("twice") == true)

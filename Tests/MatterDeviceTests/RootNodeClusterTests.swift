@@ -23,11 +23,13 @@ import Testing
         #expect(snapshot[context: 1] == .unsigned(1_700_000_000_000))
         #expect(await node.bool(0, CommissioningIDs.generalDiagnostics, 0x0008) == false)
         // Test event triggers are disabled: no enable key matches.
-        #expect(await node.status(0, CommissioningIDs.generalDiagnostics, 0x00, fields((0, .bytes(randomBytes(16))), (1, u(1))),
-                                  session: paseSession(1)) == .status(InteractionStatus(.constraintError)))
+        #expect(
+            await node.status(
+                0, CommissioningIDs.generalDiagnostics, 0x00, fields((0, .bytes(randomBytes(16))), (1, u(1))),
+                session: paseSession(1)) == .status(InteractionStatus(.constraintError)))
         let interfaces = listItems(await node.value(0, CommissioningIDs.generalDiagnostics, 0x0000))
         #expect(interfaces.count == 1)
-        #expect(interfaces.first?[context: 7] == u(2)) // Ethernet
+        #expect(interfaces.first?[context: 7] == u(2))  // Ethernet
         await node.stop()
 
         let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
@@ -38,7 +40,7 @@ import Testing
 
     @Test func ethernetNetworkCommissioning() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
-        #expect(await node.uint(0, CommissioningIDs.networkCommissioning, 0xFFFC) == 0x4) // ET
+        #expect(await node.uint(0, CommissioningIDs.networkCommissioning, 0xFFFC) == 0x4)  // ET
         #expect(await node.uint(0, CommissioningIDs.networkCommissioning, 0x0000) == 1)
         let networks = listItems(await node.value(0, CommissioningIDs.networkCommissioning, 0x0001))
         #expect(networks == [.structure([.context(0, .bytes(Array("eth0".utf8))), .context(1, .bool(true))])])
@@ -59,8 +61,9 @@ import Testing
         let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
         let admin = commissioner.adminSession(3, fabric: fabric)
         func keySet(_ id: UInt64, key: [UInt8]? = randomBytes(16), start: UInt64 = 1_000) -> TLVValue {
-            fields((0, u(id)), (1, u(0)), (2, key.map { .bytes($0) } ?? .null), (3, .unsigned(start)),
-                   (4, .null), (5, .null), (6, .null), (7, .null))
+            fields(
+                (0, u(id)), (1, u(0)), (2, key.map { .bytes($0) } ?? .null), (3, .unsigned(start)),
+                (4, .null), (5, .null), (6, .null), (7, .null))
         }
         func write(_ set: TLVValue) async -> InvokeResult {
             await node.status(0, CommissioningIDs.groupKeyManagement, 0x00, fields((0, set)), session: admin)
@@ -83,17 +86,20 @@ import Testing
         #expect(set[context: 3] == u(1_000))
         let ipk = try await node.call(0, CommissioningIDs.groupKeyManagement, 0x01, fields((0, u(0))), session: admin)
         #expect(ipk[context: 0]?[context: 2] == .null)
-        #expect(await node.status(0, CommissioningIDs.groupKeyManagement, 0x01, fields((0, u(9))), session: admin)
+        #expect(
+            await node.status(0, CommissioningIDs.groupKeyManagement, 0x01, fields((0, u(9))), session: admin)
                 == .status(InteractionStatus(.notFound)))
 
         // The group key map refers to sets; removing a set drops its groups.
         let mapPath = AttributePath(endpoint: 0, cluster: CommissioningIDs.groupKeyManagement, attribute: AttributeID(0))
         let map: TLVValue = .arrayOf([fields((1, u(0x0101)), (2, u(1))), fields((1, u(0x0102)), (2, u(2)))])
         #expect(await node.write(mapPath, value: map, session: admin) == .success)
-        #expect(await node.write(mapPath, value: .arrayOf([fields((1, u(0x0103)), (2, u(0)))]), session: admin)
+        #expect(
+            await node.write(mapPath, value: .arrayOf([fields((1, u(0x0103)), (2, u(0)))]), session: admin)
                 == InteractionStatus(.constraintError))
         #expect(await node.status(0, CommissioningIDs.groupKeyManagement, 0x03, fields((0, u(1))), session: admin) == .success)
-        #expect(await node.status(0, CommissioningIDs.groupKeyManagement, 0x03, fields((0, u(0))), session: admin)
+        #expect(
+            await node.status(0, CommissioningIDs.groupKeyManagement, 0x03, fields((0, u(0))), session: admin)
                 == .status(InteractionStatus(.invalidCommand)))
         let remaining = listItems(try await node.value(0, CommissioningIDs.groupKeyManagement, 0x0000, session: admin).get())
         #expect(remaining.map { $0[context: 1] } == [u(0x0102)])
@@ -112,11 +118,13 @@ import Testing
         let node = try commissionableNode(stateDirectory: nil, clock: clock) { $0.locationCapability = .indoor }
         let pase = paseSession(1)
         #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0003) == 0)
-        let outdoor = try await node.call(0, CommissioningIDs.generalCommissioning, 0x02,
-                                          fields((0, u(1)), (1, .utf8("DE")), (2, u(3))), session: pase)
-        #expect(outdoor[context: 0] == u(1)) // ValueOutsideRange
-        let indoor = try await node.call(0, CommissioningIDs.generalCommissioning, 0x02,
-                                         fields((0, u(0)), (1, .utf8("DE")), (2, u(3))), session: pase)
+        let outdoor = try await node.call(
+            0, CommissioningIDs.generalCommissioning, 0x02,
+            fields((0, u(1)), (1, .utf8("DE")), (2, u(3))), session: pase)
+        #expect(outdoor[context: 0] == u(1))  // ValueOutsideRange
+        let indoor = try await node.call(
+            0, CommissioningIDs.generalCommissioning, 0x02,
+            fields((0, u(0)), (1, .utf8("DE")), (2, u(3))), session: pase)
         #expect(indoor[context: 0] == u(0))
         #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0002) == 0)
         #expect(await node.uint(0, CommissioningIDs.generalCommissioning, 0x0000) == 3)
@@ -133,7 +141,7 @@ import Testing
         let node = try commissionableNode(stateDirectory: directory, clock: clock)
         let uniqueID = try #require(await node.value(0, IDs.basicInformation, 0x0012))
         #expect(await node.write(0, IDs.basicInformation, 0x0005, .utf8("Kitchen")) == .success)
-        _ = await node.invoke(1, IDs.onOff, 0x00) // Off: OnOff is non-volatile too.
+        _ = await node.invoke(1, IDs.onOff, 0x00)  // Off: OnOff is non-volatile too.
         // Saved after a short delay, without waiting for the stop.
         await clock.advance(by: .seconds(2))
         // The change is a journal line (the snapshot was written at start-up).
@@ -159,7 +167,7 @@ import Testing
         let node = try commissionableNode(stateDirectory: directory, clock: clock)
         #expect(await node.write(0, IDs.basicInformation, 0x0005, .utf8("Hall")) == .success)
         await node.persistChanges()
-        _ = await node.invoke(1, IDs.onOff, 0x00) // Off
+        _ = await node.invoke(1, IDs.onOff, 0x00)  // Off
         await node.persistChanges()
         await node.stop()
         let store = try NodeStateStore(directory: directory)
@@ -177,8 +185,11 @@ import Testing
         // Start-up wrote the replayed values as the new snapshot and dropped the journal.
         #expect(!FileManager.default.fileExists(atPath: journalFile.path))
         let saved = try #require(try store.load([PersistedAttribute].self, "attributes"))
-        #expect(saved.contains { $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005
-                && $0.tlv == Data(TLVElement(.utf8("Hall")).encoded()) })
+        #expect(
+            saved.contains {
+                $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005
+                    && $0.tlv == Data(TLVElement(.utf8("Hall")).encoded())
+            })
         await restarted.stop()
     }
 
@@ -188,8 +199,9 @@ import Testing
         let store = try NodeStateStore(directory: directory)
         try Data("{broken".utf8).write(to: directory.appendingPathComponent("commissioning.json"))
         do {
-            _ = try MatterNode(description: commissionableDescription(), clock: clock, logger: quietLogger,
-                               commissioning: CommissioningConfiguration(stateStore: store))
+            _ = try MatterNode(
+                description: commissionableDescription(), clock: clock, logger: quietLogger,
+                commissioning: CommissioningConfiguration(stateStore: store))
             Issue.record("a node was built from a corrupt state directory")
         } catch {
             #expect(error.path.contains(directory.path))
@@ -203,9 +215,11 @@ import Testing
     @Test func withoutAttestationCredentialsTheNodeCannotBeCommissioned() async throws {
         let node = try MatterNode(description: commissionableDescription(), clock: clock, logger: quietLogger)
         let pase = paseSession(1)
-        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x00, fields((0, .bytes(randomBytes(32)))), session: pase)
+        #expect(
+            await node.status(0, CommissioningIDs.operationalCredentials, 0x00, fields((0, .bytes(randomBytes(32)))), session: pase)
                 == .status(InteractionStatus(.failure)))
-        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x02, fields((0, u(1))), session: pase)
+        #expect(
+            await node.status(0, CommissioningIDs.operationalCredentials, 0x02, fields((0, u(1))), session: pase)
                 == .status(InteractionStatus(.failure)))
         await node.stop()
     }

@@ -37,8 +37,9 @@ struct SecretFilesTests {
 
     @Test func anExistingDirectoryKeepsItsMode() throws {
         let shared = FileManager.default.temporaryDirectory.appendingPathComponent("secret-shared-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: shared, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(at: shared) }
         try SecretFiles.createDirectory(shared)
         #expect(try Self.mode(shared) == 0o755)

@@ -116,7 +116,9 @@ extension MatterNode {
         return nil
     }
 
-    func invoke(_ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32, _ fields: TLVValue = .structure([])) async -> InvokeResult {
+    func invoke(
+        _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32, _ fields: TLVValue = .structure([])
+    ) async -> InvokeResult {
         await invoke(CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: fields)
     }
 
@@ -138,7 +140,8 @@ extension [AttributeChange] {
     func values(_ cluster: ClusterID, _ attribute: UInt32, endpoint: EndpointNumber = 1) -> [UInt64] {
         compactMap { change in
             guard change.path == AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)),
-                  case .unsigned(let v) = change.value else { return nil }
+                case .unsigned(let v) = change.value
+            else { return nil }
             return v
         }
     }
@@ -146,7 +149,8 @@ extension [AttributeChange] {
     func bools(_ cluster: ClusterID, _ attribute: UInt32, endpoint: EndpointNumber = 1) -> [Bool] {
         compactMap { change in
             guard change.path == AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)),
-                  case .bool(let v) = change.value else { return nil }
+                case .bool(let v) = change.value
+            else { return nil }
             return v
         }
     }

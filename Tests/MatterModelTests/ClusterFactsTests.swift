@@ -46,7 +46,7 @@ import MatterTLV
         #expect(current.nullable)
         #expect(current.defaultValue == .null)
         #expect(lc.attribute(named: "RemainingTime")?.defaultValue == .unsigned(0))
-        #expect(lc.attribute(named: "DefaultMoveRate")?.defaultValue == nil) // manufacturer-specific
+        #expect(lc.attribute(named: "DefaultMoveRate")?.defaultValue == nil)  // manufacturer-specific
         #expect(current.quality.isSuperset(of: [.nonVolatile, .scene, .quieterReporting]))
         #expect(current.writePrivilege == nil)
         #expect(current.constraint == .rangeRef(min: .attribute("MinLevel"), max: .attribute("MaxLevel")))
@@ -63,7 +63,7 @@ import MatterTLV
         let cmd = try #require(lc.command(CommandID(0x00)))
         #expect(cmd.name == "MoveToLevel")
         #expect(cmd.direction == .request)
-        #expect(cmd.responseName == nil) // plain status
+        #expect(cmd.responseName == nil)  // plain status
         #expect(cmd.invokePrivilege == .operate)
         #expect(!cmd.timed)
         #expect(cmd.fields.map(\.name) == ["Level", "TransitionTime", "OptionsMask", "OptionsOverride"])
@@ -92,7 +92,10 @@ import MatterTLV
         #expect(oo.command(CommandID(0x42))?.name == "OnWithTimedOff")
         #expect(oo.command(named: "On")?.conformance == .mandatoryIf(.not(.name("OFFONLY"))))
         #expect(oo.mandatoryAttributes(features: []).map(\.name) == ["OnOff"])
-        #expect(oo.mandatoryAttributes(features: ["LT"]).map(\.name) == ["OnOff", "GlobalSceneControl", "OnTime", "OffWaitTime", "StartUpOnOff"])
+        #expect(
+            oo.mandatoryAttributes(features: ["LT"]).map(\.name) == [
+                "OnOff", "GlobalSceneControl", "OnTime", "OffWaitTime", "StartUpOnOff",
+            ])
         #expect(oo.mandatoryCommands(features: ["OFFONLY"]).map(\.name) == ["Off"])
     }
 
@@ -115,7 +118,10 @@ import MatterTLV
         #expect(opStatus.fields.map(\.mask) == [0x03, 0x0C, 0x30])
         let target = try #require(wc.attribute(AttributeID(0x000B)))
         #expect(target.name == "TargetPositionLiftPercent100ths" && target.nullable)
-        #expect(wc.mandatoryAttributes(features: ["LF", "PA_LF"]).map(\.id.rawValue) == [0x0000, 0x0007, 0x000A, 0x000B, 0x000D, 0x000E, 0x0017])
+        #expect(
+            wc.mandatoryAttributes(features: ["LF", "PA_LF"]).map(\.id.rawValue) == [
+                0x0000, 0x0007, 0x000A, 0x000B, 0x000D, 0x000E, 0x0017,
+            ])
     }
 
     @Test func basicInformationFacts() throws {
@@ -164,7 +170,8 @@ import MatterTLV
         #expect(nocStruct.fabricScoped && nocStruct.field(1)?.fabricSensitive == true)
         #expect(oc.command(named: "AddNOC")?.responseName == "NOCResponse")
         #expect(oc.command(named: "UpdateFabricLabel")?.fabricScoped == true)
-        #expect(oc.attribute(named: "TrustedRootCertificates")?.constraint
+        #expect(
+            oc.attribute(named: "TrustedRootCertificates")?.constraint
                 == .list(count: .rangeRef(min: nil, max: .attribute("SupportedFabrics")), entry: .maxLength(400)))
 
         let acl = try #require(model.cluster(ClusterID(0x001F))?.attribute(AttributeID(0)))
@@ -175,13 +182,15 @@ import MatterTLV
 
         let nc = try #require(model.cluster(ClusterID(0x0031)))
         #expect(nc.featureMap(codes: ["ET"]) == 0b100)
-        #expect(nc.mandatoryAttributes(features: ["ET"]).map(\.name)
+        #expect(
+            nc.mandatoryAttributes(features: ["ET"]).map(\.name)
                 == ["MaxNetworks", "Networks", "InterfaceEnabled", "LastNetworkingStatus", "LastNetworkID", "LastConnectErrorValue"])
         #expect(nc.mandatoryCommands(features: ["ET"]).isEmpty)
         #expect(nc.mandatoryCommands(features: ["WI"]).map(\.name).contains("AddOrUpdateWiFiNetwork"))
 
         let gd = try #require(model.cluster(ClusterID(0x0033)))
-        #expect(gd.mandatoryAttributes(features: []).map(\.name) == ["NetworkInterfaces", "RebootCount", "UpTime", "TestEventTriggersEnabled"])
+        #expect(
+            gd.mandatoryAttributes(features: []).map(\.name) == ["NetworkInterfaces", "RebootCount", "UpTime", "TestEventTriggersEnabled"])
         #expect(gd.command(named: "TestEventTrigger")?.invokePrivilege == .manage)
 
         let gk = try #require(model.cluster(ClusterID(0x003F)))
@@ -215,7 +224,8 @@ import MatterTLV
             for t in types {
                 guard let name = t.referencedTypeName else { continue }
                 references += 1
-                let found = c.enumDefinition(named: name) != nil || c.bitmapDefinition(named: name) != nil
+                let found =
+                    c.enumDefinition(named: name) != nil || c.bitmapDefinition(named: name) != nil
                     || c.structDefinition(named: name) != nil
                 #expect(found, "\(c.name): \(name)")
             }

@@ -37,7 +37,9 @@ import Testing
     }
 
     @Test func roundTripsThroughDescription() throws {
-        for text in ["M", "O", "LT", "[LT]", "!LT", "LF & PA_LF", "LF | TL", "[LT], O", "O.a+", "[!(LT | DF)]", "LF & PA_LF, [LF]", "P, TC"] {
+        for text in [
+            "M", "O", "LT", "[LT]", "!LT", "LF & PA_LF", "LF | TL", "[LT], O", "O.a+", "[!(LT | DF)]", "LF & PA_LF, [LF]", "P, TC",
+        ] {
             let c = try parse(text)
             #expect(c.description == text)
             #expect(try parse(c.description) == c)

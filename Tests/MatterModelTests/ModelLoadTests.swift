@@ -30,9 +30,9 @@ import MatterTLV
 @Suite struct ModelLoaderErrorTests {
     static func model(cluster: String, deviceTypes: String = "[]") throws -> MatterModel {
         let json = """
-        {"globalAttributes": [{"id": "0xFFFD", "name": "ClusterRevision", "type": "uint16", "constraint": "min 1"}],
-         "clusters": [\(cluster)], "deviceTypes": \(deviceTypes)}
-        """
+            {"globalAttributes": [{"id": "0xFFFD", "name": "ClusterRevision", "type": "uint16", "constraint": "min 1"}],
+             "clusters": [\(cluster)], "deviceTypes": \(deviceTypes)}
+            """
         return try MatterModel(json: Data(json.utf8))
     }
 
@@ -54,20 +54,42 @@ import MatterTLV
     }
 
     @Test func unknownTypeIsReportedWithItsPath() {
-        let e = loadError(#"{"id": "0x0006", "name": "OnOff", "revision": 6, "attributes": [{"id": "0x0000", "name": "OnOff", "type": "NoSuchEnum"}]}"#)
+        let e = loadError(
+            #"{"id": "0x0006", "name": "OnOff", "revision": 6, "attributes": [{"id": "0x0000", "name": "OnOff", "type": "NoSuchEnum"}]}"#)
         #expect(e?.path == "clusters[0].attributes[0].type")
         #expect(e?.message.contains("NoSuchEnum") == true)
     }
 
     @Test func badNotationIsRejected() {
         #expect(loadError(#"{"id": "6", "name": "X", "revision": 1}"#)?.path == "clusters[0].id")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "access": "RW VQ"}]}"#)?.path == "clusters[0].attributes[0].access")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "quality": "Z"}]}"#)?.path == "clusters[0].attributes[0].quality")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "conformance": "LT &"}]}"#)?.path == "clusters[0].attributes[0].conformance")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "constraint": "5 to 1"}]}"#)?.path == "clusters[0].attributes[0].constraint")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "default": null}]}"#)?.path == "clusters[0].attributes[0].default")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "bool", "default": 3}]}"#)?.path == "clusters[0].attributes[0].default")
-        #expect(loadError(#"{"id": "0x0006", "name": "X", "revision": 1, "enums": [{"name": "E", "type": "enum8", "values": [[256, "Big"]]}]}"#)?.path == "clusters[0].enums[0].values[0]")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "access": "RW VQ"}]}"#
+            )?.path == "clusters[0].attributes[0].access")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "quality": "Z"}]}"#
+            )?.path == "clusters[0].attributes[0].quality")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "conformance": "LT &"}]}"#
+            )?.path == "clusters[0].attributes[0].conformance")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "constraint": "5 to 1"}]}"#
+            )?.path == "clusters[0].attributes[0].constraint")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "uint8", "default": null}]}"#
+            )?.path == "clusters[0].attributes[0].default")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "attributes": [{"id": "0x0000", "name": "A", "type": "bool", "default": 3}]}"#
+            )?.path == "clusters[0].attributes[0].default")
+        #expect(
+            loadError(
+                #"{"id": "0x0006", "name": "X", "revision": 1, "enums": [{"name": "E", "type": "enum8", "values": [[256, "Big"]]}]}"#)?.path
+                == "clusters[0].enums[0].values[0]")
     }
 
     @Test func truncatedJSONIsAnErrorNotACrash() {
@@ -79,21 +101,23 @@ import MatterTLV
         let cluster = #"{"id": "0x0006", "name": "OnOff", "revision": 6, "features": [{"bit": 0, "code": "LT", "name": "Lighting"}]}"#
         let unknownCluster = #"[{"id": "0x0100", "name": "L", "revision": 1, "class": "simple", "server": [{"cluster": "Nope"}]}]"#
         #expect(loadError(cluster, deviceTypes: unknownCluster)?.path == "deviceTypes[0].server[0].cluster")
-        let unknownFeature = #"[{"id": "0x0100", "name": "L", "revision": 1, "class": "simple", "server": [{"cluster": "OnOff", "features": ["XX"]}]}]"#
+        let unknownFeature =
+            #"[{"id": "0x0100", "name": "L", "revision": 1, "class": "simple", "server": [{"cluster": "OnOff", "features": ["XX"]}]}]"#
         #expect(loadError(cluster, deviceTypes: unknownFeature)?.path == "deviceTypes[0].server[0].features")
     }
 
     @Test func consistencyCheckFindsDanglingReferences() throws {
-        let m = try Self.model(cluster: """
-        {"id": "0x0006", "name": "X", "revision": 1,
-         "features": [{"bit": 0, "code": "LT", "name": "Lighting"}],
-         "structs": [{"name": "S", "access": "F", "fields": [{"id": 1, "name": "A", "type": "uint8"}]}],
-         "attributes": [
-           {"id": "0x0000", "name": "A", "type": "uint8", "constraint": "MinThing to 10", "conformance": "LT | ZZ"},
-           {"id": "0x0000", "name": "B", "type": "uint8", "default": 300}
-         ],
-         "commands": [{"id": "0x00", "name": "Go", "response": "GoResponse"}]}
-        """)
+        let m = try Self.model(
+            cluster: """
+                {"id": "0x0006", "name": "X", "revision": 1,
+                 "features": [{"bit": 0, "code": "LT", "name": "Lighting"}],
+                 "structs": [{"name": "S", "access": "F", "fields": [{"id": 1, "name": "A", "type": "uint8"}]}],
+                 "attributes": [
+                   {"id": "0x0000", "name": "A", "type": "uint8", "constraint": "MinThing to 10", "conformance": "LT | ZZ"},
+                   {"id": "0x0000", "name": "B", "type": "uint8", "default": 300}
+                 ],
+                 "commands": [{"id": "0x00", "name": "Go", "response": "GoResponse"}]}
+                """)
         let problems = m.consistencyProblems()
         #expect(problems.contains { $0.contains("duplicate attribute id") })
         #expect(problems.contains { $0.contains("unknown 'ZZ'") })

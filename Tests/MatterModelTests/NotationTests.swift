@@ -36,7 +36,9 @@ import Testing
         #expect(try Constraint.parse("min 1", for: .uint(bits: 8)) == .range(min: 1, max: nil))
         #expect(try Constraint.parse("5", for: .uint(bits: 8)) == .range(min: 5, max: 5))
         #expect(try Constraint.parse("0, 1, 3", for: .uint(bits: 8)) == .allowed([0, 1, 3]))
-        #expect(try Constraint.parse("MinLevel to MaxLevel", for: .uint(bits: 8)) == .rangeRef(min: .attribute("MinLevel"), max: .attribute("MaxLevel")))
+        #expect(
+            try Constraint.parse("MinLevel to MaxLevel", for: .uint(bits: 8))
+                == .rangeRef(min: .attribute("MinLevel"), max: .attribute("MaxLevel")))
         #expect(try Constraint.parse("MinLevel to 254", for: .uint(bits: 8)) == .rangeRef(min: .attribute("MinLevel"), max: .value(254)))
         #expect(try Constraint.parse("desc", for: .uint(bits: 8)) == .described)
         #expect(try Constraint.parse("all", for: .uint(bits: 8)) == nil)
@@ -55,11 +57,13 @@ import Testing
         #expect(try Constraint.parse("max 4", for: .list(.string)) == .maxLength(4))
         #expect(try Constraint.parse("max 4[max 32]", for: .list(.string)) == .list(count: .maxLength(4), entry: .maxLength(32)))
         #expect(try Constraint.parse("[min 1]", for: .list(.uint(bits: 16))) == .list(count: nil, entry: .range(min: 1, max: nil)))
-        #expect(try Constraint.parse("max SupportedFabrics", for: .list(.octets)) == .rangeRef(min: nil, max: .attribute("SupportedFabrics")))
+        #expect(
+            try Constraint.parse("max SupportedFabrics", for: .list(.octets)) == .rangeRef(min: nil, max: .attribute("SupportedFabrics")))
         #expect(throws: ConstraintParseError.self) { try Constraint.parse("max -1", for: .string) }
         #expect(throws: ConstraintParseError.self) { try Constraint.parse("8 to 2", for: .string) }
         for text in ["0 to 254", "max 32", "MinLevel to MaxLevel", "1 to 64", "max 4[max 32]"] {
-            let t: DataType = text.contains("[") ? .list(.string) : (text.contains("Level") || text.hasPrefix("0") ? .uint(bits: 8) : .string)
+            let t: DataType =
+                text.contains("[") ? .list(.string) : (text.contains("Level") || text.hasPrefix("0") ? .uint(bits: 8) : .string)
             let c = try #require(try Constraint.parse(text, for: t))
             #expect(c.description == text)
         }

@@ -138,35 +138,39 @@ import MatterTLV
         let acl = try #require(model.cluster(named: "AccessControl"))
         let attr = try #require(acl.attribute(named: "ACL"))
         // FabricIndex (tag 254) may be left to the server in a write.
-        let entry = TLVElement(.structure([
-            TLVElement(tag: .context(1), .unsigned(5)),
-            TLVElement(tag: .context(2), .unsigned(2)),
-            TLVElement(tag: .context(3), .array([TLVElement(.unsigned(112233))])),
-            TLVElement(tag: .context(4), .null),
-        ]))
+        let entry = TLVElement(
+            .structure([
+                TLVElement(tag: .context(1), .unsigned(5)),
+                TLVElement(tag: .context(2), .unsigned(2)),
+                TLVElement(tag: .context(3), .array([TLVElement(.unsigned(112233))])),
+                TLVElement(tag: .context(4), .null),
+            ]))
         #expect(acl.validate(.array([entry]), for: attr) == nil)
-        let missingAuthMode = TLVElement(.structure([
-            TLVElement(tag: .context(1), .unsigned(5)),
-            TLVElement(tag: .context(3), .null),
-            TLVElement(tag: .context(4), .null),
-        ]))
+        let missingAuthMode = TLVElement(
+            .structure([
+                TLVElement(tag: .context(1), .unsigned(5)),
+                TLVElement(tag: .context(3), .null),
+                TLVElement(tag: .context(4), .null),
+            ]))
         let v = try #require(acl.validate(.array([entry, missingAuthMode]), for: attr))
         #expect(v.path == "[1].authMode" && v.kind == .typeMismatch)
         // Privilege 6 is not an AccessControlEntryPrivilegeEnum value.
-        let badPrivilege = TLVElement(.structure([
-            TLVElement(tag: .context(1), .unsigned(6)),
-            TLVElement(tag: .context(2), .unsigned(2)),
-            TLVElement(tag: .context(3), .null),
-            TLVElement(tag: .context(4), .null),
-        ]))
+        let badPrivilege = TLVElement(
+            .structure([
+                TLVElement(tag: .context(1), .unsigned(6)),
+                TLVElement(tag: .context(2), .unsigned(2)),
+                TLVElement(tag: .context(3), .null),
+                TLVElement(tag: .context(4), .null),
+            ]))
         #expect(acl.validate(.array([badPrivilege]), for: attr)?.path == "[0].privilege")
         // Subjects are bounded by SubjectsPerAccessControlEntry (default 4).
-        let tooMany = TLVElement(.structure([
-            TLVElement(tag: .context(1), .unsigned(3)),
-            TLVElement(tag: .context(2), .unsigned(2)),
-            TLVElement(tag: .context(3), .array((1...5).map { TLVElement(.unsigned($0)) })),
-            TLVElement(tag: .context(4), .null),
-        ]))
+        let tooMany = TLVElement(
+            .structure([
+                TLVElement(tag: .context(1), .unsigned(3)),
+                TLVElement(tag: .context(2), .unsigned(2)),
+                TLVElement(tag: .context(3), .array((1...5).map { TLVElement(.unsigned($0)) })),
+                TLVElement(tag: .context(4), .null),
+            ]))
         #expect(acl.validate(.array([tooMany]), for: attr)?.expected == "at most 4 entries")
         #expect(acl.validate(.array([tooMany]), for: attr)?.path == "[0].subjects")
     }

@@ -25,17 +25,20 @@ struct TestFabric {
         var icac: MatterCertificate?
         if viaICAC {
             let icacKey = P256KeyPair()
-            let cert = try MatterCertificateIssuer.issueIntermediate(publicKey: icacKey.publicKey, icacID: 2, issuer: rcac,
-                                                                     issuerKey: rootKey, notBefore: Self.notBefore)
+            let cert = try MatterCertificateIssuer.issueIntermediate(
+                publicKey: icacKey.publicKey, icacID: 2, issuer: rcac,
+                issuerKey: rootKey, notBefore: Self.notBefore)
             icac = cert
             issuer = cert
             issuerKey = icacKey
         }
-        let noc = try MatterCertificateIssuer.issueNode(publicKey: key.publicKey, nodeID: nodeID, fabricID: fabricID,
-                                                        caseAuthenticatedTags: cats, issuer: issuer, issuerKey: issuerKey,
-                                                        notBefore: Self.notBefore)
-        return try OperationalFabric(fabricIndex: fabricIndex, nodeID: nodeID, rootCertificate: rcac.tlvEncoded,
-                                     noc: noc.tlvEncoded, icac: icac?.tlvEncoded, ipkEpochKey: epochKey, operationalKey: key)
+        let noc = try MatterCertificateIssuer.issueNode(
+            publicKey: key.publicKey, nodeID: nodeID, fabricID: fabricID,
+            caseAuthenticatedTags: cats, issuer: issuer, issuerKey: issuerKey,
+            notBefore: Self.notBefore)
+        return try OperationalFabric(
+            fabricIndex: fabricIndex, nodeID: nodeID, rootCertificate: rcac.tlvEncoded,
+            noc: noc.tlvEncoded, icac: icac?.tlvEncoded, ipkEpochKey: epochKey, operationalKey: key)
     }
 }
 
@@ -56,9 +59,10 @@ struct CASETests {
             controllerCredentials = try fabric.node(0x0000_0000_0001_B669, fabricIndex: 7, cats: [0x0001_0001], viaICAC: viaICAC)
             // The device is on two fabrics; Sigma1's destination ID selects the right one.
             let otherFabric = try TestFabric(fabricID: 0x99).node(0x55, fabricIndex: 2)
-            let server = SecureChannelServer(manager: device.manager,
-                                             fabrics: StaticFabricProvider([otherFabric, deviceCredentials]),
-                                             configuration: .init(stepTimeout: .seconds(10)))
+            let server = SecureChannelServer(
+                manager: device.manager,
+                fabrics: StaticFabricProvider([otherFabric, deviceCredentials]),
+                configuration: .init(stepTimeout: .seconds(10)))
             await device.manager.register(server, for: .secureChannel)
         }
 
@@ -106,10 +110,12 @@ struct CASETests {
         defer { Task { await f.stop() } }
         await f.device.manager.register(EchoHandler(), for: .forTesting)
         let initiator = CASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(10))
-        let first = try await initiator.establish(with: f.device.address, peerNodeID: f.deviceCredentials.nodeID,
-                                                  fabric: f.controllerCredentials)
-        let resumed = try await initiator.establish(with: f.device.address, peerNodeID: f.deviceCredentials.nodeID,
-                                                    fabric: f.controllerCredentials, resumption: first.resumption)
+        let first = try await initiator.establish(
+            with: f.device.address, peerNodeID: f.deviceCredentials.nodeID,
+            fabric: f.controllerCredentials)
+        let resumed = try await initiator.establish(
+            with: f.device.address, peerNodeID: f.deviceCredentials.nodeID,
+            fabric: f.controllerCredentials, resumption: first.resumption)
         #expect(resumed.resumption.resumptionID != first.resumption.resumptionID)
         #expect(resumed.session.localSessionID != first.session.localSessionID)
         let exchange = try await f.controller.manager.openExchange(session: resumed.session.handle, protocolID: .forTesting)
@@ -121,8 +127,9 @@ struct CASETests {
 
         // An unknown resumption ID falls back to a full CASE.
         let bogus = CASEInitiator.Resumption(resumptionID: SecureRandom.bytes(16), sharedSecret: SecureRandom.bytes(32))
-        let full = try await initiator.establish(with: f.device.address, peerNodeID: f.deviceCredentials.nodeID,
-                                                 fabric: f.controllerCredentials, resumption: bogus)
+        let full = try await initiator.establish(
+            with: f.device.address, peerNodeID: f.deviceCredentials.nodeID,
+            fabric: f.controllerCredentials, resumption: bogus)
         #expect(full.session.kind == .case)
     }
 
@@ -144,9 +151,10 @@ struct CASETests {
         // Sigma1 matches, Sigma3's chain does not validate.
         let forger = try TestFabric(fabricID: f.fabric.fabricID)
         let forgedKey = P256KeyPair()
-        let forgedNOC = try MatterCertificateIssuer.issueNode(publicKey: forgedKey.publicKey, nodeID: 0x0001_B669,
-                                                              fabricID: f.fabric.fabricID, issuer: forger.rcac,
-                                                              issuerKey: forger.rootKey, notBefore: TestFabric.notBefore)
+        let forgedNOC = try MatterCertificateIssuer.issueNode(
+            publicKey: forgedKey.publicKey, nodeID: 0x0001_B669,
+            fabricID: f.fabric.fabricID, issuer: forger.rcac,
+            issuerKey: forger.rootKey, notBefore: TestFabric.notBefore)
         var credentials = f.controllerCredentials
         credentials.noc = forgedNOC.tlvEncoded
         credentials.operationalKey = forgedKey
@@ -178,14 +186,16 @@ struct CASETests {
         let fabric = try TestFabric(fabricID: 0x77)
         let deviceCredentials = try fabric.node(0x10, fabricIndex: 1)
         let controllerCredentials = try fabric.node(0x20, fabricIndex: 1)
-        await device.register(SecureChannelServer(manager: device, fabrics: StaticFabricProvider([deviceCredentials])),
-                              for: .secureChannel)
+        await device.register(
+            SecureChannelServer(manager: device, fabrics: StaticFabricProvider([deviceCredentials])),
+            for: .secureChannel)
         let events = device.sessionEvents()
         let initiator = CASEInitiator(manager: controller, stepTimeout: .seconds(10))
         let first = try await initiator.establish(with: deviceTransport.address, peerNodeID: 0x10, fabric: controllerCredentials)
         let logBefore = network.sent(from: controllerTransport.address).count
-        let resumed = try await initiator.establish(with: deviceTransport.address, peerNodeID: 0x10, fabric: controllerCredentials,
-                                                    resumption: first.resumption)
+        let resumed = try await initiator.establish(
+            with: deviceTransport.address, peerNodeID: 0x10, fabric: controllerCredentials,
+            resumption: first.resumption)
 
         // Find the second Sigma1 on the wire.
         var sigma1: Sigma1?
@@ -197,9 +207,10 @@ struct CASETests {
         }
         let sent = try #require(sigma1)
         #expect(sent.resumptionID == first.resumption.resumptionID)
-        let expected = SessionKeys.caseResumption(sharedSecret: first.resumption.sharedSecret,
-                                                  initiatorRandom: sent.initiatorRandom,
-                                                  resumptionID: first.resumption.resumptionID)
+        let expected = SessionKeys.caseResumption(
+            sharedSecret: first.resumption.sharedSecret,
+            initiatorRandom: sent.initiatorRandom,
+            resumptionID: first.resumption.resumptionID)
         #expect(resumed.session.attestationChallenge == expected.attestationChallenge)
         var iterator = events.makeAsyncIterator()
         _ = await iterator.next()

@@ -20,13 +20,21 @@ enum Fuzz {
     static let seeds: [[UInt8]] = {
         var s: [[UInt8]] = [MessageCodecTests.capturedPBKDFParamRequest]
         s.append(try! MessageHeader(sessionID: 0x1234, messageCounter: 99).encoded() + SecureRandom.bytes(40))
-        s.append(try! MessageHeader(sessionID: 0, messageCounter: 5, sourceNodeID: 77).encoded()
-                 + (try! ProtocolHeader(isInitiator: true, acknowledgedMessageCounter: 3, opcode: 0x10, exchangeID: 1,
-                                        protocolID: .secureChannel).encoded()))
-        s.append(try! MessageHeader(sessionID: 0, messageCounter: 1, sourceNodeID: 1, destination: .node(2),
-                                    messageExtensions: [1, 2]).encoded()
-                 + (try! ProtocolHeader(isInitiator: true, needsAcknowledgement: true, opcode: 0x30, exchangeID: 2,
-                                        protocolID: .secureChannel, securedExtensions: [5]).encoded(payload: [0x15, 0x18])))
+        s.append(
+            try! MessageHeader(sessionID: 0, messageCounter: 5, sourceNodeID: 77).encoded()
+                + (try! ProtocolHeader(
+                    isInitiator: true, acknowledgedMessageCounter: 3, opcode: 0x10, exchangeID: 1,
+                    protocolID: .secureChannel
+                ).encoded()))
+        s.append(
+            try! MessageHeader(
+                sessionID: 0, messageCounter: 1, sourceNodeID: 1, destination: .node(2),
+                messageExtensions: [1, 2]
+            ).encoded()
+                + (try! ProtocolHeader(
+                    isInitiator: true, needsAcknowledgement: true, opcode: 0x30, exchangeID: 2,
+                    protocolID: .secureChannel, securedExtensions: [5]
+                ).encoded(payload: [0x15, 0x18])))
         return s
     }()
 
@@ -85,14 +93,19 @@ struct FuzzTests {
         let device = try await LoopbackNode.start()
         let attacker = try await UDPTransport.bind(.init(port: 0, binding: .addresses(["127.0.0.1"])))
         let controller = try await LoopbackNode.start()
-        defer { Task { await device.stop(); await attacker.close(); await controller.stop() } }
+        defer {
+            Task {
+                await device.stop(); await attacker.close(); await controller.stop()
+            }
+        }
         let server = SecureChannelServer(manager: device.manager, configuration: .init(stepTimeout: .seconds(2)))
         await device.manager.register(server, for: .secureChannel)
         await device.manager.register(EchoHandler(), for: .interactionModel)
         await server.openCommissioningWindow(try PASEVerifierParameters(passcode: 20202021, salt: PASETests.salt))
         // Also give it a secure session to aim at.
-        _ = try await installSessionPair(initiator: controller.manager, aAddress: controller.address,
-                                         responder: device.manager, bAddress: device.address)
+        _ = try await installSessionPair(
+            initiator: controller.manager, aAddress: controller.address,
+            responder: device.manager, bAddress: device.address)
 
         var rng = SplitMix64(state: 0x5EED_0002)
         let total = 10_000

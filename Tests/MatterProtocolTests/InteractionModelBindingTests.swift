@@ -12,8 +12,9 @@ struct InteractionModelBindingTests {
         let aAddress = try SocketAddressFixture.local(1)
         let bAddress = try SocketAddressFixture.local(2)
         let (pase, _) = try await installSessionPair(initiator: a, aAddress: aAddress, responder: b, bAddress: bAddress)
-        let (caseSession, _) = try await installSessionPair(initiator: a, aAddress: aAddress, responder: b, bAddress: bAddress,
-                                                            kind: .case, initiatorNodeID: 0x1111, responderNodeID: 0x2222)
+        let (caseSession, _) = try await installSessionPair(
+            initiator: a, aAddress: aAddress, responder: b, bAddress: bAddress,
+            kind: .case, initiatorNodeID: 0x1111, responderNodeID: 0x2222)
         await a.bindFabric(4, toSession: pase.handle)
         await a.bindFabric(5, toSession: caseSession.handle)
 

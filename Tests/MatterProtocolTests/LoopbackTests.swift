@@ -12,8 +12,10 @@ struct LoopbackNode {
     var address: SocketAddress { try! SocketAddress(ipAddress: host, port: transport.port) }
     let host: String
 
-    static func start(host: String = "127.0.0.1",
-                      configuration: ExchangeManager.Configuration = .init()) async throws -> LoopbackNode {
+    static func start(
+        host: String = "127.0.0.1",
+        configuration: ExchangeManager.Configuration = .init()
+    ) async throws -> LoopbackNode {
         let transport = try await UDPTransport.bind(.init(port: 0, binding: .addresses([host])))
         let manager = ExchangeManager(transport: transport, configuration: configuration)
         let runner = Task { await manager.run() }
@@ -32,17 +34,23 @@ struct LoopbackExchangeTests {
     func exchangeRoundTrip(host: String) async throws {
         let device = try await LoopbackNode.start(host: host)
         let controller = try await LoopbackNode.start(host: host)
-        defer { Task { await device.stop(); await controller.stop() } }
+        defer {
+            Task {
+                await device.stop(); await controller.stop()
+            }
+        }
         #expect(device.transport.port != 0)
 
         let echo = EchoHandler()
         await device.manager.register(echo, for: .forTesting)
-        let (sessionC, _) = try await installSessionPair(initiator: controller.manager, aAddress: controller.address,
-                                                         responder: device.manager, bAddress: device.address)
+        let (sessionC, _) = try await installSessionPair(
+            initiator: controller.manager, aAddress: controller.address,
+            responder: device.manager, bAddress: device.address)
         for round in 0..<3 {
             let exchange = try await controller.manager.openExchange(session: sessionC.handle, protocolID: .forTesting)
-            let reply = try await exchange.request(opcode: UInt8(round), payload: Array(0..<UInt8(10 + round)),
-                                                   timeout: .seconds(5))
+            let reply = try await exchange.request(
+                opcode: UInt8(round), payload: Array(0..<UInt8(10 + round)),
+                timeout: .seconds(5))
             #expect(reply.opcode == UInt8(round) + 1)
             #expect(reply.payload == Array((0..<UInt8(10 + round)).reversed()))
             #expect(reply.exchangeID == exchange.id)
@@ -69,13 +77,18 @@ struct LoopbackExchangeTests {
         let manager = ExchangeManager(transport: device)
         let runner = Task { await manager.run() }
         let controller = try await LoopbackNode.start(host: "127.0.0.1")
-        defer { Task { runner.cancel(); await device.close(); await controller.stop() } }
+        defer {
+            Task {
+                runner.cancel(); await device.close(); await controller.stop()
+            }
+        }
         await manager.register(EchoHandler(), for: .forTesting)
         let deviceAddress = try SocketAddress(ipAddress: "127.0.0.1", port: device.port)
         // The device sees the IPv4 peer as a v4-mapped IPv6 address and answers through it.
         let mapped = try SocketAddress(ipAddress: "::ffff:127.0.0.1", port: controller.transport.port)
-        let (sessionC, _) = try await installSessionPair(initiator: controller.manager, aAddress: mapped,
-                                                         responder: manager, bAddress: deviceAddress)
+        let (sessionC, _) = try await installSessionPair(
+            initiator: controller.manager, aAddress: mapped,
+            responder: manager, bAddress: deviceAddress)
         let exchange = try await controller.manager.openExchange(session: sessionC.handle, protocolID: .forTesting)
         let reply = try await exchange.request(opcode: 1, payload: [4, 5], timeout: .seconds(5))
         #expect(reply.payload == [5, 4])

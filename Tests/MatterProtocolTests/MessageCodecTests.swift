@@ -6,8 +6,10 @@ import Testing
 @Suite("Message codec (spec 4.4)")
 struct MessageCodecTests {
     /// A PBKDFParamRequest as sent by a commissioner (captured from chip-tool, published in matter.js's tests).
-    static let capturedPBKDFParamRequest = [UInt8](hexString:
-        "040000000a4ff2177ea0c8a7cb6a63520520d3640000153001204715a406c6b0496ad52039e347db8528cb69a1cb2fce6f2318552ae65e103aca250233dc240300280435052501881325022c011818")!
+    static let capturedPBKDFParamRequest = [UInt8](
+        hexString:
+            "040000000a4ff2177ea0c8a7cb6a63520520d3640000153001204715a406c6b0496ad52039e347db8528cb69a1cb2fce6f2318552ae65e103aca250233dc240300280435052501881325022c011818"
+    )!
 
     @Test func decodesCapturedUnsecuredMessage() throws {
         let bytes = Self.capturedPBKDFParamRequest
@@ -61,20 +63,26 @@ struct MessageCodecTests {
     }
 
     @Test func messageHeaderFieldLayout() throws {
-        let h = MessageHeader(sessionID: 0x0102, messageCounter: 0x0A0B_0C0D, sourceNodeID: 0x1112_1314_1516_1718,
-                              destination: .group(0x2122), sessionType: .group, isControlMessage: true)
+        let h = MessageHeader(
+            sessionID: 0x0102, messageCounter: 0x0A0B_0C0D, sourceNodeID: 0x1112_1314_1516_1718,
+            destination: .group(0x2122), sessionType: .group, isControlMessage: true)
         // flags: S | DSIZ=2; security: C | group; all integers little-endian.
-        #expect(try h.encoded() == [0x06, 0x02, 0x01, 0x41, 0x0D, 0x0C, 0x0B, 0x0A,
-                                    0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, 0x22, 0x21])
+        #expect(
+            try h.encoded() == [
+                0x06, 0x02, 0x01, 0x41, 0x0D, 0x0C, 0x0B, 0x0A,
+                0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, 0x22, 0x21,
+            ])
     }
 
     @Test(arguments: [
         ProtocolHeader(isInitiator: true, needsAcknowledgement: true, opcode: 0x08, exchangeID: 1, protocolID: .interactionModel),
-        ProtocolHeader(isInitiator: false, acknowledgedMessageCounter: 0x1234_5678, opcode: 0x10, exchangeID: 0xFFFF,
-                       protocolID: .secureChannel),
+        ProtocolHeader(
+            isInitiator: false, acknowledgedMessageCounter: 0x1234_5678, opcode: 0x10, exchangeID: 0xFFFF,
+            protocolID: .secureChannel),
         ProtocolHeader(isInitiator: true, opcode: 0x01, exchangeID: 9, protocolID: ProtocolID(vendorID: 0xFFF1, 0x8001)),
-        ProtocolHeader(isInitiator: false, needsAcknowledgement: true, acknowledgedMessageCounter: 1, opcode: 0x05,
-                       exchangeID: 2, protocolID: .bdx, securedExtensions: [9, 9]),
+        ProtocolHeader(
+            isInitiator: false, needsAcknowledgement: true, acknowledgedMessageCounter: 1, opcode: 0x05,
+            exchangeID: 2, protocolID: .bdx, securedExtensions: [9, 9]),
     ])
     func protocolHeaderRoundTrips(header: ProtocolHeader) throws {
         let bytes = try header.encoded(payload: [1, 2, 3])
@@ -84,8 +92,9 @@ struct MessageCodecTests {
     }
 
     @Test func protocolHeaderFieldLayout() throws {
-        let h = ProtocolHeader(isInitiator: true, needsAcknowledgement: true, acknowledgedMessageCounter: 0x0102_0304,
-                               opcode: 0x02, exchangeID: 0x0A0B, protocolID: ProtocolID(vendorID: 0xFFF1, 0x0005))
+        let h = ProtocolHeader(
+            isInitiator: true, needsAcknowledgement: true, acknowledgedMessageCounter: 0x0102_0304,
+            opcode: 0x02, exchangeID: 0x0A0B, protocolID: ProtocolID(vendorID: 0xFFF1, 0x0005))
         // flags I|A|R|V, opcode, exchange ID, vendor ID, protocol ID, ack counter.
         #expect(try h.encoded() == [0x17, 0x02, 0x0B, 0x0A, 0xF1, 0xFF, 0x05, 0x00, 0x04, 0x03, 0x02, 0x01])
     }
@@ -132,9 +141,10 @@ struct MessageCodecTests {
     }
 
     @Test func sessionParametersTLV() throws {
-        let p = SessionParameters(idleInterval: .milliseconds(5000), activeInterval: .milliseconds(300),
-                                  activeThreshold: .milliseconds(4000), dataModelRevision: 17,
-                                  interactionModelRevision: 11, specificationVersion: 0x0103_0000, maxPathsPerInvoke: 1)
+        let p = SessionParameters(
+            idleInterval: .milliseconds(5000), activeInterval: .milliseconds(300),
+            activeThreshold: .milliseconds(4000), dataModelRevision: 17,
+            interactionModelRevision: 11, specificationVersion: 0x0103_0000, maxPathsPerInvoke: 1)
         let element = p.tlv(tag: .context(5))
         #expect(try SessionParameters(tlv: element.value) == p)
         // Absent fields take the spec defaults.

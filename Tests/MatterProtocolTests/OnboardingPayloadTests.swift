@@ -23,8 +23,9 @@ import Testing
     }
 
     @Test func qrCodeRoundTrips() throws {
-        let payload = OnboardingPayload(vendorID: 0xFFF1, productID: 0x8001, discriminator: 3840, passcode: 20202021,
-                                        discoveryCapabilities: .onNetwork)
+        let payload = OnboardingPayload(
+            vendorID: 0xFFF1, productID: 0x8001, discriminator: 3840, passcode: 20202021,
+            discoveryCapabilities: .onNetwork)
         let qr = try payload.qrCode()
         #expect(qr.hasPrefix("MT:"))
         #expect(qr.count == 3 + 19)  // 11 bytes → 3×5 + 4 Base38 characters

@@ -15,8 +15,9 @@ struct PASETests {
         init(passcode: UInt32 = 20202021, maxFailures: Int = 20) async throws {
             device = try await LoopbackNode.start()
             controller = try await LoopbackNode.start()
-            server = SecureChannelServer(manager: device.manager,
-                                         configuration: .init(maxPASEFailures: maxFailures, stepTimeout: .seconds(10)))
+            server = SecureChannelServer(
+                manager: device.manager,
+                configuration: .init(maxPASEFailures: maxFailures, stepTimeout: .seconds(10)))
             await device.manager.register(server, for: .secureChannel)
             await server.openCommissioningWindow(try PASEVerifierParameters(passcode: passcode, iterations: 1000, salt: PASETests.salt))
         }
@@ -134,8 +135,9 @@ struct PASETests {
             let unsecured = await node.manager.openUnsecuredSession(to: device)
             let exchange = try await node.manager.openExchange(session: unsecured, protocolID: .secureChannel)
             let requestBytes = PBKDFParamRequest(initiatorRandom: SecureRandom.bytes(32), initiatorSessionID: 0x4242).encoded()
-            let reply = try await exchange.request(opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
-                                                   payload: requestBytes, timeout: .seconds(10))
+            let reply = try await exchange.request(
+                opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
+                payload: requestBytes, timeout: .seconds(10))
             return (exchange, requestBytes, reply)
         }
 
@@ -143,16 +145,18 @@ struct PASETests {
         static func begin(from node: LoopbackNode, to device: SocketAddress) async throws -> HandPASE {
             let (exchange, requestBytes, reply) = try await request(from: node, to: device)
             #expect(reply.opcode == SecureChannelOpcode.pbkdfParamResponse.rawValue)
-            return HandPASE(exchange: exchange, requestBytes: requestBytes, responseBytes: reply.payload,
-                            response: try PBKDFParamResponse(decoding: reply.payload))
+            return HandPASE(
+                exchange: exchange, requestBytes: requestBytes, responseBytes: reply.payload,
+                response: try PBKDFParamResponse(decoding: reply.payload))
         }
 
         /// Pake1 with `passcode` → Pake2; returns the prover and whether cB says the passcode was right.
         func guess(_ passcode: UInt32) async throws -> (Spake2pProver, Pake2, right: Bool) {
             let context = Spake2p.matterContext(pbkdfParamRequest: requestBytes, pbkdfParamResponse: responseBytes)
             let prover = try Spake2pProver(context: context, passcode: passcode, salt: PASETests.salt, iterations: 1000)
-            let reply = try await exchange.request(opcode: SecureChannelOpcode.pake1.rawValue,
-                                                   payload: Pake1(pA: prover.shareX).encoded(), timeout: .seconds(10))
+            let reply = try await exchange.request(
+                opcode: SecureChannelOpcode.pake1.rawValue,
+                payload: Pake1(pA: prover.shareX).encoded(), timeout: .seconds(10))
             #expect(reply.opcode == SecureChannelOpcode.pake2.rawValue)
             let pake2 = try Pake2(decoding: reply.payload)
             let right = (try? prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)) != nil
@@ -198,8 +202,9 @@ struct PASETests {
         let (prover, pake2, right) = try await commissioner.guess(20202021)
         #expect(right)
         let (confirmationA, _) = try prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)
-        let status = try await commissioner.exchange.request(opcode: SecureChannelOpcode.pake3.rawValue,
-                                                             payload: Pake3(cA: confirmationA).encoded(), timeout: .seconds(10))
+        let status = try await commissioner.exchange.request(
+            opcode: SecureChannelOpcode.pake3.rawValue,
+            payload: Pake3(cA: confirmationA).encoded(), timeout: .seconds(10))
         #expect(try StatusReport.decode(status.payload).isSuccess)
         #expect(await f.server.paseFailureCount == 0)
         #expect(await f.device.manager.allSessions().contains { $0.kind == .pase })

@@ -40,8 +40,9 @@ struct ReliabilityTests {
             let config = ExchangeManager.Configuration(jitter: { 0 })
             a = ExchangeManager(transport: aTransport, configuration: config, clock: clock)
             b = ExchangeManager(transport: bTransport, configuration: config, clock: clock)
-            (sessionA, sessionB) = try await installSessionPair(initiator: a, aAddress: aTransport.address,
-                                                                responder: b, bAddress: bTransport.address)
+            (sessionA, sessionB) = try await installSessionPair(
+                initiator: a, aAddress: aTransport.address,
+                responder: b, bAddress: bTransport.address)
         }
 
         func decodeFromA(_ index: Int) async throws -> (MessageHeader, ProtocolHeader) {
@@ -233,7 +234,8 @@ struct ReliabilityTests {
 
         // A genuine new message from a new address moves the session there.
         let roamed = try SocketAddress(ipAddress: "127.0.0.1", port: 1001)
-        let fresh = try await p.a.sealForTest(session: p.sessionA.handle,
+        let fresh = try await p.a.sealForTest(
+            session: p.sessionA.handle,
             ProtocolHeader(isInitiator: true, needsAcknowledgement: false, opcode: 1, exchangeID: 777, protocolID: .forTesting))
         p.network.inject(fresh, from: roamed, to: p.bTransport.address)
         #expect(await eventually { await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == roamed })
@@ -247,12 +249,16 @@ struct ReliabilityTests {
         let aTransport = network.makeTransport(port: 1000)
         let bTransport = network.makeTransport(port: 2000)
         let a = ExchangeManager(transport: aTransport, configuration: .init(jitter: { 0 }), clock: clock)
-        let b = ExchangeManager(transport: bTransport,
-                                configuration: .init(maxExchanges: 8, maxExchangesPerSession: 4, jitter: { 0 }), clock: clock)
+        let b = ExchangeManager(
+            transport: bTransport,
+            configuration: .init(maxExchanges: 8, maxExchangesPerSession: 4, jitter: { 0 }), clock: clock)
         var sessions: [SessionInfo] = []
         for _ in 0..<3 {
-            sessions.append(try await installSessionPair(initiator: a, aAddress: aTransport.address,
-                                                         responder: b, bAddress: bTransport.address).0)
+            sessions.append(
+                try await installSessionPair(
+                    initiator: a, aAddress: aTransport.address,
+                    responder: b, bAddress: bTransport.address
+                ).0)
         }
         let silent = SilentHandler(hold: .seconds(300))
         await b.register(silent, for: .forTesting)
@@ -304,7 +310,8 @@ struct ReliabilityTests {
         // A "response" (I flag clear) on an exchange B never opened.
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         _ = exchange
-        let bytes = try await p.a.sealForTest(session: p.sessionA.handle,
+        let bytes = try await p.a.sealForTest(
+            session: p.sessionA.handle,
             ProtocolHeader(isInitiator: false, needsAcknowledgement: true, opcode: 3, exchangeID: 4242, protocolID: .forTesting))
         p.network.inject(bytes, from: p.aTransport.address, to: p.bTransport.address)
         #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 1 })

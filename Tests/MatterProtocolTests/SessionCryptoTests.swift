@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Message security (spec 4.6, 4.8)")
 struct SessionCryptoTests {
-    let keys = SessionKeys(i2rKey: [UInt8](repeating: 0x11, count: 16), r2iKey: [UInt8](repeating: 0x22, count: 16),
-                           attestationChallenge: [UInt8](repeating: 0x33, count: 16))
+    let keys = SessionKeys(
+        i2rKey: [UInt8](repeating: 0x11, count: 16), r2iKey: [UInt8](repeating: 0x22, count: 16),
+        attestationChallenge: [UInt8](repeating: 0x33, count: 16))
 
     @Test func nonceLayout() {
         let nonce = SessionCipher.nonce(securityFlags: 0x41, messageCounter: 0x0102_0304, sourceNodeID: 0x1112_1314_1516_1718)
@@ -17,8 +18,10 @@ struct SessionCryptoTests {
         let initiator = try SessionCipher(keys: keys, role: .initiator, localNodeID: 0xAAAA, peerNodeID: 0xBBBB)
         let responder = try SessionCipher(keys: keys, role: .responder, localNodeID: 0xBBBB, peerNodeID: 0xAAAA)
         let header = MessageHeader(sessionID: 0x1234, messageCounter: 1000)
-        let plaintext = try ProtocolHeader(isInitiator: true, needsAcknowledgement: true, opcode: 2, exchangeID: 5,
-                                           protocolID: .interactionModel).encoded(payload: Array("hello".utf8))
+        let plaintext = try ProtocolHeader(
+            isInitiator: true, needsAcknowledgement: true, opcode: 2, exchangeID: 5,
+            protocolID: .interactionModel
+        ).encoded(payload: Array("hello".utf8))
         let datagram = try initiator.seal(header: header, protocolMessage: plaintext)
         let headerLength = try header.encoded().count
         #expect(datagram.count == headerLength + plaintext.count + 16)
@@ -33,8 +36,10 @@ struct SessionCryptoTests {
 
         // And the reverse direction uses R2I.
         let back = try responder.seal(header: MessageHeader(sessionID: 0x9999, messageCounter: 7), protocolMessage: [1, 2, 3])
-        #expect(try initiator.open(datagram: back, header: MessageHeader(sessionID: 0x9999, messageCounter: 7),
-                                   headerLength: 8) == [1, 2, 3])
+        #expect(
+            try initiator.open(
+                datagram: back, header: MessageHeader(sessionID: 0x9999, messageCounter: 7),
+                headerLength: 8) == [1, 2, 3])
     }
 
     @Test func tamperingOrWrongNonceFails() throws {
@@ -69,14 +74,14 @@ struct SessionCryptoTests {
         var c = PeerMessageCounter(synchronizedAt: 0)
         #expect(c.acceptEncryptedUnicast(100) == .new)
         #expect(c.acceptEncryptedUnicast(100) == .duplicate)
-        #expect(c.acceptEncryptedUnicast(99) == .new)          // late but inside the window
+        #expect(c.acceptEncryptedUnicast(99) == .new)  // late but inside the window
         #expect(c.acceptEncryptedUnicast(99) == .duplicate)
-        #expect(c.acceptEncryptedUnicast(68) == .new)          // offset 32: the window's oldest slot
-        #expect(c.acceptEncryptedUnicast(67) == .duplicate)    // offset 33: before the window
-        #expect(c.acceptEncryptedUnicast(131) == .new)         // shift by 31
-        #expect(c.acceptEncryptedUnicast(100) == .duplicate)   // still remembered at offset 31
+        #expect(c.acceptEncryptedUnicast(68) == .new)  // offset 32: the window's oldest slot
+        #expect(c.acceptEncryptedUnicast(67) == .duplicate)  // offset 33: before the window
+        #expect(c.acceptEncryptedUnicast(131) == .new)  // shift by 31
+        #expect(c.acceptEncryptedUnicast(100) == .duplicate)  // still remembered at offset 31
         #expect(c.acceptEncryptedUnicast(101) == .new)
-        #expect(c.acceptEncryptedUnicast(1000) == .new)        // big jump clears the window
+        #expect(c.acceptEncryptedUnicast(1000) == .new)  // big jump clears the window
         #expect(c.acceptEncryptedUnicast(999) == .new)
         #expect(c.acceptEncryptedUnicast(131) == .duplicate)
         // No rollover for encrypted unicast: a wrapped counter is old.
@@ -93,12 +98,12 @@ struct SessionCryptoTests {
 
     @Test func unencryptedCountersRollOverAndResync() {
         var c = PeerMessageCounter()
-        #expect(c.acceptUnencrypted(0xFFFF_FFF0) == .new)      // first message sets the counter
+        #expect(c.acceptUnencrypted(0xFFFF_FFF0) == .new)  // first message sets the counter
         #expect(c.acceptUnencrypted(0xFFFF_FFF0) == .duplicate)
-        #expect(c.acceptUnencrypted(3) == .new)                // rollover is fine
-        #expect(c.acceptUnencrypted(0xFFFF_FFF5) == .new)      // inside the window across the wrap
+        #expect(c.acceptUnencrypted(3) == .new)  // rollover is fine
+        #expect(c.acceptUnencrypted(0xFFFF_FFF5) == .new)  // inside the window across the wrap
         #expect(c.acceptUnencrypted(0xFFFF_FFF5) == .duplicate)
-        #expect(c.acceptUnencrypted(0x8000_0000) == .new)      // far behind: the peer restarted
+        #expect(c.acceptUnencrypted(0x8000_0000) == .new)  // far behind: the peer restarted
         #expect(c.maxCounter == 0x8000_0000)
         #expect(c.acceptUnencrypted(0x8000_0000) == .duplicate)
     }

@@ -88,20 +88,25 @@ func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () asyn
 }
 
 /// Installs a matching PASE session pair in two managers (keys shared, IDs crossed).
-func installSessionPair(initiator a: ExchangeManager, aAddress: SocketAddress,
-                        responder b: ExchangeManager, bAddress: SocketAddress,
-                        kind: SessionKind = .pase, initiatorNodeID: UInt64 = 0,
-                        responderNodeID: UInt64 = 0) async throws -> (SessionInfo, SessionInfo) {
-    let keys = SessionKeys(i2rKey: SecureRandom.bytes(16), r2iKey: SecureRandom.bytes(16),
-                           attestationChallenge: SecureRandom.bytes(16))
+func installSessionPair(
+    initiator a: ExchangeManager, aAddress: SocketAddress,
+    responder b: ExchangeManager, bAddress: SocketAddress,
+    kind: SessionKind = .pase, initiatorNodeID: UInt64 = 0,
+    responderNodeID: UInt64 = 0
+) async throws -> (SessionInfo, SessionInfo) {
+    let keys = SessionKeys(
+        i2rKey: SecureRandom.bytes(16), r2iKey: SecureRandom.bytes(16),
+        attestationChallenge: SecureRandom.bytes(16))
     let aID = try #require(await a.allocateSessionID())
     let bID = try #require(await b.allocateSessionID())
-    let infoA = try await a.installSecureSession(SecureSessionParameters(
-        kind: kind, role: .initiator, localSessionID: aID, peerSessionID: bID, keys: keys,
-        localNodeID: initiatorNodeID, peerNodeID: responderNodeID, peerAddress: bAddress))
-    let infoB = try await b.installSecureSession(SecureSessionParameters(
-        kind: kind, role: .responder, localSessionID: bID, peerSessionID: aID, keys: keys,
-        localNodeID: responderNodeID, peerNodeID: initiatorNodeID, peerAddress: aAddress))
+    let infoA = try await a.installSecureSession(
+        SecureSessionParameters(
+            kind: kind, role: .initiator, localSessionID: aID, peerSessionID: bID, keys: keys,
+            localNodeID: initiatorNodeID, peerNodeID: responderNodeID, peerAddress: bAddress))
+    let infoB = try await b.installSecureSession(
+        SecureSessionParameters(
+            kind: kind, role: .responder, localSessionID: bID, peerSessionID: aID, keys: keys,
+            localNodeID: responderNodeID, peerNodeID: initiatorNodeID, peerAddress: aAddress))
     return (infoA, infoB)
 }
 

@@ -41,8 +41,9 @@ struct CloudOnlyClusterTests {
                 #expect(clusterIDs(lanServers).contains(ClusterIDs.onOff.rawValue))
                 #expect(!clusterIDs(lanServers).contains(Level.cluster.rawValue))
                 #expect(try await commissioner.read(session, 1, Level.cluster, 0x0000) == .failure(InteractionStatus(.unsupportedCluster)))
-                let moveOverLAN = try await commissioner.status(session, 1, Level.cluster, Level.moveToLevel,
-                                                                fields((0, u(50)), (1, u(0)), (2, u(0)), (3, u(0))))
+                let moveOverLAN = try await commissioner.status(
+                    session, 1, Level.cluster, Level.moveToLevel,
+                    fields((0, u(50)), (1, u(0)), (2, u(0)), (3, u(0))))
                 #expect(moveOverLAN == InteractionStatus(.unsupportedCluster))
                 // Over UDP the endpoint claims the device type its clusters conform to: without
                 // Level Control a Dimmable Light (0x0101) is an On/Off Light (0x0100), which the
@@ -50,7 +51,10 @@ struct CloudOnlyClusterTests {
                 let lanTypes = try await commissioner.read(session, 1, Level.descriptor, 0x0000).get()
                 #expect((lanTypes.members ?? []).compactMap { $0.value[context: 0]?.uintValue } == [0x0100])
                 let relayTypes = try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.deviceTypeList)])
-                #expect((try relayTypes.result(Level.deviceTypeList)?.get().members ?? []).compactMap { $0.value[context: 0]?.uintValue } == [0x0101])
+                #expect(
+                    (try relayTypes.result(Level.deviceTypeList)?.get().members ?? []).compactMap { $0.value[context: 0]?.uintValue } == [
+                        0x0101
+                    ])
                 let wildcard = try await commissioner.read(session, paths: [AttributePathIB(endpoint: 1)])
                 #expect(wildcard.reportedClusters.contains(ClusterPath(endpoint: 1, cluster: ClusterIDs.onOff)))
                 #expect(!wildcard.reportedClusters.contains(ClusterPath(endpoint: 1, cluster: Level.cluster)))
@@ -58,21 +62,25 @@ struct CloudOnlyClusterTests {
 
                 // Through the relay, as the commissioner's Administer subject: the whole node.
                 let relayServers = try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.serverList)])
-                #expect(Set(clusterIDs(try relayServers.result(Level.serverList)?.get()))
+                #expect(
+                    Set(clusterIDs(try relayServers.result(Level.serverList)?.get()))
                         == Set(clusterIDs(lanServers)).union([Level.cluster.rawValue]))
-                #expect(try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.currentLevel)])
-                    .result(Level.currentLevel) == .success(.unsigned(100)))
+                #expect(
+                    try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.currentLevel)])
+                        .result(Level.currentLevel) == .success(.unsigned(100)))
                 let moved = try await controller.invoke(node.serialNumber, Level.moveToLevel(42))
                 #expect(moved.firstStatus == .success)
-                #expect(try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.currentLevel)])
-                    .result(Level.currentLevel) == .success(.unsigned(42)))
+                #expect(
+                    try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.currentLevel)])
+                        .result(Level.currentLevel) == .success(.unsigned(42)))
                 #expect(try await commissioner.read(session, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
                 let whole = try await controller.read(node.serialNumber, paths: [AttributePathIB(endpoint: 1)])
                 #expect(whole.reportedClusters.contains(ClusterPath(endpoint: 1, cluster: Level.cluster)))
                 // Matter clusters answer both ways.
-                #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x00) == .success) // Off
-                #expect(try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.onOff)])
-                    .result(Level.onOff) == .success(.bool(false)))
+                #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x00) == .success)  // Off
+                #expect(
+                    try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.onOff)])
+                        .result(Level.onOff) == .success(.bool(false)))
             }
 
             await commissioner.stop()

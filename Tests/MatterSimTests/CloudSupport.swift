@@ -75,16 +75,18 @@ struct ProfileNode {
     static func start(profile: String, stateDirectory: URL, relay: CloudEndpoint? = nil) async throws -> ProfileNode {
         let loader = ProfileLoader()
         let device = try loader.loadDevice(file: shippedProfiles.appendingPathComponent(profile).path)
-        let launch = try NodeLaunch(device: device, model: loader.model,
-                                    command: NodeLaunchOptions(port: 0, stateDir: stateDirectory.path, authority: testAuthority),
-                                    logger: quietLogger)
+        let launch = try NodeLaunch(
+            device: device, model: loader.model,
+            command: NodeLaunchOptions(port: 0, stateDir: stateDirectory.path, authority: testAuthority),
+            logger: quietLogger)
         var configuration = launch.serverConfiguration
         configuration.binding = .addresses(["127.0.0.1"])
         configuration.advertisement = nil
         let server = try await NodeServer(node: launch.node, configuration: configuration, logger: quietLogger)
         let cloud = relay.map {
-            CloudLink(endpoint: $0, deviceID: device.identity.serialNumber, label: device.name, stateDirectory: launch.stateDirectory,
-                      server: server, settings: fastRelaySettings(), logger: quietLogger)
+            CloudLink(
+                endpoint: $0, deviceID: device.identity.serialNumber, label: device.name, stateDirectory: launch.stateDirectory,
+                server: server, settings: fastRelaySettings(), logger: quietLogger)
         }
         let tasks = Task {
             await withTaskGroup(of: Void.self) { group in
@@ -109,8 +111,10 @@ struct ProfileNode {
 }
 
 /// A controller of the relay's home, running until `body` returns.
-func withRelayController<T: Sendable>(url: String, homeToken: String,
-                                      _ body: @escaping @Sendable (RelayControllerClient) async throws -> T) async throws -> T {
+func withRelayController<T: Sendable>(
+    url: String, homeToken: String,
+    _ body: @escaping @Sendable (RelayControllerClient) async throws -> T
+) async throws -> T {
     var configuration = RelayControllerClient.Configuration()
     configuration.settings = fastRelaySettings()
     configuration.operationTimeout = .seconds(10)
@@ -141,10 +145,11 @@ extension ReportDataMessage {
 
     /// Clusters that reported any attribute.
     var reportedClusters: Set<ClusterPath> {
-        Set(attributeReports.compactMap { report in
-            guard case .data(let data) = report, let path = data.path.concretePath else { return nil }
-            return ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
-        })
+        Set(
+            attributeReports.compactMap { report in
+                guard case .data(let data) = report, let path = data.path.concretePath else { return nil }
+                return ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
+            })
     }
 }
 
@@ -154,8 +159,9 @@ extension LoopbackCommissioner {
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
             var merged = ReportDataMessage()
-            var reply = try await exchange.request(opcode: InteractionOpcode.readRequest.rawValue,
-                                                   payload: ReadRequestMessage(attributeRequests: paths).encoded(), timeout: timeout)
+            var reply = try await exchange.request(
+                opcode: InteractionOpcode.readRequest.rawValue,
+                payload: ReadRequestMessage(attributeRequests: paths).encoded(), timeout: timeout)
             while true {
                 guard reply.opcode == InteractionOpcode.reportData.rawValue else {
                     throw CommissionerError("read: answered opcode \(reply.opcode)")
@@ -163,8 +169,9 @@ extension LoopbackCommissioner {
                 let report = try ReportDataMessage(payload: reply.payload)
                 merged.attributeReports += report.attributeReports
                 guard report.moreChunkedMessages else { break }
-                reply = try await exchange.request(opcode: InteractionOpcode.statusResponse.rawValue,
-                                                   payload: StatusResponseMessage(status: .success).encoded(), timeout: timeout)
+                reply = try await exchange.request(
+                    opcode: InteractionOpcode.statusResponse.rawValue,
+                    payload: StatusResponseMessage(status: .success).encoded(), timeout: timeout)
             }
             await exchange.close()
             return merged
@@ -187,9 +194,11 @@ enum Level {
 
     /// MoveToLevelWithOnOff(level, transition 0, no option masks).
     static func moveToLevel(_ level: UInt8) -> InvokeRequestMessage {
-        InvokeRequestMessage(invokeRequests: [CommandDataIB(
-            path: CommandPathIB(endpoint: 1, cluster: cluster, command: CommandID(moveToLevel)),
-            fields: fields((0, u(level)), (1, u(0)), (2, u(0)), (3, u(0))))])
+        InvokeRequestMessage(invokeRequests: [
+            CommandDataIB(
+                path: CommandPathIB(endpoint: 1, cluster: cluster, command: CommandID(moveToLevel)),
+                fields: fields((0, u(level)), (1, u(0)), (2, u(0)), (3, u(0))))
+        ])
     }
 }
 

@@ -40,8 +40,12 @@ struct EventTests {
         #expect(startUp.epochTimestamp.map { $0 <= now && now - $0 < 60_000 } == true)
         // EventMin past it: nothing; a cluster or endpoint that is not there: a status.
         #expect(try await commissioner.readEvents(session, [all], eventMin: startUp.eventNumber + 1).isEmpty)
-        let missing = try await commissioner.readEvents(session, [EventPathIB(endpoint: 0, cluster: Self.onOff),
-                                                                  EventPathIB(endpoint: 7, cluster: Self.basic)])
+        let missing = try await commissioner.readEvents(
+            session,
+            [
+                EventPathIB(endpoint: 0, cluster: Self.onOff),
+                EventPathIB(endpoint: 7, cluster: Self.basic),
+            ])
         let statuses = missing.compactMap { report -> StatusCode? in
             if case .status(let s) = report { return s.status.status.status }
             return nil
@@ -70,8 +74,10 @@ struct EventTests {
         let session = try await commissioner.commission(try running.address, passcode: testPasscode).caseSession
 
         // Urgent on StartUp (event 0), not on Leave (event 2); priming carries the StartUp.
-        let paths = [EventPathIB(endpoint: 0, cluster: Self.basic, event: EventID(0), isUrgent: true),
-                     EventPathIB(endpoint: 0, cluster: Self.basic, event: EventID(2))]
+        let paths = [
+            EventPathIB(endpoint: 0, cluster: Self.basic, event: EventID(0), isUrgent: true),
+            EventPathIB(endpoint: 0, cluster: Self.basic, event: EventID(2)),
+        ]
         let (id, priming) = try await commissioner.subscribeEvents(session, paths, minInterval: 0, maxInterval: 4)
         #expect(startUps(priming).count == 1)
 

@@ -58,7 +58,8 @@ struct FaultControlTests {
                 #expect(!node.server.isLANUp)
                 await #expect(throws: (any Error).self) { _ = try await commissioner.read(session, paths: onOff, timeout: .seconds(3)) }
                 #expect(node.server.droppedDatagrams.inbound > 0)
-                #expect(try await controller.read(serial, paths: [AttributePathIB(Level.currentLevel)]).result(Level.currentLevel)
+                #expect(
+                    try await controller.read(serial, paths: [AttributePathIB(Level.currentLevel)]).result(Level.currentLevel)
                         == .success(.unsigned(100)))
 
                 // lan-up: the same session works again (nobody closed it).
@@ -102,13 +103,17 @@ struct FaultControlTests {
                 let fresh = try await commissioner.caseSession(try node.address, deviceNodeID: 0x4D0A)
                 #expect(try await commissioner.read(fresh, paths: onOff).result(Level.onOff) == .success(.bool(true)))
                 #expect(await node.server.node.fabrics.count == 1)
-                #expect(try await controller.read(serial, paths: [AttributePathIB(Level.currentLevel)]).result(Level.currentLevel)
+                #expect(
+                    try await controller.read(serial, paths: [AttributePathIB(Level.currentLevel)]).result(Level.currentLevel)
                         == .success(.unsigned(100)))
             }
 
             // Mistakes are answered, not acted on.
-            #expect(try await Self.fault("no-such-node", "lan-down", at: socket).error?.hasPrefix("no node 'no-such-node' in this simulator; it runs: Cloud Dimmer (SIM-CD-0001)") == true)
-            #expect(try await Self.fault(serial, "unplug", at: socket).error
+            #expect(
+                try await Self.fault("no-such-node", "lan-down", at: socket).error?.hasPrefix(
+                    "no node 'no-such-node' in this simulator; it runs: Cloud Dimmer (SIM-CD-0001)") == true)
+            #expect(
+                try await Self.fault(serial, "unplug", at: socket).error
                     == "unknown action 'unplug'; expected one of: lan-down, lan-up, cloud-down, cloud-up, power-off, power-on")
             #expect(node.server.isLANUp)
 
@@ -132,8 +137,9 @@ struct FaultControlTests {
         #expect(result.errors.contains("no running simulator at \(socket)"), "\(result.errors)")
         result = try await Self.run([matterSim, "fault", "--control", socket, "all", "unplug"])
         #expect(result.status != 0)
-        #expect(result.errors.contains("unknown action 'unplug'; expected one of: lan-down, lan-up, cloud-down, cloud-up, power-off, power-on"),
-                "\(result.errors)")
+        #expect(
+            result.errors.contains("unknown action 'unplug'; expected one of: lan-down, lan-up, cloud-down, cloud-up, power-off, power-on"),
+            "\(result.errors)")
 
         let lamp = try await RunningNode.start(stateDirectory: directory.appendingPathComponent("lamp"))
         let spare = try await RunningNode.start(stateDirectory: directory.appendingPathComponent("spare"))
@@ -159,7 +165,9 @@ struct FaultControlTests {
 
         result = try await Self.run([matterSim, "fault", "--control", socket, "all", "cloud-down"])
         #expect(result.status == 0)
-        #expect(result.output.contains("[2/2] Lamp (SER-SPARE): LAN up, no cloud relay, power on (skipped: no cloud relay (the profile names none))"))
+        #expect(
+            result.output.contains(
+                "[2/2] Lamp (SER-SPARE): LAN up, no cloud relay, power on (skipped: no cloud relay (the profile names none))"))
         #expect(result.output.hasSuffix("cloud-down: 0 nodes, 2 skipped\n"))
 
         result = try await Self.run([matterSim, "fault", "--control", socket, "SER-SPARE", "cloud-down"])

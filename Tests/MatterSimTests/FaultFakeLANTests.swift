@@ -15,7 +15,8 @@ struct FaultFakeLANTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let fakelan = packageRoot.appendingPathComponent("scripts/fakelan.sh").path
-    static let canRun = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/avahi-daemon")
+    static let canRun =
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/avahi-daemon")
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/avahi-browse")
 
     /// Commissionable services host `ph` resolves right now.

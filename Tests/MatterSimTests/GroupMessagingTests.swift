@@ -41,8 +41,9 @@ struct GroupMessagingTests {
         let multicast = GroupMulticast.addressString(fabricID: fabric.fabricID, groupID: Self.hall)
         #expect(multicast.hasPrefix("ff35:40:fd"))
 
-        let key = try GroupOperationalKey(fabricIndex: fabric.index, keySetID: 0x01A1, groupIDs: [Self.hall],
-                                          epochKey: Self.epochKey, compressedFabricID: fabric.compressedFabricID)
+        let key = try GroupOperationalKey(
+            fabricIndex: fabric.index, keySetID: 0x01A1, groupIDs: [Self.hall],
+            epochKey: Self.epochKey, compressedFabricID: fabric.compressedFabricID)
         let sender = try await GroupSender.open(key: key, sourceNodeID: commissioner.adminNodeID, to: try running.address)
         defer { Task { await sender.close() } }
 
@@ -54,12 +55,18 @@ struct GroupMessagingTests {
         // Grant the group Operate (Group auth mode, subject = group ID), keeping the admin entry.
         let acl = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
         let entries = TLVValue.array([
-            TLVElement(.structure([TLVElement(tag: .context(1), .unsigned(5)), TLVElement(tag: .context(2), .unsigned(2)),
-                                   TLVElement(tag: .context(3), .array([TLVElement(.unsigned(commissioner.adminNodeID))])),
-                                   TLVElement(tag: .context(4), .null)])),
-            TLVElement(.structure([TLVElement(tag: .context(1), .unsigned(3)), TLVElement(tag: .context(2), .unsigned(3)),
-                                   TLVElement(tag: .context(3), .array([TLVElement(.unsigned(UInt64(Self.hall)))])),
-                                   TLVElement(tag: .context(4), .null)])),
+            TLVElement(
+                .structure([
+                    TLVElement(tag: .context(1), .unsigned(5)), TLVElement(tag: .context(2), .unsigned(2)),
+                    TLVElement(tag: .context(3), .array([TLVElement(.unsigned(commissioner.adminNodeID))])),
+                    TLVElement(tag: .context(4), .null),
+                ])),
+            TLVElement(
+                .structure([
+                    TLVElement(tag: .context(1), .unsigned(3)), TLVElement(tag: .context(2), .unsigned(3)),
+                    TLVElement(tag: .context(3), .array([TLVElement(.unsigned(UInt64(Self.hall)))])),
+                    TLVElement(tag: .context(4), .null),
+                ])),
         ])
         #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(acl), data: entries)]) == [.success])
 
@@ -71,9 +78,10 @@ struct GroupMessagingTests {
         try await sender.send(group: Self.hall, command: 0x01, counter: 101)
         // Another group (the light is not in it), and the right group under another key.
         try await sender.send(group: 0x0102, command: 0x01, counter: 102)
-        let stranger = try GroupOperationalKey(fabricIndex: fabric.index, keySetID: 0x01A1, groupIDs: [Self.hall],
-                                               epochKey: Array(repeating: 0x11, count: 16),
-                                               compressedFabricID: fabric.compressedFabricID)
+        let stranger = try GroupOperationalKey(
+            fabricIndex: fabric.index, keySetID: 0x01A1, groupIDs: [Self.hall],
+            epochKey: Array(repeating: 0x11, count: 16),
+            compressedFabricID: fabric.compressedFabricID)
         try await sender.send(group: Self.hall, command: 0x01, counter: 103, key: stranger)
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await onOffValue(commissioner, session) == false)
@@ -122,7 +130,9 @@ actor GroupSender {
 
     private func startReading() {
         let inbound = udp.inbound
-        reader = Task { var count = 0; for await _ in inbound { count += 1 }; return count }
+        reader = Task {
+            var count = 0; for await _ in inbound { count += 1 }; return count
+        }
     }
 
     /// Datagrams that came back (read after `close`).
@@ -135,14 +145,21 @@ actor GroupSender {
 
     func send(group: UInt16, command: UInt32, counter: UInt32, key other: GroupOperationalKey? = nil) throws {
         let key = other ?? self.key
-        let invoke = InvokeRequestMessage(suppressResponse: true, invokeRequests: [CommandDataIB(
-            path: CommandPathIB(endpoint: nil, cluster: ClusterID(0x0006), command: CommandID(command)), fields: .structure([]))])
-        let protocolHeader = ProtocolHeader(isInitiator: true, opcode: InteractionOpcode.invokeRequest.rawValue,
-                                            exchangeID: UInt16(truncatingIfNeeded: counter), protocolID: .interactionModel)
-        let header = MessageHeader(sessionID: key.sessionID, messageCounter: counter, sourceNodeID: sourceNodeID,
-                                   destination: .group(group), sessionType: .group)
-        udp.send(try key.seal(header: header, protocolMessage: try protocolHeader.encoded(payload: try invoke.encoded())),
-                 to: destination)
+        let invoke = InvokeRequestMessage(
+            suppressResponse: true,
+            invokeRequests: [
+                CommandDataIB(
+                    path: CommandPathIB(endpoint: nil, cluster: ClusterID(0x0006), command: CommandID(command)), fields: .structure([]))
+            ])
+        let protocolHeader = ProtocolHeader(
+            isInitiator: true, opcode: InteractionOpcode.invokeRequest.rawValue,
+            exchangeID: UInt16(truncatingIfNeeded: counter), protocolID: .interactionModel)
+        let header = MessageHeader(
+            sessionID: key.sessionID, messageCounter: counter, sourceNodeID: sourceNodeID,
+            destination: .group(group), sessionType: .group)
+        udp.send(
+            try key.seal(header: header, protocolMessage: try protocolHeader.encoded(payload: try invoke.encoded())),
+            to: destination)
     }
 
     func close() async { await udp.close() }

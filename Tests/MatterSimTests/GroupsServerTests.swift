@@ -37,8 +37,9 @@ struct GroupsServerTests {
         // GroupID 0 and a name over 16 bytes are constraint errors.
         let zero = try await commissioner.call(session, 1, Self.groups, 0x00, fields((0, u(0)), (1, .utf8("x"))))
         #expect(zero[context: 0]?.uintValue == UInt64(StatusCode.constraintError.rawValue))
-        let long = try await commissioner.call(session, 1, Self.groups, 0x00,
-                                               fields((0, u(Self.kitchen)), (1, .utf8(String(repeating: "n", count: 17)))))
+        let long = try await commissioner.call(
+            session, 1, Self.groups, 0x00,
+            fields((0, u(Self.kitchen)), (1, .utf8(String(repeating: "n", count: 17)))))
         #expect(long[context: 0]?.uintValue == UInt64(StatusCode.constraintError.rawValue))
 
         let viewed = try await commissioner.call(session, 1, Self.groups, 0x01, fields((0, u(Self.kitchen))))
@@ -48,7 +49,8 @@ struct GroupsServerTests {
 
         // GroupKeyManagement's GroupTable shows the membership of this fabric.
         guard case .success(let table) = try await commissioner.read(session, 0, Self.groupKeyManagement, 0x0001),
-              let entry = table.members?.first?.value else {
+            let entry = table.members?.first?.value
+        else {
             Issue.record("GroupTable does not read as a list with one entry")
             return
         }
@@ -62,13 +64,13 @@ struct GroupsServerTests {
         session = try await commissioner.caseSession(try running.address, deviceNodeID: commissioned.deviceNodeID)
         let membership = try await commissioner.call(session, 1, Self.groups, 0x02, fields((0, .array([]))))
         #expect(membership[context: 1]?.members?.compactMap { $0.value.uintValue } == [UInt64(Self.kitchen)])
-        #expect(membership[context: 0]?.uintValue == 3) // four groups per fabric, one used
+        #expect(membership[context: 0]?.uintValue == 3)  // four groups per fabric, one used
 
         let removed = try await commissioner.call(session, 1, Self.groups, 0x03, fields((0, u(Self.kitchen))))
         #expect(removed[context: 0]?.uintValue == 0)
         let again = try await commissioner.call(session, 1, Self.groups, 0x03, fields((0, u(Self.kitchen))))
         #expect(again[context: 0]?.uintValue == UInt64(StatusCode.notFound.rawValue))
-        #expect(try await commissioner.status(session, 1, Self.groups, 0x04) == .success) // RemoveAllGroups
+        #expect(try await commissioner.status(session, 1, Self.groups, 0x04) == .success)  // RemoveAllGroups
         let empty = try await commissioner.call(session, 1, Self.groups, 0x02, fields((0, .array([]))))
         #expect(empty[context: 1]?.members?.isEmpty == true)
         // AddGroupIfIdentifying while not identifying: SUCCESS, and nothing added.

@@ -52,9 +52,12 @@ func groupKeySet(_ id: UInt16, epochKey: [UInt8], startTime: UInt64) -> TLVValue
 /// GroupKeyManagement's GroupKeyMap (root endpoint) written with one group → key set entry.
 func groupKeyMapWrite(group: UInt16, keySet: UInt16) -> AttributeDataIB {
     let map = AttributePath(endpoint: 0, cluster: ClusterID(0x003F), attribute: AttributeID(0x0000))
-    let entry = TLVValue.array([TLVElement(.structure([
-        TLVElement(tag: .context(1), .unsigned(UInt64(group))), TLVElement(tag: .context(2), .unsigned(UInt64(keySet))),
-    ]))])
+    let entry = TLVValue.array([
+        TLVElement(
+            .structure([
+                TLVElement(tag: .context(1), .unsigned(UInt64(group))), TLVElement(tag: .context(2), .unsigned(UInt64(keySet))),
+            ]))
+    ])
     return AttributeDataIB(path: AttributePathIB(map), data: entry)
 }
 
@@ -87,8 +90,9 @@ final class LoopbackCommissioner: Sendable {
         self.manager = manager
         self.runner = runner
         root = try MatterCertificateIssuer.issueRoot(key: rootKey, rcacID: 1, fabricID: fabricID, notBefore: 0)
-        adminNOC = try MatterCertificateIssuer.issueNode(publicKey: adminKey.publicKey, nodeID: adminNodeID, fabricID: fabricID,
-                                                         issuer: root, issuerKey: rootKey, notBefore: 0)
+        adminNOC = try MatterCertificateIssuer.issueNode(
+            publicKey: adminKey.publicKey, nodeID: adminNodeID, fabricID: fabricID,
+            issuer: root, issuerKey: rootKey, notBefore: 0)
     }
 
     static func start() async throws -> LoopbackCommissioner {
@@ -106,8 +110,9 @@ final class LoopbackCommissioner: Sendable {
 
     /// Our side of the fabric, as CASE needs it.
     func operationalFabric(fabricIndex: FabricIndex = 1) throws -> OperationalFabric {
-        try OperationalFabric(fabricIndex: fabricIndex, nodeID: adminNodeID, rootCertificate: root.tlvEncoded,
-                              noc: adminNOC.tlvEncoded, icac: nil, ipkEpochKey: ipkEpochKey, operationalKey: adminKey)
+        try OperationalFabric(
+            fabricIndex: fabricIndex, nodeID: adminNodeID, rootCertificate: root.tlvEncoded,
+            noc: adminNOC.tlvEncoded, icac: nil, ipkEpochKey: ipkEpochKey, operationalKey: adminKey)
     }
 
     func pase(_ address: SocketAddress, passcode: UInt32, stepTimeout: Duration = .seconds(10)) async throws -> SessionInfo {
@@ -123,20 +128,28 @@ final class LoopbackCommissioner: Sendable {
 
     /// One command; the InvokeResponseIB the node answered with. `timed` sends a Timed
     /// Request first, on the same exchange.
-    func invoke(_ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32,
-                _ commandFields: TLVValue = .structure([]), timed: Bool = false) async throws -> InvokeResponseIB {
-        let request = InvokeRequestMessage(timedRequest: timed, invokeRequests: [CommandDataIB(
-            path: CommandPathIB(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: commandFields)])
+    func invoke(
+        _ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32,
+        _ commandFields: TLVValue = .structure([]), timed: Bool = false
+    ) async throws -> InvokeResponseIB {
+        let request = InvokeRequestMessage(
+            timedRequest: timed,
+            invokeRequests: [
+                CommandDataIB(
+                    path: CommandPathIB(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: commandFields)
+            ])
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
             if timed {
-                let answer = try await exchange.request(opcode: InteractionOpcode.timedRequest.rawValue,
-                                                        payload: TimedRequestMessage(timeout: 2000).encoded(), timeout: .seconds(10))
+                let answer = try await exchange.request(
+                    opcode: InteractionOpcode.timedRequest.rawValue,
+                    payload: TimedRequestMessage(timeout: 2000).encoded(), timeout: .seconds(10))
                 let status = try StatusResponseMessage(payload: answer.payload).status
                 guard status == .success else { throw CommissionerError("TimedRequest answered \(status)") }
             }
-            let reply = try await exchange.request(opcode: InteractionOpcode.invokeRequest.rawValue, payload: request.encoded(),
-                                                   timeout: .seconds(10))
+            let reply = try await exchange.request(
+                opcode: InteractionOpcode.invokeRequest.rawValue, payload: request.encoded(),
+                timeout: .seconds(10))
             await exchange.close()
             guard reply.opcode == InteractionOpcode.invokeResponse.rawValue else {
                 throw CommissionerError("invoke \(cluster)/\(command): answered opcode \(reply.opcode)")
@@ -151,8 +164,10 @@ final class LoopbackCommissioner: Sendable {
     }
 
     /// A command that must answer with a response command: its fields.
-    func call(_ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32,
-              _ commandFields: TLVValue = .structure([])) async throws -> TLVValue {
+    func call(
+        _ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32,
+        _ commandFields: TLVValue = .structure([])
+    ) async throws -> TLVValue {
         switch try await invoke(session, endpoint, cluster, command, commandFields) {
         case .command(let data): return data.fields ?? .structure([])
         case .status(let status): throw CommissionerError("\(cluster)/\(command) answered \(status.status)")
@@ -160,8 +175,10 @@ final class LoopbackCommissioner: Sendable {
     }
 
     /// A command that must answer with a status: that status.
-    func status(_ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32,
-                _ commandFields: TLVValue = .structure([]), timed: Bool = false) async throws -> InteractionStatus {
+    func status(
+        _ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ command: UInt32,
+        _ commandFields: TLVValue = .structure([]), timed: Bool = false
+    ) async throws -> InteractionStatus {
         switch try await invoke(session, endpoint, cluster, command, commandFields, timed: timed) {
         case .command(let data): throw CommissionerError("\(cluster)/\(command) answered a command \(data.path.command)")
         case .status(let status): return status.status.status
@@ -169,7 +186,9 @@ final class LoopbackCommissioner: Sendable {
     }
 
     /// Reads one attribute: its value, or the status the node reported for it.
-    func read(_ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ attribute: UInt32) async throws
+    func read(
+        _ session: SessionInfo, _ endpoint: EndpointNumber, _ cluster: ClusterID, _ attribute: UInt32
+    ) async throws
         -> Result<TLVValue, InteractionStatus>
     {
         let path = AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute))
@@ -190,8 +209,9 @@ final class LoopbackCommissioner: Sendable {
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
             var reports: [ReportDataMessage] = []
-            var reply = try await exchange.request(opcode: InteractionOpcode.readRequest.rawValue, payload: request.encoded(),
-                                                   timeout: .seconds(10))
+            var reply = try await exchange.request(
+                opcode: InteractionOpcode.readRequest.rawValue, payload: request.encoded(),
+                timeout: .seconds(10))
             while true {
                 guard reply.opcode == InteractionOpcode.reportData.rawValue else {
                     throw CommissionerError("\(what): answered opcode \(reply.opcode)")
@@ -199,8 +219,9 @@ final class LoopbackCommissioner: Sendable {
                 let report = try ReportDataMessage(payload: reply.payload)
                 reports.append(report)
                 guard report.moreChunkedMessages else { break }
-                reply = try await exchange.request(opcode: InteractionOpcode.statusResponse.rawValue,
-                                                   payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
+                reply = try await exchange.request(
+                    opcode: InteractionOpcode.statusResponse.rawValue,
+                    payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
             }
             await exchange.close()
             return reports
@@ -221,8 +242,9 @@ final class LoopbackCommissioner: Sendable {
         let request = WriteRequestMessage(writeRequests: writes)
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
-            let reply = try await exchange.request(opcode: InteractionOpcode.writeRequest.rawValue, payload: request.encoded(),
-                                                   timeout: .seconds(10))
+            let reply = try await exchange.request(
+                opcode: InteractionOpcode.writeRequest.rawValue, payload: request.encoded(),
+                timeout: .seconds(10))
             await exchange.close()
             guard reply.opcode == InteractionOpcode.writeResponse.rawValue else {
                 throw CommissionerError("write: answered opcode \(reply.opcode)")
@@ -236,26 +258,36 @@ final class LoopbackCommissioner: Sendable {
 
     /// Subscribes to one attribute: waits for the priming report and the SubscribeResponse.
     /// Later reports arrive on exchanges the node opens; see `ReportCollector`.
-    func subscribe(_ session: SessionInfo, _ path: AttributePath, minInterval: UInt16, maxInterval: UInt16) async throws
+    func subscribe(
+        _ session: SessionInfo, _ path: AttributePath, minInterval: UInt16, maxInterval: UInt16
+    ) async throws
         -> (subscriptionID: UInt32, priming: [AttributeReportIB])
     {
         try await subscribe(session, [AttributePathIB(path)], minInterval: minInterval, maxInterval: maxInterval)
     }
 
-    func subscribe(_ session: SessionInfo, _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16) async throws
+    func subscribe(
+        _ session: SessionInfo, _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16
+    ) async throws
         -> (subscriptionID: UInt32, priming: [AttributeReportIB])
     {
-        let (id, priming) = try await subscribe(session, SubscribeRequestMessage(
-            keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval, attributeRequests: paths))
+        let (id, priming) = try await subscribe(
+            session,
+            SubscribeRequestMessage(
+                keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval, attributeRequests: paths))
         return (id, priming.attributeReports)
     }
 
     /// Subscribes to events: the priming report's events and the subscription ID.
-    func subscribeEvents(_ session: SessionInfo, _ paths: [EventPathIB], minInterval: UInt16, maxInterval: UInt16) async throws
+    func subscribeEvents(
+        _ session: SessionInfo, _ paths: [EventPathIB], minInterval: UInt16, maxInterval: UInt16
+    ) async throws
         -> (subscriptionID: UInt32, priming: [EventReportIB])
     {
-        let (id, priming) = try await subscribe(session, SubscribeRequestMessage(
-            keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval, eventRequests: paths))
+        let (id, priming) = try await subscribe(
+            session,
+            SubscribeRequestMessage(
+                keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval, eventRequests: paths))
         return (id, priming.eventReports)
     }
 
@@ -263,14 +295,16 @@ final class LoopbackCommissioner: Sendable {
     private func subscribe(_ session: SessionInfo, _ request: SubscribeRequestMessage) async throws -> (UInt32, ReportDataMessage) {
         let exchange = try await manager.openExchange(session: session.handle, protocolID: .interactionModel)
         do {
-            let priming = try await exchange.request(opcode: InteractionOpcode.subscribeRequest.rawValue, payload: request.encoded(),
-                                                     timeout: .seconds(10))
+            let priming = try await exchange.request(
+                opcode: InteractionOpcode.subscribeRequest.rawValue, payload: request.encoded(),
+                timeout: .seconds(10))
             guard priming.opcode == InteractionOpcode.reportData.rawValue else {
                 throw CommissionerError("subscribe: answered opcode \(priming.opcode)")
             }
             let report = try ReportDataMessage(payload: priming.payload)
-            let answer = try await exchange.request(opcode: InteractionOpcode.statusResponse.rawValue,
-                                                    payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
+            let answer = try await exchange.request(
+                opcode: InteractionOpcode.statusResponse.rawValue,
+                payload: StatusResponseMessage(status: .success).encoded(), timeout: .seconds(10))
             guard answer.opcode == InteractionOpcode.subscribeResponse.rawValue else {
                 throw CommissionerError("subscribe: answered opcode \(answer.opcode) instead of SubscribeResponse")
             }
@@ -311,8 +345,11 @@ final class LoopbackCommissioner: Sendable {
         guard let elements = csrResponse[context: 0]?.bytesValue, let signature = csrResponse[context: 1]?.bytesValue else {
             throw CommissionerError("CSRResponse: \(csrResponse)")
         }
-        guard DeviceAttestation.verify(elements: elements, attestationChallenge: pase.attestationChallenge, signature: signature,
-                                       dacPublicKey: dac.publicKey) else {
+        guard
+            DeviceAttestation.verify(
+                elements: elements, attestationChallenge: pase.attestationChallenge, signature: signature,
+                dacPublicKey: dac.publicKey)
+        else {
             throw CommissionerError("CSRResponse is not signed by the DAC over the PASE attestation challenge")
         }
         let nocsr = try DeviceAttestation.parseNOCSRElements(elements)
@@ -320,12 +357,16 @@ final class LoopbackCommissioner: Sendable {
 
         let rootStatus = try await status(pase, 0, opCreds, 0x0B, fields((0, .bytes(root.tlvEncoded))))
         guard rootStatus == .success else { throw CommissionerError("AddTrustedRootCertificate: \(rootStatus)") }
-        let noc = try MatterCertificateIssuer.issueNode(csr: nocsr.csr, nodeID: deviceNodeID, fabricID: fabricID,
-                                                        issuer: root, issuerKey: rootKey, notBefore: 0)
-        let nocResponse = try await call(pase, 0, opCreds, 0x06, fields(
-            (0, .bytes(noc.tlvEncoded)), (2, .bytes(ipkEpochKey)), (3, u(adminNodeID)), (4, u(vendorID))))
+        let noc = try MatterCertificateIssuer.issueNode(
+            csr: nocsr.csr, nodeID: deviceNodeID, fabricID: fabricID,
+            issuer: root, issuerKey: rootKey, notBefore: 0)
+        let nocResponse = try await call(
+            pase, 0, opCreds, 0x06,
+            fields(
+                (0, .bytes(noc.tlvEncoded)), (2, .bytes(ipkEpochKey)), (3, u(adminNodeID)), (4, u(vendorID))))
         guard nocResponse[context: 0]?.uintValue == 0, let index = nocResponse[context: 1]?.uintValue,
-              let fabricIndex = FabricIndex(exactly: index) else {
+            let fabricIndex = FabricIndex(exactly: index)
+        else {
             throw CommissionerError("NOCResponse: \(nocResponse)")
         }
 
@@ -365,11 +406,13 @@ final class ReportCollector: ProtocolHandler {
 
     func handle(exchange: Exchange, first message: Message) async {
         guard message.opcode == InteractionOpcode.reportData.rawValue,
-              let report = try? ReportDataMessage(payload: message.payload) else { return }
+            let report = try? ReportDataMessage(payload: message.payload)
+        else { return }
         sink.yield(report)
         if !report.suppressResponse {
-            try? await exchange.send(opcode: InteractionOpcode.statusResponse.rawValue,
-                                     payload: StatusResponseMessage(status: .success).encoded())
+            try? await exchange.send(
+                opcode: InteractionOpcode.statusResponse.rawValue,
+                payload: StatusResponseMessage(status: .success).encoded())
         }
     }
 }

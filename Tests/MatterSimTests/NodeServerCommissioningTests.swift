@@ -22,7 +22,7 @@ struct NodeServerCommissioningTests {
         #expect(await eventually { await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase } })
 
         let session = commissioned.caseSession
-        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success) // On
+        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)  // On
         #expect(try await commissioner.read(session, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
         // The accessing fabric comes from the CASE session.
         #expect(try await commissioner.read(session, 0, ClusterIDs.operationalCredentials, 0x0005) == .success(.unsigned(1)))
@@ -37,7 +37,7 @@ struct NodeServerCommissioningTests {
         let resumed = try await commissioner.caseSession(try running.address, deviceNodeID: commissioned.deviceNodeID)
         #expect(resumed.fabricIndex == 1)
         #expect(try await commissioner.read(resumed, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
-        #expect(try await commissioner.status(resumed, 1, ClusterIDs.onOff, 0x00) == .success) // Off
+        #expect(try await commissioner.status(resumed, 1, ClusterIDs.onOff, 0x00) == .success)  // Off
         #expect(try await commissioner.read(resumed, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(false)))
         await #expect(throws: (any Error).self) {
             _ = try await commissioner.pase(try running.address, passcode: testPasscode, stepTimeout: .milliseconds(500))
@@ -63,8 +63,9 @@ struct NodeServerCommissioningTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(await commissioner.manager.sessionInfo(commissioned.paseSession.handle) != nil)
         // A fabric's sessions, closed by RemoveFabric, still end with a CloseSession.
-        _ = try await commissioner.call(commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
-                                        fields((0, u(commissioned.fabricIndex))))
+        _ = try await commissioner.call(
+            commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
+            fields((0, u(commissioned.fabricIndex))))
         #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
         await running.stop()
         await commissioner.stop()
@@ -123,8 +124,9 @@ struct NodeServerCommissioningTests {
 
         // RemoveFabric over the fabric's own session: the NOCResponse arrives, then the
         // node closes the session and tells us so.
-        let removed = try await commissioner.call(commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
-                                                  fields((0, u(commissioned.fabricIndex))))
+        let removed = try await commissioner.call(
+            commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
+            fields((0, u(commissioned.fabricIndex))))
         #expect(removed[context: 0]?.uintValue == 0)
         #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
         #expect(await running.node.fabrics.isEmpty)
@@ -156,8 +158,9 @@ struct NodeServerCommissioningTests {
 
         let nodeLabel = AttributePath(endpoint: 0, cluster: ClusterIDs.basicInformation, attribute: AttributeID(0x0005))
         let onOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000))
-        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(nodeLabel), data: .utf8("pantry"))])
-            == [.success])
+        #expect(
+            try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(nodeLabel), data: .utf8("pantry"))])
+                == [.success])
         #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)  // On
         // The disk as the responses left it, before any batching delay ran out.
         try FileManager.default.copyItem(at: directory, to: crashed)
@@ -179,12 +182,18 @@ struct NodeServerCommissioningTests {
         let session = try await commissioner.commission(try running.address, passcode: testPasscode).caseSession
 
         let nodeLabel = AttributePath(endpoint: 0, cluster: ClusterIDs.basicInformation, attribute: AttributeID(0x0005))
-        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(nodeLabel), data: .utf8("kitchen"))])
-            == [.success])
+        #expect(
+            try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(nodeLabel), data: .utf8("kitchen"))])
+                == [.success])
         #expect(try await commissioner.read(session, 0, ClusterIDs.basicInformation, 0x0005) == .success(.utf8("kitchen")))
         // NodeLabel is at most 32 bytes: the node's own check answers.
-        #expect(try await commissioner.write(session, [AttributeDataIB(
-            path: AttributePathIB(nodeLabel), data: .utf8(String(repeating: "x", count: 33)))]) == [InteractionStatus(.constraintError)])
+        #expect(
+            try await commissioner.write(
+                session,
+                [
+                    AttributeDataIB(
+                        path: AttributePathIB(nodeLabel), data: .utf8(String(repeating: "x", count: 33)))
+                ]) == [InteractionStatus(.constraintError)])
 
         // Append one ACL entry (ListIndex null): View for CASE node 0x1234 on this fabric.
         let acl = AttributePath(endpoint: 0, cluster: ClusterIDs.accessControl, attribute: AttributeID(0x0000))
@@ -192,10 +201,12 @@ struct NodeServerCommissioningTests {
             TLVElement(tag: .context(1), .unsigned(1)), TLVElement(tag: .context(2), .unsigned(2)),
             TLVElement(tag: .context(3), .array([TLVElement(.unsigned(0x1234))])), TLVElement(tag: .context(4), .null),
         ])
-        #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(acl, listIndex: .append), data: entry)])
-            == [.success])
+        #expect(
+            try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(acl, listIndex: .append), data: entry)])
+                == [.success])
         guard case .success(let entries) = try await commissioner.read(session, 0, ClusterIDs.accessControl, 0x0000),
-              case .array(let items) = entries else {
+            case .array(let items) = entries
+        else {
             Issue.record("the ACL does not read as a list")
             return
         }
@@ -223,8 +234,10 @@ struct NodeServerCommissioningTests {
         #expect(await running.commissionable())
         let session = try await commissioner.commission(try running.address, passcode: testPasscode).caseSession
 
-        let paths = [AttributePathIB(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000)),
-                     AttributePathIB(endpoint: 1, cluster: ClusterIDs.levelControl, attribute: AttributeID(0x0000))]
+        let paths = [
+            AttributePathIB(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000)),
+            AttributePathIB(endpoint: 1, cluster: ClusterIDs.levelControl, attribute: AttributeID(0x0000)),
+        ]
         let (subscriptionID, _) = try await commissioner.subscribe(session, paths, minInterval: 3, maxInterval: 30)
         // Past the floor that started with the priming report: the next report may go at once.
         try await Task.sleep(for: .milliseconds(3100))
@@ -260,7 +273,7 @@ struct NodeServerCommissioningTests {
         #expect(primed.data == .bool(false))
         #expect(await running.server.interactionServer.activeSubscriptions().map(\.subscriptionID) == [subscriptionID])
 
-        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success) // On
+        #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)  // On
         let report = await collector.next(within: .seconds(10))
         #expect(report?.subscriptionID == subscriptionID)
         guard case .data(let changed)? = report?.attributeReports.first else {

@@ -33,7 +33,7 @@ struct DatagramFuzzer {
         guard var datagram = corpus.randomElement(using: &random) else { return [] }
         switch choice {
         case 35..<45:
-            return datagram // an exact replay
+            return datagram  // an exact replay
         case 45..<65:
             for _ in 0..<Int.random(in: 1...4, using: &random) where !datagram.isEmpty {
                 let index = Int.random(in: 0..<datagram.count, using: &random)
@@ -60,9 +60,9 @@ struct DatagramFuzzer {
     /// header of a random Secure Channel or Interaction Model opcode.
     private mutating func unsecuredHeader() -> [UInt8] {
         var bytes: [UInt8] = [0x04, 0x00, 0x00, 0x00]
-        bytes += randomBytes(count: 4)                  // message counter
-        bytes += randomBytes(count: 8)                  // source node ID
-        let exchangeFlags: UInt8 = Bool.random(using: &random) ? 0x05 : 0x01 // initiator (+ reliable)
+        bytes += randomBytes(count: 4)  // message counter
+        bytes += randomBytes(count: 8)  // source node ID
+        let exchangeFlags: UInt8 = Bool.random(using: &random) ? 0x05 : 0x01  // initiator (+ reliable)
         let opcode = UInt8.random(in: 0...0x40, using: &random)
         let exchangeID = randomBytes(count: 2)
         let protocolID: [UInt8] = Bool.random(using: &random) ? [0x00, 0x00] : [0x01, 0x00]
@@ -88,12 +88,14 @@ struct NodeServerRobustnessTests {
         // open, so mutated copies of its messages meet a live session.
         let first = try await LoopbackCommissioner.start()
         let administrator = try await first.commission(address, passcode: testPasscode)
-        #expect(try await first.status(administrator.caseSession, 1, ClusterIDs.onOff, 0x02) == .success) // Toggle
+        #expect(try await first.status(administrator.caseSession, 1, ClusterIDs.onOff, 0x02) == .success)  // Toggle
         #expect(try await first.read(administrator.caseSession, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
         // It opens the basic window (OpenBasicCommissioningWindow, 180 s, a timed command) for a
         // second commissioner.
-        #expect(try await first.status(administrator.caseSession, 0, ClusterIDs.administratorCommissioning, 0x01,
-                                       fields((0, u(180))), timed: true) == .success)
+        #expect(
+            try await first.status(
+                administrator.caseSession, 0, ClusterIDs.administratorCommissioning, 0x01,
+                fields((0, u(180))), timed: true) == .success)
         #expect(await target.commissionable())
         let corpus = first.transport.sent
         #expect(corpus.count > 20)
@@ -133,7 +135,7 @@ struct NodeServerRobustnessTests {
         let second = try await LoopbackCommissioner.start()
         let commissioned = try await second.commission(address, passcode: testPasscode)
         #expect(commissioned.fabricIndex == 2)
-        #expect(try await second.status(commissioned.caseSession, 1, ClusterIDs.onOff, 0x00) == .success) // Off
+        #expect(try await second.status(commissioned.caseSession, 1, ClusterIDs.onOff, 0x00) == .success)  // Off
         #expect(try await second.read(commissioned.caseSession, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(false)))
 
         await target.stop()

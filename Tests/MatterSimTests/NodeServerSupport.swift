@@ -23,13 +23,19 @@ let quietLogger: Logger = {
 func lightDescription() -> NodeDescription {
     let root = EndpointDescription(
         number: 0, deviceTypes: [DeviceTypeInstance(id: DeviceTypeID(0x0016), revision: 3)],
-        serverClusters: [ClusterInstanceDescription(id: ClusterIDs.basicInformation, attributes: [
-            AttributeID(0x0002): .unsigned(0xFFF1), AttributeID(0x0004): .unsigned(0x8001),
-        ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
+        serverClusters: [
+            ClusterInstanceDescription(
+                id: ClusterIDs.basicInformation,
+                attributes: [
+                    AttributeID(0x0002): .unsigned(0xFFF1), AttributeID(0x0004): .unsigned(0x8001),
+                ])
+        ] + ClusterInstanceDescription.rootNodeCommissioningClusters)
     let light = EndpointDescription(
         number: 1, deviceTypes: [DeviceTypeInstance(id: DeviceTypeID(0x0100), revision: 3)],
-        serverClusters: [ClusterInstanceDescription(id: ClusterID(0x0003)), ClusterInstanceDescription(id: ClusterID(0x0004)),
-                         ClusterInstanceDescription(id: ClusterIDs.onOff, features: ["LT"])])
+        serverClusters: [
+            ClusterInstanceDescription(id: ClusterID(0x0003)), ClusterInstanceDescription(id: ClusterID(0x0004)),
+            ClusterInstanceDescription(id: ClusterIDs.onOff, features: ["LT"]),
+        ])
     return NodeDescription(endpoints: [root, light])
 }
 
@@ -37,9 +43,10 @@ func lightDescription() -> NodeDescription {
 func dimmableLightDescription() -> NodeDescription {
     var description = lightDescription()
     description.endpoints[1].deviceTypes = [DeviceTypeInstance(id: DeviceTypeID(0x0101), revision: 3)]
-    description.endpoints[1].serverClusters.append(ClusterInstanceDescription(
-        id: ClusterID(0x0008), features: ["OO", "LT"],
-        attributes: [AttributeID(0x0000): .unsigned(50), AttributeID(0x0002): .unsigned(1), AttributeID(0x0003): .unsigned(254)]))
+    description.endpoints[1].serverClusters.append(
+        ClusterInstanceDescription(
+            id: ClusterID(0x0008), features: ["OO", "LT"],
+            attributes: [AttributeID(0x0000): .unsigned(50), AttributeID(0x0002): .unsigned(1), AttributeID(0x0003): .unsigned(254)]))
     return description
 }
 
@@ -59,13 +66,16 @@ struct RunningNode {
         get throws { try SocketAddress(ipAddress: "127.0.0.1", port: server.port) }
     }
 
-    static func start(stateDirectory: URL, description: NodeDescription = lightDescription(), logger: Logger = quietLogger,
-                      configure: (inout NodeServerConfiguration) -> Void = { _ in }) async throws -> RunningNode {
+    static func start(
+        stateDirectory: URL, description: NodeDescription = lightDescription(), logger: Logger = quietLogger,
+        configure: (inout NodeServerConfiguration) -> Void = { _ in }
+    ) async throws -> RunningNode {
         let store = try NodeStateStore(directory: stateDirectory)
         let attestation = try DeviceAttestationProvisioning.loadOrMint(
             store: store, vendorID: 0xFFF1, productID: 0x8001, deviceTypeID: 0x0100, authority: testAuthority)
-        let node = try MatterNode(description: description, logger: quietLogger,
-                                  commissioning: CommissioningConfiguration(stateStore: store, attestation: attestation))
+        let node = try MatterNode(
+            description: description, logger: quietLogger,
+            commissioning: CommissioningConfiguration(stateStore: store, attestation: attestation))
         var configuration = NodeServerConfiguration(
             port: 0, binding: .addresses(["127.0.0.1"]), passcode: testPasscode, discriminator: testDiscriminator)
         configure(&configuration)

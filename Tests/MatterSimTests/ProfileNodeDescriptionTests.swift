@@ -43,7 +43,8 @@ struct ProfileNodeDescriptionTests {
         // Not the model's placeholder default (0): the node's Matter 1.4 revision.
         #expect(await basic(0x0015) == .unsigned(0x0104_0000))
         // Administrator Commissioning with the Basic Commissioning feature (FeatureMap bit 0).
-        let featureMap = try? await node.read(AttributePath(endpoint: 0, cluster: ClusterID(0x003C), attribute: AttributeID(0xFFFC))).get().value
+        let featureMap = try? await node.read(AttributePath(endpoint: 0, cluster: ClusterID(0x003C), attribute: AttributeID(0xFFFC))).get()
+            .value
         #expect(featureMap?.uintValue.map { $0 & 1 } == 1)
         // The profile's light values.
         let level = try? await node.read(AttributePath(endpoint: 1, cluster: ClusterID(0x0008), attribute: AttributeID(0x0000))).get().value

@@ -33,7 +33,8 @@ func mutate(_ seed: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
         bytes = Array(bytes.prefix(position(bytes, inclusiveEnd: true)))
     case 2:  // inserted bytes, often structural ones
         for _ in 0..<Int.random(in: 1...3, using: &rng) {
-            let b = Bool.random(using: &rng)
+            let b =
+                Bool.random(using: &rng)
                 ? interesting[Int.random(in: 0..<interesting.count, using: &rng)]
                 : UInt8.random(in: 0...255, using: &rng)
             bytes.insert(b, at: position(bytes, inclusiveEnd: true))

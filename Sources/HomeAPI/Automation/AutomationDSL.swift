@@ -124,8 +124,10 @@ public func automation(name: String = "", description: String = "", @AutomationB
 }
 
 /// A starter on a structure event: `starter(structure, Google.TimeTrait.ScheduledEvent.self) { …clockTime(…) }`.
-public func starter<E: EventDescriptor>(_ structure: Structure, _ event: E.Type,
-                                        @StarterParameterBuilder<E> _ parameters: () -> [TypedParameter<E>]) -> AutomationNode {
+public func starter<E: EventDescriptor>(
+    _ structure: Structure, _ event: E.Type,
+    @StarterParameterBuilder<E> _ parameters: () -> [TypedParameter<E>]
+) -> AutomationNode {
     let node = AutomationNode(spec: .scheduledStarter(id: UUID(), structureID: structure.id, parameters: parameters().map(\.value)))
     StarterCollector.current?.add(node)
     return node
@@ -134,7 +136,8 @@ public func starter<E: EventDescriptor>(_ structure: Structure, _ event: E.Type,
 /// A starter on a change of a device's trait: `let s = starter(device, OnOffLightDeviceType.self, Matter.OnOffTrait.self)`.
 public func starter<D: DeviceType, T: TraitWithAttributes>(_ device: HomeDevice, _ deviceType: D.Type, _ trait: T.Type) -> TraitStarter<T> {
     let id = UUID()
-    let node = AutomationNode(spec: .traitStarter(id: id, deviceID: device.id, deviceName: device.name, deviceType: deviceType, trait: trait))
+    let node = AutomationNode(
+        spec: .traitStarter(id: id, deviceID: device.id, deviceName: device.name, deviceType: deviceType, trait: trait))
     StarterCollector.current?.add(node)
     return TraitStarter(node: node, id: id)
 }
@@ -145,8 +148,10 @@ public func condition(_ body: () -> AutomationExpression) -> AutomationNode {
 }
 
 /// Commands sent to a device: `action(device, DimmableLightDeviceType.self) { Matter.LevelControlTrait.moveToLevel(…) }`.
-public func action<D: DeviceType>(_ device: HomeDevice, _ deviceType: D.Type,
-                                  @CommandActionBuilder _ commands: () -> [CommandAction]) -> AutomationNode {
+public func action<D: DeviceType>(
+    _ device: HomeDevice, _ deviceType: D.Type,
+    @CommandActionBuilder _ commands: () -> [CommandAction]
+) -> AutomationNode {
     AutomationNode(spec: .action(deviceID: device.id, deviceName: device.name, deviceType: deviceType, commands: commands()))
 }
 

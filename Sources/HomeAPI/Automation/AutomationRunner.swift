@@ -25,8 +25,10 @@ extension Home {
     /// Starts running this home's active automations in this process: attribute starters on
     /// the devices' live state, scheduled starters on `clock` in `timeZone`, actions through
     /// the normal command path. Runs until `stop()` or `close()`.
-    public func startAutomations(clock: any AutomationClock = SystemAutomationClock(), timeZone: TimeZone = .current,
-                                 pollInterval: Duration = .milliseconds(100)) async -> AutomationRunner {
+    public func startAutomations(
+        clock: any AutomationClock = SystemAutomationClock(), timeZone: TimeZone = .current,
+        pollInterval: Duration = .milliseconds(100)
+    ) async -> AutomationRunner {
         let runner = AutomationRunner(engine: engine, clock: clock, timeZone: timeZone, pollInterval: pollInterval)
         engine.services.add(runner)
         await runner.start()
@@ -77,19 +79,21 @@ public actor AutomationRunner {
         let (stream, continuation) = AsyncStream.makeStream(of: HomeSnapshot.self, bufferingPolicy: .bufferingNewest(256))
         cancellable = engine.snapshots().sink { continuation.yield($0) }
         let interval = pollInterval
-        tasks.append(Task { [weak self] in
-            for await snapshot in stream {
-                guard let self else { return }
-                await self.observe(snapshot)
-            }
-        })
-        tasks.append(Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let self else { return }
-                await self.tick()
-            }
-        })
+        tasks.append(
+            Task { [weak self] in
+                for await snapshot in stream {
+                    guard let self else { return }
+                    await self.observe(snapshot)
+                }
+            })
+        tasks.append(
+            Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self else { return }
+                    await self.tick()
+                }
+            })
     }
 
     /// Stops running (runs in progress finish their current action).
@@ -140,11 +144,13 @@ public actor AutomationRunner {
         for automation in await activeAutomations() {
             for starter in automation.definition.starters {
                 guard case .attributeChange(let deviceID, let endpoint, let cluster, _) = starter.kind,
-                      let ids = changed[CandidateLocation(deviceID: deviceID, endpoint: endpoint, cluster: cluster)] else { continue }
+                    let ids = changed[CandidateLocation(deviceID: deviceID, endpoint: endpoint, cluster: cluster)]
+                else { continue }
                 // With conditions on this trait, only a change of what they read counts.
-                let watched = Set(automation.definition.conditions
-                    .filter { $0.deviceID == deviceID && $0.endpoint == endpoint && $0.cluster == cluster }
-                    .map { AttributeID($0.attribute) })
+                let watched = Set(
+                    automation.definition.conditions
+                        .filter { $0.deviceID == deviceID && $0.endpoint == endpoint && $0.cluster == cluster }
+                        .map { AttributeID($0.attribute) })
                 guard watched.isEmpty || !watched.isDisjoint(with: ids) else { continue }
                 await run(automation, starter: starter.label, at: clock.now)
             }
@@ -165,7 +171,8 @@ public actor AutomationRunner {
             for action in automation.definition.actions {
                 do {
                     guard let context = traitContext(snapshot, action.deviceID, action.endpoint, action.cluster) else {
-                        throw HomeError.notFound("device \(action.deviceName) has no cluster \(action.cluster) on endpoint \(action.endpoint)")
+                        throw HomeError.notFound(
+                            "device \(action.deviceName) has no cluster \(action.cluster) on endpoint \(action.endpoint)")
                     }
                     try await context.invoke(action.commandID, action.fields.map { .context($0.tag, $0.value.tlv) })
                 } catch {
@@ -177,13 +184,16 @@ public actor AutomationRunner {
                 message = errors.joined(separator: "; ")
             }
         }
-        let record = AutomationRun(id: 0, automationID: automation.id, automationName: automation.name, time: time,
-                                   starter: starter, actions: labels, outcome: outcome, message: message)
+        let record = AutomationRun(
+            id: 0, automationID: automation.id, automationName: automation.name, time: time,
+            starter: starter, actions: labels, outcome: outcome, message: message)
         do { try await engine.store.recordRun(record) } catch { logger.warning("cannot record a run: \(error)") }
     }
 
     private func holds(_ c: ConditionSpec, in snapshot: HomeSnapshot) -> Bool {
-        guard let value = traitContext(snapshot, c.deviceID, c.endpoint, c.cluster)?.attributes[AttributeID(c.attribute)] else { return false }
+        guard let value = traitContext(snapshot, c.deviceID, c.endpoint, c.cluster)?.attributes[AttributeID(c.attribute)] else {
+            return false
+        }
         return compare(value, c.op, c.value)
     }
 
@@ -215,9 +225,21 @@ func compare(_ value: TLVValue, _ op: ComparisonOperator, _ literal: AutomationV
     case (.utf8(let a), .string(let b)): ordering = a == b ? 0 : (a < b ? -1 : 1)
     case (.null, .null): ordering = 0
     case (.unsigned(let a), _):
-        if let b = literal.uint64 { ordering = a == b ? 0 : (a < b ? -1 : 1) } else if literal.int64 != nil { ordering = 1 } else { ordering = nil }
+        if let b = literal.uint64 {
+            ordering = a == b ? 0 : (a < b ? -1 : 1)
+        } else if literal.int64 != nil {
+            ordering = 1
+        } else {
+            ordering = nil
+        }
     case (.signed(let a), _):
-        if let b = literal.int64 { ordering = a == b ? 0 : (a < b ? -1 : 1) } else if literal.uint64 != nil { ordering = -1 } else { ordering = nil }
+        if let b = literal.int64 {
+            ordering = a == b ? 0 : (a < b ? -1 : 1)
+        } else if literal.uint64 != nil {
+            ordering = -1
+        } else {
+            ordering = nil
+        }
     default: ordering = nil
     }
     switch op {

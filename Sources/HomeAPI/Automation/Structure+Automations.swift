@@ -19,11 +19,13 @@ extension Structure {
     public func createAutomation(_ draft: DraftAutomation) async throws -> Automation {
         try await engine.reloadIfNeeded()
         let snapshot = engine.snapshot
-        let candidates = try buildCandidates(snapshot, key: .init(structureID: id, deviceID: nil, includeDescendants: true),
-                                             subscribes: engine.configuration.connectDevices)
+        let candidates = try buildCandidates(
+            snapshot, key: .init(structureID: id, deviceID: nil, includeDescendants: true),
+            subscribes: engine.configuration.connectDevices)
         let definition = try AutomationValidator(structure: self, snapshot: snapshot, candidates: candidates).validate(draft)
-        let record = AutomationRecord(id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation", allowingEmpty: true),
-                                      description: draft.description, isActive: draft.isActive, createdAt: Date(), definition: definition)
+        let record = AutomationRecord(
+            id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation", allowingEmpty: true),
+            description: draft.description, isActive: draft.isActive, createdAt: Date(), definition: definition)
         try await engine.store.insertAutomation(record)
         return Automation(record)
     }
@@ -70,8 +72,10 @@ struct AutomationValidator {
                 guard structureID == structure.id else {
                     throw HomeError.invalidArgument("a scheduled starter names structure \(structureID), not \(structure.name)")
                 }
-                guard let candidate = candidates.compactMap({ $0 as? EventCandidate })
-                    .first(where: { $0.event.eventID == Google.TimeTrait.ScheduledEvent.eventID && $0.homeObject.id == structure.id }) else {
+                guard
+                    let candidate = candidates.compactMap({ $0 as? EventCandidate })
+                        .first(where: { $0.event.eventID == Google.TimeTrait.ScheduledEvent.eventID && $0.homeObject.id == structure.id })
+                else {
                     throw HomeError.invalidArgument("structure \(structure.name) offers no scheduled starter")
                 }
                 try requireSupported(candidate.unsupportedReasons, "starter Google.TimeTrait.ScheduledEvent on structure \(structure.name)")
@@ -85,16 +89,20 @@ struct AutomationValidator {
                 guard device.types.collection.serves(deviceType) else {
                     throw HomeError.invalidArgument("device \(device.name) is not a \(deviceType.identifier)")
                 }
-                guard let candidate = candidates.compactMap({ $0 as? TraitAttributesCandidate }).first(where: {
-                    $0.homeObject.id == deviceID && $0.trait.identifier == trait.identifier
-                        && $0.deviceTypes.contains { serves($0, as: deviceType) }
-                }) else {
+                guard
+                    let candidate = candidates.compactMap({ $0 as? TraitAttributesCandidate }).first(where: {
+                        $0.homeObject.id == deviceID && $0.trait.identifier == trait.identifier
+                            && $0.deviceTypes.contains { serves($0, as: deviceType) }
+                    })
+                else {
                     throw HomeError.invalidArgument("device \(device.name) has no \(trait.identifier) usable as a starter")
                 }
                 try requireSupported(candidate.unsupportedReasons, "starter \(trait.identifier) on device \(device.name)")
-                let spec = StarterSpec(id: id.uuidString, kind: .attributeChange(
-                    deviceID: deviceID, endpoint: candidate.location.endpoint, cluster: candidate.location.cluster,
-                    traitIdentifier: trait.identifier), label: "\(device.name) \(trait.identifier) changed")
+                let spec = StarterSpec(
+                    id: id.uuidString,
+                    kind: .attributeChange(
+                        deviceID: deviceID, endpoint: candidate.location.endpoint, cluster: candidate.location.cluster,
+                        traitIdentifier: trait.identifier), label: "\(device.name) \(trait.identifier) changed")
                 starters.append(spec)
                 starterTraits[id] = (candidate, spec)
             case .condition(let e):
@@ -102,28 +110,36 @@ struct AutomationValidator {
                     throw HomeError.invalidArgument("a condition refers to a starter that is not part of this automation")
                 }
                 guard let attribute = e.reference.attributeID else {
-                    throw HomeError.invalidArgument("condition on \(e.reference.keyPathName): not an attribute of \(candidate.trait.identifier)")
+                    throw HomeError.invalidArgument(
+                        "condition on \(e.reference.keyPathName): not an attribute of \(candidate.trait.identifier)")
                 }
                 guard let (field, details) = candidate.fieldDetails.first(where: { $0.key.id == attribute }) else {
-                    throw HomeError.invalidArgument("condition on \(e.reference.keyPathName): device \(candidate.homeObject.id) does not report it")
+                    throw HomeError.invalidArgument(
+                        "condition on \(e.reference.keyPathName): device \(candidate.homeObject.id) does not report it")
                 }
                 guard details.constraint.admits(e.value) else {
-                    throw HomeError.invalidArgument("condition \(field.name) \(e.op.rawValue) \(e.value): the value is outside \(details.constraint)")
+                    throw HomeError.invalidArgument(
+                        "condition \(field.name) \(e.op.rawValue) \(e.value): the value is outside \(details.constraint)")
                 }
-                conditions.append(ConditionSpec(deviceID: candidate.homeObject.id, endpoint: candidate.location.endpoint,
-                                                cluster: candidate.location.cluster, attribute: attribute, attributeName: field.name,
-                                                op: e.op, value: e.value))
+                conditions.append(
+                    ConditionSpec(
+                        deviceID: candidate.homeObject.id, endpoint: candidate.location.endpoint,
+                        cluster: candidate.location.cluster, attribute: attribute, attributeName: field.name,
+                        op: e.op, value: e.value))
             case .action(let deviceID, let deviceName, let deviceType, let commands):
                 let device = try requireDevice(deviceID, deviceName)
                 guard device.types.collection.serves(deviceType) else {
                     throw HomeError.invalidArgument("device \(device.name) is not a \(deviceType.identifier)")
                 }
                 for command in commands {
-                    guard let candidate = candidates.compactMap({ $0 as? CommandCandidate }).first(where: {
-                        $0.homeObject.id == deviceID && $0.trait.identifier == command.traitIdentifier
-                            && $0.command.commandID == command.commandID
-                    }) else {
-                        throw HomeError.invalidArgument("device \(device.name) does not accept \(command.commandName) of \(command.traitIdentifier)")
+                    guard
+                        let candidate = candidates.compactMap({ $0 as? CommandCandidate }).first(where: {
+                            $0.homeObject.id == deviceID && $0.trait.identifier == command.traitIdentifier
+                                && $0.command.commandID == command.commandID
+                        })
+                    else {
+                        throw HomeError.invalidArgument(
+                            "device \(device.name) does not accept \(command.commandName) of \(command.traitIdentifier)")
                     }
                     try requireSupported(candidate.unsupportedReasons, "action \(command.commandName) on device \(device.name)")
                     var fields: [ActionSpec.FieldValue] = []
@@ -136,13 +152,16 @@ struct AutomationValidator {
                         }
                         guard details.constraint.admits(value) else {
                             throw HomeError.invalidArgument(
-                                "\(command.commandName).\(field.name) = \(value) on device \(device.name) is outside its constraint \(details.constraint)")
+                                "\(command.commandName).\(field.name) = \(value) on device \(device.name) is outside its constraint \(details.constraint)"
+                            )
                         }
                         fields.append(.init(tag: UInt8(truncatingIfNeeded: field.id), name: field.name, value: value))
                     }
-                    actions.append(ActionSpec(deviceID: deviceID, deviceName: device.name, endpoint: candidate.location.endpoint,
-                                              cluster: candidate.location.cluster, commandID: command.commandID,
-                                              commandName: command.commandName, fields: fields))
+                    actions.append(
+                        ActionSpec(
+                            deviceID: deviceID, deviceName: device.name, endpoint: candidate.location.endpoint,
+                            cluster: candidate.location.cluster, commandID: command.commandID,
+                            commandName: command.commandName, fields: fields))
                 }
             }
         }

@@ -24,8 +24,9 @@ struct DeviceTypeContext: Sendable, Hashable {
     let traits: TraitCollection
 
     var metadata: DeviceTypeMetadata {
-        DeviceTypeMetadata(isPrimaryType: isPrimary,
-                           sourceConnectivity: .combining(traits.contexts.keys.sorted().compactMap { traits.contexts[$0]?.connectivity }))
+        DeviceTypeMetadata(
+            isPrimaryType: isPrimary,
+            sourceConnectivity: .combining(traits.contexts.keys.sorted().compactMap { traits.contexts[$0]?.connectivity }))
     }
 }
 

@@ -166,9 +166,11 @@ public struct CandidateQuery: Sendable {
         let lifetime = engine.configuration.candidateCacheLifetime
         if !ignoringCache, let cached = engine.services.discovery.fresh(key, lifetime: lifetime) { return cached }
         try await engine.reloadIfNeeded()
-        let snapshot = CandidateSnapshot(id: UUID(), createdAt: Date(),
-                                         candidates: try buildCandidates(engine.snapshot, key: key,
-                                                                         subscribes: engine.configuration.connectDevices))
+        let snapshot = CandidateSnapshot(
+            id: UUID(), createdAt: Date(),
+            candidates: try buildCandidates(
+                engine.snapshot, key: key,
+                subscribes: engine.configuration.connectDevices))
         engine.services.discovery.store(snapshot, for: key)
         return snapshot
     }
@@ -203,14 +205,16 @@ extension Structure {
     /// `includeDescendants`, every device's. Cached for `candidateCacheLifetime`;
     /// `ignoringCache` takes a fresh snapshot (tests).
     public func candidates(includeDescendants: Bool = true, ignoringCache: Bool = false) -> CandidateQuery {
-        CandidateQuery(engine: engine, key: .init(structureID: id, deviceID: nil, includeDescendants: includeDescendants),
-                       ignoringCache: ignoringCache)
+        CandidateQuery(
+            engine: engine, key: .init(structureID: id, deviceID: nil, includeDescendants: includeDescendants),
+            ignoringCache: ignoringCache)
     }
 
     /// What automations can use on one device of this structure.
     public func candidates(for device: HomeDevice, ignoringCache: Bool = false) -> CandidateQuery {
-        CandidateQuery(engine: engine, key: .init(structureID: id, deviceID: device.id, includeDescendants: true),
-                       ignoringCache: ignoringCache)
+        CandidateQuery(
+            engine: engine, key: .init(structureID: id, deviceID: device.id, includeDescendants: true),
+            ignoringCache: ignoringCache)
     }
 }
 
@@ -222,7 +226,9 @@ protocol AutomatableTrait: ClusterTrait {
     static func attributeID(_ keyPath: PartialKeyPath<Attributes>) -> UInt32?
 }
 
-let automatableTraits: [any AutomatableTrait.Type] = [Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self]
+let automatableTraits: [any AutomatableTrait.Type] = [
+    Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self,
+]
 
 /// The fixed constraint of a clock time (a struct of hours, minutes, seconds).
 let clockTimeConstraint = Constraint.structConstraint(fieldConstraints: [
@@ -237,15 +243,23 @@ func buildCandidates(_ snapshot: HomeSnapshot, key: DiscoveryCache.Key, subscrib
     }
     var out: [any NodeCandidate] = []
     if key.deviceID == nil {
-        let reasons = structure.address == nil
-            ? [UnsupportedCandidateReason(reasonType: .missingStructureAddressSetup,
-                                          message: "structure \(structure.name) has no address; set one with setAddress(_:)")]
+        let reasons =
+            structure.address == nil
+            ? [
+                UnsupportedCandidateReason(
+                    reasonType: .missingStructureAddressSetup,
+                    message: "structure \(structure.name) has no address; set one with setAddress(_:)")
+            ]
             : []
-        out.append(EventCandidate(homeObject: structure, deviceTypes: [], trait: Google.TimeTrait.self,
-                                  event: Google.TimeTrait.ScheduledEvent.self,
-                                  fieldDetails: [AnyField(erasing: Google.TimeTrait.ScheduledEvent.EventFields.clockTime):
-                                                    EventFieldDetails(isOptional: false, constraint: clockTimeConstraint)],
-                                  unsupportedReasons: reasons))
+        out.append(
+            EventCandidate(
+                homeObject: structure, deviceTypes: [], trait: Google.TimeTrait.self,
+                event: Google.TimeTrait.ScheduledEvent.self,
+                fieldDetails: [
+                    AnyField(erasing: Google.TimeTrait.ScheduledEvent.EventFields.clockTime):
+                        EventFieldDetails(isOptional: false, constraint: clockTimeConstraint)
+                ],
+                unsupportedReasons: reasons))
     }
     guard key.includeDescendants else { return out }
     if let deviceID = key.deviceID {
@@ -275,7 +289,8 @@ func deviceCandidates(_ device: HomeDevice, subscribes: Bool) -> [any NodeCandid
     var out: [any NodeCandidate] = []
     for (loc, (context, types)) in traits.sorted(by: { ($0.key.endpoint, $0.key.cluster) < ($1.key.endpoint, $1.key.cluster) }) {
         guard let traitType = automatableTraits.first(where: { $0.clusterID == context.cluster }),
-              let cluster = MatterModel.standard.cluster(context.cluster) else { continue }
+            let cluster = MatterModel.standard.cluster(context.cluster)
+        else { continue }
         let builder = ConstraintBuilder(cluster: cluster, reported: context.attributes)
         let scope = FieldScope(traitIdentifier: traitType.identifier, kind: .attribute)
         let known = Set(traitType.attributeIDs)
@@ -285,10 +300,18 @@ func deviceCandidates(_ device: HomeDevice, subscribes: Bool) -> [any NodeCandid
                 isSubscribable: !a.quality.contains(.changesOmitted), isModifiable: a.isWritable, isNullable: a.nullable,
                 constraint: builder.constraint(type: a.type, a.constraint))
         }
-        let reasons = subscribes ? [] : [UnsupportedCandidateReason(
-            reasonType: .missingSubscription, message: "this Home does not subscribe to device \(device.name) (connectDevices is off)")]
-        out.append(TraitAttributesCandidate(homeObject: device, deviceTypes: types, trait: traitType, fieldDetails: attributes,
-                                            unsupportedReasons: reasons, location: loc))
+        let reasons =
+            subscribes
+            ? []
+            : [
+                UnsupportedCandidateReason(
+                    reasonType: .missingSubscription,
+                    message: "this Home does not subscribe to device \(device.name) (connectDevices is off)")
+            ]
+        out.append(
+            TraitAttributesCandidate(
+                homeObject: device, deviceTypes: types, trait: traitType, fieldDetails: attributes,
+                unsupportedReasons: reasons, location: loc))
         let listsCommands = context.has(0xFFF9)
         for command in traitType.commandTypes {
             guard let definition = cluster.command(CommandID(command.commandID)) else { continue }
@@ -298,10 +321,13 @@ func deviceCandidates(_ device: HomeDevice, subscribes: Bool) -> [any NodeCandid
             let commandScope = FieldScope(traitIdentifier: traitType.identifier, kind: .command(command.commandID))
             for f in definition.fields {
                 fields[AnyField(scope: commandScope, id: UInt32(f.id), name: f.lowerCamelName)] = CommandFieldDetails(
-                    isOptional: f.optional, isNullable: f.nullable, constraint: builder.constraint(type: f.type, f.constraint, fieldName: f.name))
+                    isOptional: f.optional, isNullable: f.nullable,
+                    constraint: builder.constraint(type: f.type, f.constraint, fieldName: f.name))
             }
-            out.append(CommandCandidate(homeObject: device, deviceTypes: types, trait: traitType, command: command,
-                                        fieldDetails: fields, unsupportedReasons: [], location: loc))
+            out.append(
+                CommandCandidate(
+                    homeObject: device, deviceTypes: types, trait: traitType, command: command,
+                    fieldDetails: fields, unsupportedReasons: [], location: loc))
         }
     }
     return out

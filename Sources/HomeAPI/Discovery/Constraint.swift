@@ -14,8 +14,9 @@ public indirect enum Constraint: Sendable, Hashable {
     /// A bitmap: the bits that may be set.
     case bitmapConstraint(allowedBits: UInt64)
     case byteConstraint(minLength: UInt32, maxLength: UInt32)
-    case stringConstraint(minLength: UInt32 = 0, maxLength: UInt32 = 256, disallowedValues: [String] = [],
-                          disallowedValuesCaseSensitive: Bool = false, regex: String = "")
+    case stringConstraint(
+        minLength: UInt32 = 0, maxLength: UInt32 = 256, disallowedValues: [String] = [],
+        disallowedValuesCaseSensitive: Bool = false, regex: String = "")
     /// A struct: the constraint of each field, by field name.
     case structConstraint(fieldConstraints: [String: Constraint])
     case listConstraint(elementConstraint: Constraint)
@@ -119,7 +120,7 @@ struct ConstraintBuilder {
             if case .list(_, let e)? = modelConstraint { entry = e }
             return .listConstraint(elementConstraint: constraint(type: element, entry))
         case .semantic:
-            return .booleanConstraint // unreachable: `base` strips semantics
+            return .booleanConstraint  // unreachable: `base` strips semantics
         }
     }
 

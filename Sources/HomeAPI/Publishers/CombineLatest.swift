@@ -34,14 +34,17 @@ extension Publisher {
     }
 
     /// Combines the latest values with `transform`.
-    public func combineLatest<P: Publisher, T>(_ other: P, _ transform: @escaping (Output, P.Output) -> T)
-        -> Publishers.Map<Publishers.CombineLatestOf<Self, P>, T> where P.Failure == Failure {
+    public func combineLatest<P: Publisher, T>(
+        _ other: P, _ transform: @escaping (Output, P.Output) -> T
+    )
+        -> Publishers.Map<Publishers.CombineLatestOf<Self, P>, T> where P.Failure == Failure
+    {
         Publishers.CombineLatestOf(self, other).map { transform($0.0, $0.1) }
     }
 }
 
 private final class CombineLatestSubscription<A: Publisher, B: Publisher, Downstream: Subscriber>: Subscription
-    where A.Failure == B.Failure, Downstream.Input == (A.Output, B.Output), Downstream.Failure == A.Failure {
+where A.Failure == B.Failure, Downstream.Input == (A.Output, B.Output), Downstream.Failure == A.Failure {
     private struct State {
         var downstream: Downstream?
         var demand: Subscribers.Demand = .none

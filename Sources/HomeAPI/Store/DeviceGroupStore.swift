@@ -23,22 +23,23 @@ let groupCounterBlock: UInt32 = 1_000
 
 /// v4 (issue #21): device groups, their members, the group message counter.
 func migrateDeviceGroups(_ db: Database) throws {
-    try db.execute(sql: """
-        CREATE TABLE deviceGroup (
-            id TEXT PRIMARY KEY NOT NULL,
-            structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
-            name TEXT NOT NULL,
-            groupID INTEGER NOT NULL UNIQUE,
-            keySetID INTEGER NOT NULL,
-            epochKey BLOB NOT NULL,
-            epochStartTime INTEGER NOT NULL);
-        CREATE TABLE deviceGroupMember (
-            groupID TEXT NOT NULL REFERENCES deviceGroup(id) ON DELETE CASCADE,
-            deviceID TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
-            endpoints TEXT NOT NULL,
-            PRIMARY KEY (groupID, deviceID));
-        CREATE TABLE groupCounter (id INTEGER PRIMARY KEY CHECK (id = 1), reservedUntil INTEGER NOT NULL);
-        """)
+    try db.execute(
+        sql: """
+            CREATE TABLE deviceGroup (
+                id TEXT PRIMARY KEY NOT NULL,
+                structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                groupID INTEGER NOT NULL UNIQUE,
+                keySetID INTEGER NOT NULL,
+                epochKey BLOB NOT NULL,
+                epochStartTime INTEGER NOT NULL);
+            CREATE TABLE deviceGroupMember (
+                groupID TEXT NOT NULL REFERENCES deviceGroup(id) ON DELETE CASCADE,
+                deviceID TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                endpoints TEXT NOT NULL,
+                PRIMARY KEY (groupID, deviceID));
+            CREATE TABLE groupCounter (id INTEGER PRIMARY KEY CHECK (id = 1), reservedUntil INTEGER NOT NULL);
+            """)
 }
 
 extension HomeStore {
@@ -68,7 +69,7 @@ extension HomeStore {
     func unusedGroupID() async throws -> UInt16 {
         try await read { db in
             let used = Set(try Int64.fetchAll(db, sql: "SELECT groupID FROM deviceGroup"))
-            guard let free = (1 ... 0xFEFF).first(where: { !used.contains(Int64($0)) }) else {
+            guard let free = (1...0xFEFF).first(where: { !used.contains(Int64($0)) }) else {
                 throw HomeError(code: .resourceExhausted, message: "every application group ID is in use")
             }
             return UInt16(free)
@@ -81,14 +82,19 @@ extension HomeStore {
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM structure WHERE id = ?", arguments: [g.structureID]) != nil else {
                 throw HomeError.notFound("no structure with ID \(g.structureID)")
             }
-            try db.execute(sql: """
-                INSERT INTO deviceGroup (id, structureID, name, groupID, keySetID, epochKey, epochStartTime)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [g.id, g.structureID, g.name, Int64(g.groupID), Int64(g.keySetID), Data(g.epochKey),
-                                 Int64(bitPattern: g.epochStartTime)])
+            try db.execute(
+                sql: """
+                    INSERT INTO deviceGroup (id, structureID, name, groupID, keySetID, epochKey, epochStartTime)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    g.id, g.structureID, g.name, Int64(g.groupID), Int64(g.keySetID), Data(g.epochKey),
+                    Int64(bitPattern: g.epochStartTime),
+                ])
             for (deviceID, endpoints) in members {
-                try db.execute(sql: "INSERT INTO deviceGroupMember (groupID, deviceID, endpoints) VALUES (?, ?, ?)",
-                               arguments: [g.id, deviceID, endpoints])
+                try db.execute(
+                    sql: "INSERT INTO deviceGroupMember (groupID, deviceID, endpoints) VALUES (?, ?, ?)",
+                    arguments: [g.id, deviceID, endpoints])
             }
         }
     }
@@ -105,12 +111,13 @@ extension HomeStore {
     func reserveGroupCounters() async throws -> ClosedRange<UInt32> {
         try await write { db in
             let stored = try Int64.fetchOne(db, sql: "SELECT reservedUntil FROM groupCounter WHERE id = 1")
-            let start = stored.map { UInt32(truncatingIfNeeded: $0) } ?? UInt32.random(in: 1 ... (1 << 28))
+            let start = stored.map { UInt32(truncatingIfNeeded: $0) } ?? UInt32.random(in: 1...(1 << 28))
             let end = start &+ groupCounterBlock
             guard end > start else { throw HomeError(code: .resourceExhausted, message: "the group message counter ran out") }
-            try db.execute(sql: "INSERT INTO groupCounter (id, reservedUntil) VALUES (1, ?) "
-                + "ON CONFLICT(id) DO UPDATE SET reservedUntil = excluded.reservedUntil", arguments: [Int64(end)])
-            return start ... (end - 1)
+            try db.execute(
+                sql: "INSERT INTO groupCounter (id, reservedUntil) VALUES (1, ?) "
+                    + "ON CONFLICT(id) DO UPDATE SET reservedUntil = excluded.reservedUntil", arguments: [Int64(end)])
+            return start...(end - 1)
         }
     }
 }

@@ -83,30 +83,31 @@ final class HomeStore: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
-                INSERT INTO meta (id, generation) VALUES (1, 0);
-                CREATE TABLE structure (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
-                CREATE TABLE room (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
-                    name TEXT NOT NULL);
-                CREATE TABLE device (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    nodeID INTEGER NOT NULL UNIQUE,
-                    name TEXT NOT NULL,
-                    structureID TEXT REFERENCES structure(id) ON DELETE SET NULL,
-                    roomID TEXT REFERENCES room(id) ON DELETE SET NULL,
-                    host TEXT NOT NULL,
-                    port INTEGER NOT NULL,
-                    endpoints TEXT NOT NULL,
-                    vendorID INTEGER, productID INTEGER,
-                    vendorName TEXT, productName TEXT, serialNumber TEXT);
-                CREATE TABLE fabric (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    credentials BLOB NOT NULL,
-                    nextNodeID INTEGER NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
+                    INSERT INTO meta (id, generation) VALUES (1, 0);
+                    CREATE TABLE structure (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                    CREATE TABLE room (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        structureID TEXT NOT NULL REFERENCES structure(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL);
+                    CREATE TABLE device (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        nodeID INTEGER NOT NULL UNIQUE,
+                        name TEXT NOT NULL,
+                        structureID TEXT REFERENCES structure(id) ON DELETE SET NULL,
+                        roomID TEXT REFERENCES room(id) ON DELETE SET NULL,
+                        host TEXT NOT NULL,
+                        port INTEGER NOT NULL,
+                        endpoints TEXT NOT NULL,
+                        vendorID INTEGER, productID INTEGER,
+                        vendorName TEXT, productName TEXT, serialNumber TEXT);
+                    CREATE TABLE fabric (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        credentials BLOB NOT NULL,
+                        nextNodeID INTEGER NOT NULL);
+                    """)
         }
         // v2 (issue #6): the clusters a device serves only through the relay. Adding a
         // column with a default keeps every stored row.
@@ -132,13 +133,15 @@ final class HomeStore: Sendable {
             // row.decode throws on a value of the wrong type (row[...] would trap): a hand-edited
             // or damaged database is an error naming the column, not a crash.
             for row in try Row.fetchAll(db, sql: "SELECT * FROM structure") {
-                let s = try StructureRecord(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"),
-                                            address: row.decode(forColumn: "address"))
+                let s = try StructureRecord(
+                    id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"),
+                    address: row.decode(forColumn: "address"))
                 graph.structures[s.id] = s
             }
             for row in try Row.fetchAll(db, sql: "SELECT id, structureID, name FROM room") {
-                let r = try RoomRecord(id: row.decode(forColumn: "id"), structureID: row.decode(forColumn: "structureID"),
-                                       name: row.decode(forColumn: "name"))
+                let r = try RoomRecord(
+                    id: row.decode(forColumn: "id"), structureID: row.decode(forColumn: "structureID"),
+                    name: row.decode(forColumn: "name"))
                 graph.rooms[r.id] = r
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM device") {
@@ -182,8 +185,9 @@ final class HomeStore: Sendable {
                 let data: Data = try row.decode(forColumn: "credentials")
                 return try JSONDecoder().decode(FabricCredentials.self, from: data)
             }
-            try db.execute(sql: "INSERT INTO fabric (id, credentials, nextNodeID) VALUES (1, ?, ?)",
-                           arguments: [try JSONEncoder().encode(credentials), 0x10])
+            try db.execute(
+                sql: "INSERT INTO fabric (id, credentials, nextNodeID) VALUES (1, ?, ?)",
+                arguments: [try JSONEncoder().encode(credentials), 0x10])
             return credentials
         }
     }
@@ -246,8 +250,11 @@ final class HomeStore: Sendable {
     /// Moves devices into a room of a structure, all or none.
     func moveDevices(_ ids: [String], toRoom roomID: String, structureID: String) async throws {
         try await write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM room WHERE id = ? AND structureID = ?",
-                                    arguments: [roomID, structureID]) != nil else {
+            guard
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM room WHERE id = ? AND structureID = ?",
+                    arguments: [roomID, structureID]) != nil
+            else {
                 throw HomeError.notFound("no room with ID \(roomID) in structure \(structureID)")
             }
             for id in ids {
@@ -260,13 +267,17 @@ final class HomeStore: Sendable {
     func upsertDevice(_ d: DeviceRecord) async throws {
         let endpoints = String(decoding: try JSONEncoder().encode(d.endpoints), as: UTF8.self)
         try await write { db in
-            try db.execute(sql: """
-                INSERT INTO device (id, nodeID, name, structureID, roomID, host, port, endpoints, vendorID, productID,
-                                    vendorName, productName, serialNumber)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET host = excluded.host, port = excluded.port, endpoints = excluded.endpoints
-                """, arguments: [d.id, Int64(bitPattern: d.nodeID), d.name, d.structureID, d.roomID, d.host, d.port, endpoints,
-                                 d.vendorID.map { Int64($0) }, d.productID.map { Int64($0) }, d.vendorName, d.productName, d.serialNumber])
+            try db.execute(
+                sql: """
+                    INSERT INTO device (id, nodeID, name, structureID, roomID, host, port, endpoints, vendorID, productID,
+                                        vendorName, productName, serialNumber)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET host = excluded.host, port = excluded.port, endpoints = excluded.endpoints
+                    """,
+                arguments: [
+                    d.id, Int64(bitPattern: d.nodeID), d.name, d.structureID, d.roomID, d.host, d.port, endpoints,
+                    d.vendorID.map { Int64($0) }, d.productID.map { Int64($0) }, d.vendorName, d.productName, d.serialNumber,
+                ])
         }
     }
 

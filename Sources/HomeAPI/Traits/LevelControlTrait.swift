@@ -55,28 +55,52 @@ extension Matter {
 
         public var supportsMoveToLevelWithOnOffCommand: Bool { context.accepts(0x04) }
 
-        public func moveToLevel(level: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
-                                optionsOverride: OptionsBitmap = []) async throws {
-            try await context.invoke(0x00, [field(0, level), nullableField(1, transitionTime),
-                                            field(2, optionsMask.rawValue), field(3, optionsOverride.rawValue)])
+        public func moveToLevel(
+            level: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
+            try await context.invoke(
+                0x00,
+                [
+                    field(0, level), nullableField(1, transitionTime),
+                    field(2, optionsMask.rawValue), field(3, optionsOverride.rawValue),
+                ])
         }
 
-        public func moveToLevelWithOnOff(level: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
-                                         optionsOverride: OptionsBitmap = []) async throws {
-            try await context.invoke(0x04, [field(0, level), nullableField(1, transitionTime),
-                                            field(2, optionsMask.rawValue), field(3, optionsOverride.rawValue)])
+        public func moveToLevelWithOnOff(
+            level: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
+            try await context.invoke(
+                0x04,
+                [
+                    field(0, level), nullableField(1, transitionTime),
+                    field(2, optionsMask.rawValue), field(3, optionsOverride.rawValue),
+                ])
         }
 
-        public func move(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [],
-                         optionsOverride: OptionsBitmap = []) async throws {
-            try await context.invoke(0x01, [field(0, moveMode.rawValue), nullableField(1, rate),
-                                            field(2, optionsMask.rawValue), field(3, optionsOverride.rawValue)])
+        public func move(
+            moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
+            try await context.invoke(
+                0x01,
+                [
+                    field(0, moveMode.rawValue), nullableField(1, rate),
+                    field(2, optionsMask.rawValue), field(3, optionsOverride.rawValue),
+                ])
         }
 
-        public func step(stepMode: MoveModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
-                         optionsOverride: OptionsBitmap = []) async throws {
-            try await context.invoke(0x02, [field(0, stepMode.rawValue), field(1, stepSize), nullableField(2, transitionTime),
-                                            field(3, optionsMask.rawValue), field(4, optionsOverride.rawValue)])
+        public func step(
+            stepMode: MoveModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
+            try await context.invoke(
+                0x02,
+                [
+                    field(0, stepMode.rawValue), field(1, stepSize), nullableField(2, transitionTime),
+                    field(3, optionsMask.rawValue), field(4, optionsOverride.rawValue),
+                ])
         }
 
         public func stop(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
@@ -165,21 +189,29 @@ extension Matter.LevelControlTrait: AutomatableTrait {
 
     /// The MoveToLevel action of an automation. The level is checked against the device's
     /// constraint when the automation is created (not truncated to UInt8 here).
-    public static func moveToLevel(level: some BinaryInteger, transitionTime: UInt16?, optionsMask: OptionsBitmap,
-                                   optionsOverride: OptionsBitmap) -> CommandAction {
+    public static func moveToLevel(
+        level: some BinaryInteger, transitionTime: UInt16?, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
+    ) -> CommandAction {
         typealias F = MoveToLevelCommand.CommandRequestFields
-        return CommandAction(MoveToLevelCommand.self, clusterID: clusterID, fields: [
-            (F.level, .integer(level)), (F.transitionTime, transitionTime.map { .uint(UInt64($0)) } ?? .null),
-            (F.optionsMask, .uint(UInt64(optionsMask.rawValue))), (F.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
-        ])
+        return CommandAction(
+            MoveToLevelCommand.self, clusterID: clusterID,
+            fields: [
+                (F.level, .integer(level)), (F.transitionTime, transitionTime.map { .uint(UInt64($0)) } ?? .null),
+                (F.optionsMask, .uint(UInt64(optionsMask.rawValue))), (F.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            ])
     }
 
-    public static func moveToLevelWithOnOff(level: some BinaryInteger, transitionTime: UInt16?, optionsMask: OptionsBitmap,
-                                            optionsOverride: OptionsBitmap) -> CommandAction {
+    public static func moveToLevelWithOnOff(
+        level: some BinaryInteger, transitionTime: UInt16?, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
+    ) -> CommandAction {
         typealias F = MoveToLevelWithOnOffCommand.CommandRequestFields
-        return CommandAction(MoveToLevelWithOnOffCommand.self, clusterID: clusterID, fields: [
-            (F.level, .integer(level)), (F.transitionTime, transitionTime.map { .uint(UInt64($0)) } ?? .null),
-            (F.optionsMask, .uint(UInt64(optionsMask.rawValue))), (F.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
-        ])
+        return CommandAction(
+            MoveToLevelWithOnOffCommand.self, clusterID: clusterID,
+            fields: [
+                (F.level, .integer(level)), (F.transitionTime, transitionTime.map { .uint(UInt64($0)) } ?? .null),
+                (F.optionsMask, .uint(UInt64(optionsMask.rawValue))), (F.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            ])
     }
 }

@@ -26,9 +26,10 @@ extension Matter {
 
         init(context: TraitContext) {
             self.context = context
-            attributes = Attributes(onOff: context.bool(0x0000), globalSceneControl: context.bool(0x4000),
-                                    onTime: context.uint(0x4001), offWaitTime: context.uint(0x4002),
-                                    startUpOnOff: context.uint(0x4003))
+            attributes = Attributes(
+                onOff: context.bool(0x0000), globalSceneControl: context.bool(0x4000),
+                onTime: context.uint(0x4001), offWaitTime: context.uint(0x4002),
+                startUpOnOff: context.uint(0x4003))
         }
 
         /// Whether the device accepts Toggle (the Lighting/dead-front variants always do;

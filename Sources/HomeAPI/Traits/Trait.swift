@@ -62,9 +62,10 @@ struct TraitContext: Sendable, Hashable {
         if let groupID {
             return try await engine.groupInvoke(groupID: groupID, cluster: cluster, command: CommandID(command), fields: .structure(fields))
         }
-        try await engine.invoke(deviceID: deviceID, nodeID: nodeID,
-                                ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
-                                fields: .structure(fields))
+        try await engine.invoke(
+            deviceID: deviceID, nodeID: nodeID,
+            ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
+            fields: .structure(fields))
     }
 
     /// Writes an attribute of this cluster on the device.
@@ -73,8 +74,9 @@ struct TraitContext: Sendable, Hashable {
         if let groupID {
             return try await engine.groupWrite(groupID: groupID, cluster: cluster, attribute: AttributeID(attribute), value: value)
         }
-        try await engine.write(deviceID: deviceID, nodeID: nodeID,
-                               AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)), value)
+        try await engine.write(
+            deviceID: deviceID, nodeID: nodeID,
+            AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)), value)
     }
 }
 

@@ -126,7 +126,8 @@ extension Matter.WindowCoveringTrait: AutomatableTrait {
     public static func downOrClose() -> CommandAction { CommandAction(DownOrCloseCommand.self, clusterID: clusterID) }
     public static func stopMotion() -> CommandAction { CommandAction(StopMotionCommand.self, clusterID: clusterID) }
     public static func goToLiftPercentage(liftPercent100thsValue: some BinaryInteger) -> CommandAction {
-        CommandAction(GoToLiftPercentageCommand.self, clusterID: clusterID,
-                      fields: [(GoToLiftPercentageCommand.CommandRequestFields.liftPercent100thsValue, .integer(liftPercent100thsValue))])
+        CommandAction(
+            GoToLiftPercentageCommand.self, clusterID: clusterID,
+            fields: [(GoToLiftPercentageCommand.CommandRequestFields.liftPercent100thsValue, .integer(liftPercent100thsValue))])
     }
 }

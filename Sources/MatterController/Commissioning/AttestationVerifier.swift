@@ -28,7 +28,8 @@ public struct PAATrustStore: Sendable {
                 // A file may hold several PEM blocks.
                 for block in text.components(separatedBy: "-----END CERTIFICATE-----") where block.contains("-----BEGIN CERTIFICATE-----") {
                     if let start = block.range(of: "-----BEGIN CERTIFICATE-----"),
-                       let cert = try? AttestationCertificate(pem: String(block[start.lowerBound...]) + "-----END CERTIFICATE-----") {
+                        let cert = try? AttestationCertificate(pem: String(block[start.lowerBound...]) + "-----END CERTIFICATE-----")
+                    {
                         certs.append(cert)
                     }
                 }
@@ -75,8 +76,10 @@ public struct AttestationVerifier: Sendable {
         self.allowUntrusted = allowUntrusted
     }
 
-    public func verify(dacDER: [UInt8], paiDER: [UInt8], attestationElements: [UInt8], signature: [UInt8],
-                       nonce: [UInt8], attestationChallenge: [UInt8]) throws -> (AttestationResult, P256PublicKey) {
+    public func verify(
+        dacDER: [UInt8], paiDER: [UInt8], attestationElements: [UInt8], signature: [UInt8],
+        nonce: [UInt8], attestationChallenge: [UInt8]
+    ) throws -> (AttestationResult, P256PublicKey) {
         let dac: AttestationCertificate
         let pai: AttestationCertificate
         do {
@@ -86,8 +89,11 @@ public struct AttestationVerifier: Sendable {
             throw ControllerError.attestationFailed("malformed DAC or PAI: \(error)")
         }
         // These prove the device holds the DAC key for this session: never waivable.
-        guard DeviceAttestation.verify(elements: attestationElements, attestationChallenge: attestationChallenge,
-                                       signature: signature, dacPublicKey: dac.publicKey) else {
+        guard
+            DeviceAttestation.verify(
+                elements: attestationElements, attestationChallenge: attestationChallenge,
+                signature: signature, dacPublicKey: dac.publicKey)
+        else {
             throw ControllerError.attestationFailed("attestation signature does not verify with the DAC key")
         }
         let elements: DeviceAttestation.ParsedAttestationElements
@@ -123,11 +129,13 @@ public struct AttestationVerifier: Sendable {
         } else {
             problems.append("no PAA trust store configured")
         }
-        let result = AttestationResult(vendorID: dac.vendorID, productID: dac.productID, isTrusted: problems.isEmpty,
-                                       problems: problems)
+        let result = AttestationResult(
+            vendorID: dac.vendorID, productID: dac.productID, isTrusted: problems.isEmpty,
+            problems: problems)
         if !problems.isEmpty && !allowUntrusted {
-            throw ControllerError.attestationFailed(problems.joined(separator: "; ")
-                + " (pass allowUntrustedAttestation to commission anyway)")
+            throw ControllerError.attestationFailed(
+                problems.joined(separator: "; ")
+                    + " (pass allowUntrustedAttestation to commission anyway)")
         }
         return (result, dac.publicKey)
     }

@@ -36,8 +36,10 @@ extension MatterController {
     /// (certificate chain, AttestationRequest, verified against the trust store); CSRRequest;
     /// AddTrustedRootCertificate; AddNOC with a NOC our CA signs for the CSR's key; CASE on
     /// the new fabric; CommissioningComplete over CASE.
-    public func commission(address: SocketAddress, passcode: UInt32, nodeID: NodeID,
-                           options: CommissioningOptions = CommissioningOptions()) async throws -> CommissioningResult {
+    public func commission(
+        address: SocketAddress, passcode: UInt32, nodeID: NodeID,
+        options: CommissioningOptions = CommissioningOptions()
+    ) async throws -> CommissioningResult {
         guard OperationalIdentifiers.isOperationalNodeID(nodeID) else {
             throw ControllerError.invalidArgument("node ID 0x\(String(nodeID, radix: 16)) is not an operational node ID")
         }
@@ -56,14 +58,16 @@ extension MatterController {
         }
         let client = InteractionClient(manager: manager, session: pase.handle, timeout: configuration.responseTimeout)
         do {
-            let result = try await runCommissioning(client: client, pase: pase, address: address, nodeID: nodeID, fabric: fabric,
-                                                    options: options)
+            let result = try await runCommissioning(
+                client: client, pase: pase, address: address, nodeID: nodeID, fabric: fabric,
+                options: options)
             await manager.closeSession(pase.handle, notifyPeer: true)
             return result
         } catch {
             // Disarm the fail-safe so the node rolls back at once rather than on expiry.
-            _ = try? await client.invoke(command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),
-                                         fields: .structure([.context(0, .unsigned(0)), .context(1, .unsigned(0))]))
+            _ = try? await client.invoke(
+                command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),
+                fields: .structure([.context(0, .unsigned(0)), .context(1, .unsigned(0))]))
             await manager.closeSession(pase.handle, notifyPeer: true)
             throw error
         }
@@ -94,13 +98,18 @@ extension MatterController {
         }
     }
 
-    private func runCommissioning(client: InteractionClient, pase: SessionInfo, address: SocketAddress, nodeID: NodeID,
-                                  fabric: FabricAuthority, options: CommissioningOptions) async throws -> CommissioningResult {
+    private func runCommissioning(
+        client: InteractionClient, pase: SessionInfo, address: SocketAddress, nodeID: NodeID,
+        fabric: FabricAuthority, options: CommissioningOptions
+    ) async throws -> CommissioningResult {
         // 1. Fail-safe (spec 11.10.6.2): ArmFailSafeResponse.ErrorCode must be OK.
         let arm = try await step("ArmFailSafe") {
-            try await client.invoke(command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),
-                                    fields: .structure([.context(0, .unsigned(UInt64(options.failSafeSeconds))),
-                                                        .context(1, .unsigned(1))]))
+            try await client.invoke(
+                command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),
+                fields: .structure([
+                    .context(0, .unsigned(UInt64(options.failSafeSeconds))),
+                    .context(1, .unsigned(1)),
+                ]))
         }
         try checkCommissioningError(arm, "ArmFailSafe")
 
@@ -108,7 +117,8 @@ extension MatterController {
         if let regulatory = try? await client.invoke(
             command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.setRegulatoryConfig),
             fields: .structure([.context(0, .unsigned(2)), .context(1, .utf8("XX")), .context(2, .unsigned(2))])),
-           regulatory.fields?[context: 0]?.uintValue != 0 {
+            regulatory.fields?[context: 0]?.uintValue != 0
+        {
             logger.debug("SetRegulatoryConfig answered \(String(describing: regulatory.fields))")
         }
 
@@ -117,11 +127,13 @@ extension MatterController {
         let pai = try await certificate(client, type: 2)
         let attestationNonce = SecureRandom.bytes(32)
         let attestation = try await step("AttestationRequest") {
-            try await client.invoke(command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.attestationRequest),
-                                    fields: .structure([.context(0, .bytes(attestationNonce))]))
+            try await client.invoke(
+                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.attestationRequest),
+                fields: .structure([.context(0, .bytes(attestationNonce))]))
         }
         guard let elements = attestation.fields?[context: 0]?.bytesValue,
-              let signature = attestation.fields?[context: 1]?.bytesValue else {
+            let signature = attestation.fields?[context: 1]?.bytesValue
+        else {
             throw ControllerError.commissioningFailed(step: "AttestationRequest", reason: "AttestationResponse lacks its fields")
         }
         let verifier = AttestationVerifier(trustStore: options.trustStore, allowUntrusted: options.allowUntrustedAttestation)
@@ -135,15 +147,20 @@ extension MatterController {
         // 4. Operational CSR (spec 11.18.6.5), signed with the DAC over our nonce and the challenge.
         let csrNonce = SecureRandom.bytes(32)
         let csrResponse = try await step("CSRRequest") {
-            try await client.invoke(command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.csrRequest),
-                                    fields: .structure([.context(0, .bytes(csrNonce))]))
+            try await client.invoke(
+                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.csrRequest),
+                fields: .structure([.context(0, .bytes(csrNonce))]))
         }
         guard let nocsr = csrResponse.fields?[context: 0]?.bytesValue,
-              let csrSignature = csrResponse.fields?[context: 1]?.bytesValue else {
+            let csrSignature = csrResponse.fields?[context: 1]?.bytesValue
+        else {
             throw ControllerError.commissioningFailed(step: "CSRRequest", reason: "CSRResponse lacks its fields")
         }
-        guard DeviceAttestation.verify(elements: nocsr, attestationChallenge: pase.attestationChallenge,
-                                       signature: csrSignature, dacPublicKey: dacKey) else {
+        guard
+            DeviceAttestation.verify(
+                elements: nocsr, attestationChallenge: pase.attestationChallenge,
+                signature: csrSignature, dacPublicKey: dacKey)
+        else {
             throw ControllerError.commissioningFailed(step: "CSRRequest", reason: "NOCSR signature does not verify with the DAC key")
         }
         let parsedCSR: DeviceAttestation.ParsedNOCSRElements
@@ -156,8 +173,9 @@ extension MatterController {
 
         // 5. Trusted root, then the NOC (spec 11.18.6.13, 11.18.6.8).
         _ = try await step("AddTrustedRootCertificate") {
-            try await client.invoke(command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.addTrustedRootCertificate),
-                                    fields: .structure([.context(0, .bytes(fabric.rootCertificate))]))
+            try await client.invoke(
+                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.addTrustedRootCertificate),
+                fields: .structure([.context(0, .bytes(fabric.rootCertificate))]))
         }
         let noc: [UInt8]
         do { noc = try fabric.issueNOC(csr: parsedCSR.csr, nodeID: nodeID) } catch {
@@ -165,11 +183,14 @@ extension MatterController {
         }
         var nocFields: [TLVElement] = [.context(0, .bytes(noc))]
         if let icac = fabric.intermediateCertificate { nocFields.append(.context(1, .bytes(icac))) }
-        nocFields += [.context(2, .bytes(fabric.ipkEpochKey)), .context(3, .unsigned(fabric.controllerNodeID)),
-                      .context(4, .unsigned(UInt64(fabric.credentials.adminVendorID)))]
+        nocFields += [
+            .context(2, .bytes(fabric.ipkEpochKey)), .context(3, .unsigned(fabric.controllerNodeID)),
+            .context(4, .unsigned(UInt64(fabric.credentials.adminVendorID))),
+        ]
         let nocResponse = try await step("AddNOC") {
-            try await client.invoke(command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.addNOC),
-                                    fields: .structure(nocFields))
+            try await client.invoke(
+                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.addNOC),
+                fields: .structure(nocFields))
         }
         guard let statusCode = nocResponse.fields?[context: 0]?.uintValue else {
             throw ControllerError.commissioningFailed(step: "AddNOC", reason: "NOCResponse lacks its status")
@@ -190,7 +211,8 @@ extension MatterController {
             throw ControllerError.commissioningFailed(step: "CASE", reason: "\(error)")
         }
         let complete = try await step("CommissioningComplete") {
-            try await operational.invoke(command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.commissioningComplete))
+            try await operational.invoke(
+                command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.commissioningComplete))
         }
         try checkCommissioningError(complete, "CommissioningComplete")
         return CommissioningResult(nodeID: nodeID, address: address, fabricIndex: fabricIndex, attestation: attestationResult)
@@ -198,8 +220,9 @@ extension MatterController {
 
     private func certificate(_ client: InteractionClient, type: UInt64) async throws -> [UInt8] {
         let response = try await step("CertificateChainRequest") {
-            try await client.invoke(command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.certificateChainRequest),
-                                    fields: .structure([.context(0, .unsigned(type))]))
+            try await client.invoke(
+                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.certificateChainRequest),
+                fields: .structure([.context(0, .unsigned(type))]))
         }
         guard let der = response.fields?[context: 0]?.bytesValue else {
             throw ControllerError.commissioningFailed(step: "CertificateChainRequest", reason: "no certificate in the response")

@@ -36,8 +36,10 @@ public struct FabricAuthority: Sendable {
     let controllerKey: P256KeyPair
 
     /// Creates a fresh fabric: new root (and intermediate when asked), random fabric ID and IPK.
-    public static func create(fabricID: UInt64? = nil, controllerNodeID: NodeID = 0x0000_0001_B669_0001,
-                              withIntermediate: Bool = true, adminVendorID: UInt16 = 0xFFF1) throws -> FabricAuthority {
+    public static func create(
+        fabricID: UInt64? = nil, controllerNodeID: NodeID = 0x0000_0001_B669_0001,
+        withIntermediate: Bool = true, adminVendorID: UInt16 = 0xFFF1
+    ) throws -> FabricAuthority {
         var id = fabricID ?? 0
         while id == 0 { id = SecureRandom.bytes(8).reduce(0) { $0 << 8 | UInt64($1) } & 0x7FFF_FFFF_FFFF_FFFF }
         let notBefore = Self.notBefore
@@ -47,14 +49,16 @@ public struct FabricAuthority: Sendable {
         var icac: MatterCertificate?
         if withIntermediate {
             let key = P256KeyPair()
-            icac = try MatterCertificateIssuer.issueIntermediate(publicKey: key.publicKey, icacID: 2, fabricID: id,
-                                                                 issuer: root, issuerKey: rootKey, notBefore: notBefore)
+            icac = try MatterCertificateIssuer.issueIntermediate(
+                publicKey: key.publicKey, icacID: 2, fabricID: id,
+                issuer: root, issuerKey: rootKey, notBefore: notBefore)
             icacKey = key
         }
         let controllerKey = P256KeyPair()
         let signer = icac ?? root
-        let noc = try MatterCertificateIssuer.issueNode(publicKey: controllerKey.publicKey, nodeID: controllerNodeID, fabricID: id,
-                                                        issuer: signer, issuerKey: icacKey ?? rootKey, notBefore: notBefore)
+        let noc = try MatterCertificateIssuer.issueNode(
+            publicKey: controllerKey.publicKey, nodeID: controllerNodeID, fabricID: id,
+            issuer: signer, issuerKey: icacKey ?? rootKey, notBefore: notBefore)
         let credentials = FabricCredentials(
             fabricID: id, rootKey: rootKey.rawPrivateKey, rootCertificate: root.tlvEncoded,
             intermediateKey: icacKey?.rawPrivateKey, intermediateCertificate: icac?.tlvEncoded,
@@ -100,17 +104,19 @@ public struct FabricAuthority: Sendable {
 
     /// Signs a NOC for the key in a commissionee's CSR (DER, from CSRResponse).
     public func issueNOC(csr: [UInt8], nodeID: NodeID) throws -> [UInt8] {
-        let cert = try MatterCertificateIssuer.issueNode(csr: csr, nodeID: nodeID, fabricID: fabricID,
-                                                         issuer: intermediate ?? root, issuerKey: intermediateKey ?? rootKey,
-                                                         notBefore: Self.notBefore)
+        let cert = try MatterCertificateIssuer.issueNode(
+            csr: csr, nodeID: nodeID, fabricID: fabricID,
+            issuer: intermediate ?? root, issuerKey: intermediateKey ?? rootKey,
+            notBefore: Self.notBefore)
         return cert.tlvEncoded
     }
 
     /// The controller's side of the fabric, as CASE needs it.
     public func operationalFabric() throws -> OperationalFabric {
-        try OperationalFabric(fabricIndex: 1, nodeID: controllerNodeID, rootCertificate: credentials.rootCertificate,
-                              noc: credentials.controllerNOC, icac: credentials.intermediateCertificate,
-                              ipkEpochKey: credentials.ipkEpochKey, operationalKey: controllerKey)
+        try OperationalFabric(
+            fabricIndex: 1, nodeID: controllerNodeID, rootCertificate: credentials.rootCertificate,
+            noc: credentials.controllerNOC, icac: credentials.intermediateCertificate,
+            ipkEpochKey: credentials.ipkEpochKey, operationalKey: controllerKey)
     }
 
     /// Certificates start a day in the past so small clock differences never reject them.

@@ -19,8 +19,10 @@ public struct FabricIdentity: Sendable, Hashable {
 
     /// Checks that the pieces belong together: the key is the NOC's, the NOC names this
     /// node and fabric, the IPK has the right size.
-    public init(fabricID: UInt64, nodeID: NodeID, rootCertificate: [UInt8], intermediateCertificate: [UInt8]?, noc: [UInt8],
-                operationalKey: [UInt8], ipkEpochKey: [UInt8]) throws {
+    public init(
+        fabricID: UInt64, nodeID: NodeID, rootCertificate: [UInt8], intermediateCertificate: [UInt8]?, noc: [UInt8],
+        operationalKey: [UInt8], ipkEpochKey: [UInt8]
+    ) throws {
         let key: P256KeyPair
         let certificate: MatterCertificate
         do {
@@ -36,9 +38,12 @@ public struct FabricIdentity: Sendable, Hashable {
         guard certificate.subject.nodeID == nodeID, certificate.subject.fabricID == fabricID else {
             throw ControllerError.invalidArgument(
                 "operational identity: the NOC names node 0x\(String(certificate.subject.nodeID ?? 0, radix: 16)) on fabric "
-                    + "0x\(String(certificate.subject.fabricID ?? 0, radix: 16)), not 0x\(String(nodeID, radix: 16)) on 0x\(String(fabricID, radix: 16))")
+                    + "0x\(String(certificate.subject.fabricID ?? 0, radix: 16)), not 0x\(String(nodeID, radix: 16)) on 0x\(String(fabricID, radix: 16))"
+            )
         }
-        guard ipkEpochKey.count == 16 else { throw ControllerError.invalidArgument("operational identity: the IPK epoch key must be 16 bytes") }
+        guard ipkEpochKey.count == 16 else {
+            throw ControllerError.invalidArgument("operational identity: the IPK epoch key must be 16 bytes")
+        }
         self.fabricID = fabricID
         self.nodeID = nodeID
         self.rootCertificate = rootCertificate
@@ -50,9 +55,10 @@ public struct FabricIdentity: Sendable, Hashable {
 
     /// The identity as CASE uses it.
     public func operationalFabric() throws -> OperationalFabric {
-        try OperationalFabric(fabricIndex: 1, nodeID: nodeID, rootCertificate: rootCertificate, noc: noc,
-                              icac: intermediateCertificate, ipkEpochKey: ipkEpochKey,
-                              operationalKey: try P256KeyPair(rawPrivateKey: operationalKey))
+        try OperationalFabric(
+            fabricIndex: 1, nodeID: nodeID, rootCertificate: rootCertificate, noc: noc,
+            icac: intermediateCertificate, ipkEpochKey: ipkEpochKey,
+            operationalKey: try P256KeyPair(rawPrivateKey: operationalKey))
     }
 
     /// The compressed fabric ID, which names the fabric in `_matter._tcp` instance names.
@@ -65,9 +71,10 @@ extension FabricAuthority {
     /// The controller's own identity on the fabric.
     public var fabricIdentity: FabricIdentity {
         get throws {
-            try FabricIdentity(fabricID: fabricID, nodeID: controllerNodeID, rootCertificate: credentials.rootCertificate,
-                                    intermediateCertificate: credentials.intermediateCertificate, noc: credentials.controllerNOC,
-                                    operationalKey: credentials.controllerKey, ipkEpochKey: credentials.ipkEpochKey)
+            try FabricIdentity(
+                fabricID: fabricID, nodeID: controllerNodeID, rootCertificate: credentials.rootCertificate,
+                intermediateCertificate: credentials.intermediateCertificate, noc: credentials.controllerNOC,
+                operationalKey: credentials.controllerKey, ipkEpochKey: credentials.ipkEpochKey)
         }
     }
 
@@ -81,11 +88,13 @@ extension FabricAuthority {
             throw ControllerError.invalidArgument("node ID 0x\(String(nodeID, radix: 16)) is the controller's own")
         }
         let key = P256KeyPair()
-        let noc = try MatterCertificateIssuer.issueNode(publicKey: key.publicKey, nodeID: nodeID, fabricID: fabricID,
-                                                        issuer: intermediate ?? root, issuerKey: intermediateKey ?? rootKey,
-                                                        notBefore: Self.notBefore)
-        return try FabricIdentity(fabricID: fabricID, nodeID: nodeID, rootCertificate: credentials.rootCertificate,
-                                       intermediateCertificate: credentials.intermediateCertificate, noc: noc.tlvEncoded,
-                                       operationalKey: key.rawPrivateKey, ipkEpochKey: credentials.ipkEpochKey)
+        let noc = try MatterCertificateIssuer.issueNode(
+            publicKey: key.publicKey, nodeID: nodeID, fabricID: fabricID,
+            issuer: intermediate ?? root, issuerKey: intermediateKey ?? rootKey,
+            notBefore: Self.notBefore)
+        return try FabricIdentity(
+            fabricID: fabricID, nodeID: nodeID, rootCertificate: credentials.rootCertificate,
+            intermediateCertificate: credentials.intermediateCertificate, noc: noc.tlvEncoded,
+            operationalKey: key.rawPrivateKey, ipkEpochKey: credentials.ipkEpochKey)
     }
 }

@@ -30,8 +30,10 @@ extension MatterController {
     /// already has: KeySetWrite, the fabric's GroupKeyMap with this group's entry added,
     /// AddGroup on each endpoint, and an ACL entry granting the group Operate (group messages
     /// carry no CASE subject; spec 6.6.2.1.2). Idempotent.
-    public func joinGroup(_ node: NodeID, groupID: UInt16, name: String, keySet: GroupKeySet,
-                          endpoints: [EndpointNumber]) async throws {
+    public func joinGroup(
+        _ node: NodeID, groupID: UInt16, name: String, keySet: GroupKeySet,
+        endpoints: [EndpointNumber]
+    ) async throws {
         try await withClient(node) { client in
             let set = TLVValue.structure([
                 TLVElement(tag: .context(0), .unsigned(UInt64(keySet.keySetID))),
@@ -41,8 +43,9 @@ extension MatterController {
                 TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
                 TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
             ])
-            _ = try await client.invoke(ConcreteCommandPath(endpoint: 0, cluster: Self.groupKeyManagement, command: CommandID(0x00)),
-                                        fields: .structure([TLVElement(tag: .context(0), set)]))
+            _ = try await client.invoke(
+                ConcreteCommandPath(endpoint: 0, cluster: Self.groupKeyManagement, command: CommandID(0x00)),
+                fields: .structure([TLVElement(tag: .context(0), set)]))
 
             // GroupKeyMap (fabric-scoped list): a write replaces this fabric's entries.
             let mapPath = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
@@ -53,21 +56,30 @@ extension MatterController {
             if !map.contains(where: { $0.0 == groupID && $0.1 == keySet.keySetID }) {
                 map.removeAll { $0.0 == groupID }
                 map.append((groupID, keySet.keySetID))
-                try await client.write(mapPath, value: .array(map.map { entry in
-                    TLVElement(.structure([TLVElement(tag: .context(1), .unsigned(UInt64(entry.0))),
-                                           TLVElement(tag: .context(2), .unsigned(UInt64(entry.1)))]))
-                }))
+                try await client.write(
+                    mapPath,
+                    value: .array(
+                        map.map { entry in
+                            TLVElement(
+                                .structure([
+                                    TLVElement(tag: .context(1), .unsigned(UInt64(entry.0))),
+                                    TLVElement(tag: .context(2), .unsigned(UInt64(entry.1))),
+                                ]))
+                        }))
             }
 
             for endpoint in endpoints {
                 let response = try await client.invoke(
                     ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x00)),
-                    fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID))),
-                                        TLVElement(tag: .context(1), .utf8(Self.groupName(name)))]))
+                    fields: .structure([
+                        TLVElement(tag: .context(0), .unsigned(UInt64(groupID))),
+                        TLVElement(tag: .context(1), .utf8(Self.groupName(name))),
+                    ]))
                 let status = response.fields?[context: 0]?.uintValue ?? 0
                 guard status == 0 else {
-                    throw ControllerError.invalidArgument("AddGroup 0x\(String(groupID, radix: 16)) on endpoint \(endpoint) of node "
-                        + "0x\(String(node, radix: 16)): status 0x\(String(status, radix: 16))")
+                    throw ControllerError.invalidArgument(
+                        "AddGroup 0x\(String(groupID, radix: 16)) on endpoint \(endpoint) of node "
+                            + "0x\(String(node, radix: 16)): status 0x\(String(status, radix: 16))")
                 }
             }
 
@@ -83,7 +95,9 @@ extension MatterController {
     }
 
     /// This fabric's ACL entries on `node`, decoded (the node fills in their fabric index).
-    private static func accessControlList(_ client: InteractionClient, _ path: AttributePath, node: NodeID) async throws -> [AccessControlEntry] {
+    private static func accessControlList(
+        _ client: InteractionClient, _ path: AttributePath, node: NodeID
+    ) async throws -> [AccessControlEntry] {
         try ((try await client.read(path)).members ?? []).map { element in
             guard let entry = AccessControlEntry(tlv: element.value, fabricIndex: 0) else {
                 throw ControllerError.invalidArgument("node 0x\(String(node, radix: 16)): an ACL entry is not an AccessControlEntryStruct")
@@ -108,16 +122,20 @@ extension MatterController {
     public func leaveGroup(_ node: NodeID, groupID: UInt16, endpoints: [EndpointNumber]) async throws {
         try await withClient(node) { client in
             for endpoint in endpoints {
-                _ = try await client.invoke(ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x03)),
-                                            fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID)))]))
+                _ = try await client.invoke(
+                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x03)),
+                    fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID)))]))
             }
             let mapPath = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
             let map = (try await client.read(mapPath)).members ?? []
             let keptMap = map.filter { $0.value[context: 1]?.uintValue != UInt64(groupID) }
             if keptMap.count != map.count {
-                try await client.write(mapPath, value: .array(keptMap.map { element in
-                    TLVElement(.structure((element.value.members ?? []).filter { $0.tag != .context(0xFE) }))
-                }))
+                try await client.write(
+                    mapPath,
+                    value: .array(
+                        keptMap.map { element in
+                            TLVElement(.structure((element.value.members ?? []).filter { $0.tag != .context(0xFE) }))
+                        }))
             }
             let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
             let acl = try await Self.accessControlList(client, aclPath, node: node)
@@ -133,16 +151,24 @@ extension MatterController {
     /// on each interface this controller's binding allows. No member answers (spec 8.8.2:
     /// group Invokes suppress the response). Returns the interfaces it went out on; empty
     /// when none can carry multicast (e.g. a controller bound to loopback).
-    public func sendGroupInvoke(groupID: UInt16, keySet: GroupKeySet, cluster: ClusterID, command: CommandID,
-                                fields: TLVValue, counter: UInt32) async throws -> [String] {
-        let key = try GroupOperationalKey(fabricIndex: 1, keySetID: keySet.keySetID, groupIDs: [groupID],
-                                          epochKey: keySet.epochKey, compressedFabricID: try identity.compressedFabricID())
-        let invoke = InvokeRequestMessage(suppressResponse: true, invokeRequests: [
-            CommandDataIB(path: CommandPathIB(endpoint: nil, cluster: cluster, command: command), fields: fields)])
-        let protocolHeader = ProtocolHeader(isInitiator: true, opcode: InteractionOpcode.invokeRequest.rawValue,
-                                            exchangeID: UInt16.random(in: 0 ... .max), protocolID: .interactionModel)
-        let header = MessageHeader(sessionID: key.sessionID, messageCounter: counter, sourceNodeID: identity.nodeID,
-                                   destination: .group(groupID), sessionType: .group)
+    public func sendGroupInvoke(
+        groupID: UInt16, keySet: GroupKeySet, cluster: ClusterID, command: CommandID,
+        fields: TLVValue, counter: UInt32
+    ) async throws -> [String] {
+        let key = try GroupOperationalKey(
+            fabricIndex: 1, keySetID: keySet.keySetID, groupIDs: [groupID],
+            epochKey: keySet.epochKey, compressedFabricID: try identity.compressedFabricID())
+        let invoke = InvokeRequestMessage(
+            suppressResponse: true,
+            invokeRequests: [
+                CommandDataIB(path: CommandPathIB(endpoint: nil, cluster: cluster, command: command), fields: fields)
+            ])
+        let protocolHeader = ProtocolHeader(
+            isInitiator: true, opcode: InteractionOpcode.invokeRequest.rawValue,
+            exchangeID: UInt16.random(in: 0 ... .max), protocolID: .interactionModel)
+        let header = MessageHeader(
+            sessionID: key.sessionID, messageCounter: counter, sourceNodeID: identity.nodeID,
+            destination: .group(groupID), sessionType: .group)
         let datagram = try key.seal(header: header, protocolMessage: protocolHeader.encoded(payload: invoke.encoded()))
         return await transport.sendGroupMessage(datagram, to: GroupMulticast.addressString(fabricID: identity.fabricID, groupID: groupID))
     }

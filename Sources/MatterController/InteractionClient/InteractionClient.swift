@@ -21,11 +21,14 @@ public struct InteractionClient: Sendable {
 
     /// Reads attributes; paths may be wildcards (spec 8.4). Attributes that could not be
     /// read come back with a status, not as a thrown error.
-    public func read(_ paths: [AttributePathIB], dataVersionFilters: [DataVersionFilterIB] = [],
-                     fabricFiltered: Bool = true) async throws -> [AttributeReport] {
+    public func read(
+        _ paths: [AttributePathIB], dataVersionFilters: [DataVersionFilterIB] = [],
+        fabricFiltered: Bool = true
+    ) async throws -> [AttributeReport] {
         guard !paths.isEmpty else { throw ControllerError.invalidArgument("a read needs at least one path") }
-        let request = ReadRequestMessage(attributeRequests: paths, isFabricFiltered: fabricFiltered,
-                                         dataVersionFilters: dataVersionFilters)
+        let request = ReadRequestMessage(
+            attributeRequests: paths, isFabricFiltered: fabricFiltered,
+            dataVersionFilters: dataVersionFilters)
         return try await withExchange("Read") { exchange in
             try await send(request, on: exchange, "Read")
             var reports: [AttributeReport] = []
@@ -85,10 +88,13 @@ public struct InteractionClient: Sendable {
     // MARK: Invoke
 
     /// Invokes one command (spec 8.8); throws with the node's status unless it succeeded.
-    public func invoke(_ path: ConcreteCommandPath, fields: TLVValue = .structure([]),
-                       timed: Duration? = nil) async throws -> CommandResponse {
-        let request = InvokeRequestMessage(timedRequest: timed != nil,
-                                           invokeRequests: [CommandDataIB(path: CommandPathIB(path), fields: fields)])
+    public func invoke(
+        _ path: ConcreteCommandPath, fields: TLVValue = .structure([]),
+        timed: Duration? = nil
+    ) async throws -> CommandResponse {
+        let request = InvokeRequestMessage(
+            timedRequest: timed != nil,
+            invokeRequests: [CommandDataIB(path: CommandPathIB(path), fields: fields)])
         let what = "command \(path)"
         return try await withExchange(what) { exchange in
             if let timed { try await openTimedWindow(timed, on: exchange) }

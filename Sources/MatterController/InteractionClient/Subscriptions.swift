@@ -46,7 +46,8 @@ public final class SubscriptionRouter: ProtocolHandler {
         var current = message
         while true {
             guard current.opcode == InteractionOpcode.reportData.rawValue,
-                  let report = try? ReportDataMessage(payload: current.payload) else {
+                let report = try? ReportDataMessage(payload: current.payload)
+            else {
                 await reply(.invalidAction, on: exchange)
                 return
             }
@@ -72,8 +73,9 @@ public final class SubscriptionRouter: ProtocolHandler {
     }
 
     private func reply(_ status: StatusCode, on exchange: Exchange) async {
-        try? await exchange.send(opcode: InteractionOpcode.statusResponse.rawValue,
-                                 payload: StatusResponseMessage(status: status).encoded(), reliable: true)
+        try? await exchange.send(
+            opcode: InteractionOpcode.statusResponse.rawValue,
+            payload: StatusResponseMessage(status: status).encoded(), reliable: true)
     }
 }
 
@@ -81,11 +83,14 @@ extension InteractionClient {
     /// Establishes one subscription (spec 8.5): priming reports, each acknowledged, then
     /// SubscribeResponse. The ID is routed from the first priming report on, so no later
     /// report can slip past. Returns the ID and the publisher's MaxInterval.
-    func subscribe(_ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16, router: SubscriptionRouter,
-                   keepSubscriptions: Bool = true,
-                   sink: @escaping @Sendable ([AttributeReport]) -> Void) async throws -> (UInt32, UInt16) {
-        let request = SubscribeRequestMessage(keepSubscriptions: keepSubscriptions, minIntervalFloor: minInterval,
-                                              maxIntervalCeiling: maxInterval, attributeRequests: paths)
+    func subscribe(
+        _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16, router: SubscriptionRouter,
+        keepSubscriptions: Bool = true,
+        sink: @escaping @Sendable ([AttributeReport]) -> Void
+    ) async throws -> (UInt32, UInt16) {
+        let request = SubscribeRequestMessage(
+            keepSubscriptions: keepSubscriptions, minIntervalFloor: minInterval,
+            maxIntervalCeiling: maxInterval, attributeRequests: paths)
         return try await withExchange("Subscribe") { exchange in
             try await send(request, on: exchange, "Subscribe")
             var registered: UInt32?

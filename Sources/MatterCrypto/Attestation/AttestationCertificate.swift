@@ -115,47 +115,59 @@ public struct AttestationCertificate: Sendable, Equatable {
 /// devices and tests. Never for a product: the test PAA key is public.
 public enum DeviceAttestationIssuer {
     /// A PAI: CA:TRUE pathlen:0, keyCertSign|cRLSign, subject CN + vendor ID (+ optional product ID).
-    public static func issuePAI(publicKey: P256PublicKey, vendorID: UInt16, productID: UInt16? = nil,
-                                commonName: String = "Matter Test PAI",
-                                paa: AttestationCertificate, paaKey: P256KeyPair,
-                                notBefore: UInt32, notAfter: UInt32 = 0,
-                                serialNumber: [UInt8] = MatterCertificateIssuer.randomSerialNumber()) throws(CertificateError) -> AttestationCertificate {
+    public static func issuePAI(
+        publicKey: P256PublicKey, vendorID: UInt16, productID: UInt16? = nil,
+        commonName: String = "Matter Test PAI",
+        paa: AttestationCertificate, paaKey: P256KeyPair,
+        notBefore: UInt32, notAfter: UInt32 = 0,
+        serialNumber: [UInt8] = MatterCertificateIssuer.randomSerialNumber()
+    ) throws(CertificateError) -> AttestationCertificate {
         guard paa.isCA, paa.publicKey == paaKey.publicKey else { throw .notACertificateAuthority }
-        return try issue(serialNumber: serialNumber, issuerDER: paa.subjectDER,
-                         subject: subjectName(commonName: commonName, vendorID: vendorID, productID: productID),
-                         notBefore: notBefore, notAfter: notAfter, publicKey: publicKey,
-                         extensions: [.basicConstraints(isCA: true, pathLengthConstraint: 0), .keyUsage([.keyCertSign, .cRLSign]),
-                                      .subjectKeyIdentifier(publicKey.keyIdentifier),
-                                      .authorityKeyIdentifier(paa.subjectKeyIdentifier ?? paaKey.publicKey.keyIdentifier)],
-                         signer: paaKey)
+        return try issue(
+            serialNumber: serialNumber, issuerDER: paa.subjectDER,
+            subject: subjectName(commonName: commonName, vendorID: vendorID, productID: productID),
+            notBefore: notBefore, notAfter: notAfter, publicKey: publicKey,
+            extensions: [
+                .basicConstraints(isCA: true, pathLengthConstraint: 0), .keyUsage([.keyCertSign, .cRLSign]),
+                .subjectKeyIdentifier(publicKey.keyIdentifier),
+                .authorityKeyIdentifier(paa.subjectKeyIdentifier ?? paaKey.publicKey.keyIdentifier),
+            ],
+            signer: paaKey)
     }
 
     /// A DAC: CA:FALSE, digitalSignature only, subject CN + vendor ID + product ID.
-    public static func issueDAC(publicKey: P256PublicKey, vendorID: UInt16, productID: UInt16,
-                                commonName: String = "Matter Test DAC",
-                                pai: AttestationCertificate, paiKey: P256KeyPair,
-                                notBefore: UInt32, notAfter: UInt32 = 0,
-                                serialNumber: [UInt8] = MatterCertificateIssuer.randomSerialNumber()) throws(CertificateError) -> AttestationCertificate {
+    public static func issueDAC(
+        publicKey: P256PublicKey, vendorID: UInt16, productID: UInt16,
+        commonName: String = "Matter Test DAC",
+        pai: AttestationCertificate, paiKey: P256KeyPair,
+        notBefore: UInt32, notAfter: UInt32 = 0,
+        serialNumber: [UInt8] = MatterCertificateIssuer.randomSerialNumber()
+    ) throws(CertificateError) -> AttestationCertificate {
         guard pai.isCA, pai.publicKey == paiKey.publicKey else { throw .notACertificateAuthority }
         if let paiVendor = pai.vendorID, paiVendor != vendorID { throw .invalidIdentifier("DAC vendor ID differs from the PAI's") }
         if let paiProduct = pai.productID, paiProduct != productID { throw .invalidIdentifier("DAC product ID differs from the PAI's") }
-        return try issue(serialNumber: serialNumber, issuerDER: pai.subjectDER,
-                         subject: subjectName(commonName: commonName, vendorID: vendorID, productID: productID),
-                         notBefore: notBefore, notAfter: notAfter, publicKey: publicKey,
-                         extensions: [.basicConstraints(isCA: false, pathLengthConstraint: nil), .keyUsage(.digitalSignature),
-                                      .subjectKeyIdentifier(publicKey.keyIdentifier),
-                                      .authorityKeyIdentifier(pai.subjectKeyIdentifier ?? paiKey.publicKey.keyIdentifier)],
-                         signer: paiKey)
+        return try issue(
+            serialNumber: serialNumber, issuerDER: pai.subjectDER,
+            subject: subjectName(commonName: commonName, vendorID: vendorID, productID: productID),
+            notBefore: notBefore, notAfter: notAfter, publicKey: publicKey,
+            extensions: [
+                .basicConstraints(isCA: false, pathLengthConstraint: nil), .keyUsage(.digitalSignature),
+                .subjectKeyIdentifier(publicKey.keyIdentifier),
+                .authorityKeyIdentifier(pai.subjectKeyIdentifier ?? paiKey.publicKey.keyIdentifier),
+            ],
+            signer: paiKey)
     }
 
     static func subjectName(commonName: String, vendorID: UInt16, productID: UInt16?) -> [UInt8] {
         buildDER { s in
             s.sequence { name in
                 func attribute(_ oid: ASN1ObjectIdentifier, _ value: String) {
-                    name.set { rdn in rdn.sequence { atv in
-                        atv.oid(oid)
-                        atv.primitive(.utf8String, Array(value.utf8))
-                    } }
+                    name.set { rdn in
+                        rdn.sequence { atv in
+                            atv.oid(oid)
+                            atv.primitive(.utf8String, Array(value.utf8))
+                        }
+                    }
                 }
                 attribute(DNTextAttribute.commonName.oid, commonName)
                 attribute(OID.matterVendorID, DistinguishedName.upperHex(UInt64(vendorID), width: 4))
@@ -164,8 +176,10 @@ public enum DeviceAttestationIssuer {
         }
     }
 
-    static func issue(serialNumber: [UInt8], issuerDER: [UInt8], subject: [UInt8], notBefore: UInt32, notAfter: UInt32,
-                      publicKey: P256PublicKey, extensions: [CertificateExtension], signer: P256KeyPair) throws(CertificateError) -> AttestationCertificate {
+    static func issue(
+        serialNumber: [UInt8], issuerDER: [UInt8], subject: [UInt8], notBefore: UInt32, notAfter: UInt32,
+        publicKey: P256PublicKey, extensions: [CertificateExtension], signer: P256KeyPair
+    ) throws(CertificateError) -> AttestationCertificate {
         let tbs = buildDER { s in
             s.sequence { tbs in
                 tbs.contextConstructed(0) { $0.integer(2) }

@@ -8,8 +8,10 @@ public enum DeviceAttestation {
 
     /// attestation-elements: certification_declaration [1], attestation_nonce [2], timestamp [3],
     /// firmware_information [4, optional].
-    public static func attestationElements(certificationDeclaration: [UInt8], attestationNonce: [UInt8], timestamp: UInt32 = 0,
-                                           firmwareInformation: [UInt8]? = nil) throws(CertificateError) -> [UInt8] {
+    public static func attestationElements(
+        certificationDeclaration: [UInt8], attestationNonce: [UInt8], timestamp: UInt32 = 0,
+        firmwareInformation: [UInt8]? = nil
+    ) throws(CertificateError) -> [UInt8] {
         guard attestationNonce.count == nonceLength else { throw .malformed("attestation nonce must be 32 bytes") }
         var m: [TLVElement] = [
             .context(1, .bytes(certificationDeclaration)),
@@ -32,8 +34,10 @@ public enum DeviceAttestation {
     }
 
     /// The commissioner's check of that signature with the DAC's public key.
-    public static func verify(elements: [UInt8], attestationChallenge: [UInt8], signature: [UInt8],
-                              dacPublicKey: P256PublicKey) -> Bool {
+    public static func verify(
+        elements: [UInt8], attestationChallenge: [UInt8], signature: [UInt8],
+        dacPublicKey: P256PublicKey
+    ) -> Bool {
         dacPublicKey.isValidSignature(signature, for: elements + attestationChallenge)
     }
 
@@ -53,9 +57,12 @@ public enum DeviceAttestation {
         let s = try structure(bytes, "attestation elements")
         guard let cd = s[context: 1]?.bytesValue else { throw .malformed("attestation elements: certification declaration") }
         guard let nonce = s[context: 2]?.bytesValue, nonce.count == nonceLength else { throw .malformed("attestation elements: nonce") }
-        guard let ts = s[context: 3]?.uintValue, let timestamp = UInt32(exactly: ts) else { throw .malformed("attestation elements: timestamp") }
+        guard let ts = s[context: 3]?.uintValue, let timestamp = UInt32(exactly: ts) else {
+            throw .malformed("attestation elements: timestamp")
+        }
         let fw = s[context: 4]?.bytesValue
-        return ParsedAttestationElements(certificationDeclaration: cd, attestationNonce: nonce, timestamp: timestamp, firmwareInformation: fw)
+        return ParsedAttestationElements(
+            certificationDeclaration: cd, attestationNonce: nonce, timestamp: timestamp, firmwareInformation: fw)
     }
 
     public static func parseNOCSRElements(_ bytes: [UInt8]) throws(CertificateError) -> ParsedNOCSRElements {

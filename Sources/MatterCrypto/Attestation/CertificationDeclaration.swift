@@ -25,10 +25,12 @@ public struct CertificationDeclaration: Sendable, Equatable {
     public var dacOriginVendorID: UInt16?
     public var dacOriginProductID: UInt16?
 
-    public init(formatVersion: UInt8 = 1, vendorID: UInt16, productIDs: [UInt16], deviceTypeID: UInt32,
-                certificateID: String, securityLevel: UInt8 = 0, securityInformation: UInt16 = 0,
-                versionNumber: UInt16, certificationType: CertificationType = .developmentAndTest,
-                dacOriginVendorID: UInt16? = nil, dacOriginProductID: UInt16? = nil) {
+    public init(
+        formatVersion: UInt8 = 1, vendorID: UInt16, productIDs: [UInt16], deviceTypeID: UInt32,
+        certificateID: String, securityLevel: UInt8 = 0, securityInformation: UInt16 = 0,
+        versionNumber: UInt16, certificationType: CertificationType = .developmentAndTest,
+        dacOriginVendorID: UInt16? = nil, dacOriginProductID: UInt16? = nil
+    ) {
         self.formatVersion = formatVersion
         self.vendorID = vendorID
         self.productIDs = productIDs
@@ -101,11 +103,12 @@ public struct CertificationDeclaration: Sendable, Equatable {
             originVID = try uint(9, 9, UInt16.self)
             originPID = try uint(10, 10, UInt16.self)
         }
-        self.init(formatVersion: try uint(0, 0, UInt8.self), vendorID: try uint(1, 1, UInt16.self), productIDs: productIDs,
-                  deviceTypeID: try uint(3, 3, UInt32.self), certificateID: cid,
-                  securityLevel: try uint(5, 5, UInt8.self), securityInformation: try uint(6, 6, UInt16.self),
-                  versionNumber: try uint(7, 7, UInt16.self), certificationType: type,
-                  dacOriginVendorID: originVID, dacOriginProductID: originPID)
+        self.init(
+            formatVersion: try uint(0, 0, UInt8.self), vendorID: try uint(1, 1, UInt16.self), productIDs: productIDs,
+            deviceTypeID: try uint(3, 3, UInt32.self), certificateID: cid,
+            securityLevel: try uint(5, 5, UInt8.self), securityInformation: try uint(6, 6, UInt16.self),
+            versionNumber: try uint(7, 7, UInt16.self), certificationType: type,
+            dacOriginVendorID: originVID, dacOriginProductID: originPID)
     }
 
     // MARK: CMS envelope

@@ -35,14 +35,18 @@ public struct DeviceAttestationCredentials: Sendable {
 
         let start = max(notBefore, paa.notBefore)
         let paiKey = P256KeyPair()
-        let pai = try DeviceAttestationIssuer.issuePAI(publicKey: paiKey.publicKey, vendorID: vendorID,
-                                                       paa: paa, paaKey: paaKey, notBefore: start)
+        let pai = try DeviceAttestationIssuer.issuePAI(
+            publicKey: paiKey.publicKey, vendorID: vendorID,
+            paa: paa, paaKey: paaKey, notBefore: start)
         let dacKey = P256KeyPair()
-        let dac = try DeviceAttestationIssuer.issueDAC(publicKey: dacKey.publicKey, vendorID: vendorID, productID: productID,
-                                                       pai: pai, paiKey: paiKey, notBefore: start)
-        let cd = CertificationDeclaration(vendorID: vendorID, productIDs: [productID], deviceTypeID: deviceTypeID,
-                                          certificateID: certificateID, versionNumber: versionNumber)
-        return DeviceAttestationCredentials(dacKey: dacKey, dac: dac, pai: pai,
-                                            certificationDeclaration: try cd.signedCMS(signingKey: cdKey, signerKeyIdentifier: cdKeyID))
+        let dac = try DeviceAttestationIssuer.issueDAC(
+            publicKey: dacKey.publicKey, vendorID: vendorID, productID: productID,
+            pai: pai, paiKey: paiKey, notBefore: start)
+        let cd = CertificationDeclaration(
+            vendorID: vendorID, productIDs: [productID], deviceTypeID: deviceTypeID,
+            certificateID: certificateID, versionNumber: versionNumber)
+        return DeviceAttestationCredentials(
+            dacKey: dacKey, dac: dac, pai: pai,
+            certificationDeclaration: try cd.signedCMS(signingKey: cdKey, signerKeyIdentifier: cdKeyID))
     }
 }

@@ -13,8 +13,10 @@ public struct OperationalIdentity: Sendable, Equatable {
 public enum CertificateChain {
     /// Validates the chain and returns the node's identity. `time` is Matter epoch seconds; nil skips
     /// validity-period checks (a node without a trusted clock, spec 3.5.6.1 "last known good time").
-    public static func validate(noc: MatterCertificate, icac: MatterCertificate?, rcac: MatterCertificate,
-                                at time: UInt32? = nil) throws(CertificateError) -> OperationalIdentity {
+    public static func validate(
+        noc: MatterCertificate, icac: MatterCertificate?, rcac: MatterCertificate,
+        at time: UInt32? = nil
+    ) throws(CertificateError) -> OperationalIdentity {
         // Root: self-issued, self-signed CA.
         guard try rcac.certificateType() == .root else { throw .wrongCertificateType("RCAC subject has no rcac-id") }
         guard rcac.issuer == rcac.subject else { throw .issuerMismatch }
@@ -56,8 +58,9 @@ public enum CertificateChain {
         guard cats.count <= 3, cats.allSatisfy(OperationalIdentifiers.isValidCASEAuthenticatedTag) else {
             throw .invalidIdentifier("CASE Authenticated Tags")
         }
-        return OperationalIdentity(nodeID: nodeID, fabricID: fabricID, caseAuthenticatedTags: cats,
-                                   rootPublicKey: rcac.publicKey, nodePublicKey: noc.publicKey)
+        return OperationalIdentity(
+            nodeID: nodeID, fabricID: fabricID, caseAuthenticatedTags: cats,
+            rootPublicKey: rcac.publicKey, nodePublicKey: noc.publicKey)
     }
 
     static func checkCA(_ cert: MatterCertificate) throws(CertificateError) {

@@ -100,7 +100,7 @@ public enum CertificateExtension: Hashable, Sendable {
         switch tag {
         case 1:
             guard case .structure(let members) = element.value,
-                  let first = members.first, first.tag == .context(1), let isCA = first.value.boolValue
+                let first = members.first, first.tag == .context(1), let isCA = first.value.boolValue
             else { throw .malformed("basic constraints") }
             var pathLength: UInt8? = nil
             if members.count == 2 {
@@ -153,12 +153,13 @@ public enum CertificateExtension: Hashable, Sendable {
             case .basicConstraints(let isCA, let pathLength):
                 ext.oid(OID.basicConstraints)
                 ext.boolean(true)
-                ext.octetString(buildDER { v in
-                    v.sequence { bc in
-                        if isCA { bc.boolean(true) }
-                        if let pathLength { bc.integer(Int(pathLength)) }
-                    }
-                })
+                ext.octetString(
+                    buildDER { v in
+                        v.sequence { bc in
+                            if isCA { bc.boolean(true) }
+                            if let pathLength { bc.integer(Int(pathLength)) }
+                        }
+                    })
             case .keyUsage(let usage):
                 ext.oid(OID.keyUsage)
                 ext.boolean(true)
@@ -172,9 +173,10 @@ public enum CertificateExtension: Hashable, Sendable {
                 ext.octetString(buildDER { $0.octetString(id) })
             case .authorityKeyIdentifier(let id):
                 ext.oid(OID.authorityKeyIdentifier)
-                ext.octetString(buildDER { v in
-                    v.sequence { akid in akid.primitive(ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific), id) }
-                })
+                ext.octetString(
+                    buildDER { v in
+                        v.sequence { akid in akid.primitive(ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific), id) }
+                    })
             case .futureExtension:
                 break
             }
@@ -185,8 +187,10 @@ public enum CertificateExtension: Hashable, Sendable {
     init(der node: ASN1Node) throws(CertificateError) {
         var ext = try DERReader(node, .sequence, "extension")
         let oid = try ext.oid("extension id")
-        let known: Set<ASN1ObjectIdentifier> = [OID.basicConstraints, OID.keyUsage, OID.extendedKeyUsage,
-                                                OID.subjectKeyIdentifier, OID.authorityKeyIdentifier]
+        let known: Set<ASN1ObjectIdentifier> = [
+            OID.basicConstraints, OID.keyUsage, OID.extendedKeyUsage,
+            OID.subjectKeyIdentifier, OID.authorityKeyIdentifier,
+        ]
         guard known.contains(oid) else {
             self = .futureExtension(Array(node.encodedBytes))
             return

@@ -112,7 +112,7 @@ public struct DistinguishedName: Hashable, Sendable {
             let tag = TLVTag.context(attribute.tlvTagNumber)
             switch attribute {
             case .matterNodeID(let v), .matterFirmwareSigningID(let v), .matterICACID(let v),
-                 .matterRCACID(let v), .matterFabricID(let v):
+                .matterRCACID(let v), .matterFabricID(let v):
                 return TLVElement(tag: tag, .unsigned(v))
             case .matterCASEAuthenticatedTag(let v):
                 return TLVElement(tag: tag, .unsigned(UInt64(v)))
@@ -166,7 +166,8 @@ public struct DistinguishedName: Hashable, Sendable {
                         case .matterICACID(let v): Self.appendHex(v, width: 16, oid: OID.matterOperational(3), into: &atv)
                         case .matterRCACID(let v): Self.appendHex(v, width: 16, oid: OID.matterOperational(4), into: &atv)
                         case .matterFabricID(let v): Self.appendHex(v, width: 16, oid: OID.matterOperational(5), into: &atv)
-                        case .matterCASEAuthenticatedTag(let v): Self.appendHex(UInt64(v), width: 8, oid: OID.matterOperational(6), into: &atv)
+                        case .matterCASEAuthenticatedTag(let v):
+                            Self.appendHex(UInt64(v), width: 8, oid: OID.matterOperational(6), into: &atv)
                         case .text(let type, let value, let printable):
                             atv.oid(type.oid)
                             let id: ASN1Identifier = type == .domainComponent ? .ia5String : (printable ? .printableString : .utf8String)
@@ -236,7 +237,9 @@ public struct DistinguishedName: Hashable, Sendable {
                 default: throw .unsupported("\(context): Matter DN attribute \(oid)")
                 }
             } else if let type = DNTextAttribute(oid: oid) {
-                guard let text = String(validating: value, as: UTF8.self) else { throw .malformed("\(context): attribute is not valid text") }
+                guard let text = String(validating: value, as: UTF8.self) else {
+                    throw .malformed("\(context): attribute is not valid text")
+                }
                 let printable: Bool
                 switch valueNode.identifier {
                 case .utf8String: printable = false

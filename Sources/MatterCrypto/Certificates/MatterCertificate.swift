@@ -3,9 +3,9 @@ import SwiftASN1
 
 /// The kind of Matter certificate, from its subject DN (spec 6.5.6.2).
 public enum MatterCertificateType: Sendable, Equatable {
-    case root        // RCAC: subject has matter-rcac-id
-    case intermediate // ICAC: subject has matter-icac-id
-    case node        // NOC: subject has matter-node-id
+    case root  // RCAC: subject has matter-rcac-id
+    case intermediate  // ICAC: subject has matter-icac-id
+    case node  // NOC: subject has matter-node-id
     case firmwareSigning
 }
 
@@ -26,8 +26,10 @@ public struct MatterCertificate: Hashable, Sendable {
     /// Raw r || s (64 bytes); empty while unsigned.
     public var signature: [UInt8]
 
-    public init(serialNumber: [UInt8], issuer: DistinguishedName, notBefore: UInt32, notAfter: UInt32,
-                subject: DistinguishedName, publicKey: [UInt8], extensions: [CertificateExtension], signature: [UInt8] = []) {
+    public init(
+        serialNumber: [UInt8], issuer: DistinguishedName, notBefore: UInt32, notAfter: UInt32,
+        subject: DistinguishedName, publicKey: [UInt8], extensions: [CertificateExtension], signature: [UInt8] = []
+    ) {
         self.serialNumber = serialNumber
         self.issuer = issuer
         self.notBefore = notBefore
@@ -86,19 +88,20 @@ public struct MatterCertificate: Hashable, Sendable {
     // MARK: Matter TLV (spec 6.5.2)
 
     public var tlvElement: TLVElement {
-        TLVElement(.structure([
-            .context(1, .bytes(serialNumber)),
-            .context(2, .unsigned(1)),  // ecdsa-with-sha256
-            .context(3, .list(issuer.tlvMembers)),
-            .context(4, .unsigned(UInt64(notBefore))),
-            .context(5, .unsigned(UInt64(notAfter))),
-            .context(6, .list(subject.tlvMembers)),
-            .context(7, .unsigned(1)),  // ec-pub-key
-            .context(8, .unsigned(1)),  // prime256v1
-            .context(9, .bytes(publicKey)),
-            .context(10, .list(extensions.map(\.tlv))),
-            .context(11, .bytes(signature)),
-        ]))
+        TLVElement(
+            .structure([
+                .context(1, .bytes(serialNumber)),
+                .context(2, .unsigned(1)),  // ecdsa-with-sha256
+                .context(3, .list(issuer.tlvMembers)),
+                .context(4, .unsigned(UInt64(notBefore))),
+                .context(5, .unsigned(UInt64(notAfter))),
+                .context(6, .list(subject.tlvMembers)),
+                .context(7, .unsigned(1)),  // ec-pub-key
+                .context(8, .unsigned(1)),  // prime256v1
+                .context(9, .bytes(publicKey)),
+                .context(10, .list(extensions.map(\.tlv))),
+                .context(11, .bytes(signature)),
+            ]))
     }
 
     /// The Matter TLV encoding (what NOCs, ICACs and RCACs travel as).
@@ -133,10 +136,11 @@ public struct MatterCertificate: Hashable, Sendable {
 
         var extensions: [CertificateExtension] = []
         for e in extensionMembers { extensions.append(try CertificateExtension(tlv: e)) }
-        self.init(serialNumber: serial,
-                  issuer: try DistinguishedName(tlvMembers: issuerMembers, context: "issuer"),
-                  notBefore: notBefore, notAfter: notAfter,
-                  subject: try DistinguishedName(tlvMembers: subjectMembers, context: "subject"),
-                  publicKey: key, extensions: extensions, signature: signature)
+        self.init(
+            serialNumber: serial,
+            issuer: try DistinguishedName(tlvMembers: issuerMembers, context: "issuer"),
+            notBefore: notBefore, notAfter: notAfter,
+            subject: try DistinguishedName(tlvMembers: subjectMembers, context: "subject"),
+            publicKey: key, extensions: extensions, signature: signature)
     }
 }

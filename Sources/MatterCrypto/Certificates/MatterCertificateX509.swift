@@ -78,8 +78,9 @@ extension MatterCertificate {
         while !extSeq.isAtEnd {
             extensions.append(try CertificateExtension(der: extSeq.next(.sequence, "extension")))
         }
-        self.init(serialNumber: serial, issuer: issuer, notBefore: notBefore, notAfter: notAfter,
-                  subject: subject, publicKey: key, extensions: extensions, signature: raw)
+        self.init(
+            serialNumber: serial, issuer: issuer, notBefore: notBefore, notAfter: notAfter,
+            subject: subject, publicKey: key, extensions: extensions, signature: raw)
         guard try x509DER() == der else { throw .notMatterEncodable }
     }
 

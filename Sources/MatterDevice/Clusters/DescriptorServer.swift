@@ -26,9 +26,10 @@ final class DescriptorServer: StandardClusterServer {
         switch attribute {
         case Attribute.deviceTypeList:
             // DeviceTypeStruct (9.5.5.1): DeviceType [0], Revision [1].
-            return TLVValue.arrayOf((endpoint?.deviceTypes ?? []).map { (deviceType: DeviceTypeInstance) -> TLVValue in
-                TLVValue.contextStructure([(0, .uint(deviceType.id.rawValue)), (1, .uint(deviceType.revision))])
-            })
+            return TLVValue.arrayOf(
+                (endpoint?.deviceTypes ?? []).map { (deviceType: DeviceTypeInstance) -> TLVValue in
+                    TLVValue.contextStructure([(0, .uint(deviceType.id.rawValue)), (1, .uint(deviceType.revision))])
+                })
         case Attribute.serverList:
             return TLVValue.arrayOf((endpoint?.serverClusters ?? []).map { .uint($0.rawValue) })
         case Attribute.clientList:

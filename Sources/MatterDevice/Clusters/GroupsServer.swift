@@ -42,8 +42,10 @@ final class GroupsServer: StandardClusterServer {
     }
 
     func handles(_ command: CommandID) -> Bool {
-        [Command.addGroup, Command.viewGroup, Command.getGroupMembership, Command.removeGroup,
-         Command.removeAllGroups, Command.addGroupIfIdentifying].contains(command)
+        [
+            Command.addGroup, Command.viewGroup, Command.getGroupMembership, Command.removeGroup,
+            Command.removeAllGroups, Command.addGroupIfIdentifying,
+        ].contains(command)
     }
 
     /// GroupID 0 and long names are answered in the response's Status (1.3.7.1, 1.3.7.2, 1.3.7.4).
@@ -64,7 +66,8 @@ final class GroupsServer: StandardClusterServer {
                 // 1.3.7.6: not identifying, nothing to do, yet the arguments are still checked.
                 status = Self.check(id: id, name: name) ?? .success
             } else {
-                status = Self.check(id: id, name: name)
+                status =
+                    Self.check(id: id, name: name)
                     ?? coordinator.addGroup(id, name: namesSupported ? name : "", endpoint: endpoint, fabric: fabric)
             }
             if command == Command.addGroupIfIdentifying { return .status(status) }
@@ -80,8 +83,9 @@ final class GroupsServer: StandardClusterServer {
             } else {
                 status = InteractionStatus(.notFound)
             }
-            return .response(Command.viewGroupResponse,
-                             .contextStructure([(0, .uint(status.status.rawValue)), (1, .uint(id)), (2, .utf8(name))]))
+            return .response(
+                Command.viewGroupResponse,
+                .contextStructure([(0, .uint(status.status.rawValue)), (1, .uint(id)), (2, .utf8(name))]))
         case Command.getGroupMembership:
             guard let asked = fields.field(0)?.listItems else { return .failure(.invalidCommand) }
             let askedIDs = asked.compactMap { $0.unsignedValue.flatMap { UInt16(exactly: $0) } }
@@ -89,12 +93,16 @@ final class GroupsServer: StandardClusterServer {
             // 1.3.7.3: all of the endpoint's groups for an empty list, else those asked for.
             let listed = askedIDs.isEmpty ? member : member.filter { askedIDs.contains($0) }
             let capacity = coordinator.groupCapacity(fabric: fabric)
-            return .response(Command.getGroupMembershipResponse, .contextStructure([
-                (0, .uint(min(capacity, 0xFE))), (1, .arrayOf(listed.map { .uint($0) })),
-            ]))
+            return .response(
+                Command.getGroupMembershipResponse,
+                .contextStructure([
+                    (0, .uint(min(capacity, 0xFE))), (1, .arrayOf(listed.map { .uint($0) })),
+                ]))
         case Command.removeGroup:
             guard let id = groupID(fields) else { return .failure(.invalidCommand) }
-            let status = id == 0 ? InteractionStatus(.constraintError)
+            let status =
+                id == 0
+                ? InteractionStatus(.constraintError)
                 : coordinator.removeGroup(id, endpoint: endpoint, fabric: fabric)
             return .response(Command.removeGroupResponse, .contextStructure([(0, .uint(status.status.rawValue)), (1, .uint(id))]))
         case Command.removeAllGroups:

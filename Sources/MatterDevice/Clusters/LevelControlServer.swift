@@ -165,7 +165,8 @@ final class LevelControlServer: StandardClusterServer {
     /// effective bit comes from OptionsOverride where OptionsMask selects it.
     private func shouldExecute(_ withOnOff: Bool, fields: CommandFields, maskTag: UInt8, context: ClusterContext) -> Bool {
         guard !withOnOff, let onOff = context.peer(OnOffServer.self),
-              onOff.context.bool(OnOffServer.Attribute.onOff) == false else { return true }
+            onOff.context.bool(OnOffServer.Attribute.onOff) == false
+        else { return true }
         let mask = fields.unsigned(maskTag) ?? 0
         let override = fields.unsigned(maskTag + 1) ?? 0
         let options = context.unsigned(Attribute.options) ?? 0
@@ -182,8 +183,9 @@ final class LevelControlServer: StandardClusterServer {
             onOff.server.setOnOff(true, fromLevelControl: true, context: onOff.context)
         }
         let completion: Completion = withOnOff && target == bounds.min ? .offAtMinimum : .none
-        begin(Transition(from: Int(current), to: target, start: context.now, duration: duration, completion: completion),
-              context: context)
+        begin(
+            Transition(from: Int(current), to: target, start: context.now, duration: duration, completion: completion),
+            context: context)
         return .success
     }
 
@@ -226,8 +228,10 @@ final class LevelControlServer: StandardClusterServer {
             if let restore { context.set(Attribute.currentLevel, .uint(restore)) }
             return
         }
-        begin(Transition(from: current, to: bounds.min, start: context.now, duration: duration,
-                         completion: .finishTurningOff(restore: restore)), context: context)
+        begin(
+            Transition(
+                from: current, to: bounds.min, start: context.now, duration: duration,
+                completion: .finishTurningOff(restore: restore)), context: context)
     }
 
     // MARK: Transitions

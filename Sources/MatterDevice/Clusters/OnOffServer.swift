@@ -101,9 +101,12 @@ final class OnOffServer: StandardClusterServer {
     /// not moved again.
     func setOnOff(_ on: Bool, fromLevelControl: Bool = false, levelOverride: LevelOverride = .unchanged, context: ClusterContext) {
         guard on != isOn(context) else { return }
-        let level = fromLevelControl ? nil : context.peer(LevelControlServer.self).flatMap { peer in
-            peer.server.coupledToOnOff ? peer : nil
-        }
+        let level =
+            fromLevelControl
+            ? nil
+            : context.peer(LevelControlServer.self).flatMap { peer in
+                peer.server.coupledToOnOff ? peer : nil
+            }
         if on {
             if lighting {
                 // 1.5.7.2: with OnTime 0 the off-wait guard ends too.
@@ -152,10 +155,10 @@ final class OnOffServer: StandardClusterServer {
     /// over the effect's phases: the simulation fades linearly.
     private static func effectFade(identifier: UInt64, variant: UInt64) -> Duration {
         switch (identifier, variant) {
-        case (0, 0): .milliseconds(800)      // DelayedAllOff: fade to off in 0.8 s
-        case (0, 1): .zero                   // DelayedAllOff: no fade
-        case (0, 2): .milliseconds(12_800)   // DelayedAllOff: 50 % dim in 0.8 s, then off in 12 s
-        case (1, 0): .milliseconds(1_500)    // DyingLight: 20 % up in 0.5 s, then off in 1 s
+        case (0, 0): .milliseconds(800)  // DelayedAllOff: fade to off in 0.8 s
+        case (0, 1): .zero  // DelayedAllOff: no fade
+        case (0, 2): .milliseconds(12_800)  // DelayedAllOff: 50 % dim in 0.8 s, then off in 12 s
+        case (1, 0): .milliseconds(1_500)  // DyingLight: 20 % up in 0.5 s, then off in 1 s
         default: .milliseconds(800)
         }
     }

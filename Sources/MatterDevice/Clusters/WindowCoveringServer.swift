@@ -118,14 +118,17 @@ final class WindowCoveringServer: StandardClusterServer {
     }
 
     func handles(_ command: CommandID) -> Bool {
-        [Command.upOrOpen, Command.downOrClose, Command.stopMotion, Command.goToLiftValue,
-         Command.goToLiftPercentage, Command.goToTiltValue, Command.goToTiltPercentage].contains(command)
+        [
+            Command.upOrOpen, Command.downOrClose, Command.stopMotion, Command.goToLiftValue,
+            Command.goToLiftPercentage, Command.goToTiltValue, Command.goToTiltPercentage,
+        ].contains(command)
     }
 
     /// Starts at the described (persisted) position, at rest.
     func startUp(_ context: ClusterContext) {
         for axis in axes {
-            let position = context.unsigned(axis.currentPercent100ths).map { Int64(clamping: $0).clamped(to: 0...Self.fullyClosed) } ?? Self.fullyOpen
+            let position =
+                context.unsigned(axis.currentPercent100ths).map { Int64(clamping: $0).clamped(to: 0...Self.fullyClosed) } ?? Self.fullyOpen
             positions[axis] = position
             context.set(axis.targetPercent100ths, .uint(position))
             publishPosition(axis, context: context)

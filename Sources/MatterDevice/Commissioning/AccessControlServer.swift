@@ -47,7 +47,9 @@ final class AccessControlServer: StandardClusterServer {
     }
 
     /// The writer's entries from the merged list, each checked (9.10.5.5, 9.10.6).
-    private func writtenEntries(_ value: TLVValue, context: ClusterContext) -> Result<(FabricIndex, [AccessControlEntry]), InteractionStatus> {
+    private func writtenEntries(
+        _ value: TLVValue, context: ClusterContext
+    ) -> Result<(FabricIndex, [AccessControlEntry]), InteractionStatus> {
         // Internal writes have no fabric to scope to; the ACL is only written by administrators.
         guard let fabric = context.session?.fabricIndex, fabric != 0, let items = value.listItems else {
             return .failure(InteractionStatus(.unsupportedAccess))
@@ -55,7 +57,8 @@ final class AccessControlServer: StandardClusterServer {
         var entries: [AccessControlEntry] = []
         for item in items where FabricScopedList.fabricIndex(of: item) == fabric {
             guard let entry = AccessControlEntry(tlv: item, fabricIndex: fabric), Self.hasValidSubjects(entry),
-                  Self.hasValidTargets(entry) else {
+                Self.hasValidTargets(entry)
+            else {
                 return .failure(InteractionStatus(.constraintError))
             }
             if (entry.subjects?.count ?? 0) > Self.subjectsPerEntry || (entry.targets?.count ?? 0) > Self.targetsPerEntry {

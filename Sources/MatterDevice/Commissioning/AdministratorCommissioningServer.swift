@@ -50,12 +50,14 @@ final class AdministratorCommissioningServer: StandardClusterServer {
         case Command.openCommissioningWindow:
             if let busy = busyStatus(coordinator) { return .status(busy) }
             guard let timeout = fields.unsigned(0), let verifierBytes = fields.field(1)?.bytesValue,
-                  let discriminator = fields.unsigned(2), let iterations = fields.unsigned(3),
-                  let salt = fields.field(4)?.bytesValue else { return .failure(.invalidCommand) }
+                let discriminator = fields.unsigned(2), let iterations = fields.unsigned(3),
+                let salt = fields.field(4)?.bytesValue
+            else { return .failure(.invalidCommand) }
             guard let verifier = try? Spake2pVerifier(serialized: verifierBytes) else { return Self.status(.pakeParameterError) }
             guard discriminator <= Self.maxDiscriminator else { return .failure(.invalidCommand) }
             guard Spake2p.iterationRange.contains(Int(clamping: iterations)),
-                  Spake2p.saltLengthRange.contains(salt.count) else { return Self.status(.pakeParameterError) }
+                Spake2p.saltLengthRange.contains(salt.count)
+            else { return Self.status(.pakeParameterError) }
             guard Self.timeoutRange.contains(timeout) else { return .failure(.invalidCommand) }
             coordinator.openWindow(
                 .enhanced(verifier: verifier, discriminator: UInt16(discriminator), iterations: UInt32(clamping: iterations), salt: salt),

@@ -17,8 +17,10 @@ public struct NetworkInterfaceInfo: Sendable, Hashable {
     public var ipv4Addresses: [[UInt8]]
     public var ipv6Addresses: [[UInt8]]
 
-    public init(name: String = "eth0", hardwareAddress: [UInt8] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01],
-                ipv4Addresses: [[UInt8]] = [], ipv6Addresses: [[UInt8]] = []) {
+    public init(
+        name: String = "eth0", hardwareAddress: [UInt8] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01],
+        ipv4Addresses: [[UInt8]] = [], ipv6Addresses: [[UInt8]] = []
+    ) {
         self.name = name
         self.hardwareAddress = hardwareAddress
         self.ipv4Addresses = ipv4Addresses

@@ -91,7 +91,8 @@ final class CommissioningCoordinator {
     /// The session as the node sees it: a PASE session that adopted a fabric carries it.
     func effective(_ session: SessionContext?) -> SessionContext? {
         guard var session, session.subject.authMode == .pase, session.subject.fabricIndex == 0,
-              let id = session.id, let fabric = adoptedFabrics[id] else { return session }
+            let id = session.id, let fabric = adoptedFabrics[id]
+        else { return session }
         session.subject.fabricIndex = fabric
         return session
     }
@@ -189,8 +190,9 @@ final class CommissioningCoordinator {
     }
 
     func setBreadcrumb(_ value: UInt64) {
-        runtime.store.update(rootPath(GeneralCommissioningServer.clusterID, GeneralCommissioningServer.Attribute.breadcrumb),
-                             to: .unsigned(value))
+        runtime.store.update(
+            rootPath(GeneralCommissioningServer.clusterID, GeneralCommissioningServer.Attribute.breadcrumb),
+            to: .unsigned(value))
     }
 
     // MARK: Operational credentials (Core spec 11.18.6)
@@ -214,12 +216,15 @@ final class CommissioningCoordinator {
     /// A root CA certificate: rcac-id subject, self-issued, CA with keyCertSign, self-signed.
     static func isValidRoot(_ root: MatterCertificate) -> Bool {
         guard (try? root.certificateType()) == .root, root.issuer == root.subject, root.isCA,
-              root.keyUsage?.contains(.keyCertSign) == true else { return false }
+            root.keyUsage?.contains(.keyCertSign) == true
+        else { return false }
         return (try? root.verifySignature(issuerPublicKey: root.publicKey)) != nil
     }
 
     /// CSRRequest: a fresh operational key pair and its CSR (11.18.6.5).
-    func requestCSR(nonce: [UInt8], forUpdateNOC: Bool, session: SessionContext) -> Result<(elements: [UInt8], signature: [UInt8]), InteractionStatus> {
+    func requestCSR(
+        nonce: [UInt8], forUpdateNOC: Bool, session: SessionContext
+    ) -> Result<(elements: [UInt8], signature: [UInt8]), InteractionStatus> {
         if forUpdateNOC && fabrics[session.fabricIndex] == nil { return .failure(InteractionStatus(.invalidCommand)) }
         guard isArmed(for: session) else { return .failure(InteractionStatus(.failsafeRequired)) }
         guard failSafe?.nocCommandInvoked == false else { return .failure(InteractionStatus(.constraintError)) }
@@ -228,8 +233,9 @@ final class CommissioningCoordinator {
         do {
             let csr = try CertificateSigningRequest.create(key: keyPair)
             let elements = try DeviceAttestation.nocsrElements(csr: csr.der, csrNonce: nonce)
-            let signature = try DeviceAttestation.sign(elements: elements, attestationChallenge: session.attestationChallenge,
-                                                       dacKey: attestation.dacKey)
+            let signature = try DeviceAttestation.sign(
+                elements: elements, attestationChallenge: session.attestationChallenge,
+                dacKey: attestation.dacKey)
             pendingKey = PendingOperationalKey(keyPair: keyPair, forUpdateNOC: forUpdateNOC)
             return .success((elements, signature))
         } catch {
@@ -272,8 +278,11 @@ final class CommissioningCoordinator {
         guard !fabrics.conflicts(rootPublicKey: rootKey, fabricID: identity.fabricID) else {
             return .response(.fabricConflict, nil)
         }
-        guard let compressed = try? FabricKeys.compressedFabricIDValue(rootPublicKey: identity.rootPublicKey,
-                                                                         fabricID: identity.fabricID) else {
+        guard
+            let compressed = try? FabricKeys.compressedFabricIDValue(
+                rootPublicKey: identity.rootPublicKey,
+                fabricID: identity.fabricID)
+        else {
             return .response(.invalidNOC, nil)
         }
         let fabric = FabricInfo(
@@ -297,7 +306,9 @@ final class CommissioningCoordinator {
         publishFabrics()
         publishAccessControl()
         events.publish(.fabricAdded(index))
-        logger.notice("AddNOC: fabric \(index) (fabric ID 0x\(String(identity.fabricID, radix: 16)), node ID 0x\(String(identity.nodeID, radix: 16)))")
+        logger.notice(
+            "AddNOC: fabric \(index) (fabric ID 0x\(String(identity.fabricID, radix: 16)), node ID 0x\(String(identity.nodeID, radix: 16)))"
+        )
         return .response(.ok, index)
     }
 
@@ -310,7 +321,8 @@ final class CommissioningCoordinator {
         guard let pending = pendingKey else { return .response(.missingCSR, nil) }
         guard pending.forUpdateNOC else { return .status(InteractionStatus(.constraintError)) }
         guard var fabric = fabrics[session.fabricIndex],
-              let root = try? MatterCertificate(tlv: [UInt8](fabric.rootCertificate)) else {
+            let root = try? MatterCertificate(tlv: [UInt8](fabric.rootCertificate))
+        else {
             return .response(.invalidNOC, nil)
         }
         let identity: OperationalIdentity
@@ -369,8 +381,9 @@ final class CommissioningCoordinator {
         // BasicInformation Leave (11.1.6.3), before the fabric's state goes.
         let basic = ClusterPath(endpoint: 0, cluster: ClusterID(0x0028))
         if runtime.composition.clusters(on: 0).contains(basic.cluster) {
-            runtime.recordEvent(basic, EventID(0x02), priority: .info,
-                                data: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(index)))]))
+            runtime.recordEvent(
+                basic, EventID(0x02), priority: .info,
+                data: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(index)))]))
         }
         removeFabricState(index)
         publishFabrics()
@@ -400,7 +413,9 @@ final class CommissioningCoordinator {
         events.publish(.fabricRemoved(index))
     }
 
-    private static func validate(noc: [UInt8], icac: [UInt8]?, root: MatterCertificate) -> Result<OperationalIdentity, NodeOperationalCertStatus> {
+    private static func validate(
+        noc: [UInt8], icac: [UInt8]?, root: MatterCertificate
+    ) -> Result<OperationalIdentity, NodeOperationalCertStatus> {
         do throws(CertificateError) {
             let nocCertificate = try MatterCertificate(tlv: noc)
             let icacCertificate = try icac.map { bytes throws(CertificateError) in try MatterCertificate(tlv: bytes) }
@@ -479,8 +494,9 @@ final class CommissioningCoordinator {
 
     func openWindow(_ kind: CommissioningWindowKind, timeout: Duration?, openedBy fabric: FabricIndex?) {
         let closesAt = timeout.map { runtime.clock.now + $0 }
-        let info = CommissioningWindowInfo(kind: kind, closesAt: closesAt, openedBy: fabric,
-                                           openerVendorID: fabric.flatMap { fabrics[$0]?.adminVendorID })
+        let info = CommissioningWindowInfo(
+            kind: kind, closesAt: closesAt, openedBy: fabric,
+            openerVendorID: fabric.flatMap { fabrics[$0]?.adminVendorID })
         window = info
         let key = TimerKey(cluster: Self.timerOwner, name: Self.windowTimer)
         if let closesAt { runtime.startTimer(key, at: closesAt) } else { runtime.cancelTimer(key) }
@@ -546,14 +562,16 @@ final class CommissioningCoordinator {
         let ordered = groupKeyMap.enumerated()
             .sorted { ($0.element.fabricIndex, $0.offset) < ($1.element.fabricIndex, $1.offset) }
             .map(\.element.tlv)
-        runtime.store.update(rootPath(GroupKeyManagementServer.clusterID, GroupKeyManagementServer.Attribute.groupKeyMap),
-                             to: .arrayOf(ordered))
+        runtime.store.update(
+            rootPath(GroupKeyManagementServer.clusterID, GroupKeyManagementServer.Attribute.groupKeyMap),
+            to: .arrayOf(ordered))
     }
 
     func publishGroupTable() {
         let ordered = groupTable.sorted { ($0.fabricIndex, $0.groupID) < ($1.fabricIndex, $1.groupID) }.map(\.tlv)
-        runtime.store.update(rootPath(GroupKeyManagementServer.clusterID, GroupKeyManagementServer.Attribute.groupTable),
-                             to: .arrayOf(ordered))
+        runtime.store.update(
+            rootPath(GroupKeyManagementServer.clusterID, GroupKeyManagementServer.Attribute.groupTable),
+            to: .arrayOf(ordered))
     }
 
     // MARK: Groups (Application Cluster spec 1.3)

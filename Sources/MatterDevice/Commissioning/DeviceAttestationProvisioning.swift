@@ -60,7 +60,8 @@ public enum DeviceAttestationProvisioning {
         store: NodeStateStore?, vendorID: UInt16, productID: UInt16, deviceTypeID: UInt32, authority: AttestationAuthority
     ) throws -> DeviceAttestationCredentials {
         if let stored = try store?.load(Record.self, record),
-           stored.vendorID == vendorID, stored.productID == productID, stored.deviceTypeID == deviceTypeID {
+            stored.vendorID == vendorID, stored.productID == productID, stored.deviceTypeID == deviceTypeID
+        {
             return try credentials(from: stored)
         }
         // notBefore 0: the chain is valid from the PAA's own start, so any clock accepts it.
@@ -69,9 +70,11 @@ public enum DeviceAttestationProvisioning {
             paaCertificatePEM: authority.paaCertificatePEM, paaKeyPEM: authority.paaKeyPEM,
             cdSigningCertificatePEM: authority.cdSigningCertificatePEM, cdSigningKeyPEM: authority.cdSigningKeyPEM,
             notBefore: 0)
-        try store?.save(Record(vendorID: vendorID, productID: productID, deviceTypeID: deviceTypeID,
-                               dacKey: Data(minted.dacKey.rawPrivateKey), dac: Data(minted.dac.der), pai: Data(minted.pai.der),
-                               certificationDeclaration: Data(minted.certificationDeclaration)), record)
+        try store?.save(
+            Record(
+                vendorID: vendorID, productID: productID, deviceTypeID: deviceTypeID,
+                dacKey: Data(minted.dacKey.rawPrivateKey), dac: Data(minted.dac.der), pai: Data(minted.pai.der),
+                certificationDeclaration: Data(minted.certificationDeclaration)), record)
         return minted
     }
 
@@ -81,7 +84,8 @@ public enum DeviceAttestationProvisioning {
         let pai = try AttestationCertificate(der: [UInt8](stored.pai))
         guard dac.publicKey == key.publicKey else { throw ProvisioningError.storedCredentialsInvalid("DAC key does not match the DAC") }
         guard dac.isIssued(by: pai) else { throw ProvisioningError.storedCredentialsInvalid("DAC is not issued by the PAI") }
-        return DeviceAttestationCredentials(dacKey: key, dac: dac, pai: pai,
-                                            certificationDeclaration: [UInt8](stored.certificationDeclaration))
+        return DeviceAttestationCredentials(
+            dacKey: key, dac: dac, pai: pai,
+            certificationDeclaration: [UInt8](stored.certificationDeclaration))
     }
 }

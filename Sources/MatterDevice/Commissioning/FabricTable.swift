@@ -25,10 +25,12 @@ public struct FabricInfo: Sendable, Hashable, Codable {
     public var compressedFabricID: UInt64
     public var cats: [UInt32]
 
-    public init(index: FabricIndex, rootCertificate: Data, intermediateCertificate: Data?,
-                nodeOperationalCertificate: Data, operationalPrivateKey: Data, ipkEpochKey: Data,
-                adminVendorID: VendorID, label: String = "", fabricID: UInt64, nodeID: NodeID,
-                rootPublicKey: Data, compressedFabricID: UInt64, cats: [UInt32] = []) {
+    public init(
+        index: FabricIndex, rootCertificate: Data, intermediateCertificate: Data?,
+        nodeOperationalCertificate: Data, operationalPrivateKey: Data, ipkEpochKey: Data,
+        adminVendorID: VendorID, label: String = "", fabricID: UInt64, nodeID: NodeID,
+        rootPublicKey: Data, compressedFabricID: UInt64, cats: [UInt32] = []
+    ) {
         self.index = index
         self.rootCertificate = rootCertificate
         self.intermediateCertificate = intermediateCertificate

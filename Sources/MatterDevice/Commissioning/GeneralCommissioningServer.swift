@@ -33,10 +33,11 @@ final class GeneralCommissioningServer: StandardClusterServer {
         switch attribute {
         case Attribute.breadcrumb: .uint(0)
         // BasicCommissioningInfoStruct: FailSafeExpiryLengthSeconds [0], MaxCumulativeFailsafeSeconds [1].
-        case Attribute.basicCommissioningInfo: .contextStructure([
-            (0, .uint(configuration.failSafeExpiryLengthSeconds)),
-            (1, .uint(max(configuration.maxCumulativeFailsafeSeconds, configuration.failSafeExpiryLengthSeconds))),
-        ])
+        case Attribute.basicCommissioningInfo:
+            .contextStructure([
+                (0, .uint(configuration.failSafeExpiryLengthSeconds)),
+                (1, .uint(max(configuration.maxCumulativeFailsafeSeconds, configuration.failSafeExpiryLengthSeconds))),
+            ])
         case Attribute.locationCapability: .uint(configuration.locationCapability.rawValue)
         // Until a commissioner sets it, the configuration is what the device can be.
         case Attribute.regulatoryConfig: .uint(configuration.locationCapability.rawValue)
@@ -80,11 +81,14 @@ final class GeneralCommissioningServer: StandardClusterServer {
     /// code becomes Basic Information's Location.
     private func setRegulatoryConfig(_ fields: CommandFields, context: ClusterContext) -> InvokeResult {
         guard let raw = fields.unsigned(0), let countryCode = fields.field(1)?.stringValue,
-              let breadcrumb = fields.unsigned(2) else { return .failure(.invalidCommand) }
+            let breadcrumb = fields.unsigned(2)
+        else { return .failure(.invalidCommand) }
         guard countryCode.utf8.count == 2 else { return .failure(.constraintError) }
-        let capability = RegulatoryLocation(rawValue: UInt8(clamping: context.unsigned(Attribute.locationCapability) ?? 2)) ?? .indoorOutdoor
+        let capability =
+            RegulatoryLocation(rawValue: UInt8(clamping: context.unsigned(Attribute.locationCapability) ?? 2)) ?? .indoorOutdoor
         guard let location = RegulatoryLocation(rawValue: UInt8(clamping: raw)),
-              capability == .indoorOutdoor || location == capability else {
+            capability == .indoorOutdoor || location == capability
+        else {
             return Self.response(Command.setRegulatoryConfigResponse, .valueOutsideRange, debugText: countryCode)
         }
         context.set(Attribute.regulatoryConfig, .uint(location.rawValue))

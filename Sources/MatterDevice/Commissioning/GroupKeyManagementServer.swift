@@ -98,8 +98,9 @@ final class GroupKeyManagementServer: StandardClusterServer {
         var entries: [GroupKeyMapEntry] = []
         for item in items where FabricScopedList.fabricIndex(of: item) == fabric {
             guard let entry = GroupKeyMapEntry(tlv: item, fabricIndex: fabric), entry.groupID != 0,
-                  entry.keySetID != GroupKeySet.identityProtectionKeySetID,
-                  !entries.contains(where: { $0.groupID == entry.groupID }) else {
+                entry.keySetID != GroupKeySet.identityProtectionKeySetID,
+                !entries.contains(where: { $0.groupID == entry.groupID })
+            else {
                 return .failure(InteractionStatus(.constraintError))
             }
             entries.append(entry)

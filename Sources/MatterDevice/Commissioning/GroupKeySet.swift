@@ -43,8 +43,9 @@ public struct GroupKeySet: Sendable, Hashable, Codable {
 
     /// The IPK key set: TrustFirst, one epoch key from time 0.
     static func identityProtection(fabricIndex: FabricIndex, epochKey: Data) -> GroupKeySet {
-        GroupKeySet(fabricIndex: fabricIndex, id: identityProtectionKeySetID, policy: .trustFirst,
-                    epochKeys: [EpochKey(key: epochKey, startTime: 0)])
+        GroupKeySet(
+            fabricIndex: fabricIndex, id: identityProtectionKeySetID, policy: .trustFirst,
+            epochKeys: [EpochKey(key: epochKey, startTime: 0)])
     }
 
     /// The struct as KeySetRead returns it: start times, never the keys (11.2.7.2).
@@ -65,8 +66,9 @@ public struct GroupKeySet: Sendable, Hashable, Codable {
     /// error is the status the command fails with.
     init(written value: TLVValue, fabricIndex: FabricIndex, cacheAndSyncSupported: Bool) throws(InteractionStatus) {
         guard case .structure = value, let id = value[context: 0]?.unsignedValue, let rawID = UInt16(exactly: id),
-              let rawPolicy = value[context: 1]?.unsignedValue,
-              let policy = GroupKeySecurityPolicy(rawValue: UInt8(clamping: rawPolicy)) else {
+            let rawPolicy = value[context: 1]?.unsignedValue,
+            let policy = GroupKeySecurityPolicy(rawValue: UInt8(clamping: rawPolicy))
+        else {
             throw InteractionStatus(.invalidCommand)
         }
         // The IPK is only set through AddNOC.
@@ -118,7 +120,8 @@ public struct GroupKeyMapEntry: Sendable, Hashable, Codable {
 
     init?(tlv: TLVValue, fabricIndex: FabricIndex) {
         guard let group = tlv[context: 1]?.unsignedValue, let groupID = UInt16(exactly: group),
-              let set = tlv[context: 2]?.unsignedValue, let keySetID = UInt16(exactly: set) else { return nil }
+            let set = tlv[context: 2]?.unsignedValue, let keySetID = UInt16(exactly: set)
+        else { return nil }
         self.init(fabricIndex: fabricIndex, groupID: groupID, keySetID: keySetID)
     }
 }

@@ -14,8 +14,10 @@ struct CommissioningSnapshot: Codable, Equatable {
     /// Group membership (Groups cluster); absent in records written before it existed.
     var groupTable: [GroupTableEntry] = []
 
-    init(fabrics: FabricTable, accessControlEntries: [AccessControlEntry], groupKeySets: [GroupKeySet],
-         groupKeyMap: [GroupKeyMapEntry], groupTable: [GroupTableEntry] = []) {
+    init(
+        fabrics: FabricTable, accessControlEntries: [AccessControlEntry], groupKeySets: [GroupKeySet],
+        groupKeyMap: [GroupKeyMapEntry], groupTable: [GroupTableEntry] = []
+    ) {
         self.fabrics = fabrics
         self.accessControlEntries = accessControlEntries
         self.groupKeySets = groupKeySets
@@ -43,8 +45,10 @@ struct GroupTableEntry: Codable, Equatable, Sendable {
 
     /// GroupInfoMapStruct: GroupId [1], Endpoints [2], GroupName [3], FabricIndex [254].
     var tlv: TLVValue {
-        .contextStructure([(1, .uint(groupID)), (2, .arrayOf(endpoints.map { .uint($0) })), (3, .utf8(name)),
-                           (254, .uint(fabricIndex))])
+        .contextStructure([
+            (1, .uint(groupID)), (2, .arrayOf(endpoints.map { .uint($0) })), (3, .utf8(name)),
+            (254, .uint(fabricIndex)),
+        ])
     }
 }
 
@@ -104,7 +108,7 @@ final class NodePersistence {
     /// Fixed attributes a server makes up on first start, which must then never change:
     /// Basic Information's UniqueID (11.1.5.19) changes only with a factory reset.
     static let generatedOnce: Set<AttributeKey> = [
-        AttributeKey(cluster: BasicInformationServer.clusterID, attribute: BasicInformationServer.Attribute.uniqueID),
+        AttributeKey(cluster: BasicInformationServer.clusterID, attribute: BasicInformationServer.Attribute.uniqueID)
     ]
 
     func register(_ composition: NodeComposition) {
@@ -153,8 +157,9 @@ final class NodePersistence {
             }
         }
         for record in try store.load([PersistedAttribute].self, Self.attributesRecord) ?? [] {
-            restore(AttributePath(endpoint: record.endpoint, cluster: ClusterID(record.cluster), attribute: AttributeID(record.attribute)),
-                    record.tlv, from: "the snapshot")
+            restore(
+                AttributePath(endpoint: record.endpoint, cluster: ClusterID(record.cluster), attribute: AttributeID(record.attribute)),
+                record.tlv, from: "the snapshot")
         }
         let journalPath = store.journalURL(Self.attributesRecord).path
         for (number, line) in try store.journalLines(Self.attributesRecord).enumerated() {
@@ -193,8 +198,9 @@ final class NodePersistence {
         let records = Self.inOrder(persistentPaths)
             .compactMap { path -> PersistedAttribute? in
                 guard let value = attributeStore.value(path) else { return nil }
-                return PersistedAttribute(endpoint: path.endpoint, cluster: path.cluster.rawValue,
-                                          attribute: path.attribute.rawValue, tlv: Data(TLVElement(value).encoded()))
+                return PersistedAttribute(
+                    endpoint: path.endpoint, cluster: path.cluster.rawValue,
+                    attribute: path.attribute.rawValue, tlv: Data(TLVElement(value).encoded()))
             }
         do {
             try store.save(records, Self.attributesRecord)
@@ -250,8 +256,9 @@ final class NodePersistence {
             guard sides.count == 2 else { return nil }
             let ids = sides[0].split(separator: "/", omittingEmptySubsequences: false)
             guard ids.count == 3, let endpoint = EndpointNumber(ids[0]), let cluster = UInt32(ids[1], radix: 16),
-                  let attribute = UInt32(ids[2], radix: 16), !sides[1].isEmpty,
-                  let tlv = [UInt8](hexString: String(sides[1])) else { return nil }
+                let attribute = UInt32(ids[2], radix: 16), !sides[1].isEmpty,
+                let tlv = [UInt8](hexString: String(sides[1]))
+            else { return nil }
             entries.append((AttributePath(endpoint: endpoint, cluster: ClusterID(cluster), attribute: AttributeID(attribute)), Data(tlv)))
         }
         return entries.isEmpty ? nil : entries

@@ -86,7 +86,7 @@ public struct NodeStateStore: Sendable {
         }
         let text = String(decoding: data, as: UTF8.self)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        lines.removeLast() // after the last newline: empty, or a torn append
+        lines.removeLast()  // after the last newline: empty, or a torn append
         return lines
     }
 

@@ -63,8 +63,10 @@ final class OperationalCredentialsServer: StandardClusterServer {
     }
 
     func handles(_ command: CommandID) -> Bool {
-        [Command.attestationRequest, Command.certificateChainRequest, Command.csrRequest, Command.addNOC, Command.updateNOC,
-         Command.updateFabricLabel, Command.removeFabric, Command.addTrustedRootCertificate].contains(command)
+        [
+            Command.attestationRequest, Command.certificateChainRequest, Command.csrRequest, Command.addNOC, Command.updateNOC,
+            Command.updateFabricLabel, Command.removeFabric, Command.addTrustedRootCertificate,
+        ].contains(command)
     }
 
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
@@ -97,7 +99,8 @@ final class OperationalCredentialsServer: StandardClusterServer {
             return .status(coordinator.addTrustedRoot(root, session: session))
         case Command.addNOC:
             guard let noc = fields.field(0)?.bytesValue, let ipk = fields.field(2)?.bytesValue,
-                  let subject = fields.unsigned(3), let vendor = fields.unsigned(4), let vendorID = VendorID(exactly: vendor) else {
+                let subject = fields.unsigned(3), let vendor = fields.unsigned(4), let vendorID = VendorID(exactly: vendor)
+            else {
                 return .failure(.invalidCommand)
             }
             let request = CommissioningCoordinator.NOCRequest(

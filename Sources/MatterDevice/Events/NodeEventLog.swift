@@ -53,16 +53,19 @@ struct NodeEventLog {
     }
 
     /// Records an event and returns it (numbered).
-    mutating func record(endpoint: EndpointNumber, cluster: ClusterID, event: EventID, priority: EventDataIB.Priority,
-                         data: TLVValue, logger: Logger) -> RecordedEvent {
+    mutating func record(
+        endpoint: EndpointNumber, cluster: ClusterID, event: EventID, priority: EventDataIB.Priority,
+        data: TLVValue, logger: Logger
+    ) -> RecordedEvent {
         if next >= reservedUntil {
             reservedUntil = next + Self.block
             do { try stateStore?.save(Reservation(reservedUntil: reservedUntil), "events") } catch {
                 logger.warning("event numbers: cannot save the reservation: \(error)")
             }
         }
-        let recorded = RecordedEvent(number: next, priority: priority, endpoint: endpoint, cluster: cluster, event: event,
-                                     epochTimestamp: UInt64(max(0, Date().timeIntervalSince1970 * 1000)), data: data)
+        let recorded = RecordedEvent(
+            number: next, priority: priority, endpoint: endpoint, cluster: cluster, event: event,
+            epochTimestamp: UInt64(max(0, Date().timeIntervalSince1970 * 1000)), data: data)
         next += 1
         var buffer = buffers[priority, default: []]
         buffer.append(recorded)

@@ -39,10 +39,12 @@ final class CommissioningTrace: Sendable {
 
     /// The last phase: the timeline closes.
     func end(_ phase: String) {
-        guard let since = start.withLock({ value -> Duration? in
-            defer { value = nil }
-            return value.map { ContinuousClock.now - $0 }
-        }) else { return }
+        guard
+            let since = start.withLock({ value -> Duration? in
+                defer { value = nil }
+                return value.map { ContinuousClock.now - $0 }
+            })
+        else { return }
         log(phase, at: since)
     }
 

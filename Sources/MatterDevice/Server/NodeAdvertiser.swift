@@ -80,7 +80,9 @@ actor NodeAdvertiser {
                 group.addTask {
                     try? await Task.sleep(for: Self.slowDaemonWarning)
                     guard !Task.isCancelled else { return }
-                    logger.warning("the Avahi daemon has not announced \(service.instanceName).\(service.type) after \(Self.slowDaemonWarning); is avahi-daemon running? Still waiting for it")
+                    logger.warning(
+                        "the Avahi daemon has not announced \(service.instanceName).\(service.type) after \(Self.slowDaemonWarning); is avahi-daemon running? Still waiting for it"
+                    )
                 }
                 defer { group.cancelAll() }
                 do {

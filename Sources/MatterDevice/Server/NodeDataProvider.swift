@@ -32,8 +32,10 @@ struct NodeDataProvider: InteractionDataProvider {
     /// `--trace`: each invoke of a commissioning, by its cluster and command names.
     let trace: CommissioningTrace?
 
-    init(node: MatterNode, withholding withheld: Set<ClusterPath> = [], trace: CommissioningTrace? = nil,
-         fabricAdded: (@Sendable (FabricIndex) async -> Void)? = nil) {
+    init(
+        node: MatterNode, withholding withheld: Set<ClusterPath> = [], trace: CommissioningTrace? = nil,
+        fabricAdded: (@Sendable (FabricIndex) async -> Void)? = nil
+    ) {
         self.node = node
         self.trace = trace
         self.fabricAdded = fabricAdded
@@ -43,7 +45,9 @@ struct NodeDataProvider: InteractionDataProvider {
         var commands: [ClusterPath: [CommandMetadata]] = [:]
         var visible: [EndpointNumber: [ClusterID]] = [:]
         for endpoint in composition.endpoints {
-            visible[endpoint] = composition.clusters(on: endpoint).filter { !withheld.contains(ClusterPath(endpoint: endpoint, cluster: $0)) }
+            visible[endpoint] = composition.clusters(on: endpoint).filter {
+                !withheld.contains(ClusterPath(endpoint: endpoint, cluster: $0))
+            }
             for cluster in visible[endpoint] ?? [] {
                 let path = ClusterPath(endpoint: endpoint, cluster: cluster)
                 let definition = composition.definition(of: path)
@@ -55,8 +59,9 @@ struct NodeDataProvider: InteractionDataProvider {
                 }
                 commands[path] = composition.acceptedCommands(of: path).map { id in
                     guard let command = definition?.command(id) else { return CommandMetadata(id: id) }
-                    return CommandMetadata(id: id, invokePrivilege: command.invokePrivilege,
-                                           requiresTimedInvoke: command.timed, isFabricScoped: command.fabricScoped)
+                    return CommandMetadata(
+                        id: id, invokePrivilege: command.invokePrivilege,
+                        requiresTimedInvoke: command.timed, isFabricScoped: command.fabricScoped)
                 }
             }
         }
@@ -112,17 +117,20 @@ struct NodeDataProvider: InteractionDataProvider {
             var value = data.value
             // The node's own ServerList names every cluster; this view's names its own.
             if path.cluster == Self.descriptor, path.attribute == Self.serverList, !withheld.isEmpty, let items = value.listItems {
-                value = .arrayOf(items.filter { item in
-                    guard let id = item.uintValue.flatMap({ UInt32(exactly: $0) }) else { return true }
-                    return !withheld.contains(ClusterPath(endpoint: path.endpoint, cluster: ClusterID(id)))
-                })
+                value = .arrayOf(
+                    items.filter { item in
+                        guard let id = item.uintValue.flatMap({ UInt32(exactly: $0) }) else { return true }
+                        return !withheld.contains(ClusterPath(endpoint: path.endpoint, cluster: ClusterID(id)))
+                    })
             }
             if path.cluster == Self.descriptor, path.attribute == Self.deviceTypeList,
-               let standIns = deviceTypeStandIns[path.endpoint], let items = value.listItems {
-                value = .arrayOf(items.map { item in
-                    guard let type = item[context: 0]?.uintValue, let standIn = standIns[type] else { return item }
-                    return TLVValue.contextStructure([(0, .uint(standIn.id)), (1, .uint(standIn.revision))])
-                })
+                let standIns = deviceTypeStandIns[path.endpoint], let items = value.listItems
+            {
+                value = .arrayOf(
+                    items.map { item in
+                        guard let type = item[context: 0]?.uintValue, let standIn = standIns[type] else { return item }
+                        return TLVValue.contextStructure([(0, .uint(standIn.id)), (1, .uint(standIn.revision))])
+                    })
             }
             return .success(VersionedAttributeValue(value, dataVersion: data.dataVersion))
         case .failure(let status): return .failure(status)
@@ -151,7 +159,9 @@ struct NodeDataProvider: InteractionDataProvider {
         let outcome = await node.invoke(command, fields: fields ?? .structure([]), session: session, timed: context.isTimed)
         if let traced {
             let done = "\(traced) answered"
-            if path.cluster == GeneralCommissioningServer.clusterID, path.command == GeneralCommissioningServer.Command.commissioningComplete {
+            if path.cluster == GeneralCommissioningServer.clusterID,
+                path.command == GeneralCommissioningServer.Command.commissioningComplete
+            {
                 trace?.end(done)
             } else {
                 trace?.mark(done)
@@ -161,9 +171,10 @@ struct NodeDataProvider: InteractionDataProvider {
         case .status(let status): return .status(status)
         case .response(let id, let fields):
             if let fabricAdded, path.cluster == OperationalCredentialsServer.clusterID,
-               path.command == OperationalCredentialsServer.Command.addNOC,
-               id == OperationalCredentialsServer.Command.nocResponse, fields[context: 0]?.uintValue == 0,
-               let raw = fields[context: 1]?.uintValue, let index = FabricIndex(exactly: raw) {
+                path.command == OperationalCredentialsServer.Command.addNOC,
+                id == OperationalCredentialsServer.Command.nocResponse, fields[context: 0]?.uintValue == 0,
+                let raw = fields[context: 1]?.uintValue, let index = FabricIndex(exactly: raw)
+            {
                 await fabricAdded(index)
             }
             return .response(id, fields)
@@ -183,7 +194,7 @@ struct NodeDataProvider: InteractionDataProvider {
         // A turn on the node's actor waits for the command in progress to finish; the yields
         // let the change forwarding (here, then the subscription's) hand on what it posted.
         _ = await node.fabrics.isEmpty
-        for _ in 0 ..< 8 { await Task.yield() }
+        for _ in 0..<8 { await Task.yield() }
     }
 
     /// Events of the log on `paths` (Core spec 8.4.3.3): wildcards take what this view has
@@ -205,18 +216,23 @@ struct NodeDataProvider: InteractionDataProvider {
         var allowed: [EventPathIB: Bool] = [:]
         for event in await node.events(from: minimumEventNumber ?? 0) {
             let cluster = ClusterPath(endpoint: event.endpoint, cluster: event.cluster)
-            guard !withheld.contains(cluster), wanted.contains(where: { p in
-                (p.endpoint == nil || p.endpoint == event.endpoint) && (p.cluster == nil || p.cluster == event.cluster)
-                    && (p.event == nil || p.event == event.event)
-            }) else { continue }
+            guard !withheld.contains(cluster),
+                wanted.contains(where: { p in
+                    (p.endpoint == nil || p.endpoint == event.endpoint) && (p.cluster == nil || p.cluster == event.cluster)
+                        && (p.event == nil || p.event == event.event)
+                })
+            else { continue }
             // Each event's own read privilege (AccessControlEntryChanged needs Administer).
             if allowed[event.path] == nil {
                 let privilege = composition.definition(of: cluster)?.event(event.event)?.readPrivilege ?? .view
                 allowed[event.path] = await checkAccess(subject, to: cluster, privilege: privilege)
             }
             guard allowed[event.path] == true else { continue }
-            reports.append(.data(EventDataIB(path: event.path, eventNumber: event.number, priority: event.priority,
-                                             epochTimestamp: event.epochTimestamp, data: event.data)))
+            reports.append(
+                .data(
+                    EventDataIB(
+                        path: event.path, eventNumber: event.number, priority: event.priority,
+                        epochTimestamp: event.epochTimestamp, data: event.data)))
         }
         return reports
     }

@@ -15,8 +15,10 @@ extension MatterNode {
                 guard let set = commissioning.keySet(keySetID, fabric: fabric.index) else { continue }
                 let groups = Set(entries.map { $0.groupID })
                 for epoch in set.epochKeys {
-                    if let key = try? GroupOperationalKey(fabricIndex: fabric.index, keySetID: keySetID, groupIDs: groups,
-                                                          epochKey: [UInt8](epoch.key), compressedFabricID: fabric.compressedFabricID) {
+                    if let key = try? GroupOperationalKey(
+                        fabricIndex: fabric.index, keySetID: keySetID, groupIDs: groups,
+                        epochKey: [UInt8](epoch.key), compressedFabricID: fabric.compressedFabricID)
+                    {
                         keys.append(key)
                     }
                 }

@@ -39,8 +39,10 @@ extension NodeServer {
 
     /// Also called on AddNOC before its response goes out (see `NodeDataProvider.fabricAdded`);
     /// the fabricAdded event that follows finds the same record published and leaves it.
-    static func advertiseOperational(_ fabric: FabricInfo, advertiser: NodeAdvertiser, configuration: NodeServerConfiguration,
-                                     port: Int, logger: Logger) async {
+    static func advertiseOperational(
+        _ fabric: FabricInfo, advertiser: NodeAdvertiser, configuration: NodeServerConfiguration,
+        port: Int, logger: Logger
+    ) async {
         guard configuration.advertisement != nil else { return }
         let timing = advertisedTiming(configuration)
         let record = MatterOperationalRecord(
@@ -61,8 +63,10 @@ extension NodeServer {
     /// SII, SAI (ms) and SAT (ms): the MRP parameters peers must use (spec 4.3.4).
     private static func advertisedTiming(_ configuration: NodeServerConfiguration) -> (idle: UInt32, active: UInt32, threshold: UInt16) {
         let parameters = configuration.exchange.localParameters
-        return (UInt32(clamping: parameters.idleInterval.totalMilliseconds),
-                UInt32(clamping: parameters.activeInterval.totalMilliseconds),
-                UInt16(clamping: parameters.activeThreshold.totalMilliseconds))
+        return (
+            UInt32(clamping: parameters.idleInterval.totalMilliseconds),
+            UInt32(clamping: parameters.activeInterval.totalMilliseconds),
+            UInt16(clamping: parameters.activeThreshold.totalMilliseconds)
+        )
     }
 }

@@ -96,8 +96,9 @@ extension NodeServer {
         for entry in administrators {
             if let tag = (entry.subjects ?? []).first(where: Self.isCASEAuthenticatedTag) {
                 // A controller holding the tag; its node ID is not in the ACL, and need not be.
-                return SubjectDescriptor(authMode: .case, fabricIndex: fabric.index, subject: Self.anyOperationalNodeID,
-                                         caseAuthenticatedTags: [UInt32(truncatingIfNeeded: tag)])
+                return SubjectDescriptor(
+                    authMode: .case, fabricIndex: fabric.index, subject: Self.anyOperationalNodeID,
+                    caseAuthenticatedTags: [UInt32(truncatingIfNeeded: tag)])
             }
         }
         // An entry without subjects admits every CASE peer of the fabric.

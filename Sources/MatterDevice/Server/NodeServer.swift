@@ -46,14 +46,18 @@ public final class NodeServer: Sendable {
     /// Binds the UDP port and wires the protocol stack to the node; nothing is served
     /// until `run()`. `publisher`: an Avahi connection shared with other nodes of the
     /// process (a fleet); by default the node opens its own.
-    public init(node: MatterNode, configuration: NodeServerConfiguration,
-                logger: Logger = Logger(label: "matter.node-server"), publisher: DNSSDPublisher? = nil) async throws {
-        let transport = try await UDPTransport.bind(UDPTransport.Configuration(port: configuration.port, binding: configuration.binding),
-                                                    logger: logger)
+    public init(
+        node: MatterNode, configuration: NodeServerConfiguration,
+        logger: Logger = Logger(label: "matter.node-server"), publisher: DNSSDPublisher? = nil
+    ) async throws {
+        let transport = try await UDPTransport.bind(
+            UDPTransport.Configuration(port: configuration.port, binding: configuration.binding),
+            logger: logger)
         let lan = NodeLANLink(transport)
         let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, logger: logger)
-        let secureChannel = SecureChannelServer(manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
-                                                configuration: configuration.secureChannel, logger: logger)
+        let secureChannel = SecureChannelServer(
+            manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
+            configuration: configuration.secureChannel, logger: logger)
         let advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
         let port = transport.port
         let trace = configuration.traceCommissioning ? CommissioningTrace(logger: logger) : nil
@@ -155,7 +159,7 @@ public final class NodeServer: Sendable {
     /// a second at most; a node already on a fabric does not wait).
     private func waitForBootWindow() async {
         guard await node.fabrics.isEmpty else { return }
-        for _ in 0 ..< 100 {
+        for _ in 0..<100 {
             if await secureChannel.isCommissioningWindowOpen || Task.isCancelled { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
@@ -256,8 +260,9 @@ public final class NodeServer: Sendable {
     private func verifierParameters(for kind: CommissioningWindowKind) throws -> PASEVerifierParameters {
         switch kind {
         case .basic:
-            return try PASEVerifierParameters(passcode: configuration.passcode, iterations: configuration.pbkdfIterations,
-                                              salt: SecureRandom.bytes(32))
+            return try PASEVerifierParameters(
+                passcode: configuration.passcode, iterations: configuration.pbkdfIterations,
+                salt: SecureRandom.bytes(32))
         case .enhanced(let verifier, _, let iterations, let salt):
             return PASEVerifierParameters(verifier: verifier, iterations: iterations, salt: salt)
         }

@@ -55,12 +55,14 @@ public struct NodeServerConfiguration: Sendable {
     /// Logs each commissioning's phases with their times (`matter-sim run --trace`).
     public var traceCommissioning = false
 
-    public init(port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,
-                pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = defaultBootWindowTimeout, advertisement: Advertisement? = nil,
-                exchange: ExchangeManager.Configuration = ExchangeManager.Configuration(),
-                secureChannel: SecureChannelServer.Configuration = SecureChannelServer.Configuration(),
-                interactionModel: InteractionServerConfiguration = InteractionServerConfiguration(),
-                cloudOnlyClusters: Set<ClusterPath> = []) {
+    public init(
+        port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,
+        pbkdfIterations: UInt32 = 1000, bootWindowTimeout: Duration? = defaultBootWindowTimeout, advertisement: Advertisement? = nil,
+        exchange: ExchangeManager.Configuration = ExchangeManager.Configuration(),
+        secureChannel: SecureChannelServer.Configuration = SecureChannelServer.Configuration(),
+        interactionModel: InteractionServerConfiguration = InteractionServerConfiguration(),
+        cloudOnlyClusters: Set<ClusterPath> = []
+    ) {
         self.port = port
         self.binding = binding
         self.passcode = passcode

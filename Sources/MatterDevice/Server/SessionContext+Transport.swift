@@ -14,8 +14,9 @@ extension SessionID {
 extension SessionContext {
     /// The session of one interaction, as the InteractionServer passes it on.
     init(subject: SubjectDescriptor, session: InteractionSessionIdentity?) {
-        self.init(id: session.map { SessionID($0.id) }, subject: subject,
-                  attestationChallenge: session?.attestationChallenge ?? [])
+        self.init(
+            id: session.map { SessionID($0.id) }, subject: subject,
+            attestationChallenge: session?.attestationChallenge ?? [])
     }
 
     /// A secure session as the exchange manager reports it; nil for unsecured sessions and
@@ -28,8 +29,9 @@ extension SessionContext {
         case .pase:
             subject = SubjectDescriptor(authMode: .pase, fabricIndex: info.fabricIndex, subject: 0)
         case .case:
-            subject = SubjectDescriptor(authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID,
-                                        caseAuthenticatedTags: info.caseAuthenticatedTags)
+            subject = SubjectDescriptor(
+                authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID,
+                caseAuthenticatedTags: info.caseAuthenticatedTags)
         }
         self.init(id: SessionID(info.handle), subject: subject, attestationChallenge: info.attestationChallenge)
     }

@@ -37,13 +37,15 @@ public actor ExchangeManager {
         /// Source of MRP jitter in [0, 1); tests pin it.
         public var jitter: @Sendable () -> Double
 
-        public init(localParameters: SessionParameters = .local, maxSecureSessions: Int = 32,
-                    maxUnsecuredSessions: Int = 16, maxExchanges: Int = 128, maxExchangesPerSession: Int = 16,
-                    exchangeInboxLimit: Int = 16,
-                    defaultReceiveTimeout: Duration = .seconds(30),
-                    standaloneAckTimeout: Duration = ReliableMessageProtocol.standaloneAckTimeout,
-                    maxTransmissions: Int = ReliableMessageProtocol.maxTransmissions,
-                    jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        public init(
+            localParameters: SessionParameters = .local, maxSecureSessions: Int = 32,
+            maxUnsecuredSessions: Int = 16, maxExchanges: Int = 128, maxExchangesPerSession: Int = 16,
+            exchangeInboxLimit: Int = 16,
+            defaultReceiveTimeout: Duration = .seconds(30),
+            standaloneAckTimeout: Duration = ReliableMessageProtocol.standaloneAckTimeout,
+            maxTransmissions: Int = ReliableMessageProtocol.maxTransmissions,
+            jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        ) {
             self.localParameters = localParameters
             self.maxSecureSessions = maxSecureSessions
             self.maxUnsecuredSessions = maxUnsecuredSessions
@@ -83,14 +85,17 @@ public actor ExchangeManager {
     private let wake = WakeSignal()
     private nonisolated let events = EventBroadcaster<SessionEvent>()
 
-    public init(transport: any DatagramTransport, configuration: Configuration = Configuration(),
-                clock: any MatterClock = SystemClock(), logger: Logger = Logger(label: "matter.exchange")) {
+    public init(
+        transport: any DatagramTransport, configuration: Configuration = Configuration(),
+        clock: any MatterClock = SystemClock(), logger: Logger = Logger(label: "matter.exchange")
+    ) {
         self.transport = transport
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        self.sessions = SessionManager(maxSecureSessions: configuration.maxSecureSessions,
-                                       maxUnsecuredSessions: configuration.maxUnsecuredSessions)
+        self.sessions = SessionManager(
+            maxSecureSessions: configuration.maxSecureSessions,
+            maxUnsecuredSessions: configuration.maxUnsecuredSessions)
         let r = SecureRandom.bytes(2)
         self.nextExchangeID = UInt16(r[0]) | UInt16(r[1]) << 8
     }
@@ -267,18 +272,25 @@ public actor ExchangeManager {
     }
 
     private func sessionRemoved(_ handle: SessionHandle, info: SessionInfo, reason: SessionCloseReason) {
-        logger.info("session closed", metadata: ["session": "\(info.localSessionID)", "kind": "\(info.kind)",
-                                                 "reason": "\(reason)"])
+        logger.info(
+            "session closed",
+            metadata: [
+                "session": "\(info.localSessionID)", "kind": "\(info.kind)",
+                "reason": "\(reason)",
+            ])
         failExchanges(ofSession: handle, with: .sessionClosed)
         publish(.closed(info, reason))
     }
 
     private func sendCloseSession(_ handle: SessionHandle) {
         let exchangeID = allocateExchangeID(session: handle)
-        let header = ProtocolHeader(isInitiator: true, opcode: SecureChannelOpcode.statusReport.rawValue,
-                                    exchangeID: exchangeID, protocolID: .secureChannel)
-        if let (bytes, _, address) = try? seal(session: handle, protocolHeader: header,
-                                              payload: StatusReport.closeSession.encoded()) {
+        let header = ProtocolHeader(
+            isInitiator: true, opcode: SecureChannelOpcode.statusReport.rawValue,
+            exchangeID: exchangeID, protocolID: .secureChannel)
+        if let (bytes, _, address) = try? seal(
+            session: handle, protocolHeader: header,
+            payload: StatusReport.closeSession.encoded())
+        {
             transmit(bytes, to: address)
         }
     }
@@ -313,16 +325,18 @@ public actor ExchangeManager {
         if let error = ex.terminalError { throw error }
         guard !ex.isClosed else { throw .exchangeClosed }
         if reliable && ex.retransmission != nil { throw .reliableMessageInFlight }
-        let header = ProtocolHeader(isInitiator: key.role == .initiator, needsAcknowledgement: reliable,
-                                    acknowledgedMessageCounter: ex.pendingAck?.counter, opcode: opcode,
-                                    exchangeID: key.exchangeID, protocolID: ex.protocolID)
+        let header = ProtocolHeader(
+            isInitiator: key.role == .initiator, needsAcknowledgement: reliable,
+            acknowledgedMessageCounter: ex.pendingAck?.counter, opcode: opcode,
+            exchangeID: key.exchangeID, protocolID: ex.protocolID)
         let (bytes, counter, address) = try seal(session: key.session, protocolHeader: header, payload: payload)
         ex.pendingAck = nil
         transmit(bytes, to: address)
         if reliable {
             let now = clock.now
-            ex.retransmission = Retransmission(messageCounter: counter, datagram: bytes, transmissions: 1,
-                                               deadline: now + retransmissionDelay(session: key.session, retransmissions: 0, now: now))
+            ex.retransmission = Retransmission(
+                messageCounter: counter, datagram: bytes, transmissions: 1,
+                deadline: now + retransmissionDelay(session: key.session, retransmissions: 0, now: now))
             wake.signal()
         }
     }
@@ -418,13 +432,17 @@ public actor ExchangeManager {
 
     /// Builds the datagram for a message on a session. Returns the bytes, the message
     /// counter used and the peer's address.
-    func sealDatagram(session handle: SessionHandle, protocolHeader: ProtocolHeader,
-                      payload: [UInt8]) throws(TransportError) -> ([UInt8], UInt32, SocketAddress) {
+    func sealDatagram(
+        session handle: SessionHandle, protocolHeader: ProtocolHeader,
+        payload: [UInt8]
+    ) throws(TransportError) -> ([UInt8], UInt32, SocketAddress) {
         try seal(session: handle, protocolHeader: protocolHeader, payload: payload)
     }
 
-    private func seal(session handle: SessionHandle, protocolHeader: ProtocolHeader,
-                      payload: [UInt8]) throws(TransportError) -> ([UInt8], UInt32, SocketAddress) {
+    private func seal(
+        session handle: SessionHandle, protocolHeader: ProtocolHeader,
+        payload: [UInt8]
+    ) throws(TransportError) -> ([UInt8], UInt32, SocketAddress) {
         let protocolMessage: [UInt8]
         do { protocolMessage = try protocolHeader.encoded(payload: payload) } catch { throw .codec(error) }
         let now = clock.now
@@ -460,9 +478,10 @@ public actor ExchangeManager {
     }
 
     private func sendStandaloneAck(session: SessionHandle, exchangeID: UInt16, role: ExchangeRole, ackCounter: UInt32) {
-        let header = ProtocolHeader(isInitiator: role == .initiator, acknowledgedMessageCounter: ackCounter,
-                                    opcode: SecureChannelOpcode.standaloneAck.rawValue, exchangeID: exchangeID,
-                                    protocolID: .secureChannel)
+        let header = ProtocolHeader(
+            isInitiator: role == .initiator, acknowledgedMessageCounter: ackCounter,
+            opcode: SecureChannelOpcode.standaloneAck.rawValue, exchangeID: exchangeID,
+            protocolID: .secureChannel)
         guard let (bytes, _, address) = try? seal(session: session, protocolHeader: header, payload: []) else { return }
         counters.standaloneAcksSent += 1
         transmit(bytes, to: address)
@@ -482,8 +501,9 @@ public actor ExchangeManager {
             last = nil
         }
         let base = ReliableMessageProtocol.baseInterval(peer: peer, lastPeerActivity: last, now: now)
-        return ReliableMessageProtocol.backoff(baseInterval: base, retransmissions: retransmissions,
-                                               jitter: configuration.jitter())
+        return ReliableMessageProtocol.backoff(
+            baseInterval: base, retransmissions: retransmissions,
+            jitter: configuration.jitter())
     }
 
     // MARK: - Timers
@@ -498,8 +518,9 @@ public actor ExchangeManager {
             if let pending = ex.pendingAck {
                 if pending.deadline <= now {
                     ex.pendingAck = nil
-                    sendStandaloneAck(session: key.session, exchangeID: key.exchangeID, role: key.role,
-                                      ackCounter: pending.counter)
+                    sendStandaloneAck(
+                        session: key.session, exchangeID: key.exchangeID, role: key.role,
+                        ackCounter: pending.counter)
                 } else {
                     consider(pending.deadline)
                 }
@@ -581,8 +602,10 @@ public actor ExchangeManager {
                 return nil
             }
             // Only a peer's initiator message may create an unsecured session.
-            guard let h = sessions.unsecuredSession(key: key, address: datagram.source, now: now,
-                                                    create: key.role == .responder && protocolHeader.isInitiator)
+            guard
+                let h = sessions.unsecuredSession(
+                    key: key, address: datagram.source, now: now,
+                    create: key.role == .responder && protocolHeader.isInitiator)
             else {
                 counters.droppedUnknownSession += 1
                 return nil
@@ -623,8 +646,9 @@ public actor ExchangeManager {
                 return nil
             }
         }
-        return process(header: header, protocolHeader: protocolHeader, payload: payload, session: handle,
-                       verdict: verdict, source: datagram.source)
+        return process(
+            header: header, protocolHeader: protocolHeader, payload: payload, session: handle,
+            verdict: verdict, source: datagram.source)
     }
 
     // MARK: - Group messages (spec 4.16)
@@ -694,13 +718,16 @@ public actor ExchangeManager {
             peerParameters: SessionParameters(), groupID: groupID)
         counters.messagesAccepted += 1
         let message = Message(messageHeader: header, protocolHeader: ph, payload: payload, session: info, source: datagram.source)
-        let exchange = Exchange(key: ExchangeKey(session: info.handle, exchangeID: ph.exchangeID, role: .responder),
-                                protocolID: ph.protocolID, session: info, manager: self)
+        let exchange = Exchange(
+            key: ExchangeKey(session: info.handle, exchangeID: ph.exchangeID, role: .responder),
+            protocolID: ph.protocolID, session: info, manager: self)
         return Dispatch(handler: handler, exchange: exchange, message: message)
     }
 
-    private func process(header: MessageHeader, protocolHeader ph: ProtocolHeader, payload: [UInt8],
-                         session handle: SessionHandle, verdict: CounterVerdict, source: SocketAddress) -> Dispatch? {
+    private func process(
+        header: MessageHeader, protocolHeader ph: ProtocolHeader, payload: [UInt8],
+        session handle: SessionHandle, verdict: CounterVerdict, source: SocketAddress
+    ) -> Dispatch? {
         let ourRole: ExchangeRole = ph.isInitiator ? .responder : .initiator
         let key = ExchangeKey(session: handle, exchangeID: ph.exchangeID, role: ourRole)
 

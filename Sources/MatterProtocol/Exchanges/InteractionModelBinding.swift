@@ -11,10 +11,11 @@ extension Exchange: IMExchange {
         if session.kind == .group, let group = session.groupID {
             return SubjectDescriptor(authMode: .group, fabricIndex: session.fabricIndex, subject: UInt64(group))
         }
-        return SubjectDescriptor(authMode: session.kind == .case ? .case : .pase,
-                                 fabricIndex: session.fabricIndex,
-                                 subject: session.kind == .case ? session.peerNodeID : 0,
-                                 caseAuthenticatedTags: session.caseAuthenticatedTags)
+        return SubjectDescriptor(
+            authMode: session.kind == .case ? .case : .pase,
+            fabricIndex: session.fabricIndex,
+            subject: session.kind == .case ? session.peerNodeID : 0,
+            caseAuthenticatedTags: session.caseAuthenticatedTags)
     }
 
     public var sessionIdentity: InteractionSessionIdentity? {

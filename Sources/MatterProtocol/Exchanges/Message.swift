@@ -20,8 +20,10 @@ public struct Message: Sendable {
         protocolID == .secureChannel && opcode == SecureChannelOpcode.statusReport.rawValue
     }
 
-    public init(messageHeader: MessageHeader, protocolHeader: ProtocolHeader, payload: [UInt8], session: SessionInfo,
-                source: SocketAddress) {
+    public init(
+        messageHeader: MessageHeader, protocolHeader: ProtocolHeader, payload: [UInt8], session: SessionInfo,
+        source: SocketAddress
+    ) {
         self.messageHeader = messageHeader
         self.protocolHeader = protocolHeader
         self.payload = payload

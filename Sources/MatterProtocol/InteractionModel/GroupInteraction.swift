@@ -26,9 +26,9 @@ extension InteractionServer {
             for endpoint in endpoints {
                 let path = ConcreteCommandPath(endpoint: endpoint, cluster: command.path.cluster, command: command.path.command)
                 guard await provider.clusters(on: endpoint).contains(path.cluster),
-                      let metadata = await provider.commands(of: path.clusterPath).first(where: { $0.id == path.command }),
-                      !metadata.requiresTimedInvoke,
-                      await provider.checkAccess(subject, to: path.clusterPath, privilege: metadata.invokePrivilege)
+                    let metadata = await provider.commands(of: path.clusterPath).first(where: { $0.id == path.command }),
+                    !metadata.requiresTimedInvoke,
+                    await provider.checkAccess(subject, to: path.clusterPath, privilege: metadata.invokePrivilege)
                 else { continue }
                 _ = await provider.invoke(path, fields: command.fields, context: context)
                 acted += 1

@@ -151,7 +151,9 @@ extension InteractionServer {
                     switch await provider.read(attributePath, context: scope.context) {
                     case .success(let versioned):
                         reports.append(
-                            .data(AttributeDataIB(dataVersion: versioned.dataVersion, path: AttributePathIB(attributePath), data: versioned.value)))
+                            .data(
+                                AttributeDataIB(
+                                    dataVersion: versioned.dataVersion, path: AttributePathIB(attributePath), data: versioned.value)))
                     case .failure(let status):
                         if reportErrors {
                             reports.append(.status(AttributeStatusIB(path: AttributePathIB(attributePath), status: StatusIB(status))))
@@ -188,16 +190,20 @@ extension InteractionServer {
         let chunks = ReportChunker(maxPayloadSize: configuration.maxPayloadSize)
             .chunks(attributeReports: attributeReports, eventReports: eventReports)
         for (index, chunk) in chunks.enumerated() {
-            guard try await send(chunk, isLast: index == chunks.count - 1, subscriptionID: subscriptionID, isRead: isRead,
-                                 on: exchange)
+            guard
+                try await send(
+                    chunk, isLast: index == chunks.count - 1, subscriptionID: subscriptionID, isRead: isRead,
+                    on: exchange)
             else { return false }
         }
         return true
     }
 
     /// One ReportData message; unless it ends a Read, waits for the peer's StatusResponse.
-    private func send(_ chunk: ReportChunker.Chunk, isLast: Bool, subscriptionID: UInt32?, isRead: Bool,
-                      on exchange: any IMExchange) async throws -> Bool {
+    private func send(
+        _ chunk: ReportChunker.Chunk, isLast: Bool, subscriptionID: UInt32?, isRead: Bool,
+        on exchange: any IMExchange
+    ) async throws -> Bool {
         let message = ReportDataMessage(
             subscriptionID: subscriptionID, attributeReports: chunk.attributeReports, eventReports: chunk.eventReports,
             moreChunkedMessages: !isLast, suppressResponse: isRead && isLast,

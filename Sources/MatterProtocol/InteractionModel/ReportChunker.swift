@@ -12,7 +12,8 @@ struct ReportChunker {
     init(maxPayloadSize: Int) {
         // The envelope of the largest ReportData: a 4-octet subscription ID,
         // both flags, the revision and two array containers (control, tag, end).
-        let envelope = ReportDataMessage(subscriptionID: .max, moreChunkedMessages: true, suppressResponse: true)
+        let envelope =
+            ReportDataMessage(subscriptionID: .max, moreChunkedMessages: true, suppressResponse: true)
             .encoded().count + 2 * 3
         budget = max(1, maxPayloadSize - envelope)
     }

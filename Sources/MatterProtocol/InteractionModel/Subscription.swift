@@ -159,7 +159,8 @@ extension InteractionServer {
         let scope = ReadScope(
             subject: subject, isFabricFiltered: request.isFabricFiltered,
             dataVersionFilters: Self.filterTable(request.dataVersionFilters), session: exchange.sessionIdentity)
-        let primingEvents = request.eventRequests.isEmpty
+        let primingEvents =
+            request.eventRequests.isEmpty
             ? [] : await eventReports(for: request.eventRequests, filters: request.eventFilters, subject: subject)
         // Later reports carry events past those the priming report had (and the client's EventMin).
         var firstUnreportedEvent = request.eventFilters.map(\.eventMin).max() ?? 0
@@ -246,9 +247,12 @@ extension InteractionServer {
                     dirty = []
                     urgentEvent = false
                     // Every report carries the events recorded since the last (urgent or not).
-                    let events = subscription.eventPaths.isEmpty
-                        ? [] : await provider.events(matching: subscription.eventPaths, minimumEventNumber: nextEvent,
-                                                     subject: subscription.subject)
+                    let events =
+                        subscription.eventPaths.isEmpty
+                        ? []
+                        : await provider.events(
+                            matching: subscription.eventPaths, minimumEventNumber: nextEvent,
+                            subject: subscription.subject)
                     for case .data(let event) in events { nextEvent = max(nextEvent, event.eventNumber + 1) }
                     // Intervals run from when a report goes out, not from its acknowledgement.
                     lastReport = now
@@ -264,8 +268,10 @@ extension InteractionServer {
     }
 
     /// One report on a new exchange; empty when nothing changed (a keep-alive).
-    private func sendSubscriptionReport(_ subscription: Subscription, changed: Set<AttributePath>,
-                                        events: [EventReportIB]) async -> Bool {
+    private func sendSubscriptionReport(
+        _ subscription: Subscription, changed: Set<AttributePath>,
+        events: [EventReportIB]
+    ) async -> Bool {
         let scope = ReadScope(
             subject: subscription.subject, isFabricFiltered: subscription.isFabricFiltered,
             session: subscription.session.sessionIdentity)

@@ -31,9 +31,11 @@ public struct MessageHeader: Sendable, Hashable {
     /// Raw message extensions (MX flag; spec 4.4.1.8). Version 1.x senders send none.
     public var messageExtensions: [UInt8]?
 
-    public init(sessionID: UInt16, messageCounter: UInt32, sourceNodeID: UInt64? = nil,
-                destination: MessageDestination = .none, sessionType: SessionType = .unicast,
-                isControlMessage: Bool = false, privacy: Bool = false, messageExtensions: [UInt8]? = nil) {
+    public init(
+        sessionID: UInt16, messageCounter: UInt32, sourceNodeID: UInt64? = nil,
+        destination: MessageDestination = .none, sessionType: SessionType = .unicast,
+        isControlMessage: Bool = false, privacy: Bool = false, messageExtensions: [UInt8]? = nil
+    ) {
         self.sessionID = sessionID
         self.messageCounter = messageCounter
         self.sourceNodeID = sourceNodeID
@@ -110,8 +112,9 @@ public struct MessageHeader: Sendable, Hashable {
             throw .reservedSessionType(security & 0x03)
         }
         let counter = try c.readUInt32("message counter")
-        var header = MessageHeader(sessionID: sessionID, messageCounter: counter, sessionType: sessionType,
-                                   isControlMessage: security & 0x40 != 0, privacy: security & 0x80 != 0)
+        var header = MessageHeader(
+            sessionID: sessionID, messageCounter: counter, sessionType: sessionType,
+            isControlMessage: security & 0x40 != 0, privacy: security & 0x80 != 0)
         if hasSource { header.sourceNodeID = try c.readUInt64("source node ID") }
         switch dsiz {
         case 1: header.destination = .node(try c.readUInt64("destination node ID"))

@@ -29,8 +29,10 @@ public struct ProtocolHeader: Sendable, Hashable {
     public var protocolID: ProtocolID
     public var securedExtensions: [UInt8]?
 
-    public init(isInitiator: Bool, needsAcknowledgement: Bool = false, acknowledgedMessageCounter: UInt32? = nil,
-                opcode: UInt8, exchangeID: UInt16, protocolID: ProtocolID, securedExtensions: [UInt8]? = nil) {
+    public init(
+        isInitiator: Bool, needsAcknowledgement: Bool = false, acknowledgedMessageCounter: UInt32? = nil,
+        opcode: UInt8, exchangeID: UInt16, protocolID: ProtocolID, securedExtensions: [UInt8]? = nil
+    ) {
         self.isInitiator = isInitiator
         self.needsAcknowledgement = needsAcknowledgement
         self.acknowledgedMessageCounter = acknowledgedMessageCounter

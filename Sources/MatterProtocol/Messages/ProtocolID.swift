@@ -28,7 +28,8 @@ public struct ProtocolID: Hashable, Sendable, CustomStringConvertible {
     public static let forTesting = ProtocolID(0x0004)
 
     public var description: String {
-        vendorID == 0 ? "0x\(String(protocolNumber, radix: 16))"
+        vendorID == 0
+            ? "0x\(String(protocolNumber, radix: 16))"
             : "0x\(String(vendorID, radix: 16)):0x\(String(protocolNumber, radix: 16))"
     }
 }

@@ -46,8 +46,10 @@ public struct OnboardingPayload: Sendable, Hashable {
     public var hasShortDiscriminatorOnly: Bool = false
     public var passcode: UInt32
 
-    public init(vendorID: UInt16, productID: UInt16, discriminator: UInt16, passcode: UInt32,
-                discoveryCapabilities: DiscoveryCapabilities = .onNetwork, commissioningFlow: UInt8 = 0) {
+    public init(
+        vendorID: UInt16, productID: UInt16, discriminator: UInt16, passcode: UInt32,
+        discoveryCapabilities: DiscoveryCapabilities = .onNetwork, commissioningFlow: UInt8 = 0
+    ) {
         self.vendorID = vendorID
         self.productID = productID
         self.discriminator = discriminator
@@ -110,8 +112,9 @@ public struct OnboardingPayload: Sendable, Hashable {
             vendor = v
             product = p
         }
-        var payload = OnboardingPayload(vendorID: vendor, productID: product, discriminator: short << 8,
-                                        passcode: passcode, discoveryCapabilities: [])
+        var payload = OnboardingPayload(
+            vendorID: vendor, productID: product, discriminator: short << 8,
+            passcode: passcode, discoveryCapabilities: [])
         payload.hasShortDiscriminatorOnly = true
         payload.commissioningFlow = vidPidPresent ? 2 : 0
         try payload.validate()
@@ -148,8 +151,9 @@ public struct OnboardingPayload: Sendable, Hashable {
         let caps = DiscoveryCapabilities(rawValue: UInt8(reader.read(width: 8)))
         let discriminator = UInt16(reader.read(width: 12))
         let passcode = UInt32(reader.read(width: 27))
-        let payload = OnboardingPayload(vendorID: vendor, productID: product, discriminator: discriminator,
-                                        passcode: passcode, discoveryCapabilities: caps, commissioningFlow: flow)
+        let payload = OnboardingPayload(
+            vendorID: vendor, productID: product, discriminator: discriminator,
+            passcode: passcode, discoveryCapabilities: caps, commissioningFlow: flow)
         try payload.validate()
         return payload
     }

@@ -19,7 +19,8 @@ public enum ReliableMessageProtocol {
     ///   - jitter: a random value in [0, 1).
     public static func backoff(baseInterval: Duration, retransmissions n: Int, jitter: Double) -> Duration {
         let exponent = max(0, n - backoffThreshold)
-        let ms = Double(SessionParameters.milliseconds(baseInterval)) * backoffMargin
+        let ms =
+            Double(SessionParameters.milliseconds(baseInterval)) * backoffMargin
             * pow(backoffBase, Double(exponent)) * (1 + min(max(jitter, 0), 1) * backoffJitter)
         return .microseconds(Int64(min(ms, 1e12) * 1000))
     }

@@ -18,8 +18,10 @@ public actor SecureChannelServer: ProtocolHandler {
         /// attempt they waited on ends or restarts.
         public var slotReservation: Duration
 
-        public init(maxPASEFailures: Int = 20, stepTimeout: Duration = .seconds(30),
-                    busyRetryDelay: Duration = .milliseconds(500), slotReservation: Duration = .seconds(10)) {
+        public init(
+            maxPASEFailures: Int = 20, stepTimeout: Duration = .seconds(30),
+            busyRetryDelay: Duration = .milliseconds(500), slotReservation: Duration = .seconds(10)
+        ) {
             self.maxPASEFailures = maxPASEFailures
             self.stepTimeout = stepTimeout
             self.busyRetryDelay = busyRetryDelay
@@ -50,9 +52,11 @@ public actor SecureChannelServer: ProtocolHandler {
     var waitingHosts: Set<String?> = []
     var reservation: (hosts: Set<String?>, until: ContinuousClock.Instant)?
 
-    public init(manager: ExchangeManager, fabrics: (any FabricProvider)? = nil,
-                configuration: Configuration = Configuration(),
-                logger: Logger = Logger(label: "matter.securechannel")) {
+    public init(
+        manager: ExchangeManager, fabrics: (any FabricProvider)? = nil,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "matter.securechannel")
+    ) {
         self.manager = manager
         self.fabrics = fabrics
         self.configuration = configuration

@@ -49,8 +49,9 @@ public struct StatusReport: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init(general: GeneralStatusCode, secureChannel code: SecureChannelStatusCode, protocolData: [UInt8] = []) {
-        self.init(generalCode: general.rawValue, protocolID: .secureChannel, protocolCode: code.rawValue,
-                  protocolData: protocolData)
+        self.init(
+            generalCode: general.rawValue, protocolID: .secureChannel, protocolCode: code.rawValue,
+            protocolData: protocolData)
     }
 
     public var general: GeneralStatusCode? { GeneralStatusCode(rawValue: generalCode) }

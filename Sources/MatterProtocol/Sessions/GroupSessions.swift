@@ -18,8 +18,10 @@ public struct GroupOperationalKey: Sendable, Hashable {
     /// Group session ID = Crypto_KDF(operational key, [], "GroupKeyHash", 2 bytes).
     public let sessionID: UInt16
 
-    public init(fabricIndex: FabricIndex, keySetID: UInt16, groupIDs: Set<UInt16>, epochKey: [UInt8],
-                compressedFabricID: UInt64) throws(MatterCryptoError) {
+    public init(
+        fabricIndex: FabricIndex, keySetID: UInt16, groupIDs: Set<UInt16>, epochKey: [UInt8],
+        compressedFabricID: UInt64
+    ) throws(MatterCryptoError) {
         let compressed = (0..<8).map { UInt8(truncatingIfNeeded: compressedFabricID >> (56 - 8 * $0)) }
         self.fabricIndex = fabricIndex
         self.keySetID = keySetID
@@ -35,8 +37,9 @@ public struct GroupOperationalKey: Sendable, Hashable {
             throw MessageCodecError.invalidHeader("a group message needs a source node ID and a group destination")
         }
         let headerBytes = try header.encoded()
-        let nonce = SessionCipher.nonce(securityFlags: header.securityFlags, messageCounter: header.messageCounter,
-                                        sourceNodeID: source)
+        let nonce = SessionCipher.nonce(
+            securityFlags: header.securityFlags, messageCounter: header.messageCounter,
+            sourceNodeID: source)
         return headerBytes + (try AES128CCM(key: key).seal(protocolMessage, nonce: nonce, aad: headerBytes))
     }
 
@@ -44,8 +47,9 @@ public struct GroupOperationalKey: Sendable, Hashable {
     /// key did not seal it.
     func open(datagram: [UInt8], header: MessageHeader, headerLength: Int) -> [UInt8]? {
         guard let source = header.sourceNodeID, let cipher = try? AES128CCM(key: key) else { return nil }
-        let nonce = SessionCipher.nonce(securityFlags: header.securityFlags, messageCounter: header.messageCounter,
-                                        sourceNodeID: source)
+        let nonce = SessionCipher.nonce(
+            securityFlags: header.securityFlags, messageCounter: header.messageCounter,
+            sourceNodeID: source)
         return try? cipher.open(Array(datagram[headerLength...]), nonce: nonce, aad: Array(datagram[..<headerLength]))
     }
 }

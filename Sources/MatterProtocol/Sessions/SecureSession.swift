@@ -18,10 +18,12 @@ public struct SecureSessionParameters: Sendable {
     /// CASE: the resumption ID and shared secret, so a later Sigma1 can resume it.
     public var resumption: CASEResumptionRecord?
 
-    public init(kind: SessionKind, role: SessionRole, localSessionID: UInt16, peerSessionID: UInt16, keys: SessionKeys,
-                localNodeID: NodeID = 0, peerNodeID: NodeID = 0, fabricIndex: FabricIndex = 0,
-                caseAuthenticatedTags: [UInt32] = [], peerAddress: SocketAddress,
-                peerParameters: SessionParameters = .default, resumption: CASEResumptionRecord? = nil) {
+    public init(
+        kind: SessionKind, role: SessionRole, localSessionID: UInt16, peerSessionID: UInt16, keys: SessionKeys,
+        localNodeID: NodeID = 0, peerNodeID: NodeID = 0, fabricIndex: FabricIndex = 0,
+        caseAuthenticatedTags: [UInt32] = [], peerAddress: SocketAddress,
+        peerParameters: SessionParameters = .default, resumption: CASEResumptionRecord? = nil
+    ) {
         self.kind = kind
         self.role = role
         self.localSessionID = localSessionID
@@ -45,8 +47,10 @@ public struct CASEResumptionRecord: Sendable, Hashable {
     public var fabricIndex: FabricIndex
     public var caseAuthenticatedTags: [UInt32]
 
-    public init(resumptionID: [UInt8], sharedSecret: [UInt8], peerNodeID: NodeID, fabricIndex: FabricIndex,
-                caseAuthenticatedTags: [UInt32]) {
+    public init(
+        resumptionID: [UInt8], sharedSecret: [UInt8], peerNodeID: NodeID, fabricIndex: FabricIndex,
+        caseAuthenticatedTags: [UInt32]
+    ) {
         self.resumptionID = resumptionID
         self.sharedSecret = sharedSecret
         self.peerNodeID = peerNodeID
@@ -79,10 +83,11 @@ struct SecureSession {
     var lastPeerActivity: Duration?
 
     var info: SessionInfo {
-        SessionInfo(handle: handle, kind: kind, role: role, localSessionID: localSessionID, peerSessionID: peerSessionID,
-                    localNodeID: localNodeID, peerNodeID: peerNodeID, fabricIndex: fabricIndex,
-                    caseAuthenticatedTags: caseAuthenticatedTags, attestationChallenge: attestationChallenge,
-                    peerAddress: peerAddress, peerParameters: peerParameters)
+        SessionInfo(
+            handle: handle, kind: kind, role: role, localSessionID: localSessionID, peerSessionID: peerSessionID,
+            localNodeID: localNodeID, peerNodeID: peerNodeID, fabricIndex: fabricIndex,
+            caseAuthenticatedTags: caseAuthenticatedTags, attestationChallenge: attestationChallenge,
+            peerAddress: peerAddress, peerParameters: peerParameters)
     }
 }
 
@@ -104,10 +109,11 @@ struct UnsecuredSession {
     var lastPeerActivity: Duration?
 
     var info: SessionInfo {
-        SessionInfo(handle: handle, kind: .unsecured, role: key.role, localSessionID: 0, peerSessionID: 0,
-                    localNodeID: key.role == .initiator ? key.ephemeralInitiatorNodeID : 0,
-                    peerNodeID: key.role == .responder ? key.ephemeralInitiatorNodeID : 0,
-                    fabricIndex: 0, caseAuthenticatedTags: [], attestationChallenge: [],
-                    peerAddress: peerAddress, peerParameters: peerParameters)
+        SessionInfo(
+            handle: handle, kind: .unsecured, role: key.role, localSessionID: 0, peerSessionID: 0,
+            localNodeID: key.role == .initiator ? key.ephemeralInitiatorNodeID : 0,
+            peerNodeID: key.role == .responder ? key.ephemeralInitiatorNodeID : 0,
+            fabricIndex: 0, caseAuthenticatedTags: [], attestationChallenge: [],
+            peerAddress: peerAddress, peerParameters: peerParameters)
     }
 }

@@ -45,8 +45,9 @@ public struct SessionCipher: Sendable {
     public func seal(header: MessageHeader, protocolMessage: [UInt8]) throws(TransportError) -> [UInt8] {
         let headerBytes: [UInt8]
         do { headerBytes = try header.encoded() } catch { throw .codec(error) }
-        let nonce = Self.nonce(securityFlags: header.securityFlags, messageCounter: header.messageCounter,
-                               sourceNodeID: localNodeID)
+        let nonce = Self.nonce(
+            securityFlags: header.securityFlags, messageCounter: header.messageCounter,
+            sourceNodeID: localNodeID)
         do {
             return headerBytes + (try encryptor.seal(protocolMessage, nonce: nonce, aad: headerBytes))
         } catch {
@@ -58,10 +59,11 @@ public struct SessionCipher: Sendable {
     /// Returns the protocol header + payload.
     public func open(datagram: [UInt8], header: MessageHeader, headerLength: Int) throws(TransportError) -> [UInt8] {
         guard headerLength >= 0, headerLength <= datagram.count,
-              datagram.count - headerLength >= AES128CCM.micLength
+            datagram.count - headerLength >= AES128CCM.micLength
         else { throw .codec(.truncated(field: "message integrity check")) }
-        let nonce = Self.nonce(securityFlags: header.securityFlags, messageCounter: header.messageCounter,
-                               sourceNodeID: header.sourceNodeID ?? peerNodeID)
+        let nonce = Self.nonce(
+            securityFlags: header.securityFlags, messageCounter: header.messageCounter,
+            sourceNodeID: header.sourceNodeID ?? peerNodeID)
         do {
             return try decryptor.open(Array(datagram[headerLength...]), nonce: nonce, aad: Array(datagram[..<headerLength]))
         } catch {

@@ -59,7 +59,9 @@ struct SessionManager {
 
     /// Installs a session; evicts the least recently used ones while over capacity.
     /// Returns the new session and the sessions evicted for it.
-    mutating func installSecure(_ p: SecureSessionParameters, now: Duration) throws(MatterCryptoError) -> (SecureSession, evicted: [SecureSession]) {
+    mutating func installSecure(
+        _ p: SecureSessionParameters, now: Duration
+    ) throws(MatterCryptoError) -> (SecureSession, evicted: [SecureSession]) {
         let cipher = try SessionCipher(keys: p.keys, role: p.role, localNodeID: p.localNodeID, peerNodeID: p.peerNodeID)
         reservedIDs.remove(p.localSessionID)
         var evicted: [SecureSession] = []
@@ -109,8 +111,10 @@ struct SessionManager {
 
     /// Finds the unsecured session for `key`, creating it (and evicting the least
     /// recently used one when full) if `create` is set.
-    mutating func unsecuredSession(key: UnsecuredSession.Key, address: SocketAddress, now: Duration,
-                                   create: Bool) -> SessionHandle? {
+    mutating func unsecuredSession(
+        key: UnsecuredSession.Key, address: SocketAddress, now: Duration,
+        create: Bool
+    ) -> SessionHandle? {
         if let h = unsecuredByKey[key] { return h }
         guard create else { return nil }
         return makeUnsecuredSession(key: key, address: address, now: now)
@@ -122,8 +126,9 @@ struct SessionManager {
         // A pinned session (the PASE handshake in progress) is never the victim: otherwise a
         // flood of unauthenticated initiators would evict it and abort the commissioning.
         while unsecured.count >= maxUnsecuredSessions,
-              let victim = unsecured.values.filter({ !pinnedUnsecured.contains($0.handle) })
-                  .min(by: { $0.lastActivity < $1.lastActivity }) {
+            let victim = unsecured.values.filter({ !pinnedUnsecured.contains($0.handle) })
+                .min(by: { $0.lastActivity < $1.lastActivity })
+        {
             removeUnsecured(victim.handle)
         }
         let session = UnsecuredSession(handle: makeHandle(), key: key, peerAddress: address, lastActivity: now)

@@ -15,10 +15,12 @@ public struct SessionParameters: Sendable, Hashable {
     public var specificationVersion: UInt32?
     public var maxPathsPerInvoke: UInt16?
 
-    public init(idleInterval: Duration = .milliseconds(500), activeInterval: Duration = .milliseconds(300),
-                activeThreshold: Duration = .milliseconds(4000), dataModelRevision: UInt16? = nil,
-                interactionModelRevision: UInt16? = nil, specificationVersion: UInt32? = nil,
-                maxPathsPerInvoke: UInt16? = nil) {
+    public init(
+        idleInterval: Duration = .milliseconds(500), activeInterval: Duration = .milliseconds(300),
+        activeThreshold: Duration = .milliseconds(4000), dataModelRevision: UInt16? = nil,
+        interactionModelRevision: UInt16? = nil, specificationVersion: UInt32? = nil,
+        maxPathsPerInvoke: UInt16? = nil
+    ) {
         self.idleInterval = idleInterval
         self.activeInterval = activeInterval
         self.activeThreshold = activeThreshold

@@ -143,7 +143,8 @@ public final class ManualClock: MatterClock {
         } onCancel: {
             let continuation: CheckedContinuation<Void, any Error>? = state.withLock { s in
                 if let index = s.pending.firstIndex(where: { $0.id == id }),
-                   case .sleeper(let continuation) = s.pending[index].work {
+                    case .sleeper(let continuation) = s.pending[index].work
+                {
                     s.pending.remove(at: index)
                     return continuation
                 }

@@ -63,9 +63,11 @@ public final class UDPTransport: DatagramTransport {
 
     public var inboundOverflowCount: UInt64 { overflow.withLockedValue { $0 } }
 
-    private init(channels: [any Channel], inbound: AsyncStream<InboundDatagram>,
-                 continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
-                 ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token, binding: Binding) {
+    private init(
+        channels: [any Channel], inbound: AsyncStream<InboundDatagram>,
+        continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
+        ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token, binding: Binding
+    ) {
         self.channels = channels
         self.binding = binding
         self.group = group
@@ -80,9 +82,11 @@ public final class UDPTransport: DatagramTransport {
     /// Opens the sockets. With several of them they share the port of the first. A `.dualStack`
     /// binding that cannot open `::` opens `0.0.0.0` and says why in one line on `logger`
     /// (and in `ipv6Unavailable`): a device without IPv6 still serves IPv4 controllers.
-    public static func bind(_ configuration: Configuration = Configuration(),
-                            group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-                            logger: Logger? = nil) async throws -> UDPTransport {
+    public static func bind(
+        _ configuration: Configuration = Configuration(),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger? = nil
+    ) async throws -> UDPTransport {
         guard configuration.binding == .dualStack else { return try await open(configuration, group: group, ipv6Unavailable: nil) }
         do {
             return try await open(configuration, group: group, ipv6Unavailable: nil)
@@ -97,8 +101,10 @@ public final class UDPTransport: DatagramTransport {
         }
     }
 
-    private static func open(_ configuration: Configuration, group: any EventLoopGroup,
-                             ipv6Unavailable: String?) async throws -> UDPTransport {
+    private static func open(
+        _ configuration: Configuration, group: any EventLoopGroup,
+        ipv6Unavailable: String?
+    ) async throws -> UDPTransport {
         let (stream, continuation) = AsyncStream<InboundDatagram>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.inboundQueueLimit)))
         let overflow = NIOLockedValueBox<UInt64>(0)
@@ -120,8 +126,9 @@ public final class UDPTransport: DatagramTransport {
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
-                                InboundDatagramHandler(continuation: continuation, overflow: overflow,
-                                                       fanoutID: ObjectIdentifier(fanoutToken)))
+                                InboundDatagramHandler(
+                                    continuation: continuation, overflow: overflow,
+                                    fanoutID: ObjectIdentifier(fanoutToken)))
                         }
                     }
                 if let v6Only = target.v6Only {
@@ -138,9 +145,10 @@ public final class UDPTransport: DatagramTransport {
             continuation.finish()
             throw error
         }
-        return UDPTransport(channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
-                            ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken,
-                            binding: configuration.binding)
+        return UDPTransport(
+            channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
+            ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken,
+            binding: configuration.binding)
     }
 
     public func send(_ bytes: [UInt8], to address: SocketAddress) {
@@ -148,8 +156,9 @@ public final class UDPTransport: DatagramTransport {
         var destination = address
         // An IPv4 peer reached through the dual-stack IPv6 socket needs its v4-mapped form.
         if address.protocol == .inet, channel.localAddress?.protocol == .inet6,
-           let ip = address.ipAddress, let port = address.port,
-           let mapped = try? SocketAddress(ipAddress: "::ffff:" + ip, port: port) {
+            let ip = address.ipAddress, let port = address.port,
+            let mapped = try? SocketAddress(ipAddress: "::ffff:" + ip, port: port)
+        {
             destination = mapped
         }
         var buffer = channel.allocator.buffer(capacity: bytes.count)
@@ -182,7 +191,8 @@ public final class UDPTransport: DatagramTransport {
             groupChannels.withLockedValue { $0[address] = nil }
             if let channel { try? await channel.close() }
             if let main = mainIPv6Channel as? any MulticastChannel,
-               let target = try? SocketAddress(ipAddress: address, port: GroupMulticast.port) {
+                let target = try? SocketAddress(ipAddress: address, port: GroupMulticast.port)
+            {
                 for device in groupDevices() { try? await main.leaveGroup(target, device: device).get() }
             }
         }
@@ -271,8 +281,10 @@ public final class UDPTransport: DatagramTransport {
         if let open = groupSenders.withLockedValue({ $0[interfaceIndex] }) { return open }
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_V6ONLY)), value: 1)
-            .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_MULTICAST_IF)),
-                           value: SocketOptionValue(interfaceIndex))
+            .channelOption(
+                ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_MULTICAST_IF)),
+                value: SocketOptionValue(interfaceIndex)
+            )
             .channelInitializer { channel in channel.eventLoop.makeSucceededVoidFuture() }
             .bind(host: "::", port: 0).get()
         let kept = groupSenders.withLockedValue { senders -> (any Channel)? in
@@ -323,8 +335,10 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
     /// (every listener binds its own).
     private let fanoutID: ObjectIdentifier?
 
-    init(continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
-         fanoutID: ObjectIdentifier?) {
+    init(
+        continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
+        fanoutID: ObjectIdentifier?
+    ) {
         self.continuation = continuation
         self.overflow = overflow
         self.fanoutID = fanoutID

@@ -39,8 +39,9 @@ extension TestDevice {
 /// Commissions `device` into `structureID` and waits until it reported what Discovery and
 /// the guides read (AcceptedCommandList, the level and its bounds, the covering's mode, OnOff).
 func commissionReporting(_ device: TestDevice, into home: Home, structureID: String, name: String) async throws -> HomeDevice {
-    let d = try await home.commissionDevice(setupCode: try device.setupCode, address: device.address,
-                                            structureID: structureID, name: name)
+    let d = try await home.commissionDevice(
+        setupCode: try device.setupCode, address: device.address,
+        structureID: structureID, name: name)
     let reported = await eventually(within: .seconds(10)) {
         guard let dev = try? await home.device(id: d.id) else { return false }
         if dev.types.contains(DimmableLightDeviceType.self) {

@@ -14,7 +14,6 @@ typealias LANProcess = Subprocess
 typealias LANPipeCollector = PipeCollector
 typealias LANSpawnError = SpawnError
 
-
 extension LANCommand {
     /// `run` on a thread of its own: the blocking wait must not hold one of the few threads
     /// of Swift's cooperative pool, which the in-process devices of other tests need.

@@ -13,7 +13,6 @@ import NIOCore
 import ServiceLifecycle
 import TestDevices
 
-
 // Test support for routing (issue #6): a device's LAN cable that can be pulled, the LAN
 // view of a node without its cloud-only clusters, the device's relay connection serving
 // the whole node, and an in-process relay on loopback. The device-side pieces stand in
@@ -49,7 +48,8 @@ struct RelayNodeProvider: InteractionDataProvider {
         guard let fabric = fabrics.first else {
             return NodeSessionProvider(node: node, context: SessionContext(id: Self.relaySession, subject: .pase(fabricIndex: 0)))
         }
-        let admin = acl.first { $0.fabricIndex == fabric.index && $0.privilege == .administer && $0.authMode == .case }?
+        let admin =
+            acl.first { $0.fabricIndex == fabric.index && $0.privilege == .administer && $0.authMode == .case }?
             .subjects?.first ?? 0
         let subject = SubjectDescriptor(authMode: .case, fabricIndex: fabric.index, subject: admin)
         return NodeSessionProvider(node: node, context: SessionContext(id: Self.relaySession, subject: subject))
@@ -95,8 +95,9 @@ final class DeviceRelayConnection: Sendable {
         var configuration = RelayDeviceClient.Configuration()
         configuration.settings.minimumBackoff = .milliseconds(50)
         configuration.settings.maximumBackoff = .milliseconds(500)
-        client = RelayDeviceClient(relayURL: relayURL, credential: credential, handler: server, configuration: configuration,
-                                   logger: logger)
+        client = RelayDeviceClient(
+            relayURL: relayURL, credential: credential, handler: server, configuration: configuration,
+            logger: logger)
         let server = self.server, client = self.client
         tasks = [Task { await server.run() }, Task { try? await client.run() }]
     }
@@ -167,7 +168,11 @@ final class TestRelay: Sendable {
 
     /// Stops the relay (an internet outage for everyone using it); stopping twice is harmless.
     func stop() async {
-        guard !stopped.withLockedValue({ s in defer { s = true }; return s }) else { return }
+        guard
+            !stopped.withLockedValue({ s in
+                defer { s = true }; return s
+            })
+        else { return }
         await group.triggerGracefulShutdown()
         _ = await runner.value
         try? FileManager.default.removeItem(at: directory)

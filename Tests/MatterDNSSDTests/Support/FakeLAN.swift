@@ -23,7 +23,8 @@ enum FakeLANEnvironment {
     /// `$DNSSD_PROBE`, else the dnssd-probe built next to this test binary.
     static let probe: String = {
         if let path = ProcessInfo.processInfo.environment["DNSSD_PROBE"], !path.isEmpty { return path }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("dnssd-probe").path
     }()
@@ -144,7 +145,7 @@ final class ProbeProcess: @unchecked Sendable {
         while true {
             let snapshot = allLines
             if start < snapshot.count {
-                for index in start ..< snapshot.count where predicate(snapshot[index]) {
+                for index in start..<snapshot.count where predicate(snapshot[index]) {
                     return (index, snapshot[index])
                 }
             }
@@ -152,13 +153,14 @@ final class ProbeProcess: @unchecked Sendable {
             if !child.isRunning { exitedChecks += 1 }
             guard ContinuousClock.now < deadline, exitedChecks < 5 else {
                 let why = child.isRunning ? "no \(what) within \(timeout)" : "exited (\(child.exitStatus ?? -1)) without \(what)"
-                throw ProbeTimeout(description: """
-                    \(label): \(why)
-                    stdout:
-                    \(snapshot.map(\.raw).joined(separator: "\n"))
-                    stderr:
-                    \(errors.suffix(3000))
-                    """)
+                throw ProbeTimeout(
+                    description: """
+                        \(label): \(why)
+                        stdout:
+                        \(snapshot.map(\.raw).joined(separator: "\n"))
+                        stderr:
+                        \(errors.suffix(3000))
+                        """)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -282,7 +284,8 @@ final class FakeLAN {
             let inNamespace = stat("/proc/\(entry)/ns/net", &info) == 0 && namespaces.contains(UInt64(info.st_ino))
             let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") ?? Data()
             let commandLine = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-            let named = commandLine.contains(name + "-") || commandLine.contains(" \(name) ")
+            let named =
+                commandLine.contains(name + "-") || commandLine.contains(" \(name) ")
                 || commandLine.hasSuffix(" \(name)")
             if inNamespace || (named && !data.isEmpty) {
                 found.append("process \(pid): \(commandLine)")

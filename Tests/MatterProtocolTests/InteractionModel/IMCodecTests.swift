@@ -250,7 +250,9 @@ struct IMRoundTripTests {
         // Spec 10.7.8: {0 = timeout ms}.
         #expect(imHexString(TimedRequestMessage(timeout: 1000).encoded()) == "152500e80324ff0c18")
         // Spec 10.7.5: {0 = subscription ID, 2 = max interval}.
-        #expect(imHexString(SubscribeResponseMessage(subscriptionID: 0x12345678, maxInterval: 60).encoded()) == "152600785634122402" + "3c24ff0c18")
+        #expect(
+            imHexString(SubscribeResponseMessage(subscriptionID: 0x12345678, maxInterval: 60).encoded()) == "152600785634122402"
+                + "3c24ff0c18")
         // A wildcard path is an empty list; listIndex null is tag 5 null (0x34 0x05).
         #expect(imHexString(AttributePathIB().element().encoded()) == "1718")
         #expect(imHexString(AttributePathIB(endpoint: 1, listIndex: .append).element().encoded()) == "1724020134" + "0518")

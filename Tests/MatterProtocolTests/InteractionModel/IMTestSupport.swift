@@ -223,7 +223,9 @@ actor IMFakeNode: InteractionDataProvider {
     private(set) var readCount = 0
     nonisolated let changes = IMChangeBroadcaster()
 
-    func addCluster(_ path: ClusterPath, dataVersion: DataVersion = 1, attributes: [(AttributeMetadata, TLVValue)], commands: [CommandMetadata] = []) {
+    func addCluster(
+        _ path: ClusterPath, dataVersion: DataVersion = 1, attributes: [(AttributeMetadata, TLVValue)], commands: [CommandMetadata] = []
+    ) {
         var cluster = Cluster(dataVersion: dataVersion, commands: commands)
         for (metadata, value) in attributes { cluster.attributes[metadata.id] = Attribute(metadata: metadata, value: value) }
         clusters[path] = cluster

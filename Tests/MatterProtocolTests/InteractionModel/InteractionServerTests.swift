@@ -63,7 +63,9 @@ let imBigList: TLVValue = .array(
     (0..<80).map { TLVElement(.utf8("entry \($0 < 10 ? "0" : "")\($0) of a list too long for one message")) })
 
 /// Runs a Read to the end, acknowledging every chunk that asks for it.
-func imRead(_ server: InteractionServer, _ request: ReadRequestMessage, subject: SubjectDescriptor = imAdmin) async throws
+func imRead(
+    _ server: InteractionServer, _ request: ReadRequestMessage, subject: SubjectDescriptor = imAdmin
+) async throws
     -> [ReportDataMessage]
 {
     let exchange = IMFakeSession().peerExchange(subject: subject)
@@ -80,7 +82,9 @@ func imRead(_ server: InteractionServer, _ request: ReadRequestMessage, subject:
 }
 
 /// Sends one request on a fresh exchange and returns the server's first reply.
-func imExchangeOnce<M: InteractionMessage>(_ server: InteractionServer, _ request: M, subject: SubjectDescriptor = imAdmin)
+func imExchangeOnce<M: InteractionMessage>(
+    _ server: InteractionServer, _ request: M, subject: SubjectDescriptor = imAdmin
+)
     async throws -> IMMessage
 {
     let exchange = IMFakeSession().peerExchange(subject: subject)
@@ -209,8 +213,9 @@ struct InteractionServerReadTests {
         let limit = server.configuration.maxPathsPerRequest
         let tooMany = Array(repeating: apIB(nil, nil, nil), count: limit + 1)
         #expect(try imStatusCode(try await imExchangeOnce(server, ReadRequestMessage(attributeRequests: tooMany))) == .pathsExhausted)
-        let subscribe = SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60,
-                                                attributeRequests: tooMany)
+        let subscribe = SubscribeRequestMessage(
+            keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60,
+            attributeRequests: tooMany)
         #expect(try imStatusCode(try await imExchangeOnce(server, subscribe)) == .pathsExhausted)
         #expect(await node.readCount == 0)
         // At the limit the read is served.
@@ -324,7 +329,8 @@ struct InteractionServerWriteTests {
 
     @Test func wildcardWriteIsInvalid() async throws {
         let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
-        let reply = try await imExchangeOnce(server, WriteRequestMessage(writeRequests: [AttributeDataIB(path: apIB(nil, 6, 0), data: .bool(true))]))
+        let reply = try await imExchangeOnce(
+            server, WriteRequestMessage(writeRequests: [AttributeDataIB(path: apIB(nil, 6, 0), data: .bool(true))]))
         #expect(try imStatusCode(reply) == .invalidAction)
     }
 
@@ -332,7 +338,8 @@ struct InteractionServerWriteTests {
         let node = await makeIMNode()
         let server = InteractionServer(provider: node, clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
-        let request = WriteRequestMessage(suppressResponse: true, writeRequests: [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8("den"))])
+        let request = WriteRequestMessage(
+            suppressResponse: true, writeRequests: [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8("den"))])
         await server.handle(opcode: 0x06, payload: request.encoded(), on: exchange)
         #expect(await !exchange.hasPendingSent())
         #expect(await node.value(ap(0, 0x28, 5)) == .utf8("den"))
@@ -342,7 +349,8 @@ struct InteractionServerWriteTests {
         let node = await makeIMNode()
         let server = InteractionServer(provider: node, clock: ManualClock())
         let exchange = IMFakeSession().peerExchange(subject: imAdmin)
-        let first = WriteRequestMessage(writeRequests: [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8("a"))], moreChunkedMessages: true)
+        let first = WriteRequestMessage(
+            writeRequests: [AttributeDataIB(path: apIB(0, 0x28, 5), data: .utf8("a"))], moreChunkedMessages: true)
         let handling = Task { await server.handle(opcode: 0x06, payload: first.encoded(), on: exchange) }
         #expect(try await exchange.nextSent(WriteResponseMessage.self).writeResponses.count == 1)
         exchange.deliver(WriteRequestMessage(writeRequests: [AttributeDataIB(path: apIB(1, 6, 0x4001), data: .unsigned(9))]))
@@ -358,10 +366,13 @@ struct InteractionServerInvokeTests {
         try await imExchangeOnce(server, request)
     }
 
-    func command(_ endpoint: EndpointNumber, _ cluster: UInt32, _ command: UInt32, ref: UInt16? = nil, fields: TLVValue? = .structure([]))
+    func command(
+        _ endpoint: EndpointNumber, _ cluster: UInt32, _ command: UInt32, ref: UInt16? = nil, fields: TLVValue? = .structure([])
+    )
         -> CommandDataIB
     {
-        CommandDataIB(path: CommandPathIB(endpoint: endpoint, cluster: ClusterID(cluster), command: CommandID(command)), fields: fields, ref: ref)
+        CommandDataIB(
+            path: CommandPathIB(endpoint: endpoint, cluster: ClusterID(cluster), command: CommandID(command)), fields: fields, ref: ref)
     }
 
     @Test func invokeAnswersWithStatusOrResponse() async throws {
@@ -379,7 +390,8 @@ struct InteractionServerInvokeTests {
                         path: CommandPathIB(endpoint: 1, cluster: ClusterID(6), command: CommandID(0x42)),
                         fields: .structure([.context(0, .unsigned(1))])))
             ])
-        let on = try InvokeResponseMessage(payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 6, 1)])).payload)
+        let on = try InvokeResponseMessage(
+            payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 6, 1)])).payload)
         #expect(on.invokeResponses == [.status(CommandStatusIB(path: command(1, 6, 1).path, status: .success))])
         #expect(await node.invocations.count == 2)
     }
@@ -389,10 +401,14 @@ struct InteractionServerInvokeTests {
         var configuration = InteractionServerConfiguration()
         configuration.maxPathsPerInvoke = 4
         let server = InteractionServer(provider: node, clock: ManualClock(), configuration: configuration)
-        let request = InvokeRequestMessage(invokeRequests: [command(1, 6, 1, ref: 10), command(1, 6, 0x55, ref: 11), command(1, 8, 0, ref: 12)])
+        let request = InvokeRequestMessage(invokeRequests: [
+            command(1, 6, 1, ref: 10), command(1, 6, 0x55, ref: 11), command(1, 8, 0, ref: 12),
+        ])
         let response = try InvokeResponseMessage(payload: try await invoke(server, request).payload)
         #expect(response.invokeResponses.map(\.ref) == [10, 11, 12])
-        let codes: [StatusCode] = response.invokeResponses.compactMap { if case .status(let s) = $0 { s.status.status.status } else { nil } }
+        let codes: [StatusCode] = response.invokeResponses.compactMap {
+            if case .status(let s) = $0 { s.status.status.status } else { nil }
+        }
         #expect(codes == [.success, .unsupportedCommand, .unsupportedCommand])
 
         // Without CommandRefs, or beyond MaxPathsPerInvoke, the whole request is invalid.
@@ -436,7 +452,8 @@ struct InteractionServerInvokeTests {
         let node = await makeIMNode()
         await node.grant(.view)
         let server = InteractionServer(provider: node, clock: ManualClock())
-        let response = try InvokeResponseMessage(payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 6, 1)])).payload)
+        let response = try InvokeResponseMessage(
+            payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 6, 1)])).payload)
         #expect(response.invokeResponses == [.status(CommandStatusIB(path: command(1, 6, 1).path, status: StatusIB(.unsupportedAccess)))])
         #expect(await node.invocations.isEmpty)
     }
@@ -444,8 +461,11 @@ struct InteractionServerInvokeTests {
     @Test func timedCommandNeedsTimedInteraction() async throws {
         let node = await makeIMNode()
         let server = InteractionServer(provider: node, clock: ManualClock())
-        let untimed = try InvokeResponseMessage(payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 0x101, 0)])).payload)
-        #expect(untimed.invokeResponses == [.status(CommandStatusIB(path: command(1, 0x101, 0).path, status: StatusIB(.needsTimedInteraction)))])
+        let untimed = try InvokeResponseMessage(
+            payload: try await invoke(server, InvokeRequestMessage(invokeRequests: [command(1, 0x101, 0)])).payload)
+        #expect(
+            untimed.invokeResponses == [.status(CommandStatusIB(path: command(1, 0x101, 0).path, status: StatusIB(.needsTimedInteraction)))]
+        )
         // timedRequest=true with no Timed Request before it.
         let claimed = InvokeRequestMessage(timedRequest: true, invokeRequests: [command(1, 0x101, 0)])
         #expect(try imStatusCode(try await invoke(server, claimed)) == .timedRequestMismatch)
@@ -473,7 +493,8 @@ struct InteractionServerInvokeTests {
         try await imFinish(handling)
 
         (exchange, handling) = try await startTimed(server, timeout: 500)
-        exchange.deliver(WriteRequestMessage(timedRequest: true, writeRequests: [AttributeDataIB(path: apIB(1, 0x101, 0x21), data: .unsigned(2))]))
+        exchange.deliver(
+            WriteRequestMessage(timedRequest: true, writeRequests: [AttributeDataIB(path: apIB(1, 0x101, 0x21), data: .unsigned(2))]))
         let written = try await exchange.nextSent(WriteResponseMessage.self)
         #expect(written.writeResponses == [AttributeStatusIB(path: apIB(1, 0x101, 0x21), status: .success)])
         try await imFinish(handling)
@@ -494,7 +515,8 @@ struct InteractionServerInvokeTests {
 
         // After a Timed Request, a write that does not say it is timed.
         (exchange, handling) = try await startTimed(server, timeout: 500)
-        exchange.deliver(WriteRequestMessage(timedRequest: false, writeRequests: [AttributeDataIB(path: apIB(1, 0x101, 0x21), data: .unsigned(3))]))
+        exchange.deliver(
+            WriteRequestMessage(timedRequest: false, writeRequests: [AttributeDataIB(path: apIB(1, 0x101, 0x21), data: .unsigned(3))]))
         #expect(try imStatusCode(try await exchange.nextSent()) == .timedRequestMismatch)
         try await imFinish(handling)
 
@@ -518,7 +540,9 @@ struct InteractionServerSubscribeTests {
         let priming: ReportDataMessage
     }
 
-    func subscribe(_ server: InteractionServer, _ request: SubscribeRequestMessage, subject: SubjectDescriptor = imAdmin)
+    func subscribe(
+        _ server: InteractionServer, _ request: SubscribeRequestMessage, subject: SubjectDescriptor = imAdmin
+    )
         async throws -> Established
     {
         let session = IMFakeSession()
@@ -596,7 +620,8 @@ struct InteractionServerSubscribeTests {
         let server = InteractionServer(provider: node, clock: clock)
         let running = Task { await server.run() }
         defer { running.cancel() }
-        let sub = try await subscribe(server, SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 5, attributeRequests: [apIB(1, 6, 0)]))
+        let sub = try await subscribe(
+            server, SubscribeRequestMessage(minIntervalFloor: 0, maxIntervalCeiling: 5, attributeRequests: [apIB(1, 6, 0)]))
         await clock.advance(by: .seconds(5))
         let exchange = try await sub.session.nextOpened()
         _ = try await exchange.nextSent(ReportDataMessage.self)
@@ -611,13 +636,20 @@ struct InteractionServerSubscribeTests {
         let running = Task { await server.run() }
         defer { running.cancel() }
         let paths = [apIB(1, 6, 0)]
-        let first = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
-        let second = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
+        let first = try await subscribe(
+            server, SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
+        let second = try await subscribe(
+            server, SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
         try await waitForSubscriptions(server, count: 2)
         let other = SubjectDescriptor(authMode: .case, fabricIndex: 2, subject: 0x99)
-        let elsewhere = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths), subject: other)
+        let elsewhere = try await subscribe(
+            server,
+            SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths),
+            subject: other)
         try await waitForSubscriptions(server, count: 3)
-        let third = try await subscribe(server, SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths))
+        let third = try await subscribe(
+            server, SubscribeRequestMessage(keepSubscriptions: false, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths)
+        )
         try await waitForSubscriptions(server, count: 2)
         let remaining = Set(await server.activeSubscriptions().map(\.subscriptionID))
         #expect(remaining == [elsewhere.subscriptionID, third.subscriptionID])

@@ -17,7 +17,9 @@ public struct CommandResult {
 public enum Command {
     /// Runs a command to completion (bounded by `timeout`), capturing stdout and stderr.
     @discardableResult
-    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60
+    ) throws
         -> CommandResult
     {
         let child = try Subprocess(arguments, environment: environment)
@@ -144,7 +146,7 @@ public final class Subprocess: @unchecked Sendable {
             usleep(10_000)
         }
         kill(pid, SIGTERM)
-        for _ in 0 ..< 100 {
+        for _ in 0..<100 {
             if let status = exitStatus { return status }
             usleep(20_000)
         }
@@ -177,7 +179,7 @@ public final class PipeCollector: @unchecked Sendable {
                 guard let onLine else { continue }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[pending.startIndex ..< newline], as: UTF8.self)
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending = Data(pending[pending.index(after: newline)...])
                     onLine(line)
                 }

@@ -14,7 +14,8 @@ package func makeTrustStoreDirectory() throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("paa-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     try testAuthority.paaCertificatePEM.write(to: dir.appendingPathComponent("Chip-Test-PAA-Cert.pem"), atomically: true, encoding: .utf8)
-    try testAuthority.cdSigningCertificatePEM.write(to: dir.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"), atomically: true, encoding: .utf8)
+    try testAuthority.cdSigningCertificatePEM.write(
+        to: dir.appendingPathComponent("Chip-Test-CD-Signing-Cert.pem"), atomically: true, encoding: .utf8)
     return dir
 }
 
@@ -43,33 +44,41 @@ package enum Fixture {
     package static func root(vendor: String, product: String, serial: String) -> EndpointDescription {
         EndpointDescription(
             number: 0, deviceTypes: [deviceType(0x0016)],
-            serverClusters: [ClusterInstanceDescription(id: basicInformation, attributes: [
-                AttributeID(0x0001): .utf8(vendor),
-                AttributeID(0x0002): .unsigned(0xFFF1),
-                AttributeID(0x0003): .utf8(product),
-                AttributeID(0x0004): .unsigned(0x8001),
-                AttributeID(0x000F): .utf8(serial),
-            ])] + ClusterInstanceDescription.rootNodeCommissioningClusters)
+            serverClusters: [
+                ClusterInstanceDescription(
+                    id: basicInformation,
+                    attributes: [
+                        AttributeID(0x0001): .utf8(vendor),
+                        AttributeID(0x0002): .unsigned(0xFFF1),
+                        AttributeID(0x0003): .utf8(product),
+                        AttributeID(0x0004): .unsigned(0x8001),
+                        AttributeID(0x000F): .utf8(serial),
+                    ])
+            ] + ClusterInstanceDescription.rootNodeCommissioningClusters)
     }
 
     package static func onOffLight(serial: String = "LIGHT-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "On/Off Bulb", serial: serial),
-            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0100)], serverClusters: [
-                ClusterInstanceDescription(id: identify),
-                ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
-            ]),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x0100)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
+                ]),
         ])
     }
 
     package static func dimmableLight(serial: String = "DIM-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Dimmable Bulb", serial: serial),
-            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0101)], serverClusters: [
-                ClusterInstanceDescription(id: identify),
-                ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
-                ClusterInstanceDescription(id: levelControl, features: ["OO", "LT"], attributes: [AttributeID(0): .unsigned(100)]),
-            ]),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x0101)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(false)]),
+                    ClusterInstanceDescription(id: levelControl, features: ["OO", "LT"], attributes: [AttributeID(0): .unsigned(100)]),
+                ]),
         ])
     }
 
@@ -77,32 +86,40 @@ package enum Fixture {
     package static func groupable(_ deviceType: UInt32, serial: String) -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: deviceType == 0x010A ? "Smart Plug" : "On/Off Bulb", serial: serial),
-            EndpointDescription(number: 1, deviceTypes: [Fixture.deviceType(deviceType)], serverClusters: [
-                ClusterInstanceDescription(id: identify),
-                ClusterInstanceDescription(id: ClusterID(0x0004)),
-                ClusterInstanceDescription(id: onOff, features: deviceType == 0x010A ? [] : ["LT"], attributes: [AttributeID(0): .bool(false)]),
-            ]),
+            EndpointDescription(
+                number: 1, deviceTypes: [Fixture.deviceType(deviceType)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: ClusterID(0x0004)),
+                    ClusterInstanceDescription(
+                        id: onOff, features: deviceType == 0x010A ? [] : ["LT"], attributes: [AttributeID(0): .bool(false)]),
+                ]),
         ])
     }
 
     package static func plug(serial: String = "PLUG-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Smart Plug", serial: serial),
-            EndpointDescription(number: 1, deviceTypes: [deviceType(0x010A)], serverClusters: [
-                ClusterInstanceDescription(id: identify),
-                ClusterInstanceDescription(id: onOff, attributes: [AttributeID(0): .bool(false)]),
-            ]),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x010A)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: onOff, attributes: [AttributeID(0): .bool(false)]),
+                ]),
         ])
     }
 
     package static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Roller Blind", serial: serial),
-            EndpointDescription(number: 1, deviceTypes: [deviceType(0x0202)], serverClusters: [
-                ClusterInstanceDescription(id: identify),
-                ClusterInstanceDescription(id: windowCovering, features: ["LF", "PA_LF"], attributes: [:],
-                                           behavior: ClusterBehavior(liftSpeed: .percent100thsPerSecond(5000))),
-            ]),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x0202)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(
+                        id: windowCovering, features: ["LF", "PA_LF"], attributes: [:],
+                        behavior: ClusterBehavior(liftSpeed: .percent100thsPerSecond(5000))),
+                ]),
         ])
     }
 }

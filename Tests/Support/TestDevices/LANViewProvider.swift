@@ -42,17 +42,20 @@ package struct LANViewProvider: InteractionDataProvider {
         if hidden.contains(path.cluster) { return .failure(InteractionStatus(.unsupportedCluster)) }
         let result = await base.read(path, context: context)
         guard path.cluster == Self.descriptor, path.attribute == Self.serverList, case .success(let v) = result,
-              case .array(let items) = v.value else { return result }
+            case .array(let items) = v.value
+        else { return result }
         let visible = items.filter { $0.value.uintValue.map { !hidden.contains(ClusterID(UInt32(truncatingIfNeeded: $0))) } ?? true }
         return .success(VersionedAttributeValue(.array(visible), dataVersion: v.dataVersion))
     }
 
-    package func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) async -> InteractionStatus {
+    package func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context: InteractionContext) async -> InteractionStatus
+    {
         hidden.contains(path.cluster) ? InteractionStatus(.unsupportedCluster) : await base.write(path, operation, context: context)
     }
 
     package func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context: InteractionContext) async -> CommandOutcome {
-        hidden.contains(path.cluster) ? .status(InteractionStatus(.unsupportedCluster)) : await base.invoke(path, fields: fields, context: context)
+        hidden.contains(path.cluster)
+            ? .status(InteractionStatus(.unsupportedCluster)) : await base.invoke(path, fields: fields, context: context)
     }
 
     package func attributeChanges() -> AsyncStream<AttributePath> {

@@ -29,9 +29,11 @@ package final class TestDevice: Sendable {
     package var port: Int { transport.port }
     package var address: SocketAddress { try! SocketAddress(ipAddress: "127.0.0.1", port: transport.port) }
 
-    package static func start(_ description: NodeDescription, passcode: UInt32 = 20202021, discriminator: UInt16 = 3840,
-                      vendorID: UInt16 = 0xFFF1, productID: UInt16 = 0x8001, deviceTypeID: UInt32 = 0x0100,
-                      stateDirectory: URL? = nil, port: Int = 0, cloudOnly: Set<ClusterID> = []) async throws -> TestDevice {
+    package static func start(
+        _ description: NodeDescription, passcode: UInt32 = 20202021, discriminator: UInt16 = 3840,
+        vendorID: UInt16 = 0xFFF1, productID: UInt16 = 0x8001, deviceTypeID: UInt32 = 0x0100,
+        stateDirectory: URL? = nil, port: Int = 0, cloudOnly: Set<ClusterID> = []
+    ) async throws -> TestDevice {
         let store = try stateDirectory.map { try NodeStateStore(directory: $0) }
         let credentials = try DeviceAttestationProvisioning.loadOrMint(
             store: store, vendorID: vendorID, productID: productID, deviceTypeID: deviceTypeID, authority: testAuthority)
@@ -46,15 +48,18 @@ package final class TestDevice: Sendable {
         await manager.register(secureChannel, for: .secureChannel)
         let servers = SessionServers(node: node, logger: logger, lanHidden: cloudOnly)
         await manager.register(servers, for: .interactionModel)
-        let device = TestDevice(node: node, transport: transport, lan: lan, manager: manager, secureChannel: secureChannel,
-                                passcode: passcode, discriminator: discriminator, servers: servers)
+        let device = TestDevice(
+            node: node, transport: transport, lan: lan, manager: manager, secureChannel: secureChannel,
+            passcode: passcode, discriminator: discriminator, servers: servers)
         try await device.startTasks()
         if await node.fabrics.isEmpty { await node.openCommissioningWindow(timeout: nil) }
         return device
     }
 
-    private init(node: MatterNode, transport: UDPTransport, lan: SwitchedTransport, manager: ExchangeManager, secureChannel: SecureChannelServer,
-                 passcode: UInt32, discriminator: UInt16, servers: SessionServers) {
+    private init(
+        node: MatterNode, transport: UDPTransport, lan: SwitchedTransport, manager: ExchangeManager, secureChannel: SecureChannelServer,
+        passcode: UInt32, discriminator: UInt16, servers: SessionServers
+    ) {
         self.node = node
         self.transport = transport
         self.lan = lan
@@ -138,10 +143,11 @@ package struct NodeFabrics: FabricProvider {
     package func operationalFabrics() async -> [OperationalFabric] {
         await node.fabrics.compactMap { f in
             guard let key = try? P256KeyPair(rawPrivateKey: [UInt8](f.operationalPrivateKey)) else { return nil }
-            return try? OperationalFabric(fabricIndex: f.index, nodeID: f.nodeID, rootCertificate: [UInt8](f.rootCertificate),
-                                          noc: [UInt8](f.nodeOperationalCertificate),
-                                          icac: f.intermediateCertificate.map { [UInt8]($0) },
-                                          ipkEpochKey: [UInt8](f.ipkEpochKey), operationalKey: key)
+            return try? OperationalFabric(
+                fabricIndex: f.index, nodeID: f.nodeID, rootCertificate: [UInt8](f.rootCertificate),
+                noc: [UInt8](f.nodeOperationalCertificate),
+                icac: f.intermediateCertificate.map { [UInt8]($0) },
+                ipkEpochKey: [UInt8](f.ipkEpochKey), operationalKey: key)
         }
     }
 }
@@ -158,7 +164,8 @@ package final class SessionServers: ProtocolHandler {
     package let logger: Logger
     /// Cloud-only clusters, which the LAN view of the node hides.
     package let lanHidden: Set<ClusterID>
-    private let state = NIOLockedValueBox<(next: UInt64, entries: [SessionHandle: Entry], contexts: [SessionHandle: SessionID])>((1, [:], [:]))
+    private let state = NIOLockedValueBox<(next: UInt64, entries: [SessionHandle: Entry], contexts: [SessionHandle: SessionID])>(
+        (1, [:], [:]))
 
     package init(node: MatterNode, logger: Logger, lanHidden: Set<ClusterID> = []) {
         self.node = node
@@ -181,8 +188,10 @@ package final class SessionServers: ProtocolHandler {
     }
 
     package func context(for info: SessionInfo) -> SessionContext {
-        let subject: SubjectDescriptor = info.kind == .case
-            ? SubjectDescriptor(authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID, caseAuthenticatedTags: info.caseAuthenticatedTags)
+        let subject: SubjectDescriptor =
+            info.kind == .case
+            ? SubjectDescriptor(
+                authMode: .case, fabricIndex: info.fabricIndex, subject: info.peerNodeID, caseAuthenticatedTags: info.caseAuthenticatedTags)
             : .pase(fabricIndex: info.fabricIndex)
         return SessionContext(id: sessionID(info.handle), subject: subject, attestationChallenge: info.attestationChallenge)
     }
@@ -241,8 +250,9 @@ package struct NodeSessionProvider: InteractionDataProvider {
         let definition = node.composition.definition(of: cluster)
         return node.composition.attributes(of: cluster).map { id in
             let a = definition?.attribute(id)
-            return AttributeMetadata(id: id, readPrivilege: a?.readPrivilege ?? .view, writePrivilege: a?.writePrivilege,
-                                     requiresTimedWrite: a?.timedWrite ?? false, isFabricScoped: a?.fabricScoped ?? false)
+            return AttributeMetadata(
+                id: id, readPrivilege: a?.readPrivilege ?? .view, writePrivilege: a?.writePrivilege,
+                requiresTimedWrite: a?.timedWrite ?? false, isFabricScoped: a?.fabricScoped ?? false)
         }
     }
 
@@ -250,8 +260,9 @@ package struct NodeSessionProvider: InteractionDataProvider {
         let definition = node.composition.definition(of: cluster)
         return node.composition.acceptedCommands(of: cluster).map { id in
             let c = definition?.command(id)
-            return CommandMetadata(id: id, invokePrivilege: c?.invokePrivilege ?? .operate,
-                                   requiresTimedInvoke: c?.timed ?? false, isFabricScoped: c?.fabricScoped ?? false)
+            return CommandMetadata(
+                id: id, invokePrivilege: c?.invokePrivilege ?? .operate,
+                requiresTimedInvoke: c?.timed ?? false, isFabricScoped: c?.fabricScoped ?? false)
         }
     }
 
@@ -261,12 +272,16 @@ package struct NodeSessionProvider: InteractionDataProvider {
         await node.canAccess(context.subject, cluster, privilege: privilege)
     }
 
-    package func read(_ path: AttributePath, context readContext: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
+    package func read(
+        _ path: AttributePath, context readContext: AttributeReadContext
+    ) async -> Result<VersionedAttributeValue, InteractionStatus> {
         await node.read(path, session: context, fabricFiltered: readContext.isFabricFiltered)
             .map { VersionedAttributeValue($0.value, dataVersion: $0.dataVersion) }
     }
 
-    package func write(_ path: AttributePath, _ operation: AttributeWriteOperation, context writeContext: InteractionContext) async -> InteractionStatus {
+    package func write(
+        _ path: AttributePath, _ operation: AttributeWriteOperation, context writeContext: InteractionContext
+    ) async -> InteractionStatus {
         switch operation {
         case .replace(let value): await node.write(path, value: value, session: context, timed: writeContext.isTimed)
         case .appendItem: InteractionStatus(.unsupportedWrite)
@@ -274,8 +289,9 @@ package struct NodeSessionProvider: InteractionDataProvider {
     }
 
     package func invoke(_ path: ConcreteCommandPath, fields: TLVValue?, context invokeContext: InteractionContext) async -> CommandOutcome {
-        let result = await node.invoke(CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command),
-                                       fields: fields ?? .structure([]), session: context, timed: invokeContext.isTimed)
+        let result = await node.invoke(
+            CommandPath(endpoint: path.endpoint, cluster: path.cluster, command: path.command),
+            fields: fields ?? .structure([]), session: context, timed: invokeContext.isTimed)
         switch result {
         case .status(let s): return .status(s)
         case .response(let id, let value): return .response(id, value)
@@ -296,7 +312,9 @@ package struct NodeSessionProvider: InteractionDataProvider {
 
 extension TestDevice {
     /// Invokes a command from the device's own side (a button on the device).
-    package func press(_ cluster: ClusterID, _ command: UInt32, endpoint: EndpointNumber = 1, fields: TLVValue = .structure([])) async -> InvokeResult {
+    package func press(
+        _ cluster: ClusterID, _ command: UInt32, endpoint: EndpointNumber = 1, fields: TLVValue = .structure([])
+    ) async -> InvokeResult {
         await node.invoke(CommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)), fields: fields, session: nil)
     }
 }

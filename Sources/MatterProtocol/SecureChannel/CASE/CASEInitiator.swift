@@ -34,8 +34,10 @@ public struct CASEInitiator: Sendable {
     }
 
     /// Runs CASE with node `peerNodeID` of `fabric` at `address`.
-    public func establish(with address: SocketAddress, peerNodeID: NodeID, fabric: OperationalFabric,
-                          resumption: Resumption? = nil) async throws(SecureChannelError) -> Result {
+    public func establish(
+        with address: SocketAddress, peerNodeID: NodeID, fabric: OperationalFabric,
+        resumption: Resumption? = nil
+    ) async throws(SecureChannelError) -> Result {
         let unsecured = await manager.openUnsecuredSession(to: address)
         let exchange: Exchange
         do { exchange = try await manager.openExchange(session: unsecured, protocolID: .secureChannel) } catch {
@@ -43,8 +45,9 @@ public struct CASEInitiator: Sendable {
         }
         guard let sessionID = await manager.allocateSessionID() else { throw .busy }
         do {
-            let result = try await run(exchange: exchange, address: address, peerNodeID: peerNodeID, fabric: fabric,
-                                       resumption: resumption, sessionID: sessionID)
+            let result = try await run(
+                exchange: exchange, address: address, peerNodeID: peerNodeID, fabric: fabric,
+                resumption: resumption, sessionID: sessionID)
             await exchange.close()
             await manager.removeUnsecuredSession(unsecured)
             return result
@@ -61,28 +64,34 @@ public struct CASEInitiator: Sendable {
         }
     }
 
-    private func run(exchange: Exchange, address: SocketAddress, peerNodeID: NodeID, fabric: OperationalFabric,
-                     resumption: Resumption?, sessionID: UInt16) async throws(SecureChannelError) -> Result {
+    private func run(
+        exchange: Exchange, address: SocketAddress, peerNodeID: NodeID, fabric: OperationalFabric,
+        resumption: Resumption?, sessionID: UInt16
+    ) async throws(SecureChannelError) -> Result {
         let ephemeral = P256KeyPair()
         let initiatorEphemeral = ephemeral.publicKey.uncompressed
         let initiatorRandom = SecureRandom.bytes(caseRandomLength)
         let destinationID: [UInt8]
         var resumeMIC: [UInt8]?
         do {
-            destinationID = try FabricKeys.destinationID(ipk: fabric.ipk, initiatorRandom: initiatorRandom,
-                                                         rootPublicKey: fabric.rootPublicKey, fabricID: fabric.fabricID,
-                                                         nodeID: peerNodeID)
+            destinationID = try FabricKeys.destinationID(
+                ipk: fabric.ipk, initiatorRandom: initiatorRandom,
+                rootPublicKey: fabric.rootPublicKey, fabricID: fabric.fabricID,
+                nodeID: peerNodeID)
             if let r = resumption {
-                resumeMIC = try CASEKeys.sigma1ResumeMIC(sharedSecret: r.sharedSecret, initiatorRandom: initiatorRandom,
-                                                         resumptionID: r.resumptionID)
+                resumeMIC = try CASEKeys.sigma1ResumeMIC(
+                    sharedSecret: r.sharedSecret, initiatorRandom: initiatorRandom,
+                    resumptionID: r.resumptionID)
             }
         } catch {
             throw .crypto(error)
         }
-        let sigma1Bytes = Sigma1(initiatorRandom: initiatorRandom, initiatorSessionID: sessionID, destinationID: destinationID,
-                                 initiatorEphemeralPublicKey: initiatorEphemeral,
-                                 initiatorSessionParameters: manager.configuration.localParameters,
-                                 resumptionID: resumption?.resumptionID, initiatorResumeMIC: resumeMIC).encoded()
+        let sigma1Bytes = Sigma1(
+            initiatorRandom: initiatorRandom, initiatorSessionID: sessionID, destinationID: destinationID,
+            initiatorEphemeralPublicKey: initiatorEphemeral,
+            initiatorSessionParameters: manager.configuration.localParameters,
+            resumptionID: resumption?.resumptionID, initiatorResumeMIC: resumeMIC
+        ).encoded()
         try await exchange.send(.sigma1, sigma1Bytes)
 
         let reply: Message
@@ -95,9 +104,10 @@ public struct CASEInitiator: Sendable {
         switch SecureChannelOpcode(rawValue: reply.opcode) {
         case .sigma2Resume:
             guard let resumption else { throw .unexpectedOpcode(reply.opcode) }
-            return try await finishResumption(exchange: exchange, reply: reply, address: address, peerNodeID: peerNodeID,
-                                              fabric: fabric, resumption: resumption, initiatorRandom: initiatorRandom,
-                                              sessionID: sessionID)
+            return try await finishResumption(
+                exchange: exchange, reply: reply, address: address, peerNodeID: peerNodeID,
+                fabric: fabric, resumption: resumption, initiatorRandom: initiatorRandom,
+                sessionID: sessionID)
         case .sigma2:
             break
         case .statusReport:
@@ -121,34 +131,39 @@ public struct CASEInitiator: Sendable {
             throw .crypto(error)
         }
         do {
-            let s2k = CASEKeys.sigma2Key(sharedSecret: sharedSecret, ipk: fabric.ipk, responderRandom: sigma2.responderRandom,
-                                         responderEphemeralPublicKey: sigma2.responderEphemeralPublicKey,
-                                         sigma1Hash: MatterHash.sha256(sigma1Bytes))
+            let s2k = CASEKeys.sigma2Key(
+                sharedSecret: sharedSecret, ipk: fabric.ipk, responderRandom: sigma2.responderRandom,
+                responderEphemeralPublicKey: sigma2.responderEphemeralPublicKey,
+                sigma1Hash: MatterHash.sha256(sigma1Bytes))
             tbe2Bytes = try AES128CCM(key: s2k).open(sigma2.encrypted2, nonce: CASEKeys.sigma2Nonce)
         } catch {
             throw .invalidMessage("Sigma2 does not decrypt")
         }
         let tbe2 = try CASEEncryptedData(decoding: tbe2Bytes, what: "TBEData2", requireResumptionID: true)
-        let identity = try CASEPeerValidation.validate(noc: tbe2.noc, icac: tbe2.icac, fabric: fabric,
-                                                       time: certificateValidationTime)
+        let identity = try CASEPeerValidation.validate(
+            noc: tbe2.noc, icac: tbe2.icac, fabric: fabric,
+            time: certificateValidationTime)
         guard identity.nodeID == peerNodeID else { throw .invalidCredentials("responder NOC names another node") }
-        let signed2 = CASESignedData(noc: tbe2.noc, icac: tbe2.icac,
-                                     senderEphemeralPublicKey: sigma2.responderEphemeralPublicKey,
-                                     receiverEphemeralPublicKey: initiatorEphemeral)
+        let signed2 = CASESignedData(
+            noc: tbe2.noc, icac: tbe2.icac,
+            senderEphemeralPublicKey: sigma2.responderEphemeralPublicKey,
+            receiverEphemeralPublicKey: initiatorEphemeral)
         do {
             try P256PublicKey(identity.nodePublicKey).verifySignature(tbe2.signature, for: signed2.encoded())
         } catch {
             throw .invalidCredentials("Sigma2 signature")
         }
 
-        let signed3 = CASESignedData(noc: fabric.noc, icac: fabric.icac, senderEphemeralPublicKey: initiatorEphemeral,
-                                     receiverEphemeralPublicKey: sigma2.responderEphemeralPublicKey)
+        let signed3 = CASESignedData(
+            noc: fabric.noc, icac: fabric.icac, senderEphemeralPublicKey: initiatorEphemeral,
+            receiverEphemeralPublicKey: sigma2.responderEphemeralPublicKey)
         let sigma3Bytes: [UInt8]
         do {
             let signature = try fabric.operationalKey.sign(signed3.encoded())
             let tbe3 = CASEEncryptedData(noc: fabric.noc, icac: fabric.icac, signature: signature, resumptionID: nil)
-            let s3k = CASEKeys.sigma3Key(sharedSecret: sharedSecret, ipk: fabric.ipk,
-                                         sigma1Sigma2Hash: MatterHash.sha256(concatenating: [sigma1Bytes, reply.payload]))
+            let s3k = CASEKeys.sigma3Key(
+                sharedSecret: sharedSecret, ipk: fabric.ipk,
+                sigma1Sigma2Hash: MatterHash.sha256(concatenating: [sigma1Bytes, reply.payload]))
             sigma3Bytes = Sigma3(encrypted3: try AES128CCM(key: s3k).seal(tbe3.encoded(), nonce: CASEKeys.sigma3Nonce)).encoded()
         } catch {
             throw .crypto(error)
@@ -158,43 +173,50 @@ public struct CASEInitiator: Sendable {
         guard let report = try? StatusReport.decode(status.payload) else { throw .invalidMessage("malformed StatusReport") }
         guard report.isSuccess, report.secureChannelCode == .sessionEstablishmentSuccess else { throw .peerStatus(report) }
 
-        let keys = SessionKeys.case(sharedSecret: sharedSecret, ipk: fabric.ipk,
-                                    transcriptHash: MatterHash.sha256(concatenating: [sigma1Bytes, reply.payload, sigma3Bytes]))
+        let keys = SessionKeys.case(
+            sharedSecret: sharedSecret, ipk: fabric.ipk,
+            transcriptHash: MatterHash.sha256(concatenating: [sigma1Bytes, reply.payload, sigma3Bytes]))
         let info: SessionInfo
         do {
-            info = try await manager.installSecureSession(SecureSessionParameters(
-                kind: .case, role: .initiator, localSessionID: sessionID, peerSessionID: sigma2.responderSessionID,
-                keys: keys, localNodeID: fabric.nodeID, peerNodeID: identity.nodeID, fabricIndex: fabric.fabricIndex,
-                caseAuthenticatedTags: identity.caseAuthenticatedTags, peerAddress: address,
-                peerParameters: sigma2.responderSessionParameters ?? .default))
+            info = try await manager.installSecureSession(
+                SecureSessionParameters(
+                    kind: .case, role: .initiator, localSessionID: sessionID, peerSessionID: sigma2.responderSessionID,
+                    keys: keys, localNodeID: fabric.nodeID, peerNodeID: identity.nodeID, fabricIndex: fabric.fabricIndex,
+                    caseAuthenticatedTags: identity.caseAuthenticatedTags, peerAddress: address,
+                    peerParameters: sigma2.responderSessionParameters ?? .default))
         } catch {
             throw .crypto(error)
         }
         return Result(session: info, resumption: Resumption(resumptionID: tbe2.resumptionID ?? [], sharedSecret: sharedSecret))
     }
 
-    private func finishResumption(exchange: Exchange, reply: Message, address: SocketAddress, peerNodeID: NodeID,
-                                  fabric: OperationalFabric, resumption: Resumption, initiatorRandom: [UInt8],
-                                  sessionID: UInt16) async throws(SecureChannelError) -> Result {
+    private func finishResumption(
+        exchange: Exchange, reply: Message, address: SocketAddress, peerNodeID: NodeID,
+        fabric: OperationalFabric, resumption: Resumption, initiatorRandom: [UInt8],
+        sessionID: UInt16
+    ) async throws(SecureChannelError) -> Result {
         let resume = try Sigma2Resume(decoding: reply.payload)
         let expected: [UInt8]
         do {
-            expected = try CASEKeys.sigma2ResumeMIC(sharedSecret: resumption.sharedSecret, initiatorRandom: initiatorRandom,
-                                                    resumptionID: resume.resumptionID)
+            expected = try CASEKeys.sigma2ResumeMIC(
+                sharedSecret: resumption.sharedSecret, initiatorRandom: initiatorRandom,
+                resumptionID: resume.resumptionID)
         } catch {
             throw .crypto(error)
         }
         guard constantTimeEquals(expected, resume.sigma2ResumeMIC) else { throw .invalidMessage("Sigma2_Resume MIC") }
         // Session keys take the resumption ID we presented in Sigma1 (the MIC above took the new one).
-        let keys = SessionKeys.caseResumption(sharedSecret: resumption.sharedSecret, initiatorRandom: initiatorRandom,
-                                              resumptionID: resumption.resumptionID)
+        let keys = SessionKeys.caseResumption(
+            sharedSecret: resumption.sharedSecret, initiatorRandom: initiatorRandom,
+            resumptionID: resumption.resumptionID)
         let info: SessionInfo
         do {
             // Resumption keeps the peer identity of the original session (spec 4.14.2.2.1).
-            info = try await manager.installSecureSession(SecureSessionParameters(
-                kind: .case, role: .initiator, localSessionID: sessionID, peerSessionID: resume.responderSessionID,
-                keys: keys, localNodeID: fabric.nodeID, peerNodeID: peerNodeID, fabricIndex: fabric.fabricIndex,
-                peerAddress: address, peerParameters: resume.responderSessionParameters ?? .default))
+            info = try await manager.installSecureSession(
+                SecureSessionParameters(
+                    kind: .case, role: .initiator, localSessionID: sessionID, peerSessionID: resume.responderSessionID,
+                    keys: keys, localNodeID: fabric.nodeID, peerNodeID: peerNodeID, fabricIndex: fabric.fabricIndex,
+                    peerAddress: address, peerParameters: resume.responderSessionParameters ?? .default))
         } catch {
             throw .crypto(error)
         }

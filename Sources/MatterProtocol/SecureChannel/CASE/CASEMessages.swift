@@ -17,9 +17,11 @@ public struct Sigma1: Sendable, Hashable {
     public var resumptionID: [UInt8]?
     public var initiatorResumeMIC: [UInt8]?
 
-    public init(initiatorRandom: [UInt8], initiatorSessionID: UInt16, destinationID: [UInt8],
-                initiatorEphemeralPublicKey: [UInt8], initiatorSessionParameters: SessionParameters?,
-                resumptionID: [UInt8]? = nil, initiatorResumeMIC: [UInt8]? = nil) {
+    public init(
+        initiatorRandom: [UInt8], initiatorSessionID: UInt16, destinationID: [UInt8],
+        initiatorEphemeralPublicKey: [UInt8], initiatorSessionParameters: SessionParameters?,
+        resumptionID: [UInt8]? = nil, initiatorResumeMIC: [UInt8]? = nil
+    ) {
         self.initiatorRandom = initiatorRandom
         self.initiatorSessionID = initiatorSessionID
         self.destinationID = destinationID
@@ -63,8 +65,10 @@ public struct Sigma2: Sendable, Hashable {
     public var encrypted2: [UInt8]
     public var responderSessionParameters: SessionParameters?
 
-    public init(responderRandom: [UInt8], responderSessionID: UInt16, responderEphemeralPublicKey: [UInt8],
-                encrypted2: [UInt8], responderSessionParameters: SessionParameters?) {
+    public init(
+        responderRandom: [UInt8], responderSessionID: UInt16, responderEphemeralPublicKey: [UInt8],
+        encrypted2: [UInt8], responderSessionParameters: SessionParameters?
+    ) {
         self.responderRandom = responderRandom
         self.responderSessionID = responderSessionID
         self.responderEphemeralPublicKey = responderEphemeralPublicKey
@@ -116,8 +120,10 @@ public struct Sigma2Resume: Sendable, Hashable {
     public var responderSessionID: UInt16
     public var responderSessionParameters: SessionParameters?
 
-    public init(resumptionID: [UInt8], sigma2ResumeMIC: [UInt8], responderSessionID: UInt16,
-                responderSessionParameters: SessionParameters?) {
+    public init(
+        resumptionID: [UInt8], sigma2ResumeMIC: [UInt8], responderSessionID: UInt16,
+        responderSessionParameters: SessionParameters?
+    ) {
         self.resumptionID = resumptionID
         self.sigma2ResumeMIC = sigma2ResumeMIC
         self.responderSessionID = responderSessionID

@@ -11,8 +11,11 @@ extension SecureChannelServer {
         var reservedSessionID: UInt16?
         do {
             let info = try await performCASE(exchange: exchange, message: message, reservedSessionID: &reservedSessionID)
-            logger.info("CASE session established", metadata: [
-                "session": "\(info.localSessionID)", "peer": "\(info.peerNodeID)", "fabric": "\(info.fabricIndex)"])
+            logger.info(
+                "CASE session established",
+                metadata: [
+                    "session": "\(info.localSessionID)", "peer": "\(info.peerNodeID)", "fabric": "\(info.fabricIndex)",
+                ])
         } catch {
             if let id = reservedSessionID { await manager.releaseSessionID(id) }
             switch error {
@@ -26,21 +29,27 @@ extension SecureChannelServer {
                 break
             }
             logger.notice("CASE failed", metadata: ["error": "\(error)"])
-            manager.publish(.establishmentFailed(EstablishmentFailure(
-                kind: .case, peerAddress: message.source, reason: "\(error)", failureCount: 0)))
+            manager.publish(
+                .establishmentFailed(
+                    EstablishmentFailure(
+                        kind: .case, peerAddress: message.source, reason: "\(error)", failureCount: 0)))
         }
     }
 
-    private nonisolated func performCASE(exchange: Exchange, message: Message,
-                                         reservedSessionID: inout UInt16?) async throws(SecureChannelError) -> SessionInfo {
+    private nonisolated func performCASE(
+        exchange: Exchange, message: Message,
+        reservedSessionID: inout UInt16?
+    ) async throws(SecureChannelError) -> SessionInfo {
         let sigma1 = try Sigma1(decoding: message.payload)
         if let p = sigma1.initiatorSessionParameters {
             await manager.setPeerParameters(p, forSession: message.session.handle)
         }
         let fabricList = await fabrics?.operationalFabrics() ?? []
 
-        if let resumed = try await resumeCASE(exchange: exchange, message: message, sigma1: sigma1, fabrics: fabricList,
-                                              reservedSessionID: &reservedSessionID) {
+        if let resumed = try await resumeCASE(
+            exchange: exchange, message: message, sigma1: sigma1, fabrics: fabricList,
+            reservedSessionID: &reservedSessionID)
+        {
             return resumed
         }
 
@@ -70,58 +79,69 @@ extension SecureChannelServer {
         let responderRandom = SecureRandom.bytes(caseRandomLength)
         let resumptionID = SecureRandom.bytes(resumptionIDLength)
 
-        let signed = CASESignedData(noc: fabric.noc, icac: fabric.icac, senderEphemeralPublicKey: responderEphemeral,
-                                    receiverEphemeralPublicKey: sigma1.initiatorEphemeralPublicKey)
+        let signed = CASESignedData(
+            noc: fabric.noc, icac: fabric.icac, senderEphemeralPublicKey: responderEphemeral,
+            receiverEphemeralPublicKey: sigma1.initiatorEphemeralPublicKey)
         let encrypted2: [UInt8]
         do {
             let signature = try fabric.operationalKey.sign(signed.encoded())
             let tbe = CASEEncryptedData(noc: fabric.noc, icac: fabric.icac, signature: signature, resumptionID: resumptionID)
-            let s2k = CASEKeys.sigma2Key(sharedSecret: sharedSecret, ipk: fabric.ipk, responderRandom: responderRandom,
-                                         responderEphemeralPublicKey: responderEphemeral,
-                                         sigma1Hash: MatterHash.sha256(message.payload))
+            let s2k = CASEKeys.sigma2Key(
+                sharedSecret: sharedSecret, ipk: fabric.ipk, responderRandom: responderRandom,
+                responderEphemeralPublicKey: responderEphemeral,
+                sigma1Hash: MatterHash.sha256(message.payload))
             encrypted2 = try AES128CCM(key: s2k).seal(tbe.encoded(), nonce: CASEKeys.sigma2Nonce)
         } catch {
             throw .crypto(error)
         }
-        let sigma2Bytes = Sigma2(responderRandom: responderRandom, responderSessionID: sessionID,
-                                 responderEphemeralPublicKey: responderEphemeral, encrypted2: encrypted2,
-                                 responderSessionParameters: manager.configuration.localParameters).encoded()
+        let sigma2Bytes = Sigma2(
+            responderRandom: responderRandom, responderSessionID: sessionID,
+            responderEphemeralPublicKey: responderEphemeral, encrypted2: encrypted2,
+            responderSessionParameters: manager.configuration.localParameters
+        ).encoded()
         try await exchange.send(.sigma2, sigma2Bytes)
 
         let sigma3Message = try await exchange.receive(expecting: .sigma3, timeout: configuration.stepTimeout)
         let sigma3 = try Sigma3(decoding: sigma3Message.payload)
         let tbe3Bytes: [UInt8]
         do {
-            let s3k = CASEKeys.sigma3Key(sharedSecret: sharedSecret, ipk: fabric.ipk,
-                                         sigma1Sigma2Hash: MatterHash.sha256(concatenating: [message.payload, sigma2Bytes]))
+            let s3k = CASEKeys.sigma3Key(
+                sharedSecret: sharedSecret, ipk: fabric.ipk,
+                sigma1Sigma2Hash: MatterHash.sha256(concatenating: [message.payload, sigma2Bytes]))
             tbe3Bytes = try AES128CCM(key: s3k).open(sigma3.encrypted3, nonce: CASEKeys.sigma3Nonce)
         } catch {
             throw .invalidMessage("Sigma3 does not decrypt")
         }
         let tbe3 = try CASEEncryptedData(decoding: tbe3Bytes, what: "TBEData3", requireResumptionID: false)
         let identity = try await validatePeer(noc: tbe3.noc, icac: tbe3.icac, fabric: fabric)
-        let signed3 = CASESignedData(noc: tbe3.noc, icac: tbe3.icac,
-                                     senderEphemeralPublicKey: sigma1.initiatorEphemeralPublicKey,
-                                     receiverEphemeralPublicKey: responderEphemeral)
+        let signed3 = CASESignedData(
+            noc: tbe3.noc, icac: tbe3.icac,
+            senderEphemeralPublicKey: sigma1.initiatorEphemeralPublicKey,
+            receiverEphemeralPublicKey: responderEphemeral)
         do {
             try P256PublicKey(identity.nodePublicKey).verifySignature(tbe3.signature, for: signed3.encoded())
         } catch {
             throw .invalidCredentials("Sigma3 signature")
         }
 
-        let keys = SessionKeys.case(sharedSecret: sharedSecret, ipk: fabric.ipk,
-                                    transcriptHash: MatterHash.sha256(concatenating: [message.payload, sigma2Bytes,
-                                                                                      sigma3Message.payload]))
+        let keys = SessionKeys.case(
+            sharedSecret: sharedSecret, ipk: fabric.ipk,
+            transcriptHash: MatterHash.sha256(concatenating: [
+                message.payload, sigma2Bytes,
+                sigma3Message.payload,
+            ]))
         let info: SessionInfo
         do {
-            info = try await manager.installSecureSession(SecureSessionParameters(
-                kind: .case, role: .responder, localSessionID: sessionID, peerSessionID: sigma1.initiatorSessionID,
-                keys: keys, localNodeID: fabric.nodeID, peerNodeID: identity.nodeID, fabricIndex: fabric.fabricIndex,
-                caseAuthenticatedTags: identity.caseAuthenticatedTags, peerAddress: message.source,
-                peerParameters: sigma1.initiatorSessionParameters ?? .default,
-                resumption: CASEResumptionRecord(resumptionID: resumptionID, sharedSecret: sharedSecret,
-                                                 peerNodeID: identity.nodeID, fabricIndex: fabric.fabricIndex,
-                                                 caseAuthenticatedTags: identity.caseAuthenticatedTags)))
+            info = try await manager.installSecureSession(
+                SecureSessionParameters(
+                    kind: .case, role: .responder, localSessionID: sessionID, peerSessionID: sigma1.initiatorSessionID,
+                    keys: keys, localNodeID: fabric.nodeID, peerNodeID: identity.nodeID, fabricIndex: fabric.fabricIndex,
+                    caseAuthenticatedTags: identity.caseAuthenticatedTags, peerAddress: message.source,
+                    peerParameters: sigma1.initiatorSessionParameters ?? .default,
+                    resumption: CASEResumptionRecord(
+                        resumptionID: resumptionID, sharedSecret: sharedSecret,
+                        peerNodeID: identity.nodeID, fabricIndex: fabric.fabricIndex,
+                        caseAuthenticatedTags: identity.caseAuthenticatedTags)))
         } catch {
             throw .crypto(error)
         }
@@ -131,35 +151,44 @@ extension SecureChannelServer {
     }
 
     /// Validates a peer's NOC chain against the fabric's root and checks it is on that fabric.
-    nonisolated func validatePeer(noc: [UInt8], icac: [UInt8]?, fabric: OperationalFabric) async throws(SecureChannelError) -> OperationalIdentity {
+    nonisolated func validatePeer(
+        noc: [UInt8], icac: [UInt8]?, fabric: OperationalFabric
+    ) async throws(SecureChannelError) -> OperationalIdentity {
         let time = await fabrics?.certificateValidationTime()
         return try CASEPeerValidation.validate(noc: noc, icac: icac, fabric: fabric, time: time)
     }
 
     /// Session resumption (spec 4.14.2.2.1): when Sigma1 names a resumption record we hold and
     /// its MIC verifies, answer with Sigma2_Resume. Returns nil to fall back to a full CASE.
-    private nonisolated func resumeCASE(exchange: Exchange, message: Message, sigma1: Sigma1, fabrics: [OperationalFabric],
-                                        reservedSessionID: inout UInt16?) async throws(SecureChannelError) -> SessionInfo? {
+    private nonisolated func resumeCASE(
+        exchange: Exchange, message: Message, sigma1: Sigma1, fabrics: [OperationalFabric],
+        reservedSessionID: inout UInt16?
+    ) async throws(SecureChannelError) -> SessionInfo? {
         guard let resumptionID = sigma1.resumptionID, let mic = sigma1.initiatorResumeMIC,
-              let record = await manager.resumptionRecord(id: resumptionID),
-              let fabric = fabrics.first(where: { $0.fabricIndex == record.fabricIndex }),
-              let expected = try? CASEKeys.sigma1ResumeMIC(sharedSecret: record.sharedSecret,
-                                                           initiatorRandom: sigma1.initiatorRandom, resumptionID: resumptionID),
-              constantTimeEquals(expected, mic)
+            let record = await manager.resumptionRecord(id: resumptionID),
+            let fabric = fabrics.first(where: { $0.fabricIndex == record.fabricIndex }),
+            let expected = try? CASEKeys.sigma1ResumeMIC(
+                sharedSecret: record.sharedSecret,
+                initiatorRandom: sigma1.initiatorRandom, resumptionID: resumptionID),
+            constantTimeEquals(expected, mic)
         else { return nil }
         guard let sessionID = await manager.allocateSessionID() else { throw .busy }
         reservedSessionID = sessionID
         let newResumptionID = SecureRandom.bytes(resumptionIDLength)
         let resumeMIC: [UInt8]
         do {
-            resumeMIC = try CASEKeys.sigma2ResumeMIC(sharedSecret: record.sharedSecret, initiatorRandom: sigma1.initiatorRandom,
-                                                     resumptionID: newResumptionID)
+            resumeMIC = try CASEKeys.sigma2ResumeMIC(
+                sharedSecret: record.sharedSecret, initiatorRandom: sigma1.initiatorRandom,
+                resumptionID: newResumptionID)
         } catch {
             throw .crypto(error)
         }
-        try await exchange.send(.sigma2Resume, Sigma2Resume(
-            resumptionID: newResumptionID, sigma2ResumeMIC: resumeMIC, responderSessionID: sessionID,
-            responderSessionParameters: manager.configuration.localParameters).encoded())
+        try await exchange.send(
+            .sigma2Resume,
+            Sigma2Resume(
+                resumptionID: newResumptionID, sigma2ResumeMIC: resumeMIC, responderSessionID: sessionID,
+                responderSessionParameters: manager.configuration.localParameters
+            ).encoded())
         // The initiator confirms with SigmaFinished (a success StatusReport).
         let status = try await exchange.receive(expecting: .statusReport, timeout: configuration.stepTimeout)
         guard let report = try? StatusReport.decode(status.payload), report.isSuccess else {
@@ -167,18 +196,21 @@ extension SecureChannelServer {
         }
         await manager.removeResumptionRecord(id: resumptionID)
         // Session keys take the resumption ID the initiator presented (S2RK took the new one).
-        let keys = SessionKeys.caseResumption(sharedSecret: record.sharedSecret, initiatorRandom: sigma1.initiatorRandom,
-                                              resumptionID: resumptionID)
+        let keys = SessionKeys.caseResumption(
+            sharedSecret: record.sharedSecret, initiatorRandom: sigma1.initiatorRandom,
+            resumptionID: resumptionID)
         let info: SessionInfo
         do {
-            info = try await manager.installSecureSession(SecureSessionParameters(
-                kind: .case, role: .responder, localSessionID: sessionID, peerSessionID: sigma1.initiatorSessionID,
-                keys: keys, localNodeID: fabric.nodeID, peerNodeID: record.peerNodeID, fabricIndex: record.fabricIndex,
-                caseAuthenticatedTags: record.caseAuthenticatedTags, peerAddress: message.source,
-                peerParameters: sigma1.initiatorSessionParameters ?? .default,
-                resumption: CASEResumptionRecord(resumptionID: newResumptionID, sharedSecret: record.sharedSecret,
-                                                 peerNodeID: record.peerNodeID, fabricIndex: record.fabricIndex,
-                                                 caseAuthenticatedTags: record.caseAuthenticatedTags)))
+            info = try await manager.installSecureSession(
+                SecureSessionParameters(
+                    kind: .case, role: .responder, localSessionID: sessionID, peerSessionID: sigma1.initiatorSessionID,
+                    keys: keys, localNodeID: fabric.nodeID, peerNodeID: record.peerNodeID, fabricIndex: record.fabricIndex,
+                    caseAuthenticatedTags: record.caseAuthenticatedTags, peerAddress: message.source,
+                    peerParameters: sigma1.initiatorSessionParameters ?? .default,
+                    resumption: CASEResumptionRecord(
+                        resumptionID: newResumptionID, sharedSecret: record.sharedSecret,
+                        peerNodeID: record.peerNodeID, fabricIndex: record.fabricIndex,
+                        caseAuthenticatedTags: record.caseAuthenticatedTags)))
         } catch {
             throw .crypto(error)
         }
@@ -189,8 +221,10 @@ extension SecureChannelServer {
 
 /// Checks of a CASE peer's credentials shared by both roles.
 enum CASEPeerValidation {
-    static func validate(noc: [UInt8], icac: [UInt8]?, fabric: OperationalFabric,
-                         time: UInt32?) throws(SecureChannelError) -> OperationalIdentity {
+    static func validate(
+        noc: [UInt8], icac: [UInt8]?, fabric: OperationalFabric,
+        time: UInt32?
+    ) throws(SecureChannelError) -> OperationalIdentity {
         let identity: OperationalIdentity
         do {
             let nocCert = try MatterCertificate(tlv: noc)

@@ -20,8 +20,10 @@ public struct OperationalFabric: Sendable {
     public var operationalKey: P256KeyPair
 
     /// - Parameter ipk: the *operational* IPK (already derived); see `init(…, ipkEpochKey:…)` for the epoch key.
-    public init(fabricIndex: FabricIndex, nodeID: NodeID, rootCertificate: [UInt8], noc: [UInt8], icac: [UInt8]?,
-                ipk: [UInt8], operationalKey: P256KeyPair) throws(SecureChannelError) {
+    public init(
+        fabricIndex: FabricIndex, nodeID: NodeID, rootCertificate: [UInt8], noc: [UInt8], icac: [UInt8]?,
+        ipk: [UInt8], operationalKey: P256KeyPair
+    ) throws(SecureChannelError) {
         let rcac: MatterCertificate
         let nocCert: MatterCertificate
         do {
@@ -44,8 +46,10 @@ public struct OperationalFabric: Sendable {
     }
 
     /// Derives the operational IPK from the IPK epoch key delivered by AddNOC (spec 4.17.2, 11.18.6.8).
-    public init(fabricIndex: FabricIndex, nodeID: NodeID, rootCertificate: [UInt8], noc: [UInt8], icac: [UInt8]?,
-                ipkEpochKey: [UInt8], operationalKey: P256KeyPair) throws(SecureChannelError) {
+    public init(
+        fabricIndex: FabricIndex, nodeID: NodeID, rootCertificate: [UInt8], noc: [UInt8], icac: [UInt8]?,
+        ipkEpochKey: [UInt8], operationalKey: P256KeyPair
+    ) throws(SecureChannelError) {
         let rcac: MatterCertificate
         let nocCert: MatterCertificate
         do {
@@ -62,14 +66,16 @@ public struct OperationalFabric: Sendable {
         } catch {
             throw .crypto(error)
         }
-        try self.init(fabricIndex: fabricIndex, nodeID: nodeID, rootCertificate: rootCertificate, noc: noc, icac: icac,
-                      ipk: ipk, operationalKey: operationalKey)
+        try self.init(
+            fabricIndex: fabricIndex, nodeID: nodeID, rootCertificate: rootCertificate, noc: noc, icac: icac,
+            ipk: ipk, operationalKey: operationalKey)
     }
 
     /// The destination identifier an initiator computes for this node (spec 4.14.2.4).
     public func destinationID(initiatorRandom: [UInt8]) throws(MatterCryptoError) -> [UInt8] {
-        try FabricKeys.destinationID(ipk: ipk, initiatorRandom: initiatorRandom, rootPublicKey: rootPublicKey,
-                                     fabricID: fabricID, nodeID: nodeID)
+        try FabricKeys.destinationID(
+            ipk: ipk, initiatorRandom: initiatorRandom, rootPublicKey: rootPublicKey,
+            fabricID: fabricID, nodeID: nodeID)
     }
 }
 

@@ -40,12 +40,15 @@ public struct PASEInitiator: Sendable {
         }
     }
 
-    private func run(exchange: Exchange, address: SocketAddress, passcode: UInt32,
-                     sessionID: UInt16) async throws(SecureChannelError) -> SessionInfo {
+    private func run(
+        exchange: Exchange, address: SocketAddress, passcode: UInt32,
+        sessionID: UInt16
+    ) async throws(SecureChannelError) -> SessionInfo {
         let localParameters = manager.configuration.localParameters
-        let request = PBKDFParamRequest(initiatorRandom: SecureRandom.bytes(paseRandomLength), initiatorSessionID: sessionID,
-                                        passcodeID: 0, hasPBKDFParameters: false,
-                                        initiatorSessionParameters: localParameters)
+        let request = PBKDFParamRequest(
+            initiatorRandom: SecureRandom.bytes(paseRandomLength), initiatorSessionID: sessionID,
+            passcodeID: 0, hasPBKDFParameters: false,
+            initiatorSessionParameters: localParameters)
         let requestBytes = request.encoded()
         try await exchange.send(.pbkdfParamRequest, requestBytes)
         let responseMessage = try await exchange.receive(expecting: .pbkdfParamResponse, timeout: stepTimeout)
@@ -80,10 +83,11 @@ public struct PASEInitiator: Sendable {
         guard let report = try? StatusReport.decode(status.payload) else { throw .invalidMessage("malformed StatusReport") }
         guard report.isSuccess, report.secureChannelCode == .sessionEstablishmentSuccess else { throw .peerStatus(report) }
         do {
-            return try await manager.installSecureSession(SecureSessionParameters(
-                kind: .pase, role: .initiator, localSessionID: sessionID, peerSessionID: response.responderSessionID,
-                keys: SessionKeys.pase(Ke: ke), peerAddress: address,
-                peerParameters: response.responderSessionParameters ?? .default))
+            return try await manager.installSecureSession(
+                SecureSessionParameters(
+                    kind: .pase, role: .initiator, localSessionID: sessionID, peerSessionID: response.responderSessionID,
+                    keys: SessionKeys.pase(Ke: ke), peerAddress: address,
+                    peerParameters: response.responderSessionParameters ?? .default))
         } catch {
             throw .crypto(error)
         }

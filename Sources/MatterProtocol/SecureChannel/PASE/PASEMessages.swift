@@ -15,8 +15,10 @@ public struct PBKDFParamRequest: Sendable, Hashable {
     public var hasPBKDFParameters: Bool
     public var initiatorSessionParameters: SessionParameters?
 
-    public init(initiatorRandom: [UInt8], initiatorSessionID: UInt16, passcodeID: UInt16 = 0,
-                hasPBKDFParameters: Bool = false, initiatorSessionParameters: SessionParameters? = nil) {
+    public init(
+        initiatorRandom: [UInt8], initiatorSessionID: UInt16, passcodeID: UInt16 = 0,
+        hasPBKDFParameters: Bool = false, initiatorSessionParameters: SessionParameters? = nil
+    ) {
         self.initiatorRandom = initiatorRandom
         self.initiatorSessionID = initiatorSessionID
         self.passcodeID = passcodeID
@@ -64,8 +66,10 @@ public struct PBKDFParamResponse: Sendable, Hashable {
     public var pbkdfParameters: PBKDFParameters?
     public var responderSessionParameters: SessionParameters?
 
-    public init(initiatorRandom: [UInt8], responderRandom: [UInt8], responderSessionID: UInt16,
-                pbkdfParameters: PBKDFParameters?, responderSessionParameters: SessionParameters?) {
+    public init(
+        initiatorRandom: [UInt8], responderRandom: [UInt8], responderSessionID: UInt16,
+        pbkdfParameters: PBKDFParameters?, responderSessionParameters: SessionParameters?
+    ) {
         self.initiatorRandom = initiatorRandom
         self.responderRandom = responderRandom
         self.responderSessionID = responderSessionID
@@ -80,10 +84,13 @@ public struct PBKDFParamResponse: Sendable, Hashable {
             .context(3, .unsigned(UInt64(responderSessionID))),
         ]
         if let p = pbkdfParameters {
-            fields.append(.context(4, .structure([
-                .context(1, .unsigned(UInt64(p.iterations))),
-                .context(2, .bytes(p.salt)),
-            ])))
+            fields.append(
+                .context(
+                    4,
+                    .structure([
+                        .context(1, .unsigned(UInt64(p.iterations))),
+                        .context(2, .bytes(p.salt)),
+                    ])))
         }
         if let p = responderSessionParameters { fields.append(p.tlv(tag: .context(5))) }
         return TLVElement(.structure(fields)).encoded()
@@ -95,8 +102,9 @@ public struct PBKDFParamResponse: Sendable, Hashable {
         responderRandom = try s.bytes(2, length: paseRandomLength)
         responderSessionID = UInt16(try s.unsigned(3, max: UInt64(UInt16.max)))
         if let p = try s.structure(4) {
-            pbkdfParameters = PBKDFParameters(iterations: UInt32(try p.unsigned(1, max: UInt64(UInt32.max))),
-                                              salt: try p.bytes(2, lengths: 16...32))
+            pbkdfParameters = PBKDFParameters(
+                iterations: UInt32(try p.unsigned(1, max: UInt64(UInt32.max))),
+                salt: try p.bytes(2, lengths: 16...32))
         } else {
             pbkdfParameters = nil
         }

@@ -27,8 +27,9 @@ extension SecureChannelServer {
         // The admitted attempt's unsecured session must outlive any flood of new initiators.
         await manager.pinUnsecuredSession(message.session.handle, true)
         do {
-            let info = try await performPASE(exchange: exchange, request: message, parameters: parameters,
-                                             reservedSessionID: &reservedSessionID, verdictGiven: &verdictGiven)
+            let info = try await performPASE(
+                exchange: exchange, request: message, parameters: parameters,
+                reservedSessionID: &reservedSessionID, verdictGiven: &verdictGiven)
             await manager.pinUnsecuredSession(message.session.handle, false)
             logger.info("PASE session established", metadata: ["session": "\(info.localSessionID)", "peer": "\(info.peerAddress)"])
         } catch {
@@ -50,8 +51,10 @@ extension SecureChannelServer {
             }
             let (count, closed) = await recordPASEFailure()
             logger.notice("PASE failed", metadata: ["error": "\(error)", "failures": "\(count)"])
-            manager.publish(.establishmentFailed(EstablishmentFailure(
-                kind: .pase, peerAddress: message.source, reason: "\(error)", failureCount: count)))
+            manager.publish(
+                .establishmentFailed(
+                    EstablishmentFailure(
+                        kind: .pase, peerAddress: message.source, reason: "\(error)", failureCount: count)))
             if closed {
                 manager.publish(.commissioningWindowClosedAfterFailures(failures: count))
             }
@@ -59,9 +62,11 @@ extension SecureChannelServer {
         await finishPASE(attempt: attempt)
     }
 
-    private nonisolated func performPASE(exchange: Exchange, request message: Message, parameters: PASEVerifierParameters,
-                                         reservedSessionID: inout UInt16?,
-                                         verdictGiven: inout Bool) async throws(SecureChannelError) -> SessionInfo {
+    private nonisolated func performPASE(
+        exchange: Exchange, request message: Message, parameters: PASEVerifierParameters,
+        reservedSessionID: inout UInt16?,
+        verdictGiven: inout Bool
+    ) async throws(SecureChannelError) -> SessionInfo {
         let request = try PBKDFParamRequest(decoding: message.payload)
         guard request.passcodeID == 0 else { throw .invalidMessage("passcode ID \(request.passcodeID)") }
         if let p = request.initiatorSessionParameters {
@@ -98,10 +103,11 @@ extension SecureChannelServer {
 
         let info: SessionInfo
         do {
-            info = try await manager.installSecureSession(SecureSessionParameters(
-                kind: .pase, role: .responder, localSessionID: sessionID, peerSessionID: request.initiatorSessionID,
-                keys: SessionKeys.pase(Ke: keys.Ke), peerAddress: message.source,
-                peerParameters: request.initiatorSessionParameters ?? .default))
+            info = try await manager.installSecureSession(
+                SecureSessionParameters(
+                    kind: .pase, role: .responder, localSessionID: sessionID, peerSessionID: request.initiatorSessionID,
+                    keys: SessionKeys.pase(Ke: keys.Ke), peerAddress: message.source,
+                    peerParameters: request.initiatorSessionParameters ?? .default))
         } catch {
             throw .crypto(error)
         }
