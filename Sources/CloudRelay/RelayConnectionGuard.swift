@@ -3,7 +3,6 @@ import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import RelayProtocol
 
 /// Open TCP connections per client address, capped: one address cannot take every file
 /// descriptor the relay has (1,100 idle sockets once stopped `/health` from answering).

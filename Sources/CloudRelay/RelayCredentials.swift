@@ -1,6 +1,5 @@
 import Foundation
 import MatterCrypto
-import RelayProtocol
 
 /// Bearer secrets the relay hands out. Only their SHA-256 digests are stored,
 /// so a copy of the database does not let anyone connect.

@@ -1,5 +1,4 @@
 import NIOConcurrencyHelpers
-import RelayProtocol
 
 /// Who is on the other end of a relay connection.
 public enum RelayRole: String, Sendable, Hashable, CaseIterable {

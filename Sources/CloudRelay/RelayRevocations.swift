@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import RelayProtocol
 import ServiceLifecycle
 
 /// Tells every live connection that some credential stopped working, so each checks its own.

@@ -1,6 +1,4 @@
-import CloudRelay
 import MatterProtocol
-import RelayProtocol
 
 /// Where one forwarded Interaction Model exchange stands (Matter Core spec chapter 8), so
 /// the hub closes its Matter exchange when the interaction is over instead of when it idles.

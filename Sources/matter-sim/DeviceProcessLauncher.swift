@@ -106,16 +106,7 @@ struct DeviceProcessLauncher {
     /// SIGTERM to every child (each withdraws its records), then SIGKILL to any still
     /// running after `stopTimeout`.
     private func stopAll(_ children: [DeviceProcess]) async {
-        for child in children where child.exitStatus == nil { kill(child.pid, SIGTERM) }
-        let deadline = ContinuousClock.now + Self.stopTimeout
-        while children.contains(where: { $0.exitStatus == nil }), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        for child in children where child.exitStatus == nil {
-            printError("pid \(child.pid) did not stop within \(Self.stopTimeout); killing it")
-            kill(child.pid, SIGKILL)
-        }
-        for child in children { child.waitForExit() }
+        await DeviceProcess.stop(children, within: Self.stopTimeout)
     }
 }
 
@@ -186,6 +177,21 @@ final class DeviceProcess: Sendable {
             let signal = raw & 0x7F
             status.withLock { $0 = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal }
         }.start()
+    }
+
+    /// SIGTERM to each of `processes` still running, then SIGKILL to any still running
+    /// after `timeout`; returns once all have been reaped.
+    static func stop(_ processes: [DeviceProcess], within timeout: Duration) async {
+        for process in processes where process.exitStatus == nil { kill(process.pid, SIGTERM) }
+        let deadline = ContinuousClock.now + timeout
+        while processes.contains(where: { $0.exitStatus == nil }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for process in processes where process.exitStatus == nil {
+            printError("pid \(process.pid) did not stop within \(timeout); killing it")
+            kill(process.pid, SIGKILL)
+        }
+        for process in processes { process.waitForExit() }
     }
 
     var isReady: Bool { ready.load(ordering: .acquiring) }

@@ -79,7 +79,7 @@ struct HomeRelay {
                         "--start-relay: matter-relay exited with status \(status) before listening on \(listenHost ?? host):\(port)")
             }
             if ContinuousClock.now > deadline {
-                await stop(process)
+                await DeviceProcess.stop([process], within: stopTimeout)
                 throw StartError(
                     description: "--start-relay: matter-relay not listening on \(listenHost ?? host):\(port) after \(startTimeout)")
             }
@@ -88,7 +88,7 @@ struct HomeRelay {
         guard let token = try? String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
             !token.isEmpty
         else {
-            await stop(process)
+            await DeviceProcess.stop([process], within: stopTimeout)
             throw StartError(description: "--start-relay: matter-relay left no home token in \(tokenFile)")
         }
         return HomeRelay(url: url, homeToken: token, process: process)
@@ -96,18 +96,5 @@ struct HomeRelay {
 
     /// SIGTERM (the relay closes every connection and prints its figures), then SIGKILL
     /// after `stopTimeout`; after the nodes have stopped, so their links end on their own first.
-    func stop() async { await Self.stop(process) }
-
-    private static func stop(_ process: DeviceProcess) async {
-        if process.exitStatus == nil { kill(process.pid, SIGTERM) }
-        let deadline = ContinuousClock.now + stopTimeout
-        while process.exitStatus == nil, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if process.exitStatus == nil {
-            printError("matter-relay (pid \(process.pid)) did not stop within \(stopTimeout); killing it")
-            kill(process.pid, SIGKILL)
-        }
-        process.waitForExit()
-    }
+    func stop() async { await DeviceProcess.stop([process], within: Self.stopTimeout) }
 }

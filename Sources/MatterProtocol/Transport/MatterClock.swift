@@ -114,9 +114,6 @@ public final class ManualClock: MatterClock {
         state.withLock { s in s.pending.count { if case .sleeper = $0.work { true } else { false } } }
     }
 
-    /// The earliest deadline anything waits for.
-    public var nextDeadline: Duration? { state.withLock { $0.pending.map(\.deadline).min() } }
-
     public func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
         let id = state.withLock { s in
             let id = s.makeID()
