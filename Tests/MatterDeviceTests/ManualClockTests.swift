@@ -30,8 +30,9 @@ import Testing
             try await clock.sleep(until: .seconds(1))
             woke.withLock { $0 = clock.now }
         }
-        // Wait (bounded) until the sleeper has registered.
-        for _ in 0..<1000 where clock.pendingCount == 0 { await Task.yield() }
+        // Wait (bounded, about two seconds of wall time) until the sleeper has registered:
+        // under load the sleeper's task may not have run yet.
+        for _ in 0..<2000 where clock.pendingCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
         #expect(clock.pendingCount == 1)
         await clock.advance(by: .seconds(2))
         try await sleeper.value
