@@ -171,6 +171,11 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/Support/TestDevices"),
+        // Test support: read, write, invoke and subscribe by relay device ID, with MatterController's IM client.
+        .target(name: "RelayTestClient", dependencies: [
+            "MatterController", "RelayClients", "MatterProtocol", "MatterModel", "MatterTLV",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ], path: "Tests/Support/RelayTestClient"),
 
         .testTarget(name: "MatterTLVTests", dependencies: ["MatterTLV"]),
         .testTarget(name: "MatterModelTests", dependencies: ["MatterModel", "MatterTLV"]),
@@ -188,7 +193,7 @@ let package = Package(
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
             "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
-            "CloudRelay", "RelayClients", "RelayProtocol", "ChildProcess",
+            "CloudRelay", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "ChildProcess",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -205,7 +210,7 @@ let package = Package(
             "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
-            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol",  // the hub and routing tests run an in-process relay and RelayDeviceClients
+            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -216,7 +221,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/circuitmatter_light.py"]),
         .testTarget(name: "CloudRelayTests", dependencies: [
-            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "MatterProtocol", "MatterModel", "MatterTLV",
+            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
+            "MatterTLV",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

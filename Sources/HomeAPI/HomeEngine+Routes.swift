@@ -80,18 +80,9 @@ extension HomeEngine {
     }
 
     private func startRoute(_ key: RouteTaskKey, _ d: DeviceRecord) -> Task<Void, Never> {
-        let node = d.nodeID
-        switch (key.kind, key.role) {
-        case (.direct, .subscription):
-            let address = try? SocketAddress(ipAddress: d.host, port: d.port)
-            return Task { [weak self] in
-                guard let self, let controller = try? await self.controller() else { return }
-                if let address { await controller.setAddress(address, for: node) }
-                for await event in controller.subscribe(node, paths: subscribedPaths) {
-                    await self.applyDirect(event, node: node)
-                }
-            }
-        case (_, .probe):
+        let node = d.nodeID, kind = key.kind
+        switch key.role {
+        case .probe:
             let interval = configuration.routeProbeInterval
             return Task { [weak self] in
                 while !Task.isCancelled {
@@ -100,24 +91,37 @@ extension HomeEngine {
                     await self.probeDirect(node)
                 }
             }
-        case (.hub, .subscription), (.relay, .subscription):
-            guard let client = client(key.kind), let serial = d.serialNumber else { return Task {} }
-            let kind = key.kind
+        case .subscription:
+            let address = kind == .direct ? try? SocketAddress(ipAddress: d.host, port: d.port) : nil
+            var keeper = SubscriptionKeeper(
+                paths: subscribedPaths, maxInterval: configuration.subscriptionMaxInterval,
+                maxResubscribeDelay: kind == .direct ? configuration.maxResubscribeDelay : .seconds(2))
+            // Reports through a relay or hub take a longer path (two WebSocket hops).
+            if kind != .direct { keeper.livenessMargin = .seconds(10) }
+            let pause = client(kind).flatMap { c in d.serialNumber.map { Self.pauseUntilPresent(c, $0) } }
             return Task { [weak self] in
-                var delay: Duration = .milliseconds(250)
-                while !Task.isCancelled {
-                    guard let self else { return }
-                    let presenceBefore = client.presence[serial]
-                    if await self.runRelaySubscription(node, kind, client, serial) { delay = .milliseconds(250) }
-                    if Task.isCancelled { return }
-                    // Retry after a pause, or at once when the device (re)appears on the relay.
-                    let until = ContinuousClock.now + delay
-                    while ContinuousClock.now < until && !Task.isCancelled {
-                        if client.presence[serial] == true && presenceBefore != true && client.state == .connected { break }
-                        try? await Task.sleep(for: .milliseconds(50))
-                    }
-                    delay = min(delay * 2, .seconds(2))
+                guard let self, let route = try? await self.route(kind, d) else { return }
+                if let address, let controller = try? await self.controller() { await controller.setAddress(address, for: node) }
+                for await event in keeper.events(router: route.router, client: route.client, failed: route.failed, pause: pause) {
+                    await self.applySubscription(event, node: node, kind: kind)
                 }
+            }
+        }
+    }
+
+    /// Waits out a pause between subscription attempts through a relay or hub, ending it
+    /// early when the device comes (back) online there.
+    private static func pauseUntilPresent(_ client: RelayControllerClient, _ deviceID: String) -> @Sendable (Duration) async throws -> Void
+    {
+        { delay in
+            let updates = client.presenceUpdates()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await Task.sleep(for: delay) }
+                group.addTask {
+                    for await presence in updates where presence.deviceID == deviceID && presence.online { return }
+                }
+                try await group.next()
+                group.cancelAll()
             }
         }
     }
@@ -174,14 +178,14 @@ extension HomeEngine {
         if up && !wasUp { learnCloudOnlyIfNeeded(node) }
     }
 
-    private func applyDirect(_ event: SubscriptionEvent, node: UInt64) {
+    private func applySubscription(_ event: SubscriptionEvent, node: UInt64, kind: RouteKind) {
         switch event {
         case .established:
-            setHealth(node, .direct, .up)
+            setHealth(node, kind, .up)
         case .reports(let reports):
-            apply(reports, node: node, kind: .direct)
+            apply(reports, node: node, kind: kind)
         case .lost(let error):
-            setHealth(node, .direct, .down, error: error.description)
+            setHealth(node, kind, .down, error: error.description)
         }
     }
 
@@ -205,34 +209,6 @@ extension HomeEngine {
         }
     }
 
-    /// One subscription through the relay or hub, until it ends; whether it was established.
-    private nonisolated func runRelaySubscription(
-        _ node: UInt64, _ kind: RouteKind, _ client: RelayControllerClient,
-        _ deviceID: String
-    ) async -> Bool {
-        let request = SubscribeRequestMessage(
-            keepSubscriptions: true, minIntervalFloor: 0,
-            maxIntervalCeiling: configuration.subscriptionMaxInterval,
-            attributeRequests: subscribedPaths)
-        let subscription: RelaySubscription
-        do {
-            subscription = try await client.subscribe(deviceID, request, timeout: configuration.responseTimeout)
-        } catch {
-            if !Task.isCancelled { await setHealth(node, kind, .down, error: "\(error)") }
-            return false
-        }
-        await apply(AttributeReport.fromRelay(subscription.priming), node: node, kind: kind)
-        for await report in subscription.reports {
-            await apply(AttributeReport.fromRelay(report), node: node, kind: kind)
-        }
-        if Task.isCancelled {
-            subscription.cancel()
-            return true
-        }
-        await setHealth(node, kind, .down, error: subscription.endReason.map { "\($0)" } ?? "subscription ended")
-        return true
-    }
-
     // MARK: Cloud-only clusters
 
     /// Learns a node's cloud-only clusters once per opening, when both the LAN and the relay work.
@@ -252,7 +228,7 @@ extension HomeEngine {
         let types = AttributePathIB(cluster: ControllerIDs.descriptor, attribute: ControllerIDs.Descriptor.deviceTypeList)
         let timeout = configuration.responseTimeout
         do {
-            let viaRelay = try await relay.readAttributes(serial, [path, types], timeout: timeout)
+            let viaRelay = try await InteractionClient(channel: relay.channel(to: serial), timeout: timeout).read([path, types])
             let viaLAN = try await withDeadline(timeout, "reading the ServerList over the LAN") {
                 try await controller.read(node, [path])
             }
@@ -347,16 +323,28 @@ extension HomeEngine {
         return d
     }
 
-    private func operation(_ d: DeviceRecord) async throws -> @Sendable (RouteKind) -> RouteTarget {
-        let controller: MatterController? = routeKinds(for: d).contains(.direct) ? try await self.controller() : nil
-        let relay = relayClient, hub = hubClient, node = d.nodeID, serial = d.serialNumber ?? ""
-        return { kind in
-            switch kind {
-            case .direct: controller.map { .direct($0, node) } ?? .none
-            case .hub: hub.map { .relay($0, serial) } ?? .none
-            case .relay: relay.map { .relay($0, serial) } ?? .none
-            }
+    /// The route of `kind` to `d`: the LAN's CASE session, or the hub's or relay's channel.
+    func route(_ kind: RouteKind, _ d: DeviceRecord) async throws -> Route {
+        let node = d.nodeID
+        if kind == .direct {
+            let controller = try await controller()
+            return Route(
+                kind: kind, router: controller.subscriptionRouter, client: { try await controller.client(for: node) },
+                failed: { error in
+                    // A dead session is dropped so the next attempt makes a new one.
+                    if error.isConnectivityFailure { await controller.invalidateSession(for: node) }
+                })
         }
+        guard let client = client(kind), let serial = d.serialNumber else { throw HomeError.unavailable("no \(kind) route") }
+        let channel = client.channel(to: serial), timeout = configuration.responseTimeout
+        return Route(kind: kind, router: relayRouter, client: { InteractionClient(channel: channel, timeout: timeout) })
+    }
+
+    /// The routes `d` may take, by kind, made once for one operation.
+    private func routes(_ d: DeviceRecord) async throws -> [RouteKind: Route] {
+        var routes: [RouteKind: Route] = [:]
+        for kind in routeKinds(for: d) { routes[kind] = try await route(kind, d) }
+        return routes
     }
 
     /// Reads the node's trait attributes at once (when no report arrived yet), through its
@@ -365,21 +353,16 @@ extension HomeEngine {
         guard let d = graph.devices.values.first(where: { $0.nodeID == nodeID }) else {
             throw HomeError.notFound("no device with node ID 0x\(String(nodeID, radix: 16))")
         }
-        let target = try await operation(d)
-        let timeout = configuration.responseTimeout
+        let routes = try await routes(d)
         let read: @Sendable (RouteKind) async throws -> [AttributeReport] = { kind in
-            switch target(kind) {
-            case .direct(let c, let node): try await c.read(node, subscribedPaths)
-            case .relay(let c, let id): try await c.readAttributes(id, subscribedPaths, timeout: timeout)
-            case .none: throw HomeError.unavailable("no \(kind) route")
-            }
+            guard let route = routes[kind] else { throw HomeError.unavailable("no \(kind) route") }
+            return try await route.perform(retry: true) { try await $0.read(subscribedPaths) }
         }
-        let kinds = routeKinds(for: d)
         let (reports, kind) = try await routed(d, endpoint: nil, cluster: nil, "reading node 0x\(String(nodeID, radix: 16))") {
             try await read($0)
         }
         apply(reports, node: nodeID, kind: kind)
-        if kind != .relay && !d.cloudOnlyClusters.isEmpty && kinds.contains(.relay) {
+        if kind != .relay && !d.cloudOnlyClusters.isEmpty && routes[.relay] != nil {
             if let cloud = try? await withDeadline(
                 configuration.routeAttemptTimeout, "reading cloud-only traits", { try await read(.relay) })
             {
@@ -398,34 +381,44 @@ extension HomeEngine {
 
     func invoke(deviceID: String, nodeID: UInt64, _ path: ConcreteCommandPath, fields: TLVValue) async throws {
         let d = try device(deviceID)
-        let target = try await operation(d)
-        let timeout = configuration.commandTimeout
+        let routes = try await routes(d)
         _ = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "command \(path) on \(deviceID)") { kind in
-            switch target(kind) {
-            case .direct(let c, let node): _ = try await c.invoke(node, path, fields: fields)
-            case .relay(let c, let id): try await c.invokeCommand(id, path, fields: fields, timeout: timeout)
-            case .none: throw HomeError.unavailable("no \(kind) route")
-            }
+            guard let route = routes[kind] else { throw HomeError.unavailable("no \(kind) route") }
+            // Commands are not idempotent (toggle): never resent, the first may have arrived.
+            _ = try await route.perform(retry: false) { try await $0.invoke(path, fields: fields) }
         }
     }
 
     func write(deviceID: String, nodeID: UInt64, _ path: AttributePath, _ value: TLVValue) async throws {
         let d = try device(deviceID)
-        let target = try await operation(d)
-        let timeout = configuration.commandTimeout
+        let routes = try await routes(d)
         _ = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "write \(path) on \(deviceID)") { kind in
-            switch target(kind) {
-            case .direct(let c, let node): try await c.write(node, path, value: value)
-            case .relay(let c, let id): try await c.writeAttribute(id, path, value: value, timeout: timeout)
-            case .none: throw HomeError.unavailable("no \(kind) route")
-            }
+            guard let route = routes[kind] else { throw HomeError.unavailable("no \(kind) route") }
+            try await route.perform(retry: true) { try await $0.write(path, value: value) }
         }
     }
 }
 
-/// Where one operation goes on a route.
-enum RouteTarget: Sendable {
-    case direct(MatterController, UInt64)
-    case relay(RelayControllerClient, String)
-    case none
+/// One way to reach one node, as a value: the Interaction Model client for each attempt
+/// and what a failure means for the path. Every route runs the same interactions.
+struct Route: Sendable {
+    let kind: RouteKind
+    /// Where the reports of this route's subscriptions arrive.
+    let router: SubscriptionRouter
+    /// A client for the next attempt (the LAN's CASE session may be new each time).
+    let client: @Sendable () async throws -> InteractionClient
+    /// Told of each failure (the LAN drops a dead session).
+    var failed: @Sendable (ControllerError) async -> Void = { _ in }
+
+    /// Runs `body` with a client. When the path turns out dead, `failed` hears of it and,
+    /// with `retry`, `body` runs once more on a fresh client (a new session).
+    func perform<T: Sendable>(retry: Bool, _ body: @Sendable (InteractionClient) async throws -> T) async throws -> T {
+        do {
+            return try await body(try await client())
+        } catch let error as ControllerError where error.isConnectivityFailure {
+            await failed(error)
+            guard retry else { throw error }
+            return try await body(try await client())
+        }
+    }
 }

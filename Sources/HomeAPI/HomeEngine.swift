@@ -55,6 +55,8 @@ actor HomeEngine {
     /// The cloud relay and the LAN hub, when configured.
     nonisolated let relayClient: RelayControllerClient?
     nonisolated let hubClient: RelayControllerClient?
+    /// Where the reports of subscriptions through the relay and the hub arrive.
+    nonisolated let relayRouter = SubscriptionRouter()
     nonisolated let policyBox: NIOLockedValueBox<RoutingPolicy>
     /// Discovery cache and automation runners (Discovery/, Automation/).
     nonisolated let services = HomeServices()
@@ -97,6 +99,7 @@ actor HomeEngine {
         }
         relayClient = client(configuration.relay, "relay")
         hubClient = client(configuration.hub, "hub")
+        for client in [relayClient, hubClient].compactMap({ $0 }) { client.setIncomingInteractions(relayRouter) }
     }
 
     func start() async throws {

@@ -117,38 +117,3 @@ func cloudOnlyClusters(relay: [EndpointNumber: Set<UInt32>], lan: [EndpointNumbe
         return extra.isEmpty ? nil : CloudOnlyClusters(endpoint: endpoint, clusters: extra.sorted())
     }
 }
-
-extension AttributeReport {
-    /// The reports of one ReportData that came through a relay (list-append chunks folded
-    /// into the list, as the LAN client does).
-    static func fromRelay(_ message: ReportDataMessage) -> [AttributeReport] {
-        var reports: [AttributeReport] = []
-        collect(message.attributeReports, into: &reports)
-        return reports
-    }
-}
-
-/// Interaction Model operations through a relay or hub, by relay device ID (the serial number).
-extension RelayControllerClient {
-    func invokeCommand(_ deviceID: String, _ path: ConcreteCommandPath, fields: TLVValue, timeout: Duration) async throws {
-        let request = InvokeRequestMessage(invokeRequests: [CommandDataIB(path: CommandPathIB(path), fields: fields)])
-        let response = try await invoke(deviceID, request, timeout: timeout)
-        for r in response.invokeResponses {
-            if case .status(let s) = r, s.status.status.status != .success {
-                throw ControllerError.status(s.status.status, "\(path)")
-            }
-        }
-    }
-
-    func writeAttribute(_ deviceID: String, _ path: AttributePath, value: TLVValue, timeout: Duration) async throws {
-        let request = WriteRequestMessage(writeRequests: [AttributeDataIB(path: AttributePathIB(path), data: value)])
-        let response = try await write(deviceID, request, timeout: timeout)
-        for s in response.writeResponses where s.status.status.status != .success {
-            throw ControllerError.status(s.status.status, "write \(path)")
-        }
-    }
-
-    func readAttributes(_ deviceID: String, _ paths: [AttributePathIB], timeout: Duration) async throws -> [AttributeReport] {
-        AttributeReport.fromRelay(try await read(deviceID, paths: paths, timeout: timeout))
-    }
-}

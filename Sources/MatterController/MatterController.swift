@@ -327,72 +327,20 @@ public actor MatterController {
     /// arrives within MaxInterval (plus a margin), or the session fails, it subscribes
     /// again with growing pauses. Ends when the consumer stops iterating.
     public nonisolated func subscribe(_ node: NodeID, paths: [AttributePathIB]) -> AsyncStream<SubscriptionEvent> {
-        let (stream, continuation) = AsyncStream<SubscriptionEvent>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task { await self.maintainSubscription(node, paths: paths, continuation: continuation) }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        let keeper = SubscriptionKeeper(
+            paths: paths, minInterval: configuration.subscriptionMinInterval,
+            maxInterval: configuration.subscriptionMaxInterval, maxResubscribeDelay: configuration.maxResubscribeDelay)
+        return keeper.events(
+            router: router, client: { try await self.client(for: node) },
+            failed: { error in
+                // A dead session is dropped so the next attempt makes a new one.
+                if error.isConnectivityFailure { await self.invalidateSession(for: node) }
+            })
     }
 
-    private nonisolated func maintainSubscription(
-        _ node: NodeID, paths: [AttributePathIB],
-        continuation: AsyncStream<SubscriptionEvent>.Continuation
-    ) async {
-        var delay: Duration = .milliseconds(250)
-        while !Task.isCancelled {
-            let liveness = LivenessSignal()
-            var subscriptionID: UInt32?
-            do {
-                let client = try await client(for: node)
-                let (id, maxInterval) = try await client.subscribe(
-                    paths, minInterval: configuration.subscriptionMinInterval,
-                    maxInterval: max(configuration.subscriptionMaxInterval, configuration.subscriptionMinInterval),
-                    router: router
-                ) { reports in
-                    liveness.heard()
-                    if !reports.isEmpty { continuation.yield(.reports(reports)) }
-                }
-                subscriptionID = id
-                continuation.yield(.established(subscriptionID: id, maxInterval: maxInterval))
-                delay = .milliseconds(250)
-                // The publisher reports at least every MaxInterval; allow for MRP retries.
-                let allowance = Duration.seconds(Int64(maxInterval)) + .seconds(3)
-                try await liveness.waitForSilence(longerThan: allowance)
-                router.unregister(id)
-                continuation.yield(.lost(.timeout("no report from node 0x\(String(node, radix: 16)) within \(maxInterval) s")))
-                await invalidateSession(for: node)
-            } catch is CancellationError {
-                if let id = subscriptionID { router.unregister(id) }
-                break
-            } catch {
-                if let id = subscriptionID { router.unregister(id) }
-                if Task.isCancelled { break }
-                let controllerError = ControllerError.transport(error, "subscription")
-                if controllerError == .cancelled { break }
-                continuation.yield(.lost(controllerError))
-                if controllerError.isConnectivityFailure { await invalidateSession(for: node) }
-            }
-            do { try await Task.sleep(for: delay) } catch { break }
-            delay = min(delay * 2, configuration.maxResubscribeDelay)
-        }
-        continuation.finish()
-    }
-}
-
-/// Remembers when a subscription last heard from its publisher.
-final class LivenessSignal: Sendable {
-    private let last = NIOLockedValueBox<ContinuousClock.Instant>(.now)
-
-    func heard() { last.withLockedValue { $0 = .now } }
-
-    /// Returns once nothing was heard for `limit`; throws when cancelled.
-    func waitForSilence(longerThan limit: Duration) async throws {
-        while true {
-            let since = last.withLockedValue { $0 }
-            let due = since + limit
-            if ContinuousClock.now >= due { return }
-            try await Task.sleep(until: due, clock: .continuous)
-        }
-    }
+    /// The router of this controller's subscriptions, for subscriptions made with
+    /// `client(for:)` directly.
+    public nonisolated var subscriptionRouter: SubscriptionRouter { router }
 }
 
 /// The controller's IM handler while a forwarder is set: the forwarder first, then the

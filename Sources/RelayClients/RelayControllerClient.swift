@@ -6,24 +6,26 @@ import NIOConcurrencyHelpers
 import RelayProtocol
 import ServiceLifecycle
 
-/// A controller's connection to the relay with its home's token: Interaction
-/// Model reads, writes, invokes and subscriptions to the home's devices, by
-/// device ID, with every wait bounded by a timeout that ends in a `RelayError`.
+/// A controller's connection to the relay (or a local hub) with its home's token: it
+/// carries Interaction Model exchanges with the home's devices, by device ID. The
+/// interactions themselves are MatterController's `InteractionClient` over
+/// `channel(to:)`; the exchanges devices open towards the controller (subscription
+/// reports) go to the handler set with `setIncomingInteractions(_:)`.
 ///
-/// Run it (once) as a `Service` or with `run()` in a task; operations wait for
-/// the connection within their timeout.
+/// Run it (once) as a `Service` or with `run()` in a task; opening an exchange waits for
+/// the connection within `operationTimeout` and fails with a `RelayError`.
 public final class RelayControllerClient: Service, Sendable {
     public struct Configuration: Sendable {
         public var settings = RelayClientSettings()
-        /// Default bound on one whole operation, connection wait included.
+        /// How long opening an exchange waits for the connection to the relay.
         public var operationTimeout: Duration = .seconds(10)
-        /// Extra time past MaxInterval before a silent subscription counts as lost.
-        public var subscriptionGrace: Duration = .seconds(10)
 
         public init() {}
     }
 
     public let configuration: Configuration
+    /// Names this connection in the peers of its channels (`relay#1`, …).
+    public let route: String
     private let relayURL: String
     private let homeToken: String
     private let connector: RelayConnector
@@ -36,6 +38,8 @@ public final class RelayControllerClient: Service, Sendable {
     private let nextWatcherID = NIOLockedValueBox<UInt64>(0)
     private let jobs: AsyncStream<RelayConnector.Job>
     private let jobSink: AsyncStream<RelayConnector.Job>.Continuation
+    private let incoming = NIOLockedValueBox<(any IncomingInteractionHandler)?>(nil)
+    private static let instances = NIOLockedValueBox<UInt64>(0)
 
     /// - Parameters:
     ///   - relayURL: the relay's base URL, e.g. `ws://127.0.0.1:8080`.
@@ -48,6 +52,13 @@ public final class RelayControllerClient: Service, Sendable {
         self.homeToken = homeToken
         self.configuration = configuration
         self.logger = logger
+        route =
+            "relay#"
+            + String(
+                Self.instances.withLockedValue { n -> UInt64 in
+                    n += 1
+                    return n
+                })
         connector = RelayConnector(
             url: RelayDeviceClient.endpoint(relayURL, "/v1/controller"), token: homeToken, settings: configuration.settings,
             logger: logger)
@@ -103,7 +114,11 @@ public final class RelayControllerClient: Service, Sendable {
     }
 
     private func opened(_ link: RelayLink) {
-        linkSlot.set(ControllerLink(link: link, logger: logger))
+        let incoming = incoming, jobSink = jobSink
+        linkSlot.set(
+            ControllerLink(
+                link: link, route: route, logger: logger, incoming: { incoming.withLockedValue { $0 } },
+                spawn: { jobSink.yield($0) }))
         setState(.connected)
     }
 
@@ -137,149 +152,31 @@ public final class RelayControllerClient: Service, Sendable {
 
     // MARK: Interaction Model
 
-    /// Reads attributes and events; chunked reports come back merged into one message
-    /// (list chunks keep their ListIndex-append items, in order).
-    public func read(_ deviceID: String, _ request: ReadRequestMessage, timeout: Duration? = nil) async throws -> ReportDataMessage {
-        try await withExchange(deviceID, "read", timeout) { exchange in
-            try exchange.send(request)
-            var merged = ReportDataMessage()
-            while true {
-                let report: ReportDataMessage = try await exchange.expect()
-                merged.attributeReports += report.attributeReports
-                merged.eventReports += report.eventReports
-                if report.moreChunkedMessages {
-                    try exchange.send(StatusResponseMessage(status: .success))
-                    continue
-                }
-                if !report.suppressResponse { try exchange.send(StatusResponseMessage(status: .success)) }
-                return merged
-            }
-        }
+    /// Sets who gets the exchanges devices open towards this controller (a subscription's
+    /// later reports) and learns when a device's connection drops; nil answers them
+    /// INVALID_SUBSCRIPTION.
+    public func setIncomingInteractions(_ handler: (any IncomingInteractionHandler)?) {
+        incoming.withLockedValue { $0 = handler }
     }
 
-    /// Reads attributes at these paths (wildcards allowed).
-    public func read(_ deviceID: String, paths: [AttributePathIB], timeout: Duration? = nil) async throws -> ReportDataMessage {
-        try await read(deviceID, ReadRequestMessage(attributeRequests: paths), timeout: timeout)
+    /// The channel to one of the home's devices, for an `InteractionClient`.
+    public func channel(to deviceID: String) -> RelayChannel {
+        RelayChannel(client: self, deviceID: deviceID)
     }
 
-    /// Writes attributes; with `timedTimeout` (ms), a Timed Request opens the window first.
-    public func write(
-        _ deviceID: String, _ request: WriteRequestMessage, timedTimeout: UInt16? = nil, timeout: Duration? = nil
-    ) async throws -> WriteResponseMessage {
-        try await withExchange(deviceID, "write", timeout) { exchange in
-            var request = request
-            if let timedTimeout {
-                try await exchange.openTimedWindow(timedTimeout)
-                request.timedRequest = true
-            }
-            try exchange.send(request)
-            return try await exchange.expect()
-        }
-    }
-
-    /// Invokes commands; chunked responses come back merged. With `suppressResponse`
-    /// set in the request, returns an empty response once the request is sent.
-    public func invoke(
-        _ deviceID: String, _ request: InvokeRequestMessage, timedTimeout: UInt16? = nil, timeout: Duration? = nil
-    ) async throws -> InvokeResponseMessage {
-        try await withExchange(deviceID, "invoke", timeout) { exchange in
-            var request = request
-            if let timedTimeout {
-                try await exchange.openTimedWindow(timedTimeout)
-                request.timedRequest = true
-            }
-            try exchange.send(request)
-            if request.suppressResponse { return InvokeResponseMessage(invokeResponses: []) }
-            var merged = InvokeResponseMessage(invokeResponses: [])
-            while true {
-                let response: InvokeResponseMessage = try await exchange.expect()
-                merged.invokeResponses += response.invokeResponses
-                guard response.moreChunkedMessages else { return merged }
-                try exchange.send(StatusResponseMessage(status: .success))
-            }
-        }
-    }
-
-    /// Subscribes; returns once the device confirmed, with the priming data.
-    /// Later reports arrive on `RelaySubscription.reports`.
-    public func subscribe(
-        _ deviceID: String, _ request: SubscribeRequestMessage, timeout: Duration? = nil
-    ) async throws -> RelaySubscription {
-        let grace = configuration.subscriptionGrace
-        let subscription = try await withExchange(deviceID, "subscribe", timeout) { exchange -> RelaySubscription in
-            try exchange.send(request)
-            var priming = ReportDataMessage()
-            var registered: RelaySubscription? = nil
-            do {
-                while true {
-                    let envelope = try await exchange.receiveEnvelope()
-                    switch InteractionOpcode(rawValue: envelope.opcode) {
-                    case .reportData:
-                        let report = try ReportDataMessage.decode(envelope.payload)
-                        guard let id = report.subscriptionID else {
-                            throw RelayError.invalidResponse("priming report without a subscription ID")
-                        }
-                        if registered == nil {
-                            // Registered before acknowledging: the device reports only after our ack.
-                            let subscription = RelaySubscription(deviceID: deviceID, subscriptionID: id, grace: grace)
-                            try exchange.owner.register(subscription)
-                            registered = subscription
-                        }
-                        priming.subscriptionID = id
-                        priming.attributeReports += report.attributeReports
-                        priming.eventReports += report.eventReports
-                        try exchange.send(StatusResponseMessage(status: .success))
-                    case .subscribeResponse:
-                        let response = try SubscribeResponseMessage.decode(envelope.payload)
-                        guard let subscription = registered, subscription.subscriptionID == response.subscriptionID else {
-                            throw RelayError.invalidResponse("SubscribeResponse for an unknown subscription")
-                        }
-                        subscription.established(maxInterval: response.maxInterval, priming: priming)
-                        return subscription
-                    case .statusResponse:
-                        throw RelayError.status(try StatusResponseMessage.decode(envelope.payload).status)
-                    default:
-                        throw RelayError.invalidResponse("unexpected opcode \(envelope.opcode) in a subscribe")
-                    }
-                }
-            } catch {
-                registered?.end(error as? RelayError ?? .connectionLost)
-                throw error
-            }
-        }
-        jobSink.yield { await subscription.watch() }
-        return subscription
-    }
-
-    /// Runs `body` on a fresh exchange with the device, within the timeout.
-    private func withExchange<T: Sendable>(
-        _ deviceID: String, _ what: String, _ timeout: Duration?, _ body: @escaping @Sendable (ControllerExchange) async throws -> T
-    ) async throws -> T {
-        guard RelayFrame.isValidIdentifier(deviceID) else { throw RelayError.invalidArgument("device ID '\(deviceID)'") }
+    /// A fresh exchange with the device, once connected (within `operationTimeout`).
+    func openExchange(_ deviceID: String) async throws(RelayError) -> ControllerExchange {
+        guard RelayFrame.isValidIdentifier(deviceID) else { throw .invalidArgument("device ID '\(deviceID)'") }
+        if let link = linkSlot.value { return try link.open(deviceID: deviceID) }
         let linkSlot = linkSlot
-        let deadline = ContinuousClock.now + (timeout ?? configuration.operationTimeout)
+        let link: ControllerLink
         do {
-            let link: ControllerLink
-            if let current = linkSlot.value {
-                link = current
-            } else {
-                do {
-                    link = try await withRelayTimeout(deadline - .now, "relay connection") { try await linkSlot.wait() }
-                } catch RelayError.timeout {
-                    // The whole budget passed without a connection.
-                    throw RelayError.notConnected
-                }
-            }
-            return try await withRelayTimeout(deadline - .now, "\(what) on \(deviceID)") {
-                let exchange = try link.open(deviceID: deviceID)
-                defer { exchange.close() }
-                return try await body(exchange)
-            }
-        } catch let error as RelayError {
-            throw error
-        } catch let error as IMDecodingError {
-            throw RelayError.invalidResponse("\(error)")
+            link = try await withRelayTimeout(configuration.operationTimeout, "relay connection") { try await linkSlot.wait() }
+        } catch {
+            // The whole wait passed without a connection (or was cancelled).
+            throw .notConnected
         }
+        return try link.open(deviceID: deviceID)
     }
 
     // MARK: Registration over HTTP
@@ -331,99 +228,8 @@ public final class RelayControllerClient: Service, Sendable {
     }
 }
 
-/// A subscription held through the relay.
-public final class RelaySubscription: Sendable {
-    public let deviceID: String
-    public let subscriptionID: UInt32
-    /// Later reports, chunks merged, until the subscription ends.
-    public let reports: AsyncStream<ReportDataMessage>
-    private let sink: AsyncStream<ReportDataMessage>.Continuation
-    private let grace: Duration
-
-    private struct State {
-        var maxInterval: UInt16 = 0
-        var priming = ReportDataMessage()
-        var lastHeard = ContinuousClock.now
-        var endReason: RelayError? = nil
-        var ended = false
-        var onEnd: (@Sendable () -> Void)? = nil
-    }
-
-    // The lock guards the subscription's bookkeeping; the stream is fed outside it.
-    private let state = NIOLockedValueBox(State())
-
-    init(deviceID: String, subscriptionID: UInt32, grace: Duration) {
-        self.deviceID = deviceID
-        self.subscriptionID = subscriptionID
-        self.grace = grace
-        (reports, sink) = AsyncStream.makeStream(of: ReportDataMessage.self, bufferingPolicy: .bufferingNewest(256))
-    }
-
-    /// Seconds: the device reports at least this often.
-    public var maxInterval: UInt16 { state.withLockedValue { $0.maxInterval } }
-    /// The priming reports, merged.
-    public var priming: ReportDataMessage { state.withLockedValue { $0.priming } }
-    /// Why the subscription ended (nil while active, or when cancelled).
-    public var endReason: RelayError? { state.withLockedValue { $0.endReason } }
-    public var isActive: Bool { !state.withLockedValue { $0.ended } }
-
-    /// Stops listening; the device learns it at its next report (INVALID_SUBSCRIPTION).
-    public func cancel() { finish(nil) }
-
-    func established(maxInterval: UInt16, priming: ReportDataMessage) {
-        state.withLockedValue {
-            $0.maxInterval = maxInterval
-            $0.priming = priming
-            $0.lastHeard = .now
-        }
-    }
-
-    func setOnEnd(_ onEnd: @escaping @Sendable () -> Void) {
-        state.withLockedValue { $0.onEnd = onEnd }
-    }
-
-    func deliver(_ report: ReportDataMessage) {
-        state.withLockedValue { $0.lastHeard = .now }
-        sink.yield(report)
-    }
-
-    func end(_ reason: RelayError) { finish(reason) }
-
-    private func finish(_ reason: RelayError?) {
-        let onEnd = state.withLockedValue { s -> (@Sendable () -> Void)? in
-            guard !s.ended else { return nil }
-            s.ended = true
-            s.endReason = reason
-            defer { s.onEnd = nil }
-            return s.onEnd
-        }
-        onEnd?()
-        sink.finish()
-    }
-
-    /// Ends the subscription when no report arrives within MaxInterval plus the grace.
-    func watch() async {
-        while true {
-            let (deadline, ended) = state.withLockedValue { s in
-                (s.lastHeard + .seconds(Int64(s.maxInterval)) + grace, s.ended)
-            }
-            if ended { return }
-            if ContinuousClock.now >= deadline {
-                end(.timeout("no report from \(deviceID) within MaxInterval"))
-                return
-            }
-            do {
-                // Wake at the deadline, and at least every second to notice an end.
-                try await ContinuousClock().sleep(until: min(deadline, .now + .seconds(1)))
-            } catch {
-                end(.connectionLost)
-                return
-            }
-        }
-    }
-}
-
-/// The exchanges and subscriptions of one controller connection.
+/// The exchanges of one controller connection, both those the controller opened and
+/// those devices opened towards it.
 final class ControllerLink: Sendable {
     struct Key: Hashable {
         var deviceID: String
@@ -431,36 +237,37 @@ final class ControllerLink: Sendable {
         var initiatedLocally: Bool
     }
 
-    struct SubscriptionKey: Hashable {
-        var deviceID: String
-        var subscriptionID: UInt32
-    }
-
-    /// A report transaction the device opened, being reassembled.
-    private struct Incoming {
-        var report: ReportDataMessage
-    }
-
     private struct State {
         var exchanges: [Key: ControllerExchange] = [:]
-        var subscriptions: [SubscriptionKey: RelaySubscription] = [:]
-        var incoming: [Key: Incoming] = [:]
+        var incomingCount = 0
         var nextExchangeID = UInt32.random(in: 1...0x7FFF_FFFF)
         var closed = false
     }
 
-    /// Report transactions reassembled at once before the oldest are dropped.
+    /// Exchanges devices may have open towards this controller at once; past it a new
+    /// one is answered BUSY.
     private static let incomingLimit = 1024
 
     let link: RelayLink
+    let route: String
     let logger: Logger
-    // The lock guards the tables; mailboxes and streams are fed outside it.
+    private let incoming: @Sendable () -> (any IncomingInteractionHandler)?
+    private let spawn: @Sendable (@escaping RelayConnector.Job) -> Void
+    // The lock guards the table; mailboxes are fed outside it.
     private let state = NIOLockedValueBox(State())
 
-    init(link: RelayLink, logger: Logger) {
+    init(
+        link: RelayLink, route: String, logger: Logger, incoming: @escaping @Sendable () -> (any IncomingInteractionHandler)?,
+        spawn: @escaping @Sendable (@escaping RelayConnector.Job) -> Void
+    ) {
         self.link = link
+        self.route = route
         self.logger = logger
+        self.incoming = incoming
+        self.spawn = spawn
     }
+
+    func peer(_ deviceID: String) -> InteractionPeer { InteractionPeer(route: route, node: deviceID) }
 
     func open(deviceID: String) throws(RelayError) -> ControllerExchange {
         let exchange = state.withLockedValue { s -> ControllerExchange? in
@@ -479,19 +286,8 @@ final class ControllerLink: Sendable {
     }
 
     func remove(_ key: Key) {
-        state.withLockedValue { _ = $0.exchanges.removeValue(forKey: key) }
-    }
-
-    func register(_ subscription: RelaySubscription) throws(RelayError) {
-        let key = SubscriptionKey(deviceID: subscription.deviceID, subscriptionID: subscription.subscriptionID)
-        let accepted = state.withLockedValue { s -> Bool in
-            guard !s.closed else { return false }
-            s.subscriptions[key] = subscription
-            return true
-        }
-        guard accepted else { throw .connectionLost }
-        subscription.setOnEnd { [weak self] in
-            _ = self?.state.withLockedValue { $0.subscriptions.removeValue(forKey: key) }
+        state.withLockedValue { s in
+            if s.exchanges.removeValue(forKey: key) != nil && !key.initiatedLocally { s.incomingCount -= 1 }
         }
     }
 
@@ -499,103 +295,91 @@ final class ControllerLink: Sendable {
         try link.send(.message(message))
     }
 
-    /// A message from a device: to the exchange it belongs to, or, when the device
-    /// opens an exchange, a subscription report to its subscription.
+    /// A message from a device: to the exchange it belongs to; the first message of an
+    /// exchange the device opens (a subscription report) starts a new one for the
+    /// incoming handler.
     func deliver(_ message: RelayMessage) {
         guard let deviceID = message.deviceID else { return }
         let key = Key(deviceID: deviceID, exchangeID: message.exchangeID, initiatedLocally: !message.fromInitiator)
-        if !message.fromInitiator {
-            let exchange = state.withLockedValue { $0.exchanges[key] }
-            exchange?.mailbox.put(IMEnvelope(opcode: message.opcode, payload: message.payload))
-            return
-        }
-        receiveReport(message, key: key)
-    }
-
-    /// A report the device sent on an exchange it opened (spec chapter 8: reports after
-    /// priming), acknowledged per chunk; an unknown subscription is answered
-    /// INVALID_SUBSCRIPTION, which ends it on the device.
-    private func receiveReport(_ message: RelayMessage, key: Key) {
-        func reply(_ status: StatusCode) {
-            let payload = StatusResponseMessage(status: status).encoded()
-            try? send(
-                RelayMessage(
-                    deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: false,
-                    opcode: InteractionOpcode.statusResponse.rawValue, payload: payload))
-        }
-        guard message.opcode == InteractionOpcode.reportData.rawValue,
-            let report = try? ReportDataMessage(payload: message.payload)
-        else {
-            state.withLockedValue { _ = $0.incoming.removeValue(forKey: key) }
-            return reply(.invalidAction)
-        }
+        let envelope = IMEnvelope(opcode: message.opcode, payload: message.payload)
         enum Outcome {
-            case unknown
-            case more
-            case complete(RelaySubscription, ReportDataMessage)
+            case existing(ControllerExchange)
+            case new(ControllerExchange)
+            case busy
+            case dropped
         }
         let outcome = state.withLockedValue { s -> Outcome in
-            var merged = s.incoming.removeValue(forKey: key)?.report ?? ReportDataMessage(subscriptionID: report.subscriptionID)
-            guard let id = report.subscriptionID ?? merged.subscriptionID,
-                let subscription = s.subscriptions[SubscriptionKey(deviceID: key.deviceID, subscriptionID: id)]
-            else { return .unknown }
-            merged.attributeReports += report.attributeReports
-            merged.eventReports += report.eventReports
-            if report.moreChunkedMessages {
-                if s.incoming.count >= Self.incomingLimit { s.incoming.removeAll() }
-                s.incoming[key] = Incoming(report: merged)
-                return .more
-            }
-            return .complete(subscription, merged)
+            if let exchange = s.exchanges[key] { return .existing(exchange) }
+            // A message for an exchange of ours that is gone: nobody waits for it.
+            guard message.fromInitiator, !s.closed else { return .dropped }
+            guard s.incomingCount < Self.incomingLimit else { return .busy }
+            let exchange = ControllerExchange(owner: self, key: key)
+            s.exchanges[key] = exchange
+            s.incomingCount += 1
+            return .new(exchange)
         }
         switch outcome {
-        case .unknown:
-            reply(.invalidSubscription)
-        case .more:
-            reply(.success)
-        case .complete(let subscription, let merged):
-            subscription.deliver(merged)
-            if !report.suppressResponse { reply(.success) }
+        case .existing(let exchange):
+            _ = exchange.mailbox.put(envelope)
+        case .dropped:
+            break
+        case .busy:
+            reply(.busy, to: key)
+        case .new(let exchange):
+            guard let handler = incoming() else {
+                exchange.close()
+                reply(.invalidSubscription, to: key)
+                return
+            }
+            let peer = peer(deviceID)
+            spawn {
+                await handler.handle(exchange: exchange, opcode: envelope.opcode, payload: envelope.payload, from: peer)
+                exchange.close()
+            }
         }
+    }
+
+    private func reply(_ status: StatusCode, to key: Key) {
+        try? send(
+            RelayMessage(
+                deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: key.initiatedLocally,
+                opcode: InteractionOpcode.statusResponse.rawValue, payload: StatusResponseMessage(status: status).encoded()))
     }
 
     func fail(_ failure: RelayFailure) {
         guard let deviceID = failure.deviceID else { return }
         let key = Key(deviceID: deviceID, exchangeID: failure.exchangeID, initiatedLocally: failure.fromInitiator)
-        let exchange = state.withLockedValue { $0.exchanges.removeValue(forKey: key) }
+        let exchange = state.withLockedValue { $0.exchanges[key] }
         exchange?.mailbox.close(RelayError.from(failure.reason, deviceID: deviceID))
+        exchange?.close()
     }
 
+    /// The device's connection to the relay dropped: its exchanges and subscriptions end now.
     func deviceWentOffline(_ deviceID: String) {
-        let (exchanges, subscriptions) = state.withLockedValue { s -> ([ControllerExchange], [RelaySubscription]) in
-            let exchanges = s.exchanges.filter { $0.key.deviceID == deviceID }
-            for key in exchanges.keys { s.exchanges[key] = nil }
-            let subscriptions = s.subscriptions.filter { $0.key.deviceID == deviceID }
-            for key in subscriptions.keys { s.subscriptions[key] = nil }
-            s.incoming = s.incoming.filter { $0.key.deviceID != deviceID }
-            return (Array(exchanges.values), Array(subscriptions.values))
+        let exchanges = state.withLockedValue { s in s.exchanges.filter { $0.key.deviceID == deviceID }.values }
+        for exchange in exchanges {
+            exchange.mailbox.close(.deviceOffline(deviceID))
+            exchange.close()
         }
-        for exchange in exchanges { exchange.mailbox.close(.deviceOffline(deviceID)) }
-        for subscription in subscriptions { subscription.end(.deviceOffline(deviceID)) }
+        incoming()?.peerLost(peer(deviceID), reason: RelayError.deviceOffline(deviceID).description)
     }
 
+    /// The connection dropped: every exchange and subscription through it ends now.
     func closeAll(_ error: RelayError) {
-        let (exchanges, subscriptions) = state.withLockedValue { s -> ([ControllerExchange], [RelaySubscription]) in
+        let exchanges = state.withLockedValue { s -> [ControllerExchange] in
             s.closed = true
-            defer {
-                s.exchanges = [:]
-                s.subscriptions = [:]
-                s.incoming = [:]
-            }
-            return (Array(s.exchanges.values), Array(s.subscriptions.values))
+            return Array(s.exchanges.values)
         }
-        for exchange in exchanges { exchange.mailbox.close(error) }
-        for subscription in subscriptions { subscription.end(error) }
+        for exchange in exchanges {
+            exchange.mailbox.close(error)
+            exchange.close()
+        }
+        incoming()?.routeLost(route, reason: error.description)
     }
 }
 
-/// An exchange the controller opened with a device through the relay.
-final class ControllerExchange: Sendable {
+/// One exchange with a device through the relay, either side's.
+final class ControllerExchange: InteractionExchange {
     let owner: ControllerLink
     let key: ControllerLink.Key
     let mailbox = Mailbox<IMEnvelope>()
@@ -605,32 +389,17 @@ final class ControllerExchange: Sendable {
         self.key = key
     }
 
-    func send<M: InteractionMessage>(_ message: M) throws(RelayError) {
+    func send(opcode: UInt8, payload: [UInt8]) async throws {
         try owner.send(
             RelayMessage(
-                deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: true, opcode: M.opcode.rawValue,
-                payload: message.encoded()))
+                deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: key.initiatedLocally, opcode: opcode,
+                payload: payload))
     }
 
-    func receiveEnvelope() async throws -> IMEnvelope {
-        try await mailbox.next()
-    }
-
-    /// The next message, which must be an `M`; a StatusResponse instead throws its status.
-    func expect<M: InteractionMessage>() async throws -> M {
-        let envelope = try await receiveEnvelope()
-        if envelope.opcode == M.opcode.rawValue { return try M.decode(envelope.payload) }
-        if envelope.opcode == InteractionOpcode.statusResponse.rawValue {
-            throw RelayError.status(try StatusResponseMessage.decode(envelope.payload).status)
-        }
-        throw RelayError.invalidResponse("expected \(M.opcode), got opcode \(envelope.opcode)")
-    }
-
-    /// A Timed Request, which the device must accept with SUCCESS (spec chapter 8, Timed Interaction).
-    func openTimedWindow(_ milliseconds: UInt16) async throws {
-        try send(TimedRequestMessage(timeout: milliseconds))
-        let status: StatusResponseMessage = try await expect()
-        guard status.status == .success else { throw RelayError.status(status.status) }
+    func receive(within timeout: Duration) async throws -> (opcode: UInt8, payload: [UInt8]) {
+        let mailbox = mailbox
+        let envelope = try await withRelayTimeout(timeout, "an answer from \(key.deviceID)") { try await mailbox.next() }
+        return (envelope.opcode, envelope.payload)
     }
 
     func close() {
@@ -639,13 +408,17 @@ final class ControllerExchange: Sendable {
     }
 }
 
-extension InteractionMessage {
-    /// Decodes a payload, failing with a `RelayError`.
-    static func decode(_ payload: [UInt8]) throws(RelayError) -> Self {
-        do {
-            return try Self(payload: payload)
-        } catch {
-            throw .invalidResponse("\(error)")
-        }
+/// Interaction Model exchanges with one device through a relay or hub connection.
+public struct RelayChannel: InteractionChannel {
+    public let client: RelayControllerClient
+    public let deviceID: String
+
+    public var peer: InteractionPeer { InteractionPeer(route: client.route, node: deviceID) }
+
+    public func openExchange() async throws -> any InteractionExchange {
+        try await client.openExchange(deviceID)
     }
 }
+
+/// The relay's own failures reach callers of the Interaction Model client as they are.
+extension RelayError: InteractionChannelError {}

@@ -2,6 +2,7 @@ import ArgumentParser
 import CloudRelay
 import Foundation
 import Logging
+import MatterController
 import MatterModel
 import MatterProtocol
 import MatterTLV
@@ -166,7 +167,8 @@ struct BenchCommand: AsyncParsableCommand {
                     load.addTask {
                         let sent = clock.now
                         do {
-                            let response = try await controller.invoke(deviceID, BenchLight.toggleRequest)
+                            let client = InteractionClient(channel: controller.channel(to: deviceID))
+                            let response = try await client.invoke(BenchLight.toggleRequest)
                             let ok = response.invokeResponses.count == 1
                             let elapsed = clock.now - sent
                             results.withLockedValue { ok ? $0.latencies.append(elapsed) : $0.record("unexpected response") }

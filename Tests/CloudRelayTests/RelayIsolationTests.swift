@@ -9,6 +9,7 @@ import NIOWebSocket
 @testable import RelayClients
 @testable import RelayProtocol
 import ServiceLifecycle
+import RelayTestClient
 import Testing
 
 /// Credentials, home isolation and hostile input.

@@ -1,9 +1,11 @@
 import Foundation
+import MatterController
 import MatterModel
 import MatterProtocol
 import MatterTLV
 @testable import RelayClients
 @testable import RelayProtocol
+import RelayTestClient
 import Testing
 
 /// A controller drives a relay-connected device that serves the Interaction Model
@@ -62,7 +64,6 @@ import Testing
                     }
                     throw RelayError.connectionLost
                 }
-                #expect(next.subscriptionID == subscription.subscriptionID)
                 #expect(next.value(OnOff.onOffPath) == .bool(false))
                 subscription.cancel()
 
@@ -115,7 +116,7 @@ import Testing
                 let unsupported = try await controller.invoke("lamp", OnOff.command(CommandID(0x40)))
                 #expect(unsupported.statuses == [.unsupportedCommand])
                 // An empty read is an invalid action: a StatusResponse, surfaced as a typed error.
-                await #expect(throws: RelayError.status(.invalidAction)) {
+                await #expect(throws: ControllerError.status(InteractionStatus(.invalidAction), "Read")) {
                     _ = try await controller.read("lamp", ReadRequestMessage())
                 }
                 // A timed invoke opens its window first and is accepted.
@@ -178,7 +179,7 @@ import Testing
                 try await client.waitUntilConnected()
                 let clock = ContinuousClock()
                 let started = clock.now
-                await #expect(throws: RelayError.timeout("invoke on stuck")) {
+                await #expect(throws: RelayError.timeout("an answer from stuck")) {
                     _ = try await controller.invoke("stuck", OnOff.command(OnOff.on), timeout: .milliseconds(500))
                 }
                 #expect(clock.now - started < .seconds(5))
@@ -189,12 +190,13 @@ import Testing
     @Test func operationsWithoutARelayEndNotConnected() async throws {
         // Nothing listens on this port: a freshly bound and closed one would do, port 9 (discard) is never served here.
         let controller = RelayControllerClient(
-            relayURL: "ws://127.0.0.1:9", homeToken: "mrh_x", configuration: controllerConfiguration(), logger: testLogger)
+            relayURL: "ws://127.0.0.1:9", homeToken: "mrh_x", configuration: controllerConfiguration(timeout: .milliseconds(400)),
+            logger: testLogger)
         try await withServices([{ try await controller.run() }]) {
             let clock = ContinuousClock()
             let started = clock.now
             await #expect(throws: RelayError.notConnected) {
-                _ = try await controller.read("any", paths: [AttributePathIB(OnOff.onOffPath)], timeout: .milliseconds(400))
+                _ = try await controller.read("any", paths: [AttributePathIB(OnOff.onOffPath)])
             }
             #expect(clock.now - started < .seconds(5))
         }

@@ -12,6 +12,7 @@ import MatterTLV
 import NIOCore
 import RelayClients
 import RelayProtocol
+import RelayTestClient
 import TestDevices
 import Testing
 
@@ -137,6 +138,10 @@ struct HubTests {
             guard case .data(let data) = item, data.path.cluster == Fixture.onOff, data.path.attribute == AttributeID(0) else { return nil }
             return data.data
         }.last
+    }
+
+    static func onOffValue(_ reports: [AttributeReport]) -> TLVValue? {
+        reports.last { $0.path.cluster == Fixture.onOff && $0.path.attribute == AttributeID(0) }?.value
     }
 
     // MARK: Credentials

@@ -1,9 +1,11 @@
 import Foundation
+import MatterController
 import MatterDevice
 import MatterModel
 import MatterProtocol
 import MatterTLV
 import RelayProtocol
+import RelayTestClient
 import Testing
 @testable import matter_sim
 
@@ -28,7 +30,7 @@ struct CloudOnlyClusterTests {
                 #expect(try await controller.devices().map(\.deviceID) == [node.serialNumber])
 
                 // On no fabric yet, nobody may act through the relay.
-                await #expect(throws: RelayError.status(.unsupportedAccess)) {
+                await #expect(throws: ControllerError.status(InteractionStatus(.unsupportedAccess), "Read")) {
                     _ = try await controller.read(node.serialNumber, paths: [AttributePathIB(Level.serverList)])
                 }
 

@@ -5,6 +5,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import RelayProtocol
+import RelayTestClient
 import Testing
 @testable import matter_sim
 

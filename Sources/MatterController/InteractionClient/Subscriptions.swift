@@ -3,6 +3,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// What a subscription delivers to its consumer.
 public enum SubscriptionEvent: Sendable, Hashable {
@@ -17,33 +18,46 @@ public enum SubscriptionEvent: Sendable, Hashable {
 
 /// Routes the ReportData messages a publisher sends on exchanges it opens (spec 8.5:
 /// reports after priming) to the subscription they belong to, acknowledging each with
-/// a StatusResponse. Unknown subscription IDs are answered INVALID_SUBSCRIPTION, which
-/// ends the publisher's side (spec 8.5.2).
-public final class SubscriptionRouter: ProtocolHandler {
+/// a StatusResponse. Subscriptions are keyed by peer and ID (each publisher numbers its
+/// own); unknown ones are answered INVALID_SUBSCRIPTION, which ends the publisher's side
+/// (spec 8.5.2). Serves a controller's exchange manager and relay or hub connections alike.
+public final class SubscriptionRouter: ProtocolHandler, IncomingInteractionHandler {
+    struct Key: Hashable {
+        let peer: InteractionPeer
+        let id: UInt32
+    }
+
     struct Route {
-        let session: SessionHandle
         let sink: @Sendable ([AttributeReport]) -> Void
+        let lost: @Sendable (String) -> Void
     }
 
     // Guards the routing table; sinks are called outside the lock.
-    private let routes = NIOLockedValueBox<[UInt32: Route]>([:])
+    private let routes = NIOLockedValueBox<[Key: Route]>([:])
     let logger: Logger
 
     public init(logger: Logger = Logger(label: "matter.controller.subscriptions")) {
         self.logger = logger
     }
 
-    func register(_ id: UInt32, session: SessionHandle, sink: @escaping @Sendable ([AttributeReport]) -> Void) {
-        routes.withLockedValue { $0[id] = Route(session: session, sink: sink) }
+    func register(
+        _ id: UInt32, peer: InteractionPeer, sink: @escaping @Sendable ([AttributeReport]) -> Void,
+        lost: @escaping @Sendable (String) -> Void
+    ) {
+        routes.withLockedValue { $0[Key(peer: peer, id: id)] = Route(sink: sink, lost: lost) }
     }
 
-    func unregister(_ id: UInt32) {
-        _ = routes.withLockedValue { $0.removeValue(forKey: id) }
+    func unregister(_ id: UInt32, peer: InteractionPeer) {
+        _ = routes.withLockedValue { $0.removeValue(forKey: Key(peer: peer, id: id)) }
     }
 
     public func handle(exchange: Exchange, first message: Message) async {
         guard message.session.isSecure else { return }
-        var current = message
+        await handle(exchange: exchange, opcode: message.opcode, payload: message.payload, from: .session(message.session.handle))
+    }
+
+    public func handle(exchange: any InteractionExchange, opcode: UInt8, payload: [UInt8], from peer: InteractionPeer) async {
+        var current = (opcode: opcode, payload: payload)
         while true {
             guard current.opcode == InteractionOpcode.reportData.rawValue,
                 let report = try? ReportDataMessage(payload: current.payload)
@@ -51,9 +65,9 @@ public final class SubscriptionRouter: ProtocolHandler {
                 await reply(.invalidAction, on: exchange)
                 return
             }
-            let route = report.subscriptionID.flatMap { id in routes.withLockedValue { $0[id] } }
-            guard let route, route.session == current.session.handle else {
-                logger.debug("report for unknown subscription \(report.subscriptionID.map(String.init) ?? "-")")
+            let route = report.subscriptionID.flatMap { id in routes.withLockedValue { $0[Key(peer: peer, id: id)] } }
+            guard let route else {
+                logger.debug("report from \(peer) for unknown subscription \(report.subscriptionID.map(String.init) ?? "-")")
                 await reply(.invalidSubscription, on: exchange)
                 return
             }
@@ -65,78 +79,260 @@ public final class SubscriptionRouter: ProtocolHandler {
             await reply(.success, on: exchange)
             guard report.moreChunkedMessages else { return }
             do {
-                current = try await exchange.receive(timeout: .seconds(10))
+                current = try await exchange.receive(within: .seconds(10))
             } catch {
                 return
             }
         }
     }
 
-    private func reply(_ status: StatusCode, on exchange: Exchange) async {
-        try? await exchange.send(
-            opcode: InteractionOpcode.statusResponse.rawValue,
-            payload: StatusResponseMessage(status: status).encoded(), reliable: true)
+    /// Ends every subscription to `peer` now (its carrier says it is gone).
+    public func peerLost(_ peer: InteractionPeer, reason: String) {
+        end(reason) { $0 == peer }
+    }
+
+    /// Ends every subscription carried by `route` (the whole connection is gone).
+    public func routeLost(_ route: String, reason: String) {
+        end(reason) { $0.route == route }
+    }
+
+    private func end(_ reason: String, where matches: (InteractionPeer) -> Bool) {
+        let ended = routes.withLockedValue { table -> [Route] in
+            let gone = table.filter { matches($0.key.peer) }
+            for key in gone.keys { table[key] = nil }
+            return Array(gone.values)
+        }
+        for route in ended { route.lost(reason) }
+    }
+
+    private func reply(_ status: StatusCode, on exchange: any InteractionExchange) async {
+        try? await exchange.send(StatusResponseMessage(status: status))
     }
 }
 
 extension InteractionClient {
     /// Establishes one subscription (spec 8.5): priming reports, each acknowledged, then
     /// SubscribeResponse. The ID is routed from the first priming report on, so no later
-    /// report can slip past. Returns the ID and the publisher's MaxInterval.
-    func subscribe(
-        _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16, router: SubscriptionRouter,
-        keepSubscriptions: Bool = true,
-        sink: @escaping @Sendable ([AttributeReport]) -> Void
-    ) async throws -> (UInt32, UInt16) {
-        let request = SubscribeRequestMessage(
-            keepSubscriptions: keepSubscriptions, minIntervalFloor: minInterval,
-            maxIntervalCeiling: maxInterval, attributeRequests: paths)
+    /// report can slip past; `sink` gets the priming reports and every later one, `lost`
+    /// the reason when the carrier ends the subscription. Returns the ID and the
+    /// publisher's MaxInterval.
+    public func subscribe(
+        _ request: SubscribeRequestMessage, router: SubscriptionRouter,
+        sink: @escaping @Sendable ([AttributeReport]) -> Void,
+        lost: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> (subscriptionID: UInt32, maxInterval: UInt16) {
+        let peer = channel.peer
         return try await withExchange("Subscribe") { exchange in
             try await send(request, on: exchange, "Subscribe")
             var registered: UInt32?
             do {
                 while true {
-                    let message: Message
+                    let message: (opcode: UInt8, payload: [UInt8])
                     do {
-                        message = try await exchange.receive(timeout: timeout)
+                        message = try await exchange.receive(within: timeout)
                     } catch {
-                        throw ControllerError.transport(error, "Subscribe")
+                        throw Self.failure(error, "Subscribe")
                     }
-                    switch InteractionOpcode(rawValue: message.opcode) {
-                    case .reportData:
-                        let report: ReportDataMessage
-                        do { report = try ReportDataMessage(payload: message.payload) } catch {
-                            throw ControllerError.invalidResponse("Subscribe: \(error)")
-                        }
+                    if message.opcode == InteractionOpcode.reportData.rawValue {
+                        let report: ReportDataMessage = try Self.decode(message, "Subscribe")
                         if registered == nil, let id = report.subscriptionID {
-                            router.register(id, session: session, sink: sink)
+                            // Registered before acknowledging: the publisher reports only after our ack.
+                            router.register(id, peer: peer, sink: sink, lost: lost)
                             registered = id
                         }
                         var reports: [AttributeReport] = []
                         AttributeReport.collect(report.attributeReports, into: &reports)
                         sink(reports)
                         try await send(StatusResponseMessage(status: .success), on: exchange, "Subscribe")
-                    case .subscribeResponse:
-                        let response: SubscribeResponseMessage
-                        do { response = try SubscribeResponseMessage(payload: message.payload) } catch {
-                            throw ControllerError.invalidResponse("Subscribe: \(error)")
-                        }
-                        if registered != response.subscriptionID {
-                            if let r = registered { router.unregister(r) }
-                            router.register(response.subscriptionID, session: session, sink: sink)
-                        }
-                        return (response.subscriptionID, response.maxInterval)
-                    case .statusResponse:
-                        let status = (try? StatusResponseMessage(payload: message.payload))?.status ?? .failure
-                        throw ControllerError.status(InteractionStatus(status), "Subscribe")
-                    default:
-                        throw ControllerError.invalidResponse("Subscribe: unexpected opcode \(message.opcode)")
+                        continue
                     }
+                    let response: SubscribeResponseMessage = try Self.decode(message, "Subscribe")
+                    if registered != response.subscriptionID {
+                        if let r = registered { router.unregister(r, peer: peer) }
+                        router.register(response.subscriptionID, peer: peer, sink: sink, lost: lost)
+                    }
+                    return (response.subscriptionID, response.maxInterval)
                 }
             } catch {
-                if let r = registered { router.unregister(r) }
+                if let r = registered { router.unregister(r, peer: peer) }
                 throw error
             }
+        }
+    }
+
+    /// Subscribes to attribute paths.
+    public func subscribe(
+        _ paths: [AttributePathIB], minInterval: UInt16, maxInterval: UInt16, router: SubscriptionRouter,
+        keepSubscriptions: Bool = true,
+        sink: @escaping @Sendable ([AttributeReport]) -> Void,
+        lost: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> (subscriptionID: UInt32, maxInterval: UInt16) {
+        try await subscribe(
+            SubscribeRequestMessage(
+                keepSubscriptions: keepSubscriptions, minIntervalFloor: minInterval,
+                maxIntervalCeiling: maxInterval, attributeRequests: paths),
+            router: router, sink: sink, lost: lost)
+    }
+}
+
+/// Keeps one subscription alive over whatever channel `client` yields: when no report
+/// arrives within MaxInterval plus a margin, the carrier reports the node gone, or the
+/// session fails, it subscribes again with growing pauses. The same keeper serves the
+/// LAN, the hub and the relay.
+public struct SubscriptionKeeper: Sendable {
+    public var paths: [AttributePathIB]
+    public var minInterval: UInt16
+    public var maxInterval: UInt16
+    /// The first pause after a failure; it doubles up to `maxResubscribeDelay`.
+    public var firstResubscribeDelay: Duration = .milliseconds(250)
+    public var maxResubscribeDelay: Duration
+    /// Past MaxInterval before a silent subscription counts as lost (MRP retries of the
+    /// publisher's last report).
+    public var livenessMargin: Duration = .seconds(3)
+    public var clock: any MatterClock
+
+    public init(
+        paths: [AttributePathIB], minInterval: UInt16 = 0, maxInterval: UInt16, maxResubscribeDelay: Duration,
+        clock: any MatterClock = SystemClock()
+    ) {
+        self.paths = paths
+        self.minInterval = minInterval
+        self.maxInterval = max(maxInterval, minInterval)
+        self.maxResubscribeDelay = maxResubscribeDelay
+        self.clock = clock
+    }
+
+    /// The subscription's events until the consumer stops iterating.
+    /// - Parameters:
+    ///   - client: the client for each attempt (a session may be new each time).
+    ///   - failed: each failure, e.g. to drop a dead session.
+    ///   - pause: waits between attempts; may return early (the node came back). Defaults
+    ///     to sleeping on `clock`.
+    public func events(
+        router: SubscriptionRouter,
+        client: @escaping @Sendable () async throws -> InteractionClient,
+        failed: @escaping @Sendable (ControllerError) async -> Void = { _ in },
+        pause: (@Sendable (Duration) async throws -> Void)? = nil
+    ) -> AsyncStream<SubscriptionEvent> {
+        let (stream, continuation) = AsyncStream<SubscriptionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let clock = clock
+        let pause = pause ?? { delay in try await clock.sleep(until: clock.now + delay) }
+        let task = Task { await run(router: router, client: client, failed: failed, pause: pause, continuation: continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func run(
+        router: SubscriptionRouter, client: @Sendable () async throws -> InteractionClient,
+        failed: @Sendable (ControllerError) async -> Void, pause: @Sendable (Duration) async throws -> Void,
+        continuation: AsyncStream<SubscriptionEvent>.Continuation
+    ) async {
+        var delay = firstResubscribeDelay
+        while !Task.isCancelled {
+            let liveness = LivenessSignal(clock: clock)
+            var subscribed: (client: InteractionClient, id: UInt32)?
+            do {
+                let client = try await client()
+                let (id, maxInterval) = try await client.subscribe(
+                    paths, minInterval: minInterval, maxInterval: maxInterval, router: router,
+                    sink: { reports in
+                        liveness.heard()
+                        if !reports.isEmpty { continuation.yield(.reports(reports)) }
+                    },
+                    lost: { reason in liveness.lose(reason) })
+                subscribed = (client, id)
+                continuation.yield(.established(subscriptionID: id, maxInterval: maxInterval))
+                delay = firstResubscribeDelay
+                try await liveness.waitForSilence(longerThan: .seconds(Int64(maxInterval)) + livenessMargin)
+                router.unregister(id, peer: client.channel.peer)
+                let error = ControllerError.timeout("no report from \(client.channel.peer) within \(maxInterval) s")
+                continuation.yield(.lost(error))
+                await failed(error)
+            } catch is CancellationError {
+                if let s = subscribed { router.unregister(s.id, peer: s.client.channel.peer) }
+                break
+            } catch {
+                if let s = subscribed { router.unregister(s.id, peer: s.client.channel.peer) }
+                if Task.isCancelled { break }
+                let controllerError = ControllerError.transport(error, "subscription")
+                if controllerError == .cancelled { break }
+                continuation.yield(.lost(controllerError))
+                await failed(controllerError)
+            }
+            do { try await pause(delay) } catch { break }
+            delay = min(delay * 2, maxResubscribeDelay)
+        }
+        continuation.finish()
+    }
+}
+
+/// Remembers when a subscription last heard from its publisher, and whether its carrier
+/// gave it up.
+final class LivenessSignal: Sendable {
+    private struct State {
+        var last: Duration
+        var lostReason: String?
+        var waiter: CheckedContinuation<Void, Never>?
+        var woken = false
+    }
+
+    private let clock: any MatterClock
+    // Guards the bookkeeping; the waiter is resumed outside the lock.
+    private let state: Mutex<State>
+
+    init(clock: any MatterClock) {
+        self.clock = clock
+        state = Mutex(State(last: clock.now))
+    }
+
+    func heard() {
+        let now = clock.now
+        state.withLock { $0.last = now }
+    }
+
+    /// The carrier ended the subscription: the wait ends now with `reason`.
+    func lose(_ reason: String) {
+        state.withLock { s in if s.lostReason == nil { s.lostReason = reason } }
+        wake()
+    }
+
+    private func wake() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let w = s.waiter else {
+                s.woken = true
+                return nil
+            }
+            s.waiter = nil
+            return w
+        }
+        waiter?.resume()
+    }
+
+    /// Returns once nothing was heard for `limit`; throws `.unreachable` when the carrier
+    /// gave the subscription up, and when cancelled.
+    func waitForSilence(longerThan limit: Duration) async throws {
+        while true {
+            let (due, lost) = state.withLock { ($0.last + limit, $0.lostReason) }
+            if let lost { throw ControllerError.unreachable(lost) }
+            try Task.checkCancellation()
+            if clock.now >= due { return }
+            let timer = clock.schedule(at: due) { [weak self] in self?.wake() }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { s -> Bool in
+                        if s.woken {
+                            s.woken = false
+                            return true
+                        }
+                        s.waiter = c
+                        return false
+                    }
+                    if now { c.resume() }
+                }
+            } onCancel: {
+                wake()
+            }
+            timer.cancel()
         }
     }
 }
