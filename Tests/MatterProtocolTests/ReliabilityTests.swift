@@ -82,11 +82,11 @@ struct ReliabilityTests {
         // its SAI (300 ms): 300 × 1.1 × 1.6^max(0, n−1), jitter pinned to 0.
         let schedule: [Duration] = [.milliseconds(330), .milliseconds(330), .milliseconds(528), .microseconds(844_800)]
         for (n, delay) in schedule.enumerated() {
+            // The retransmission timer is a clock action: `advance` has run it when it returns.
             await p.clock.advance(by: delay - .milliseconds(2))
-            try await Task.sleep(for: .milliseconds(30))
             #expect(p.network.sent(from: aAddress).count == n + 1, "no retransmission before its time (n=\(n))")
             await p.clock.advance(by: .milliseconds(2))
-            #expect(await eventually { p.network.sent(from: aAddress).count == n + 2 }, "retransmission \(n + 1)")
+            #expect(p.network.sent(from: aAddress).count == n + 2, "retransmission \(n + 1)")
         }
         // Retransmissions repeat the first datagram byte for byte (same counter).
         let sent = p.network.sent(from: aAddress)
@@ -95,7 +95,6 @@ struct ReliabilityTests {
 
         // After the fifth transmission's backoff (1351.68 ms) MRP gives up.
         await p.clock.advance(by: .microseconds(1_351_000))
-        try await Task.sleep(for: .milliseconds(30))
         #expect(await p.a.metrics().deliveryFailures == 0)
         await p.clock.advance(by: .microseconds(680))
         let result = await receiving.result
@@ -114,10 +113,9 @@ struct ReliabilityTests {
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         try await exchange.send(opcode: 1, payload: [], reliable: true)
         await p.clock.advance(by: .milliseconds(548))
-        try await Task.sleep(for: .milliseconds(30))
         #expect(p.network.sent(from: p.aTransport.address).count == 1)
         await p.clock.advance(by: .milliseconds(2))
-        #expect(await eventually { p.network.sent(from: p.aTransport.address).count == 2 })
+        #expect(p.network.sent(from: p.aTransport.address).count == 2)
     }
 
     @Test func ackIsPiggybackedOnTheResponse() async throws {
@@ -151,7 +149,6 @@ struct ReliabilityTests {
         // (The clock moves only once B has taken in A's ack: its request and the ack.)
         #expect(await eventually { await p.b.metrics().messagesAccepted == 2 })
         await p.clock.advance(by: .seconds(10))
-        try await Task.sleep(for: .milliseconds(50))
         #expect(p.network.sent(from: p.bTransport.address).count == 1)
     }
 
@@ -166,16 +163,15 @@ struct ReliabilityTests {
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         try await exchange.send(opcode: 1, payload: [], reliable: true)
         #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
-        try await Task.sleep(for: .milliseconds(30))
         #expect(p.network.sent(from: p.bTransport.address).isEmpty, "no ack before MRP_STANDALONE_ACK_TIMEOUT")
         await p.clock.advance(by: .milliseconds(200))
-        #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 1 })
+        #expect(p.network.sent(from: p.bTransport.address).count == 1)
         let (_, ack) = try await p.decodeFromB(0)
         #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
         #expect(ack.isInitiator == false)
-        // A's message is acknowledged, so A does not retransmit.
+        // A's message is acknowledged (once A has taken the ack in), so A does not retransmit.
+        #expect(await eventually { await p.a.metrics().messagesAccepted == 1 })
         await p.clock.advance(by: .seconds(5))
-        try await Task.sleep(for: .milliseconds(50))
         #expect(p.network.sent(from: p.aTransport.address).count == 1)
     }
 
@@ -294,9 +290,9 @@ struct ReliabilityTests {
         defer { runA.cancel() }
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         let receiving = Task { try await exchange.receive(timeout: .seconds(5)) }
-        #expect(await eventually { p.clock.sleeperCount > 0 })
+        #expect(await eventually { p.clock.pendingCount > 0 })
         await p.clock.advance(by: .seconds(4))
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(await p.a.metrics().exchangeTimeouts == 0)
         await p.clock.advance(by: .seconds(1))
         let result = await receiving.result
         #expect(throws: TransportError.timeout) { try result.get() }

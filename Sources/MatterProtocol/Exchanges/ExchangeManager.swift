@@ -82,7 +82,8 @@ public actor ExchangeManager {
     private var unencryptedCounter = MessageCounter(allowsRollover: true)
     private var nextExchangeID: UInt16
     private var nextWaiterID: UInt64 = 0
-    private let wake = WakeSignal()
+    /// The one clock timer of the MRP, ack and receive deadlines, set at the earliest.
+    private var timer: (deadline: Duration, handle: ClockTimer)?
     private nonisolated let events = EventBroadcaster<SessionEvent>()
 
     public init(
@@ -108,7 +109,6 @@ public actor ExchangeManager {
         // The inbound stream has a single consumer: a second concurrent run() returns at once.
         guard await beginRunning() else { return }
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.runTimers() }
             for await datagram in transport.inbound {
                 if let dispatch = await self.ingest(datagram) {
                     group.addTask {
@@ -133,18 +133,19 @@ public actor ExchangeManager {
         return true
     }
 
-    private nonisolated func runTimers() async {
-        while !Task.isCancelled {
-            let deadline = await fireTimers()
-            await withTaskGroup(of: Void.self) { group in
-                if let deadline {
-                    group.addTask { try? await self.clock.sleep(until: deadline) }
-                }
-                group.addTask { await self.wake.wait() }
-                await group.next()
-                group.cancelAll()
-            }
-        }
+    /// Makes sure the timer fires by `deadline` (it may already be set earlier). The timer
+    /// is a clock action, so a manual clock's `advance` runs retransmissions, standalone
+    /// acks and receive timeouts to completion before it returns.
+    private func armTimer(at deadline: Duration) {
+        if let current = timer, current.deadline <= deadline { return }
+        timer?.handle.cancel()
+        let handle = clock.schedule(at: deadline) { [weak self] in await self?.timerFired() }
+        timer = (deadline, handle)
+    }
+
+    private func timerFired() {
+        timer = nil
+        if let next = fireTimers() { armTimer(at: next) }
     }
 
     // MARK: - Registration and observation
@@ -334,10 +335,9 @@ public actor ExchangeManager {
         transmit(bytes, to: address)
         if reliable {
             let now = clock.now
-            ex.retransmission = Retransmission(
-                messageCounter: counter, datagram: bytes, transmissions: 1,
-                deadline: now + retransmissionDelay(session: key.session, retransmissions: 0, now: now))
-            wake.signal()
+            let deadline = now + retransmissionDelay(session: key.session, retransmissions: 0, now: now)
+            ex.retransmission = Retransmission(messageCounter: counter, datagram: bytes, transmissions: 1, deadline: deadline)
+            armTimer(at: deadline)
         }
     }
 
@@ -357,7 +357,7 @@ public actor ExchangeManager {
                     return
                 }
                 ex.waiter = Waiter(id: waiterID, continuation: c, deadline: deadline)
-                wake.signal()
+                armTimer(at: deadline)
             }
         } onCancel: {
             Task { await self.cancelReceive(key: key, waiterID: waiterID) }
@@ -764,8 +764,9 @@ public actor ExchangeManager {
                 if let older = ex.pendingAck {
                     sendStandaloneAck(session: handle, exchangeID: ph.exchangeID, role: ourRole, ackCounter: older.counter)
                 }
-                ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: clock.now + configuration.standaloneAckTimeout)
-                wake.signal()
+                let deadline = clock.now + configuration.standaloneAckTimeout
+                ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: deadline)
+                armTimer(at: deadline)
             }
             if deliver(message, to: ex) { counters.messagesAccepted += 1 }
             return nil
@@ -800,8 +801,9 @@ public actor ExchangeManager {
         }
         let ex = ExchangeState(protocolID: ph.protocolID)
         if ph.needsAcknowledgement {
-            ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: clock.now + configuration.standaloneAckTimeout)
-            wake.signal()
+            let deadline = clock.now + configuration.standaloneAckTimeout
+            ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: deadline)
+            armTimer(at: deadline)
         }
         exchanges[key] = ex
         counters.exchangesOpened += 1

@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import Synchronization
 
 /// The one time source of the stack: the message layer (MRP, ack and exchange timers), the
@@ -176,51 +175,5 @@ public final class ManualClock: MatterClock {
             }
         }
         state.withLock { s in s.now = max(s.now, target) }
-    }
-}
-
-/// A one-slot wake-up signal for the timer loop: `signal()` before `wait()` is not lost.
-final class WakeSignal: Sendable {
-    private struct State {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-
-    // The lock guards `pending` and `waiter`; the continuation is resumed outside it.
-    private let state = NIOLockedValueBox(State())
-
-    func signal() {
-        let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter {
-                s.waiter = nil
-                return w
-            }
-            s.pending = true
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the next signal (or at once if one is pending), or when the task is cancelled.
-    func wait() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLockedValue { s -> Bool in
-                    if s.pending || Task.isCancelled {
-                        s.pending = false
-                        return true
-                    }
-                    s.waiter = c
-                    return false
-                }
-                if resumeNow { c.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
-                defer { s.waiter = nil }
-                return s.waiter
-            }
-            waiter?.resume()
-        }
     }
 }
