@@ -50,6 +50,10 @@ public struct HomeConfiguration: Sendable {
     public var directRoute: Bool = true
     /// How long `structure.candidates()` returns the same snapshot.
     public var candidateCacheLifetime: Duration = .seconds(60)
+    /// The one time source of the home: its controller (MRP, timeouts, subscription
+    /// liveness), routes (probes, failover deadlines, resubscription pauses), relay and hub
+    /// reconnection, change polling and automation polling. A `ManualClock` drives them all.
+    public var clock: any MatterClock = SystemClock()
 
     public init() {}
 }
@@ -162,11 +166,12 @@ public final class Home: Sendable {
     /// shows what works rather than what is still connecting. Returns false when some route
     /// was still down or untried at the deadline; its traits then say so.
     public func waitUntilAllRoutesUp(timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
+        let clock = engine.configuration.clock
+        let deadline = clock.now + timeout
         while true {
             if await engine.allRoutesUp { return true }
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(50))
+            guard clock.now < deadline else { return false }
+            try? await clock.sleep(until: min(clock.now + .milliseconds(50), deadline))
         }
     }
 

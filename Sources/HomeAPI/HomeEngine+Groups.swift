@@ -58,7 +58,7 @@ extension HomeEngine {
         for (id, endpoints) in members.sorted(by: { $0.key < $1.key }) {
             guard let d = graph.devices[id] else { continue }
             do {
-                try await withDeadline(configuration.commandTimeout, "adding \(d.name) to group \(name)") {
+                try await withDeadline(configuration.commandTimeout, "adding \(d.name) to group \(name)", clock: configuration.clock) {
                     try await controller.joinGroup(
                         d.nodeID, groupID: record.groupID, name: name, keySet: record.keySet,
                         endpoints: endpoints)
@@ -67,7 +67,9 @@ extension HomeEngine {
             } catch {
                 // All or nothing: the members set up so far leave again (best effort), the claim goes.
                 for (member, endpoints) in joined {
-                    try? await withDeadline(configuration.routeAttemptTimeout, "taking \(member.name) out of group \(name)") {
+                    try? await withDeadline(
+                        configuration.routeAttemptTimeout, "taking \(member.name) out of group \(name)", clock: configuration.clock
+                    ) {
                         try await controller.leaveGroup(member.nodeID, groupID: record.groupID, endpoints: endpoints)
                     }
                 }
@@ -88,7 +90,9 @@ extension HomeEngine {
             for (deviceID, endpoints) in record.members {
                 guard let d = graph.devices[deviceID] else { continue }
                 do {
-                    try await withDeadline(configuration.commandTimeout, "removing \(d.name) from group \(record.name)") {
+                    try await withDeadline(
+                        configuration.commandTimeout, "removing \(d.name) from group \(record.name)", clock: configuration.clock
+                    ) {
                         try await controller.leaveGroup(d.nodeID, groupID: record.groupID, endpoints: endpoints)
                     }
                 } catch {

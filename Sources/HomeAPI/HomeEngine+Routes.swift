@@ -83,10 +83,10 @@ extension HomeEngine {
         let node = d.nodeID, kind = key.kind
         switch key.role {
         case .probe:
-            let interval = configuration.routeProbeInterval
+            let interval = configuration.routeProbeInterval, clock = configuration.clock
             return Task { [weak self] in
                 while !Task.isCancelled {
-                    do { try await Task.sleep(for: interval) } catch { return }
+                    do { try await clock.sleep(until: clock.now + interval) } catch { return }
                     guard let self else { return }
                     await self.probeDirect(node)
                 }
@@ -95,10 +95,10 @@ extension HomeEngine {
             let address = kind == .direct ? try? SocketAddress(ipAddress: d.host, port: d.port) : nil
             var keeper = SubscriptionKeeper(
                 paths: subscribedPaths, maxInterval: configuration.subscriptionMaxInterval,
-                maxResubscribeDelay: kind == .direct ? configuration.maxResubscribeDelay : .seconds(2))
+                maxResubscribeDelay: kind == .direct ? configuration.maxResubscribeDelay : .seconds(2), clock: configuration.clock)
             // Reports through a relay or hub take a longer path (two WebSocket hops).
             if kind != .direct { keeper.livenessMargin = .seconds(10) }
-            let pause = client(kind).flatMap { c in d.serialNumber.map { Self.pauseUntilPresent(c, $0) } }
+            let pause = client(kind).flatMap { c in d.serialNumber.map { Self.pauseUntilPresent(c, $0, clock: keeper.clock) } }
             return Task { [weak self] in
                 guard let self, let route = try? await self.route(kind, d) else { return }
                 if let address, let controller = try? await self.controller() { await controller.setAddress(address, for: node) }
@@ -111,12 +111,13 @@ extension HomeEngine {
 
     /// Waits out a pause between subscription attempts through a relay or hub, ending it
     /// early when the device comes (back) online there.
-    private static func pauseUntilPresent(_ client: RelayControllerClient, _ deviceID: String) -> @Sendable (Duration) async throws -> Void
-    {
+    private static func pauseUntilPresent(
+        _ client: RelayControllerClient, _ deviceID: String, clock: any MatterClock
+    ) -> @Sendable (Duration) async throws -> Void {
         { delay in
             let updates = client.presenceUpdates()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await Task.sleep(for: delay) }
+                group.addTask { try await clock.sleep(until: clock.now + delay) }
                 group.addTask {
                     for await presence in updates where presence.deviceID == deviceID && presence.online { return }
                 }
@@ -141,8 +142,9 @@ extension HomeEngine {
     private func restartDirect(_ node: UInt64) {
         let key = RouteTaskKey(node: node, kind: .direct, role: .subscription)
         guard let d = graph.devices.values.first(where: { $0.nodeID == node }), routeTasks[key] != nil else { return }
-        if let last = directRestartedAt[node], ContinuousClock.now - last < .seconds(2) { return }
-        directRestartedAt[node] = .now
+        let now = configuration.clock.now
+        if let last = directRestartedAt[node], now - last < .seconds(2) { return }
+        directRestartedAt[node] = now
         routeTasks[key]?.cancel()
         routeTasks[key] = startRoute(key, d)
     }
@@ -197,7 +199,9 @@ extension HomeEngine {
         guard let controller = try? await controller() else { return }
         let path = AttributePath(endpoint: 0, cluster: ControllerIDs.basicInformation, attribute: AttributeID(0x0000))
         do {
-            _ = try await withDeadline(configuration.routeProbeTimeout, "LAN probe of node 0x\(String(node, radix: 16))") {
+            _ = try await withDeadline(
+                configuration.routeProbeTimeout, "LAN probe of node 0x\(String(node, radix: 16))", clock: configuration.clock
+            ) {
                 try await controller.read(node, path)
             }
             if states[node]?[.direct].health == .down { restartDirect(node) }
@@ -229,7 +233,7 @@ extension HomeEngine {
         let timeout = configuration.responseTimeout
         do {
             let viaRelay = try await InteractionClient(channel: relay.channel(to: serial), timeout: timeout).read([path, types])
-            let viaLAN = try await withDeadline(timeout, "reading the ServerList over the LAN") {
+            let viaLAN = try await withDeadline(timeout, "reading the ServerList over the LAN", clock: configuration.clock) {
                 try await controller.read(node, [path])
             }
             let learned = cloudOnlyClusters(relay: serverLists(viaRelay), lan: serverLists(viaLAN))
@@ -291,14 +295,15 @@ extension HomeEngine {
             ordered = [first]
             budget = min(budget, configuration.routeAttemptTimeout)
         }
-        let deadline = ContinuousClock.now + budget
+        let clock = configuration.clock
+        let deadline = clock.now + budget
         var lastError = HomeError.unavailable("\(what): no route answered")
         for (i, kind) in ordered.enumerated() {
-            let remaining = deadline - .now
+            let remaining = deadline - clock.now
             guard remaining > .zero else { break }
             let limit = i == ordered.count - 1 ? remaining : min(remaining, configuration.routeAttemptTimeout)
             do {
-                let value = try await withDeadline(limit, "\(what) via \(kind)") { try await body(kind) }
+                let value = try await withDeadline(limit, "\(what) via \(kind)", clock: configuration.clock) { try await body(kind) }
                 return (value, kind)
             } catch {
                 let e = HomeError.from(error, "\(what) via \(kind)")
@@ -364,7 +369,7 @@ extension HomeEngine {
         apply(reports, node: nodeID, kind: kind)
         if kind != .relay && !d.cloudOnlyClusters.isEmpty && routes[.relay] != nil {
             if let cloud = try? await withDeadline(
-                configuration.routeAttemptTimeout, "reading cloud-only traits", { try await read(.relay) })
+                configuration.routeAttemptTimeout, "reading cloud-only traits", clock: configuration.clock, { try await read(.relay) })
             {
                 apply(cloud, node: nodeID, kind: .relay)
             }

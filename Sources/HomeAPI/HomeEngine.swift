@@ -72,7 +72,7 @@ actor HomeEngine {
     /// Device addresses already handed to the controller.
     private var knownAddresses: [UInt64: String] = [:]
     /// When each node's LAN subscription was last restarted by the probe.
-    var directRestartedAt: [UInt64: ContinuousClock.Instant] = [:]
+    var directRestartedAt: [UInt64: Duration] = [:]
     /// Nodes whose cloud-only clusters were learned (or are being learned) since opening.
     var cloudOnlyLearned: Set<UInt64> = []
     var cloudOnlyLearning: Set<UInt64> = []
@@ -93,6 +93,7 @@ actor HomeEngine {
             c.operationTimeout = configuration.commandTimeout
             c.settings.minimumBackoff = .milliseconds(100)
             c.settings.maximumBackoff = configuration.relayMaxReconnectDelay
+            c.settings.clock = configuration.clock
             var relayLogger = logger
             relayLogger[metadataKey: "route"] = "\(label)"
             return RelayControllerClient(relayURL: endpoint.url, homeToken: endpoint.homeToken, configuration: c, logger: relayLogger)
@@ -107,10 +108,10 @@ actor HomeEngine {
             clientTasks.append(Task { try? await client.run() })
         }
         try await reload()
-        let interval = configuration.changePollInterval
+        let interval = configuration.changePollInterval, clock = configuration.clock
         poller = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                do { try await clock.sleep(until: clock.now + interval) } catch { return }
                 guard let self else { return }
                 try? await self.reloadIfNeeded()
             }
@@ -356,6 +357,7 @@ actor HomeEngine {
                 handshakeStepTimeout: configuration.responseTimeout,
                 subscriptionMaxInterval: configuration.subscriptionMaxInterval)
             c.maxResubscribeDelay = configuration.maxResubscribeDelay
+            c.clock = configuration.clock
             c.exchange.maxSecureSessions = configuration.maxSessions
             let resolver: (any OperationalResolver)? = configuration.useDNSSD ? try? DNSSDDiscovery() : nil
             return try await MatterController.start(fabric: fabric, configuration: c, resolver: resolver, logger: logger)

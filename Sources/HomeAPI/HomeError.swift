@@ -1,6 +1,7 @@
 import Foundation
 import MatterController
 import MatterModel
+import MatterProtocol
 import NIOConcurrencyHelpers
 import RelayClients
 import RelayProtocol
@@ -90,11 +91,13 @@ extension HomeError {
 /// Runs `body`, failing with `deadlineExceeded` after `limit` (never a hang). The answer
 /// comes at the deadline even when `body` is slow to honour cancellation (a Matter
 /// exchange waiting out its own response timeout): `body` is cancelled and left to end.
-func withDeadline<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withDeadline<T: Sendable>(
+    _ limit: Duration, _ what: String, clock: any MatterClock, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let outcome = DeadlineOutcome<T>()
     let work = Task { outcome.finish(await Result { try await body() }) }
     let timer = Task {
-        try? await Task.sleep(for: limit)
+        do { try await clock.sleep(until: clock.now + limit) } catch { return }
         if outcome.finish(.failure(HomeError.deadlineExceeded("\(what): no answer within \(limit)"))) { work.cancel() }
     }
     defer { timer.cancel() }

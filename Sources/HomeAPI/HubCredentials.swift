@@ -108,7 +108,9 @@ extension HomeEngine {
         let privilege: Privilege = access == .administer ? .administer : .operate
         let limit = configuration.commandTimeout
         // Fabric-filtered: the entries of our fabric, which a write replaces as a whole.
-        let current = try await withDeadline(limit, "reading the ACL") { try await controller.read(nodeID, path) }
+        let current = try await withDeadline(limit, "reading the ACL", clock: configuration.clock) {
+            try await controller.read(nodeID, path)
+        }
         let entries = try (current.members ?? []).map { element in
             // The node fills in the fabric index; ours is whatever it says.
             guard let entry = AccessControlEntry(tlv: element.value, fabricIndex: 0) else {
@@ -122,7 +124,9 @@ extension HomeEngine {
         if present { return }
         let hubEntry = AccessControlEntry(fabricIndex: 0, privilege: privilege, authMode: .case, subjects: [hubNodeID])
         let updated = TLVValue.array((entries + [hubEntry]).map { TLVElement($0.writtenTLV) })
-        try await withDeadline(limit, "writing the ACL") { try await controller.write(nodeID, path, value: updated) }
+        try await withDeadline(limit, "writing the ACL", clock: configuration.clock) {
+            try await controller.write(nodeID, path, value: updated)
+        }
     }
 
     static func isRelayIdentifier(_ s: String) -> Bool {

@@ -34,6 +34,8 @@ public actor MatterController {
         public var paseBusyRetryLimit: Duration = .seconds(60)
         /// MRP timing of our own sessions.
         public var exchange: ExchangeManager.Configuration
+        /// The time source of MRP, handshake and response timeouts and subscription liveness.
+        public var clock: any MatterClock = SystemClock()
 
         public init(
             port: Int = 0, binding: UDPTransport.Binding = .dualStack, responseTimeout: Duration = .seconds(8),
@@ -103,7 +105,8 @@ public actor MatterController {
         } catch {
             throw ControllerError.invalidArgument("cannot bind UDP port \(configuration.port): \(error)")
         }
-        let manager = ExchangeManager(transport: transport, configuration: configuration.exchange, logger: logger)
+        let manager = ExchangeManager(
+            transport: transport, configuration: configuration.exchange, clock: configuration.clock, logger: logger)
         let router = SubscriptionRouter(logger: logger)
         await manager.register(router, for: .interactionModel)
         let controller = try MatterController(
@@ -329,7 +332,8 @@ public actor MatterController {
     public nonisolated func subscribe(_ node: NodeID, paths: [AttributePathIB]) -> AsyncStream<SubscriptionEvent> {
         let keeper = SubscriptionKeeper(
             paths: paths, minInterval: configuration.subscriptionMinInterval,
-            maxInterval: configuration.subscriptionMaxInterval, maxResubscribeDelay: configuration.maxResubscribeDelay)
+            maxInterval: configuration.subscriptionMaxInterval, maxResubscribeDelay: configuration.maxResubscribeDelay,
+            clock: configuration.clock)
         return keeper.events(
             router: router, client: { try await self.client(for: node) },
             failed: { error in

@@ -27,7 +27,8 @@ extension RelayDeviceClient {
             defer { group.cancelAll() }
             // One connection attempt: a relay that is down or refuses the token fails this
             // call at once (the caller retries on its own schedule), not after `timeout`.
-            let deadline = ContinuousClock.now + timeout
+            let clock = configuration.settings.clock
+            let deadline = clock.now + timeout
             while true {
                 switch controller.state {
                 case .connected:
@@ -35,8 +36,8 @@ extension RelayDeviceClient {
                 case .disconnected(let reason):
                     throw reason ?? RelayError.notConnected
                 case .offline, .connecting:
-                    guard ContinuousClock.now < deadline else { throw RelayError.timeout("connecting to the relay to register") }
-                    try await Task.sleep(for: .milliseconds(20))
+                    guard clock.now < deadline else { throw RelayError.timeout("connecting to the relay to register") }
+                    try await clock.sleep(until: min(clock.now + .milliseconds(20), deadline))
                 }
             }
         }

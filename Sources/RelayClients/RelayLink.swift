@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWSClient
 import Logging
+import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
@@ -20,6 +21,8 @@ public struct RelayClientSettings: Sendable {
     public var maximumBackoff: Duration = .seconds(15)
     /// A connection that lasted this long resets the backoff.
     public var stableConnection: Duration = .seconds(10)
+    /// The time source of the hello timeout and the reconnection backoff.
+    public var clock: any MatterClock = SystemClock()
 
     public init() {}
 
@@ -108,7 +111,7 @@ struct RelayConnector: Sendable {
                         return true
                     }
                     group.addTask {
-                        try await Task.sleep(for: settings.helloTimeout)
+                        try await settings.clock.sleep(until: settings.clock.now + settings.helloTimeout)
                         if current.withLockedValue({ $0 }) == nil { throw RelayError.timeout("relay hello") }
                         return false
                     }
@@ -212,7 +215,8 @@ extension RelayConnector {
                 do { _ = try await online.wait() } catch { return }
             }
             state(.connecting)
-            let started = ContinuousClock.now
+            let clock = settings.clock
+            let started = clock.now
             var failure: RelayError? = nil
             do {
                 try await run(onOpen: onOpen, onFrame: onFrame, onClose: onClose)
@@ -230,10 +234,10 @@ extension RelayConnector {
                 continue
             }
             state(.disconnected(failure))
-            attempt = ContinuousClock.now - started >= settings.stableConnection ? 0 : attempt + 1
+            attempt = clock.now - started >= settings.stableConnection ? 0 : attempt + 1
             logger.debug("relay connection ended; retrying", metadata: ["error": "\(failure.map { "\($0)" } ?? "none")"])
             do {
-                try await Task.sleep(for: settings.backoff(attempt: attempt))
+                try await clock.sleep(until: clock.now + settings.backoff(attempt: attempt))
             } catch {
                 return
             }

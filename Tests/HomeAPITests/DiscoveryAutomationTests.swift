@@ -241,7 +241,7 @@ struct DiscoveryAutomationTests {
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
         let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30)  // 06:59:30: not yet
-        try await Task.sleep(for: .milliseconds(300))
+        await runner.fireScheduledStarters()
         #expect(await blind.value(Fixture.targetLiftPath) == before)
         #expect(try await structure.automationHistory().isEmpty)
 
@@ -253,7 +253,7 @@ struct DiscoveryAutomationTests {
         #expect(run.time == utc("2026-03-02T07:00:00Z"))
         #expect(run.starter.contains("07:00:00") && run.actions == ["Blinds: DownOrClose()"])
         clock.advance(by: 3600)
-        try await Task.sleep(for: .milliseconds(200))
+        await runner.fireScheduledStarters()
         #expect(try await structure.automationHistory().count == 1, "the next day's 07:00 has not come")
         await runner.stop()
 

@@ -81,7 +81,7 @@ struct GuideCodeTests {
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
         let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30)  // 06:59:30
-        try await Task.sleep(for: .milliseconds(300))
+        await runner.fireScheduledStarters()
         #expect(await blind.value(Fixture.targetLiftPath) == before, "the blinds moved before 07:00")
         clock.advance(by: 60)  // 07:00:30
         #expect(await eventually(within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
@@ -305,7 +305,8 @@ struct GuideCodeFakeLANTests {
                     "--structure", "Home", "--paa-trust-store", trust,
                 ], timeout: 120)
             guard let report = try? JSONDecoder().decode(Report.self, from: Data(run.output.utf8)) else {
-                Issue.record("guide-code-run (\(run.status)): \(run.output.suffix(2000)) \(run.errors.suffix(3000))")
+                Issue.record(
+                    "guide-code-run (\(run.status)): \(run.output.suffix(2000)) \(run.errors.prefix(3000)) \(run.errors.suffix(3000))")
                 return
             }
             #expect(report.failure == nil, "\(report.failure ?? "")")

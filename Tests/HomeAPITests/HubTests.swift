@@ -36,6 +36,7 @@ struct HubTests {
         var credentialsFile: URL
         var issue: HubCredentialsIssue
         var serial: String
+        var server: NodeServer
 
         func tearDown() async {
             deviceTask.cancel()
@@ -71,7 +72,7 @@ struct HubTests {
         let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: token, access: access, to: file)
         return Setup(
             node: node, deviceTask: deviceTask, home: home, directory: directory, credentialsFile: file, issue: issue,
-            serial: serial)
+            serial: serial, server: server)
     }
 
     /// The hub, in process: its Matter side and its WebSocket server on a free port.
@@ -239,8 +240,11 @@ struct HubTests {
         #expect(try await setup.node.read(Self.onOff).get().value == .bool(true))
         #expect(await reports.waitFor(within: .seconds(10)) { Self.onOffValue($0) == .bool(true) } != nil)
 
-        // The hub's own presence subscription survived the controller's keepSubscriptions=false.
-        try await Task.sleep(for: .seconds(3))
+        // The hub's own presence subscription survived the controller's keepSubscriptions=false:
+        // the device still holds both of the hub's subscriptions, its own and the one it forwards.
+        let hubNode = setup.issue.credentials.nodeID
+        let hubSubscriptions = await setup.server.interactionServer.activeSubscriptions().filter { $0.subject.subject == hubNode }
+        #expect(hubSubscriptions.count == 2)
         #expect(client.presence["HUB-LIGHT-1"] == true)
         #expect(subscription.isActive)
 
@@ -438,7 +442,7 @@ struct HubTests {
         let issue = try await home.issueHubCredentials(homeID: "home-1", homeToken: Self.token, to: file)
         let setup = Setup(
             node: firstNode, deviceTask: firstRun, home: home, directory: directory, credentialsFile: file, issue: issue,
-            serial: "HUB-LIGHT-7")
+            serial: "HUB-LIGHT-7", server: firstServer)
         defer { Task { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
         defer { Task { await hub.stop() } }

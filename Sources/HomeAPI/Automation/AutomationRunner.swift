@@ -78,7 +78,7 @@ public actor AutomationRunner {
         for (loc, attributes) in traitStates(engine.snapshot) { seen[loc] = attributes }
         let (stream, continuation) = AsyncStream.makeStream(of: HomeSnapshot.self, bufferingPolicy: .bufferingNewest(256))
         cancellable = engine.snapshots().sink { continuation.yield($0) }
-        let interval = pollInterval
+        let interval = pollInterval, ticks = engine.configuration.clock
         tasks.append(
             Task { [weak self] in
                 for await snapshot in stream {
@@ -89,9 +89,9 @@ public actor AutomationRunner {
         tasks.append(
             Task { [weak self] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
+                    do { try await ticks.sleep(until: ticks.now + interval) } catch { return }
                     guard let self else { return }
-                    await self.tick()
+                    await self.fireScheduledStarters()
                 }
             })
     }
@@ -113,7 +113,10 @@ public actor AutomationRunner {
     }
 
     /// Scheduled starters: fire every clock time passed since the last tick.
-    private func tick() async {
+    /// Fires, now, the scheduled starters whose clock times passed since the last check
+    /// (the runner checks every `pollInterval` on its own); returns once their runs are done.
+    /// For a manual `AutomationClock`: advance it, then call this.
+    public func fireScheduledStarters() async {
         guard !stopped else { return }
         let now = clock.now
         let from = lastTick

@@ -164,14 +164,16 @@ public struct CandidateQuery: Sendable {
     /// The snapshot itself: the cached one when taken less than the cache lifetime ago.
     public func snapshot() async throws -> CandidateSnapshot {
         let lifetime = engine.configuration.candidateCacheLifetime
-        if !ignoringCache, let cached = engine.services.discovery.fresh(key, lifetime: lifetime) { return cached }
+        if !ignoringCache, let cached = engine.services.discovery.fresh(key, lifetime: lifetime, now: engine.configuration.clock.now) {
+            return cached
+        }
         try await engine.reloadIfNeeded()
         let snapshot = CandidateSnapshot(
             id: UUID(), createdAt: Date(),
             candidates: try buildCandidates(
                 engine.snapshot, key: key,
                 subscribes: engine.configuration.connectDevices))
-        engine.services.discovery.store(snapshot, for: key)
+        engine.services.discovery.store(snapshot, for: key, now: engine.configuration.clock.now)
         return snapshot
     }
 }
@@ -184,17 +186,17 @@ final class DiscoveryCache: Sendable {
         var includeDescendants: Bool
     }
 
-    private let entries = NIOLockedValueBox<[Key: (CandidateSnapshot, ContinuousClock.Instant)]>([:])
+    private let entries = NIOLockedValueBox<[Key: (CandidateSnapshot, Duration)]>([:])
 
-    func fresh(_ key: Key, lifetime: Duration) -> CandidateSnapshot? {
+    func fresh(_ key: Key, lifetime: Duration, now: Duration) -> CandidateSnapshot? {
         entries.withLockedValue { e in
-            guard let (snapshot, at) = e[key], ContinuousClock.now - at < lifetime else { return nil }
+            guard let (snapshot, at) = e[key], now - at < lifetime else { return nil }
             return snapshot
         }
     }
 
-    func store(_ snapshot: CandidateSnapshot, for key: Key) {
-        entries.withLockedValue { $0[key] = (snapshot, .now) }
+    func store(_ snapshot: CandidateSnapshot, for key: Key, now: Duration) {
+        entries.withLockedValue { $0[key] = (snapshot, now) }
     }
 
     func invalidate() { entries.withLockedValue { $0 = [:] } }

@@ -78,7 +78,8 @@ extension MatterController {
     /// jitter, for up to `paseBusyRetryLimit`.
     private func establishPASE(with address: SocketAddress, passcode: UInt32) async throws(SecureChannelError) -> SessionInfo {
         let initiator = PASEInitiator(manager: manager, stepTimeout: configuration.handshakeStepTimeout)
-        let deadline = ContinuousClock.now + configuration.paseBusyRetryLimit
+        let clock = manager.clock
+        let deadline = clock.now + configuration.paseBusyRetryLimit
         var delay = Duration.milliseconds(500)
         var busyAnswers = 0
         while true {
@@ -87,12 +88,12 @@ extension MatterController {
             } catch .busy {
                 busyAnswers += 1
                 let wait = delay * Double.random(in: 1.0..<1.25)
-                guard ContinuousClock.now + wait < deadline else {
+                guard clock.now + wait < deadline else {
                     logger.notice("PASE with \(address): BUSY \(busyAnswers) times; giving up")
                     throw .busy
                 }
                 logger.info("PASE with \(address): BUSY, retrying in \(wait)")
-                do { try await Task.sleep(for: wait) } catch { throw .cancelled }
+                do { try await clock.sleep(until: clock.now + wait) } catch { throw .cancelled }
                 delay = min(delay * 2, .seconds(8))
             }
         }
