@@ -159,19 +159,20 @@ public final class RelayControllerClient: Service, Sendable {
         incoming.withLockedValue { $0 = handler }
     }
 
-    /// The channel to one of the home's devices, for an `InteractionClient`.
-    public func channel(to deviceID: String) -> RelayChannel {
-        RelayChannel(client: self, deviceID: deviceID)
+    /// The channel to one of the home's devices, for an `InteractionClient`. Opening an
+    /// exchange waits for the connection at most `connectionWait` (default `operationTimeout`).
+    public func channel(to deviceID: String, connectionWait: Duration? = nil) -> RelayChannel {
+        RelayChannel(client: self, deviceID: deviceID, connectionWait: connectionWait)
     }
 
-    /// A fresh exchange with the device, once connected (within `operationTimeout`).
-    func openExchange(_ deviceID: String) async throws(RelayError) -> ControllerExchange {
+    /// A fresh exchange with the device, once connected (within `wait`, else `notConnected`).
+    func openExchange(_ deviceID: String, wait: Duration? = nil) async throws(RelayError) -> ControllerExchange {
         guard RelayFrame.isValidIdentifier(deviceID) else { throw .invalidArgument("device ID '\(deviceID)'") }
         if let link = linkSlot.value { return try link.open(deviceID: deviceID) }
         let linkSlot = linkSlot
         let link: ControllerLink
         do {
-            link = try await withRelayTimeout(configuration.operationTimeout, "relay connection") { try await linkSlot.wait() }
+            link = try await withRelayTimeout(wait ?? configuration.operationTimeout, "relay connection") { try await linkSlot.wait() }
         } catch {
             // The whole wait passed without a connection (or was cancelled).
             throw .notConnected
@@ -412,11 +413,13 @@ final class ControllerExchange: InteractionExchange {
 public struct RelayChannel: InteractionChannel {
     public let client: RelayControllerClient
     public let deviceID: String
+    /// How long opening an exchange waits for the connection (nil: `operationTimeout`).
+    public var connectionWait: Duration?
 
     public var peer: InteractionPeer { InteractionPeer(route: client.route, node: deviceID) }
 
     public func openExchange() async throws -> any InteractionExchange {
-        try await client.openExchange(deviceID)
+        try await client.openExchange(deviceID, wait: connectionWait)
     }
 }
 

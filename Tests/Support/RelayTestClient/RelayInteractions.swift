@@ -10,9 +10,10 @@ import RelayClients
 // short.
 
 extension RelayControllerClient {
-    /// The Interaction Model client for one device; `timeout` bounds each answer.
+    /// The Interaction Model client for one device; `timeout` bounds each answer and the
+    /// wait for a connection.
     package func interactions(_ deviceID: String, timeout: Duration? = nil) -> InteractionClient {
-        InteractionClient(channel: channel(to: deviceID), timeout: timeout ?? .seconds(10))
+        InteractionClient(channel: channel(to: deviceID, connectionWait: timeout), timeout: timeout ?? .seconds(10))
     }
 
     package func read(_ deviceID: String, _ request: ReadRequestMessage, timeout: Duration? = nil) async throws -> ReportDataMessage {
