@@ -98,6 +98,7 @@ extension HomeEngine {
                 maxResubscribeDelay: kind == .direct ? configuration.maxResubscribeDelay : .seconds(2), clock: configuration.clock)
             // Reports through a relay or hub take a longer path (two WebSocket hops).
             if kind != .direct { keeper.livenessMargin = .seconds(10) }
+            keeper.publisher = "node 0x\(String(node, radix: 16)) via \(kind)"
             let pause = client(kind).flatMap { c in d.serialNumber.map { Self.pauseUntilPresent(c, $0, clock: keeper.clock) } }
             return Task { [weak self] in
                 guard let self, let route = try? await self.route(kind, d) else { return }

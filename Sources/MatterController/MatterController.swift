@@ -330,10 +330,11 @@ public actor MatterController {
     /// arrives within MaxInterval (plus a margin), or the session fails, it subscribes
     /// again with growing pauses. Ends when the consumer stops iterating.
     public nonisolated func subscribe(_ node: NodeID, paths: [AttributePathIB]) -> AsyncStream<SubscriptionEvent> {
-        let keeper = SubscriptionKeeper(
+        var keeper = SubscriptionKeeper(
             paths: paths, minInterval: configuration.subscriptionMinInterval,
             maxInterval: configuration.subscriptionMaxInterval, maxResubscribeDelay: configuration.maxResubscribeDelay,
             clock: configuration.clock)
+        keeper.publisher = "node 0x\(String(node, radix: 16))"
         return keeper.events(
             router: router, client: { try await self.client(for: node) },
             failed: { error in

@@ -190,6 +190,8 @@ public struct SubscriptionKeeper: Sendable {
     /// publisher's last report).
     public var livenessMargin: Duration = .seconds(3)
     public var clock: any MatterClock
+    /// Names the publisher in the reasons of `.lost` events, e.g. "node 0x12".
+    public var publisher: String = "the publisher"
 
     public init(
         paths: [AttributePathIB], minInterval: UInt16 = 0, maxInterval: UInt16, maxResubscribeDelay: Duration,
@@ -245,7 +247,7 @@ public struct SubscriptionKeeper: Sendable {
                 delay = firstResubscribeDelay
                 try await liveness.waitForSilence(longerThan: .seconds(Int64(maxInterval)) + livenessMargin)
                 router.unregister(id, peer: client.channel.peer)
-                let error = ControllerError.timeout("no report from \(client.channel.peer) within \(maxInterval) s")
+                let error = ControllerError.timeout("no report from \(publisher) within \(maxInterval) s")
                 continuation.yield(.lost(error))
                 await failed(error)
             } catch is CancellationError {
@@ -267,13 +269,16 @@ public struct SubscriptionKeeper: Sendable {
 }
 
 /// Remembers when a subscription last heard from its publisher, and whether its carrier
-/// gave it up.
+/// gave it up. Its timer re-arms itself inside the clock action, so a manual clock's
+/// `advance` past the silence deadline has woken the waiter when it returns.
 final class LivenessSignal: Sendable {
     private struct State {
         var last: Duration
+        var limit: Duration = .zero
         var lostReason: String?
         var waiter: CheckedContinuation<Void, Never>?
         var woken = false
+        var timer: ClockTimer?
     }
 
     private let clock: any MatterClock
@@ -296,43 +301,57 @@ final class LivenessSignal: Sendable {
         wake()
     }
 
-    private func wake() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            guard let w = s.waiter else {
-                s.woken = true
-                return nil
+    /// Returns once nothing was heard for `limit`; throws `.unreachable` when the carrier
+    /// gave the subscription up, and `CancellationError` when cancelled.
+    func waitForSilence(longerThan limit: Duration) async throws {
+        state.withLock { $0.limit = limit }
+        check()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.woken { return true }
+                    s.waiter = c
+                    return false
+                }
+                if resumeNow { c.resume() }
             }
-            s.waiter = nil
-            return w
+        } onCancel: {
+            wake()
         }
-        waiter?.resume()
+        let (lost, timer) = state.withLock { s in
+            defer {
+                s.woken = false
+                s.timer = nil
+            }
+            return (s.lostReason, s.timer)
+        }
+        timer?.cancel()
+        if let lost { throw ControllerError.unreachable(lost) }
+        try Task.checkCancellation()
     }
 
-    /// Returns once nothing was heard for `limit`; throws `.unreachable` when the carrier
-    /// gave the subscription up, and when cancelled.
-    func waitForSilence(longerThan limit: Duration) async throws {
-        while true {
-            let (due, lost) = state.withLock { ($0.last + limit, $0.lostReason) }
-            if let lost { throw ControllerError.unreachable(lost) }
-            try Task.checkCancellation()
-            if clock.now >= due { return }
-            let timer = clock.schedule(at: due) { [weak self] in self?.wake() }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    let now = state.withLock { s -> Bool in
-                        if s.woken {
-                            s.woken = false
-                            return true
-                        }
-                        s.waiter = c
-                        return false
-                    }
-                    if now { c.resume() }
-                }
-            } onCancel: {
-                wake()
-            }
-            timer.cancel()
+    /// Wakes the waiter when the silence deadline has passed (or the carrier gave up), else
+    /// sets the timer for the deadline as it stands now.
+    private func check() {
+        let (due, lost) = state.withLock { ($0.last + $0.limit, $0.lostReason) }
+        if lost != nil || clock.now >= due {
+            wake()
+            return
         }
+        let timer = clock.schedule(at: due) { [weak self] in self?.check() }
+        let previous = state.withLock { s -> ClockTimer? in
+            defer { s.timer = timer }
+            return s.timer
+        }
+        previous?.cancel()
+    }
+
+    private func wake() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.woken = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
     }
 }

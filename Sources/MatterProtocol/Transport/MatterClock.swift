@@ -108,6 +108,9 @@ public final class ManualClock: MatterClock {
     /// Number of scheduled actions and sleepers still waiting.
     public var pendingCount: Int { state.withLock { $0.pending.count } }
 
+    /// The earliest deadline of a scheduled action or sleeper, if any.
+    public var nextDeadline: Duration? { state.withLock { $0.pending.map(\.deadline).min() } }
+
     /// Number of tasks sleeping on this clock (lets tests wait until a timer is armed).
     public var sleeperCount: Int {
         state.withLock { s in s.pending.count { if case .sleeper = $0.work { true } else { false } } }
