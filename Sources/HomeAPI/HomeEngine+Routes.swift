@@ -342,7 +342,10 @@ extension HomeEngine {
                 })
         }
         guard let client = client(kind), let serial = d.serialNumber else { throw HomeError.unavailable("no \(kind) route") }
-        let channel = client.channel(to: serial), timeout = configuration.responseTimeout
+        // A connection that does not come up within a response time counts as a failed attempt,
+        // so the route shows down (not unknown) while the relay or hub is unreachable.
+        let timeout = configuration.responseTimeout
+        let channel = client.channel(to: serial, connectionWait: timeout)
         return Route(kind: kind, router: relayRouter, client: { InteractionClient(channel: channel, timeout: timeout) })
     }
 

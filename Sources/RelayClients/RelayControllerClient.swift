@@ -166,17 +166,22 @@ public final class RelayControllerClient: Service, Sendable {
     }
 
     /// A fresh exchange with the device, once connected (within `wait`, else `notConnected`).
+    /// While the relay is known unreachable (the last connection attempt failed) it fails at
+    /// once: a route through it is down, not unknown, until a connection comes up.
     func openExchange(_ deviceID: String, wait: Duration? = nil) async throws(RelayError) -> ControllerExchange {
         guard RelayFrame.isValidIdentifier(deviceID) else { throw .invalidArgument("device ID '\(deviceID)'") }
         if let link = linkSlot.value { return try link.open(deviceID: deviceID) }
-        let linkSlot = linkSlot
-        let link: ControllerLink
         do {
-            link = try await withRelayTimeout(wait ?? configuration.operationTimeout, "relay connection") { try await linkSlot.wait() }
+            try await stateWatchers.wait(
+                for: { state in
+                    if case .disconnected = state { return true }
+                    return state == .connected
+                }, current: { self.state }, timeout: wait ?? configuration.operationTimeout)
         } catch {
             // The whole wait passed without a connection (or was cancelled).
             throw .notConnected
         }
+        guard let link = linkSlot.value else { throw .notConnected }
         return try link.open(deviceID: deviceID)
     }
 
