@@ -1,4 +1,5 @@
 import Logging
+import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import RelayProtocol
@@ -120,7 +121,7 @@ final class RelayHub: Sendable {
     private struct State {
         var devices: [DeviceKey: RelayPeer] = [:]
         var controllers: [UInt32: RelayPeer] = [:]
-        var pending: [PendingKey: ContinuousClock.Instant] = [:]
+        var pending: [PendingKey: Duration] = [:]
         var nextID: UInt32 = 0
     }
 
@@ -130,12 +131,17 @@ final class RelayHub: Sendable {
     // The lock guards the routing table; frames are queued to peers outside it.
     private let state = NIOLockedValueBox(State())
     let metrics: RelayMetrics
+    let clock: any MatterClock
     let store: RelayStore
     let queueCapacity: Int
     let queueBudget: QueueBudget?
     let logger: Logger
 
-    init(store: RelayStore, metrics: RelayMetrics, queueCapacity: Int, queueBudget: QueueBudget? = nil, logger: Logger) {
+    init(
+        store: RelayStore, metrics: RelayMetrics, queueCapacity: Int, queueBudget: QueueBudget? = nil, clock: any MatterClock,
+        logger: Logger
+    ) {
+        self.clock = clock
         self.store = store
         self.metrics = metrics
         self.queueCapacity = queueCapacity
@@ -225,7 +231,7 @@ final class RelayHub: Sendable {
     func routeFromController(_ message: RelayMessage, from controller: RelayPeer) async {
         guard let deviceID = message.deviceID else { return }
         let key = DeviceKey(homeID: controller.homeID, deviceID: deviceID)
-        let now = ContinuousClock.now
+        let now = clock.now
         let device = state.withLockedValue { s -> RelayPeer? in
             guard let device = s.devices[key] else { return nil }
             if message.fromInitiator {
@@ -262,10 +268,10 @@ final class RelayHub: Sendable {
     /// session is a live controller connection of the device's home.
     func routeFromDevice(_ message: RelayMessage, from device: RelayPeer) {
         guard let session = message.session, let deviceID = device.deviceID else { return }
-        let now = ContinuousClock.now
-        let (controller, started) = state.withLockedValue { s -> (RelayPeer?, ContinuousClock.Instant?) in
+        let now = clock.now
+        let (controller, started) = state.withLockedValue { s -> (RelayPeer?, Duration?) in
             guard let controller = s.controllers[session], controller.homeID == device.homeID else { return (nil, nil) }
-            var started: ContinuousClock.Instant? = nil
+            var started: Duration? = nil
             if !message.fromInitiator {
                 started = s.pending.removeValue(
                     forKey: PendingKey(session: session, deviceID: deviceID, exchangeID: message.exchangeID))
@@ -296,7 +302,7 @@ final class RelayHub: Sendable {
     }
 
     /// Forgets requests older than ten seconds; all of them if that is not enough.
-    private static func sweep(_ pending: inout [PendingKey: ContinuousClock.Instant], now: ContinuousClock.Instant) {
+    private static func sweep(_ pending: inout [PendingKey: Duration], now: Duration) {
         pending = pending.filter { now - $0.value < .seconds(10) }
         if pending.count >= pendingLimit { pending.removeAll() }
     }

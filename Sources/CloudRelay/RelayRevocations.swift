@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MatterProtocol
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 
@@ -28,6 +29,7 @@ struct RevocationWatch: Service {
     let store: RelayStore
     let signal: RevocationSignal
     let interval: Duration
+    let clock: any MatterClock
     let logger: Logger
 
     func run() async throws {
@@ -35,7 +37,7 @@ struct RevocationWatch: Service {
         try? await cancelWhenGracefulShutdown {
             var seen = try? await store.revocationCounter()
             while true {
-                try await Task.sleep(for: interval)
+                try await clock.sleep(until: clock.now + interval)
                 guard let now = try? await store.revocationCounter() else { continue }
                 if now != seen {
                     seen = now

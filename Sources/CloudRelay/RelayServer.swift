@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import MatterProtocol
 import NIOCore
 import NIOWebSocket
 import RelayProtocol
@@ -38,6 +39,9 @@ public struct RelayServerConfiguration: Sendable {
     /// beyond either are dropped (the sender is told the receiver is overloaded).
     public var maxQueuedBytesPerConnection: Int = 1 << 20
     public var maxQueuedBytes: Int = 64 << 20
+    /// The time source of the revocation checks and the round-trip figures (the sockets'
+    /// own timeouts above run on NIO's real time).
+    public var clock: any MatterClock = SystemClock()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
@@ -90,7 +94,7 @@ public final class RelayServer: Sendable {
         metrics = RelayMetrics()
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
-            queueBudget: QueueBudget(configuration), logger: logger)
+            queueBudget: QueueBudget(configuration), clock: configuration.clock, logger: logger)
         controllers = hub
         servesDevices = true
     }
@@ -108,7 +112,7 @@ public final class RelayServer: Sendable {
         self.metrics = metrics
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
-            queueBudget: QueueBudget(configuration), logger: logger)
+            queueBudget: QueueBudget(configuration), clock: configuration.clock, logger: logger)
         self.controllers = controllers
         servesDevices = false
     }
@@ -144,7 +148,11 @@ public final class RelayServer: Sendable {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "matter-relay"),
-            services: [RevocationWatch(store: store, signal: revocations, interval: configuration.revocationCheckInterval, logger: logger)],
+            services: [
+                RevocationWatch(
+                    store: store, signal: revocations, interval: configuration.revocationCheckInterval, clock: configuration.clock,
+                    logger: logger)
+            ],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

@@ -88,65 +88,16 @@ extension HomeError {
     }
 }
 
-/// Runs `body`, failing with `deadlineExceeded` after `limit` (never a hang). The answer
-/// comes at the deadline even when `body` is slow to honour cancellation (a Matter
-/// exchange waiting out its own response timeout): `body` is cancelled and left to end.
+/// Runs `body`, failing with `deadlineExceeded` after `limit` on the home's clock (never a
+/// hang; see `withTimeLimit`).
 func withDeadline<T: Sendable>(
     _ limit: Duration, _ what: String, clock: any MatterClock, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let outcome = DeadlineOutcome<T>()
-    let work = Task { outcome.finish(await Result { try await body() }) }
-    let timer = Task {
-        do { try await clock.sleep(until: clock.now + limit) } catch { return }
-        if outcome.finish(.failure(HomeError.deadlineExceeded("\(what): no answer within \(limit)"))) { work.cancel() }
-    }
-    defer { timer.cancel() }
-    let result = await withTaskCancellationHandler {
-        await outcome.value()
-    } onCancel: {
-        work.cancel()
-        outcome.finish(.failure(CancellationError()))
-    }
     do {
-        return try result.get()
+        return try await withTimeLimit(
+            limit, on: clock, orThrow: { HomeError.deadlineExceeded("\(what): no answer within \(limit)") }, body)
     } catch {
         throw HomeError.from(error, what)
-    }
-}
-
-/// The first outcome of a deadline race, handed to one waiter.
-private final class DeadlineOutcome<T: Sendable>: Sendable {
-    private let state = NIOLockedValueBox<(result: Result<T, any Error>?, waiter: CheckedContinuation<Result<T, any Error>, Never>?)>(
-        (nil, nil))
-
-    /// Records the outcome unless one is already there; whether this one won.
-    @discardableResult
-    func finish(_ result: Result<T, any Error>) -> Bool {
-        let (won, waiter) = state.withLockedValue { s -> (Bool, CheckedContinuation<Result<T, any Error>, Never>?) in
-            guard s.result == nil else { return (false, nil) }
-            s.result = result
-            defer { s.waiter = nil }
-            return (true, s.waiter)
-        }
-        waiter?.resume(returning: result)
-        return won
-    }
-
-    func value() async -> Result<T, any Error> {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLockedValue { s -> Result<T, any Error>? in
-                if let r = s.result { return r }
-                s.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-}
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 

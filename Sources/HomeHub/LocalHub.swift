@@ -39,6 +39,8 @@ public final class LocalHub: Service, Sendable {
         public var maxExchangesPerController = 256
         /// Look nodes up with DNS-SD when their address fails (needs Avahi's D-Bus).
         public var useDNSSD = true
+        /// The time source of the hub's controller and its forwarding deadlines.
+        public var clock: any MatterClock = SystemClock()
 
         public init() {}
     }
@@ -119,6 +121,7 @@ public final class LocalHub: Service, Sendable {
             responseTimeout: configuration.responseTimeout, handshakeStepTimeout: configuration.responseTimeout,
             subscriptionMinInterval: 0, subscriptionMaxInterval: configuration.presenceMaxInterval,
             maxResubscribeDelay: configuration.presenceRetryDelay)
+        c.clock = configuration.clock
         // Many devices and many controllers' exchanges meet in this one exchange manager.
         c.exchange = ExchangeManager.Configuration(
             maxSecureSessions: 512, maxExchanges: 2048, exchangeInboxLimit: 64,
@@ -421,7 +424,10 @@ public final class LocalHub: Service, Sendable {
                 if chunk.suppressResponse && !chunk.moreChunkedMessages { return true }
                 let answer: IMEnvelope
                 do {
-                    answer = try await withRelayTimeout(configuration.responseTimeout, "controller's answer to a report") {
+                    answer = try await withTimeLimit(
+                        configuration.responseTimeout, on: configuration.clock,
+                        orThrow: { RelayError.timeout("controller's answer to a report") }
+                    ) {
                         try await mailbox.next()
                     }
                 } catch RelayError.connectionLost {

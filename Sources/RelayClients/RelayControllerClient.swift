@@ -32,7 +32,7 @@ public final class RelayControllerClient: Service, Sendable {
     private let logger: Logger
     private let linkSlot = AwaitableSlot<ControllerLink>()
     private let stateBox = NIOLockedValueBox<RelayConnectionState>(.offline)
-    private let stateWatchers = StateBroadcaster()
+    private let stateWatchers: StateBroadcaster
     private let presenceBox = NIOLockedValueBox<[String: Bool]>([:])
     private let presenceWatchers = NIOLockedValueBox<[UInt64: AsyncStream<RelayPresence>.Continuation]>([:])
     private let nextWatcherID = NIOLockedValueBox<UInt64>(0)
@@ -52,6 +52,7 @@ public final class RelayControllerClient: Service, Sendable {
         self.homeToken = homeToken
         self.configuration = configuration
         self.logger = logger
+        stateWatchers = StateBroadcaster(clock: configuration.settings.clock)
         route =
             "relay#"
             + String(
@@ -117,7 +118,8 @@ public final class RelayControllerClient: Service, Sendable {
         let incoming = incoming, jobSink = jobSink
         linkSlot.set(
             ControllerLink(
-                link: link, route: route, logger: logger, incoming: { incoming.withLockedValue { $0 } },
+                link: link, route: route, clock: configuration.settings.clock, logger: logger,
+                incoming: { incoming.withLockedValue { $0 } },
                 spawn: { jobSink.yield($0) }))
         setState(.connected)
     }
@@ -256,6 +258,7 @@ final class ControllerLink: Sendable {
 
     let link: RelayLink
     let route: String
+    let clock: any MatterClock
     let logger: Logger
     private let incoming: @Sendable () -> (any IncomingInteractionHandler)?
     private let spawn: @Sendable (@escaping RelayConnector.Job) -> Void
@@ -263,11 +266,13 @@ final class ControllerLink: Sendable {
     private let state = NIOLockedValueBox(State())
 
     init(
-        link: RelayLink, route: String, logger: Logger, incoming: @escaping @Sendable () -> (any IncomingInteractionHandler)?,
+        link: RelayLink, route: String, clock: any MatterClock, logger: Logger,
+        incoming: @escaping @Sendable () -> (any IncomingInteractionHandler)?,
         spawn: @escaping @Sendable (@escaping RelayConnector.Job) -> Void
     ) {
         self.link = link
         self.route = route
+        self.clock = clock
         self.logger = logger
         self.incoming = incoming
         self.spawn = spawn
@@ -404,7 +409,9 @@ final class ControllerExchange: InteractionExchange {
 
     func receive(within timeout: Duration) async throws -> (opcode: UInt8, payload: [UInt8]) {
         let mailbox = mailbox
-        let envelope = try await withRelayTimeout(timeout, "an answer from \(key.deviceID)") { try await mailbox.next() }
+        let envelope = try await withRelayTimeout(timeout, "an answer from \(key.deviceID)", clock: owner.clock) {
+            try await mailbox.next()
+        }
         return (envelope.opcode, envelope.payload)
     }
 

@@ -70,7 +70,7 @@ public final class RelayDeviceClient: Service, Sendable {
     private let online = AwaitableSlot<Bool>()
     private let currentLink = NIOLockedValueBox<DeviceLink?>(nil)
     private let stateBox = NIOLockedValueBox<RelayConnectionState>(.offline)
-    private let stateWatchers = StateBroadcaster()
+    private let stateWatchers: StateBroadcaster
     private let jobs: AsyncStream<RelayConnector.Job>
     private let jobSink: AsyncStream<RelayConnector.Job>.Continuation
 
@@ -84,6 +84,7 @@ public final class RelayDeviceClient: Service, Sendable {
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
+        stateWatchers = StateBroadcaster(clock: configuration.settings.clock)
         connector = RelayConnector(
             url: Self.endpoint(relayURL, "/v1/device"), token: credential, settings: configuration.settings, logger: logger)
         (jobs, jobSink) = AsyncStream.makeStream()
@@ -108,6 +109,23 @@ public final class RelayDeviceClient: Service, Sendable {
     /// Waits until the connection is down (offline or disconnected).
     public func waitUntilDisconnected(timeout: Duration = .seconds(10)) async throws {
         try await stateWatchers.wait(for: { $0 != .connected && $0 != .connecting }, current: { self.state }, timeout: timeout)
+    }
+
+    /// The connection state now and after each change (repeats possible), until the
+    /// iterating task ends.
+    public func stateUpdates() -> AsyncStream<RelayConnectionState> {
+        let (signals, stop) = stateWatchers.signals()
+        return AsyncStream { continuation in
+            let task = Task {
+                continuation.yield(self.state)
+                for await _ in signals { continuation.yield(self.state) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                stop()
+            }
+        }
     }
 
     private func setState(_ new: RelayConnectionState) {
@@ -144,7 +162,7 @@ public final class RelayDeviceClient: Service, Sendable {
     }
 
     private func opened(_ link: RelayLink) {
-        let deviceLink = DeviceLink(link: link, responseTimeout: configuration.responseTimeout)
+        let deviceLink = DeviceLink(link: link, responseTimeout: configuration.responseTimeout, clock: configuration.settings.clock)
         currentLink.withLockedValue { $0 = deviceLink }
         // Told to go offline while the connection was coming up: drop it now.
         if online.value == nil { link.close() }
@@ -208,14 +226,16 @@ final class DeviceLink: Sendable {
 
     let link: RelayLink
     let responseTimeout: Duration
+    let clock: any MatterClock
     /// Distinguishes this connection's sessions from a later connection's.
     let epoch = UInt64.random(in: 1...UInt64(UInt32.max)) << 32
     // The lock guards the exchange table.
     private let state = NIOLockedValueBox(State())
 
-    init(link: RelayLink, responseTimeout: Duration) {
+    init(link: RelayLink, responseTimeout: Duration, clock: any MatterClock) {
         self.link = link
         self.responseTimeout = responseTimeout
+        self.clock = clock
     }
 
     /// Hands a message to its exchange; returns a new exchange when the
@@ -309,7 +329,9 @@ final class RelayDeviceExchange: IMExchange, Sendable {
 
     func receive() async throws -> (opcode: UInt8, payload: [UInt8]) {
         let mailbox = mailbox
-        let envelope = try await withRelayTimeout(owner.responseTimeout, "controller response") { try await mailbox.next() }
+        let envelope = try await withRelayTimeout(owner.responseTimeout, "controller response", clock: owner.clock) {
+            try await mailbox.next()
+        }
         return (envelope.opcode, envelope.payload)
     }
 
@@ -327,6 +349,10 @@ final class RelayDeviceExchange: IMExchange, Sendable {
 
 /// Wakes tasks waiting for a client's state to satisfy a condition.
 final class StateBroadcaster: Sendable {
+    let clock: any MatterClock
+
+    init(clock: any MatterClock) { self.clock = clock }
+
     private let waiters = NIOLockedValueBox<[UInt64: AsyncStream<Void>.Continuation]>([:])
     private let nextID = NIOLockedValueBox<UInt64>(0)
 
@@ -334,21 +360,30 @@ final class StateBroadcaster: Sendable {
         for continuation in waiters.withLockedValue({ Array($0.values) }) { continuation.yield() }
     }
 
-    func wait<S: Sendable>(
-        for condition: @escaping @Sendable (S) -> Bool, current: @escaping @Sendable () -> S, timeout: Duration
-    ) async throws {
+    /// A signal per change (coalesced while unread) and how to stop it.
+    func signals() -> (AsyncStream<Void>, stop: @Sendable () -> Void) {
         let id = nextID.withLockedValue { n -> UInt64 in
             n += 1
             return n
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         waiters.withLockedValue { $0[id] = continuation }
-        defer {
-            continuation.finish()
-            _ = waiters.withLockedValue { $0.removeValue(forKey: id) }
-        }
+        return (
+            stream,
+            { [waiters] in
+                continuation.finish()
+                _ = waiters.withLockedValue { $0.removeValue(forKey: id) }
+            }
+        )
+    }
+
+    func wait<S: Sendable>(
+        for condition: @escaping @Sendable (S) -> Bool, current: @escaping @Sendable () -> S, timeout: Duration
+    ) async throws {
+        let (stream, stop) = signals()
+        defer { stop() }
         // The state is read after registering, so a change in between is not missed.
-        try await withRelayTimeout(timeout, "waiting for the relay connection state") {
+        try await withRelayTimeout(timeout, "waiting for the relay connection state", clock: clock) {
             if condition(current()) { return }
             for await _ in stream where condition(current()) { return }
             throw CancellationError()

@@ -244,3 +244,12 @@ extension RelayConnector {
         }
     }
 }
+
+/// Runs `operation`, abandoning it with `RelayError.timeout(what)` once `timeout` has passed
+/// on `clock` (a client's `RelayClientSettings.clock`; real time where none is given).
+package func withRelayTimeout<T: Sendable>(
+    _ timeout: Duration, _ what: String, clock: any MatterClock = SystemClock(),
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withTimeLimit(timeout, on: clock, orThrow: { RelayError.timeout(what) }, operation)
+}

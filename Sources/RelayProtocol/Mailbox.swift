@@ -102,23 +102,6 @@ private enum MailboxAction<Element> {
     case wait
 }
 
-/// Runs `operation`, abandoning it with `RelayError.timeout(what)` after `timeout`.
-/// The operation must honour cancellation (the mailboxes and waits here do).
-package func withRelayTimeout<T: Sendable>(
-    _ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw RelayError.timeout(what)
-        }
-        defer { group.cancelAll() }
-        guard let result = try await group.next() else { throw RelayError.timeout(what) }
-        return result
-    }
-}
-
 /// A value that tasks can wait to become present (the current relay link).
 package final class AwaitableSlot<Value: Sendable>: Sendable {
     private struct State {

@@ -62,6 +62,9 @@ final class CloudLink: Sendable {
     private let subject: @Sendable () async -> SubjectDescriptor?
     private let logger: Logger
     private let state = Mutex(State())
+    /// Yields when the connection may be wanted again (cloud-up, power on); read by `run`.
+    private let wantedChanges: AsyncStream<Void>
+    private let wantedSignal: AsyncStream<Void>.Continuation
 
     private struct State {
         /// `cloud-down` pulled the connection.
@@ -92,6 +95,7 @@ final class CloudLink: Sendable {
         self.handler = server.cloudInteractionServer
         self.subject = { await server.cloudSubject() }
         self.logger = logger
+        (wantedChanges, wantedSignal) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: Faults
@@ -115,6 +119,7 @@ final class CloudLink: Sendable {
     }
 
     private func apply(_ online: Bool, to client: RelayDeviceClient?) {
+        if online { wantedSignal.yield() }
         guard let client else { return }
         if online { client.goOnline() } else { client.goOffline() }
     }
@@ -170,7 +175,7 @@ final class CloudLink: Sendable {
                     let message = "cannot register with the cloud relay \(endpoint.relay) (\(error)); retrying in \(wait.secondsText)"
                     if attempt == 0 { logger.warning("\(message)") } else { logger.debug("\(message)") }
                     attempt += 1
-                    do { try await Task.sleep(for: wait) } catch { return }
+                    do { try await settings.clock.sleep(until: settings.clock.now + wait) } catch { return }
                     continue
                 }
             } else {
@@ -198,10 +203,9 @@ final class CloudLink: Sendable {
 
     /// Waits while the link is held down (cloud-down, power off). False when cancelled.
     private func waitUntilWanted() async -> Bool {
-        while !isOnlineWanted {
-            do { try await Task.sleep(for: .milliseconds(100)) } catch { return false }
-        }
-        return !Task.isCancelled
+        if isOnlineWanted { return !Task.isCancelled }
+        for await _ in wantedChanges where isOnlineWanted { return !Task.isCancelled }
+        return false
     }
 
     private func register(homeToken: String) async throws -> String {
@@ -262,8 +266,8 @@ final class CloudLink: Sendable {
     private func watch(_ client: RelayDeviceClient) async -> Bool {
         var last = client.state
         var warnedUnreachable = false
-        while !Task.isCancelled {
-            let now = client.state
+        for await now in client.stateUpdates() {
+            if Task.isCancelled { return false }
             if now != last {
                 switch now {
                 case .connected:
@@ -287,7 +291,6 @@ final class CloudLink: Sendable {
                 }
                 last = now
             }
-            do { try await Task.sleep(for: .milliseconds(100)) } catch { return false }
         }
         return false
     }

@@ -39,6 +39,21 @@ import Testing
         #expect(woke.withLock { $0 } == .seconds(1))
     }
 
+    /// A subscription that re-arms its timer after the test has advanced past the deadline
+    /// must still fire, as a sleep until a past deadline ends at once.
+    @Test func actionsAlreadyDueRunWithoutAnotherAdvance() async throws {
+        let clock = ManualClock()
+        await clock.advance(by: .seconds(5))
+        // Bounded on real time: without the fix the action never runs.
+        let firedAt: Duration = try await withTimeLimit(.seconds(10), on: SystemClock(), orThrow: { CancellationError() }) {
+            await withCheckedContinuation { continuation in
+                _ = clock.schedule(at: .seconds(3)) { continuation.resume(returning: clock.now) }
+            }
+        }
+        #expect(firedAt == .seconds(5))
+        #expect(clock.pendingCount == 0)
+    }
+
     @Test func cancelledSleepersThrow() async {
         let clock = ManualClock()
         let sleeper = Task { try await clock.sleep(until: .seconds(1)) }

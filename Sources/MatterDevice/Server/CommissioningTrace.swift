@@ -18,22 +18,24 @@ import Synchronization
 /// which part of it is the device's (Core spec 5.5 lists the steps).
 final class CommissioningTrace: Sendable {
     private let logger: Logger
+    private let clock: any MatterClock
     /// The first PBKDFParamRequest's time; nil outside a commissioning.
-    private let start = Mutex<ContinuousClock.Instant?>(nil)
+    private let start = Mutex<Duration?>(nil)
 
-    init(logger: Logger) {
+    init(clock: any MatterClock, logger: Logger) {
+        self.clock = clock
         self.logger = logger
     }
 
     /// A new commissioning: a PBKDFParamRequest opens the timeline (again, if one was open).
     func begin(_ phase: String) {
-        start.withLock { $0 = .now }
+        start.withLock { $0 = clock.now }
         log(phase, at: .zero)
     }
 
     /// A phase of the commissioning under way; nothing outside one.
     func mark(_ phase: String) {
-        guard let since = start.withLock({ $0.map { ContinuousClock.now - $0 } }) else { return }
+        guard let since = start.withLock({ $0.map { clock.now - $0 } }) else { return }
         log(phase, at: since)
     }
 
@@ -42,7 +44,7 @@ final class CommissioningTrace: Sendable {
         guard
             let since = start.withLock({ value -> Duration? in
                 defer { value = nil }
-                return value.map { ContinuousClock.now - $0 }
+                return value.map { clock.now - $0 }
             })
         else { return }
         log(phase, at: since)

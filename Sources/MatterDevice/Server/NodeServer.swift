@@ -42,6 +42,8 @@ public final class NodeServer: Sendable {
     private let commissioningEvents: AsyncStream<CommissioningEvent>
     /// run() serves once; the streams above have a single consumer.
     private let hasRun = Mutex(false)
+    /// Opened once the secure channel has handled boot's commissioning window.
+    private let bootWindowHandled = Latch()
 
     /// Binds the UDP port and wires the protocol stack to the node; nothing is served
     /// until `run()`. `publisher`: an Avahi connection shared with other nodes of the
@@ -54,13 +56,14 @@ public final class NodeServer: Sendable {
             UDPTransport.Configuration(port: configuration.port, binding: configuration.binding),
             logger: logger)
         let lan = NodeLANLink(transport)
-        let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, logger: logger)
+        // One clock for the node: its clusters, MRP and the Interaction Model's intervals.
+        let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, clock: node.clock, logger: logger)
         let secureChannel = SecureChannelServer(
             manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
             configuration: configuration.secureChannel, logger: logger)
         let advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
         let port = transport.port
-        let trace = configuration.traceCommissioning ? CommissioningTrace(logger: logger) : nil
+        let trace = configuration.traceCommissioning ? CommissioningTrace(clock: node.clock, logger: logger) : nil
         let interactionServer = InteractionServer(
             provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters, trace: trace) { index in
                 guard let fabric = await node.fabrics.first(where: { $0.index == index }) else { return }
@@ -69,9 +72,10 @@ public final class NodeServer: Sendable {
                 await advertiser.waitUntilPublished(.operational(index), limit: .milliseconds(250))
                 if configuration.advertisement != nil { trace?.mark("operational record of fabric \(index) on the daemon") }
             },
-            configuration: configuration.interactionModel, logger: logger)
+            clock: node.clock, configuration: configuration.interactionModel, logger: logger)
         let cloudInteractionServer = InteractionServer(
-            provider: NodeDataProvider(node: node), configuration: configuration.interactionModel, logger: logger)
+            provider: NodeDataProvider(node: node), clock: node.clock, configuration: configuration.interactionModel,
+            logger: logger)
         self.node = node
         self.configuration = configuration
         self.transport = transport
@@ -155,13 +159,13 @@ public final class NodeServer: Sendable {
         await followGroupcast()
     }
 
-    /// Until the commissioning window boot asked for is open on the secure channel (bounded:
-    /// a second at most; a node already on a fabric does not wait).
+    /// Until the secure channel has handled the commissioning window boot opened (a node
+    /// already on a fabric does not wait; bounded by a second on the node's clock).
     private func waitForBootWindow() async {
         guard await node.fabrics.isEmpty else { return }
-        for _ in 0..<100 {
-            if await secureChannel.isCommissioningWindowOpen || Task.isCancelled { return }
-            try? await Task.sleep(for: .milliseconds(10))
+        let latch = bootWindowHandled
+        _ = try? await withTimeLimit(.seconds(1), on: exchangeManager.clock, orThrow: { CancellationError() }) {
+            await latch.wait()
         }
     }
 
@@ -214,8 +218,9 @@ public final class NodeServer: Sendable {
                 await secureChannel.openCommissioningWindow(try verifierParameters(for: window.kind))
             } catch {
                 logger.error("cannot open the commissioning window: \(error)")
-                return
             }
+            bootWindowHandled.open()
+            guard await secureChannel.isCommissioningWindowOpen else { return }
             await advertiseCommissionable(window)
         case .commissioningWindowClosed:
             await secureChannel.closeCommissioningWindow()
@@ -275,6 +280,35 @@ public final class NodeServer: Sendable {
             if await activity.requestClose(info.handle.serial, notifyPeer: notifyPeer) {
                 await exchangeManager.closeSession(info.handle, notifyPeer: notifyPeer)
             }
+        }
+    }
+}
+
+/// A gate that opens once and stays open; waiters resume when it opens.
+final class Latch: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func open() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.isOpen = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { s -> Bool in
+                if s.isOpen { return true }
+                s.waiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
         }
     }
 }

@@ -215,15 +215,13 @@ extension InteractionServer {
             var urgentEvent = false
             var nextEvent = subscription.firstUnreportedEvent
             var armed: Duration? = nil
+            var timer: ClockTimer? = nil
 
+            // One timer at a time: the earliest deadline the loop waits for.
             func arm(_ deadline: Duration) {
                 armed = deadline
-                group.addTask { [clock] in
-                    do {
-                        try await clock.sleep(until: deadline)
-                        subscription.post(.timer(deadline))
-                    } catch {}
-                }
+                timer?.cancel()
+                timer = clock.schedule(at: deadline) { subscription.post(.timer(deadline)) }
             }
 
             arm(lastReport + subscription.maxInterval)
@@ -261,6 +259,7 @@ extension InteractionServer {
                 let next = dirty.isEmpty && !urgentEvent ? lastReport + subscription.maxInterval : lastReport + subscription.minInterval
                 if armed.map({ next < $0 }) ?? true { arm(next) }
             }
+            timer?.cancel()
             group.cancelAll()
         }
         await registry.remove(subscription.id)

@@ -50,7 +50,7 @@ public actor SecureChannelServer: ProtocolHandler {
     /// Hosts answered BUSY during the attempt in progress. While one waits, the slot's holder
     /// may not restart its attempt: the slot goes to the waiting hosts for a while instead.
     var waitingHosts: Set<String?> = []
-    var reservation: (hosts: Set<String?>, until: ContinuousClock.Instant)?
+    var reservation: (hosts: Set<String?>, until: Duration)?
 
     public init(
         manager: ExchangeManager, fabrics: (any FabricProvider)? = nil,
@@ -112,7 +112,7 @@ public actor SecureChannelServer: ProtocolHandler {
         guard let window else { return .windowClosed }
         let host = peer.ipAddress
         if let reserved = reservation {
-            if ContinuousClock.now >= reserved.until {
+            if manager.clock.now >= reserved.until {
                 reservation = nil
             } else if activePASE == nil, !reserved.hosts.contains(host) {
                 return .busy
@@ -128,7 +128,7 @@ public actor SecureChannelServer: ProtocolHandler {
             // Restarting while others wait would hold the slot for ever (a request every few
             // seconds keeps every other commissioner at BUSY): the slot goes to those waiting.
             if !waitingHosts.isEmpty {
-                reservation = (waitingHosts, ContinuousClock.now + configuration.slotReservation)
+                reservation = (waitingHosts, manager.clock.now + configuration.slotReservation)
                 waitingHosts = []
                 return .busy
             }
@@ -146,7 +146,7 @@ public actor SecureChannelServer: ProtocolHandler {
         activePASE = nil
         // Those that waited on this attempt get the slot first.
         if !waitingHosts.isEmpty {
-            reservation = (waitingHosts, ContinuousClock.now + configuration.slotReservation)
+            reservation = (waitingHosts, manager.clock.now + configuration.slotReservation)
             waitingHosts = []
         }
     }

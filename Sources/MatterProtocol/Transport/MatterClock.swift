@@ -74,6 +74,8 @@ public final class ManualClock: MatterClock {
         var pending: [Pending] = []
         /// Sleepers cancelled before they got to register.
         var cancelledEarly: Set<UInt64> = []
+        /// Advances under way (their loops run actions scheduled as already due).
+        var advancing = 0
 
         mutating func makeID() -> UInt64 {
             nextID += 1
@@ -116,11 +118,18 @@ public final class ManualClock: MatterClock {
         state.withLock { s in s.pending.count { if case .sleeper = $0.work { true } else { false } } }
     }
 
+    /// An action due at or before `now` runs at once in its own task (as a sleeper's wait
+    /// ends at once) unless an advance is under way, which then runs it in turn.
     public func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
-        let id = state.withLock { s in
+        let id = state.withLock { s -> UInt64? in
+            if deadline <= s.now && s.advancing == 0 { return nil }
             let id = s.makeID()
             s.pending.append(Pending(id: id, deadline: deadline, work: .action(action)))
             return id
+        }
+        guard let id else {
+            let task = Task { await action() }
+            return ClockTimer { task.cancel() }
         }
         return ClockTimer { [weak self] in
             self?.state.withLock { s in s.pending.removeAll { $0.id == id } }
@@ -162,6 +171,7 @@ public final class ManualClock: MatterClock {
 
     /// Moves time forward to `target` (never backwards), running everything due on the way.
     public func advance(to target: Duration) async {
+        state.withLock { $0.advancing += 1 }
         while let item = state.withLock({ s -> Pending? in
             guard let item = s.popEarliest(notAfter: target) else { return nil }
             s.now = max(s.now, item.deadline)
@@ -177,6 +187,21 @@ public final class ManualClock: MatterClock {
                 await Task.yield()
             }
         }
-        state.withLock { s in s.now = max(s.now, target) }
+        // What was scheduled as already due after the loop last looked runs now, as it
+        // would have outside an advance.
+        let stragglers = state.withLock { s -> [Pending] in
+            s.now = max(s.now, target)
+            s.advancing -= 1
+            guard s.advancing == 0 else { return [] }
+            let due = s.pending.filter { $0.deadline <= s.now }
+            s.pending.removeAll { $0.deadline <= s.now }
+            return due
+        }
+        for item in stragglers {
+            switch item.work {
+            case .action(let action): Task { await action() }
+            case .sleeper(let continuation): continuation.resume()
+            }
+        }
     }
 }

@@ -59,27 +59,77 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
 /// Records every value a publisher emits (and its completion).
 final class Recorder<Output: Sendable>: @unchecked Sendable {
     // @unchecked: `state` is a lock-protected box; `cancellable` is set once in init and only cancelled.
-    private let state = NIOLockedValueBox<(values: [Output], completion: String?)>(([], nil))
+    private struct State {
+        var values: [Output] = []
+        var completion: String?
+        /// Counts values and the completion recorded.
+        var version: UInt64 = 0
+        /// Waiters for the next value or completion.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+    private let state = NIOLockedValueBox(State())
     private var cancellable: AnyCancellable?
 
     init<P: Publisher>(_ publisher: P) where P.Output == Output {
         let state = self.state
         cancellable = publisher.sink(
-            receiveCompletion: { completion in state.withLockedValue { $0.completion = "\(completion)" } },
-            receiveValue: { value in state.withLockedValue { $0.values.append(value) } })
+            receiveCompletion: { completion in Self.record(in: state) { $0.completion = "\(completion)" } },
+            receiveValue: { value in Self.record(in: state) { $0.values.append(value) } })
+    }
+
+    private static func record(in state: NIOLockedValueBox<State>, _ change: (inout State) -> Void) {
+        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+            change(&s)
+            s.version += 1
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     var values: [Output] { state.withLockedValue { $0.values } }
     var completion: String? { state.withLockedValue { $0.completion } }
 
-    /// Waits until `predicate` holds for the recorded values, up to `limit`; returns whether it did.
+    /// Waits until `predicate` holds for the recorded values, checking at each new value; gives
+    /// up after `limit` of real time (a bound on a broken run, not a pace); returns whether it held.
     func wait(within limit: Duration = .seconds(5), until predicate: ([Output]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if predicate(values) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
+        let deadline = SystemClock().now + limit
+        while true {
+            let (ready, version) = state.withLockedValue { ($0.values, $0.version) }
+            if predicate(ready) { return true }
+            let clock = SystemClock()
+            let remaining = deadline - clock.now
+            guard remaining > .zero else { return false }
+            let state = state
+            let woke =
+                (try? await withTimeLimit(remaining, on: clock, orThrow: { CancellationError() }) {
+                    await Self.nextChange(in: state, after: version)
+                    return true
+                }) ?? false
+            if !woke { return predicate(values) }
         }
-        return predicate(values)
+    }
+
+    /// Returns once something is recorded after `version`, or when cancelled.
+    private static func nextChange(in state: NIOLockedValueBox<State>, after version: UInt64) async {
+        let id = state.withLockedValue { s -> UInt64 in
+            s.nextWaiter += 1
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLockedValue { s -> Bool in
+                    if s.version > version || Task.isCancelled { return true }
+                    s.waiters[id] = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLockedValue { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
     }
 
     func cancel() { cancellable?.cancel() }

@@ -32,6 +32,7 @@ final class IMMailbox<Item: Sendable>: @unchecked Sendable {
     private var items: [Item] = []
     private var waiters: [Int: CheckedContinuation<Item?, Never>] = [:]
     private var nextWaiter = 0
+    private var watchers: [CheckedContinuation<Void, Never>] = []
 
     func put(_ item: Item) {
         let waiter: CheckedContinuation<Item?, Never>? = lock.withLock {
@@ -50,15 +51,19 @@ final class IMMailbox<Item: Sendable>: @unchecked Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Item?, Never>) in
-                lock.withLock {
+                let watching = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
                     if !items.isEmpty {
                         continuation.resume(returning: items.removeFirst())
                     } else if Task.isCancelled {
                         continuation.resume(returning: nil)
                     } else {
                         waiters[id] = continuation
+                        defer { watchers = [] }
+                        return watchers
                     }
+                    return []
                 }
+                for watcher in watching { watcher.resume() }
             }
         } onCancel: {
             let waiter = lock.withLock { waiters.removeValue(forKey: id) }
@@ -67,6 +72,18 @@ final class IMMailbox<Item: Sendable>: @unchecked Sendable {
     }
 
     var count: Int { lock.withLock { items.count } }
+
+    /// Returns once a task waits in `take()` (at once if one already does).
+    func untilTaking() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = lock.withLock {
+                if !waiters.isEmpty { return true }
+                watchers.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
 }
 
 /// One side of a test exchange: the server sends into `sent`, the test
@@ -126,9 +143,13 @@ final class IMFakeExchange: IMExchange {
         inbound.put(.failure(CancellationError()))
     }
 
-    /// Whether the server sent something not yet taken, after giving a racing sender a moment.
-    func hasPendingSent() async -> Bool {
-        try? await Task.sleep(for: .milliseconds(50))
+    /// Whether the server sent something not yet taken (call once the server is done).
+    var hasPendingSent: Bool { sent.count > 0 }
+
+    /// Whether the server sent something not yet taken before it went on to wait for the
+    /// peer's answer: what it sends before waiting has been sent by then.
+    func hasPendingSentBeforeWaiting() async -> Bool {
+        await inbound.untilTaking()
         return sent.count > 0
     }
 }
@@ -151,11 +172,8 @@ final class IMFakeSession: Sendable {
         }
     }
 
-    /// Whether the server opened an exchange not yet taken, after a moment.
-    func hasPendingOpened() async -> Bool {
-        try? await Task.sleep(for: .milliseconds(50))
-        return opened.count > 0
-    }
+    /// Whether the server opened an exchange not yet taken.
+    var hasPendingOpened: Bool { opened.count > 0 }
 
     /// An exchange the peer opened towards the server.
     func peerExchange(subject: SubjectDescriptor) -> IMFakeExchange {
