@@ -43,6 +43,7 @@ public final class DNSSDDiscovery: OperationalResolver {
                 }
             }
         }
+        // real time: external: browsing listens to the Avahi daemon for the given time.
         try? await Task.sleep(for: duration)
         collector.cancel()
         return await found.all()

@@ -50,6 +50,7 @@ public final class DNSSDBrowser: Sendable {
                 return nil
             }
             group.addTask {
+                // real time: external: the Avahi daemon's answer.
                 try await Task.sleep(for: timeout)
                 throw DNSSDError.timedOut
             }

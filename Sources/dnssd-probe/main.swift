@@ -71,6 +71,7 @@ struct Options {
     }
 }
 
+// real time: benchmark: how long the probe took.
 let started = ContinuousClock.now
 let output = NSLock()
 
@@ -210,6 +211,7 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
     emit("ready", ["count": registrations.count])
 
     if let duration = try options.integer("--duration", as: Int.self) {
+        // real time: user: --duration.
         try await Task.sleep(for: .seconds(duration))
         return 0
     }
@@ -293,6 +295,7 @@ func runBrowse(options: Options, logger: Logger) async throws -> Int32 {
             return 1
         }
         group.addTask {
+            // real time: external: the Avahi daemon's answer.
             try await Task.sleep(for: .seconds(timeout))
             if untilCount != nil {
                 emit("timeout", [:])

@@ -32,6 +32,7 @@ func option(_ name: String) -> String? {
 
 /// Polls `read` until it returns `want` or `limit` passes; returns the last value read.
 func waitFor<T: Equatable>(_ want: T, within limit: Duration, _ read: () async -> T?) async -> T? {
+    // real time: external: the home's devices are matter-sim processes of their own.
     let deadline = ContinuousClock.now + limit
     var last = await read()
     while last != want, ContinuousClock.now < deadline {
@@ -97,17 +98,22 @@ func run(_ home: Home, structureName: String) async throws -> Report {
             .targetPositionLiftPercent100ths
     }
     clock.advance(by: 30)
-    try await Task.sleep(for: .milliseconds(500))
+    await runner.fireScheduledStarters()
     report.blindsTargetBefore0700 = await target()
     clock.advance(by: 60)
+    await runner.fireScheduledStarters()
     report.blindsTargetAfter0700 = await waitFor(10000, within: .seconds(10), target)
 
     func level() async -> UInt8? {
         await (try? home.device(id: dimmer.id))?.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel
     }
     let light = await dimmer.types.get(DimmableLightDeviceType.self)?.matterTraits.onOffTrait
+    func isOn() async -> Bool? {
+        await (try? home.device(id: dimmer.id))?.types.get(DimmableLightDeviceType.self)?.matterTraits.onOffTrait?.onOff
+    }
     try await light?.off()
-    try await Task.sleep(for: .milliseconds(500))
+    // The runner starts on the light turning on: it must have seen it off first.
+    _ = await waitFor(false, within: .seconds(10), isOn)
     try await light?.on()
     report.levelAfterTurningOn = await waitFor(55, within: .seconds(10), level)
     await runner.stop()

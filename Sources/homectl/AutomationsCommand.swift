@@ -137,6 +137,7 @@ struct AutomationsCommand: AsyncParsableCommand {
                 let runner = await home.startAutomations(clock: clock)
                 print("running \(try await home.listAutomations().filter(\.isActive).count) active automation(s) at \(speed)x")
                 if let duration {
+                    // real time: user: --for DURATION, or until interrupted.
                     try await Task.sleep(for: duration.duration)
                 } else {
                     while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }

@@ -28,6 +28,7 @@ struct Bench: AsyncParsableCommand {
             samples.reserveCapacity(count)
             do {
                 try await onOff.off()
+                // real time: benchmark: command latencies.
                 let clock = ContinuousClock()
                 for i in 0..<count {
                     let start = clock.now

@@ -95,6 +95,7 @@ struct CommissionHome {
         }
 
         let addresses = try await addresses(for: work.map(\.0))
+        // real time: benchmark: the summary's elapsed time.
         let clock = ContinuousClock()
         let started = clock.now
         var failures = 0

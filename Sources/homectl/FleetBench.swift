@@ -78,6 +78,7 @@ struct FleetBench: AsyncParsableCommand {
 
         // 1. Commission every node, `concurrency` at a time.
         let host = self.host
+        // real time: benchmark: fleet figures; the fleet's nodes are processes of their own.
         let clock = ContinuousClock()
         let started = clock.now
         var latencies: [Double] = []
@@ -146,6 +147,7 @@ struct FleetBench: AsyncParsableCommand {
         }
         let subscribeDeadline = clock.now + .seconds(60)
         while established.value < subscribers.count, clock.now < subscribeDeadline {
+            // real time: external: the fleet's nodes are processes of their own.
             try? await Task.sleep(for: .milliseconds(50))
         }
         let reportsBefore = reports.value
@@ -171,6 +173,7 @@ struct FleetBench: AsyncParsableCommand {
         }
         // OnOff changes a Toggle causes may follow a transition (a dimmable light's
         // onOffTransitionTime); give their reports a moment before counting.
+        // real time: external: the fleet's nodes are processes of their own.
         try? await Task.sleep(for: .seconds(2))
         for task in subscriptionTasks { task.cancel() }
         await controller.shutdown()

@@ -78,6 +78,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func bench(relayURL: String, adminToken: String, logger: Logger) async throws {
         let http = relayURL.replacingOccurrences(of: "ws://", with: "http://")
+        // real time: benchmark: relay round trips.
         let clock = ContinuousClock()
 
         // 1. A home of our own and its devices.

@@ -59,6 +59,7 @@ struct DeviceProcessLauncher {
             }
         }
         // Ready once each has printed its summary; any that exits first fails the home.
+        // real time: external: the device's child process.
         let deadline = ContinuousClock.now + Self.startTimeout
         var ready = 0
         for (node, child) in zip(plan, children) {
@@ -183,6 +184,7 @@ final class DeviceProcess: Sendable {
     /// after `timeout`; returns once all have been reaped.
     static func stop(_ processes: [DeviceProcess], within timeout: Duration) async {
         for process in processes where process.exitStatus == nil { kill(process.pid, SIGTERM) }
+        // real time: external: the devices' child processes.
         let deadline = ContinuousClock.now + timeout
         while processes.contains(where: { $0.exitStatus == nil }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))

@@ -70,6 +70,7 @@ struct HomeRelay {
         } catch {
             throw StartError(description: "--start-relay: cannot start \(executable): \(error)")
         }
+        // real time: external: the relay's child process.
         let deadline = ContinuousClock.now + startTimeout
         while !process.isReady {
             if let status = process.exitStatus {

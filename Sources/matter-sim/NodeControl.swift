@@ -332,6 +332,7 @@ enum ControlClient {
                 return line.isEmpty ? nil : line
             }
             group.addTask {
+                // real time: external: the control socket's client process.
                 try await Task.sleep(for: timeout)
                 throw ControlSocketError(description: "no answer within \(timeout.secondsText)")
             }

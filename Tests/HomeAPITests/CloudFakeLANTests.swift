@@ -50,6 +50,7 @@ struct CloudFakeLANTests {
                 last = device
                 if accept(device) { return device }
             }
+            // real time: external: homectl and matter-sim processes in the fake LAN.
             try await Task.sleep(for: .milliseconds(500))
         }
         return last
@@ -111,6 +112,7 @@ struct CloudFakeLANTests {
                             "commission", "--code", code, "--address", "\(ip):5540", "--name", name,
                             "--paa-trust-store", trust.path, "--no-dnssd",
                         ], timeout: 90)
+                    // real time: external: homectl and matter-sim processes in the fake LAN.
                     if result?.status != 0 { try await Task.sleep(for: .milliseconds(500)) }
                 }
                 #expect(result?.status == 0, "commission \(name): \(result?.errors ?? "")")
@@ -156,6 +158,7 @@ struct CloudFakeLANTests {
             dimmer = try await Self.settle(lab, routes, "Dimmer") { $0.connectivity == "offline" }
             #expect(dimmer?.connectivity == "offline")
             #expect(dimmer?.locality == "unspecified")
+            // real time: external: how long the homectl process took to fail.
             let started = ContinuousClock.now
             let failed = try await lab.homectl(["off", "Dimmer"] + routes)
             let took = ContinuousClock.now - started

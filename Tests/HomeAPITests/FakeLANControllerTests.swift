@@ -223,6 +223,7 @@ struct FakeLANControllerTests {
             for _ in 0..<30 {
                 lift = try await lab.state(of: "Blind")["lift"] ?? ""
                 if lift == "30.00%" { break }
+                // real time: external: matter-sim processes in the fake LAN.
                 try await Task.sleep(for: .milliseconds(500))
             }
             #expect(lift == "30.00%")
@@ -238,6 +239,7 @@ struct FakeLANControllerTests {
                 let on = try await lab.homectl(["on", "Plug"])
                 reconnected = on.status == 0
                 movedLogged = movedLogged || on.errors.contains("moved from")
+                // real time: external: matter-sim processes in the fake LAN.
                 if !reconnected { try await Task.sleep(for: .milliseconds(500)) }
             }
             #expect(reconnected, "plug log: \(lab.logs[plug.host]?.text.suffix(2000) ?? "")")
@@ -302,6 +304,7 @@ struct FakeLANControllerTests {
                             "--paa-trust-store", trust.path,
                         ], timeout: 90)
                     commissioned = result.status == 0
+                    // real time: external: matter-sim processes in the fake LAN.
                     if !commissioned { try await Task.sleep(for: .milliseconds(500)) }
                 }
                 let log = lab.logs["d4"]?.text ?? ""
@@ -343,6 +346,7 @@ struct FakeLANControllerTests {
                 if output.text.contains("ready"), let data = FileManager.default.contents(atPath: stateFile.path) {
                     code = (try? JSONDecoder().decode(State.self, from: data))?.manual_code.filter(\.isNumber)
                 }
+                // real time: external: matter-sim processes in the fake LAN.
                 if code == nil { try await Task.sleep(for: .milliseconds(250)) }
             }
             let manualCode = try #require(code, "circuitmatter did not start: \(lab.logs["circuitmatter"]?.text ?? "")")

@@ -51,6 +51,7 @@ struct FakeLANGroupTests {
                     for _ in 0..<20 {
                         state = try await lab.state(of: name)["onOff"] ?? ""
                         if state == wanted { break }
+                        // real time: external: matter-sim processes in the fake LAN.
                         try await Task.sleep(for: .milliseconds(250))
                     }
                     #expect(state == wanted, "\(name) after group \(command): \(state)")

@@ -288,6 +288,7 @@ struct GuideCodeFakeLANTests {
                         "--paa-trust-store", trust, "--json",
                     ], timeout: 90)
                 if result.status != 0 {  // the node may not advertise yet
+                    // real time: external: a matter-sim process not advertising yet.
                     try await Task.sleep(for: .seconds(2))
                     result = try await lab.homectl(
                         [

@@ -43,6 +43,7 @@ struct HomeCommissionFakeLANTests {
     static func waitFor(_ marker: String, in collector: LANPipeCollector, seconds: Int) async throws -> Bool {
         for _ in 0..<seconds * 10 {
             if collector.text.contains(marker) { return true }
+            // real time: external: homectl and matter-sim processes in the fake LAN.
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
@@ -107,6 +108,7 @@ struct HomeCommissionFakeLANTests {
                         let got = try await Self.homectl(lab, ["get", name, "--json"])
                         state = (try? JSONDecoder().decode(Summary.self, from: Data(got.output.utf8)))?.state["onOff"] ?? ""
                         if state == wanted { break }
+                        // real time: external: homectl processes in the fake LAN.
                         try await Task.sleep(for: .milliseconds(250))
                     }
                     #expect(state == wanted, "\(name) after group \(command): \(state)")
@@ -191,6 +193,7 @@ struct HomeCommissionFakeLANTests {
             #expect(output.text.contains("3 device processes stopped"))
             #expect(output.text.contains("matter-relay stopped"))
             // A goodbye (TTL 0) leaves a cached record for one more second (RFC 6762 10.1).
+            // real time: external: the Avahi daemon's cache keeps a goodbye a second (RFC 6762 10.1).
             try await Task.sleep(for: .seconds(2))
             let after = try await LANCommand.runOffPool(
                 [

@@ -234,6 +234,7 @@ struct FakeLANTests {
             ])
         defer { node.stop() }
         try await node.waitFor("publishing") { $0.event == "publishing" }
+        // real time: external: the Avahi daemon in the fake LAN gets a second to publish (it must not).
         try await Task.sleep(for: .seconds(1))
         #expect(!node.allLines.contains { $0.event == "published" })
         #expect(node.isRunning)
@@ -325,6 +326,7 @@ struct FakeLANCleanupTests {
             ])
         // Up once the command runs on b: its namespace holds a sleep.
         var namespaces: Set<UInt64> = []
+        // real time: external: processes in the fake LAN's namespaces.
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let pids = try Command.run(["/usr/sbin/ip", "netns", "pids", "\(name)-b"]).output

@@ -79,6 +79,7 @@ import Testing
         let ran = Mutex(false)
         let timer = clock.schedule(at: clock.now + .milliseconds(10)) { ran.withLock { $0 = true } }
         timer.cancel()
+        // real time: clock: tests SystemClock itself.
         try await Task.sleep(for: .milliseconds(100))
         #expect(ran.withLock { $0 } == false)
     }

@@ -28,6 +28,7 @@ struct FaultFakeLANTests {
     static func eventually(_ lan: String, count expected: Int, within seconds: Int = 30) async throws -> Bool {
         for _ in 0..<seconds {
             if try await browse(lan) == expected { return true }
+            // real time: external: the Avahi daemons in the fake LAN.
             try await Task.sleep(for: .seconds(1))
         }
         return false

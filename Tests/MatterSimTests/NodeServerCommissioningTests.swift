@@ -59,14 +59,15 @@ struct NodeServerCommissioningTests {
         #expect(await running.commissionable())
         let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
         #expect(await eventually { await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase } })
-        // Time for a CloseSession to arrive (loopback), then the commissioner's PASE session is still its own.
-        try await Task.sleep(for: .milliseconds(300))
+        // The node evicted its PASE session without telling the commissioner, whose session is still its own.
+        #expect(await running.server.exchangeManager.metrics().closeSessionsSent == 0)
         #expect(await commissioner.manager.sessionInfo(commissioned.paseSession.handle) != nil)
         // A fabric's sessions, closed by RemoveFabric, still end with a CloseSession.
         _ = try await commissioner.call(
             commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
             fields((0, u(commissioned.fabricIndex))))
         #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
+        #expect(await running.server.exchangeManager.metrics().closeSessionsSent == 1)
         await running.stop()
         await commissioner.stop()
     }
@@ -238,9 +239,8 @@ struct NodeServerCommissioningTests {
             AttributePathIB(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000)),
             AttributePathIB(endpoint: 1, cluster: ClusterIDs.levelControl, attribute: AttributeID(0x0000)),
         ]
-        let (subscriptionID, _) = try await commissioner.subscribe(session, paths, minInterval: 3, maxInterval: 30)
-        // Past the floor that started with the priming report: the next report may go at once.
-        try await Task.sleep(for: .milliseconds(3100))
+        // No floor: the next report may go at once, so a change made first could go alone.
+        let (subscriptionID, _) = try await commissioner.subscribe(session, paths, minInterval: 0, maxInterval: 30)
         let moveToLevelWithOnOff = fields((0, u(200)), (1, u(0)), (2, u(0)), (3, u(0)))
         #expect(try await commissioner.status(session, 1, ClusterIDs.levelControl, 0x04, moveToLevelWithOnOff) == .success)
         let report = await collector.next(within: .seconds(2))

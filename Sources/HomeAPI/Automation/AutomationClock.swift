@@ -17,6 +17,7 @@ public struct SystemAutomationClock: AutomationClock {
 public struct AcceleratedAutomationClock: AutomationClock {
     public let start: Date
     public let factor: Double
+    // real time: clock: the real automation clock.
     private let origin = ContinuousClock.now
 
     public init(start: Date = Date(), factor: Double) {

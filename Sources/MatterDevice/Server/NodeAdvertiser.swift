@@ -78,6 +78,7 @@ actor NodeAdvertiser {
         let task = Task {
             await withTaskGroup(of: Void.self, returning: DNSSDRegistration?.self) { group in
                 group.addTask {
+                    // real time: external: the Avahi daemon's answer.
                     try? await Task.sleep(for: Self.slowDaemonWarning)
                     guard !Task.isCancelled else { return }
                     logger.warning(
@@ -106,6 +107,7 @@ actor NodeAdvertiser {
         guard let task = published[key]?.task else { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = await task.value }
+            // real time: external: the Avahi daemon's answer.
             group.addTask { try? await Task.sleep(for: limit) }
             await group.next()
             group.cancelAll()

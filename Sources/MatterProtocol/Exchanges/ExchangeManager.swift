@@ -293,6 +293,7 @@ public actor ExchangeManager {
             payload: StatusReport.closeSession.encoded())
         {
             transmit(bytes, to: address)
+            counters.closeSessionsSent += 1
         }
     }
 

@@ -7,6 +7,12 @@ extension InteractionServer {
     /// other interactions are not defined over groups here (Read and Subscribe never are)
     /// and are dropped.
     public func handleGroup(opcode: UInt8, payload: [UInt8], subject: SubjectDescriptor) async {
+        var acted = 0
+        defer {
+            groupCounts.withLock {
+                $0.messagesHandled += 1; $0.commandsRun += acted
+            }
+        }
         guard subject.authMode == .group else { return }
         guard InteractionOpcode(rawValue: opcode) == .invokeRequest else {
             logger.debug("group message with IM opcode \(opcode) dropped")
@@ -19,7 +25,6 @@ extension InteractionServer {
         let group = UInt16(truncatingIfNeeded: subject.subject)
         let members = await provider.endpoints(inGroup: group, fabricIndex: subject.fabricIndex)
         let context = InteractionContext(subject: subject, isTimed: false, session: nil)
-        var acted = 0
         for command in request.invokeRequests.prefix(configuration.maxPathsPerInvoke) {
             // The path names no endpoint (or one, which must then be a member).
             let endpoints = command.path.endpoint.map { members.contains($0) ? [$0] : [] } ?? members
@@ -37,4 +42,11 @@ extension InteractionServer {
         await provider.persistChanges()
         logger.debug("group 0x\(String(group, radix: 16)) invoke: \(acted) command(s) run")
     }
+}
+
+/// What group messages did on a node: how many the IM layer took in (dropped ones too), and
+/// how many commands they ran on member endpoints.
+public struct GroupInvokeCounts: Sendable, Hashable {
+    public var messagesHandled = 0
+    public var commandsRun = 0
 }

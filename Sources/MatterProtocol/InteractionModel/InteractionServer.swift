@@ -1,6 +1,7 @@
 import Logging
 import MatterModel
 import MatterTLV
+import Synchronization
 
 /// Limits and choices of the Interaction Model server.
 public struct InteractionServerConfiguration: Sendable {
@@ -39,6 +40,9 @@ public final class InteractionServer: Sendable {
     let clock: any MatterClock
     let logger: Logger
     let registry = SubscriptionRegistry()
+    let groupCounts = Mutex(GroupInvokeCounts())
+    /// Group messages handled so far (`handleGroup`).
+    public var groupInvokes: GroupInvokeCounts { groupCounts.withLock { $0 } }
     private let established: AsyncStream<Subscription>
     private let establishedSink: AsyncStream<Subscription>.Continuation
 

@@ -31,6 +31,8 @@ public struct TransportMetrics: Sendable, Hashable {
     public var exchangeTimeouts: UInt64 = 0
     public var sessionsEstablished: UInt64 = 0
     public var sessionsEvicted: UInt64 = 0
+    /// CloseSession status reports sent to peers (spec 4.11.1.4).
+    public var closeSessionsSent: UInt64 = 0
 
     public init() {}
 

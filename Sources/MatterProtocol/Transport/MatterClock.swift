@@ -39,6 +39,7 @@ public struct ClockTimer: Sendable {
 
 /// Real monotonic time, from `ContinuousClock`, counted from when this value was made.
 public struct SystemClock: MatterClock {
+    // real time: clock: SystemClock, the real MatterClock.
     private let origin: ContinuousClock.Instant
 
     public init() { origin = ContinuousClock.now }

@@ -140,6 +140,7 @@ final class ProbeProcess: @unchecked Sendable {
         _ what: String, from start: Int = 0, timeout: Duration = .seconds(20),
         where predicate: (ProbeLine) -> Bool
     ) async throws -> (index: Int, line: ProbeLine) {
+        // real time: external: processes in the fake LAN's namespaces.
         let deadline = ContinuousClock.now + timeout
         var exitedChecks = 0
         while true {
@@ -168,6 +169,7 @@ final class ProbeProcess: @unchecked Sendable {
 
     /// Waits (bounded) for the process to exit by itself.
     func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
+        // real time: external: the process in the fake LAN.
         let deadline = ContinuousClock.now + timeout
         while true {
             if let status = child.exitStatus {

@@ -13,6 +13,7 @@ func imWithin<T: Sendable>(_ seconds: Double = 10, _ operation: @escaping @Senda
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
+            // real time: watchdog: fails a hung engine.
             try await Task.sleep(for: .seconds(seconds))
             throw IMTestTimeout()
         }
