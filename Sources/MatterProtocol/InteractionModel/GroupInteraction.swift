@@ -10,7 +10,8 @@ extension InteractionServer {
         var acted = 0
         defer {
             groupCounts.withLock {
-                $0.messagesHandled += 1; $0.commandsRun += acted
+                $0.messagesHandled += 1
+                $0.commandsRun += acted
             }
         }
         guard subject.authMode == .group else { return }
