@@ -498,6 +498,7 @@ struct HubTests {
         let output = PipeCollector(process.output)
         let errors = PipeCollector(process.errors)
         var port: Int?
+        // real time: external: the hub's CLI process prints its port.
         let deadline = Date().addingTimeInterval(30)
         while port == nil, Date() < deadline, process.isRunning {
             if let line = output.text.split(separator: "\n").first(where: { $0.contains("hub listening on 127.0.0.1:") }),

@@ -101,6 +101,12 @@ public final class InteractionServer: Sendable {
         await registry.summaries()
     }
 
+    /// Returns once exactly `count` subscriptions are active (for tests and tools that
+    /// wait for a subscriber; bound it from outside).
+    public func untilActiveSubscriptions(_ count: Int) async {
+        await registry.untilCount(count)
+    }
+
     /// Ends every subscription of a fabric (e.g. when the fabric is removed).
     public func endSubscriptions(fabricIndex: FabricIndex) async {
         await registry.end { $0.subject.fabricIndex == fabricIndex }

@@ -110,9 +110,17 @@ actor SubscriptionRegistry {
         return nextID
     }
 
-    func add(_ subscription: Subscription) { active[subscription.id] = subscription }
+    private var countWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    func remove(_ id: UInt32) { active[id] = nil }
+    func add(_ subscription: Subscription) {
+        active[subscription.id] = subscription
+        countChanged()
+    }
+
+    func remove(_ id: UInt32) {
+        active[id] = nil
+        countChanged()
+    }
 
     /// Ends and forgets the matching subscriptions.
     func end(where predicate: (Subscription) -> Bool) {
@@ -120,6 +128,20 @@ actor SubscriptionRegistry {
             subscription.end()
             active[id] = nil
         }
+        countChanged()
+    }
+
+    /// Returns once exactly `count` subscriptions are active.
+    func untilCount(_ count: Int) async {
+        guard active.count != count else { return }
+        await withCheckedContinuation { countWaiters.append((count, $0)) }
+    }
+
+    private func countChanged() {
+        let now = active.count
+        let (due, waiting) = (countWaiters.filter { $0.count == now }, countWaiters.filter { $0.count != now })
+        countWaiters = waiting
+        for waiter in due { waiter.continuation.resume() }
     }
 
     func summaries() -> [SubscriptionSummary] {

@@ -567,7 +567,7 @@ struct InteractionServerSubscribeTests {
 
     func waitForSubscriptions(_ server: InteractionServer, count: Int) async throws {
         try await imWithin {
-            while await server.activeSubscriptions().count != count { try await Task.sleep(for: .milliseconds(5)) }
+            await server.untilActiveSubscriptions(count)
         }
     }
 
