@@ -236,14 +236,12 @@ extension InteractionServer {
             var dirty = Set<AttributePath>()
             var urgentEvent = false
             var nextEvent = subscription.firstUnreportedEvent
-            var armed: Duration? = nil
-            var timer: ClockTimer? = nil
-
             // One timer at a time: the earliest deadline the loop waits for.
+            var armed: (deadline: Duration, timer: ClockTimer)? = nil
+
             func arm(_ deadline: Duration) {
-                armed = deadline
-                timer?.cancel()
-                timer = clock.schedule(at: deadline) { subscription.post(.timer(deadline)) }
+                armed?.timer.cancel()
+                armed = (deadline, clock.schedule(at: deadline) { subscription.post(.timer(deadline)) })
             }
 
             arm(lastReport + subscription.maxInterval)
@@ -252,7 +250,7 @@ extension InteractionServer {
                 case .end: break loop
                 case .changed: dirty.formUnion(subscription.takeChanges())
                 case .urgentEvent: urgentEvent = true
-                case .timer(let deadline): if armed == deadline { armed = nil }
+                case .timer(let deadline): if armed?.deadline == deadline { armed = nil }
                 }
                 let now = clock.now
                 let due = !dirty.isEmpty || urgentEvent
@@ -279,9 +277,9 @@ extension InteractionServer {
                     guard await sendSubscriptionReport(subscription, changed: paths, events: events) else { break loop }
                 }
                 let next = dirty.isEmpty && !urgentEvent ? lastReport + subscription.maxInterval : lastReport + subscription.minInterval
-                if armed.map({ next < $0 }) ?? true { arm(next) }
+                if armed.map({ next < $0.deadline }) ?? true { arm(next) }
             }
-            timer?.cancel()
+            armed?.timer.cancel()
             group.cancelAll()
         }
         await registry.remove(subscription.id)

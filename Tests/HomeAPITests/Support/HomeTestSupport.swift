@@ -94,11 +94,12 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
     /// Waits until `predicate` holds for the recorded values, checking at each new value; gives
     /// up after `limit` of real time (a bound on a broken run, not a pace); returns whether it held.
     func wait(within limit: Duration = .seconds(5), until predicate: ([Output]) -> Bool) async -> Bool {
-        let deadline = SystemClock().now + limit
+        // One clock for the whole wait: a SystemClock counts from when it was made.
+        let clock = SystemClock()
+        let deadline = clock.now + limit
         while true {
             let (ready, version) = state.withLockedValue { ($0.values, $0.version) }
             if predicate(ready) { return true }
-            let clock = SystemClock()
             let remaining = deadline - clock.now
             guard remaining > .zero else { return false }
             let state = state
