@@ -164,9 +164,11 @@ let package = Package(
 
         // Test support: child processes with signals unblocked and bounded waits.
         .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
+        // Test support: waits that wake on the changes of the part under test, bounded in real time.
+        .target(name: "TestWaiting", dependencies: ["MatterProtocol"], path: "Tests/Support/TestWaiting"),
         // Test support: simulated devices in the test process on loopback UDP, and their fixtures.
         .target(name: "TestDevices", dependencies: [
-            "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "TestWaiting", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -184,15 +186,15 @@ let package = Package(
         ]),
         .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD", "dnssd-probe", "ChildProcess"]),
         .testTarget(name: "MatterProtocolTests", dependencies: [
-            "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
+            "TestWaiting", "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
         .testTarget(name: "MatterDeviceTests", dependencies: [
-            "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
+            "TestWaiting", "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
-            "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
+            "TestWaiting", "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
             "CloudRelay", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "ChildProcess",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -201,11 +203,11 @@ let package = Package(
         ]),
         // The commissioner and IM client against in-process devices.
         .testTarget(name: "MatterControllerTests", dependencies: [
-            "MatterController", "TestDevices", "MatterModel", "MatterProtocol", "MatterTLV",
+            "MatterController", "TestDevices", "TestWaiting", "MatterModel", "MatterProtocol", "MatterTLV",
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "HomeAPITests", dependencies: [
-            "homectl", "matter-sim", "ChildProcess", "TestDevices",  // the fake-LAN tests run these binaries from the build folder
+            "homectl", "matter-sim", "ChildProcess", "TestDevices", "TestWaiting",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
             "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
@@ -221,7 +223,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/circuitmatter_light.py"]),
         .testTarget(name: "CloudRelayTests", dependencies: [
-            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
+            "TestWaiting", "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
             "MatterTLV",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

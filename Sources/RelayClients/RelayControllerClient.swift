@@ -77,6 +77,12 @@ public final class RelayControllerClient: Service, Sendable {
         try await stateWatchers.wait(for: { $0 == .connected }, current: { self.state }, timeout: timeout)
     }
 
+    /// The connection state now and after each change (repeats possible), until the
+    /// iterating task ends.
+    public func stateUpdates() -> AsyncStream<RelayConnectionState> {
+        stateWatchers.updates { self.state }
+    }
+
     private func setState(_ new: RelayConnectionState) {
         stateBox.withLockedValue { $0 = new }
         stateWatchers.changed()

@@ -114,18 +114,7 @@ public final class RelayDeviceClient: Service, Sendable {
     /// The connection state now and after each change (repeats possible), until the
     /// iterating task ends.
     public func stateUpdates() -> AsyncStream<RelayConnectionState> {
-        let (signals, stop) = stateWatchers.signals()
-        return AsyncStream { continuation in
-            let task = Task {
-                continuation.yield(self.state)
-                for await _ in signals { continuation.yield(self.state) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in
-                task.cancel()
-                stop()
-            }
-        }
+        stateWatchers.updates { self.state }
     }
 
     private func setState(_ new: RelayConnectionState) {
@@ -375,6 +364,22 @@ final class StateBroadcaster: Sendable {
                 _ = waiters.withLockedValue { $0.removeValue(forKey: id) }
             }
         )
+    }
+
+    /// `current()` now and after each change (repeats possible), until the iterating task ends.
+    func updates<S: Sendable>(_ current: @escaping @Sendable () -> S) -> AsyncStream<S> {
+        let (signals, stop) = signals()
+        return AsyncStream { continuation in
+            let task = Task {
+                continuation.yield(current())
+                for await _ in signals { continuation.yield(current()) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                stop()
+            }
+        }
     }
 
     func wait<S: Sendable>(

@@ -10,6 +10,7 @@ import NIOWebSocket
 @testable import RelayProtocol
 import ServiceLifecycle
 import RelayTestClient
+import TestWaiting
 import Testing
 
 /// Credentials, home isolation and hostile input.
@@ -35,8 +36,8 @@ import Testing
             let controller = RelayControllerClient(
                 relayURL: relay.baseURL, homeToken: "mrh_wrong", configuration: controllerConfiguration(), logger: testLogger)
             try await withServices([{ try await device.run() }, { try await controller.run() }]) {
-                #expect(await eventually { device.state == .disconnected(.unauthorized) })
-                #expect(await eventually { controller.state == .disconnected(.unauthorized) })
+                #expect(await until(device.stateUpdates()) { device.state == .disconnected(.unauthorized) })
+                #expect(await until(controller.stateUpdates()) { controller.state == .disconnected(.unauthorized) })
                 await #expect(throws: RelayError.notConnected) {
                     _ = try await controller.invoke("plug", OnOff.command(OnOff.on), timeout: .milliseconds(300))
                 }
@@ -246,18 +247,17 @@ import Testing
                 // The CLI, as another process would: its own store on the same file.
                 let cli = try RelayStore(path: path)
                 try await cli.removeDevice(homeID: home.home.id, deviceID: "porch-light")
-                #expect(await eventually(.seconds(5)) { controller.presence["porch-light"] != true })
-                #expect(await eventually(.seconds(5)) { device.client.state != .connected })
+                #expect(await until(controller.presenceUpdates(), within: .seconds(5)) { controller.presence["porch-light"] != true })
+                #expect(await until(device.client.stateUpdates(), within: .seconds(5)) { device.client.state != .connected })
                 await #expect(throws: (any Error).self) {
                     _ = try await controller.invoke("porch-light", OnOff.command(OnOff.off))
                 }
                 #expect(await device.node.isOn, "the removed device got the command")
 
                 _ = try await cli.rotateHomeToken(homeID: home.home.id)
-                #expect(await eventually(.seconds(5)) { controller.state != .connected })
+                #expect(await until(controller.stateUpdates(), within: .seconds(5)) { controller.state != .connected })
                 // The old token is refused on reconnect: it stays cut off.
-                try await Task.sleep(for: .seconds(1))
-                #expect(controller.state != .connected)
+                #expect(await until(controller.stateUpdates()) { controller.state == .disconnected(.unauthorized) })
             }
         }
     }
@@ -275,7 +275,7 @@ import Testing
             // in which the server's event loops set them up, not on the order they connected.
             let sockets = try (0..<9).map { _ in try RawConnection(port: relay.port) }
             #expect(
-                await eventually(.seconds(8)) {
+                await pollSockets(.seconds(8)) {
                     relay.server.connections.open(from: "127.0.0.1") == 8 && sockets.filter(\.isClosedNow).count == 1
                 }, "\(sockets.filter(\.isClosedNow).count) of 9 connections from one address closed before the head timeout")
 
@@ -285,7 +285,7 @@ import Testing
 
             // Silent sockets are closed after the request-head timeout; their slots come back.
             #expect(
-                await eventually(.seconds(15)) {
+                await pollSockets(.seconds(15)) {
                     sockets.allSatisfy(\.isClosedNow) && relay.server.connections.open(from: "127.0.0.1") == 0
                 })
             let again = try RawConnection(port: relay.port)
@@ -399,7 +399,7 @@ import Testing
                 let device = RelayTestDevice(relayURL: relay.baseURL, credential: issued.credential, configuration: deviceConfiguration())
                 try await withServices(device.services) {
                     try await device.client.waitUntilConnected()
-                    #expect(await eventually { controller.presence["deck-light"] == true })
+                    #expect(await until(controller.presenceUpdates()) { controller.presence["deck-light"] == true })
                     #expect(try await controller.devices() == [RelayDeviceStatus(deviceID: "deck-light", label: "Deck", online: true)])
                 }
                 await #expect(throws: RelayError.self) { _ = try await controller.registerDevice("bad id with spaces") }
@@ -440,15 +440,13 @@ import Testing
                 try await device.client.waitUntilConnected()
                 try await controller.waitUntilConnected()
                 #expect(server.metrics.snapshot.connections[.device] == 1)
-                let clock = ContinuousClock()
-                let started = clock.now
                 await group.triggerGracefulShutdown()
+                // Within 10 s, or the wait throws.
                 _ = try await withRelayTimeout(.seconds(10), "graceful shutdown") { try await stopped.wait() }
-                #expect(clock.now - started < .seconds(10))
                 #expect(server.metrics.snapshot.connections[.device] == 0)
                 #expect(server.metrics.snapshot.connections[.controller] == 0)
                 try await device.client.waitUntilDisconnected()
-                #expect(await eventually { controller.state != .connected })
+                #expect(await until(controller.stateUpdates()) { controller.state != .connected })
                 await #expect(throws: RelayError.self) {
                     _ = try await controller.invoke("light", OnOff.command(OnOff.on), timeout: .milliseconds(300))
                 }

@@ -4,6 +4,7 @@ import MatterDevice
 import MatterModel
 import MatterTLV
 import TestDevices
+import TestWaiting
 import Testing
 
 // Issue #8: Discovery candidates with constraints from the data model, the automation
@@ -102,7 +103,7 @@ struct DiscoveryAutomationTests {
         // The device works within the same bounds: a level above them ends at MaxLevel.
         let trait = try #require(await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
         try await trait.moveToLevel(level: 250, optionsMask: .executeIfOff, optionsOverride: .executeIfOff)
-        #expect(await eventually { await bulb.value(Fixture.currentLevelPath) == .unsigned(200) })
+        #expect(await until(bulb.attributeChanges()) { await bulb.value(Fixture.currentLevelPath) == .unsigned(200) })
     }
 
     @Test func candidatesAreCachedAndTheScheduleNeedsAnAddress() async throws {
@@ -246,7 +247,8 @@ struct DiscoveryAutomationTests {
         #expect(try await structure.automationHistory().isEmpty)
 
         clock.advance(by: 60)  // 07:00:30: the 07:00 starter fires once
-        #expect(await eventually(within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
+        #expect(
+            await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         #expect(await eventually { (try? await structure.automationHistory().count) == 1 })
         let run = try #require(try await rig.home.automationHistory(automationID: created.id).first)
         #expect(run.outcome == .success, "\(run.message)")
@@ -304,7 +306,7 @@ struct DiscoveryAutomationTests {
 
         // Someone turns the light on at the light itself: the Home hears it through its subscription.
         _ = await bulb.press(Fixture.onOff, 0x01)
-        #expect(await eventually(within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
+        #expect(await until(bulb.attributeChanges(), within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
         #expect(await eventually { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .success })
 
         // Off: the starter fires, the condition does not hold, nothing is sent; the run says so.
@@ -315,7 +317,7 @@ struct DiscoveryAutomationTests {
         try await structure.setAutomation(id: created.id, isActive: false)
         let runs = try await rig.home.automationHistory(automationID: created.id).count
         _ = await bulb.press(Fixture.onOff, 0x01)
-        #expect(await eventually { await bulb.value(Fixture.onOffPath) == .bool(true) })
+        #expect(await until(bulb.attributeChanges()) { await bulb.value(Fixture.onOffPath) == .bool(true) })
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await rig.home.automationHistory(automationID: created.id).count == runs)
         await runner.stop()

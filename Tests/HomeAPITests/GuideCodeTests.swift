@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 import OpenCombine
 import OpenCombineDispatch
 import TestDevices
+import TestWaiting
 import Testing
 
 // Issue #12: the guides' own code (GuideCode/, the sources of Examples/GuideCode, byte for
@@ -84,7 +85,10 @@ struct GuideCodeTests {
         await runner.fireScheduledStarters()
         #expect(await blind.value(Fixture.targetLiftPath) == before, "the blinds moved before 07:00")
         clock.advance(by: 60)  // 07:00:30
-        #expect(await eventually(within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
+        #expect(
+            await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
+        // The runner records the run after its action was answered.
+        #expect(await eventually { (try? await rig.home.automationHistory(automationID: id).first) != nil })
         let run = try #require(try await rig.home.automationHistory(automationID: id).first)
         #expect(run.outcome == .success && run.time == utc("2026-03-02T07:00:00Z"), "\(run.message)")
         await runner.stop()
@@ -109,7 +113,7 @@ struct GuideCodeTests {
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
         #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
         _ = await bulb.press(Fixture.onOff, 0x01)  // someone turns it on at the light
-        #expect(await eventually(within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
+        #expect(await until(bulb.attributeChanges(), within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
         #expect(await eventually { (try? await rig.home.automationHistory(automationID: id).first?.outcome) == .success })
         await runner.stop()
     }

@@ -7,6 +7,7 @@ import NIOConcurrencyHelpers
 import OpenCombine
 import OpenCombineDispatch
 import TestDevices
+import TestWaiting
 import Testing
 
 // More of the guides' snippets (Device, Control, Monitor and Structure guides), in the
@@ -99,13 +100,13 @@ struct GuideSnippetMoreTests {
         #expect(await device.types.get(WindowCoveringDeviceType.self) == nil)
 
         // Guide (Device): Subscribe to every device type of a device
-        let seenTypes = NIOLockedValueBox<[Bool]>([])
+        let seenTypes = Watched<[Bool]>([])
         let allTypes = device.types.subscribeAll()
             .sink(
                 receiveCompletion: { _ in },
                 receiveValue: { types in
                     if let light = types[DimmableLightDeviceType.self] {
-                        seenTypes.withLockedValue { $0.append(light.matterTraits.onOffTrait?.attributes.onOff ?? false) }
+                        seenTypes.update { $0.append(light.matterTraits.onOffTrait?.attributes.onOff ?? false) }
                     }
                 })
         defer { allTypes.cancel() }
@@ -117,10 +118,10 @@ struct GuideSnippetMoreTests {
                 optionsMask: Matter.LevelControlTrait.OptionsBitmap(),
                 optionsOverride: Matter.LevelControlTrait.OptionsBitmap())
         }
-        #expect(await eventually { await dimmer.value(Self.level) == .unsigned(200) })
+        #expect(await until(dimmer.attributeChanges()) { await dimmer.value(Self.level) == .unsigned(200) })
         #expect(await dimmer.value(Self.onOff) == .bool(true))
         // subscribeAll delivered the change (the light went on).
-        #expect(await eventually { seenTypes.withLockedValue { $0.contains(true) } })
+        #expect(await seenTypes.until { $0.contains(true) })
 
         // Guide (Device): Collect the devices whose OnOffLightDeviceType has LevelControl
         var levelControlDevices: [HomeDevice] = []
@@ -135,7 +136,7 @@ struct GuideSnippetMoreTests {
         if let levelTrait = await levelDevice.types.get(OnOffLightDeviceType.self)?.traits[Matter.LevelControlTrait.self] {
             try await levelTrait.moveToLevel(level: 55, transitionTime: nil, optionsMask: .executeIfOff, optionsOverride: .executeIfOff)
         }
-        #expect(await eventually { await levelBulb.value(Self.level) == .unsigned(55) })
+        #expect(await until(levelBulb.attributeChanges()) { await levelBulb.value(Self.level) == .unsigned(55) })
 
         // Guide (Device): Read BasicInformation
         if let basicInfo = await device.types.get(DimmableLightDeviceType.self)?.traits[Matter.BasicInformationTrait.self] {
@@ -195,10 +196,12 @@ struct GuideSnippetMoreTests {
             structureID: structure.id, name: "Blind")
 
         // The published array follows structures().batched() on the main queue.
-        #expect(await eventually { await model.current().map(\.name) == ["Cottage"] })
+        let published = Recorder(model.$structures)
+        #expect(await published.wait { $0.last?.map(\.name) == ["Cottage"] })
         let renamedStructure = try await structure.setName("Cabin")
         #expect(renamedStructure.name == "Cabin")
-        #expect(await eventually { await model.current().map(\.name) == ["Cabin"] })
+        #expect(await published.wait { $0.last?.map(\.name) == ["Cabin"] })
+        #expect(await model.current().map(\.name) == ["Cabin"])
 
         // Guide (Structure): Create rooms and move devices
         let livingRoom = try await structure.createRoom(name: "Living Room")
@@ -210,7 +213,7 @@ struct GuideSnippetMoreTests {
 
         // Guide (Structure): Combine rooms with the devices in them
         let structureID = structure.id
-        let byRoom = NIOLockedValueBox<[String: [String]]>([:])
+        let byRoom = Watched<[String: [String]]>([:])
         let roomsAndDevices = home.rooms().batched()
             .combineLatest(home.devices().batched())
             .map { rooms, devices in
@@ -224,14 +227,14 @@ struct GuideSnippetMoreTests {
                 receiveCompletion: { _ in },
                 receiveValue: { devicesByRoom in
                     let names = Dictionary(uniqueKeysWithValues: devicesByRoom.map { ($0.key.name, $0.value.map(\.name).sorted()) })
-                    byRoom.withLockedValue { $0 = names }
+                    byRoom.update { $0 = names }
                 })
         defer { roomsAndDevices.cancel() }
-        #expect(await eventually { byRoom.withLockedValue { $0 } == ["Den": ["Lamp"], "Bedroom": ["Blind"]] })
+        #expect(await byRoom.until { $0 == ["Den": ["Lamp"], "Bedroom": ["Blind"]] })
 
         // Guide (Structure): Delete a room; its devices stay in the structure, unassigned
         try await structure.deleteRoom(bedroom)
-        #expect(await eventually { byRoom.withLockedValue { $0 } == ["Den": ["Lamp"]] })
+        #expect(await byRoom.until { $0 == ["Den": ["Lamp"]] })
         let blindAfter = try await home.device(id: blindDevice.id)
         #expect(blindAfter.roomID == nil)
         #expect(blindAfter.structureID == structure.id)
@@ -240,6 +243,6 @@ struct GuideSnippetMoreTests {
         try await #require(await blindAfter.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait)
             .goToLiftPercentage(2500)
         let target = AttributePath(endpoint: 1, cluster: Fixture.windowCovering, attribute: AttributeID(0x000B))
-        #expect(await eventually { await blind.value(target) == .unsigned(2500) })
+        #expect(await until(blind.attributeChanges()) { await blind.value(target) == .unsigned(2500) })
     }
 }

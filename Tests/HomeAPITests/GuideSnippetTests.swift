@@ -4,6 +4,7 @@ import MatterModel
 import NIOConcurrencyHelpers
 import OpenCombine
 import TestDevices
+import TestWaiting
 import Testing
 
 // The Google Home APIs iOS guides' own snippets (Device, Control, Monitor and Structure
@@ -50,7 +51,7 @@ struct GuideSnippetTests {
             #expect(homeDevices.count == 1)
         }()
 
-        let updates = NIOLockedValueBox(0)
+        let updates = Watched(0)
         try await {
             // Guide: Get the device's types (DeviceTypeController.subscribe(_:))
             let devices = try await app.home.devices().list()
@@ -60,7 +61,7 @@ struct GuideSnippetTests {
                     device.types.subscribe(OnOffLightDeviceType.self)
                         .assertNoFailure()
                         .sink { device in
-                            updates.withLockedValue { $0 += 1 }
+                            updates.update { $0 += 1 }
                             if !receivedUpdate1 {
                                 receivedUpdate1 = true
                                 Task {
@@ -71,10 +72,10 @@ struct GuideSnippetTests {
                         })
             }
         }()
-        #expect(await eventually { await lamp.value(onOffPath) == .bool(true) })
-        #expect(await eventually { updates.withLockedValue { $0 } >= 2 })
+        #expect(await until(lamp.attributeChanges()) { await lamp.value(onOffPath) == .bool(true) })
+        #expect(await updates.until { $0 >= 2 })
 
-        let lampChanges = NIOLockedValueBox(0)
+        let lampChanges = Watched(0)
         // Guide (Monitor): Track changes to a specific device
         app.keep(
             app.home.devices().batched()
@@ -84,12 +85,12 @@ struct GuideSnippetTests {
                 .removeDuplicates()
                 .sink { lampDevice in
                     if lampDevice != nil {
-                        lampChanges.withLockedValue { $0 += 1 }
+                        lampChanges.update { $0 += 1 }
                         print("The bedroom lamp has changed!")
                     }
                 })
 
-        let onOffStates = NIOLockedValueBox<[Bool?]>([])
+        let onOffStates = Watched<[Bool?]>([])
         // Guide (Monitor): Track changes to a specific trait on a device
         app.keep(
             device.types.subscribe(OnOffLightDeviceType.self)
@@ -97,7 +98,7 @@ struct GuideSnippetTests {
                 .removeDuplicates()
                 .sink { onOffState in
                     if let onOffState = Optional(onOffState) {
-                        onOffStates.withLockedValue { $0.append(onOffState.onOff) }
+                        onOffStates.update { $0.append(onOffState.onOff) }
                         print("Got new state update: \(String(describing: onOffState.onOff))")
                     }
                 })
@@ -130,8 +131,8 @@ struct GuideSnippetTests {
             Issue.record("off/on failed: \(error)")
         }
         #expect(await lamp.value(onOffPath) == .bool(true))
-        #expect(await eventually { onOffStates.withLockedValue { $0.contains(false) && $0.last == true } })
-        #expect(await eventually { lampChanges.withLockedValue { $0 } >= 2 })
+        #expect(await onOffStates.until { $0.contains(false) && $0.last == true })
+        #expect(await lampChanges.until { $0 >= 2 })
 
         // Guide (Structure): error handling when moving a device
         let room = try await structure.createRoom(name: "Bedroom")

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import TestDevices
+import TestWaiting
 import Testing
 
 /// homectl as a person runs it: a separate process on the same home file, against a
@@ -110,26 +111,26 @@ struct HomeCtlTests {
         let watchOut = Pipe()
         watch.standardOutput = watchOut
         watch.standardError = FileHandle.nullDevice
-        let printed = NIOLockedValueBox("")
+        let printed = Watched("")
         watchOut.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            printed.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
+            printed.update { $0 += String(decoding: data, as: UTF8.self) }
         }
+        let exited = Watched(false)
+        watch.terminationHandler = { _ in exited.update { $0 = true } }
         try watch.run()
         defer { if watch.isRunning { watch.terminate() } }
         // The current device comes first, then the changes.
-        #expect(await eventually(within: .seconds(10)) { printed.withLockedValue { $0.contains("Reading lamp") } })
+        #expect(await printed.until { $0.contains("Reading lamp") })
         #expect(try Self.homectl(["rename", "Reading lamp", "Night light"], home: home).status == 0)
-        #expect(await eventually(within: .seconds(5)) { printed.withLockedValue { $0.contains("Night light") } })
+        #expect(await printed.until(within: .seconds(5)) { $0.contains("Night light") })
         #expect(try Self.homectl(["off", "Night light"], home: home).status == 0)
         #expect(
-            await eventually(within: .seconds(5)) {
-                printed.withLockedValue { text in
-                    text.split(separator: "\n").contains { $0.contains("Night light") && $0.contains("\"onOff\":\"off\"") }
-                }
-            }, "watch printed: \(printed.withLockedValue { $0 })")
+            await printed.until(within: .seconds(5)) { text in
+                text.split(separator: "\n").contains { $0.contains("Night light") && $0.contains("\"onOff\":\"off\"") }
+            }, "watch printed: \(printed.value)")
         kill(watch.processIdentifier, SIGINT)
-        let stopped = await eventually(within: .seconds(5)) { !watch.isRunning }
+        let stopped = await exited.until(within: .seconds(5)) { $0 }
         #expect(stopped, "watch did not stop on SIGINT")
         watchOut.fileHandleForReading.readabilityHandler = nil
 

@@ -4,6 +4,7 @@ import MatterModel
 import MatterTLV
 import OpenCombine
 import TestDevices
+import TestWaiting
 import Testing
 
 /// HomeAPI against three live simulated devices on loopback: commissioning, every
@@ -105,7 +106,7 @@ struct HomeDeviceTests {
         let covering = try #require(blind.matterTraits.windowCoveringTrait)
         try await covering.goToLiftPercentage(2500)
         let liftPath = AttributePath(endpoint: 1, cluster: Fixture.windowCovering, attribute: AttributeID(0x000E))
-        #expect(await eventually(within: .seconds(8)) { await s.blind.value(liftPath) == .unsigned(2500) })
+        #expect(await until(s.blind.attributeChanges(), within: .seconds(8)) { await s.blind.value(liftPath) == .unsigned(2500) })
         #expect(
             await eventually {
                 await s.blindDevice.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.attributes

@@ -14,6 +14,7 @@ import RelayClients
 import RelayProtocol
 import RelayTestClient
 import TestDevices
+import TestWaiting
 import Testing
 
 /// The local hub with real parts: a device served by MatterDevice's NodeServer on
@@ -216,7 +217,7 @@ struct HubTests {
         try await client.waitUntilConnected()
         #expect(client.homeID == "home-1")
         // Present once the hub's own subscription to the device is up.
-        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-1"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(10)) { client.presence["HUB-LIGHT-1"] == true })
 
         // Read.
         let read = try await client.read("HUB-LIGHT-1", paths: [AttributePathIB(Self.onOff)])
@@ -312,7 +313,7 @@ struct HubTests {
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
-        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-5"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(10)) { client.presence["HUB-LIGHT-5"] == true })
         let on = InvokeRequestMessage(invokeRequests: [
             CommandDataIB(
                 path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
@@ -334,13 +335,13 @@ struct HubTests {
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
-        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-3"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(10)) { client.presence["HUB-LIGHT-3"] == true })
         _ = try await client.read("HUB-LIGHT-3", paths: [AttributePathIB(Self.onOff)])
 
         // Power the device off.
         setup.deviceTask.cancel()
         await setup.deviceTask.value
-        #expect(await eventually(within: .seconds(15)) { client.presence["HUB-LIGHT-3"] == false })
+        #expect(await until(client.presenceUpdates(), within: .seconds(15)) { client.presence["HUB-LIGHT-3"] == false })
         await #expect {
             _ = try await client.read("HUB-LIGHT-3", paths: [AttributePathIB(Self.onOff)])
         } throws: { error in
@@ -391,7 +392,7 @@ struct HubTests {
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
-        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-6"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(10)) { client.presence["HUB-LIGHT-6"] == true })
 
         // Not HTTP at all.
         _ = try Self.rawExchange(port: hub.port, [[0x00, 0xFF, 0x13, 0x37] + Array("\r\n\r\nGET GET GET\r\n\r\n".utf8)])
@@ -449,15 +450,15 @@ struct HubTests {
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
-        #expect(await eventually(within: .seconds(10)) { client.presence["HUB-LIGHT-7"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(10)) { client.presence["HUB-LIGHT-7"] == true })
 
         firstRun.cancel()
         await firstRun.value
-        #expect(await eventually(within: .seconds(15)) { client.presence["HUB-LIGHT-7"] == false })
+        #expect(await until(client.presenceUpdates(), within: .seconds(15)) { client.presence["HUB-LIGHT-7"] == false })
 
         let (node, _, secondRun) = try await boot(port: firstServer.port)
         defer { secondRun.cancel() }
-        #expect(await eventually(within: .seconds(20)) { client.presence["HUB-LIGHT-7"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(20)) { client.presence["HUB-LIGHT-7"] == true })
         let on = InvokeRequestMessage(invokeRequests: [
             CommandDataIB(
                 path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),
@@ -512,7 +513,7 @@ struct HubTests {
         let (client, clientTask) = Self.client("ws://127.0.0.1:\(hubPort)", token: "cli-token")
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
-        #expect(await eventually(within: .seconds(15)) { client.presence["HUB-LIGHT-4"] == true })
+        #expect(await until(client.presenceUpdates(), within: .seconds(15)) { client.presence["HUB-LIGHT-4"] == true })
         let on = InvokeRequestMessage(invokeRequests: [
             CommandDataIB(
                 path: CommandPathIB(ConcreteCommandPath(endpoint: 1, cluster: Fixture.onOff, command: CommandID(1))),

@@ -4,6 +4,7 @@ import MatterModel
 import MatterTLV
 import OpenCombine
 import TestDevices
+import TestWaiting
 import Testing
 
 /// Routing and connectivity with real parts (issue #6): devices on loopback UDP with a
@@ -135,7 +136,7 @@ struct RoutingTests {
         #expect(dimmable.matterTraits.levelControlTrait?.attributes.currentLevel == 100)
         // The cloud-only trait works through the relay; the LAN does not have it.
         try await #require(dimmable.matterTraits.levelControlTrait).moveToLevelWithOnOff(level: 42, transitionTime: 0)
-        #expect(await eventually(within: .seconds(3)) { await s.light.value(Self.levelPath) == .unsigned(42) })
+        #expect(await until(s.light.attributeChanges(), within: .seconds(3)) { await s.light.value(Self.levelPath) == .unsigned(42) })
         // The device's change comes back through the relay subscription.
         #expect(
             await eventually(within: .seconds(3)) {

@@ -3,6 +3,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import Synchronization
+import TestWaiting
 import Testing
 
 /// The subscription keeper on a manual clock, over an in-memory publisher: the same code
@@ -24,7 +25,7 @@ import Testing
         // Priming, then established with the publisher's subscription ID.
         #expect(await events.next() == .reports([AttributeReport(path: Self.onOff, value: .bool(true))]))
         #expect(await events.next() == .established(subscriptionID: 1, maxInterval: 2))
-        #expect(await waitUntil { clock.pendingCount > 0 }, "the liveness timer is armed")
+        #expect(await until(clock.registrations()) { clock.pendingCount > 0 }, "the liveness timer is armed")
 
         // A report two seconds in keeps it alive past the first deadline (3 s).
         await clock.advance(by: .seconds(2))
@@ -50,7 +51,7 @@ import Testing
         #expect(late.statuses == [.invalidSubscription])
 
         // After the first pause (250 ms), a new subscription.
-        #expect(await waitUntil { clock.sleeperCount > 0 }, "the keeper pauses before resubscribing")
+        #expect(await until(clock.registrations()) { clock.sleeperCount > 0 }, "the keeper pauses before resubscribing")
         await clock.advance(by: .milliseconds(250))
         #expect(await events.next() == .reports([AttributeReport(path: Self.onOff, value: .bool(true))]))
         #expect(await events.next() == .established(subscriptionID: 2, maxInterval: 2))
@@ -77,12 +78,6 @@ import Testing
         #expect(stranger.statuses == [.invalidSubscription])
         #expect(received.withLock { $0.count } == 1, "the priming report only")
     }
-}
-
-/// Waits (bounded, a few seconds of wall time) for another task to reach a point.
-private func waitUntil(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<3000 where !condition() { try? await Task.sleep(for: .milliseconds(1)) }
-    return condition()
 }
 
 /// A publisher that answers each SubscribeRequest with one priming report (OnOff true)

@@ -1,5 +1,6 @@
 import MatterProtocol
 import Synchronization
+import TestWaiting
 import Testing
 @testable import MatterDevice
 
@@ -26,13 +27,13 @@ import Testing
     @Test func sleepersWakeAtTheirDeadline() async throws {
         let clock = ManualClock()
         let woke = Mutex<Duration?>(nil)
+        let registrations = clock.registrations()
         let sleeper = Task {
             try await clock.sleep(until: .seconds(1))
             woke.withLock { $0 = clock.now }
         }
-        // Wait (bounded, about two seconds of wall time) until the sleeper has registered:
-        // under load the sleeper's task may not have run yet.
-        for _ in 0..<2000 where clock.pendingCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        // Under load the sleeper's task may not have run yet: wait until it has registered.
+        #expect(await until(registrations) { clock.pendingCount == 1 })
         #expect(clock.pendingCount == 1)
         await clock.advance(by: .seconds(2))
         try await sleeper.value

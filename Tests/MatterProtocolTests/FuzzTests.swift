@@ -1,6 +1,7 @@
 import MatterCrypto
 @testable import MatterProtocol
 import NIOCore
+import TestWaiting
 import Testing
 
 /// A small deterministic generator, so a failing case can be replayed from its seed.
@@ -115,12 +116,12 @@ struct FuzzTests {
             // overflows: only datagrams the node saw can be counted.
             if i % 20 == 19 {
                 let sent = UInt64(i + 1)
-                _ = await eventually(timeout: .seconds(10)) {
+                _ = await until(device.manager.metricsChanges()) {
                     await device.manager.metrics().datagramsReceived + 20 >= sent
                 }
             }
         }
-        let arrived = await eventually(timeout: .seconds(20)) {
+        let arrived = await until(device.manager.metricsChanges(), within: .seconds(20)) {
             await device.manager.metrics().datagramsReceived >= UInt64(total)
         }
         let m = await device.manager.metrics()

@@ -1,6 +1,7 @@
 import MatterCrypto
 @testable import MatterProtocol
 import NIOCore
+import TestWaiting
 import Testing
 
 @Suite("Message Reliability Protocol (spec 4.12)")
@@ -141,13 +142,13 @@ struct ReliabilityTests {
 
         // A has not answered B's reliable response: a standalone ack follows 200 ms later.
         await exchange.close()  // closing flushes the pending ack at once
-        #expect(await eventually { p.network.sent(from: p.aTransport.address).count == 2 })
+        #expect(await until(p.network.changes()) { p.network.sent(from: p.aTransport.address).count == 2 })
         let (_, ackPH) = try await p.decodeFromA(1)
         #expect(ackPH.opcode == SecureChannelOpcode.standaloneAck.rawValue && ackPH.protocolID == .secureChannel)
         #expect(ackPH.acknowledgedMessageCounter != nil && !ackPH.needsAcknowledgement)
         // B's retransmission entry is cleared: nothing more is sent however long we wait.
         // (The clock moves only once B has taken in A's ack: its request and the ack.)
-        #expect(await eventually { await p.b.metrics().messagesAccepted == 2 })
+        #expect(await until(p.b.metricsChanges()) { await p.b.metrics().messagesAccepted == 2 })
         await p.clock.advance(by: .seconds(10))
         #expect(p.network.sent(from: p.bTransport.address).count == 1)
     }
@@ -162,7 +163,7 @@ struct ReliabilityTests {
 
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         try await exchange.send(opcode: 1, payload: [], reliable: true)
-        #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
+        #expect(await silent.received.until { $0.count == 1 })
         #expect(p.network.sent(from: p.bTransport.address).isEmpty, "no ack before MRP_STANDALONE_ACK_TIMEOUT")
         await p.clock.advance(by: .milliseconds(200))
         #expect(p.network.sent(from: p.bTransport.address).count == 1)
@@ -170,7 +171,7 @@ struct ReliabilityTests {
         #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
         #expect(ack.isInitiator == false)
         // A's message is acknowledged (once A has taken the ack in), so A does not retransmit.
-        #expect(await eventually { await p.a.metrics().messagesAccepted == 1 })
+        #expect(await until(p.a.metricsChanges()) { await p.a.metrics().messagesAccepted == 1 })
         await p.clock.advance(by: .seconds(5))
         #expect(p.network.sent(from: p.aTransport.address).count == 1)
     }
@@ -185,19 +186,19 @@ struct ReliabilityTests {
 
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         try await exchange.send(opcode: 1, payload: [9], reliable: true)
-        #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
+        #expect(await silent.received.until { $0.count == 1 })
         let original = p.network.sent(from: p.aTransport.address)[0].bytes
         // Replay the datagram twice: each time an immediate standalone ack, no new exchange.
         p.network.inject(original, from: p.aTransport.address, to: p.bTransport.address)
         p.network.inject(original, from: p.aTransport.address, to: p.bTransport.address)
-        #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 2 })
+        #expect(await until(p.network.changes()) { p.network.sent(from: p.bTransport.address).count == 2 })
         for i in 0..<2 {
             let (_, ack) = try await p.decodeFromB(i)
             #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
         }
         let metrics = await p.b.metrics()
         #expect(metrics.droppedDuplicate == 2)
-        #expect(silent.received.withLockedValue { $0.count } == 1)
+        #expect(silent.received.value.count == 1)
         #expect(metrics.exchangesOpened == 1)
     }
 
@@ -215,17 +216,19 @@ struct ReliabilityTests {
 
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         try await exchange.send(opcode: 1, payload: [9], reliable: true)
-        #expect(await eventually { silent.received.withLockedValue { $0.count } == 1 })
+        #expect(await silent.received.until { $0.count == 1 })
         let captured = p.network.sent(from: p.aTransport.address)[0].bytes
         let attacker = try SocketAddress(ipAddress: "127.0.0.1", port: 6666)
         p.network.inject(captured, from: attacker, to: p.bTransport.address)
-        #expect(await eventually { await p.b.metrics().droppedDuplicate == 1 })
+        #expect(await until(p.b.metricsChanges()) { await p.b.metrics().droppedDuplicate == 1 })
         #expect(await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == p.aTransport.address)
 
         // B's next message on the session still goes to A, and nothing ever went to the attacker.
         let fromB = try await p.b.openExchange(session: p.sessionB.handle, protocolID: .forTesting)
         try await fromB.send(opcode: 2, payload: [1], reliable: false)
-        #expect(await eventually { p.network.log.contains { $0.from == p.bTransport.address && $0.to == p.aTransport.address } })
+        #expect(
+            await until(p.network.changes()) { p.network.log.contains { $0.from == p.bTransport.address && $0.to == p.aTransport.address } }
+        )
         #expect(!p.network.log.contains { $0.to == attacker })
 
         // A genuine new message from a new address moves the session there.
@@ -234,7 +237,7 @@ struct ReliabilityTests {
             session: p.sessionA.handle,
             ProtocolHeader(isInitiator: true, needsAcknowledgement: false, opcode: 1, exchangeID: 777, protocolID: .forTesting))
         p.network.inject(fresh, from: roamed, to: p.bTransport.address)
-        #expect(await eventually { await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == roamed })
+        #expect(await until(p.b.metricsChanges()) { await p.b.sessionInfo(p.sessionB.handle)?.peerAddress == roamed })
     }
 
     /// Issue #22 item 5: exchanges a peer opens on one session are capped, so one session
@@ -270,17 +273,17 @@ struct ReliabilityTests {
         }
 
         try await open(6, on: sessions[0].handle)  // 4 fit the session's share, 2 are refused
-        #expect(await eventually { await b.metrics().droppedOverload == 2 })
-        #expect(await eventually { silent.received.withLockedValue { $0.count } == 4 })
+        #expect(await until(b.metricsChanges()) { await b.metrics().droppedOverload == 2 })
+        #expect(await silent.received.until { $0.count == 4 })
         try await open(4, on: sessions[1].handle)  // another session still gets its share: the table is full
-        #expect(await eventually { silent.received.withLockedValue { $0.count } == 8 })
+        #expect(await silent.received.until { $0.count == 8 })
         try await open(1, on: sessions[2].handle)
-        #expect(await eventually { await b.metrics().droppedOverload == 3 })
+        #expect(await until(b.metricsChanges()) { await b.metrics().droppedOverload == 3 })
 
         // A new controller's session establishment still gets an exchange.
         let unsecured = await a.openUnsecuredSession(to: bTransport.address)
         try await open(1, on: unsecured, .secureChannel)
-        #expect(await eventually { silent.received.withLockedValue { $0.count } == 9 })
+        #expect(await silent.received.until { $0.count == 9 })
         #expect(await b.metrics().droppedOverload == 3)
     }
 
@@ -290,7 +293,7 @@ struct ReliabilityTests {
         defer { runA.cancel() }
         let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
         let receiving = Task { try await exchange.receive(timeout: .seconds(5)) }
-        #expect(await eventually { p.clock.pendingCount > 0 })
+        #expect(await until(p.clock.registrations()) { p.clock.pendingCount > 0 })
         await p.clock.advance(by: .seconds(4))
         #expect(await p.a.metrics().exchangeTimeouts == 0)
         await p.clock.advance(by: .seconds(1))
@@ -310,7 +313,7 @@ struct ReliabilityTests {
             session: p.sessionA.handle,
             ProtocolHeader(isInitiator: false, needsAcknowledgement: true, opcode: 3, exchangeID: 4242, protocolID: .forTesting))
         p.network.inject(bytes, from: p.aTransport.address, to: p.bTransport.address)
-        #expect(await eventually { p.network.sent(from: p.bTransport.address).count == 1 })
+        #expect(await until(p.network.changes()) { p.network.sent(from: p.bTransport.address).count == 1 })
         let (_, ack) = try await p.decodeFromB(0)
         #expect(ack.opcode == SecureChannelOpcode.standaloneAck.rawValue)
         #expect(ack.exchangeID == 4242 && ack.isInitiator)

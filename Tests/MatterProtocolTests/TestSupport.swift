@@ -3,6 +3,7 @@ import MatterCrypto
 @testable import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
+import TestWaiting
 import Testing
 
 /// An in-memory datagram network for tests driven by a ManualClock: every datagram is
@@ -22,6 +23,10 @@ final class TestNetwork: Sendable {
 
     // The lock guards the routing table, the log and the filter.
     private let state = NIOLockedValueBox(State())
+    private let logged = Watched(0)
+
+    /// Yields after each datagram joins the log (coalesced while unread).
+    func changes() -> AsyncStream<Void> { logged.changes() }
 
     func makeTransport(port: Int) -> TestTransport {
         let address = try! SocketAddress(ipAddress: "127.0.0.1", port: port)
@@ -44,6 +49,7 @@ final class TestNetwork: Sendable {
             s.log.append(sent)
             return s.drop(sent) ? nil : s.endpoints[to]
         }
+        logged.update { $0 += 1 }
         target?.yield(InboundDatagram(bytes: bytes, source: from))
     }
 
@@ -74,17 +80,6 @@ final class TestTransport: DatagramTransport {
     func send(_ bytes: [UInt8], to address: SocketAddress) {
         network.route(bytes, from: self.address, to: address)
     }
-}
-
-/// Polls `condition` until it holds or `timeout` (real time) passes; returns whether it held.
-/// Bounded so a broken test fails instead of hanging.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return await condition()
 }
 
 /// Installs a matching PASE session pair in two managers (keys shared, IDs crossed).
@@ -123,11 +118,11 @@ struct EchoHandler: ProtocolHandler {
 
 /// Receives the first message and never answers (to observe standalone acks).
 struct SilentHandler: ProtocolHandler {
-    let received = NIOLockedValueBox<[Message]>([])
+    let received = Watched<[Message]>([])
     let hold: Duration
 
     func handle(exchange: Exchange, first message: Message) async {
-        received.withLockedValue { $0.append(message) }
+        received.update { $0.append(message) }
         _ = try? await exchange.receive(timeout: hold)
     }
 }

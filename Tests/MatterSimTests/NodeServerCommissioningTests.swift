@@ -3,6 +3,7 @@ import MatterDevice
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import TestWaiting
 import Testing
 
 @Suite("NodeServer: commissioning and control over loopback UDP")
@@ -19,7 +20,10 @@ struct NodeServerCommissioningTests {
         // CommissioningComplete closed the window and, after its response, the PASE session.
         #expect(await running.node.commissioningWindow == nil)
         #expect(await !running.server.secureChannel.isCommissioningWindowOpen)
-        #expect(await eventually { await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase } })
+        #expect(
+            await until(running.server.exchangeManager.sessionEvents()) {
+                await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase }
+            })
 
         let session = commissioned.caseSession
         #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)  // On
@@ -58,7 +62,10 @@ struct NodeServerCommissioningTests {
         let running = try await RunningNode.start(stateDirectory: directory)
         #expect(await running.commissionable())
         let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
-        #expect(await eventually { await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase } })
+        #expect(
+            await until(running.server.exchangeManager.sessionEvents()) {
+                await running.server.exchangeManager.allSessions().allSatisfy { $0.kind != .pase }
+            })
         // The node evicted its PASE session without telling the commissioner, whose session is still its own.
         #expect(await running.server.exchangeManager.metrics().closeSessionsSent == 0)
         #expect(await commissioner.manager.sessionInfo(commissioned.paseSession.handle) != nil)
@@ -66,7 +73,10 @@ struct NodeServerCommissioningTests {
         _ = try await commissioner.call(
             commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
             fields((0, u(commissioned.fabricIndex))))
-        #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
+        #expect(
+            await until(commissioner.manager.sessionEvents()) {
+                await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil
+            })
         #expect(await running.server.exchangeManager.metrics().closeSessionsSent == 1)
         await running.stop()
         await commissioner.stop()
@@ -82,7 +92,7 @@ struct NodeServerCommissioningTests {
         await #expect(throws: (any Error).self) {
             _ = try await commissioner.pase(try running.address, passcode: 20202022, stepTimeout: .seconds(2))
         }
-        #expect(await eventually { await running.server.secureChannel.paseFailureCount == 1 })
+        #expect(await until(running.server.exchangeManager.sessionEvents()) { await running.server.secureChannel.paseFailureCount == 1 })
         let commissioned = try await commissioner.commission(try running.address, passcode: testPasscode)
         #expect(commissioned.fabricIndex == 1)
 
@@ -99,7 +109,7 @@ struct NodeServerCommissioningTests {
         let commissioner = try await LoopbackCommissioner.start()
         let running = try await RunningNode.start(stateDirectory: directory) { $0.bootWindowTimeout = .milliseconds(400) }
         #expect(await running.commissionable())
-        #expect(await eventually { await running.node.commissioningWindow == nil })
+        #expect(await until(running.node.commissioningEvents) { await running.node.commissioningWindow == nil })
         #expect(await !running.server.secureChannel.isCommissioningWindowOpen)
         await #expect(throws: (any Error).self) {
             _ = try await commissioner.pase(try running.address, passcode: testPasscode, stepTimeout: .milliseconds(500))
@@ -129,7 +139,10 @@ struct NodeServerCommissioningTests {
             commissioned.caseSession, 0, ClusterIDs.operationalCredentials, 0x0A,
             fields((0, u(commissioned.fabricIndex))))
         #expect(removed[context: 0]?.uintValue == 0)
-        #expect(await eventually { await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil })
+        #expect(
+            await until(commissioner.manager.sessionEvents()) {
+                await commissioner.manager.sessionInfo(commissioned.caseSession.handle) == nil
+            })
         #expect(await running.node.fabrics.isEmpty)
 
         // A node on no fabric is commissionable again, as at first boot.

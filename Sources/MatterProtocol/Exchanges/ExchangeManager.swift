@@ -74,7 +74,9 @@ public actor ExchangeManager {
     var sessions: SessionManager
     private var exchanges: [ExchangeKey: ExchangeState] = [:]
     private var handlers: [ProtocolID: any ProtocolHandler] = [:]
-    private var counters = TransportMetrics()
+    private var counters = TransportMetrics() {
+        didSet { countersChanged.publish(()) }
+    }
     /// Operational group keys by group session ID, and the per-sender group counters.
     private var groupKeys: [UInt16: [GroupOperationalKey]] = [:]
     private var groupCounters: [GroupPeer: PeerMessageCounter] = [:]
@@ -85,6 +87,7 @@ public actor ExchangeManager {
     /// The one clock timer of the MRP, ack and receive deadlines, set at the earliest.
     private var timer: (deadline: Duration, handle: ClockTimer)?
     private nonisolated let events = EventBroadcaster<SessionEvent>()
+    private nonisolated let countersChanged = EventBroadcaster<Void>()
 
     public init(
         transport: any DatagramTransport, configuration: Configuration = Configuration(),
@@ -167,6 +170,12 @@ public actor ExchangeManager {
     /// Publishes an event to every `sessionEvents()` stream (used by PASE/CASE).
     nonisolated func publish(_ event: SessionEvent) {
         events.publish(event)
+    }
+
+    /// A new stream that yields after `metrics()` moved (changes coalesced while unread), so a
+    /// watcher (a test, a dashboard) waits for the next count instead of polling.
+    public nonisolated func metricsChanges() -> AsyncStream<Void> {
+        countersChanged.subscribe(bufferLimit: 1)
     }
 
     public func metrics() -> TransportMetrics {

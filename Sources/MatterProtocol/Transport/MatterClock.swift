@@ -101,6 +101,7 @@ public final class ManualClock: MatterClock {
 
     // Mutex-guarded state makes the class Sendable without @unchecked.
     private let state: Mutex<State>
+    private let registered = EventBroadcaster<Void>()
 
     public init(now: Duration = .zero) {
         state = Mutex(State(now: now))
@@ -119,6 +120,12 @@ public final class ManualClock: MatterClock {
         state.withLock { s in s.pending.count { if case .sleeper = $0.work { true } else { false } } }
     }
 
+    /// Yields after each action or sleeper joins the pending ones (coalesced while unread), so
+    /// a test waits for a timer to be armed before it moves the clock, without polling.
+    public func registrations() -> AsyncStream<Void> {
+        registered.subscribe(bufferLimit: 1)
+    }
+
     /// An action due at or before `now` runs at once in its own task (as a sleeper's wait
     /// ends at once) unless an advance is under way, which then runs it in turn.
     public func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
@@ -132,6 +139,7 @@ public final class ManualClock: MatterClock {
             let task = Task { await action() }
             return ClockTimer { task.cancel() }
         }
+        registered.publish(())
         return ClockTimer { [weak self] in
             self?.state.withLock { s in s.pending.removeAll { $0.id == id } }
         }
@@ -147,7 +155,7 @@ public final class ManualClock: MatterClock {
                     s.pending.append(Pending(id: id, deadline: deadline, work: .sleeper(continuation)))
                     return nil
                 }
-                if let immediate { continuation.resume(with: immediate) }
+                if let immediate { continuation.resume(with: immediate) } else { registered.publish(()) }
             }
         } onCancel: {
             let continuation: CheckedContinuation<Void, any Error>? = state.withLock { s in

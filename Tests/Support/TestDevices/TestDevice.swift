@@ -7,6 +7,7 @@ import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
 import NIOCore
+import TestWaiting
 
 // Test-only glue: a MatterNode served on loopback UDP through MatterProtocol's
 // responders (SecureChannelServer for PASE/CASE, InteractionServer for the IM), so the
@@ -311,6 +312,9 @@ package struct NodeSessionProvider: InteractionDataProvider {
 }
 
 extension TestDevice {
+    /// The node's attribute changes from now on: a test waits on them for a value to show.
+    package func attributeChanges() -> AsyncStream<AttributeChange> { node.changes }
+
     /// Invokes a command from the device's own side (a button on the device).
     package func press(
         _ cluster: ClusterID, _ command: UInt32, endpoint: EndpointNumber = 1, fields: TLVValue = .structure([])
@@ -322,29 +326,29 @@ extension TestDevice {
 /// Records everything an async sequence yields, so a test can wait (boundedly) for an
 /// element without cancelling the sequence.
 package final class EventLog<Element: Sendable>: Sendable {
-    private let items = NIOLockedValueBox<[Element]>([])
+    private let items = Watched<[Element]>([])
     private let task: Task<Void, Never>
 
     package init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
         let items = self.items
         task = Task {
             do {
-                for try await element in sequence { items.withLockedValue { $0.append(element) } }
+                for try await element in sequence { items.update { $0.append(element) } }
             } catch {}
         }
     }
 
-    package var all: [Element] { items.withLockedValue { $0 } }
+    package var all: [Element] { items.value }
 
-    /// The first recorded element at or after index `from` matching `predicate`, waiting up to `limit`.
+    /// The first recorded element at or after index `from` matching `predicate`, waiting (woken
+    /// by each new element) up to `limit` of real time.
     package func waitFor(from: Int = 0, within limit: Duration = .seconds(10), _ predicate: (Element) -> Bool) async -> Element? {
-        let deadline = ContinuousClock.now + limit
-        while true {
+        func hit() -> Element? {
             let snapshot = all
-            if from < snapshot.count, let hit = snapshot[from...].first(where: predicate) { return hit }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(20))
+            return from < snapshot.count ? snapshot[from...].first(where: predicate) : nil
         }
+        _ = await items.until(within: limit) { _ in hit() != nil }
+        return hit()
     }
 
     package func stop() { task.cancel() }

@@ -1,0 +1,101 @@
+import MatterProtocol
+import Synchronization
+
+/// Waits until `condition` holds: checks it now, then again each time one of `changes` yields
+/// (the part under test saying its state moved), so the wait lasts as long as the work does,
+/// whatever the machine's load. Each stream must yield after the state it announces is
+/// readable (create it before the action it watches). Gives up after `limit` of real time,
+/// a bound on a broken run rather than a pace; returns whether the condition held.
+package func until(
+    _ changes: [AsyncStream<Void>], within limit: Duration = .seconds(10), _ condition: () async -> Bool
+) async -> Bool {
+    enum Wakeup { case changed, timedOut }
+    let (wakeups, wake) = AsyncStream.makeStream(of: Wakeup.self)
+    let forwarders = changes.map { stream in
+        Task {
+            for await _ in stream { wake.yield(.changed) }
+        }
+    }
+    let clock = SystemClock()
+    let watchdog = clock.schedule(at: clock.now + limit) { wake.yield(.timedOut) }
+    defer {
+        watchdog.cancel()
+        for forwarder in forwarders { forwarder.cancel() }
+        wake.finish()
+    }
+    if await condition() { return true }
+    for await wakeup in wakeups {
+        if await condition() { return true }
+        if case .timedOut = wakeup { return false }
+    }
+    return await condition()
+}
+
+/// `until` over one stream of changes of any element type.
+package func until<Changes: AsyncSequence & Sendable>(
+    _ changes: Changes, within limit: Duration = .seconds(10), _ condition: () async -> Bool
+) async -> Bool {
+    await until([signals(changes)], within: limit, condition)
+}
+
+/// One `Void` per element of `sequence` (coalesced while unread), to combine unlike streams.
+package func signals<Changes: AsyncSequence & Sendable>(_ sequence: Changes) -> AsyncStream<Void> {
+    AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+        let task = Task {
+            do {
+                for try await _ in sequence { continuation.yield() }
+            } catch {}
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+    }
+}
+
+/// A value the test's own callbacks write (lines printed, updates counted), with a stream of
+/// its changes, so a test waits for the value instead of polling a locked box.
+package final class Watched<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value
+        var watchers: [UInt64: AsyncStream<Void>.Continuation] = [:]
+        var nextID: UInt64 = 0
+    }
+    private let state: Mutex<State>
+
+    package init(_ value: Value) { state = Mutex(State(value: value)) }
+
+    package var value: Value { state.withLock { $0.value } }
+
+    package func update<T>(_ change: (inout Value) -> T) -> T {
+        let (result, watchers) = state.withLock { s in (change(&s.value), Array(s.watchers.values)) }
+        for watcher in watchers { watcher.yield() }
+        return result
+    }
+
+    /// Yields after each update (coalesced while unread).
+    package func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { s -> UInt64 in
+            s.nextID += 1
+            s.watchers[s.nextID] = continuation
+            return s.nextID
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Waits (bounded by `limit` of real time) until `predicate` holds for the value.
+    package func until(within limit: Duration = .seconds(10), _ predicate: (Value) -> Bool) async -> Bool {
+        await TestWaiting.until([changes()], within: limit) { predicate(value) }
+    }
+}
+
+/// Runs `wait` (a call that returns once what the test waits for has happened), bounded by
+/// `limit` of real time; returns whether it returned in time.
+package func within(_ limit: Duration = .seconds(10), _ wait: @escaping @Sendable () async -> Void) async -> Bool {
+    let clock = SystemClock()
+    let returned = try? await withTimeLimit(limit, on: clock, orThrow: { CancellationError() }) {
+        await wait()
+        return true
+    }
+    return returned ?? false
+}
