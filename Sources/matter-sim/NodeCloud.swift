@@ -65,6 +65,7 @@ final class CloudLink: Sendable {
     /// Yields when the connection may be wanted again (cloud-up, power on); read by `run`.
     private let wantedChanges: AsyncStream<Void>
     private let wantedSignal: AsyncStream<Void>.Continuation
+    private let statusChanged = EventBroadcaster<Void>()
 
     private struct State {
         /// `cloud-down` pulled the connection.
@@ -102,7 +103,7 @@ final class CloudLink: Sendable {
 
     /// `cloud-down` (false) and `cloud-up` (true): the relay connection drops and stays down.
     func setConnected(_ connected: Bool) {
-        let (client, online) = state.withLock { s in
+        let (client, online) = changeState { s in
             s.cableConnected = connected
             return (s.client, s.online)
         }
@@ -111,7 +112,7 @@ final class CloudLink: Sendable {
 
     /// A power cut takes the connection down with the rest of the node.
     func setPowered(_ powered: Bool) {
-        let (client, online) = state.withLock { s in
+        let (client, online) = changeState { s in
             s.powered = powered
             return (s.client, s.online)
         }
@@ -148,6 +149,15 @@ final class CloudLink: Sendable {
     /// The relay accepted the device's connection.
     var isConnected: Bool { state.withLock { $0.client?.state == .connected } }
 
+    /// Yields after `status` or `isConnected` may have changed (coalesced while unread), for
+    /// those who wait on the link (tests, the control socket's callers) instead of polling it.
+    func statusChanges() -> AsyncStream<Void> { statusChanged.subscribe(bufferLimit: 1) }
+
+    private func changeState<T>(_ change: (inout State) -> T) -> T {
+        defer { statusChanged.publish(()) }
+        return state.withLock { change(&$0) }
+    }
+
     // MARK: Running
 
     /// Keeps the device connected until the task is cancelled.
@@ -162,7 +172,7 @@ final class CloudLink: Sendable {
             } else if let stored = storedCredential() {
                 (credential, registered) = (stored, true)
             } else if let token = endpoint.homeToken {
-                state.withLock { $0.phase = .registering(lastError: nil) }
+                changeState { $0.phase = .registering(lastError: nil) }
                 do {
                     credential = try await register(homeToken: token)
                     registered = true
@@ -170,7 +180,7 @@ final class CloudLink: Sendable {
                 } catch is CancellationError {
                     return
                 } catch {
-                    state.withLock { $0.phase = .registering(lastError: "\(error)") }
+                    changeState { $0.phase = .registering(lastError: "\(error)") }
                     let wait = settings.retryDelay(attempt: attempt)
                     let message = "cannot register with the cloud relay \(endpoint.relay) (\(error)); retrying in \(wait.secondsText)"
                     if attempt == 0 { logger.warning("\(message)") } else { logger.debug("\(message)") }
@@ -180,13 +190,13 @@ final class CloudLink: Sendable {
                 }
             } else {
                 // CloudEndpoint.resolve never lets this through.
-                state.withLock { $0.phase = .stopped("no credential") }
+                changeState { $0.phase = .stopped("no credential") }
                 return
             }
             let refused = await connect(credential: credential)
             guard refused, registered, endpoint.homeToken != nil else {
                 if refused {
-                    state.withLock { $0.phase = .stopped("the relay refused the device credential") }
+                    changeState { $0.phase = .stopped("the relay refused the device credential") }
                     logger.error(
                         "the cloud relay \(endpoint.relay) refused the device credential of \(deviceID); give a valid cloud.credential (or a homeToken to register again)"
                     )
@@ -243,13 +253,13 @@ final class CloudLink: Sendable {
         let client = RelayDeviceClient(
             relayURL: endpoint.relay, credential: credential, handler: handler,
             configuration: configuration, logger: logger)
-        let online = state.withLock { s in
+        let online = changeState { s in
             s.client = client
             s.phase = .client
             return s.online
         }
         apply(online, to: client)
-        defer { state.withLock { $0.client = nil } }
+        defer { changeState { $0.client = nil } }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try? await client.run()
@@ -268,6 +278,7 @@ final class CloudLink: Sendable {
         var warnedUnreachable = false
         for await now in client.stateUpdates() {
             if Task.isCancelled { return false }
+            statusChanged.publish(())
             if now != last {
                 switch now {
                 case .connected:

@@ -275,7 +275,7 @@ import Testing
             // in which the server's event loops set them up, not on the order they connected.
             let sockets = try (0..<9).map { _ in try RawConnection(port: relay.port) }
             #expect(
-                await pollSockets(.seconds(8)) {
+                await poll(within: .seconds(8)) {
                     relay.server.connections.open(from: "127.0.0.1") == 8 && sockets.filter(\.isClosedNow).count == 1
                 }, "\(sockets.filter(\.isClosedNow).count) of 9 connections from one address closed before the head timeout")
 
@@ -285,7 +285,7 @@ import Testing
 
             // Silent sockets are closed after the request-head timeout; their slots come back.
             #expect(
-                await pollSockets(.seconds(15)) {
+                await poll(within: .seconds(15)) {
                     sockets.allSatisfy(\.isClosedNow) && relay.server.connections.open(from: "127.0.0.1") == 0
                 })
             let again = try RawConnection(port: relay.port)

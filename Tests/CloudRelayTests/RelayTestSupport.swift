@@ -277,17 +277,6 @@ extension InvokeResponseMessage {
     }
 }
 
-/// Waits for `condition` on raw sockets to hold, checking every 20 ms, for at most `timeout`.
-func pollSockets(_ timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () async -> Bool) async -> Bool {
-    // real time: external: whether the server closed a raw socket is the kernel's to say; read by polling
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
-
 // MARK: - Raw TCP, as a misbehaving client holds it
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import HomeAPI
 import MatterModel
 import MatterTLV
 import TestDevices
+import TestWaiting
 import Testing
 
 /// Issue #21 through HomeAPI, in process: a device group of a light and a plug. Creating it
@@ -32,7 +33,7 @@ struct DeviceGroupTests {
             setupCode: try plug.setupCode, address: plug.address,
             structureID: structure.id, name: "Socket")
         #expect(
-            await eventually(within: .seconds(10)) {
+            await until(signals(home.devices().batched())) {
                 await (try? home.device(id: socket.id))?.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
             })
 
@@ -71,7 +72,7 @@ struct DeviceGroupTests {
         #expect(delivery.groupcastInterfaces.isEmpty, "loopback carries no multicast")
         #expect(Set(delivery.unicastMembers) == ["Lamp", "Socket"])
         #expect(
-            await eventually(within: .seconds(5)) {
+            await until(signals(home.deviceGroups().batched())) {
                 await (try? home.deviceGroup(id: group.id))?.traits.get(Matter.OnOffTrait.self)?.onOff == true
             })
         try await trait.toggle()

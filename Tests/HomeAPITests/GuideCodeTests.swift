@@ -80,6 +80,7 @@ struct GuideCodeTests {
 
         let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
+        let runs = signals(runner.runs())
         let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30)  // 06:59:30
         await runner.fireScheduledStarters()
@@ -88,7 +89,7 @@ struct GuideCodeTests {
         #expect(
             await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         // The runner records the run after its action was answered.
-        #expect(await eventually { (try? await rig.home.automationHistory(automationID: id).first) != nil })
+        #expect(await until(runs) { (try? await rig.home.automationHistory(automationID: id).first) != nil })
         let run = try #require(try await rig.home.automationHistory(automationID: id).first)
         #expect(run.outcome == .success && run.time == utc("2026-03-02T07:00:00Z"), "\(run.message)")
         await runner.stop()
@@ -111,10 +112,11 @@ struct GuideCodeTests {
         #expect(try await rig.structure.listAutomations().map(\.id) == [id])
 
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
+        let runs = signals(runner.runs())
         #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
         _ = await bulb.press(Fixture.onOff, 0x01)  // someone turns it on at the light
         #expect(await until(bulb.attributeChanges(), within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
-        #expect(await eventually { (try? await rig.home.automationHistory(automationID: id).first?.outcome) == .success })
+        #expect(await until(runs) { (try? await rig.home.automationHistory(automationID: id).first?.outcome) == .success })
         await runner.stop()
     }
 
@@ -160,6 +162,9 @@ struct GuideCodeTests {
         let app = StructureGuide(home: rig.home)
         let model = RoomsAndDevicesModel(home: rig.home)
         model.start(currentStructureID: structure.id)
+        // Each value the block assigns (on the main queue): room name -> device names.
+        let assigned = Recorder(
+            model.$devicesByRoom.map { Dictionary(uniqueKeysWithValues: $0.map { ($0.key.name, $0.value.map(\.name)) }) })
         let failedBefore = StructureGuide.failedAssertions
 
         func homectlRooms() throws -> [String] {
@@ -170,38 +175,24 @@ struct GuideCodeTests {
             let out = try rig.homectl(["devices", "--json"]).output
             return (try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [[String: Any]])?.first?["room"] as? String
         }
-        /// The guide's `devicesByRoom`, as the main queue sees it: room name -> device names.
-        // nonisolated(unsafe): the model is written only on the main queue (the block's
-        // receive(on: DispatchQueue.main)) and read here on the main queue too.
-        nonisolated(unsafe) let mainQueueModel = model
-        func devicesByRoom() async -> [String: [String]] {
-            await withCheckedContinuation { c in
-                DispatchQueue.main.async {
-                    c.resume(
-                        returning: Dictionary(
-                            uniqueKeysWithValues: mainQueueModel.devicesByRoom.map { ($0.key.name, $0.value.map(\.name)) }))
-                }
-            }
-        }
-
         // The guide creates, moves and deletes; homectl (another process) sees each step.
         let room = try #require(try await app.createRoom(structure: structure))
         #expect(room.name == "Test Room Name")
         #expect(try homectlRooms() == ["Test Room Name"])
         try await app.move(structure: structure, light: light, room: room)
         #expect(try roomOfLamp() == "Test Room Name")
-        #expect(await eventually(within: .seconds(1)) { await devicesByRoom() == ["Test Room Name": ["Lamp"]] })
+        #expect(await assigned.wait(within: .seconds(1)) { $0.last == ["Test Room Name": ["Lamp"]] })
         try await app.deleteRoom(structure: structure, allRooms: try await rig.home.rooms().list(), room: room)
         #expect(try homectlRooms().isEmpty)
         #expect(try roomOfLamp() == nil)
 
         // homectl creates, moves and deletes; the guide's publishers report it within 1 s.
         _ = try rig.homectl(["room", "create", "Kitchen", "--structure", "Home"])
-        #expect(await eventually(within: .seconds(1)) { await devicesByRoom() == ["Kitchen": []] })
+        #expect(await assigned.wait(within: .seconds(1)) { $0.last == ["Kitchen": []] })
         _ = try rig.homectl(["room", "move", "Lamp", "Kitchen"])
-        #expect(await eventually(within: .seconds(1)) { await devicesByRoom() == ["Kitchen": ["Lamp"]] })
+        #expect(await assigned.wait(within: .seconds(1)) { $0.last == ["Kitchen": ["Lamp"]] })
         _ = try rig.homectl(["room", "delete", "Kitchen", "--structure", "Home"])
-        #expect(await eventually(within: .seconds(1)) { await devicesByRoom().isEmpty })
+        #expect(await assigned.wait(within: .seconds(1)) { $0.last?.isEmpty == true })
         #expect(StructureGuide.failedAssertions == failedBefore, "an XCTAssert of the guide failed")
     }
 
@@ -225,7 +216,7 @@ struct GuideCodeTests {
         let forDimmer = try #require(dimmerApp.track(myStructureID: structure.id, device: deskDimmer, levelControlTrait: level))
         defer { (forLamp + forDimmer).forEach { $0.cancel() } }
         func printed(_ line: String, by app: MonitoringGuide) async -> Bool {
-            await eventually(within: .seconds(1)) { app.printed.all.contains(line) }
+            await until(app.printed.changes(), within: .seconds(1)) { app.printed.all.contains(line) }
         }
 
         #expect(await printed("Structure \(structure.id) updated to Home", by: app))
@@ -238,7 +229,7 @@ struct GuideCodeTests {
         _ = try rig.homectl(["on", "Bedroom Lamp"])
         #expect(await printed("Got new state update: Optional(true)", by: app))
         #expect(
-            await eventually(within: .seconds(1)) {
+            await until(app.printed.changes(), within: .seconds(1)) {
                 app.printed.all.filter { $0 == "The bedroom lamp has changed!" }.count >= 2
             })
         _ = try rig.homectl(["room", "create", "Bedroom", "--structure", "Home"])
@@ -246,7 +237,7 @@ struct GuideCodeTests {
         let levelUpdates = dimmerApp.printed.all.filter { $0.hasPrefix("Got new state update! ") }.count
         _ = try rig.homectl(["level", "Desk Dimmer", "77"])
         #expect(
-            await eventually(within: .seconds(1)) {
+            await until(dimmerApp.printed.changes(), within: .seconds(1)) {
                 dimmerApp.printed.all.filter { $0.hasPrefix("Got new state update! ") }.count > levelUpdates
             })
         #expect(await lamp.value(Fixture.onOffPath) == .bool(true))

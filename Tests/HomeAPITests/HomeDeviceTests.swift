@@ -1,6 +1,7 @@
 import Foundation
 import HomeAPI
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import OpenCombine
 import TestDevices
@@ -23,6 +24,14 @@ struct HomeDeviceTests {
         let lightDevice: HomeDevice
         let plugDevice: HomeDevice
         let blindDevice: HomeDevice
+        /// The home's clock.
+        let clock: any MatterClock
+
+        /// Each device has answered the home's subscription (priming sent).
+        func everyDeviceSubscribed() async -> Bool {
+            for device in [light, plug, blind] where await !device.untilSubscribed() { return false }
+            return true
+        }
 
         func tearDown() async {
             await home.close()
@@ -35,7 +44,8 @@ struct HomeDeviceTests {
     static func setUp() async throws -> Setup {
         let dir = try temporaryDirectory()
         let trust = try makeTrustStoreDirectory()
-        let home = try await openHome(dir, trustStore: trust)
+        let clock = SystemClock()
+        let home = try await openHome(dir, trustStore: trust, clock: clock)
         let structure = try await home.createStructure(name: "Home")
         let living = try await structure.createRoom(name: "Living room")
         let light = try await TestDevice.start(Fixture.dimmableLight(), deviceTypeID: 0x0101)
@@ -52,7 +62,7 @@ struct HomeDeviceTests {
             structureID: structure.id, roomID: living.id, name: "Blind")
         return Setup(
             dir: dir, trust: trust, home: home, structure: structure, living: living, light: light, plug: plug,
-            blind: blind, lightDevice: lightDevice, plugDevice: plugDevice, blindDevice: blindDevice)
+            blind: blind, lightDevice: lightDevice, plugDevice: plugDevice, blindDevice: blindDevice, clock: clock)
     }
 
     @Test func commissionsThreeDevicesAndControlsEachCluster() async throws {
@@ -82,11 +92,11 @@ struct HomeDeviceTests {
         #expect(await s.light.value(.init(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))) == .bool(true))
         try await #require(light.matterTraits.levelControlTrait).moveToLevelWithOnOff(level: 42, transitionTime: 0)
         #expect(
-            await eventually {
+            await until(s.light.attributeChanges()) {
                 await s.light.value(.init(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))) == .unsigned(42)
             })
         #expect(
-            await eventually {
+            await until(signals(s.home.devices().batched())) {
                 await s.lightDevice.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 42
             })
         let level = try #require(await s.lightDevice.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait)
@@ -97,7 +107,7 @@ struct HomeDeviceTests {
         try await #require(plug.matterTraits.onOffTrait).toggle()
         #expect(await s.plug.value(.init(endpoint: 1, cluster: Fixture.onOff, attribute: AttributeID(0))) == .bool(true))
         #expect(
-            await eventually {
+            await until(signals(s.home.devices().batched())) {
                 await s.plugDevice.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait?.attributes.onOff == true
             })
 
@@ -108,7 +118,7 @@ struct HomeDeviceTests {
         let liftPath = AttributePath(endpoint: 1, cluster: Fixture.windowCovering, attribute: AttributeID(0x000E))
         #expect(await until(s.blind.attributeChanges(), within: .seconds(8)) { await s.blind.value(liftPath) == .unsigned(2500) })
         #expect(
-            await eventually {
+            await until(signals(s.home.devices().batched())) {
                 await s.blindDevice.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.attributes
                     .currentPositionLiftPercent100ths == 2500
             })
@@ -137,9 +147,9 @@ struct HomeDeviceTests {
         let stream = Recorder(s.home.devices().stream())
         #expect(await batched.wait { !$0.isEmpty })
         #expect(await stream.wait { Set($0.map(\.id)).count == 3 })
-        // Let every device's subscription settle (priming reports, online) before measuring.
+        // Every device online and its subscription primed before measuring.
         #expect(await batched.wait { $0.last?.allSatisfy { $0.sourceConnectivity.connectivityState == .online } == true })
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await s.everyDeviceSubscribed())
         let start = stream.values.count
 
         // Rename.
@@ -184,7 +194,7 @@ struct HomeDeviceTests {
         let batched = Recorder(s.home.devices().batched())
         let stream = Recorder(s.home.devices().stream())
         #expect(await batched.wait { $0.last?.allSatisfy { $0.sourceConnectivity.connectivityState == .online } == true })
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await s.everyDeviceSubscribed())
         let start = stream.values.count
         func plug(_ values: [Set<HomeDevice>]) -> HomeDevice? { values.last?.first { $0.id == s.plugDevice.id } }
 
@@ -238,7 +248,7 @@ struct HomeDeviceTests {
         defer { Task { await s.tearDown() } }
         let plug = try #require(await s.plugDevice.types.get(OnOffPluginUnitDeviceType.self))
         await s.plug.stop()
-        let start = ContinuousClock.now
+        let start = s.clock.now
         do {
             try await #require(plug.matterTraits.onOffTrait).toggle()
             Issue.record("a powered-off device answered")
@@ -246,9 +256,9 @@ struct HomeDeviceTests {
             #expect(error.code == .deadlineExceeded || error.code == .unavailable)
             #expect(!error.message.isEmpty)
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(s.clock.now - start < .seconds(10), "measured on the home's clock")
         #expect(
-            await eventually(within: .seconds(8)) {
+            await until(signals(s.home.devices().batched())) {
                 (try? await s.home.device(id: s.plugDevice.id))?.sourceConnectivity.connectivityState == .offline
             })
     }

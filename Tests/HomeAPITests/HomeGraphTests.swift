@@ -2,6 +2,7 @@ import Foundation
 import HomeAPI
 import OpenCombine
 import TestDevices
+import TestWaiting
 import Testing
 
 /// The home graph on a real SQLite file: structures, rooms, names, persistence, sharing.
@@ -91,7 +92,7 @@ struct HomeGraphTests {
             try await group.waitForAll()
         }
         #expect(try await home.rooms().list().count == 20)
-        #expect(await eventually { (try? await other.rooms().list().count) == 20 })
+        #expect(await until(signals(other.rooms().batched())) { (try? await other.rooms().list().count) == 20 })
         await other.close()
         await home.close()
     }

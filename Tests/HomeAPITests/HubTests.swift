@@ -294,14 +294,12 @@ struct HubTests {
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
-        let started = ContinuousClock.now
+        // Answered by the hub: the client's own 8 s timeout would throw .timeout instead.
         await #expect {
             _ = try await client.read("NO-SUCH-DEVICE", paths: [AttributePathIB(Self.onOff)])
         } throws: { error in
             (error as? RelayError) == .unknownDevice("NO-SUCH-DEVICE")
         }
-        // Answered by the hub, not by the client's own 8 s timeout.
-        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test func theDevicesACLEntryBoundsWhatTheHubMayDo() async throws {

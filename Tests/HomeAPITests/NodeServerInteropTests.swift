@@ -6,6 +6,7 @@ import MatterModel
 import MatterProtocol
 import NIOCore
 import TestDevices
+import TestWaiting
 import Testing
 
 /// HomeAPI against MatterDevice's own NodeServer (the server matter-sim runs), on loopback.
@@ -63,12 +64,12 @@ struct NodeServerInteropTests {
         #expect(try await node.read(onOff).get().value == .bool(true))
         try await #require(light.matterTraits.levelControlTrait).moveToLevel(level: 10, transitionTime: 0)
         #expect(
-            await eventually {
+            await until(node.changes) {
                 (try? await node.read(AttributePath(endpoint: 1, cluster: Fixture.levelControl, attribute: AttributeID(0))).get().value)
                     == .unsigned(10)
             })
         #expect(
-            await eventually {
+            await until(signals(home.devices().batched())) {
                 await device.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.attributes.currentLevel == 10
             })
     }
@@ -111,14 +112,13 @@ struct NodeServerInteropTests {
                 setupCode: try MatterProtocolCode.manual(passcode: 20202021, discriminator: 3840),
                 address: deviceAddress, structureID: structure.id)
         }
-        // The holder restarts now and then; once the commissioner has been answered BUSY, the
-        // restart is refused (a status report instead of the PBKDF parameters).
-        var refused = false
-        for _ in 0..<20 where !refused {
-            try await Task.sleep(for: .milliseconds(300))
-            refused = try await holderRequest() == SecureChannelOpcode.statusReport.rawValue
-        }
-        #expect(refused, "the holder kept the slot from a waiting commissioner")
+        // Once the commissioner has been answered BUSY, the holder's restart is refused (a
+        // status report instead of the PBKDF parameters).
+        #expect(
+            await until(server.exchangeManager.metricsChanges()) { await server.secureChannel.hostsWaitingForPASE > 0 },
+            "the commissioner was never answered BUSY")
+        #expect(
+            try await holderRequest() == SecureChannelOpcode.statusReport.rawValue, "the holder kept the slot from a waiting commissioner")
         let device = try await commissioning.value
         #expect(device.types.contains(DimmableLightDeviceType.self))
     }

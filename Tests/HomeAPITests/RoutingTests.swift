@@ -5,6 +5,7 @@ import MatterTLV
 import OpenCombine
 import TestDevices
 import TestWaiting
+import MatterProtocol
 import Testing
 
 /// Routing and connectivity with real parts (issue #6): devices on loopback UDP with a
@@ -28,6 +29,8 @@ struct RoutingTests {
         let lightHub: DeviceRelayConnection?
         let lightDevice: HomeDevice
         let plugDevice: HomeDevice
+        /// The home's clock: the figures below are measured on it.
+        let clock: any MatterClock
 
         func tearDown() async {
             await home.close()
@@ -54,12 +57,12 @@ struct RoutingTests {
             _ d: HomeDevice, _ state: ConnectivityState, _ locality: LocalityType,
             within limit: Duration = .seconds(10)
         ) async -> Duration? {
-            let start = ContinuousClock.now
-            let ok = await eventually(within: limit) {
+            let start = clock.now
+            let ok = await until(signals(home.devices().batched()), within: limit) {
                 let c = (try? await home.device(id: d.id))?.sourceConnectivity
                 return c?.connectivityState == state && c?.dataSourceLocality == locality
             }
-            return ok ? ContinuousClock.now - start : nil
+            return ok ? clock.now - start : nil
         }
     }
 
@@ -82,6 +85,8 @@ struct RoutingTests {
             cloudOnly: [Fixture.levelControl])
         let plug = try await TestDevice.start(Fixture.plug(serial: plugSerial), discriminator: 3841, deviceTypeID: 0x010A)
         var c = testConfiguration()
+        let clock = SystemClock()
+        c.clock = clock
         c.allowUntrustedAttestation = true
         c.relay = RelayEndpoint(url: relay.url, homeToken: token)
         if let hubRelay, let hubHome { c.hub = RelayEndpoint(url: hubRelay.url, homeToken: hubHome.token) }
@@ -95,7 +100,7 @@ struct RoutingTests {
         if let hubRelay, let hubHome { lightHub = try await hubRelay.connect(light, homeID: hubHome.id) }
         return Setup(
             dir: dir, relay: relay, relayToken: token, hubRelay: hubRelay, home: home, light: light, plug: plug, lightCloud: lightCloud,
-            plugCloud: plugCloud, lightHub: lightHub, lightDevice: lightDevice, plugDevice: plugDevice)
+            plugCloud: plugCloud, lightHub: lightHub, lightDevice: lightDevice, plugDevice: plugDevice, clock: clock)
     }
 
     static func traits(_ d: HomeDevice) -> (onOff: SourceConnectivity?, level: SourceConnectivity?) {
@@ -139,7 +144,7 @@ struct RoutingTests {
         #expect(await until(s.light.attributeChanges(), within: .seconds(3)) { await s.light.value(Self.levelPath) == .unsigned(42) })
         // The device's change comes back through the relay subscription.
         #expect(
-            await eventually(within: .seconds(3)) {
+            await until(signals(s.home.devices().batched()), within: .seconds(3)) {
                 Self.level(try? await s.device(s.lightDevice)) == 42
             })
         #expect(await s.waitFor(s.plugDevice, .online, .direct) != nil)
@@ -157,11 +162,11 @@ struct RoutingTests {
             try await s.device(s.plugDevice).sourceConnectivity
                 == SourceConnectivity(connectivityState: .online, dataSourceLocality: .direct))
         // Commands to the offline cloud-only trait fail at once.
-        let failStart = ContinuousClock.now
+        let failStart = s.clock.now
         await #expect(throws: HomeError.self) {
             try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.levelControlTrait).moveToLevel(level: 10)
         }
-        #expect(ContinuousClock.now - failStart < .seconds(5))
+        #expect(s.clock.now - failStart < .seconds(5))
         s.lightCloud.cloudUp()
         s.plugCloud.cloudUp()
         #expect(await s.waitFor(s.lightDevice, .online, .mixed) != nil)
@@ -170,9 +175,9 @@ struct RoutingTests {
         // before the dead LAN path is noticed (it falls over to the relay).
         let typeMark = typeUpdates.values.count, batchMark = batched.values.count
         s.light.lanDown()
-        let early = ContinuousClock.now
+        let early = s.clock.now
         try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).off()
-        let earlyCommand = ContinuousClock.now - early
+        let earlyCommand = s.clock.now - early
         #expect(await s.light.value(Self.onOffPath) == .bool(false))
         try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).on()
         let lanDown = await s.waitFor(s.lightDevice, .online, .remote)
@@ -195,7 +200,7 @@ struct RoutingTests {
         #expect(await s.light.value(Self.onOffPath) == .bool(false))
         // The state reported through the relay reaches the trait.
         #expect(
-            await eventually(within: .seconds(5)) {
+            await until(signals(s.home.devices().batched()), within: .seconds(5)) {
                 (try? await s.device(s.lightDevice))?.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff
                     == false
             })
@@ -214,14 +219,14 @@ struct RoutingTests {
         let info4 = await s.connectivity(s.lightDevice)
         #expect(bothDown != nil, "light: \(info4)")
         light = try await s.device(s.lightDevice)
-        let start = ContinuousClock.now
+        let start = s.clock.now
         do {
             try await #require(light.types.all[DimmableLightDeviceType.self]?.matterTraits.onOffTrait).off()
             Issue.record("a device with every route down answered")
         } catch let error as HomeError {
             #expect(error.code == .unavailable || error.code == .deadlineExceeded)
         }
-        let failure = ContinuousClock.now - start
+        let failure = s.clock.now - start
         #expect(failure < .seconds(5))
 
         print(
@@ -287,12 +292,12 @@ struct RoutingTests {
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         // The controller loses its LAN path; the hub still reaches the device.
         s.light.lanDown()
-        let pulled = ContinuousClock.now
-        let hub = await eventually(within: .seconds(10)) {
+        let pulled = s.clock.now
+        let hub = await until(signals(s.home.devices().batched())) {
             guard let d = try? await s.device(s.lightDevice) else { return false }
             return Self.traits(d).onOff == SourceConnectivity(connectivityState: .online, dataSourceLocality: .localPeer)
         }
-        print("routing: LAN pulled → Matter traits on the hub (localPeer) after \(ContinuousClock.now - pulled)")
+        print("routing: LAN pulled → Matter traits on the hub (localPeer) after \(s.clock.now - pulled)")
         let info5 = await s.connectivity(s.lightDevice)
         #expect(hub, "light: \(info5)")
         // Cloud-only traits stay on the relay: the device is mixed.

@@ -6,6 +6,7 @@ import MatterProtocol
 import MatterTLV
 import RelayProtocol
 import RelayTestClient
+import TestWaiting
 import Testing
 @testable import matter_sim
 
@@ -26,7 +27,7 @@ struct CloudOnlyClusterTests {
             let commissioner = try await LoopbackCommissioner.start()
 
             try await withRelayController(url: url, homeToken: homeToken) { controller in
-                #expect(await eventually { node.cloud?.isConnected == true }, "\(node.cloud?.status ?? "")")
+                #expect(await until(node.cloudChanges()) { node.cloud?.isConnected == true }, "\(node.cloud?.status ?? "")")
                 #expect(try await controller.devices().map(\.deviceID) == [node.serialNumber])
 
                 // On no fabric yet, nobody may act through the relay.
@@ -121,7 +122,8 @@ struct CloudOnlyClusterTests {
         let node = try await ProfileNode.start(
             profile: "devices/cloud-dimmer.yaml", stateDirectory: directory,
             relay: CloudEndpoint(relay: "ws://127.0.0.1:\(unused)", credential: nil, homeToken: "mrh_nobody"))
-        #expect(await eventually { node.cloud?.status.hasPrefix("cloud registering (") == true }, "\(node.cloud?.status ?? "")")
+        #expect(
+            await until(node.cloudChanges()) { node.cloud?.status.hasPrefix("cloud registering (") == true }, "\(node.cloud?.status ?? "")")
         // The node still serves over UDP meanwhile.
         let commissioner = try await LoopbackCommissioner.start()
         let commissioned = try await commissioner.commission(try node.address, passcode: node.passcode)
@@ -140,22 +142,22 @@ struct CloudOnlyClusterTests {
             let light = try await ProfileNode.start(
                 profile: "devices/dimmable-light.yaml", stateDirectory: directory.appendingPathComponent("light"),
                 relay: CloudEndpoint(relay: url, credential: credential, homeToken: nil))
-            #expect(await eventually { light.cloud?.isConnected == true }, "\(light.cloud?.status ?? "")")
+            #expect(await until(light.cloudChanges()) { light.cloud?.isConnected == true }, "\(light.cloud?.status ?? "")")
 
             // A device that registered itself with the home token...
             let dimmerState = directory.appendingPathComponent("dimmer")
             let dimmer = try await ProfileNode.start(
                 profile: "devices/cloud-dimmer.yaml", stateDirectory: dimmerState,
                 relay: CloudEndpoint(relay: url, credential: nil, homeToken: homeToken))
-            #expect(await eventually { dimmer.cloud?.isConnected == true })
+            #expect(await until(dimmer.cloudChanges()) { dimmer.cloud?.isConnected == true })
             let kept = dimmerState.appendingPathComponent(StoredRelayCredential.fileName)
             let first = try JSONDecoder().decode(StoredRelayCredential.self, from: Data(contentsOf: kept)).credential
             // ...and that the relay then forgot registers again when it next connects.
             try await store.removeDevice(homeID: home.id, deviceID: dimmer.serialNumber)
             dimmer.cloud?.setConnected(false)
-            #expect(await eventually { dimmer.cloud?.isConnected == false })
+            #expect(await until(dimmer.cloudChanges()) { dimmer.cloud?.isConnected == false })
             dimmer.cloud?.setConnected(true)
-            #expect(await eventually { dimmer.cloud?.isConnected == true }, "\(dimmer.cloud?.status ?? "")")
+            #expect(await until(dimmer.cloudChanges()) { dimmer.cloud?.isConnected == true }, "\(dimmer.cloud?.status ?? "")")
             let second = try JSONDecoder().decode(StoredRelayCredential.self, from: Data(contentsOf: kept)).credential
             #expect(second != first)
             #expect(Set(try await store.devices(homeID: home.id).map(\.deviceID)) == ["SIM-DL-0001", dimmer.serialNumber])

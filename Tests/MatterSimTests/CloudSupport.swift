@@ -10,6 +10,7 @@ import MatterTLV
 import NIOCore
 import RelayClients
 import ServiceLifecycle
+import TestWaiting
 @testable import matter_sim
 
 // A real relay server in the test process (Hummingbird on an ephemeral loopback port, a
@@ -68,6 +69,9 @@ struct ProfileNode {
     let tasks: Task<Void, Never>
 
     var serialNumber: String { launch.device.identity.serialNumber }
+
+    /// The cloud link's status changes (an ended stream for a node without one).
+    func cloudChanges() -> AsyncStream<Void> { cloud?.statusChanges() ?? AsyncStream { $0.finish() } }
     var passcode: UInt32 { launch.passcode }
     var address: SocketAddress { get throws { try SocketAddress(ipAddress: "127.0.0.1", port: server.port) } }
     var simulated: SimulatedNode { SimulatedNode(name: launch.device.name, serialNumber: serialNumber, server: server, cloud: cloud) }
@@ -97,7 +101,7 @@ struct ProfileNode {
         // The PASE window opens as the server boots: a PBKDFParamRequest sent before then is
         // dropped, and its retransmissions count as duplicates. Wait for it (a new node only).
         let node = launch.node
-        _ = await eventually {
+        _ = await until(server.commissioningChanges()) {
             if await server.secureChannel.isCommissioningWindowOpen { return true }
             return await !node.fabrics.isEmpty
         }

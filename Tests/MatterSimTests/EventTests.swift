@@ -90,11 +90,13 @@ struct EventTests {
         #expect(numbers == [leave.number, urgent.number], "the urgent event brings the pending one along: \(numbers)")
 
         // A non-urgent event alone waits for the next report (MaxInterval, 4 s), and comes once.
-        // (ReportCollector cannot wait again after a wait that timed out: time the report instead.)
-        let recordedAt = ContinuousClock.now
+        // (ReportCollector cannot wait again after a wait that timed out: time the report instead,
+        // on the clock the node's subscriptions run on.)
+        let clock = running.node.clock
+        let recordedAt = clock.now
         let later = await running.node.recordEvent(basic, EventID(2), priority: .info, data: fields((0, u(3))))
         let keepAlive = await collector.next(within: .seconds(6))
-        let waited = ContinuousClock.now - recordedAt
+        let waited = clock.now - recordedAt
         #expect(waited > .seconds(2), "reported after \(waited), before MaxInterval")
         let carried = (keepAlive?.eventReports ?? []).compactMap { r -> UInt64? in if case .data(let e) = r { e.eventNumber } else { nil } }
         #expect(carried == [later.number])

@@ -6,6 +6,7 @@ import MatterProtocol
 import MatterTLV
 import RelayProtocol
 import RelayTestClient
+import TestWaiting
 import Testing
 @testable import matter_sim
 
@@ -50,7 +51,7 @@ struct FaultControlTests {
 
             try await withRelayController(url: url, homeToken: homeToken) { controller in
                 @Sendable func online() async -> Bool? { try? await controller.devices().first { $0.deviceID == serial }?.online }
-                #expect(await eventually { await online() == true })
+                #expect(await until(controller.presenceUpdates()) { await online() == true })
 
                 // lan-down: UDP requests go unanswered, the relay still serves.
                 var answer = try await Self.fault(serial, "lan-down", at: socket)
@@ -71,26 +72,28 @@ struct FaultControlTests {
                 // cloud-down: the relay sees the device go, UDP carries on.
                 answer = try await Self.fault(serial, "cloud-down", at: socket)
                 #expect(answer.results.map(\.state) == ["LAN up, cloud down, power on"])
-                #expect(await eventually { await online() == false })
+                #expect(await until(controller.presenceUpdates()) { await online() == false })
                 await #expect(throws: RelayError.deviceOffline(serial)) {
                     _ = try await controller.read(serial, paths: onOff)
                 }
                 #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)
-                // It stays down (no reconnect behind our back).
-                try await Task.sleep(for: .seconds(1))
+                // It stays down: nothing in the node wants the link back (its reconnection waits
+                // for that), and the relay client rests offline, a state it never leaves alone.
+                #expect(node.cloud?.isOnlineWanted == false)
+                #expect(node.cloud?.status == "cloud down")
                 #expect(await online() == false)
 
                 answer = try await Self.fault(serial, "cloud-up", at: socket)
                 #expect(answer.error == nil)
-                #expect(await eventually { await online() == true })
+                #expect(await until(controller.presenceUpdates()) { await online() == true })
                 #expect(try await controller.read(serial, paths: onOff).result(Level.onOff) == .success(.bool(true)))
 
                 // power-off: both ways down; sessions and subscriptions are gone for good.
                 _ = try await commissioner.subscribe(session, Level.onOff, minInterval: 0, maxInterval: 60)
-                #expect(await eventually { await node.server.interactionServer.activeSubscriptions().count == 1 })
+                #expect(await within { await node.server.interactionServer.untilActiveSubscriptions(1) })
                 answer = try await Self.fault("all", "power-off", at: socket)
                 #expect(answer.results.map(\.state) == ["LAN down, cloud off (no power), power off"])
-                #expect(await eventually { await online() == false })
+                #expect(await until(controller.presenceUpdates()) { await online() == false })
                 #expect(await node.server.interactionServer.activeSubscriptions().isEmpty)
                 #expect(await node.server.exchangeManager.allSessions().allSatisfy { !$0.isSecure })
                 await #expect(throws: (any Error).self) { _ = try await commissioner.read(session, paths: onOff, timeout: .seconds(2)) }
@@ -99,7 +102,7 @@ struct FaultControlTests {
                 // old session is unknown to the node, a new CASE session works.
                 answer = try await Self.fault(serial, "power-on", at: socket)
                 #expect(answer.results.first?.state.hasPrefix("LAN up, cloud") == true)
-                #expect(await eventually { await online() == true })
+                #expect(await until(controller.presenceUpdates()) { await online() == true })
                 await #expect(throws: (any Error).self) { _ = try await commissioner.read(session, paths: onOff, timeout: .seconds(2)) }
                 let fresh = try await commissioner.caseSession(try node.address, deviceNodeID: 0x4D0A)
                 #expect(try await commissioner.read(fresh, paths: onOff).result(Level.onOff) == .success(.bool(true)))

@@ -5,6 +5,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
+import TestWaiting
 import Testing
 
 /// Issue #21: group messages (Core spec 4.16). The administrator installs a key set, maps a
@@ -50,7 +51,7 @@ struct GroupMessagingTests {
         // Without an ACL entry for the group: the message is opened, the command refused.
         try await sender.send(group: Self.hall, command: 0x01, counter: 100)
         let server = running.server.interactionServer
-        #expect(await eventually { server.groupInvokes.messagesHandled == 1 })
+        #expect(await until(server.groupInvokesChanges()) { server.groupInvokes.messagesHandled == 1 })
         #expect(server.groupInvokes.commandsRun == 0)
         #expect(try await onOffValue(commissioner, session) == false)
 
@@ -73,7 +74,7 @@ struct GroupMessagingTests {
         #expect(try await commissioner.write(session, [AttributeDataIB(path: AttributePathIB(acl), data: entries)]) == [.success])
 
         try await sender.send(group: Self.hall, command: 0x01, counter: 101)  // On
-        #expect(try await eventually { try await onOffValue(commissioner, session) == true })
+        #expect(await until(running.node.changes) { (try? await onOffValue(commissioner, session)) == true })
 
         // A replay of that message after an Off: a duplicate, dropped.
         #expect(try await commissioner.status(session, 1, Self.onOff, 0x00) == .success)
@@ -88,7 +89,7 @@ struct GroupMessagingTests {
         // All three are dropped by the message layer (each counted when it is dropped).
         let manager = running.server.exchangeManager
         #expect(
-            await eventually {
+            await until(manager.metricsChanges()) {
                 let metrics = await manager.metrics()
                 // No key for 0x0102; the stranger's session ID.
                 return metrics.droppedDuplicate >= 1 && metrics.droppedUnknownSession >= 2
@@ -98,7 +99,7 @@ struct GroupMessagingTests {
 
         // A fresh counter works again; Toggle too (the group acts once per message).
         try await sender.send(group: Self.hall, command: 0x02, counter: 104)  // Toggle
-        #expect(try await eventually { try await onOffValue(commissioner, session) == true })
+        #expect(await until(running.node.changes) { (try? await onOffValue(commissioner, session)) == true })
         // No datagram ever went back to the sender: group messages are neither acked nor answered.
         #expect(await sender.received == 0)
 

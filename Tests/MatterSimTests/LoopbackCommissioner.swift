@@ -387,21 +387,15 @@ final class ReportCollector: ProtocolHandler {
         (reports, sink) = AsyncStream.makeStream(of: ReportDataMessage.self)
     }
 
-    /// The next report, or nil when none arrives in time.
+    /// The next report, or nil when none arrives within `timeout` of real time (a bound on a
+    /// broken run; a wait that ran out ends the collector's stream).
     func next(within timeout: Duration) async -> ReportDataMessage? {
         let reports = self.reports
-        return await withTaskGroup(of: ReportDataMessage?.self) { group in
-            group.addTask {
-                for await report in reports { return report }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
+        let next = try? await withTimeLimit(timeout, on: SystemClock(), orThrow: { CancellationError() }) {
+            for await report in reports { return report }
+            return nil
         }
+        return next ?? nil
     }
 
     func handle(exchange: Exchange, first message: Message) async {

@@ -4,6 +4,7 @@ import MatterDevice
 import MatterModel
 import MatterProtocol
 import NIOCore
+import TestWaiting
 
 /// The published connectedhomeip test credentials, as matter-sim embeds them (test only).
 let testAuthority = AttestationAuthority.connectedhomeipTest
@@ -84,9 +85,10 @@ struct RunningNode {
         return RunningNode(node: node, server: server, serving: serving)
     }
 
-    /// Waits until PASE is accepted (the window opens as the server boots).
+    /// Waits until PASE is accepted (the window opens as the server boots, or when a
+    /// command opened one).
     func commissionable() async -> Bool {
-        await eventually { await server.secureChannel.isCommissioningWindowOpen }
+        await until(server.commissioningChanges()) { await server.secureChannel.isCommissioningWindowOpen }
     }
 
     /// Cancels the server and waits for its clean shutdown (the node saves its state).
@@ -94,14 +96,4 @@ struct RunningNode {
         serving.cancel()
         await serving.value
     }
-}
-
-/// Polls until `condition` holds or `timeout` passes (a generous bound, not a timing assertion).
-func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import NIOConcurrencyHelpers
 import OpenCombine
@@ -58,6 +59,7 @@ public actor AutomationRunner {
     private var seen: [CandidateLocation: [AttributeID: TLVValue]] = [:]
     private var tasks: [Task<Void, Never>] = []
     private var cancellable: AnyCancellable?
+    private let recorded = EventBroadcaster<AutomationRun>()
     private var stopped = false
     private let logger: Logger
 
@@ -95,6 +97,10 @@ public actor AutomationRunner {
                 }
             })
     }
+
+    /// The runs from now on, each once it is in the history (`automationHistory`), for a
+    /// caller that follows them live instead of polling the history.
+    public nonisolated func runs() -> AsyncStream<AutomationRun> { recorded.subscribe() }
 
     /// Stops running (runs in progress finish their current action).
     public func stop() {
@@ -191,6 +197,7 @@ public actor AutomationRunner {
             id: 0, automationID: automation.id, automationName: automation.name, time: time,
             starter: starter, actions: labels, outcome: outcome, message: message)
         do { try await engine.store.recordRun(record) } catch { logger.warning("cannot record a run: \(error)") }
+        recorded.publish(record)
     }
 
     private func holds(_ c: ConditionSpec, in snapshot: HomeSnapshot) -> Bool {

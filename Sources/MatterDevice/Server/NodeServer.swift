@@ -44,6 +44,7 @@ public final class NodeServer: Sendable {
     private let hasRun = Mutex(false)
     /// Opened once the secure channel has handled boot's commissioning window.
     private let bootWindowHandled = Latch()
+    private let commissioningHandled = EventBroadcaster<Void>()
 
     /// Binds the UDP port and wires the protocol stack to the node; nothing is served
     /// until `run()`. `publisher`: an Avahi connection shared with other nodes of the
@@ -208,8 +209,14 @@ public final class NodeServer: Sendable {
     private func followCommissioningEvents() async {
         for await event in commissioningEvents {
             await handle(event)
+            commissioningHandled.publish(())
         }
     }
+
+    /// Yields after the server has acted on each commissioning event (a window opened or
+    /// closed on the secure channel, advertisements, sessions), coalesced while unread:
+    /// a caller waits for the node to be commissionable without polling.
+    public func commissioningChanges() -> AsyncStream<Void> { commissioningHandled.subscribe(bufferLimit: 1) }
 
     private func handle(_ event: CommissioningEvent) async {
         switch event {

@@ -1,7 +1,8 @@
 import NIOConcurrencyHelpers
 
-/// Fans events out to any number of AsyncStream subscribers.
-final class EventBroadcaster<Event: Sendable>: Sendable {
+/// Fans events out to any number of AsyncStream subscribers (a change signal is an
+/// `EventBroadcaster<Void>` subscribed with a buffer of one).
+public final class EventBroadcaster<Event: Sendable>: Sendable {
     private struct State {
         var nextID = 0
         var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
@@ -10,7 +11,9 @@ final class EventBroadcaster<Event: Sendable>: Sendable {
     // The lock guards the subscriber table; yields happen outside it.
     private let state = NIOLockedValueBox(State())
 
-    func subscribe(bufferLimit: Int = 256) -> AsyncStream<Event> {
+    public init() {}
+
+    public func subscribe(bufferLimit: Int = 256) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
         let id = state.withLockedValue { s -> Int in
             s.nextID += 1
@@ -23,12 +26,12 @@ final class EventBroadcaster<Event: Sendable>: Sendable {
         return stream
     }
 
-    func publish(_ event: Event) {
+    public func publish(_ event: Event) {
         let targets = state.withLockedValue { Array($0.subscribers.values) }
         for c in targets { c.yield(event) }
     }
 
-    func finish() {
+    public func finish() {
         let targets = state.withLockedValue { s -> [AsyncStream<Event>.Continuation] in
             defer { s.subscribers = [:] }
             return Array(s.subscribers.values)

@@ -13,6 +13,7 @@ extension InteractionServer {
                 $0.messagesHandled += 1
                 $0.commandsRun += acted
             }
+            groupCountsChanged.publish(())
         }
         guard subject.authMode == .group else { return }
         guard InteractionOpcode(rawValue: opcode) == .invokeRequest else {

@@ -41,8 +41,12 @@ public final class InteractionServer: Sendable {
     let logger: Logger
     let registry = SubscriptionRegistry()
     let groupCounts = Mutex(GroupInvokeCounts())
+    let groupCountsChanged = EventBroadcaster<Void>()
+    let reportsAcknowledged = EventBroadcaster<AcknowledgedReport>()
     /// Group messages handled so far (`handleGroup`).
     public var groupInvokes: GroupInvokeCounts { groupCounts.withLock { $0 } }
+    /// Yields after `groupInvokes` moved (coalesced while unread).
+    public func groupInvokesChanges() -> AsyncStream<Void> { groupCountsChanged.subscribe(bufferLimit: 1) }
     private let established: AsyncStream<Subscription>
     private let establishedSink: AsyncStream<Subscription>.Continuation
 
@@ -100,6 +104,13 @@ public final class InteractionServer: Sendable {
     public func activeSubscriptions() async -> [SubscriptionSummary] {
         await registry.summaries()
     }
+
+    /// Yields after each subscription established or ended (coalesced while unread).
+    public func subscriptionChanges() -> AsyncStream<Void> { registry.changed.subscribe(bufferLimit: 1) }
+
+    /// The subscription reports acknowledged from now on (not the priming reports): a
+    /// caller learns what each subscriber has been told, without polling.
+    public func acknowledgedReports() -> AsyncStream<AcknowledgedReport> { reportsAcknowledged.subscribe() }
 
     /// Returns once exactly `count` subscriptions are active (for tests and tools that
     /// wait for a subscriber; bound it from outside).

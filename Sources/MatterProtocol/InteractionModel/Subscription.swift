@@ -14,6 +14,13 @@ public struct SubscriptionSummary: Hashable, Sendable {
     public var maxInterval: UInt16
 }
 
+/// A subscription report its subscriber acknowledged: what that subscriber now knows.
+public struct AcknowledgedReport: Sendable {
+    public var subscriptionID: UInt32
+    public var subject: SubjectDescriptor
+    public var attributeReports: [AttributeReportIB]
+}
+
 /// One established subscription. Its mutable reporting state lives in the
 /// serving task (`InteractionServer.serve`); this object carries the fixed
 /// parameters and the event channel that wakes that task.
@@ -111,6 +118,8 @@ actor SubscriptionRegistry {
     }
 
     private var countWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Yields after each subscription added or removed.
+    nonisolated let changed = EventBroadcaster<Void>()
 
     func add(_ subscription: Subscription) {
         active[subscription.id] = subscription
@@ -138,6 +147,7 @@ actor SubscriptionRegistry {
     }
 
     private func countChanged() {
+        changed.publish(())
         let now = active.count
         let (due, waiting) = (countWaiters.filter { $0.count == now }, countWaiters.filter { $0.count != now })
         countWaiters = waiting
@@ -309,6 +319,10 @@ extension InteractionServer {
                 throw error
             }
             await exchange.close()
+            if acknowledged {
+                reportsAcknowledged.publish(
+                    AcknowledgedReport(subscriptionID: subscription.id, subject: subscription.subject, attributeReports: reports))
+            }
             return acknowledged
         } catch {
             logger.debug("subscription \(subscription.id) report failed: \(error)")

@@ -83,6 +83,8 @@ public actor SecureChannelServer: ProtocolHandler {
 
     /// Failed PASE attempts since the window opened.
     public var paseFailureCount: Int { window?.failures ?? 0 }
+    /// Hosts answered BUSY while another held the PASE slot; the slot goes to them next.
+    public var hostsWaitingForPASE: Int { waitingHosts.count }
 
     // MARK: Dispatch
 

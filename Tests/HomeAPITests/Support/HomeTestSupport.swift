@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import OpenCombine
 import TestDevices
+import TestWaiting
 import Testing
 
 /// A home on a fresh SQLite file, its controller on loopback, with short timeouts.
@@ -19,8 +20,10 @@ func testConfiguration() -> HomeConfiguration {
     return c
 }
 
-func openHome(_ directory: URL, trustStore: URL? = nil) async throws -> Home {
+/// `clock`: the home's one clock (a test that times the home measures on it).
+func openHome(_ directory: URL, trustStore: URL? = nil, clock: any MatterClock = SystemClock()) async throws -> Home {
     var c = testConfiguration()
+    c.clock = clock
     c.paaTrustStore = trustStore
     c.allowUntrustedAttestation = trustStore == nil
     return try await Home.open(at: directory.appendingPathComponent("home.sqlite"), configuration: c)
@@ -42,7 +45,7 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
     let d = try await home.commissionDevice(
         setupCode: try device.setupCode, address: device.address,
         structureID: structureID, name: name)
-    let reported = await eventually(within: .seconds(10)) {
+    let reported = await until(signals(home.devices().batched())) {
         guard let dev = try? await home.device(id: d.id) else { return false }
         if dev.types.contains(DimmableLightDeviceType.self) {
             return await dev.types.get(DimmableLightDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
@@ -54,6 +57,24 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
     }
     #expect(reported, "device \(name) never reported")
     return try await home.device(id: d.id)
+}
+
+/// One `Void` per value `publisher` sends (coalesced while unread), so `until` wakes on what
+/// a home publishes (`home.devices().batched()`, `rooms()`, `deviceGroups()`) instead of polling it.
+func signals<P: Publisher>(_ publisher: P) -> AsyncStream<Void> {
+    let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    let subscription = PublisherSubscription(
+        publisher.sink(receiveCompletion: { _ in continuation.finish() }, receiveValue: { _ in continuation.yield() }))
+    continuation.onTermination = { _ in subscription.cancel() }
+    return stream
+}
+
+/// Keeps a Combine subscription alive until the stream that carries it ends.
+private final class PublisherSubscription: @unchecked Sendable {
+    // @unchecked: set once in init, then only cancelled (AnyCancellable.cancel is thread-safe).
+    private let cancellable: AnyCancellable
+    init(_ cancellable: AnyCancellable) { self.cancellable = cancellable }
+    func cancel() { cancellable.cancel() }
 }
 
 /// Records every value a publisher emits (and its completion).
@@ -134,16 +155,6 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
     }
 
     func cancel() { cancellable?.cancel() }
-}
-
-/// Polls `condition` for up to `limit`.
-func eventually(within limit: Duration = .seconds(5), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
 }
 
 enum MatterProtocolCode {

@@ -167,6 +167,8 @@ package final class SessionServers: ProtocolHandler {
     package let lanHidden: Set<ClusterID>
     private let state = NIOLockedValueBox<(next: UInt64, entries: [SessionHandle: Entry], contexts: [SessionHandle: SessionID])>(
         (1, [:], [:]))
+    /// SubscribeRequests answered so far (priming report and SubscribeResponse sent).
+    package let subscribeRequests = Watched(0)
 
     package init(node: MatterNode, logger: Logger, lanHidden: Set<ClusterID> = []) {
         self.node = node
@@ -228,6 +230,7 @@ package final class SessionServers: ProtocolHandler {
                 s.entries[info.handle]?.runner.cancel()
                 s.entries[info.handle] = Entry(id: id, server: server, runner: runner)
             }
+            subscribeRequests.update { $0 += 1 }
         } else {
             runner.cancel()
         }
@@ -314,6 +317,12 @@ package struct NodeSessionProvider: InteractionDataProvider {
 extension TestDevice {
     /// The node's attribute changes from now on: a test waits on them for a value to show.
     package func attributeChanges() -> AsyncStream<AttributeChange> { node.changes }
+
+    /// Waits (bounded by `limit` of real time) until the device has answered `count`
+    /// SubscribeRequests: a controller's subscription is primed and established.
+    package func untilSubscribed(_ count: Int = 1, within limit: Duration = .seconds(10)) async -> Bool {
+        await servers.subscribeRequests.until(within: limit) { $0 >= count }
+    }
 
     /// Invokes a command from the device's own side (a button on the device).
     package func press(

@@ -99,3 +99,17 @@ package func within(_ limit: Duration = .seconds(10), _ wait: @escaping @Sendabl
     }
     return returned ?? false
 }
+
+/// Checks `condition` every 20 ms for up to `limit`; returns whether it held. Only for state
+/// that another process or the kernel holds and announces to nobody (a child's output, rows
+/// it writes to a shared file, whether a raw socket was closed): everything in the test's
+/// own process is waited on with `until`.
+package func poll(within limit: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
+    // real time: external: a child process's or the kernel's state, read by polling
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}

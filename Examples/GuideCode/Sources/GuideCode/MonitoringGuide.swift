@@ -22,9 +22,33 @@ private enum Logger {
 
 /// The lines the guide's code printed, in order.
 public final class PrintedLines: Sendable {
-    private let lines = Mutex<[String]>([])
-    public var all: [String] { lines.withLock { $0 } }
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    private struct State {
+        var lines: [String] = []
+        var watchers: [Int: AsyncStream<Void>.Continuation] = [:]
+        var nextID = 0
+    }
+    private let state = Mutex(State())
+    public var all: [String] { state.withLock { $0.lines } }
+
+    func append(_ line: String) {
+        let watchers = state.withLock { s in
+            s.lines.append(line)
+            return Array(s.watchers.values)
+        }
+        for watcher in watchers { watcher.yield() }
+    }
+
+    /// Yields after each line printed from now on, for a caller that waits for one.
+    public func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { s in
+            s.nextID += 1
+            s.watchers[s.nextID] = continuation
+            return s.nextID
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
 }
 
 /// The app of the monitoring guide.
