@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HomeAPI
+import MatterProtocol
 
 /// `homectl automations …`: the automations stored in the home graph and their runs.
 struct AutomationsCommand: AsyncParsableCommand {
@@ -136,11 +137,12 @@ struct AutomationsCommand: AsyncParsableCommand {
                 let clock: any AutomationClock = speed == 1 ? SystemAutomationClock() : AcceleratedAutomationClock(factor: speed)
                 let runner = await home.startAutomations(clock: clock)
                 print("running \(try await home.listAutomations().filter(\.isActive).count) active automation(s) at \(speed)x")
+                // --for DURATION of real time, or until interrupted.
+                let real = SystemClock()
                 if let duration {
-                    // real time: user: --for DURATION, or until interrupted.
-                    try await Task.sleep(for: duration.duration)
+                    try await real.sleep(until: real.now + duration.duration)
                 } else {
-                    while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+                    while !Task.isCancelled { try await real.sleep(until: real.now + .seconds(3600)) }
                 }
                 await runner.stop()
                 await home.close()

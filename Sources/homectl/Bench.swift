@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HomeAPI
+import MatterProtocol
 
 /// Command latency as a person sees it through HomeAPI: alternating On and Off invokes
 /// (each awaits the device's response) on one home, after one warm-up invoke so that the
@@ -28,8 +29,8 @@ struct Bench: AsyncParsableCommand {
             samples.reserveCapacity(count)
             do {
                 try await onOff.off()
-                // real time: benchmark: command latencies.
-                let clock = ContinuousClock()
+                // Benchmark figures, on the real clock: command latencies.
+                let clock = SystemClock()
                 for i in 0..<count {
                     let start = clock.now
                     if i % 2 == 0 { try await onOff.on() } else { try await onOff.off() }

@@ -78,8 +78,8 @@ struct FleetBench: AsyncParsableCommand {
 
         // 1. Commission every node, `concurrency` at a time.
         let host = self.host
-        // real time: benchmark: fleet figures; the fleet's nodes are processes of their own.
-        let clock = ContinuousClock()
+        // Benchmark figures, on the real clock: fleet figures; the fleet's nodes are processes of their own.
+        let clock = SystemClock()
         let started = clock.now
         var latencies: [Double] = []
         var commissioned: [HomeNodePlan] = []

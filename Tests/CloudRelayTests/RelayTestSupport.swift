@@ -358,7 +358,7 @@ final class RawConnection: Sendable {
 
     private func blockingCloseCode(within seconds: Int, after pending: [UInt8]) -> UInt16? {
         var bytes = pending
-        // real time: watchdog: a blocking socket read's bound.
+        // real time: external: a raw socket's blocking reads, bounded.
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             // Parse whole frames from the front.

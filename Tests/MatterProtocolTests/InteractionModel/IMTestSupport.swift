@@ -10,17 +10,8 @@ struct IMTestTimeout: Error {}
 /// Runs `operation`, failing after a generous real-time bound so a broken
 /// engine fails the test instead of hanging it.
 func imWithin<T: Sendable>(_ seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            // real time: watchdog: fails a hung engine.
-            try await Task.sleep(for: .seconds(seconds))
-            throw IMTestTimeout()
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw IMTestTimeout() }
-        return first
-    }
+    // On the real clock: the engine's own time is the test's ManualClock.
+    try await withTimeLimit(.seconds(seconds), on: SystemClock(), orThrow: { IMTestTimeout() }, operation)
 }
 
 typealias IMMessage = (opcode: UInt8, payload: [UInt8])
