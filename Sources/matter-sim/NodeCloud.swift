@@ -150,7 +150,7 @@ final class CloudLink: Sendable {
     var isConnected: Bool { state.withLock { $0.client?.state == .connected } }
 
     /// Yields after `status` or `isConnected` may have changed (coalesced while unread), for
-    /// those who wait on the link (tests, the control socket's callers) instead of polling it.
+    /// a caller that waits on the link instead of polling it.
     func statusChanges() -> AsyncStream<Void> { statusChanged.subscribe(bufferLimit: 1) }
 
     private func changeState<T>(_ change: (inout State) -> T) -> T {

@@ -173,7 +173,7 @@ public actor ExchangeManager {
     }
 
     /// A new stream that yields after `metrics()` moved (changes coalesced while unread), so a
-    /// watcher (a test, a dashboard) waits for the next count instead of polling.
+    /// watcher waits for the next count instead of polling.
     public nonisolated func metricsChanges() -> AsyncStream<Void> {
         countersChanged.subscribe(bufferLimit: 1)
     }
