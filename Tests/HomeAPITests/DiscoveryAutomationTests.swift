@@ -240,7 +240,6 @@ struct DiscoveryAutomationTests {
             })
         let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
-        let scheduledRuns = signals(runner.runs())
         let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30)  // 06:59:30: not yet
         await runner.fireScheduledStarters()
@@ -250,7 +249,7 @@ struct DiscoveryAutomationTests {
         clock.advance(by: 60)  // 07:00:30: the 07:00 starter fires once
         #expect(
             await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
-        #expect(await until(scheduledRuns) { (try? await structure.automationHistory().count) == 1 })
+        #expect(await until(runner.runs()) { (try? await structure.automationHistory().count) == 1 })
         let run = try #require(try await rig.home.automationHistory(automationID: created.id).first)
         #expect(run.outcome == .success, "\(run.message)")
         #expect(run.time == utc("2026-03-02T07:00:00Z"))
@@ -303,17 +302,16 @@ struct DiscoveryAutomationTests {
                 }
             })
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
-        let runs = signals(runner.runs())
         #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
 
         // Someone turns the light on at the light itself: the Home hears it through its subscription.
         _ = await bulb.press(Fixture.onOff, 0x01)
         #expect(await until(bulb.attributeChanges(), within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
-        #expect(await until(runs) { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .success })
+        #expect(await until(runner.runs()) { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .success })
 
         // Off: the starter fires, the condition does not hold, nothing is sent; the run says so.
         _ = await bulb.press(Fixture.onOff, 0x00)
-        #expect(await until(runs) { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .conditionsNotMet })
+        #expect(await until(runner.runs()) { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .conditionsNotMet })
 
         // Disabled: no more runs. A witness made after it, on the same starter, runs on the
         // change; the runner takes automations in the order they were made, so by the

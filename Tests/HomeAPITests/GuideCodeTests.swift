@@ -80,7 +80,6 @@ struct GuideCodeTests {
 
         let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
-        let runs = signals(runner.runs())
         let before = await blind.value(Fixture.targetLiftPath)
         clock.advance(by: 30)  // 06:59:30
         await runner.fireScheduledStarters()
@@ -89,7 +88,7 @@ struct GuideCodeTests {
         #expect(
             await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         // The runner records the run after its action was answered.
-        #expect(await until(runs) { (try? await rig.home.automationHistory(automationID: id).first) != nil })
+        #expect(await until(runner.runs()) { (try? await rig.home.automationHistory(automationID: id).first) != nil })
         let run = try #require(try await rig.home.automationHistory(automationID: id).first)
         #expect(run.outcome == .success && run.time == utc("2026-03-02T07:00:00Z"), "\(run.message)")
         await runner.stop()
@@ -112,11 +111,10 @@ struct GuideCodeTests {
         #expect(try await rig.structure.listAutomations().map(\.id) == [id])
 
         let runner = await rig.home.startAutomations(pollInterval: .milliseconds(50))
-        let runs = signals(runner.runs())
         #expect(await bulb.value(Fixture.currentLevelPath) == .unsigned(100))
         _ = await bulb.press(Fixture.onOff, 0x01)  // someone turns it on at the light
         #expect(await until(bulb.attributeChanges(), within: .seconds(8)) { await bulb.value(Fixture.currentLevelPath) == .unsigned(55) })
-        #expect(await until(runs) { (try? await rig.home.automationHistory(automationID: id).first?.outcome) == .success })
+        #expect(await until(runner.runs()) { (try? await rig.home.automationHistory(automationID: id).first?.outcome) == .success })
         await runner.stop()
     }
 

@@ -170,17 +170,16 @@ struct PASETests {
     @Test func abandonedGuessesAfterPake2AreCounted() async throws {
         let f = try await Fixture(passcode: 20202021, maxFailures: 3)
         defer { Task { await f.stop() } }
-        let events = signals(f.device.manager.sessionEvents())
         for (n, wrong) in [11111111, 22222222, 33333333].enumerated() {
             // Each request replaces the previous attempt, which learned its verdict and stopped.
             let attempt = try await HandPASE.begin(from: f.controller, to: f.device.address)
-            #expect(await until(events) { await f.server.paseFailureCount == n }, "guess \(n) counted")
+            #expect(await until(f.device.manager.sessionEvents()) { await f.server.paseFailureCount == n }, "guess \(n) counted")
             let (_, _, right) = try await attempt.guess(UInt32(wrong))
             #expect(!right)
         }
         // The fourth request ends the third guess: three verdicts, the window closes.
         _ = try? await HandPASE.begin(from: f.controller, to: f.device.address)
-        #expect(await until(events) { await f.server.isCommissioningWindowOpen == false })
+        #expect(await until(f.device.manager.sessionEvents()) { await f.server.isCommissioningWindowOpen == false })
     }
 
     /// Issue #22 item 2: unauthenticated initiators that fill the unsecured-session table

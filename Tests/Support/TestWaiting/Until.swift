@@ -4,8 +4,9 @@ import Synchronization
 /// Waits until `condition` holds: checks it now, then again each time one of `changes` yields
 /// (the part under test saying its state moved), so the wait lasts as long as the work does,
 /// whatever the machine's load. Each stream must yield after the state it announces is
-/// readable (create it before the action it watches). Gives up after `limit` of real time,
-/// a bound on a broken run rather than a pace; returns whether the condition held.
+/// readable. The wait takes the streams for itself and ends them: give each wait fresh ones.
+/// Gives up after `limit` of real time, a bound on a broken run rather than a pace; returns
+/// whether the condition held.
 package func until(
     _ changes: [AsyncStream<Void>], within limit: Duration = .seconds(10), _ condition: () async -> Bool
 ) async -> Bool {
