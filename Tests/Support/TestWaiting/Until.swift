@@ -55,34 +55,20 @@ package func signals<Changes: AsyncSequence & Sendable>(_ sequence: Changes) -> 
 /// A value the test's own callbacks write (lines printed, updates counted), with a stream of
 /// its changes, so a test waits for the value instead of polling a locked box.
 package final class Watched<Value: Sendable>: Sendable {
-    private struct State {
-        var value: Value
-        var watchers: [UInt64: AsyncStream<Void>.Continuation] = [:]
-        var nextID: UInt64 = 0
-    }
-    private let state: Mutex<State>
+    private let state: Mutex<Value>
+    private let changed = EventBroadcaster<Void>()
 
-    package init(_ value: Value) { state = Mutex(State(value: value)) }
+    package init(_ value: Value) { state = Mutex(value) }
 
-    package var value: Value { state.withLock { $0.value } }
+    package var value: Value { state.withLock { $0 } }
 
     package func update<T>(_ change: (inout Value) -> T) -> T {
-        let (result, watchers) = state.withLock { s in (change(&s.value), Array(s.watchers.values)) }
-        for watcher in watchers { watcher.yield() }
-        return result
+        defer { changed.publish(()) }
+        return state.withLock { change(&$0) }
     }
 
     /// Yields after each update (coalesced while unread).
-    package func changes() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { s -> UInt64 in
-            s.nextID += 1
-            s.watchers[s.nextID] = continuation
-            return s.nextID
-        }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
-        return stream
-    }
+    package func changes() -> AsyncStream<Void> { changed.subscribe(bufferLimit: 1) }
 
     /// Waits (bounded by `limit` of real time) until `predicate` holds for the value.
     package func until(within limit: Duration = .seconds(10), _ predicate: (Value) -> Bool) async -> Bool {
