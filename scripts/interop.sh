@@ -29,8 +29,17 @@ declare -A REQUIRE=(
   [window-covering]="--require window-covering"
   [light-and-covering]="--require onoff --require level-control --require window-covering"
 )
+# Sensors and switches are driven at the device (the control socket, as `matter-sim act`)
+# and checked through the reference controller's event subscriptions.
+declare -A CHECKER=(
+  [contact-sensor]=sensors_check.py
+  [generic-switch]=sensors_check.py
+  [occupancy-sensor]=sensors_check.py
+  [temperature-sensor]=sensors_check.py
+)
 profiles=("$@")
-[ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering)
+[ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering \
+  contact-sensor generic-switch occupancy-sensor temperature-sensor)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 swift build --product matter-sim >/dev/null
@@ -59,8 +68,10 @@ check() {
 for name in "${profiles[@]}"; do
   echo "interop: $name ..."
   rm -f "$OUT/$name.json"
+  checker=()
+  [ -z "${CHECKER[$name]:-}" ] || checker=(--checker "$ROOT/scripts/interop/${CHECKER[$name]}")
   # shellcheck disable=SC2086
-  check "$name" "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" ${REQUIRE[$name]:-} \
+  check "$name" "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" ${REQUIRE[$name]:-} "${checker[@]}" \
     --latency "$LATENCY" --report "$OUT/$name.json" -- \
     "$SIM" run "$ROOT/DeviceProfiles/devices/$name.yaml" --passcode 20202021 --discriminator 3840
 done

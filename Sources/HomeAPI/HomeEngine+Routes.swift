@@ -136,6 +136,8 @@ extension HomeEngine {
         }
         states[node] = nil
         directRestartedAt[node] = nil
+        lastEventNumber[node] = nil
+        eventsWatched.remove(node)
     }
 
     /// Restarts a node's LAN subscription now (after the probe found the LAN back), rather
@@ -181,12 +183,27 @@ extension HomeEngine {
         if up && !wasUp { learnCloudOnlyIfNeeded(node) }
     }
 
+    /// Passes on a node's events not delivered yet. Those primed before the node's first
+    /// subscription was established happened before the home was watching: they only set
+    /// where delivery starts.
+    func deliver(_ events: [EventReport], node: UInt64, kind: RouteKind) {
+        guard graph.devices.values.contains(where: { $0.nodeID == node }) else { return }
+        let fresh = events.filter { event in lastEventNumber[node].map { event.number > $0 } ?? true }
+        guard let newest = fresh.last else { return }
+        lastEventNumber[node] = newest.number
+        guard eventsWatched.contains(node) else { return }
+        for report in fresh { deviceEvents.publish(DeviceEventReport(node: node, report: report)) }
+    }
+
     private func applySubscription(_ event: SubscriptionEvent, node: UInt64, kind: RouteKind) {
         switch event {
         case .established:
+            eventsWatched.insert(node)
             setHealth(node, kind, .up)
         case .reports(let reports):
             apply(reports, node: node, kind: kind)
+        case .events(let events):
+            deliver(events, node: node, kind: kind)
         case .lost(let error):
             setHealth(node, kind, .down, error: error.description)
         }

@@ -38,6 +38,12 @@ let subscribedPaths: [AttributePathIB] = [
     AttributePathIB(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID),
 ]
 
+/// One event a device reported, as the engine hands it to the traits' subscribers.
+struct DeviceEventReport: Sendable {
+    var node: UInt64
+    var report: EventReport
+}
+
 /// A running route of one node (its subscription, or the LAN probe).
 struct RouteTaskKey: Hashable {
     enum Role: Hashable { case subscription, probe }
@@ -78,6 +84,13 @@ actor HomeEngine {
     var cloudOnlyLearning: Set<UInt64> = []
     /// Group message counters reserved in the store and not used yet (HomeEngine+Groups).
     var groupCounters: [UInt32] = []
+    /// The last event number delivered per node: an event reported on two routes (LAN and
+    /// relay) or primed again by a resubscription reaches subscribers once.
+    var lastEventNumber: [UInt64: UInt64] = [:]
+    /// Nodes whose first subscription is established: events from then on are news.
+    var eventsWatched: Set<UInt64> = []
+    /// The events devices report, after that deduplication.
+    nonisolated let deviceEvents = EventBroadcaster<DeviceEventReport>()
     /// How each group's last command went out, by group.
     var lastGroupDelivery: [String: GroupDelivery] = [:]
 

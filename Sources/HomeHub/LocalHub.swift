@@ -213,7 +213,7 @@ public final class LocalHub: Service, Sendable {
     private func watchPresence(of device: HubCredentials.Device) async {
         for await event in controller.subscribe(device.nodeID, paths: [Self.presencePath]) {
             switch event {
-            case .established, .reports:
+            case .established, .reports, .events:
                 setPresence(device.deviceID, .present)
             case .lost(let error):
                 logger.debug("device \(device.deviceID) is not answering: \(error)")

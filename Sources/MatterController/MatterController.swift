@@ -328,12 +328,16 @@ public actor MatterController {
 
     /// Subscribes to `paths` of `node` and keeps the subscription alive: when no report
     /// arrives within MaxInterval (plus a margin), or the session fails, it subscribes
-    /// again with growing pauses. Ends when the consumer stops iterating.
-    public nonisolated func subscribe(_ node: NodeID, paths: [AttributePathIB]) -> AsyncStream<SubscriptionEvent> {
+    /// again with growing pauses. Ends when the consumer stops iterating. `events` are
+    /// subscribed to as well; a resubscription does not deliver an event twice.
+    public nonisolated func subscribe(
+        _ node: NodeID, paths: [AttributePathIB], events: [EventPathIB] = []
+    ) -> AsyncStream<SubscriptionEvent> {
         var keeper = SubscriptionKeeper(
             paths: paths, minInterval: configuration.subscriptionMinInterval,
             maxInterval: configuration.subscriptionMaxInterval, maxResubscribeDelay: configuration.maxResubscribeDelay,
             clock: configuration.clock)
+        keeper.eventPaths = events
         keeper.publisher = "node 0x\(String(node, radix: 16))"
         return keeper.events(
             router: router, client: { try await self.client(for: node) },

@@ -1,5 +1,6 @@
 import Logging
 import MatterModel
+import MatterProtocol
 import MatterTLV
 
 /// The outcome of an invoke (Core spec 8.8 "Invoke Interaction"): a status, or a
@@ -116,6 +117,11 @@ struct ClusterContext {
     @discardableResult
     func set(_ attribute: AttributeID, _ value: TLVValue) -> Bool {
         runtime.store.update(path(attribute), to: value)
+    }
+
+    /// Records one of this cluster's events (Core spec 7.14) and tells the subscriptions.
+    func recordEvent(_ event: EventID, priority: EventDataIB.Priority, fields: [TLVElement]) {
+        runtime.recordEvent(cluster, event, priority: priority, data: .structure(fields))
     }
 
     func startTimer(_ name: String, after delay: Duration) {

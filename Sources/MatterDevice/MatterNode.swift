@@ -96,6 +96,17 @@ public actor MatterNode {
         runtime.events.events(from: minimumNumber)
     }
 
+    /// The events the log still holds on any of `paths` (wildcards allowed), numbered at or
+    /// above `minimumNumber`, in order.
+    public func events(matching paths: [EventPathIB], from minimumNumber: UInt64 = 0) -> [RecordedEvent] {
+        runtime.events.events(from: minimumNumber).filter { event in
+            paths.contains { p in
+                (p.endpoint == nil || p.endpoint == event.endpoint) && (p.cluster == nil || p.cluster == event.cluster)
+                    && (p.event == nil || p.event == event.event)
+            }
+        }
+    }
+
     /// Records an event of a cluster instance (for clusters, and for tests).
     @discardableResult
     public func recordEvent(
@@ -103,6 +114,22 @@ public actor MatterNode {
         data: TLVValue = .structure([])
     ) -> RecordedEvent {
         runtime.recordEvent(cluster, event, priority: priority, data: data)
+    }
+
+    /// Carries out what a person does at the device (`matter-sim act`), on `endpoint` or on
+    /// the first endpoint whose cluster can. The change is local: controllers see it as an
+    /// ordinary report or event. Returns the endpoint it acted on.
+    @discardableResult
+    public func act(_ action: PhysicalAction, on endpoint: EndpointNumber? = nil) throws(PhysicalActionError) -> EndpointNumber {
+        let endpoints = endpoint.map { [$0] } ?? runtime.composition.endpoints
+        for candidate in endpoints {
+            let path = ClusterPath(endpoint: candidate, cluster: action.cluster)
+            guard let server = runtime.servers[path] as? any PhysicallyOperated else { continue }
+            try server.perform(action, context: runtime.context(path))
+            return candidate
+        }
+        let missing = endpoint.map { "endpoint \($0) has no cluster" } ?? "no endpoint has a cluster"
+        throw PhysicalActionError("\(missing) that can \(action) (it takes cluster \(action.cluster))")
     }
 
     /// A new subscription to every attribute change from now on. Each access

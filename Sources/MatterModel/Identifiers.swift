@@ -60,6 +60,19 @@ public struct AttributePath: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(endpoint)/\(cluster)/\(attribute)" }
 }
 
+/// A concrete event of a cluster instance.
+public struct EventPath: Hashable, Sendable, CustomStringConvertible {
+    public var endpoint: EndpointNumber
+    public var cluster: ClusterID
+    public var event: EventID
+    public init(endpoint: EndpointNumber, cluster: ClusterID, event: EventID) {
+        self.endpoint = endpoint
+        self.cluster = cluster
+        self.event = event
+    }
+    public var description: String { "\(endpoint)/\(cluster)/event \(event)" }
+}
+
 /// A concrete cluster instance on an endpoint.
 public struct ClusterPath: Hashable, Sendable, CustomStringConvertible {
     public var endpoint: EndpointNumber

@@ -139,7 +139,7 @@ struct FleetBench: AsyncParsableCommand {
                         first = false
                     case .reports(let r):
                         reports.add(r.count)
-                    case .lost:
+                    case .lost, .events:
                         break
                     }
                 }

@@ -41,10 +41,18 @@ struct FaultCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let path = control ?? defaultSocket()
+        try await ControlClient.run(ControlRequest(node: node, action: action), control: control, label: action)
+    }
+}
+
+extension ControlClient {
+    /// Sends a `fault` or `act` request and prints each node's outcome and a summary line;
+    /// exits 1 when the simulator refused the request.
+    static func run(_ request: ControlRequest, control: String?, label: String) async throws {
+        let path = control ?? defaultSocket(for: request.node)
         let response: ControlResponse
         do {
-            response = try await ControlClient.send(ControlRequest(node: node, action: action), to: path)
+            response = try await send(request, to: path)
         } catch {
             printError("\(error)")
             throw ExitCode(1)
@@ -59,12 +67,12 @@ struct FaultCommand: AsyncParsableCommand {
         }
         let skipped = response.results.filter { $0.note != nil }.count
         let applied = response.results.count - skipped
-        printOut("\(action): \(applied) node\(applied == 1 ? "" : "s")" + (skipped > 0 ? ", \(skipped) skipped" : ""))
+        printOut("\(label): \(applied) node\(applied == 1 ? "" : "s")" + (skipped > 0 ? ", \(skipped) skipped" : ""))
     }
 
     /// The state root's socket (where `home` listens by default); failing that, the state
     /// directory `run` would use for a node given by serial number.
-    private func defaultSocket() -> String {
+    static func defaultSocket(for node: String) -> String {
         let root = NodeLaunch.stateDirectory(nil, serialNumber: "x").deletingLastPathComponent().path
         let rootSocket = NodeControlServer.defaultPath(in: root)
         if FileManager.default.fileExists(atPath: rootSocket) || node == "all" { return rootSocket }

@@ -12,7 +12,7 @@ struct MatterSim: AsyncParsableCommand {
             Devices and homes are described by YAML profiles; see DeviceProfiles/README.md.
             """,
         subcommands: [
-            ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self, FaultCommand.self,
+            ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self, FaultCommand.self, ActCommand.self,
             FleetCommand.self,
         ])
 }

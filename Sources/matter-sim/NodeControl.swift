@@ -23,11 +23,13 @@ enum FaultAction: String, CaseIterable, Codable, Sendable, ExpressibleByArgument
     var touchesCloud: Bool { self == .cloudDown || self == .cloudUp }
 }
 
-/// A request on the control socket.
+/// A request on the control socket: a fault (`matter-sim fault`) or what a person does at
+/// the device (`matter-sim act`, with its value).
 struct ControlRequest: Codable, Sendable {
     /// A serial number, a device name, or `all`.
     var node: String
     var action: String
+    var value: String?
 }
 
 /// The answer: an error, or what became of each node.
@@ -57,6 +59,18 @@ struct SimulatedNode: Sendable {
         parts.append(cloud?.status ?? "no cloud relay")
         parts.append(server.isPoweredOn ? "power on" : "power off")
         return parts.joined(separator: ", ")
+    }
+
+    /// Carries out what a person does at the device; a note when it cannot (no such
+    /// cluster, or the power is off: a dead device's button does nothing).
+    func act(_ action: PhysicalAction) async -> String? {
+        guard server.isPoweredOn else { return "the power is off" }
+        do {
+            try await server.node.act(action)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     /// Applies the action; a note when it cannot apply here.
@@ -168,8 +182,23 @@ final class NodeControlServer: Sendable {
 
     /// Applies one request.
     func process(_ request: ControlRequest) async -> ControlResponse {
-        guard let action = FaultAction(rawValue: request.action) else {
-            return ControlResponse(error: "unknown action '\(request.action)'; expected one of: \(FaultAction.names)")
+        let apply: @Sendable (SimulatedNode) async -> String?
+        let what: String
+        if let fault = FaultAction(rawValue: request.action) {
+            apply = { await $0.apply(fault) }
+            what = "fault \(fault.rawValue)"
+        } else if PhysicalActionName(rawValue: request.action) != nil {
+            switch PhysicalActionName.parse(request.action, value: request.value) {
+            case .success(let action):
+                apply = { await $0.act(action) }
+                what = "act \(action)"
+            case .failure(let error):
+                return ControlResponse(error: error.description)
+            }
+        } else {
+            return ControlResponse(
+                error: "unknown action '\(request.action)'; expected a fault (\(FaultAction.names)) or an act (\(PhysicalActionName.names))"
+            )
         }
         let selected: [SimulatedNode]
         switch select(request.node) {
@@ -178,11 +207,11 @@ final class NodeControlServer: Sendable {
         }
         var results: [ControlResponse.NodeResult] = []
         for node in selected {
-            let note = await node.apply(action)
+            let note = await apply(node)
             if note != nil, selected.count == 1 {
-                return ControlResponse(error: "\(node.name) (\(node.serialNumber)): cannot \(action.rawValue): \(note ?? "")")
+                return ControlResponse(error: "\(node.name) (\(node.serialNumber)): cannot \(what): \(note ?? "")")
             }
-            logger.notice("fault \(action.rawValue) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")")
+            logger.notice("\(what) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")")
             results.append(ControlResponse.NodeResult(name: node.name, serialNumber: node.serialNumber, state: node.state, note: note))
         }
         return ControlResponse(results: results)

@@ -311,7 +311,10 @@ struct DiscoveryAutomationTests {
 
         // Off: the starter fires, the condition does not hold, nothing is sent; the run says so.
         _ = await bulb.press(Fixture.onOff, 0x00)
-        #expect(await until(runner.runs()) { (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .conditionsNotMet })
+        #expect(
+            await until(runner.runs()) {
+                (try? await rig.home.automationHistory(automationID: created.id).first?.outcome) == .conditionsNotMet
+            })
 
         // Disabled: no more runs. A witness made after it, on the same starter, runs on the
         // change; the runner takes automations in the order they were made, so by the

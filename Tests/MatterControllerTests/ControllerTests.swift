@@ -7,6 +7,14 @@ import NIOCore
 import TestDevices
 import Testing
 
+extension TLVValue {
+    /// A structure's context-tagged boolean member.
+    fileprivate func fieldBool(_ tag: UInt8) -> Bool? {
+        guard case .structure(let members) = self else { return nil }
+        return members.first { $0.tag == .context(tag) }?.value.boolValue
+    }
+}
+
 /// The commissioner and IM client against a real node on loopback UDP.
 @Suite("Matter controller", .serialized)
 struct ControllerTests {
@@ -89,6 +97,52 @@ struct ControllerTests {
         }
         await controller.shutdown()
         await device.stop()
+    }
+
+    /// Events through a kept subscription (spec 8.5): what the node raised before is primed
+    /// once; after a power cycle the resubscription asks past the last event delivered
+    /// (EventMin), so nothing arrives twice and new events keep rising.
+    @Test func subscribedEventsArriveOnceAcrossAResubscription() async throws {
+        let state = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let device = try await TestDevice.start(Fixture.contactSensor(), stateDirectory: state)
+        let port = device.port
+        let controller = try await controller { $0.subscriptionMaxInterval = 1 }
+        _ = try await controller.commission(
+            address: device.address, passcode: device.passcode, nodeID: 0x45,
+            options: CommissioningOptions(allowUntrustedAttestation: true))
+        try await device.node.act(.contact(false))  // raised before anyone subscribed
+        let stateChange = EventPathIB(endpoint: 1, cluster: Fixture.booleanState, event: EventID(0), isUrgent: true)
+        let log = EventLog(controller.subscribe(0x45, paths: [AttributePathIB(Fixture.stateValuePath)], events: [stateChange]))
+        defer { log.stop() }
+        #expect(await log.waitFor { if case .established = $0 { true } else { false } } != nil)
+        func delivered() -> [EventReport] {
+            log.all.flatMap { element -> [EventReport] in
+                guard case .events(let events) = element else { return [] }
+                return events
+            }
+        }
+        #expect(delivered().map(\.data) == [.structure([TLVElement(tag: .context(0), .bool(false))])])
+
+        try await device.node.act(.contact(true))
+        let closed = await log.waitFor { if case .events(let e) = $0 { e.contains { $0.data?.fieldBool(0) == true } } else { false } }
+        #expect(closed != nil)
+
+        await device.stop()
+        #expect(await log.waitFor { if case .lost = $0 { true } else { false } } != nil)
+        let mark = log.all.count
+        let restarted = try await TestDevice.start(Fixture.contactSensor(), stateDirectory: state, port: port)
+        #expect(await log.waitFor(from: mark, within: .seconds(20)) { if case .established = $0 { true } else { false } } != nil)
+        try await restarted.node.act(.contact(false))
+        let reopened = await log.waitFor(from: mark) { if case .events = $0 { true } else { false } }
+        #expect(reopened != nil)
+        let events = delivered()
+        #expect(events.map { $0.data?.fieldBool(0) } == [false, true, false])
+        #expect(events.map(\.number) == events.map(\.number).sorted() && Set(events.map(\.number)).count == 3)
+        #expect(events.allSatisfy { $0.path == EventPath(endpoint: 1, cluster: Fixture.booleanState, event: EventID(0)) })
+        #expect(events.allSatisfy { $0.priority == .info && $0.epochTimestamp != nil })
+        await controller.shutdown()
+        await restarted.stop()
     }
 
     @Test func subscriptionReportsChangesAndResubscribesAfterRestart() async throws {

@@ -257,11 +257,16 @@ class Check:
         p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
         return True, {"invokes": count, "p50_ms": round(statistics.median(samples), 3), "p99_ms": round(p99, 3)}
 
-    async def run(self):
+    async def commissioned_endpoints(self):
+        """Starts the controller, commissions the device and walks its endpoints: their server
+        clusters, or None when a step failed."""
         self.start_controller()
         if not await self.commission():
-            return
-        servers = await self.endpoints()
+            return None
+        return await self.endpoints()
+
+    async def run(self):
+        servers = await self.commissioned_endpoints()
         if servers is None:
             return
         await self.step("basic-information ep0", self.basic_information())

@@ -47,6 +47,55 @@ public struct AttributeReport: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// One event a node reported (spec 8.4, 10.6.9), or why an event path could not be read.
+public struct EventReport: Sendable, Hashable, CustomStringConvertible {
+    public var path: EventPath
+    /// The node's event number: monotonic for the node, across its restarts.
+    public var number: UInt64
+    public var priority: EventDataIB.Priority
+    /// Milliseconds since the Unix epoch, when the node knows the time.
+    public var epochTimestamp: UInt64?
+    /// Milliseconds since the node booted, when it does not.
+    public var systemTimestamp: UInt64?
+    /// The event's fields (a structure).
+    public var data: TLVValue?
+
+    public init(
+        path: EventPath, number: UInt64, priority: EventDataIB.Priority, epochTimestamp: UInt64? = nil,
+        systemTimestamp: UInt64? = nil, data: TLVValue? = nil
+    ) {
+        self.path = path
+        self.number = number
+        self.priority = priority
+        self.epochTimestamp = epochTimestamp
+        self.systemTimestamp = systemTimestamp
+        self.data = data
+    }
+
+    public var description: String { "#\(number) \(path) \(data.map { "\($0)" } ?? "")" }
+
+    /// The events of one ReportData, in number order. Delta timestamps (spec 10.6.9) are
+    /// resolved against the previous event's; an event status names a path the node
+    /// could not read and carries no event, so it is left out.
+    public static func collect(_ ibs: [EventReportIB]) -> [EventReport] {
+        var events: [EventReport] = []
+        var lastEpoch: UInt64?
+        var lastSystem: UInt64?
+        for ib in ibs {
+            guard case .data(let d) = ib, let path = d.path.concretePath else { continue }
+            let epoch = d.epochTimestamp ?? d.deltaEpochTimestamp.flatMap { delta in lastEpoch.map { $0 + delta } }
+            let system = d.systemTimestamp ?? d.deltaSystemTimestamp.flatMap { delta in lastSystem.map { $0 + delta } }
+            lastEpoch = epoch ?? lastEpoch
+            lastSystem = system ?? lastSystem
+            events.append(
+                EventReport(
+                    path: path, number: d.eventNumber, priority: d.priority, epochTimestamp: epoch, systemTimestamp: system,
+                    data: d.data))
+        }
+        return events.sorted { $0.number < $1.number }
+    }
+}
+
 /// The outcome of one command: its response fields, or success without any.
 public struct CommandResponse: Sendable, Hashable {
     /// The response command's ID, when the node answered with one.

@@ -67,6 +67,17 @@ public struct InteractionClient: Sendable {
         throw ControllerError.status(report.status ?? InteractionStatus(.failure), "read \(path)")
     }
 
+    /// Reads events (spec 8.4); paths may be wildcards. Only events numbered at or above
+    /// `eventMin` come back, in number order.
+    public func readEvents(_ paths: [EventPathIB], eventMin: UInt64? = nil, fabricFiltered: Bool = true) async throws -> [EventReport] {
+        guard !paths.isEmpty else { throw ControllerError.invalidArgument("a read needs at least one path") }
+        let report = try await read(
+            ReadRequestMessage(
+                eventRequests: paths, eventFilters: eventMin.map { [EventFilterIB(eventMin: $0)] } ?? [],
+                isFabricFiltered: fabricFiltered))
+        return EventReport.collect(report.eventReports)
+    }
+
     // MARK: Write
 
     /// Writes (spec 8.7). With `timed`, a Timed Request opens a window of that length

@@ -11,6 +11,9 @@ public enum SubscriptionEvent: Sendable, Hashable {
     case established(subscriptionID: UInt32, maxInterval: UInt16)
     /// Attribute reports, from priming or from a later report.
     case reports([AttributeReport])
+    /// Events, in number order, from priming or from a later report; after a
+    /// resubscription only those numbered past the last one delivered.
+    case events([EventReport])
     /// The subscription was lost (no report within MaxInterval, session gone, node
     /// unreachable); a new one is being tried.
     case lost(ControllerError)
@@ -29,6 +32,7 @@ public final class SubscriptionRouter: ProtocolHandler, IncomingInteractionHandl
 
     struct Route {
         let sink: @Sendable ([AttributeReport]) -> Void
+        let events: @Sendable ([EventReport]) -> Void
         let lost: @Sendable (String) -> Void
     }
 
@@ -42,9 +46,9 @@ public final class SubscriptionRouter: ProtocolHandler, IncomingInteractionHandl
 
     func register(
         _ id: UInt32, peer: InteractionPeer, sink: @escaping @Sendable ([AttributeReport]) -> Void,
-        lost: @escaping @Sendable (String) -> Void
+        events: @escaping @Sendable ([EventReport]) -> Void, lost: @escaping @Sendable (String) -> Void
     ) {
-        routes.withLockedValue { $0[Key(peer: peer, id: id)] = Route(sink: sink, lost: lost) }
+        routes.withLockedValue { $0[Key(peer: peer, id: id)] = Route(sink: sink, events: events, lost: lost) }
     }
 
     func unregister(_ id: UInt32, peer: InteractionPeer) {
@@ -75,6 +79,8 @@ public final class SubscriptionRouter: ProtocolHandler, IncomingInteractionHandl
             AttributeReport.collect(report.attributeReports, into: &reports)
             // An empty report is the publisher's keep-alive; it still proves liveness.
             route.sink(reports)
+            let events = EventReport.collect(report.eventReports)
+            if !events.isEmpty { route.events(events) }
             if report.suppressResponse { return }
             await reply(.success, on: exchange)
             guard report.moreChunkedMessages else { return }
@@ -113,12 +119,13 @@ public final class SubscriptionRouter: ProtocolHandler, IncomingInteractionHandl
 extension InteractionClient {
     /// Establishes one subscription (spec 8.5): priming reports, each acknowledged, then
     /// SubscribeResponse. The ID is routed from the first priming report on, so no later
-    /// report can slip past; `sink` gets the priming reports and every later one, `lost`
-    /// the reason when the carrier ends the subscription. Returns the ID and the
-    /// publisher's MaxInterval.
+    /// report can slip past; `sink` gets the priming reports and every later one, `events`
+    /// the events they carry, `lost` the reason when the carrier ends the subscription.
+    /// Returns the ID and the publisher's MaxInterval.
     public func subscribe(
         _ request: SubscribeRequestMessage, router: SubscriptionRouter,
         sink: @escaping @Sendable ([AttributeReport]) -> Void,
+        events: @escaping @Sendable ([EventReport]) -> Void = { _ in },
         lost: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> (subscriptionID: UInt32, maxInterval: UInt16) {
         let peer = channel.peer
@@ -137,19 +144,21 @@ extension InteractionClient {
                         let report: ReportDataMessage = try Self.decode(message, "Subscribe")
                         if registered == nil, let id = report.subscriptionID {
                             // Registered before acknowledging: the publisher reports only after our ack.
-                            router.register(id, peer: peer, sink: sink, lost: lost)
+                            router.register(id, peer: peer, sink: sink, events: events, lost: lost)
                             registered = id
                         }
                         var reports: [AttributeReport] = []
                         AttributeReport.collect(report.attributeReports, into: &reports)
                         sink(reports)
+                        let primed = EventReport.collect(report.eventReports)
+                        if !primed.isEmpty { events(primed) }
                         try await send(StatusResponseMessage(status: .success), on: exchange, "Subscribe")
                         continue
                     }
                     let response: SubscribeResponseMessage = try Self.decode(message, "Subscribe")
                     if registered != response.subscriptionID {
                         if let r = registered { router.unregister(r, peer: peer) }
-                        router.register(response.subscriptionID, peer: peer, sink: sink, lost: lost)
+                        router.register(response.subscriptionID, peer: peer, sink: sink, events: events, lost: lost)
                     }
                     return (response.subscriptionID, response.maxInterval)
                 }
@@ -181,6 +190,8 @@ extension InteractionClient {
 /// LAN, the hub and the relay.
 public struct SubscriptionKeeper: Sendable {
     public var paths: [AttributePathIB]
+    /// Events to subscribe to as well (urgent ones marked in the path, spec 8.5.1).
+    public var eventPaths: [EventPathIB] = []
     public var minInterval: UInt16
     public var maxInterval: UInt16
     /// The first pause after a failure; it doubles up to `maxResubscribeDelay`.
@@ -230,16 +241,31 @@ public struct SubscriptionKeeper: Sendable {
         continuation: AsyncStream<SubscriptionEvent>.Continuation
     ) async {
         var delay = firstResubscribeDelay
+        // The next event number wanted: a resubscription asks only for events not yet
+        // delivered (EventFilter's EventMin, spec 8.5.1), so none is seen twice.
+        let nextEvent = Mutex<UInt64?>(nil)
         while !Task.isCancelled {
             let liveness = LivenessSignal(clock: clock)
             var subscribed: (client: InteractionClient, id: UInt32)?
             do {
                 let client = try await client()
+                let request = SubscribeRequestMessage(
+                    keepSubscriptions: true, minIntervalFloor: minInterval, maxIntervalCeiling: maxInterval,
+                    attributeRequests: paths, eventRequests: eventPaths,
+                    eventFilters: nextEvent.withLock { $0 }.map { [EventFilterIB(eventMin: $0)] } ?? [])
                 let (id, maxInterval) = try await client.subscribe(
-                    paths, minInterval: minInterval, maxInterval: maxInterval, router: router,
+                    request, router: router,
                     sink: { reports in
                         liveness.heard()
                         if !reports.isEmpty { continuation.yield(.reports(reports)) }
+                    },
+                    events: { events in
+                        let fresh = nextEvent.withLock { next -> [EventReport] in
+                            let fresh = events.filter { $0.number >= next ?? 0 }
+                            if let last = fresh.last { next = last.number + 1 }
+                            return fresh
+                        }
+                        if !fresh.isEmpty { continuation.yield(.events(fresh)) }
                     },
                     lost: { reason in liveness.lose(reason) })
                 subscribed = (client, id)

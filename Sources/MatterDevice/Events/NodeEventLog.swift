@@ -17,6 +17,11 @@ public struct RecordedEvent: Sendable, Hashable {
     public let data: TLVValue
 
     public var path: EventPathIB { EventPathIB(endpoint: endpoint, cluster: cluster, event: event) }
+
+    /// The event as a report carries it (EventDataIB, Core spec 10.6.9).
+    public var dataIB: EventDataIB {
+        EventDataIB(path: path, eventNumber: number, priority: priority, epochTimestamp: epochTimestamp, data: data)
+    }
 }
 
 /// The node's event log (Core spec 7.14.2): a bounded buffer per priority, so a burst of

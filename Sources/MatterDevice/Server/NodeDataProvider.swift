@@ -214,25 +214,16 @@ struct NodeDataProvider: InteractionDataProvider {
         }
         guard !wanted.isEmpty else { return reports }
         var allowed: [EventPathIB: Bool] = [:]
-        for event in await node.events(from: minimumEventNumber ?? 0) {
+        for event in await node.events(matching: wanted, from: minimumEventNumber ?? 0) {
             let cluster = ClusterPath(endpoint: event.endpoint, cluster: event.cluster)
-            guard !withheld.contains(cluster),
-                wanted.contains(where: { p in
-                    (p.endpoint == nil || p.endpoint == event.endpoint) && (p.cluster == nil || p.cluster == event.cluster)
-                        && (p.event == nil || p.event == event.event)
-                })
-            else { continue }
+            guard !withheld.contains(cluster) else { continue }
             // Each event's own read privilege (AccessControlEntryChanged needs Administer).
             if allowed[event.path] == nil {
                 let privilege = composition.definition(of: cluster)?.event(event.event)?.readPrivilege ?? .view
                 allowed[event.path] = await checkAccess(subject, to: cluster, privilege: privilege)
             }
             guard allowed[event.path] == true else { continue }
-            reports.append(
-                .data(
-                    EventDataIB(
-                        path: event.path, eventNumber: event.number, priority: event.priority,
-                        epochTimestamp: event.epochTimestamp, data: event.data)))
+            reports.append(.data(event.dataIB))
         }
         return reports
     }

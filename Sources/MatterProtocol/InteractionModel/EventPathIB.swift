@@ -31,6 +31,17 @@ public struct EventPathIB: InformationBlock {
 
     public var isWildcard: Bool { endpoint == nil || cluster == nil || event == nil }
 
+    /// The path of one concrete event.
+    public init(_ path: EventPath, isUrgent: Bool? = nil) {
+        self.init(endpoint: path.endpoint, cluster: path.cluster, event: path.event, isUrgent: isUrgent)
+    }
+
+    /// The concrete event this path names, or nil when any part is a wildcard.
+    public var concretePath: EventPath? {
+        guard let endpoint, let cluster, let event else { return nil }
+        return EventPath(endpoint: endpoint, cluster: cluster, event: event)
+    }
+
     public var tlvValue: TLVValue {
         var b = IBBuilder()
         b.add(Tag.node, uint: node)

@@ -109,6 +109,22 @@ package enum Fixture {
         ])
     }
 
+    package static let booleanState = ClusterID(0x0045)
+    package static let stateValuePath = AttributePath(endpoint: 1, cluster: booleanState, attribute: AttributeID(0))
+
+    /// A Contact Sensor, closed (in contact).
+    package static func contactSensor(serial: String = "CONTACT-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "Door Contact", serial: serial),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x0015)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: booleanState, attributes: [AttributeID(0): .bool(true)]),
+                ]),
+        ])
+    }
+
     package static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Roller Blind", serial: serial),

@@ -302,6 +302,21 @@ package struct NodeSessionProvider: InteractionDataProvider {
         }
     }
 
+    package func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {
+        await node.events(matching: paths, from: minimumEventNumber ?? 0).map { .data($0.dataIB) }
+    }
+
+    package func recordedEvents() -> AsyncStream<EventPathIB> {
+        let recorded = node.recordedEvents
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in recorded { continuation.yield(event.path) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     package func attributeChanges() -> AsyncStream<AttributePath> {
         let changes = node.changes
         return AsyncStream { continuation in

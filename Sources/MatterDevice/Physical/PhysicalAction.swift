@@ -1,0 +1,66 @@
+import MatterModel
+
+/// What a person does at a device: it changes the node's state locally, so every
+/// controller sees it as an ordinary report or event (`matter-sim act`).
+public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
+    /// A contact sensor's magnet: `true` when the door or window closes (contact), `false`
+    /// when it opens (BooleanState StateValue, as the Contact Sensor device type reads it).
+    case contact(Bool)
+    /// Someone walks into (`true`) or leaves (`false`) the room of an occupancy sensor.
+    case occupancy(Bool)
+    /// The room's temperature as a temperature sensor reads it, in °C.
+    case temperature(Double)
+    /// A momentary switch is pressed: once, several times in a row, or held.
+    case press(SwitchPress)
+
+    public var description: String {
+        switch self {
+        case .contact(let closed): closed ? "close (contact)" : "open (no contact)"
+        case .occupancy(let occupied): occupied ? "occupied" : "unoccupied"
+        case .temperature(let celsius): "temperature \(celsius) °C"
+        case .press(let press): "press \(press)"
+        }
+    }
+
+    /// The cluster that carries out the action.
+    var cluster: ClusterID {
+        switch self {
+        case .contact: BooleanStateServer.clusterID
+        case .occupancy: OccupancySensingServer.clusterID
+        case .temperature: TemperatureMeasurementServer.clusterID
+        case .press: SwitchServer.clusterID
+        }
+    }
+}
+
+/// How a switch is pressed.
+public enum SwitchPress: Sendable, Hashable, CustomStringConvertible {
+    /// `count` short presses in a row (1: single, 2: double).
+    case short(count: Int)
+    /// One press held past the long-press threshold.
+    case long
+
+    public static let single = SwitchPress.short(count: 1)
+    public static let double = SwitchPress.short(count: 2)
+
+    public var description: String {
+        switch self {
+        case .short(1): "single"
+        case .short(2): "double"
+        case .short(let count): "\(count) times"
+        case .long: "long"
+        }
+    }
+}
+
+/// Why an action could not be carried out.
+public struct PhysicalActionError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A cluster server a person can operate at the device.
+protocol PhysicallyOperated: StandardClusterServer {
+    /// Carries out the action; throws when this instance cannot (a feature it lacks).
+    func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError)
+}

@@ -1,0 +1,88 @@
+// `matter-sim act [--control PATH] NODE ACTION [VALUE]`: what a person does at a running
+// simulated device, through the control socket of the `matter-sim run` or `matter-sim home`
+// that runs it. The node changes its own state, so every controller sees an ordinary
+// report or event.
+import ArgumentParser
+import MatterDevice
+
+/// The actions `matter-sim act` knows, by name.
+enum PhysicalActionName: String, CaseIterable, Sendable {
+    case open, close, occupied, unoccupied, temperature, press
+
+    static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    /// The action a name and its value stand for, or what is wrong with them.
+    static func parse(_ name: String, value: String?) -> Result<PhysicalAction, ControlSocketError> {
+        func fail(_ message: String) -> Result<PhysicalAction, ControlSocketError> { .failure(ControlSocketError(description: message)) }
+        guard let known = PhysicalActionName(rawValue: name) else {
+            return fail("unknown action '\(name)'; expected one of: \(names)")
+        }
+        switch known {
+        case .open, .close, .occupied, .unoccupied:
+            if let value { return fail("'\(name)' takes no value, but '\(value)' was given") }
+            switch known {
+            case .open: return .success(.contact(false))
+            case .close: return .success(.contact(true))
+            case .occupied: return .success(.occupancy(true))
+            default: return .success(.occupancy(false))
+            }
+        case .temperature:
+            guard let value, let celsius = Double(value), celsius.isFinite else {
+                return fail("'temperature' needs a reading in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.temperature(celsius))
+        case .press:
+            switch value ?? "single" {
+            case "single": return .success(.press(.single))
+            case "double": return .success(.press(.double))
+            case "long": return .success(.press(.long))
+            case let other:
+                guard let count = Int(other), count >= 1 else {
+                    return fail("'press' takes single, double, long or a number of presses; got '\(other)'")
+                }
+                return .success(.press(.short(count: count)))
+            }
+        }
+    }
+}
+
+struct ActCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "act",
+        abstract: "Do what a person does at a running simulated device: open a door, walk into a room, press a button.",
+        discussion: """
+            ACTION [VALUE] is one of:
+              open | close         a contact sensor's door or window (Boolean State;
+                                   StateChange event)
+              occupied | unoccupied  someone walks into or leaves an occupancy sensor's
+                                   room (OccupancyChanged event)
+              temperature C        a temperature sensor's reading, in °C
+              press [single|double|long|N]
+                                   a momentary switch (Switch events: InitialPress,
+                                   ShortRelease, MultiPressComplete, LongPress, …)
+            The node changes its own state, so every controller sees it as an ordinary
+            report or event. NODE is a serial number, a device name or `all`; the socket
+            is found as for `matter-sim fault`.
+            """)
+
+    @Option(help: ArgumentHelp("The simulator's control socket.", valueName: "path"))
+    var control: String?
+
+    @Argument(help: ArgumentHelp("A serial number, a device name, or `all`.", valueName: "node"))
+    var node: String
+
+    @Argument(help: ArgumentHelp("open, close, occupied, unoccupied, temperature or press.", valueName: "action"))
+    var action: String
+
+    @Argument(help: ArgumentHelp("The action's value: a temperature in °C, or how to press.", valueName: "value"))
+    var value: String?
+
+    func validate() throws {
+        if case .failure(let error) = PhysicalActionName.parse(action, value: value) { throw ValidationError(error.description) }
+        guard !node.isEmpty else { throw ValidationError("NODE is empty; give a serial number, a device name or `all`.") }
+    }
+
+    func run() async throws {
+        try await ControlClient.run(ControlRequest(node: node, action: action, value: value), control: control, label: action)
+    }
+}

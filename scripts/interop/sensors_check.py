@@ -1,0 +1,185 @@
+"""Sensor and switch check with the reference controller: commission a device, then do at the
+device what a person does (through the simulator's control socket, as `matter-sim act` does)
+and see it arrive as Matter events and attribute reports.
+
+Runs as the checker of scripts/interop/run.sh (--checker) for any device; each endpoint's
+clusters decide what is done:
+- BooleanState (Contact Sensor): open, then close; a StateChange event carrying each new
+  StateValue, on an urgent event subscription, and the attribute read back.
+- Switch (Generic Switch, momentary with release, long press and multi-press): a double press
+  gives InitialPress, ShortRelease, MultiPressOngoing(2), ShortRelease, MultiPressComplete(2);
+  a long press gives InitialPress, LongPress, LongRelease; CurrentPosition is back to 0.
+- OccupancySensing: occupied, then unoccupied; OccupancyChanged events and the Occupancy bitmap.
+- TemperatureMeasurement: a new reading (23.25 °C) read back as MeasuredValue 2325, and a
+  reading outside MinMeasuredValue..MaxMeasuredValue refused.
+The event numbers of the events seen must rise.
+"""
+
+import asyncio
+import glob
+import json
+import os
+import socket
+
+import chip.clusters as Clusters
+from reference_check import NODE_ID, Check, main
+
+EVENT_WAIT_S = 10
+
+
+class SensorsCheck(Check):
+    def __init__(self, args):
+        super().__init__(args)
+        self.device_dir = os.path.join(os.path.dirname(os.path.abspath(args.workdir)), "device")
+
+    # --- the device side: the simulator's control socket ------------------------------------
+
+    def act(self, action, value=None):
+        """One request on the control socket (one JSON line each way); returns the answer."""
+        sockets = glob.glob(os.path.join(self.device_dir, "**", "control.sock"), recursive=True)
+        if len(sockets) != 1:
+            raise RuntimeError(f"expected one control socket under {self.device_dir}, found {sockets}")
+        request = {"node": "all", "action": action}
+        if value is not None:
+            request["value"] = value
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(sockets[0])
+            s.sendall((json.dumps(request) + "\n").encode())
+            answer = b""
+            while not answer.endswith(b"\n"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        response = json.loads(answer)
+        return response
+
+    def act_ok(self, action, value=None):
+        response = self.act(action, value)
+        if response.get("error") or any(r.get("note") for r in response.get("results", [])):
+            raise RuntimeError(f"act {action} {value or ''}: {response}")
+
+    # --- the controller side: an urgent event subscription to one cluster -------------------
+
+    async def subscribe_events(self, endpoint, cluster):
+        """An urgent subscription to every event of `cluster`; returns it and a queue of
+        (event number, event data) as they arrive, priming left out."""
+        loop = asyncio.get_running_loop()
+        queue = asyncio.Queue()
+        subscription = await self.controller.ReadEvent(
+            NODE_ID, [(endpoint, cluster, 1)], reportInterval=(0, 10), fabricFiltered=False)
+        primed = {e.Header.EventNumber for e in subscription.GetEvents()}
+
+        def arrived(event, transaction):
+            if event.Header.EventNumber not in primed:
+                loop.call_soon_threadsafe(queue.put_nowait, (event.Header.EventNumber, event.Data))
+
+        subscription.SetEventUpdateCallback(arrived)
+        return subscription, queue
+
+    async def next_events(self, queue, count):
+        events = []
+        for _ in range(count):
+            events.append(await asyncio.wait_for(queue.get(), EVENT_WAIT_S))
+        return events
+
+    @staticmethod
+    def rising(events):
+        numbers = [n for n, _ in events]
+        return numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+
+    # --- the clusters -----------------------------------------------------------------------
+
+    async def boolean_state(self, endpoint):
+        State = Clusters.BooleanState
+        subscription, queue = await self.subscribe_events(endpoint, State)
+        try:
+            self.act_ok("open")
+            opened = await self.next_events(queue, 1)
+            value_open = await self.read(endpoint, State.Attributes.StateValue)
+            self.act_ok("close")
+            closed = await self.next_events(queue, 1)
+            value_closed = await self.read(endpoint, State.Attributes.StateValue)
+        finally:
+            subscription.Shutdown()
+        kinds = [(type(d).__name__, d.stateValue) for _, d in opened + closed]
+        ok = (kinds == [("StateChange", False), ("StateChange", True)] and value_open is False and value_closed is True
+              and self.rising(opened + closed))
+        return ok, {"events": kinds, "stateValueOpen": value_open, "stateValueClosed": value_closed}
+
+    async def switch(self, endpoint):
+        Switch = Clusters.Switch
+        subscription, queue = await self.subscribe_events(endpoint, Switch)
+        try:
+            self.act_ok("press", "double")
+            double = await self.next_events(queue, 5)
+            self.act_ok("press", "long")
+            long = await self.next_events(queue, 3)
+            position = await self.read(endpoint, Switch.Attributes.CurrentPosition)
+        finally:
+            subscription.Shutdown()
+
+        def describe(events):
+            out = []
+            for _, d in events:
+                fields = {k: v for k, v in vars(d).items() if not k.startswith("_")}
+                out.append([type(d).__name__, fields])
+            return out
+
+        want_double = [["InitialPress", {"newPosition": 1}], ["ShortRelease", {"previousPosition": 1}],
+                       ["MultiPressOngoing", {"newPosition": 1, "currentNumberOfPressesCounted": 2}],
+                       ["ShortRelease", {"previousPosition": 1}],
+                       ["MultiPressComplete", {"previousPosition": 1, "totalNumberOfPressesCounted": 2}]]
+        want_long = [["InitialPress", {"newPosition": 1}], ["LongPress", {"newPosition": 1}],
+                     ["LongRelease", {"previousPosition": 1}]]
+        ok = describe(double) == want_double and describe(long) == want_long and position == 0 and self.rising(double + long)
+        return ok, {"double": describe(double), "long": describe(long), "currentPosition": position}
+
+    async def occupancy(self, endpoint):
+        Occupancy = Clusters.OccupancySensing
+        subscription, queue = await self.subscribe_events(endpoint, Occupancy)
+        try:
+            self.act_ok("occupied")
+            walked_in = await self.next_events(queue, 1)
+            occupied = await self.read(endpoint, Occupancy.Attributes.Occupancy)
+            self.act_ok("unoccupied")
+            walked_out = await self.next_events(queue, 1)
+            unoccupied = await self.read(endpoint, Occupancy.Attributes.Occupancy)
+        finally:
+            subscription.Shutdown()
+        kinds = [(type(d).__name__, int(d.occupancy)) for _, d in walked_in + walked_out]
+        ok = (kinds == [("OccupancyChanged", 1), ("OccupancyChanged", 0)] and int(occupied) == 1 and int(unoccupied) == 0
+              and self.rising(walked_in + walked_out))
+        return ok, {"events": kinds, "occupied": int(occupied), "unoccupied": int(unoccupied)}
+
+    async def temperature(self, endpoint):
+        Measurement = Clusters.TemperatureMeasurement.Attributes
+        self.act_ok("temperature", "23.25")
+        measured = await self.read(endpoint, Measurement.MeasuredValue)
+        refused = self.act("temperature", "400")
+        after = await self.read(endpoint, Measurement.MeasuredValue)
+        ok = measured == 2325 and bool(refused.get("error")) and after == 2325
+        return ok, {"measuredValue": measured, "outOfRangeRefused": bool(refused.get("error")), "afterRefusal": after}
+
+    async def run(self):
+        servers = await self.commissioned_endpoints()
+        if servers is None:
+            return
+        await self.step("basic-information ep0", self.basic_information())
+        checks = [
+            (Clusters.BooleanState.id, "boolean-state", self.boolean_state),
+            (Clusters.Switch.id, "switch", self.switch),
+            (Clusters.OccupancySensing.id, "occupancy-sensing", self.occupancy),
+            (Clusters.TemperatureMeasurement.id, "temperature-measurement", self.temperature),
+        ]
+        for endpoint, clusters in servers.items():
+            for cluster_id, name, body in checks:
+                if endpoint != 0 and cluster_id in clusters:
+                    await self.step(f"{name} ep{endpoint}", body(endpoint))
+
+
+if __name__ == "__main__":
+    # Commissioning, the endpoint steps and at least one cluster step.
+    main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
+        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement") for s in steps))
