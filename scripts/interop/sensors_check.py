@@ -16,7 +16,6 @@ The event numbers of the events seen must rise.
 """
 
 import asyncio
-import glob
 import json
 import os
 import socket
@@ -36,7 +35,8 @@ class SensorsCheck(Check):
 
     def act(self, action, value=None):
         """One request on the control socket (one JSON line each way); returns the answer."""
-        sockets = glob.glob(os.path.join(self.device_dir, "**", "control.sock"), recursive=True)
+        # The state root is .matter-sim (a dot directory, which glob's ** skips).
+        sockets = [os.path.join(d, "control.sock") for d, _, files in os.walk(self.device_dir) if "control.sock" in files]
         if len(sockets) != 1:
             raise RuntimeError(f"expected one control socket under {self.device_dir}, found {sockets}")
         request = {"node": "all", "action": action}
