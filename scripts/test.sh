@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --no-parallel "$@"
+# HomeAPI's generated traits and device types are what the data model says.
+python3 scripts/matter-codegen.py --check
 # The guides' own code, byte for byte, builds as an app package against GoogleHomeSDK.
 python3 scripts/check-guide-code.py
 swift build --package-path Examples/GuideCode

@@ -96,6 +96,7 @@ extension HomeEngine {
             var keeper = SubscriptionKeeper(
                 paths: subscribedPaths, maxInterval: configuration.subscriptionMaxInterval,
                 maxResubscribeDelay: kind == .direct ? configuration.maxResubscribeDelay : .seconds(2), clock: configuration.clock)
+            keeper.eventPaths = subscribedEventPaths
             // Reports through a relay or hub take a longer path (two WebSocket hops).
             if kind != .direct { keeper.livenessMargin = .seconds(10) }
             keeper.publisher = "node 0x\(String(node, radix: 16)) via \(kind)"

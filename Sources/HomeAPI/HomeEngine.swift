@@ -31,12 +31,19 @@ struct NodeState: Sendable, Hashable {
 }
 
 /// The clusters whose attributes a device's traits show, subscribed on every node.
-let subscribedPaths: [AttributePathIB] = [
-    AttributePathIB(cluster: Matter.OnOffTrait.clusterID),
-    AttributePathIB(cluster: Matter.LevelControlTrait.clusterID),
-    AttributePathIB(cluster: Matter.WindowCoveringTrait.clusterID),
-    AttributePathIB(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID),
-]
+let subscribedPaths: [AttributePathIB] =
+    [
+        AttributePathIB(cluster: Matter.OnOffTrait.clusterID),
+        AttributePathIB(cluster: Matter.LevelControlTrait.clusterID),
+        AttributePathIB(cluster: Matter.WindowCoveringTrait.clusterID),
+        AttributePathIB(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID),
+    ] + generatedTraitTypes.map { AttributePathIB(cluster: $0.clusterID) }
+
+/// The events the traits' event types stand for, subscribed on every node; urgent, so a
+/// press or a door opening is reported at once rather than with the next report.
+let subscribedEventPaths: [EventPathIB] = generatedTraitTypes.filter { !$0.eventTypes.isEmpty }.map {
+    EventPathIB(cluster: $0.clusterID, isUrgent: true)
+}
 
 /// One event a device reported, as the engine hands it to the traits' subscribers.
 struct DeviceEventReport: Sendable {
@@ -90,7 +97,7 @@ actor HomeEngine {
     /// Nodes whose first subscription is established: events from then on are news.
     var eventsWatched: Set<UInt64> = []
     /// The events devices report, after that deduplication.
-    nonisolated let deviceEvents = EventBroadcaster<DeviceEventReport>()
+    nonisolated let deviceEvents = DeviceEventHub()
     /// How each group's last command went out, by group.
     var lastGroupDelivery: [String: GroupDelivery] = [:]
 

@@ -19,6 +19,7 @@ public struct AutomationNode: Sendable {
     enum Spec: Sendable {
         case scheduledStarter(id: UUID, structureID: String, parameters: [StarterParameter])
         case traitStarter(id: UUID, deviceID: String, deviceName: String, deviceType: any DeviceType.Type, trait: any Trait.Type)
+        case eventStarter(id: UUID, deviceID: String, deviceName: String, deviceType: any DeviceType.Type, event: any Event.Type)
         case condition(AutomationExpression)
         case action(deviceID: String, deviceName: String, deviceType: any DeviceType.Type, commands: [CommandAction])
     }
@@ -26,7 +27,7 @@ public struct AutomationNode: Sendable {
 
     var starterID: UUID? {
         switch spec {
-        case .scheduledStarter(let id, _, _), .traitStarter(let id, _, _, _, _): id
+        case .scheduledStarter(let id, _, _), .traitStarter(let id, _, _, _, _), .eventStarter(let id, _, _, _, _): id
         default: nil
         }
     }
@@ -140,6 +141,15 @@ public func starter<D: DeviceType, T: TraitWithAttributes>(_ device: HomeDevice,
         spec: .traitStarter(id: id, deviceID: device.id, deviceName: device.name, deviceType: deviceType, trait: trait))
     StarterCollector.current?.add(node)
     return TraitStarter(node: node, id: id)
+}
+
+/// A starter on an event a device raises:
+/// `starter(button, GenericSwitchDeviceType.self, Matter.SwitchTrait.InitialPressEvent.self)`.
+public func starter<D: DeviceType, E: Event>(_ device: HomeDevice, _ deviceType: D.Type, _ event: E.Type) -> AutomationNode {
+    let node = AutomationNode(
+        spec: .eventStarter(id: UUID(), deviceID: device.id, deviceName: device.name, deviceType: deviceType, event: event))
+    StarterCollector.current?.add(node)
+    return node
 }
 
 /// A condition on current state: `condition { s.onOff.equals(true) }`.

@@ -67,6 +67,8 @@ struct StarterSpec: Sendable, Hashable, Codable {
         case scheduled(clockTime: TimeOfDay)
         /// A change of any attribute of a device's trait.
         case attributeChange(deviceID: String, endpoint: UInt16, cluster: UInt32, traitIdentifier: String)
+        /// An event a device's trait raises (a switch press, a door opening).
+        case deviceEvent(deviceID: String, endpoint: UInt16, cluster: UInt32, eventID: UInt32)
     }
     var id: String
     var kind: Kind

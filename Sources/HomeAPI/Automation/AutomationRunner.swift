@@ -88,6 +88,14 @@ public actor AutomationRunner {
                     await self.observe(snapshot)
                 }
             })
+        let events = engine.deviceEvents.stream()
+        tasks.append(
+            Task { [weak self] in
+                for await event in events {
+                    guard let self else { return }
+                    await self.observe(event)
+                }
+            })
         tasks.append(
             Task { [weak self] in
                 while !Task.isCancelled {
@@ -161,6 +169,22 @@ public actor AutomationRunner {
                         .filter { $0.deviceID == deviceID && $0.endpoint == endpoint && $0.cluster == cluster }
                         .map { AttributeID($0.attribute) })
                 guard watched.isEmpty || !watched.isDisjoint(with: ids) else { continue }
+                await run(automation, starter: starter.label, at: clock.now)
+            }
+        }
+    }
+
+    /// Event starters: fire on the device's event, once per event (the engine delivers each once).
+    private func observe(_ event: DeviceEventReport) async {
+        guard !stopped,
+            let device = engine.snapshot.devices.values.first(where: { $0.nodeID == event.node })
+        else { return }
+        let path = event.report.path
+        for automation in await activeAutomations() {
+            for starter in automation.definition.starters {
+                guard case .deviceEvent(let deviceID, let endpoint, let cluster, let eventID) = starter.kind,
+                    deviceID == device.id, endpoint == path.endpoint, cluster == path.cluster.rawValue, eventID == path.event.rawValue
+                else { continue }
                 await run(automation, starter: starter.label, at: clock.now)
             }
         }

@@ -105,6 +105,27 @@ struct AutomationValidator {
                         traitIdentifier: trait.identifier), label: "\(device.name) \(trait.identifier) changed")
                 starters.append(spec)
                 starterTraits[id] = (candidate, spec)
+            case .eventStarter(let id, let deviceID, let deviceName, let deviceType, let event):
+                let device = try requireDevice(deviceID, deviceName)
+                guard device.types.collection.serves(deviceType) else {
+                    throw HomeError.invalidArgument("device \(device.name) is not a \(deviceType.identifier)")
+                }
+                guard
+                    let candidate = candidates.compactMap({ $0 as? EventCandidate }).first(where: {
+                        $0.homeObject.id == deviceID && $0.trait.identifier == event.traitIdentifier && $0.event.eventID == event.eventID
+                            && $0.deviceTypes.contains { serves($0, as: deviceType) }
+                    }),
+                    let location = candidate.location
+                else {
+                    throw HomeError.invalidArgument("device \(device.name) does not raise \(event.name) of \(event.traitIdentifier)")
+                }
+                try requireSupported(candidate.unsupportedReasons, "starter \(event.name) on device \(device.name)")
+                starters.append(
+                    StarterSpec(
+                        id: id.uuidString,
+                        kind: .deviceEvent(
+                            deviceID: deviceID, endpoint: location.endpoint, cluster: location.cluster, eventID: event.eventID),
+                        label: "\(device.name) \(event.name)"))
             case .condition(let e):
                 guard let (candidate, _) = starterTraits[e.reference.starterID] else {
                     throw HomeError.invalidArgument("a condition refers to a starter that is not part of this automation")

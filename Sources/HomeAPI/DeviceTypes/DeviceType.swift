@@ -36,10 +36,11 @@ protocol MatterDeviceType: DeviceType {
     init(context: DeviceTypeContext)
 }
 
-let deviceTypeTypes: [any MatterDeviceType.Type] = [
-    OnOffLightDeviceType.self, DimmableLightDeviceType.self, OnOffPluginUnitDeviceType.self, WindowCoveringDeviceType.self,
-    ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self, FanDeviceType.self, HumiditySensorDeviceType.self,
-]
+let deviceTypeTypes: [any MatterDeviceType.Type] =
+    [
+        OnOffLightDeviceType.self, DimmableLightDeviceType.self, OnOffPluginUnitDeviceType.self, WindowCoveringDeviceType.self,
+        ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self, FanDeviceType.self, HumiditySensorDeviceType.self,
+    ] + generatedDeviceTypeTypes
 
 /// An On/Off Light (Matter device type 0x0100).
 public struct OnOffLightDeviceType: DeviceType, MatterDeviceType {

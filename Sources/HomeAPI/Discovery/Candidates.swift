@@ -129,6 +129,8 @@ public struct EventCandidate: NodeCandidate {
     public let event: any EventDescriptor.Type
     public let fieldDetails: [AnyField: EventFieldDetails]
     public let unsupportedReasons: [UnsupportedCandidateReason]
+    /// Where a device's event comes from (nil for a structure's).
+    var location: CandidateLocation? = nil
 
     public static func == (a: Self, b: Self) -> Bool {
         a.homeObject.id == b.homeObject.id && a.trait.identifier == b.trait.identifier && a.event.eventID == b.event.eventID
@@ -225,12 +227,19 @@ protocol AutomatableTrait: ClusterTrait {
     associatedtype Attribute: Field & CaseIterable & RawRepresentable where Attribute.RawValue == UInt32
     associatedtype Attributes
     static var commandTypes: [any CommandDescriptor.Type] { get }
+    /// The events the trait raises (starters).
+    static var eventTypes: [any MatterEvent.Type] { get }
     static func attributeID(_ keyPath: PartialKeyPath<Attributes>) -> UInt32?
 }
 
-let automatableTraits: [any AutomatableTrait.Type] = [
-    Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self,
-]
+extension AutomatableTrait {
+    static var eventTypes: [any MatterEvent.Type] { [] }
+}
+
+let automatableTraits: [any AutomatableTrait.Type] =
+    [
+        Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self,
+    ] + generatedTraitTypes
 
 /// The fixed constraint of a clock time (a struct of hours, minutes, seconds).
 let clockTimeConstraint = Constraint.structConstraint(fieldConstraints: [
@@ -330,6 +339,24 @@ func deviceCandidates(_ device: HomeDevice, subscribes: Bool) -> [any NodeCandid
                 CommandCandidate(
                     homeObject: device, deviceTypes: types, trait: traitType, command: command,
                     fieldDetails: fields, unsupportedReasons: [], location: loc))
+        }
+        // Events the cluster can raise with the features the device reports (a Switch without
+        // MultiPress never sends MultiPressComplete); before the FeatureMap is known, all.
+        let features = context.uint(0xFFFC, as: UInt32.self).map { cluster.featureCodes(map: $0) }
+        for event in traitType.eventTypes {
+            guard let definition = cluster.event(EventID(event.eventID)),
+                features.map({ definition.conformance.isAllowed(features: $0) }) ?? true
+            else { continue }
+            var fields: [AnyField: EventFieldDetails] = [:]
+            let eventScope = FieldScope(traitIdentifier: traitType.identifier, kind: .event(event.eventID))
+            for f in definition.fields {
+                fields[AnyField(scope: eventScope, id: UInt32(f.id), name: f.lowerCamelName)] = EventFieldDetails(
+                    isOptional: f.optional, constraint: builder.constraint(type: f.type, f.constraint, fieldName: f.name))
+            }
+            out.append(
+                EventCandidate(
+                    homeObject: device, deviceTypes: types, trait: traitType, event: event, fieldDetails: fields,
+                    unsupportedReasons: reasons, location: loc))
         }
     }
     return out

@@ -44,6 +44,9 @@ struct TraitContext: Sendable, Hashable {
     func uint<T: FixedWidthInteger>(_ id: UInt32, as: T.Type = T.self) -> T? {
         attributes[AttributeID(id)]?.uintValue.flatMap { T(exactly: $0) }
     }
+    func int<T: FixedWidthInteger>(_ id: UInt32, as: T.Type = T.self) -> T? {
+        attributes[AttributeID(id)]?.intValue.flatMap { T(exactly: $0) }
+    }
     func bool(_ id: UInt32) -> Bool? { attributes[AttributeID(id)]?.boolValue }
     func string(_ id: UInt32) -> String? { attributes[AttributeID(id)]?.stringValue }
     /// A nullable unsigned attribute: nil when null or absent.
@@ -117,9 +120,10 @@ public struct TraitCollection: Sendable, Hashable {
 }
 
 /// The trait types this library knows.
-let traitTypes: [any ClusterTrait.Type] = [
-    Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self, Matter.BasicInformationTrait.self,
-]
+let traitTypes: [any ClusterTrait.Type] =
+    [
+        Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self, Matter.BasicInformationTrait.self,
+    ] + generatedTraitTypes
 
 /// Field helpers for command payloads.
 func field(_ tag: UInt8, _ value: some BinaryInteger) -> TLVElement { .context(tag, .unsigned(UInt64(value))) }

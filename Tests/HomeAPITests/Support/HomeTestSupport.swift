@@ -53,6 +53,12 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(WindowCoveringDeviceType.self) {
             return await dev.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?.mode != nil
         }
+        if dev.types.contains(ContactSensorDeviceType.self) {
+            return await dev.types.get(ContactSensorDeviceType.self)?.matterTraits.booleanStateTrait?.stateValue != nil
+        }
+        if dev.types.contains(GenericSwitchDeviceType.self) {
+            return await dev.types.get(GenericSwitchDeviceType.self)?.matterTraits.switchTrait?.numberOfPositions != nil
+        }
         return await dev.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
     }
     #expect(reported, "device \(name) never reported")

@@ -125,6 +125,21 @@ package enum Fixture {
         ])
     }
 
+    package static let switchCluster = ClusterID(0x003B)
+
+    /// A Generic Switch: momentary, with release, long press and double press.
+    package static func genericSwitch(serial: String = "SWITCH-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "Wall Button", serial: serial),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x000F)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: switchCluster, features: ["MS", "MSR", "MSL", "MSM"]),
+                ]),
+        ])
+    }
+
     package static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Roller Blind", serial: serial),

@@ -1,0 +1,191 @@
+import Foundation
+import HomeAPI
+import MatterDevice
+import MatterModel
+import OpenCombine
+import TestDevices
+import TestWaiting
+import Testing
+
+// Issue #15: a device's Matter events through the Home API (`deviceType.events.subscribe`),
+// in Discovery as `EventCandidate`s, and as automation starters, against in-process
+// simulated devices on loopback UDP, each event done at the device (`MatterNode.act`).
+
+/// What a publisher sent, as the test waits for it.
+private final class Received<Output: Sendable>: @unchecked Sendable {
+    // @unchecked: `cancellable` is set once in init, then only cancelled (AnyCancellable.cancel is thread-safe).
+    let values = Watched<[Output]>([])
+    private var cancellable: AnyCancellable?
+
+    init<P: Publisher>(_ publisher: P) where P.Output == Output {
+        let values = values
+        cancellable = publisher.sink(receiveCompletion: { _ in }, receiveValue: { value in values.update { $0.append(value) } })
+    }
+
+    func stop() { cancellable?.cancel() }
+}
+
+private struct Rig {
+    let dir: URL
+    let home: Home
+    let structure: Structure
+
+    static func make() async throws -> Rig {
+        let dir = try temporaryDirectory()
+        let home = try await openHome(dir)
+        return Rig(dir: dir, home: home, structure: try await home.createStructure(name: "Home"))
+    }
+
+    func add(_ device: TestDevice, name: String) async throws -> HomeDevice {
+        try await commissionReporting(device, into: home, structureID: structure.id, name: name)
+    }
+
+    func close() async {
+        await home.close()
+        try? FileManager.default.removeItem(at: dir)
+    }
+}
+
+@Suite("Device events", .serialized)
+struct DeviceEventTests {
+    @Test func aContactSensorsStateChangeArrivesOnceWithItsPayloadAndTheAttributeFollows() async throws {
+        let rig = try await Rig.make()
+        let sensor = try await TestDevice.start(Fixture.contactSensor())
+        defer {
+            Task {
+                await sensor.stop(); await rig.close()
+            }
+        }
+        let device = try await rig.add(sensor, name: "Front Door")
+        let contact = try #require(await device.types.get(ContactSensorDeviceType.self))
+        #expect(contact.matterTraits.booleanStateTrait?.stateValue == true)
+        #expect(contact.events.contains(Matter.BooleanStateTrait.StateChangeEvent.self))
+        #expect(!contact.events.contains(Matter.SwitchTrait.InitialPressEvent.self))
+        #expect(await sensor.untilSubscribed())
+
+        let changes = Received(contact.events.subscribe(Matter.BooleanStateTrait.StateChangeEvent.self))
+        defer { changes.stop() }
+        try await sensor.node.act(.contact(false))
+        #expect(await changes.values.until { $0.count == 1 })
+        try await sensor.node.act(.contact(true))
+        #expect(await changes.values.until { $0.count == 2 })
+        let events = changes.values.value
+        #expect(events.map(\.stateValue) == [false, true])
+        #expect(events[0].number < events[1].number)
+        #expect(events.allSatisfy { $0.importance == .info && $0.timestamp > 1_700_000_000 })
+        // The attribute follows the event.
+        let closed = await until(signals(device.types.subscribe(ContactSensorDeviceType.self))) {
+            await (try? rig.home.device(id: device.id))?.types.get(ContactSensorDeviceType.self)?
+                .matterTraits.booleanStateTrait?.stateValue == true
+        }
+        #expect(closed)
+    }
+
+    @Test func aDoublePressReachesTheAppAsTheSwitchsEventFlowInOrder() async throws {
+        let rig = try await Rig.make()
+        let button = try await TestDevice.start(Fixture.genericSwitch())
+        defer {
+            Task {
+                await button.stop(); await rig.close()
+            }
+        }
+        let device = try await rig.add(button, name: "Wall Button")
+        let type = try #require(await device.types.get(GenericSwitchDeviceType.self))
+        #expect(type.matterTraits.switchTrait?.multiPressMax == 2)
+        #expect(await button.untilSubscribed())
+        let presses = Received(type.events.subscribe(Matter.SwitchTrait.InitialPressEvent.self))
+        let ongoing = Received(type.events.subscribe(Matter.SwitchTrait.MultiPressOngoingEvent.self))
+        let completes = Received(type.events.subscribe(Matter.SwitchTrait.MultiPressCompleteEvent.self))
+        defer {
+            presses.stop(); ongoing.stop(); completes.stop()
+        }
+
+        try await button.node.act(.press(.double))
+        #expect(await completes.values.until { $0.count == 1 })
+        #expect(presses.values.value.map(\.newPosition) == [1])
+        #expect(ongoing.values.value.map(\.currentNumberOfPressesCounted) == [2])
+        let complete = try #require(completes.values.value.first)
+        #expect(complete.totalNumberOfPressesCounted == 2 && complete.previousPosition == 1)
+        #expect(presses.values.value[0].number < ongoing.values.value[0].number)
+        #expect(ongoing.values.value[0].number < complete.number)
+    }
+
+    @Test func discoveryListsTheEventsTheSwitchsFeaturesAllow() async throws {
+        let rig = try await Rig.make()
+        let button = try await TestDevice.start(Fixture.genericSwitch())
+        defer {
+            Task {
+                await button.stop(); await rig.close()
+            }
+        }
+        let device = try await rig.add(button, name: "Wall Button")
+        let events = try await rig.structure.candidates(for: device, ignoringCache: true).list()
+            .compactMap { $0.node as? EventCandidate }
+        let names = Set(events.map { $0.event.name })
+        // MS, MSR, MSL and MSM: every momentary event; SwitchLatched needs LS.
+        #expect(
+            names == ["InitialPress", "LongPress", "ShortRelease", "LongRelease", "MultiPressOngoing", "MultiPressComplete"])
+        let complete = try #require(events.first { $0.event == Matter.SwitchTrait.MultiPressCompleteEvent.self })
+        #expect(complete.deviceTypes.contains { $0 == GenericSwitchDeviceType.self })
+        #expect(
+            complete.fieldDetails.keys.contains(
+                AnyField(erasing: Matter.SwitchTrait.MultiPressCompleteEvent.EventFields.totalNumberOfPressesCounted)))
+    }
+
+    @Test func aSwitchPressTogglesTheLightAndADoorOpeningTurnsTheHallLightOn() async throws {
+        let rig = try await Rig.make()
+        let button = try await TestDevice.start(Fixture.genericSwitch())
+        let door = try await TestDevice.start(Fixture.contactSensor())
+        let lamp = try await TestDevice.start(Fixture.onOffLight(serial: "LAMP"))
+        let hall = try await TestDevice.start(Fixture.onOffLight(serial: "HALL"))
+        defer {
+            Task {
+                for d in [button, door, lamp, hall] { await d.stop() }
+                await rig.close()
+            }
+        }
+        let buttonDevice = try await rig.add(button, name: "Wall Button")
+        let doorDevice = try await rig.add(door, name: "Front Door")
+        let lampDevice = try await rig.add(lamp, name: "Lamp")
+        let hallDevice = try await rig.add(hall, name: "Hall Light")
+        _ = try await rig.structure.createAutomation(
+            automation(name: "Button toggles the lamp") {
+                starter(buttonDevice, GenericSwitchDeviceType.self, Matter.SwitchTrait.InitialPressEvent.self)
+                action(lampDevice, OnOffLightDeviceType.self) { Matter.OnOffTrait.toggle() }
+            })
+        _ = try await rig.structure.createAutomation(
+            automation(name: "Door opens the hall light") {
+                starter(doorDevice, ContactSensorDeviceType.self, Matter.BooleanStateTrait.StateChangeEvent.self)
+                action(hallDevice, OnOffLightDeviceType.self) { Matter.OnOffTrait.on() }
+            })
+        // A device that does not raise the event cannot start on it.
+        await #expect(throws: HomeError.self) {
+            try await rig.structure.createAutomation(
+                automation {
+                    starter(lampDevice, OnOffLightDeviceType.self, Matter.SwitchTrait.InitialPressEvent.self)
+                    action(hallDevice, OnOffLightDeviceType.self) { Matter.OnOffTrait.on() }
+                })
+        }
+        for d in [button, door] { #expect(await d.untilSubscribed()) }
+        let runner = await rig.home.startAutomations()
+        defer { Task { await runner.stop() } }
+
+        try await button.node.act(.press(.single))
+        #expect(await until(lamp.attributeChanges()) { await lamp.value(Fixture.onOffPath) == .bool(true) })
+        try await door.node.act(.contact(false))
+        #expect(await until(hall.attributeChanges()) { await hall.value(Fixture.onOffPath) == .bool(true) })
+        // Each event started its automation once: one more press, once the switch has told
+        // the first one complete, toggles the lamp back.
+        let pressed = await button.node.events().filter { $0.cluster == Fixture.switchCluster }.count
+        #expect(
+            await until(button.node.recordedEvents) {
+                await button.node.events().filter { $0.cluster == Fixture.switchCluster }.count == pressed + 2
+            })
+        try await button.node.act(.press(.single))
+        #expect(await until(lamp.attributeChanges()) { await lamp.value(Fixture.onOffPath) == .bool(false) })
+        let history = try await rig.structure.automationHistory()
+        #expect(history.filter { $0.starter == "Wall Button InitialPress" }.count == 2)
+        #expect(history.filter { $0.starter == "Front Door StateChange" }.count == 1)
+        #expect(history.allSatisfy { $0.outcome == .success })
+    }
+}
