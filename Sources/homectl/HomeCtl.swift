@@ -177,6 +177,10 @@ func typeName(_ type: any DeviceType) -> String {
     case is DimmableLightDeviceType: "DimmableLight"
     case is OnOffPluginUnitDeviceType: "OnOffPluginUnit"
     case is WindowCoveringDeviceType: "WindowCovering"
+    case is ContactSensorDeviceType: "ContactSensor"
+    case is GenericSwitchDeviceType: "GenericSwitch"
+    case is OccupancySensorDeviceType: "OccupancySensor"
+    case is TemperatureSensorDeviceType: "TemperatureSensor"
     default: Swift.type(of: type).identifier
     }
 }
@@ -187,6 +191,10 @@ func traitName(_ trait: any Trait) -> String {
     case is Matter.LevelControlTrait: "LevelControl"
     case is Matter.WindowCoveringTrait: "WindowCovering"
     case is Matter.BasicInformationTrait: "BasicInformation"
+    case is Matter.BooleanStateTrait: "BooleanState"
+    case is Matter.SwitchTrait: "Switch"
+    case is Matter.OccupancySensingTrait: "OccupancySensing"
+    case is Matter.TemperatureMeasurementTrait: "TemperatureMeasurement"
     default: Swift.type(of: trait).identifier
     }
 }
@@ -207,12 +215,7 @@ func deviceTypeSummaries(_ types: DeviceTypeCollection) -> [DeviceTypeSummary] {
 }
 
 func typeNames(_ device: HomeDevice) -> [String] {
-    var names: [String] = []
-    if device.types.contains(OnOffLightDeviceType.self) { names.append("OnOffLight") }
-    if device.types.contains(DimmableLightDeviceType.self) { names.append("DimmableLight") }
-    if device.types.contains(OnOffPluginUnitDeviceType.self) { names.append("OnOffPluginUnit") }
-    if device.types.contains(WindowCoveringDeviceType.self) { names.append("WindowCovering") }
-    return names
+    device.types.all.all.map(typeName)
 }
 
 /// The trait state of a device, as text.
@@ -224,6 +227,14 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         if let t = traits[Matter.LevelControlTrait.self], let v = t.attributes.currentLevel { state["level"] = "\(v)" }
         if let t = traits[Matter.WindowCoveringTrait.self], let v = t.attributes.currentPositionLiftPercent100ths {
             state["lift"] = String(format: "%.2f%%", Double(v) / 100)
+        }
+        if let v = traits[Matter.BooleanStateTrait.self]?.attributes.stateValue { state["contact"] = v ? "closed" : "open" }
+        if let v = traits[Matter.SwitchTrait.self]?.attributes.currentPosition { state["position"] = "\(v)" }
+        if let v = traits[Matter.OccupancySensingTrait.self]?.attributes.occupancy {
+            state["occupancy"] = v.contains(.occupied) ? "occupied" : "unoccupied"
+        }
+        if let v = traits[Matter.TemperatureMeasurementTrait.self]?.attributes.measuredValue {
+            state["temperature"] = String(format: "%.2f °C", Double(v) / 100)
         }
         if let t = traits[Matter.BasicInformationTrait.self] {
             if let v = t.attributes.vendorName { state["vendor"] = v }

@@ -186,12 +186,12 @@ final class NodeControlServer: Sendable {
         let what: String
         if let fault = FaultAction(rawValue: request.action) {
             apply = { await $0.apply(fault) }
-            what = "fault \(fault.rawValue)"
+            what = fault.rawValue
         } else if PhysicalActionName(rawValue: request.action) != nil {
             switch PhysicalActionName.parse(request.action, value: request.value) {
             case .success(let action):
                 apply = { await $0.act(action) }
-                what = "act \(action)"
+                what = "\(action)"
             case .failure(let error):
                 return ControlResponse(error: error.description)
             }
@@ -211,7 +211,9 @@ final class NodeControlServer: Sendable {
             if note != nil, selected.count == 1 {
                 return ControlResponse(error: "\(node.name) (\(node.serialNumber)): cannot \(what): \(note ?? "")")
             }
-            logger.notice("\(what) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")")
+            logger.notice(
+                "\(FaultAction(rawValue: request.action) == nil ? "act" : "fault") \(what) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")"
+            )
             results.append(ControlResponse.NodeResult(name: node.name, serialNumber: node.serialNumber, state: node.state, note: note))
         }
         return ControlResponse(results: results)

@@ -46,6 +46,19 @@ private struct Rig {
     }
 }
 
+/// A sensor of `deviceType` whose one cluster is `cluster`.
+private func sensor(_ deviceType: UInt32, _ cluster: UInt32, features: Set<String> = [], serial: String) -> NodeDescription {
+    NodeDescription(endpoints: [
+        Fixture.root(vendor: "Acme", product: "Sensor", serial: serial),
+        EndpointDescription(
+            number: 1, deviceTypes: [Fixture.deviceType(deviceType)],
+            serverClusters: [
+                ClusterInstanceDescription(id: Fixture.identify),
+                ClusterInstanceDescription(id: ClusterID(cluster), features: features),
+            ]),
+    ])
+}
+
 @Suite("Device events", .serialized)
 struct DeviceEventTests {
     @Test func aContactSensorsStateChangeArrivesOnceWithItsPayloadAndTheAttributeFollows() async throws {
@@ -108,6 +121,39 @@ struct DeviceEventTests {
         #expect(complete.totalNumberOfPressesCounted == 2 && complete.previousPosition == 1)
         #expect(presses.values.value[0].number < ongoing.values.value[0].number)
         #expect(ongoing.values.value[0].number < complete.number)
+    }
+
+    @Test func aThermometersReadingAndAMotionSensorsOccupancyReachTheirTraits() async throws {
+        let rig = try await Rig.make()
+        let thermometer = try await TestDevice.start(sensor(0x0302, 0x0402, serial: "TEMP-1"))
+        let motion = try await TestDevice.start(sensor(0x0107, 0x0406, features: ["PIR"], serial: "OCC-1"))
+        defer {
+            Task {
+                await thermometer.stop(); await motion.stop(); await rig.close()
+            }
+        }
+        let thermometerDevice = try await commissionReporting(thermometer, into: rig.home, structureID: rig.structure.id, name: "Hall")
+        let motionDevice = try await commissionReporting(motion, into: rig.home, structureID: rig.structure.id, name: "Landing")
+        let temperature = try #require(await thermometerDevice.types.get(TemperatureSensorDeviceType.self))
+        #expect(temperature.matterTraits.temperatureMeasurementTrait?.measuredValue == 2000)
+        #expect(temperature.matterTraits.temperatureMeasurementTrait?.minMeasuredValue == -2000)
+        let occupancy = try #require(await motionDevice.types.get(OccupancySensorDeviceType.self))
+        let trait = try #require(occupancy.matterTraits.occupancySensingTrait)
+        #expect(trait.occupancy == [] && trait.occupancySensorType == .pir && trait.occupancySensorTypeBitmap == .pir)
+        for d in [thermometer, motion] { #expect(await d.untilSubscribed()) }
+
+        let changes = Received(occupancy.events.subscribe(Matter.OccupancySensingTrait.OccupancyChangedEvent.self))
+        defer { changes.stop() }
+        try await motion.node.act(.occupancy(true))
+        try await thermometer.node.act(.temperature(23.5))
+        #expect(await changes.values.until { $0.map(\.occupancy) == [.occupied] })
+        let updated = await until(signals(rig.home.devices().batched())) {
+            let t = await (try? rig.home.device(id: thermometerDevice.id))?.types.get(TemperatureSensorDeviceType.self)
+            let o = await (try? rig.home.device(id: motionDevice.id))?.types.get(OccupancySensorDeviceType.self)
+            return t?.matterTraits.temperatureMeasurementTrait?.measuredValue == 2350
+                && o?.matterTraits.occupancySensingTrait?.occupancy == .occupied
+        }
+        #expect(updated)
     }
 
     @Test func discoveryListsTheEventsTheSwitchsFeaturesAllow() async throws {

@@ -118,7 +118,8 @@ struct FaultControlTests {
                     "no node 'no-such-node' in this simulator; it runs: Cloud Dimmer (SIM-CD-0001)") == true)
             #expect(
                 try await Self.fault(serial, "unplug", at: socket).error
-                    == "unknown action 'unplug'; expected one of: lan-down, lan-up, cloud-down, cloud-up, power-off, power-on")
+                    == "unknown action 'unplug'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on) or an act (open, close, occupied, unoccupied, temperature, press)"
+            )
             #expect(node.server.isLANUp)
 
             controlTask.cancel()
@@ -186,6 +187,54 @@ struct FaultControlTests {
         await controlTask.value
         await lamp.stop()
         await spare.stop()
+    }
+
+    @Test func theActCommandDoesWhatAPersonDoesAtTheDeviceAndExplainsMistakes() async throws {
+        let directory = try Self.socketDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("control.sock").path
+        let matterSim = Self.matterSim
+        let door = try await RunningNode.start(
+            stateDirectory: directory.appendingPathComponent("door"), description: contactSensorDescription())
+        let lamp = try await RunningNode.start(stateDirectory: directory.appendingPathComponent("lamp"))
+        let nodes = [
+            SimulatedNode(name: "Front Door", serialNumber: "SER-DOOR", server: door.server, cloud: nil),
+            SimulatedNode(name: "Lamp", serialNumber: "SER-LAMP", server: lamp.server, cloud: nil),
+        ]
+        let control = try await NodeControlServer.bind(path: socket, nodes: nodes, logger: quietLogger)
+        let controlTask = Task { await control.run() }
+        let stateValue = AttributePath(endpoint: 1, cluster: ClusterID(0x0045), attribute: AttributeID(0))
+
+        var result = try await Self.run([matterSim, "act", "--control", socket, "Front Door", "open"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.hasSuffix("open: 1 node\n"), "\(result.output)")
+        #expect(await door.node.read(stateValue, session: nil, fabricFiltered: false).map(\.value) == .success(.bool(false)))
+        #expect(await door.node.events().contains { $0.cluster == ClusterID(0x0045) && $0.data == .structure([.context(0, .bool(false))]) })
+
+        // A lamp has no door: the one node asked for is an error, `all` skips it.
+        result = try await Self.run([matterSim, "act", "--control", socket, "SER-LAMP", "close"])
+        #expect(result.status == 1)
+        #expect(result.errors.contains("Lamp (SER-LAMP): cannot close (contact): no endpoint has a cluster that can"), "\(result.errors)")
+        result = try await Self.run([matterSim, "act", "--control", socket, "all", "close"])
+        #expect(result.status == 0)
+        #expect(result.output.hasSuffix("close: 1 node, 1 skipped\n"), "\(result.output)")
+        #expect(await door.node.read(stateValue, session: nil, fabricFiltered: false).map(\.value) == .success(.bool(true)))
+
+        // Values are checked before anything is sent; a powered-off device does nothing.
+        result = try await Self.run([matterSim, "act", "--control", socket, "SER-DOOR", "temperature", "warm"])
+        #expect(result.status != 0)
+        #expect(result.errors.contains("'temperature' needs a reading in °C, e.g. 21.5; got 'warm'"), "\(result.errors)")
+        result = try await Self.run([matterSim, "act", "--control", socket, "SER-DOOR", "open", "wide"])
+        #expect(result.errors.contains("'open' takes no value, but 'wide' was given"), "\(result.errors)")
+        await door.server.powerOff()
+        result = try await Self.run([matterSim, "act", "--control", socket, "SER-DOOR", "open"])
+        #expect(result.status == 1)
+        #expect(result.errors.contains("cannot open (no contact): the power is off"), "\(result.errors)")
+
+        controlTask.cancel()
+        await controlTask.value
+        await door.stop()
+        await lamp.stop()
     }
 
     /// Runs a command on a thread of its own (the wait blocks).

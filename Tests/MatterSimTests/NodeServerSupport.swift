@@ -40,6 +40,18 @@ func lightDescription() -> NodeDescription {
     return NodeDescription(endpoints: [root, light])
 }
 
+/// A contact sensor: Boolean State, closed (in contact).
+func contactSensorDescription() -> NodeDescription {
+    var description = lightDescription()
+    description.endpoints[1] = EndpointDescription(
+        number: 1, deviceTypes: [DeviceTypeInstance(id: DeviceTypeID(0x0015), revision: 2)],
+        serverClusters: [
+            ClusterInstanceDescription(id: ClusterID(0x0003)),
+            ClusterInstanceDescription(id: ClusterID(0x0045), attributes: [AttributeID(0): .bool(true)]),
+        ])
+    return description
+}
+
 /// The light with LevelControl coupled to OnOff (a dimmable light), at level 50, off.
 func dimmableLightDescription() -> NodeDescription {
     var description = lightDescription()

@@ -6,7 +6,9 @@ which this script powers off (SIGKILL) and on again.
 Per node: commission_with_code with its manual code, the interview's endpoints, device types,
 clusters and BasicInformation against `matter-sim describe --json`; device_command On, Off,
 Toggle, MoveToLevelWithOnOff, GoToLiftPercentage, UpOrOpen, DownOrClose with the server's kept
-values following; read_attribute / write_attribute of NodeLabel. Then for all nodes at once a
+values following; what a person does at a sensor or switch (the simulator's control socket, as
+`matter-sim act`) reaching the server as node events and kept values; read_attribute /
+write_attribute of NodeLabel. Then for all nodes at once a
 power cut and restart (unavailable, available again without commissioning, a command works).
 Then per node a second admin (second_admin.py on its own host) commissioned through the
 server's open_commissioning_window, whose change the server sees, and remove_node, after which
@@ -20,12 +22,15 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 
 import aiohttp
 
 ONOFF, LEVEL, COVERING, BASIC, DESCRIPTOR, CREDENTIALS = 6, 8, 0x102, 40, 29, 62
+BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE = 0x45, 0x3B, 0x406, 0x402
+EVENT_S = 5.0           # an urgent event reaches the server well within this
 FOLLOW_S = 1.0          # the issue's bound: the server's kept value follows within 1 s
 REPORT_FLOOR_S = 1.0    # the server subscribes with MinIntervalFloor 1 s; commands are spaced by it
 
@@ -326,6 +331,61 @@ class Check:
             await self.step(device, f"ep{ep} WindowCovering DownOrClose",
                             lambda: self.command_follows(device, ep, COVERING, "DownOrClose", {}, target, 10000))
 
+    def act(self, device, action, value=None):
+        """What a person does at the device, through the control socket of the simulator that
+        runs it (its state root, or a node's own state directory)."""
+        sockets = [os.path.join(d, "control.sock") for d, _, files in os.walk(device.dir) if "control.sock" in files]
+        if not sockets:
+            raise RuntimeError(f"no control socket under {device.dir}")
+        request = {"node": device.d["serialNumber"], "action": action}
+        if value is not None:
+            request["value"] = value
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(min(sockets, key=len))
+            s.sendall((json.dumps(request) + "\n").encode())
+            answer = s.makefile().readline()
+        response = json.loads(answer)
+        if response.get("error"):
+            raise RuntimeError(f"act {action}: {response['error']}")
+
+    async def act_follows(self, device, action, value, endpoint, cluster, path, wanted, events):
+        """Acts at the device; the server must keep `wanted` at `path` and signal each of
+        `events` (event IDs of the cluster, in order) as node events."""
+        since = len(self.server.events)
+        start = time.monotonic()
+        self.act(device, action, value)
+
+        def raised():
+            return [d["event_id"] for _, e, d in self.server.events[since:]
+                    if e == "node_event" and d["node_id"] == device.node_id and d["endpoint_id"] == endpoint
+                    and d["cluster_id"] == cluster]
+
+        took = await self.server.wait_for(
+            lambda: self.server.attribute(device.node_id, path) == wanted and raised()[:len(events)] == events, EVENT_S)
+        return took is not None, {"kept": self.server.attribute(device.node_id, path), "events": raised(),
+                                  "ms": now_ms(start)}
+
+    async def physical(self, device):
+        """What a person does at a sensor or switch reaches the server."""
+        for ep in device.endpoints_with(BOOLEAN_STATE):
+            for action, state in (("open", False), ("close", True)):
+                await self.step(device, f"ep{ep} act {action}: StateChange event and StateValue",
+                                lambda: self.act_follows(device, action, None, ep, BOOLEAN_STATE,
+                                                         f"{ep}/{BOOLEAN_STATE}/0", state, [0]))
+        for ep in device.endpoints_with(SWITCH):
+            # InitialPress, ShortRelease, MultiPressComplete; the position is back to 0.
+            await self.step(device, f"ep{ep} act press single: InitialPress, ShortRelease, MultiPressComplete",
+                            lambda: self.act_follows(device, "press", "single", ep, SWITCH, f"{ep}/{SWITCH}/1", 0,
+                                                     [1, 3, 6]))
+        for ep in device.endpoints_with(OCCUPANCY):
+            await self.step(device, f"ep{ep} act occupied: OccupancyChanged event and Occupancy",
+                            lambda: self.act_follows(device, "occupied", None, ep, OCCUPANCY, f"{ep}/{OCCUPANCY}/0", 1, [0]))
+        for ep in device.endpoints_with(TEMPERATURE):
+            await self.step(device, f"ep{ep} act temperature 22.75: MeasuredValue",
+                            lambda: self.act_follows(device, "temperature", "22.75", ep, TEMPERATURE,
+                                                     f"{ep}/{TEMPERATURE}/0", 2275, []))
+
     async def node_label(self, device):
         node_id = device.node_id
         label = f"ohf {node_id}"
@@ -504,6 +564,7 @@ class Check:
             await self.step(device, "interview: endpoints, device types, clusters, BasicInformation",
                             lambda: self.interview(device))
             await self.commands(device)
+            await self.physical(device)
             await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
         if commissioned:
             await self.power_cycle(commissioned)

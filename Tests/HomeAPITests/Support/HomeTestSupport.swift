@@ -56,6 +56,12 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(ContactSensorDeviceType.self) {
             return await dev.types.get(ContactSensorDeviceType.self)?.matterTraits.booleanStateTrait?.stateValue != nil
         }
+        if dev.types.contains(TemperatureSensorDeviceType.self) {
+            return await dev.types.get(TemperatureSensorDeviceType.self)?.matterTraits.temperatureMeasurementTrait?.measuredValue != nil
+        }
+        if dev.types.contains(OccupancySensorDeviceType.self) {
+            return await dev.types.get(OccupancySensorDeviceType.self)?.matterTraits.occupancySensingTrait?.occupancy != nil
+        }
         if dev.types.contains(GenericSwitchDeviceType.self) {
             return await dev.types.get(GenericSwitchDeviceType.self)?.matterTraits.switchTrait?.numberOfPositions != nil
         }
