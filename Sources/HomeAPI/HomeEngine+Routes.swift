@@ -406,14 +406,20 @@ extension HomeEngine {
         return snapshot.devices[deviceID]?.types.collection
     }
 
-    func invoke(deviceID: String, nodeID: UInt64, _ path: ConcreteCommandPath, fields: TLVValue) async throws {
+    /// Invokes a command on the device's best route; `timed` sends it as a Timed Invoke
+    /// (spec 8.8.2.2: a lock's commands must be). Returns the device's response fields.
+    @discardableResult
+    func invoke(
+        deviceID: String, nodeID: UInt64, _ path: ConcreteCommandPath, fields: TLVValue, timed: Duration? = nil
+    ) async throws -> CommandResponse {
         let d = try device(deviceID)
         let routes = try await routes(d)
-        _ = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "command \(path) on \(deviceID)") { kind in
+        let (response, _) = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "command \(path) on \(deviceID)") { kind in
             guard let route = routes[kind] else { throw HomeError.unavailable("no \(kind) route") }
             // Commands are not idempotent (toggle): never resent, the first may have arrived.
-            _ = try await route.perform(retry: false) { try await $0.invoke(path, fields: fields) }
+            return try await route.perform(retry: false) { try await $0.invoke(path, fields: fields, timed: timed) }
         }
+        return response
     }
 
     func write(deviceID: String, nodeID: UInt64, _ path: AttributePath, _ value: TLVValue) async throws {

@@ -102,6 +102,8 @@ struct ClusterContext {
     var now: Duration { runtime.clock.now }
     var logger: Logger { runtime.logger }
     var layout: NodeLayout { runtime.layout }
+    /// The node's state directory, for what a cluster keeps beside its attributes (a lock's users).
+    var stateStore: NodeStateStore? { runtime.commissioningConfiguration.stateStore }
 
     private func path(_ attribute: AttributeID) -> AttributePath {
         AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)

@@ -295,7 +295,7 @@ public actor MatterNode {
         }
         if command.timed && !timed { return .failure(.needsTimedInteraction) }
         if let rejected = checkFields(
-            fields, of: command, in: definition, features: composition.features(of: cluster),
+            fields, of: command, in: cluster, definition, features: composition.features(of: cluster),
             constraints: !server.answersConstraintErrors(path.command))
         {
             logger.debug("invoke \(path) rejected: \(rejected)")
@@ -376,10 +376,15 @@ public actor MatterNode {
 
     /// Missing mandatory fields or fields of the wrong type make the command invalid;
     /// well-typed values outside their constraints are constraint errors.
+    /// Checks a command's fields against the model; bounds that name an attribute
+    /// ("1 to NumberOfTotalUsersSupported") take its value on this instance.
     private func checkFields(
-        _ fields: TLVValue, of command: CommandDefinition, in definition: ClusterDefinition, features: Set<String>,
-        constraints: Bool = true
+        _ fields: TLVValue, of command: CommandDefinition, in cluster: ClusterPath, _ definition: ClusterDefinition,
+        features: Set<String>, constraints: Bool = true
     ) -> InteractionStatus? {
+        let store = runtime.store
+        let current = { (id: AttributeID) in store.value(AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: id))
+        }
         guard case .structure = fields else { return InteractionStatus(.invalidCommand) }
         for field in command.fields where field.conformance.isAllowed(features: features) {
             guard let value = fields[context: field.id] else {
@@ -390,7 +395,7 @@ public actor MatterNode {
                 }
                 return InteractionStatus(.invalidCommand)
             }
-            if let violation = definition.validate(value, for: field), constraints || violation.kind == .typeMismatch {
+            if let violation = definition.validate(value, for: field, current: current), constraints || violation.kind == .typeMismatch {
                 return InteractionStatus(Self.statusCode(for: violation, typeMismatch: .invalidCommand))
             }
         }

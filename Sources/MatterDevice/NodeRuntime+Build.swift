@@ -214,6 +214,7 @@ extension NodeRuntime {
         case WindowCoveringServer.clusterID: WindowCoveringServer(instance: instance)
         case BasicInformationServer.clusterID: BasicInformationServer()
         case BooleanStateServer.clusterID: BooleanStateServer()
+        case DoorLockServer.clusterID: DoorLockServer(features: instance.features)
         case SwitchServer.clusterID: SwitchServer(features: instance.features)
         case TemperatureMeasurementServer.clusterID: TemperatureMeasurementServer()
         case OccupancySensingServer.clusterID: OccupancySensingServer(features: instance.features)

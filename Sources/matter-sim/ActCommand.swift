@@ -7,7 +7,7 @@ import MatterDevice
 
 /// The actions `matter-sim act` knows, by name.
 enum PhysicalActionName: String, CaseIterable, Sendable {
-    case open, close, occupied, unoccupied, temperature, press
+    case open, close, occupied, unoccupied, temperature, press, lock, unlock
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -26,6 +26,9 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
             case .occupied: return .success(.occupancy(true))
             default: return .success(.occupancy(false))
             }
+        case .lock, .unlock:
+            // A value is a PIN typed at the keypad; none is the key or the thumb turn.
+            return .success(known == .lock ? .lock(code: value) : .unlock(code: value))
         case .temperature:
             guard let value, let celsius = Double(value), celsius.isFinite else {
                 return fail("'temperature' needs a reading in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
@@ -57,6 +60,8 @@ struct ActCommand: AsyncParsableCommand {
               occupied | unoccupied  someone walks into or leaves an occupancy sensor's
                                    room (OccupancyChanged event)
               temperature C        a temperature sensor's reading, in °C
+              lock | unlock [PIN]  a door lock by key (no PIN) or at its keypad (LockOperation
+                                   event with source Manual or Keypad)
               press [single|double|long|N]
                                    a momentary switch (Switch events: InitialPress,
                                    ShortRelease, MultiPressComplete, LongPress, …)
@@ -71,10 +76,10 @@ struct ActCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A serial number, a device name, or `all`.", valueName: "node"))
     var node: String
 
-    @Argument(help: ArgumentHelp("open, close, occupied, unoccupied, temperature or press.", valueName: "action"))
+    @Argument(help: ArgumentHelp("open, close, occupied, unoccupied, temperature, press, lock or unlock.", valueName: "action"))
     var action: String
 
-    @Argument(help: ArgumentHelp("The action's value: a temperature in °C, or how to press.", valueName: "value"))
+    @Argument(help: ArgumentHelp("The action's value: a temperature in °C, how to press, or a keypad PIN.", valueName: "value"))
     var value: String?
 
     func validate() throws {

@@ -2,6 +2,7 @@ import Foundation
 import HomeAPI
 import MatterDevice
 import MatterModel
+import MatterTLV
 import OpenCombine
 import TestDevices
 import TestWaiting
@@ -156,6 +157,69 @@ struct DeviceEventTests {
         #expect(updated)
     }
 
+    @Test func aDoorLockUnlockedWithAPINTurnsTheHallLightOnAndAWrongPINIsRefused() async throws {
+        let rig = try await Rig.make()
+        let lock = try await TestDevice.start(Fixture.doorLock())
+        let hall = try await TestDevice.start(Fixture.onOffLight(serial: "HALL"))
+        defer {
+            Task {
+                await lock.stop(); await hall.stop(); await rig.close()
+            }
+        }
+        // The installer sets a PIN at the lock (SetCredential: a new user gets it).
+        let credential = TLVValue.structure([.context(0, .unsigned(1)), .context(1, .unsigned(1))])
+        let installed = await lock.node.invoke(
+            CommandPath(endpoint: 1, cluster: Fixture.doorLock, command: CommandID(0x22)),
+            fields: .structure([
+                .context(0, .unsigned(0)), .context(1, credential), .context(2, .bytes(Array("2468".utf8))), .context(3, .null),
+                .context(4, .null), .context(5, .null),
+            ]), timed: true)
+        guard case .response(_, let answer) = installed else {
+            Issue.record("SetCredential: \(installed)")
+            return
+        }
+        #expect(answer[context: 0] == .unsigned(0) && answer[context: 1] == .unsigned(1))
+
+        let lockDevice = try await rig.add(lock, name: "Front Door Lock")
+        let hallDevice = try await rig.add(hall, name: "Hall Light")
+        _ = try await rig.structure.createAutomation(
+            automation(name: "Unlocked: hall light on") {
+                starter(lockDevice, DoorLockDeviceType.self, Matter.DoorLockTrait.LockOperationEvent.self) {
+                    Matter.DoorLockTrait.LockOperationEvent.lockOperationType(.unlock)
+                }
+                action(hallDevice, OnOffLightDeviceType.self) { Matter.OnOffTrait.on() }
+            })
+        #expect(await lock.untilSubscribed())
+        let runner = await rig.home.startAutomations()
+        defer { Task { await runner.stop() } }
+        let type = try #require(await lockDevice.types.get(DoorLockDeviceType.self))
+        let trait = try #require(type.matterTraits.doorLockTrait)
+        #expect(trait.lockState == .locked && trait.numberOfTotalUsersSupported == 10)
+        let operations = Received(type.events.subscribe(Matter.DoorLockTrait.LockOperationEvent.self))
+        defer { operations.stop() }
+
+        // A wrong PIN: the lock refuses, nothing runs.
+        await #expect(throws: HomeError.self) { try await trait.unlockDoor(pinCode: Data("1111".utf8)) }
+        // Locking fires no automation (the starter wants an unlock): the lock reports it.
+        try await trait.lockDoor()
+        #expect(await operations.values.until { $0.count == 1 })
+        // The right PIN (a Timed Invoke, as the model asks): unlocked by user 1 from this home.
+        try await trait.unlockDoor(pinCode: Data("2468".utf8))
+        #expect(await operations.values.until { $0.count == 2 })
+        let unlocked = operations.values.value[1]
+        #expect(unlocked.lockOperationType == .unlock && unlocked.operationSource == .remote && unlocked.userIndex == 1)
+        #expect(await until(hall.attributeChanges()) { await hall.value(Fixture.onOffPath) == .bool(true) })
+        #expect(
+            await until(runner.runs()) {
+                (try? await rig.structure.automationHistory())?.map(\.starter) == ["Front Door Lock LockOperation (lockOperationType = 1)"]
+            })
+        let state = await until(signals(rig.home.devices().batched())) {
+            await (try? rig.home.device(id: lockDevice.id))?.types.get(DoorLockDeviceType.self)?.matterTraits.doorLockTrait?.lockState
+                == .unlocked
+        }
+        #expect(state)
+    }
+
     @Test func discoveryListsTheEventsTheSwitchsFeaturesAllow() async throws {
         let rig = try await Rig.make()
         let button = try await TestDevice.start(Fixture.genericSwitch())
@@ -229,6 +293,11 @@ struct DeviceEventTests {
             })
         try await button.node.act(.press(.single))
         #expect(await until(lamp.attributeChanges()) { await lamp.value(Fixture.onOffPath) == .bool(false) })
+        // The run is recorded once its action is done.
+        #expect(
+            await until(runner.runs()) {
+                (try? await rig.structure.automationHistory())?.filter { $0.starter == "Wall Button InitialPress" }.count == 2
+            })
         let history = try await rig.structure.automationHistory()
         #expect(history.filter { $0.starter == "Wall Button InitialPress" }.count == 2)
         #expect(history.filter { $0.starter == "Front Door StateChange" }.count == 1)

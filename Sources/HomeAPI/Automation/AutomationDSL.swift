@@ -19,7 +19,9 @@ public struct AutomationNode: Sendable {
     enum Spec: Sendable {
         case scheduledStarter(id: UUID, structureID: String, parameters: [StarterParameter])
         case traitStarter(id: UUID, deviceID: String, deviceName: String, deviceType: any DeviceType.Type, trait: any Trait.Type)
-        case eventStarter(id: UUID, deviceID: String, deviceName: String, deviceType: any DeviceType.Type, event: any Event.Type)
+        case eventStarter(
+            id: UUID, deviceID: String, deviceName: String, deviceType: any DeviceType.Type, event: any Event.Type,
+            parameters: [StarterParameter])
         case condition(AutomationExpression)
         case action(deviceID: String, deviceName: String, deviceType: any DeviceType.Type, commands: [CommandAction])
     }
@@ -27,7 +29,7 @@ public struct AutomationNode: Sendable {
 
     var starterID: UUID? {
         switch spec {
-        case .scheduledStarter(let id, _, _), .traitStarter(let id, _, _, _, _), .eventStarter(let id, _, _, _, _): id
+        case .scheduledStarter(let id, _, _), .traitStarter(let id, _, _, _, _), .eventStarter(let id, _, _, _, _, _): id
         default: nil
         }
     }
@@ -146,8 +148,19 @@ public func starter<D: DeviceType, T: TraitWithAttributes>(_ device: HomeDevice,
 /// A starter on an event a device raises:
 /// `starter(button, GenericSwitchDeviceType.self, Matter.SwitchTrait.InitialPressEvent.self)`.
 public func starter<D: DeviceType, E: Event>(_ device: HomeDevice, _ deviceType: D.Type, _ event: E.Type) -> AutomationNode {
+    starter(device, deviceType, event) {}
+}
+
+/// A starter on a device's event with some of its fields given: only an event whose fields
+/// have those values fires it (`{ Matter.DoorLockTrait.LockOperationEvent.lockOperationType(.unlock) }`).
+public func starter<D: DeviceType, E: Event>(
+    _ device: HomeDevice, _ deviceType: D.Type, _ event: E.Type,
+    @StarterParameterBuilder<E> _ parameters: () -> [TypedParameter<E>]
+) -> AutomationNode {
     let node = AutomationNode(
-        spec: .eventStarter(id: UUID(), deviceID: device.id, deviceName: device.name, deviceType: deviceType, event: event))
+        spec: .eventStarter(
+            id: UUID(), deviceID: device.id, deviceName: device.name, deviceType: deviceType, event: event,
+            parameters: parameters().map(\.value)))
     StarterCollector.current?.add(node)
     return node
 }
@@ -180,6 +193,7 @@ public enum AutomationBuilder {
 public enum StarterParameterBuilder<E: EventDescriptor> {
     public static func buildExpression(_ p: TypedParameter<E>) -> [TypedParameter<E>] { [p] }
     public static func buildBlock(_ parts: [TypedParameter<E>]...) -> [TypedParameter<E>] { parts.flatMap { $0 } }
+    public static func buildBlock() -> [TypedParameter<E>] { [] }
 }
 
 @resultBuilder

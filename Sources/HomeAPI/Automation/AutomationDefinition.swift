@@ -68,12 +68,19 @@ struct StarterSpec: Sendable, Hashable, Codable {
         /// A change of any attribute of a device's trait.
         case attributeChange(deviceID: String, endpoint: UInt16, cluster: UInt32, traitIdentifier: String)
         /// An event a device's trait raises (a switch press, a door opening).
-        case deviceEvent(deviceID: String, endpoint: UInt16, cluster: UInt32, eventID: UInt32)
+        case deviceEvent(deviceID: String, endpoint: UInt16, cluster: UInt32, eventID: UInt32, fields: [EventFieldValue] = [])
     }
     var id: String
     var kind: Kind
     /// For history: "ScheduledEvent 07:00:00" or "Kitchen light OnOffTrait".
     var label: String
+}
+
+/// A value an event starter wants in one field of the event.
+struct EventFieldValue: Sendable, Hashable, Codable {
+    var tag: UInt8
+    var name: String
+    var value: AutomationValue
 }
 
 enum ComparisonOperator: String, Sendable, Hashable, Codable {

@@ -182,8 +182,11 @@ public actor AutomationRunner {
         let path = event.report.path
         for automation in await activeAutomations() {
             for starter in automation.definition.starters {
-                guard case .deviceEvent(let deviceID, let endpoint, let cluster, let eventID) = starter.kind,
-                    deviceID == device.id, endpoint == path.endpoint, cluster == path.cluster.rawValue, eventID == path.event.rawValue
+                guard case .deviceEvent(let deviceID, let endpoint, let cluster, let eventID, let fields) = starter.kind,
+                    deviceID == device.id, endpoint == path.endpoint, cluster == path.cluster.rawValue, eventID == path.event.rawValue,
+                    fields.allSatisfy({ wanted in
+                        event.report.data?[context: wanted.tag].map { compare($0, .equals, wanted.value) } ?? false
+                    })
                 else { continue }
                 await run(automation, starter: starter.label, at: clock.now)
             }

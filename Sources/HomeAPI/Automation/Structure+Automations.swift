@@ -105,7 +105,7 @@ struct AutomationValidator {
                         traitIdentifier: trait.identifier), label: "\(device.name) \(trait.identifier) changed")
                 starters.append(spec)
                 starterTraits[id] = (candidate, spec)
-            case .eventStarter(let id, let deviceID, let deviceName, let deviceType, let event):
+            case .eventStarter(let id, let deviceID, let deviceName, let deviceType, let event, let parameters):
                 let device = try requireDevice(deviceID, deviceName)
                 guard device.types.collection.serves(deviceType) else {
                     throw HomeError.invalidArgument("device \(device.name) is not a \(deviceType.identifier)")
@@ -120,12 +120,24 @@ struct AutomationValidator {
                     throw HomeError.invalidArgument("device \(device.name) does not raise \(event.name) of \(event.traitIdentifier)")
                 }
                 try requireSupported(candidate.unsupportedReasons, "starter \(event.name) on device \(device.name)")
+                var fields: [EventFieldValue] = []
+                for case .eventField(let tag, let name, let value) in parameters {
+                    guard let details = candidate.fieldDetails.first(where: { $0.key.id == UInt32(tag) })?.value else {
+                        throw HomeError.invalidArgument("\(event.name) has no field \(name)")
+                    }
+                    guard details.constraint.admits(value) else {
+                        throw HomeError.invalidArgument("\(event.name).\(name) = \(value) is outside its constraint \(details.constraint)")
+                    }
+                    fields.append(EventFieldValue(tag: tag, name: name, value: value))
+                }
+                let wanted = fields.isEmpty ? "" : " (" + fields.map { "\($0.name) = \($0.value)" }.joined(separator: ", ") + ")"
                 starters.append(
                     StarterSpec(
                         id: id.uuidString,
                         kind: .deviceEvent(
-                            deviceID: deviceID, endpoint: location.endpoint, cluster: location.cluster, eventID: event.eventID),
-                        label: "\(device.name) \(event.name)"))
+                            deviceID: deviceID, endpoint: location.endpoint, cluster: location.cluster, eventID: event.eventID,
+                            fields: fields),
+                        label: "\(device.name) \(event.name)\(wanted)"))
             case .condition(let e):
                 guard let (candidate, _) = starterTraits[e.reference.starterID] else {
                     throw HomeError.invalidArgument("a condition refers to a starter that is not part of this automation")

@@ -2,6 +2,7 @@
 import Foundation
 import MatterController
 import MatterModel
+import MatterTLV
 
 extension Matter {
     /// The BooleanState cluster (0x0045), revision 1.
@@ -47,6 +48,12 @@ extension Matter {
             let header: EventHeader
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
+
+            /// Starts an automation only when stateValue is `value`.
+            public static func stateValue(_ value: Bool) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.stateValue), value: .eventField(tag: 0, name: "stateValue", value: .bool(value)))
+            }
 
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)

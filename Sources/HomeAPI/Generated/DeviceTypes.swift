@@ -48,3 +48,15 @@ public struct TemperatureSensorDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Door Lock (Matter device type 0x000A, revision 3).
+public struct DoorLockDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.000a"
+    static let matterDeviceTypeID: UInt32 = 0x000A
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

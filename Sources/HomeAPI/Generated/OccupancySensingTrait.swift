@@ -2,6 +2,7 @@
 import Foundation
 import MatterController
 import MatterModel
+import MatterTLV
 
 extension Matter {
     /// The OccupancySensing cluster (0x0406), revision 5.
@@ -94,6 +95,13 @@ extension Matter {
             let header: EventHeader
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
+
+            /// Starts an automation only when occupancy is `value`.
+            public static func occupancy(_ value: OccupancyBitmap) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.occupancy),
+                    value: .eventField(tag: 0, name: "occupancy", value: .uint(UInt64(value.rawValue))))
+            }
 
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)

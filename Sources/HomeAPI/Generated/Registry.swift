@@ -3,11 +3,13 @@
 /// The generated traits, for the engine's lists.
 let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.BooleanStateTrait.self, Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self,
+    Matter.DoorLockTrait.self,
 ]
 
 /// The generated device types.
 let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     ContactSensorDeviceType.self, GenericSwitchDeviceType.self, OccupancySensorDeviceType.self, TemperatureSensorDeviceType.self,
+    DoorLockDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -15,4 +17,5 @@ extension MatterTraits {
     public var switchTrait: Matter.SwitchTrait? { collection[Matter.SwitchTrait.self] }
     public var occupancySensingTrait: Matter.OccupancySensingTrait? { collection[Matter.OccupancySensingTrait.self] }
     public var temperatureMeasurementTrait: Matter.TemperatureMeasurementTrait? { collection[Matter.TemperatureMeasurementTrait.self] }
+    public var doorLockTrait: Matter.DoorLockTrait? { collection[Matter.DoorLockTrait.self] }
 }

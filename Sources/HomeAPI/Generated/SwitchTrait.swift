@@ -2,6 +2,7 @@
 import Foundation
 import MatterController
 import MatterModel
+import MatterTLV
 
 extension Matter {
     /// The Switch cluster (0x003B), revision 2.
@@ -52,6 +53,13 @@ extension Matter {
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
 
+            /// Starts an automation only when newPosition is `value`.
+            public static func newPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.newPosition),
+                    value: .eventField(tag: 0, name: "newPosition", value: .uint(UInt64(value))))
+            }
+
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
                 payload = Payload(newPosition: fields.uint(0, as: UInt8.self))
@@ -80,6 +88,13 @@ extension Matter {
             let header: EventHeader
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
+
+            /// Starts an automation only when newPosition is `value`.
+            public static func newPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.newPosition),
+                    value: .eventField(tag: 0, name: "newPosition", value: .uint(UInt64(value))))
+            }
 
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
@@ -110,6 +125,13 @@ extension Matter {
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
 
+            /// Starts an automation only when newPosition is `value`.
+            public static func newPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.newPosition),
+                    value: .eventField(tag: 0, name: "newPosition", value: .uint(UInt64(value))))
+            }
+
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
                 payload = Payload(newPosition: fields.uint(0, as: UInt8.self))
@@ -139,6 +161,13 @@ extension Matter {
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
 
+            /// Starts an automation only when previousPosition is `value`.
+            public static func previousPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.previousPosition),
+                    value: .eventField(tag: 0, name: "previousPosition", value: .uint(UInt64(value))))
+            }
+
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
                 payload = Payload(previousPosition: fields.uint(0, as: UInt8.self))
@@ -167,6 +196,13 @@ extension Matter {
             let header: EventHeader
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
+
+            /// Starts an automation only when previousPosition is `value`.
+            public static func previousPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.previousPosition),
+                    value: .eventField(tag: 0, name: "previousPosition", value: .uint(UInt64(value))))
+            }
 
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
@@ -199,6 +235,20 @@ extension Matter {
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
 
+            /// Starts an automation only when newPosition is `value`.
+            public static func newPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.newPosition),
+                    value: .eventField(tag: 0, name: "newPosition", value: .uint(UInt64(value))))
+            }
+
+            /// Starts an automation only when currentNumberOfPressesCounted is `value`.
+            public static func currentNumberOfPressesCounted(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.currentNumberOfPressesCounted),
+                    value: .eventField(tag: 1, name: "currentNumberOfPressesCounted", value: .uint(UInt64(value))))
+            }
+
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
                 payload = Payload(
@@ -230,6 +280,20 @@ extension Matter {
             let header: EventHeader
 
             public subscript<Value>(dynamicMember keyPath: KeyPath<Payload, Value>) -> Value { payload[keyPath: keyPath] }
+
+            /// Starts an automation only when previousPosition is `value`.
+            public static func previousPosition(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.previousPosition),
+                    value: .eventField(tag: 0, name: "previousPosition", value: .uint(UInt64(value))))
+            }
+
+            /// Starts an automation only when totalNumberOfPressesCounted is `value`.
+            public static func totalNumberOfPressesCounted(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.totalNumberOfPressesCounted),
+                    value: .eventField(tag: 1, name: "totalNumberOfPressesCounted", value: .uint(UInt64(value))))
+            }
 
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)

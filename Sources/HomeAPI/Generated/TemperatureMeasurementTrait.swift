@@ -2,6 +2,7 @@
 import Foundation
 import MatterController
 import MatterModel
+import MatterTLV
 
 extension Matter {
     /// The TemperatureMeasurement cluster (0x0402), revision 4.

@@ -78,4 +78,6 @@ public struct TypedParameter<Event: EventDescriptor>: Sendable, Hashable {
 /// The stored form of a starter parameter.
 enum StarterParameter: Sendable, Hashable, Codable {
     case clockTime(TimeOfDay)
+    /// An event starter fires only when the event's field `tag` equals `value`.
+    case eventField(tag: UInt8, name: String, value: AutomationValue)
 }

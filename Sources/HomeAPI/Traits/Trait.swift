@@ -59,16 +59,25 @@ struct TraitContext: Sendable, Hashable {
         return items.contains { $0.value.uintValue == UInt64(command) }
     }
 
-    /// Invokes a command of this cluster on the device.
-    func invoke(_ command: UInt32, _ fields: [TLVElement] = []) async throws {
+    /// How long a Timed Invoke's window stays open (spec 8.8.2.2), for commands the model marks timed.
+    static let timedInvokeWindow = Duration.seconds(10)
+
+    /// Invokes a command of this cluster on the device, as a Timed Invoke when the data model
+    /// says the command must be one (a lock's); returns the response command's fields (nil
+    /// when the device answered with a status).
+    @discardableResult
+    func invoke(_ command: UInt32, _ fields: [TLVElement] = []) async throws -> TLVValue? {
+        let timed = MatterModel.standard.cluster(cluster)?.command(CommandID(command))?.timed ?? false
         guard let engine else { throw HomeError.failedPrecondition("this trait is detached from any home") }
         if let groupID {
-            return try await engine.groupInvoke(groupID: groupID, cluster: cluster, command: CommandID(command), fields: .structure(fields))
+            try await engine.groupInvoke(groupID: groupID, cluster: cluster, command: CommandID(command), fields: .structure(fields))
+            return nil
         }
-        try await engine.invoke(
+        return try await engine.invoke(
             deviceID: deviceID, nodeID: nodeID,
             ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
-            fields: .structure(fields))
+            fields: .structure(fields), timed: timed ? Self.timedInvokeWindow : nil
+        ).fields
     }
 
     /// Writes an attribute of this cluster on the device.

@@ -12,6 +12,10 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     case temperature(Double)
     /// A momentary switch is pressed: once, several times in a row, or held.
     case press(SwitchPress)
+    /// A door lock is locked or unlocked by hand: with the key or thumb turn (nil), or at its
+    /// keypad with a user's PIN.
+    case lock(code: String?)
+    case unlock(code: String?)
 
     public var description: String {
         switch self {
@@ -19,6 +23,8 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .occupancy(let occupied): occupied ? "occupied" : "unoccupied"
         case .temperature(let celsius): "temperature \(celsius) °C"
         case .press(let press): "press \(press)"
+        case .lock(let code): code == nil ? "lock" : "lock at the keypad"
+        case .unlock(let code): code == nil ? "unlock" : "unlock at the keypad"
         }
     }
 
@@ -29,6 +35,7 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .occupancy: OccupancySensingServer.clusterID
         case .temperature: TemperatureMeasurementServer.clusterID
         case .press: SwitchServer.clusterID
+        case .lock, .unlock: DoorLockServer.clusterID
         }
     }
 }

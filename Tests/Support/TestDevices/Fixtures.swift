@@ -140,6 +140,21 @@ package enum Fixture {
         ])
     }
 
+    package static let doorLock = ClusterID(0x0101)
+
+    /// A Door Lock with PIN credentials, users and PINs for remote operation; locked.
+    package static func doorLock(serial: String = "LOCK-1") -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: "Front Door Lock", serial: serial),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(0x000A)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: doorLock, features: ["PIN", "USR", "COTA"]),
+                ]),
+        ])
+    }
+
     package static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
         NodeDescription(endpoints: [
             root(vendor: "Acme", product: "Roller Blind", serial: serial),
