@@ -233,6 +233,31 @@ struct Toggle: AsyncParsableCommand {
     func run() async throws { try await withTrait(Matter.OnOffTrait.self, device: device, global: global) { try await $0.toggle() } }
 }
 
+struct Lock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lock a door lock (a Timed Invoke), with a user's PIN when it asks for one.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var device: String
+    @Option(help: "A user's PIN.") var pin: String?
+    func run() async throws {
+        try await withTrait(Matter.DoorLockTrait.self, device: device, global: global) {
+            try await $0.lockDoor(pinCode: pin.map { Data($0.utf8) })
+        }
+    }
+}
+
+struct Unlock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Unlock a door lock (a Timed Invoke), with a user's PIN when it asks for one.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var device: String
+    @Option(help: "A user's PIN.") var pin: String?
+    func run() async throws {
+        try await withTrait(Matter.DoorLockTrait.self, device: device, global: global) {
+            try await $0.unlockDoor(pinCode: pin.map { Data($0.utf8) })
+        }
+    }
+}
+
 struct Level: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Set a light's level (0-254), turning it on or off with it.")
     @OptionGroup var global: GlobalOptions

@@ -13,7 +13,8 @@ struct HomeCtl: AsyncParsableCommand {
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [
             Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-            Toggle.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self, HubCommand.self,
+            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self,
+            HubCommand.self,
             FleetBench.self, AutomationsCommand.self, GroupCommand.self,
         ])
 }
@@ -181,6 +182,7 @@ func typeName(_ type: any DeviceType) -> String {
     case is GenericSwitchDeviceType: "GenericSwitch"
     case is OccupancySensorDeviceType: "OccupancySensor"
     case is TemperatureSensorDeviceType: "TemperatureSensor"
+    case is DoorLockDeviceType: "DoorLock"
     default: Swift.type(of: type).identifier
     }
 }
@@ -195,6 +197,7 @@ func traitName(_ trait: any Trait) -> String {
     case is Matter.SwitchTrait: "Switch"
     case is Matter.OccupancySensingTrait: "OccupancySensing"
     case is Matter.TemperatureMeasurementTrait: "TemperatureMeasurement"
+    case is Matter.DoorLockTrait: "DoorLock"
     default: Swift.type(of: trait).identifier
     }
 }
@@ -228,6 +231,7 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         if let t = traits[Matter.WindowCoveringTrait.self], let v = t.attributes.currentPositionLiftPercent100ths {
             state["lift"] = String(format: "%.2f%%", Double(v) / 100)
         }
+        if let v = traits[Matter.DoorLockTrait.self]?.attributes.lockState { state["lock"] = "\(v)" }
         if let v = traits[Matter.BooleanStateTrait.self]?.attributes.stateValue { state["contact"] = v ? "closed" : "open" }
         if let v = traits[Matter.SwitchTrait.self]?.attributes.currentPosition { state["position"] = "\(v)" }
         if let v = traits[Matter.OccupancySensingTrait.self]?.attributes.occupancy {

@@ -12,6 +12,10 @@ clusters decide what is done:
 - OccupancySensing: occupied, then unoccupied; OccupancyChanged events and the Occupancy bitmap.
 - TemperatureMeasurement: a new reading (23.25 °C) read back as MeasuredValue 2325, and a
   reading outside MinMeasuredValue..MaxMeasuredValue refused.
+- DoorLock: an untimed UnlockDoor refused (NEEDS_TIMED_INTERACTION); SetUser and SetCredential
+  (Timed) give a user a PIN; UnlockDoor with it raises LockOperation (Unlock, Remote, the user,
+  this controller); a wrong PIN fails and raises LockOperationError (InvalidCredential); the key
+  turned at the lock (`act lock`) raises LockOperation (Lock, Manual); GetUser shows the user.
 The event numbers of the events seen must rise.
 """
 
@@ -20,10 +24,25 @@ import json
 import os
 import socket
 
+from dataclasses import dataclass
+
 import chip.clusters as Clusters
+from chip import ChipUtility
+from chip.clusters.Types import NullValue
+from chip.interaction_model import InteractionModelError
 from reference_check import NODE_ID, Check, main
 
 EVENT_WAIT_S = 10
+
+
+@dataclass
+class UntimedUnlockDoor(Clusters.DoorLock.Commands.UnlockDoor):
+    """UnlockDoor sent as a plain invoke: the controller would refuse to send it, so the
+    lock's own refusal (NEEDS_TIMED_INTERACTION) is what is checked."""
+
+    @ChipUtility.classproperty
+    def must_use_timed_invoke(cls) -> bool:
+        return False
 
 
 class SensorsCheck(Check):
@@ -162,6 +181,61 @@ class SensorsCheck(Check):
         ok = measured == 2325 and bool(refused.get("error")) and after == 2325
         return ok, {"measuredValue": measured, "outOfRangeRefused": bool(refused.get("error")), "afterRefusal": after}
 
+    async def door_lock(self, endpoint):
+        Lock = Clusters.DoorLock
+        pin = b"135790"
+        try:
+            await self.invoke(endpoint, UntimedUnlockDoor(PINCode=pin))
+            untimed = "accepted"
+        except InteractionModelError as error:
+            untimed = int(error.status)
+        timed = 1000
+        await self.controller.SendCommand(
+            NODE_ID, endpoint, Lock.Commands.SetUser(
+                operationType=Lock.Enums.DataOperationTypeEnum.kAdd, userIndex=1, userName="reference",
+                userUniqueID=NullValue, userStatus=NullValue, userType=NullValue, credentialRule=NullValue),
+            timedRequestTimeoutMs=timed)
+        credential = Lock.Structs.CredentialStruct(credentialType=Lock.Enums.CredentialTypeEnum.kPin, credentialIndex=1)
+        set_credential = await self.controller.SendCommand(
+            NODE_ID, endpoint, Lock.Commands.SetCredential(
+                operationType=Lock.Enums.DataOperationTypeEnum.kAdd, credential=credential, credentialData=pin, userIndex=1,
+                userStatus=NullValue, userType=NullValue),
+            timedRequestTimeoutMs=timed)
+        subscription, queue = await self.subscribe_events(endpoint, Lock)
+        try:
+            await self.controller.SendCommand(NODE_ID, endpoint, Lock.Commands.UnlockDoor(PINCode=pin), timedRequestTimeoutMs=timed)
+            unlocked = await self.next_events(queue, 1)
+            state_unlocked = await self.read(endpoint, Lock.Attributes.LockState)
+            try:
+                await self.controller.SendCommand(
+                    NODE_ID, endpoint, Lock.Commands.LockDoor(PINCode=b"000000"), timedRequestTimeoutMs=timed)
+                wrong = "accepted"
+            except InteractionModelError as error:
+                wrong = int(error.status)
+            refused = await self.next_events(queue, 1)
+            self.act_ok("lock")
+            turned = await self.next_events(queue, 1)
+            state_locked = await self.read(endpoint, Lock.Attributes.LockState)
+        finally:
+            subscription.Shutdown()
+        user = await self.controller.SendCommand(NODE_ID, endpoint, Lock.Commands.GetUser(userIndex=1))
+        events = unlocked + refused + turned
+        kinds = [type(d).__name__ for _, d in events]
+        u, e, t = unlocked[0][1], refused[0][1], turned[0][1]
+        ok = (untimed == 0xC6 and set_credential.status == 0 and set_credential.userIndex == 1
+              and kinds == ["LockOperation", "LockOperationError", "LockOperation"]
+              and u.lockOperationType == Lock.Enums.LockOperationTypeEnum.kUnlock
+              and u.operationSource == Lock.Enums.OperationSourceEnum.kRemote and u.userIndex == 1 and u.sourceNode == 112233
+              and wrong == 0x01 and e.operationError == Lock.Enums.OperationErrorEnum.kInvalidCredential
+              and t.lockOperationType == Lock.Enums.LockOperationTypeEnum.kLock
+              and t.operationSource == Lock.Enums.OperationSourceEnum.kManual
+              and state_unlocked == Lock.Enums.DlLockState.kUnlocked and state_locked == Lock.Enums.DlLockState.kLocked
+              and user.userName == "reference" and len(user.credentials) == 1 and self.rising(events))
+        return ok, {"untimedUnlock": untimed, "setCredentialStatus": int(set_credential.status), "events": kinds,
+                    "unlockedBy": {"user": u.userIndex, "source": int(u.operationSource), "node": u.sourceNode},
+                    "wrongPIN": wrong, "keyTurn": int(t.operationSource), "lockState": [int(state_unlocked), int(state_locked)],
+                    "getUser": {"name": user.userName, "credentials": len(user.credentials or [])}}
+
     async def run(self):
         servers = await self.commissioned_endpoints()
         if servers is None:
@@ -172,6 +246,7 @@ class SensorsCheck(Check):
             (Clusters.Switch.id, "switch", self.switch),
             (Clusters.OccupancySensing.id, "occupancy-sensing", self.occupancy),
             (Clusters.TemperatureMeasurement.id, "temperature-measurement", self.temperature),
+            (Clusters.DoorLock.id, "door-lock", self.door_lock),
         ]
         for endpoint, clusters in servers.items():
             for cluster_id, name, body in checks:
@@ -182,4 +257,4 @@ class SensorsCheck(Check):
 if __name__ == "__main__":
     # Commissioning, the endpoint steps and at least one cluster step.
     main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
-        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement") for s in steps))
+        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock") for s in steps))

@@ -29,7 +29,7 @@ import time
 import aiohttp
 
 ONOFF, LEVEL, COVERING, BASIC, DESCRIPTOR, CREDENTIALS = 6, 8, 0x102, 40, 29, 62
-BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE = 0x45, 0x3B, 0x406, 0x402
+BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE, DOOR_LOCK = 0x45, 0x3B, 0x406, 0x402, 0x101
 EVENT_S = 5.0           # an urgent event reaches the server well within this
 FOLLOW_S = 1.0          # the issue's bound: the server's kept value follows within 1 s
 REPORT_FLOOR_S = 1.0    # the server subscribes with MinIntervalFloor 1 s; commands are spaced by it
@@ -261,13 +261,16 @@ class Check:
         return not problems, {"problems": problems, "endpoints": seen, "available": node.get("available"),
                               "product": info.get("productName", attrs.get(f"0/{BASIC}/3"))}
 
-    async def command_follows(self, device, endpoint, cluster, command, payload, path, wanted, timeout_s=FOLLOW_S):
-        """Sends a command and waits for the server's kept value at path to become wanted."""
+    async def command_follows(self, device, endpoint, cluster, command, payload, path, wanted, timeout_s=FOLLOW_S,
+                              timed_ms=None):
+        """Sends a command (a Timed Invoke with timed_ms) and waits for the server's kept value
+        at path to become wanted."""
         node_id = device.node_id
         await self.settle(device)
         start = time.monotonic()
+        extra = {"timed_request_timeout_ms": timed_ms} if timed_ms else {}
         await self.server.command("device_command", node_id=node_id, endpoint_id=endpoint, cluster_id=cluster,
-                                  command_name=command, payload=payload)
+                                  command_name=command, payload=payload, **extra)
         answered_ms = now_ms(start)
         took = await self.server.wait_for(lambda: self.server.attribute(node_id, path) == wanted,
                                           max(0.0, timeout_s - (time.monotonic() - start)))
@@ -385,6 +388,20 @@ class Check:
             await self.step(device, f"ep{ep} act temperature 22.75: MeasuredValue",
                             lambda: self.act_follows(device, "temperature", "22.75", ep, TEMPERATURE,
                                                      f"{ep}/{TEMPERATURE}/0", 2275, []))
+
+    async def door_lock(self, device):
+        """The server unlocks and locks (Timed Invokes) and follows LockState; the key turned
+        at the lock reaches it as a LockOperation node event."""
+        for ep in device.endpoints_with(DOOR_LOCK):
+            state = f"{ep}/{DOOR_LOCK}/0"
+            await self.step(device, f"ep{ep} DoorLock UnlockDoor (timed)",
+                            lambda: self.command_follows(device, ep, DOOR_LOCK, "UnlockDoor", {}, state, 2, timed_ms=5000))
+            await self.step(device, f"ep{ep} DoorLock LockDoor (timed)",
+                            lambda: self.command_follows(device, ep, DOOR_LOCK, "LockDoor", {}, state, 1, timed_ms=5000))
+            await self.step(device, f"ep{ep} act unlock (key): LockOperation event and LockState",
+                            lambda: self.act_follows(device, "unlock", None, ep, DOOR_LOCK, state, 2, [2]))
+            await self.step(device, f"ep{ep} act lock (key): LockOperation event and LockState",
+                            lambda: self.act_follows(device, "lock", None, ep, DOOR_LOCK, state, 1, [2]))
 
     async def node_label(self, device):
         node_id = device.node_id
@@ -565,6 +582,7 @@ class Check:
                             lambda: self.interview(device))
             await self.commands(device)
             await self.physical(device)
+            await self.door_lock(device)
             await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
         if commissioned:
             await self.power_cycle(commissioned)

@@ -282,6 +282,13 @@ extension InteractionServer {
                             matching: subscription.eventPaths, minimumEventNumber: nextEvent,
                             subject: subscription.subject)
                     for case .data(let event) in events { nextEvent = max(nextEvent, event.eventNumber + 1) }
+                    // An urgent event the last report already carried (it went out with the
+                    // change that raised it) leaves nothing to send: no empty report before
+                    // MaxInterval, which would hold the next change back by a MinInterval.
+                    if paths.isEmpty, events.isEmpty, now < lastReport + subscription.maxInterval {
+                        if armed == nil { arm(lastReport + subscription.maxInterval) }
+                        continue loop
+                    }
                     // Intervals run from when a report goes out, not from its acknowledgement.
                     lastReport = now
                     guard await sendSubscriptionReport(subscription, changed: paths, events: events) else { break loop }

@@ -232,6 +232,9 @@ actor IMFakeNode: InteractionDataProvider {
     /// Attribute reads served so far.
     private(set) var readCount = 0
     nonisolated let changes = IMChangeBroadcaster()
+    /// The event log (numbered from 0) and its announcements.
+    private var eventLog: [EventDataIB] = []
+    private nonisolated let recorded = EventBroadcaster<EventPathIB>()
 
     func addCluster(
         _ path: ClusterPath, dataVersion: DataVersion = 1, attributes: [(AttributeMetadata, TLVValue)], commands: [CommandMetadata] = []
@@ -258,6 +261,26 @@ actor IMFakeNode: InteractionDataProvider {
         clusters[clusterPath]?.dataVersion &+= 1
         changes.publish(path)
     }
+
+    /// Changes a value and records an event in one step, as a cluster does when an action
+    /// changes its state and raises an event about it.
+    func set(_ path: AttributePath, _ value: TLVValue, raising event: EventPathIB) {
+        set(path, value)
+        eventLog.append(EventDataIB(path: event, eventNumber: UInt64(eventLog.count), priority: .info, epochTimestamp: 0))
+        recorded.publish(event)
+    }
+
+    func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) -> [EventReportIB] {
+        eventLog.filter { event in
+            event.eventNumber >= minimumEventNumber ?? 0
+                && paths.contains {
+                    ($0.endpoint ?? event.path.endpoint) == event.path.endpoint && ($0.cluster ?? event.path.cluster) == event.path.cluster
+                        && ($0.event ?? event.path.event) == event.path.event
+                }
+        }.map { .data($0) }
+    }
+
+    nonisolated func recordedEvents() -> AsyncStream<EventPathIB> { recorded.subscribe() }
 
     func value(_ path: AttributePath) -> TLVValue? {
         clusters[ClusterPath(endpoint: path.endpoint, cluster: path.cluster)]?.attributes[path.attribute]?.value

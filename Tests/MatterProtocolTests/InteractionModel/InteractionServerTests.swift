@@ -616,6 +616,42 @@ struct InteractionServerSubscribeTests {
         try await waitForSubscriptions(server, count: 0)
     }
 
+    /// An urgent event that went out with the change that raised it leaves nothing to report
+    /// one MinInterval later: no empty report then, which would hold back the next change.
+    @Test func anUrgentEventAlreadyReportedBringsNoEmptyReport() async throws {
+        let node = await makeIMNode()
+        let clock = ManualClock()
+        let server = InteractionServer(provider: node, clock: clock)
+        let running = Task { await server.run() }
+        defer { running.cancel() }
+        let event = EventPathIB(endpoint: 1, cluster: ClusterID(6), event: EventID(0))
+        var urgent = event
+        urgent.isUrgent = true
+        let sub = try await subscribe(
+            server,
+            SubscribeRequestMessage(
+                minIntervalFloor: 2, maxIntervalCeiling: 10, attributeRequests: [apIB(1, 6, 0)], eventRequests: [urgent]))
+        await clock.advance(by: .seconds(3))
+        await node.set(ap(1, 6, 0), .bool(true), raising: event)
+        // The change and its event go out together, or the event first (its announcement may
+        // be taken in before the change) and the change a MinInterval later.
+        var first = try await nextReport(sub.session)
+        if first.dataByPath.isEmpty {
+            await clock.advance(by: .seconds(2))
+            let change = try await nextReport(sub.session)
+            first.attributeReports += change.attributeReports
+            first.eventReports += change.eventReports
+        }
+        #expect(first.dataByPath == [ap(1, 6, 0): .bool(true)] && first.eventReports.count == 1)
+        // Past the MinInterval that the urgent event's own announcement asked for: the next
+        // report is the next change's, at once, not an empty one.
+        await clock.advance(by: .milliseconds(2_500))
+        await node.set(ap(1, 6, 0), .bool(false))
+        let second = try await nextReport(sub.session)
+        #expect(second.dataByPath == [ap(1, 6, 0): .bool(false)], "\(second)")
+        #expect(second.eventReports.isEmpty)
+    }
+
     @Test func silentSubscriberEndsSubscription() async throws {
         let node = await makeIMNode()
         let clock = ManualClock()
