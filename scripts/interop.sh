@@ -37,10 +37,11 @@ declare -A CHECKER=(
   [occupancy-sensor]=sensors_check.py
   [temperature-sensor]=sensors_check.py
   [door-lock]=sensors_check.py
+  [thermostat]=sensors_check.py
 )
 profiles=("$@")
 [ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering \
-  contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock)
+  contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 swift build --product matter-sim >/dev/null
@@ -95,7 +96,7 @@ if [ "${INTEROP_SKIP_GROUP:-}" = "" ]; then
     "$SIM" home "$ROOT/scripts/interop/group-home.yaml"
 fi
 # A home: the device with both a light and a covering, commissioned while the demo home's
-# 18 nodes run in one process and then one process each (scripts/interop-home.sh checks
+# 19 nodes run in one process and then one process each (scripts/interop-home.sh checks
 # every device of the home the same way; its steps land in $OUT/home/).
 if [ "${INTEROP_SKIP_HOME:-}" = "" ]; then
   echo "interop: home (Light and Shade in the demo home, both modes) ..."

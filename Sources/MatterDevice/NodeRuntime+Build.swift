@@ -162,7 +162,8 @@ extension NodeRuntime {
             if let violation = definition.validate(value, for: attribute, current: { instance.attributes[$0] }) {
                 throw NodeDescriptionError(path: "\(attributeWhere) (\(attribute.name))", message: violation.description)
             }
-            values[attributeID] = value
+            // A profile writes 2100 for an int16 as an unsigned number: served as the type says.
+            values[attributeID] = attribute.type.encoding(value)
         }
         for attribute in definition.allowedAttributes(features: features)
         where values[attribute.id] == nil && !GlobalAttribute.isGlobal(attribute.id) {
@@ -215,6 +216,7 @@ extension NodeRuntime {
         case BasicInformationServer.clusterID: BasicInformationServer()
         case BooleanStateServer.clusterID: BooleanStateServer()
         case DoorLockServer.clusterID: DoorLockServer(features: instance.features)
+        case ThermostatServer.clusterID: ThermostatServer(features: instance.features)
         case SwitchServer.clusterID: SwitchServer(features: instance.features)
         case TemperatureMeasurementServer.clusterID: TemperatureMeasurementServer()
         case OccupancySensingServer.clusterID: OccupancySensingServer(features: instance.features)

@@ -2,6 +2,7 @@
 // Semantic types (percent, node-id, fabric-idx, ...) keep their name so a UI or a
 // profile can show "percent", while `base` gives the wire encoding and `implicitRange`
 // the bounds the spec gives the type itself.
+import MatterTLV
 
 public indirect enum DataType: Sendable, Hashable, CustomStringConvertible {
     case bool
@@ -162,6 +163,21 @@ public enum SemanticType: String, Sendable, Hashable, CaseIterable {
         case .ipv6Prefix: .lengthRange(min: 1, max: 17)
         case .hardwareAddress: .allowedLengths([6, 8])
         default: nil
+        }
+    }
+}
+
+extension DataType {
+    /// `value` with each integer in the signedness this type has (Core spec A.11.1: a signed
+    /// type is encoded as a signed integer), for values that came from a source where 2100 is
+    /// just a number (a profile). Other values, and integers that do not fit, are left alone.
+    public func encoding(_ value: TLVValue) -> TLVValue {
+        switch (base, value) {
+        case (.int, .unsigned(let u)) where u <= UInt64(Int64.max): return .signed(Int64(u))
+        case (.uint, .signed(let v)) where v >= 0: return .unsigned(UInt64(v))
+        case (.enumeration, .signed(let v)) where v >= 0, (.bitmap, .signed(let v)) where v >= 0: return .unsigned(UInt64(v))
+        case (.list(let element), .array(let items)): return .array(items.map { TLVElement(tag: $0.tag, element.encoding($0.value)) })
+        default: return value
         }
     }
 }

@@ -183,6 +183,7 @@ func typeName(_ type: any DeviceType) -> String {
     case is OccupancySensorDeviceType: "OccupancySensor"
     case is TemperatureSensorDeviceType: "TemperatureSensor"
     case is DoorLockDeviceType: "DoorLock"
+    case is ThermostatDeviceType: "Thermostat"
     default: Swift.type(of: type).identifier
     }
 }
@@ -198,6 +199,7 @@ func traitName(_ trait: any Trait) -> String {
     case is Matter.OccupancySensingTrait: "OccupancySensing"
     case is Matter.TemperatureMeasurementTrait: "TemperatureMeasurement"
     case is Matter.DoorLockTrait: "DoorLock"
+    case is Matter.ThermostatTrait: "Thermostat"
     default: Swift.type(of: trait).identifier
     }
 }
@@ -232,6 +234,13 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
             state["lift"] = String(format: "%.2f%%", Double(v) / 100)
         }
         if let v = traits[Matter.DoorLockTrait.self]?.attributes.lockState { state["lock"] = "\(v)" }
+        if let t = traits[Matter.ThermostatTrait.self]?.attributes {
+            func celsius(_ v: Int16) -> String { String(format: "%.2f °C", Double(v) / 100) }
+            if let v = t.localTemperature { state["room"] = celsius(v) }
+            if let v = t.occupiedHeatingSetpoint { state["heat to"] = celsius(v) }
+            if let v = t.occupiedCoolingSetpoint { state["cool to"] = celsius(v) }
+            if let v = t.systemMode { state["mode"] = "\(v)" }
+        }
         if let v = traits[Matter.BooleanStateTrait.self]?.attributes.stateValue { state["contact"] = v ? "closed" : "open" }
         if let v = traits[Matter.SwitchTrait.self]?.attributes.currentPosition { state["position"] = "\(v)" }
         if let v = traits[Matter.OccupancySensingTrait.self]?.attributes.occupancy {

@@ -220,6 +220,31 @@ struct DeviceEventTests {
         #expect(state)
     }
 
+    @Test func aThermostatsSetpointsModeAndRoomThroughItsTrait() async throws {
+        let rig = try await Rig.make()
+        let thermostat = try await TestDevice.start(sensor(0x0301, 0x0201, features: ["HEAT", "COOL", "AUTO"], serial: "THERMO-1"))
+        defer {
+            Task {
+                await thermostat.stop(); await rig.close()
+            }
+        }
+        let device = try await rig.add(thermostat, name: "Hall Thermostat")
+        let trait = try #require(await device.types.get(ThermostatDeviceType.self)?.matterTraits.thermostatTrait)
+        #expect(trait.localTemperature == 2000 && trait.occupiedHeatingSetpoint == 2000 && trait.systemMode == .auto)
+        // Writes and a command; the deadband pushes the cooling setpoint; a value past its limit is refused.
+        try await trait.setOccupiedHeatingSetpoint(2450)
+        try await trait.setpointRaiseLower(mode: .heat, amount: 5)
+        await #expect(throws: HomeError.self) { try await trait.setOccupiedHeatingSetpoint(3500) }
+        try await trait.setSystemMode(.heat)
+        let settled = await until(signals(rig.home.devices().batched())) {
+            guard let t = await (try? rig.home.device(id: device.id))?.types.get(ThermostatDeviceType.self)?.matterTraits.thermostatTrait
+            else { return false }
+            return t.occupiedHeatingSetpoint == 2500 && t.occupiedCoolingSetpoint == 2750 && t.systemMode == .heat
+                && t.thermostatRunningState == .heat
+        }
+        #expect(settled)
+    }
+
     @Test func discoveryListsTheEventsTheSwitchsFeaturesAllow() async throws {
         let rig = try await Rig.make()
         let button = try await TestDevice.start(Fixture.genericSwitch())

@@ -16,6 +16,9 @@ clusters decide what is done:
   (Timed) give a user a PIN; UnlockDoor with it raises LockOperation (Unlock, Remote, the user,
   this controller); a wrong PIN fails and raises LockOperationError (InvalidCredential); the key
   turned at the lock (`act lock`) raises LockOperation (Lock, Manual); GetUser shows the user.
+- Thermostat: OccupiedHeatingSetpoint written and read back, one beyond its limit refused
+  (CONSTRAINT_ERROR), one within the deadband of the cooling setpoint pushing it up, SystemMode
+  Heat, SetpointRaiseLower, and the running state heating while the room is below the setpoint.
 The event numbers of the events seen must rise.
 """
 
@@ -236,6 +239,30 @@ class SensorsCheck(Check):
                     "wrongPIN": wrong, "keyTurn": int(t.operationSource), "lockState": [int(state_unlocked), int(state_locked)],
                     "getUser": {"name": user.userName, "credentials": len(user.credentials or [])}}
 
+    async def thermostat(self, endpoint):
+        T = Clusters.Thermostat
+        A = T.Attributes
+
+        async def write(attribute, value):
+            [status] = await self.controller.WriteAttribute(NODE_ID, [(endpoint, attribute(value))])
+            return int(status.Status)
+
+        written = await write(A.OccupiedHeatingSetpoint, 2200)
+        heating = await self.read(endpoint, A.OccupiedHeatingSetpoint)
+        beyond = await write(A.OccupiedHeatingSetpoint, 3500)
+        # 2400 is within 2.5 °C of the cooling setpoint (2500): cooling moves to 2650.
+        pushed = await write(A.OccupiedHeatingSetpoint, 2400)
+        cooling = await self.read(endpoint, A.OccupiedCoolingSetpoint)
+        mode = await write(A.SystemMode, T.Enums.SystemModeEnum.kHeat)
+        await self.invoke(endpoint, T.Commands.SetpointRaiseLower(mode=T.Enums.SetpointRaiseLowerModeEnum.kHeat, amount=-5))
+        lowered = await self.read(endpoint, A.OccupiedHeatingSetpoint)
+        local = await self.read(endpoint, A.LocalTemperature)
+        running = int(await self.read(endpoint, A.ThermostatRunningState))
+        ok = (written == 0 and heating == 2200 and beyond == 0x87 and pushed == 0 and cooling == 2650 and mode == 0
+              and lowered == 2350 and (running & 1) == (1 if local < 2350 - 25 else running & 1))
+        return ok, {"writeStatus": written, "heating": heating, "beyondLimit": beyond, "deadbandPush": cooling,
+                    "systemModeHeat": mode, "afterRaiseLower": lowered, "local": local, "runningState": running}
+
     async def run(self):
         servers = await self.commissioned_endpoints()
         if servers is None:
@@ -247,6 +274,7 @@ class SensorsCheck(Check):
             (Clusters.OccupancySensing.id, "occupancy-sensing", self.occupancy),
             (Clusters.TemperatureMeasurement.id, "temperature-measurement", self.temperature),
             (Clusters.DoorLock.id, "door-lock", self.door_lock),
+            (Clusters.Thermostat.id, "thermostat", self.thermostat),
         ]
         for endpoint, clusters in servers.items():
             for cluster_id, name, body in checks:
@@ -257,4 +285,5 @@ class SensorsCheck(Check):
 if __name__ == "__main__":
     # Commissioning, the endpoint steps and at least one cluster step.
     main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
-        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock") for s in steps))
+        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock", "thermostat")
+        for s in steps))

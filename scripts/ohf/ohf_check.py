@@ -29,7 +29,7 @@ import time
 import aiohttp
 
 ONOFF, LEVEL, COVERING, BASIC, DESCRIPTOR, CREDENTIALS = 6, 8, 0x102, 40, 29, 62
-BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE, DOOR_LOCK = 0x45, 0x3B, 0x406, 0x402, 0x101
+BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE, DOOR_LOCK, THERMOSTAT = 0x45, 0x3B, 0x406, 0x402, 0x101, 0x201
 EVENT_S = 5.0           # an urgent event reaches the server well within this
 FOLLOW_S = 1.0          # the issue's bound: the server's kept value follows within 1 s
 REPORT_FLOOR_S = 1.0    # the server subscribes with MinIntervalFloor 1 s; commands are spaced by it
@@ -403,6 +403,29 @@ class Check:
             await self.step(device, f"ep{ep} act lock (key): LockOperation event and LockState",
                             lambda: self.act_follows(device, "lock", None, ep, DOOR_LOCK, state, 1, [2]))
 
+    async def thermostat(self, device):
+        """The server writes the heating setpoint (the deadband pushes the cooling one) and
+        sends SetpointRaiseLower; its kept values follow."""
+        for ep in device.endpoints_with(THERMOSTAT):
+            heating, cooling = f"{ep}/{THERMOSTAT}/18", f"{ep}/{THERMOSTAT}/17"
+
+            async def write_follows():
+                await self.settle(device)
+                start = time.monotonic()
+                written = await self.server.command("write_attribute", node_id=device.node_id, attribute_path=heating, value=2400)
+                statuses = [field(s, 1, "Status") for s in written or []]
+                took = await self.server.wait_for(
+                    lambda: self.server.attribute(device.node_id, heating) == 2400
+                    and (self.server.attribute(device.node_id, cooling) or 0) >= 2650, FOLLOW_S)
+                return statuses == [0] and took is not None, {
+                    "writeStatus": statuses, "heating": self.server.attribute(device.node_id, heating),
+                    "cooling": self.server.attribute(device.node_id, cooling), "followedMs": now_ms(start)}
+
+            await self.step(device, f"ep{ep} Thermostat write OccupiedHeatingSetpoint (deadband pushes cooling)", write_follows)
+            await self.step(device, f"ep{ep} Thermostat SetpointRaiseLower",
+                            lambda: self.command_follows(device, ep, THERMOSTAT, "SetpointRaiseLower",
+                                                         {"mode": 0, "amount": -10}, heating, 2300))
+
     async def node_label(self, device):
         node_id = device.node_id
         label = f"ohf {node_id}"
@@ -583,6 +606,7 @@ class Check:
             await self.commands(device)
             await self.physical(device)
             await self.door_lock(device)
+            await self.thermostat(device)
             await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
         if commissioned:
             await self.power_cycle(commissioned)

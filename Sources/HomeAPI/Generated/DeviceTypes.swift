@@ -60,3 +60,15 @@ public struct DoorLockDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Thermostat (Matter device type 0x0301, revision 4).
+public struct ThermostatDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0301"
+    static let matterDeviceTypeID: UInt32 = 0x0301
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

@@ -304,6 +304,96 @@ extension Matter {
             try await context.invoke(0x29)
         }
 
+        /// Writes DoorOpenEvents.
+        public func setDoorOpenEvents(_ value: UInt32) async throws {
+            try await context.write(0x0004, .unsigned(UInt64(value)))
+        }
+
+        /// Writes DoorClosedEvents.
+        public func setDoorClosedEvents(_ value: UInt32) async throws {
+            try await context.write(0x0005, .unsigned(UInt64(value)))
+        }
+
+        /// Writes OpenPeriod.
+        public func setOpenPeriod(_ value: UInt16) async throws {
+            try await context.write(0x0006, .unsigned(UInt64(value)))
+        }
+
+        /// Writes LEDSettings.
+        public func setLedSettings(_ value: LEDSettingEnum) async throws {
+            try await context.write(0x0022, .unsigned(UInt64(value.rawValue)))
+        }
+
+        /// Writes AutoRelockTime.
+        public func setAutoRelockTime(_ value: UInt32) async throws {
+            try await context.write(0x0023, .unsigned(UInt64(value)))
+        }
+
+        /// Writes SoundVolume.
+        public func setSoundVolume(_ value: SoundVolumeEnum) async throws {
+            try await context.write(0x0024, .unsigned(UInt64(value.rawValue)))
+        }
+
+        /// Writes OperatingMode.
+        public func setOperatingMode(_ value: OperatingModeEnum) async throws {
+            try await context.write(0x0025, .unsigned(UInt64(value.rawValue)))
+        }
+
+        /// Writes EnableLocalProgramming.
+        public func setEnableLocalProgramming(_ value: Bool) async throws {
+            try await context.write(0x0028, .bool(value))
+        }
+
+        /// Writes EnableOneTouchLocking.
+        public func setEnableOneTouchLocking(_ value: Bool) async throws {
+            try await context.write(0x0029, .bool(value))
+        }
+
+        /// Writes EnableInsideStatusLED.
+        public func setEnableInsideStatusLED(_ value: Bool) async throws {
+            try await context.write(0x002A, .bool(value))
+        }
+
+        /// Writes EnablePrivacyModeButton.
+        public func setEnablePrivacyModeButton(_ value: Bool) async throws {
+            try await context.write(0x002B, .bool(value))
+        }
+
+        /// Writes LocalProgrammingFeatures.
+        public func setLocalProgrammingFeatures(_ value: LocalProgrammingFeaturesBitmap) async throws {
+            try await context.write(0x002C, .unsigned(UInt64(value.rawValue)))
+        }
+
+        /// Writes WrongCodeEntryLimit.
+        public func setWrongCodeEntryLimit(_ value: UInt8) async throws {
+            try await context.write(0x0030, .unsigned(UInt64(value)))
+        }
+
+        /// Writes UserCodeTemporaryDisableTime.
+        public func setUserCodeTemporaryDisableTime(_ value: UInt8) async throws {
+            try await context.write(0x0031, .unsigned(UInt64(value)))
+        }
+
+        /// Writes SendPINOverTheAir.
+        public func setSendPINOverTheAir(_ value: Bool) async throws {
+            try await context.write(0x0032, .bool(value))
+        }
+
+        /// Writes RequirePINforRemoteOperation.
+        public func setRequirePINforRemoteOperation(_ value: Bool) async throws {
+            try await context.write(0x0033, .bool(value))
+        }
+
+        /// Writes ExpiringUserTimeout.
+        public func setExpiringUserTimeout(_ value: UInt16) async throws {
+            try await context.write(0x0035, .unsigned(UInt64(value)))
+        }
+
+        /// Writes AlarmMask.
+        public func setAlarmMask(_ value: AlarmMaskBitmap) async throws {
+            try await context.write(0x0040, .unsigned(UInt64(value.rawValue)))
+        }
+
         // Not generated (a response command, or a struct or list field): GetPINCode, GetUserStatus, GetWeekDaySchedule, GetYearDaySchedule, GetHolidaySchedule, GetUserType, GetRFIDCode, GetUser, SetCredential, GetCredentialStatus, ClearCredential.
 
         public struct AlarmMaskBitmap: OptionSet, Sendable, Hashable {

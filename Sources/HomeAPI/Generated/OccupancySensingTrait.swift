@@ -53,6 +53,56 @@ extension Matter {
                 physicalContactUnoccupiedToOccupiedThreshold: context.uint(0x0032, as: UInt8.self))
         }
 
+        /// Writes HoldTime.
+        public func setHoldTime(_ value: UInt16) async throws {
+            try await context.write(0x0003, .unsigned(UInt64(value)))
+        }
+
+        /// Writes PIROccupiedToUnoccupiedDelay.
+        public func setPirOccupiedToUnoccupiedDelay(_ value: UInt16) async throws {
+            try await context.write(0x0010, .unsigned(UInt64(value)))
+        }
+
+        /// Writes PIRUnoccupiedToOccupiedDelay.
+        public func setPirUnoccupiedToOccupiedDelay(_ value: UInt16) async throws {
+            try await context.write(0x0011, .unsigned(UInt64(value)))
+        }
+
+        /// Writes PIRUnoccupiedToOccupiedThreshold.
+        public func setPirUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws {
+            try await context.write(0x0012, .unsigned(UInt64(value)))
+        }
+
+        /// Writes UltrasonicOccupiedToUnoccupiedDelay.
+        public func setUltrasonicOccupiedToUnoccupiedDelay(_ value: UInt16) async throws {
+            try await context.write(0x0020, .unsigned(UInt64(value)))
+        }
+
+        /// Writes UltrasonicUnoccupiedToOccupiedDelay.
+        public func setUltrasonicUnoccupiedToOccupiedDelay(_ value: UInt16) async throws {
+            try await context.write(0x0021, .unsigned(UInt64(value)))
+        }
+
+        /// Writes UltrasonicUnoccupiedToOccupiedThreshold.
+        public func setUltrasonicUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws {
+            try await context.write(0x0022, .unsigned(UInt64(value)))
+        }
+
+        /// Writes PhysicalContactOccupiedToUnoccupiedDelay.
+        public func setPhysicalContactOccupiedToUnoccupiedDelay(_ value: UInt16) async throws {
+            try await context.write(0x0030, .unsigned(UInt64(value)))
+        }
+
+        /// Writes PhysicalContactUnoccupiedToOccupiedDelay.
+        public func setPhysicalContactUnoccupiedToOccupiedDelay(_ value: UInt16) async throws {
+            try await context.write(0x0031, .unsigned(UInt64(value)))
+        }
+
+        /// Writes PhysicalContactUnoccupiedToOccupiedThreshold.
+        public func setPhysicalContactUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws {
+            try await context.write(0x0032, .unsigned(UInt64(value)))
+        }
+
         public struct OccupancyBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt8
             public init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -3,13 +3,13 @@
 /// The generated traits, for the engine's lists.
 let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.BooleanStateTrait.self, Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self,
-    Matter.DoorLockTrait.self,
+    Matter.DoorLockTrait.self, Matter.ThermostatTrait.self,
 ]
 
 /// The generated device types.
 let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     ContactSensorDeviceType.self, GenericSwitchDeviceType.self, OccupancySensorDeviceType.self, TemperatureSensorDeviceType.self,
-    DoorLockDeviceType.self,
+    DoorLockDeviceType.self, ThermostatDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -18,4 +18,5 @@ extension MatterTraits {
     public var occupancySensingTrait: Matter.OccupancySensingTrait? { collection[Matter.OccupancySensingTrait.self] }
     public var temperatureMeasurementTrait: Matter.TemperatureMeasurementTrait? { collection[Matter.TemperatureMeasurementTrait.self] }
     public var doorLockTrait: Matter.DoorLockTrait? { collection[Matter.DoorLockTrait.self] }
+    public var thermostatTrait: Matter.ThermostatTrait? { collection[Matter.ThermostatTrait.self] }
 }

@@ -65,6 +65,9 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(DoorLockDeviceType.self) {
             return await dev.types.get(DoorLockDeviceType.self)?.matterTraits.doorLockTrait?.lockState != nil
         }
+        if dev.types.contains(ThermostatDeviceType.self) {
+            return await dev.types.get(ThermostatDeviceType.self)?.matterTraits.thermostatTrait?.localTemperature != nil
+        }
         if dev.types.contains(GenericSwitchDeviceType.self) {
             return await dev.types.get(GenericSwitchDeviceType.self)?.matterTraits.switchTrait?.numberOfPositions != nil
         }

@@ -1,0 +1,215 @@
+import MatterModel
+import MatterTLV
+
+/// Thermostat cluster (Application Cluster spec 4.3): heating and cooling setpoints kept
+/// within their limits and, with AutoMode, at least MinSetpointDeadBand apart (a setpoint
+/// written too close pushes the other one, 4.3.9.x); SystemMode limited to what the features
+/// allow; SetpointRaiseLower; and a room on the node clock, so LocalTemperature moves: while
+/// the thermostat heats (or cools) the room warms (or cools) by `step` each tick until it
+/// reaches the setpoint, and otherwise it drifts toward OutdoorTemperature when the profile
+/// gives one. ThermostatRunningState says which relay is on.
+final class ThermostatServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0201)
+
+    enum Attribute {
+        static let localTemperature = AttributeID(0x0000)
+        static let outdoorTemperature = AttributeID(0x0001)
+        static let occupiedCoolingSetpoint = AttributeID(0x0011)
+        static let occupiedHeatingSetpoint = AttributeID(0x0012)
+        static let minHeatSetpointLimit = AttributeID(0x0015)
+        static let maxHeatSetpointLimit = AttributeID(0x0016)
+        static let minCoolSetpointLimit = AttributeID(0x0017)
+        static let maxCoolSetpointLimit = AttributeID(0x0018)
+        static let minSetpointDeadBand = AttributeID(0x0019)
+        static let controlSequenceOfOperation = AttributeID(0x001B)
+        static let systemMode = AttributeID(0x001C)
+        static let thermostatRunningState = AttributeID(0x0029)
+    }
+
+    enum Command {
+        static let setpointRaiseLower = CommandID(0x00)
+    }
+
+    /// SystemModeEnum values this server acts on.
+    enum Mode: UInt64 { case off = 0, auto = 1, cool = 3, heat = 4, emergencyHeat = 5, precooling = 6, fanOnly = 7 }
+
+    /// How often the room is updated, how far heating or cooling moves it per tick, the
+    /// hysteresis before a relay switches on, and the share of the gap to the outdoor
+    /// temperature the room loses per tick.
+    static let tick = Duration.seconds(30)
+    static let step: Int64 = 10  // 0.1 °C per 30 s
+    static let hysteresis: Int64 = 25
+    static let leakPercent: Int64 = 2
+    private static let roomTimer = "room"
+
+    private let heat: Bool
+    private let cool: Bool
+    private let auto: Bool
+
+    init(features: Set<String>) {
+        heat = features.contains("HEAT")
+        cool = features.contains("COOL")
+        auto = features.contains("AUTO")
+    }
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.localTemperature: .signed(2000)
+        case Attribute.controlSequenceOfOperation: .uint(heat && cool ? 4 : heat ? 2 : 0)
+        case Attribute.systemMode: .uint(auto ? Mode.auto.rawValue : heat ? Mode.heat.rawValue : Mode.cool.rawValue)
+        case Attribute.thermostatRunningState: .uint(0)
+        default: nil
+        }
+    }
+
+    func handles(_ command: CommandID) -> Bool { command == Command.setpointRaiseLower }
+
+    func startUp(_ context: ClusterContext) {
+        context.startTimer(Self.roomTimer, after: Self.tick)
+    }
+
+    // MARK: Writes
+
+    func validateWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> InteractionStatus? {
+        switch attribute {
+        case Attribute.occupiedHeatingSetpoint, Attribute.occupiedCoolingSetpoint:
+            guard let setpoint = value.intValue else { return InteractionStatus(.constraintError) }
+            let heating = attribute == Attribute.occupiedHeatingSetpoint
+            return settle(heating: heating, to: setpoint, context, apply: false) ? nil : InteractionStatus(.constraintError)
+        case Attribute.systemMode:
+            guard let mode = value.unsignedValue.flatMap(Mode.init(rawValue:)), allows(mode, context) else {
+                return InteractionStatus(.constraintError)
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    func didWrite(_ attribute: AttributeID, context: ClusterContext) {
+        switch attribute {
+        case Attribute.occupiedHeatingSetpoint, Attribute.occupiedCoolingSetpoint:
+            let heating = attribute == Attribute.occupiedHeatingSetpoint
+            if let setpoint = context.value(attribute)?.intValue { _ = settle(heating: heating, to: setpoint, context, apply: true) }
+            regulate(context)
+        case Attribute.systemMode:
+            regulate(context)
+        default:
+            break
+        }
+    }
+
+    /// SystemMode: Heat needs Heating, Cool needs Cooling, Auto needs AutoMode (4.3.9.x).
+    private func allows(_ mode: Mode, _ context: ClusterContext) -> Bool {
+        switch mode {
+        case .off, .fanOnly: true
+        case .auto: auto
+        case .heat, .emergencyHeat: heat
+        case .cool, .precooling: cool
+        }
+    }
+
+    /// Checks (and with `apply`, sets) a setpoint within its limits; with AutoMode the other
+    /// setpoint moves to keep MinSetpointDeadBand between them, within its own limits.
+    private func settle(heating: Bool, to setpoint: Int64, _ context: ClusterContext, apply: Bool) -> Bool {
+        let (low, high) = limits(heating: heating, context)
+        guard setpoint >= low, setpoint <= high else { return false }
+        var other: Int64?
+        if auto {
+            let band = (context.value(Attribute.minSetpointDeadBand)?.intValue ?? 25) * 10  // tenths of a degree
+            let otherAttribute = heating ? Attribute.occupiedCoolingSetpoint : Attribute.occupiedHeatingSetpoint
+            if let current = context.value(otherAttribute)?.intValue {
+                let wanted = heating ? max(current, setpoint + band) : min(current, setpoint - band)
+                let (otherLow, otherHigh) = limits(heating: !heating, context)
+                guard wanted >= otherLow, wanted <= otherHigh else { return false }
+                if wanted != current { other = wanted }
+            }
+        }
+        if apply {
+            context.set(heating ? Attribute.occupiedHeatingSetpoint : Attribute.occupiedCoolingSetpoint, .signed(setpoint))
+            if let other { context.set(heating ? Attribute.occupiedCoolingSetpoint : Attribute.occupiedHeatingSetpoint, .signed(other)) }
+        }
+        return true
+    }
+
+    private func limits(heating: Bool, _ context: ClusterContext) -> (Int64, Int64) {
+        heating
+            ? (
+                context.value(Attribute.minHeatSetpointLimit)?.intValue ?? 700,
+                context.value(Attribute.maxHeatSetpointLimit)?.intValue ?? 3000
+            )
+            : (
+                context.value(Attribute.minCoolSetpointLimit)?.intValue ?? 1600,
+                context.value(Attribute.maxCoolSetpointLimit)?.intValue ?? 3200
+            )
+    }
+
+    // MARK: Commands
+
+    /// SetpointRaiseLower (4.3.10.1): Amount in steps of 0.1 °C on the heating, cooling or both
+    /// setpoints, each kept within its limits.
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        guard command == Command.setpointRaiseLower, let mode = fields.unsigned(0), let amount = fields.field(1)?.intValue else {
+            return .failure(.invalidCommand)
+        }
+        let targets: [Bool] =
+            switch mode {
+            case 0: [true]
+            case 1: [false]
+            default: [true, false]
+            }
+        for heating in targets where heating ? heat : cool {
+            let attribute = heating ? Attribute.occupiedHeatingSetpoint : Attribute.occupiedCoolingSetpoint
+            guard let current = context.value(attribute)?.intValue else { continue }
+            let (low, high) = limits(heating: heating, context)
+            guard settle(heating: heating, to: min(max(current + amount * 10, low), high), context, apply: true) else {
+                return .failure(.constraintError)
+            }
+        }
+        regulate(context)
+        return .success
+    }
+
+    // MARK: The room
+
+    func timerFired(_ name: String, context: ClusterContext) {
+        guard name == Self.roomTimer else { return }
+        context.startTimer(Self.roomTimer, after: Self.tick)
+        guard var room = context.value(Attribute.localTemperature)?.intValue else { return }
+        let running = context.unsigned(Attribute.thermostatRunningState) ?? 0
+        if running & 0b01 != 0 {
+            room += Self.step
+        } else if running & 0b10 != 0 {
+            room -= Self.step
+        } else if let outdoor = context.value(Attribute.outdoorTemperature)?.intValue {
+            let gap = outdoor - room
+            room += gap == 0 ? 0 : (gap * Self.leakPercent / 100 != 0 ? gap * Self.leakPercent / 100 : gap.signum())
+        }
+        context.set(Attribute.localTemperature, .signed(room))
+        regulate(context)
+    }
+
+    /// Switches the heating and cooling relays for the mode, the setpoints and the room.
+    private func regulate(_ context: ClusterContext) {
+        guard let room = context.value(Attribute.localTemperature)?.intValue,
+            let mode = context.unsigned(Attribute.systemMode).flatMap(Mode.init(rawValue:))
+        else { return }
+        let running = context.unsigned(Attribute.thermostatRunningState) ?? 0
+        var heating = running & 0b01 != 0
+        var cooling = running & 0b10 != 0
+        let heatable = heat && [.heat, .emergencyHeat, .auto].contains(mode)
+        let coolable = cool && [.cool, .precooling, .auto].contains(mode)
+        if let setpoint = context.value(Attribute.occupiedHeatingSetpoint)?.intValue, heatable {
+            if room < setpoint - Self.hysteresis { heating = true } else if room >= setpoint { heating = false }
+        } else {
+            heating = false
+        }
+        if let setpoint = context.value(Attribute.occupiedCoolingSetpoint)?.intValue, coolable {
+            if room > setpoint + Self.hysteresis { cooling = true } else if room <= setpoint { cooling = false }
+        } else {
+            cooling = false
+        }
+        if heating && cooling { cooling = false }
+        context.set(Attribute.thermostatRunningState, .uint((heating ? 0b01 : 0) | (cooling ? 0b10 : 0) | (running & ~0b11)))
+    }
+}
