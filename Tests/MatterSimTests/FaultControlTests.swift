@@ -118,7 +118,7 @@ struct FaultControlTests {
                     "no node 'no-such-node' in this simulator; it runs: Cloud Dimmer (SIM-CD-0001)") == true)
             #expect(
                 try await Self.fault(serial, "unplug", at: socket).error
-                    == "unknown action 'unplug'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on) or an act (open, close, occupied, unoccupied, temperature, press)"
+                    == "unknown action 'unplug'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on) or an act (\(PhysicalActionName.names))"
             )
             #expect(node.server.isLANUp)
 
