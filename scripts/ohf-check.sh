@@ -16,7 +16,7 @@
 #   scripts/ohf-check.sh [--keep DIR] PROFILE...             device profiles (names or paths)
 #   scripts/ohf-check.sh [--keep DIR] --home FILE [--process-per-device]
 #
-# Default: every shipped device profile (DeviceProfiles/devices/*.yaml).
+# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of at most 6.
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +38,20 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml); fi
+if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
+  PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml)
+  # One host per profile and at most 9 a run: every shipped profile, in runs of 6 at most,
+  # each with its own report (profiles-1.json, …) unless OHF_REPORT names one.
+  if [ "${#PROFILES[@]}" -gt 9 ]; then
+    status=0; batch=0
+    for ((i = 0; i < ${#PROFILES[@]}; i += 6)); do
+      batch=$((batch + 1))
+      OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:6}" \
+        || status=1
+    done
+    exit "$status"
+  fi
+fi
 [ -z "$HOME_FILE" ] || [ "${#PROFILES[@]}" = 0 ] || die "give profiles or --home, not both"
 [ "${#PROFILES[@]}" -le 9 ] || die "at most 9 profiles per run (one host each)"
 
