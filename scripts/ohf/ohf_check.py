@@ -340,6 +340,10 @@ class Check:
         sockets = [os.path.join(d, "control.sock") for d, _, files in os.walk(device.dir) if "control.sock" in files]
         if not sockets:
             raise RuntimeError(f"no control socket under {device.dir}")
+        # A home run one process per device gives each node its own socket in its own state
+        # directory (named after its serial number); one process has one at the state root.
+        own = [p for p in sockets if os.path.basename(os.path.dirname(p)) == device.d["serialNumber"]]
+        sockets = own or sockets
         request = {"node": device.d["serialNumber"], "action": action}
         if value is not None:
             request["value"] = value
