@@ -420,15 +420,18 @@ class Check:
                 statuses = [field(s, 1, "Status") for s in written or []]
                 took = await self.server.wait_for(
                     lambda: self.server.attribute(device.node_id, heating) == 2400
-                    and (self.server.attribute(device.node_id, cooling) or 0) >= 2650, FOLLOW_S)
+                    and (self.server.attribute(device.node_id, cooling) or 0) >= 2650, FOLLOW_S + REPORT_FLOOR_S)
                 return statuses == [0] and took is not None, {
                     "writeStatus": statuses, "heating": self.server.attribute(device.node_id, heating),
                     "cooling": self.server.attribute(device.node_id, cooling), "followedMs": now_ms(start)}
 
             await self.step(device, f"ep{ep} Thermostat write OccupiedHeatingSetpoint (deadband pushes cooling)", write_follows)
+            # The room reports on its own every 30 s (LocalTemperature, the relay), so the
+            # command's report may have to wait out the server's 1 s floor behind one of those.
             await self.step(device, f"ep{ep} Thermostat SetpointRaiseLower",
                             lambda: self.command_follows(device, ep, THERMOSTAT, "SetpointRaiseLower",
-                                                         {"mode": 0, "amount": -10}, heating, 2300))
+                                                         {"mode": 0, "amount": -10}, heating, 2300,
+                                                         timeout_s=FOLLOW_S + REPORT_FLOOR_S))
 
     async def node_label(self, device):
         node_id = device.node_id
