@@ -184,6 +184,7 @@ final class NodeControlServer: Sendable {
     func process(_ request: ControlRequest) async -> ControlResponse {
         let apply: @Sendable (SimulatedNode) async -> String?
         let what: String
+        var kind = "fault"
         if let fault = FaultAction(rawValue: request.action) {
             apply = { await $0.apply(fault) }
             what = fault.rawValue
@@ -192,6 +193,7 @@ final class NodeControlServer: Sendable {
             case .success(let action):
                 apply = { await $0.act(action) }
                 what = "\(action)"
+                kind = "act"
             case .failure(let error):
                 return ControlResponse(error: error.description)
             }
@@ -211,9 +213,7 @@ final class NodeControlServer: Sendable {
             if note != nil, selected.count == 1 {
                 return ControlResponse(error: "\(node.name) (\(node.serialNumber)): cannot \(what): \(note ?? "")")
             }
-            logger.notice(
-                "\(FaultAction(rawValue: request.action) == nil ? "act" : "fault") \(what) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")"
-            )
+            logger.notice("\(kind) \(what) on \(node.name) (\(node.serialNumber))\(note.map { ": \($0)" } ?? "")")
             results.append(ControlResponse.NodeResult(name: node.name, serialNumber: node.serialNumber, state: node.state, note: note))
         }
         return ControlResponse(results: results)

@@ -49,15 +49,7 @@ private struct Rig {
 
 /// A sensor of `deviceType` whose one cluster is `cluster`.
 private func sensor(_ deviceType: UInt32, _ cluster: UInt32, features: Set<String> = [], serial: String) -> NodeDescription {
-    NodeDescription(endpoints: [
-        Fixture.root(vendor: "Acme", product: "Sensor", serial: serial),
-        EndpointDescription(
-            number: 1, deviceTypes: [Fixture.deviceType(deviceType)],
-            serverClusters: [
-                ClusterInstanceDescription(id: Fixture.identify),
-                ClusterInstanceDescription(id: ClusterID(cluster), features: features),
-            ]),
-    ])
+    Fixture.singleCluster(deviceType, ClusterID(cluster), features: features, product: "Sensor", serial: serial)
 }
 
 @Suite("Device events", .serialized)

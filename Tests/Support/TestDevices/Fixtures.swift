@@ -112,47 +112,40 @@ package enum Fixture {
     package static let booleanState = ClusterID(0x0045)
     package static let stateValuePath = AttributePath(endpoint: 1, cluster: booleanState, attribute: AttributeID(0))
 
-    /// A Contact Sensor, closed (in contact).
-    package static func contactSensor(serial: String = "CONTACT-1") -> NodeDescription {
+    /// A device of one application cluster on endpoint 1 (with Identify): the sensors, the
+    /// switch and the lock below, and any other single-cluster device a test needs.
+    package static func singleCluster(
+        _ deviceTypeID: UInt32, _ cluster: ClusterID, features: Set<String> = [], attributes: [AttributeID: TLVValue] = [:],
+        product: String, serial: String
+    ) -> NodeDescription {
         NodeDescription(endpoints: [
-            root(vendor: "Acme", product: "Door Contact", serial: serial),
+            root(vendor: "Acme", product: product, serial: serial),
             EndpointDescription(
-                number: 1, deviceTypes: [deviceType(0x0015)],
+                number: 1, deviceTypes: [deviceType(deviceTypeID)],
                 serverClusters: [
                     ClusterInstanceDescription(id: identify),
-                    ClusterInstanceDescription(id: booleanState, attributes: [AttributeID(0): .bool(true)]),
+                    ClusterInstanceDescription(id: cluster, features: features, attributes: attributes),
                 ]),
         ])
+    }
+
+    /// A Contact Sensor, closed (in contact).
+    package static func contactSensor(serial: String = "CONTACT-1") -> NodeDescription {
+        singleCluster(0x0015, booleanState, attributes: [AttributeID(0): .bool(true)], product: "Door Contact", serial: serial)
     }
 
     package static let switchCluster = ClusterID(0x003B)
 
     /// A Generic Switch: momentary, with release, long press and double press.
     package static func genericSwitch(serial: String = "SWITCH-1") -> NodeDescription {
-        NodeDescription(endpoints: [
-            root(vendor: "Acme", product: "Wall Button", serial: serial),
-            EndpointDescription(
-                number: 1, deviceTypes: [deviceType(0x000F)],
-                serverClusters: [
-                    ClusterInstanceDescription(id: identify),
-                    ClusterInstanceDescription(id: switchCluster, features: ["MS", "MSR", "MSL", "MSM"]),
-                ]),
-        ])
+        singleCluster(0x000F, switchCluster, features: ["MS", "MSR", "MSL", "MSM"], product: "Wall Button", serial: serial)
     }
 
     package static let doorLock = ClusterID(0x0101)
 
     /// A Door Lock with PIN credentials, users and PINs for remote operation; locked.
     package static func doorLock(serial: String = "LOCK-1") -> NodeDescription {
-        NodeDescription(endpoints: [
-            root(vendor: "Acme", product: "Front Door Lock", serial: serial),
-            EndpointDescription(
-                number: 1, deviceTypes: [deviceType(0x000A)],
-                serverClusters: [
-                    ClusterInstanceDescription(id: identify),
-                    ClusterInstanceDescription(id: doorLock, features: ["PIN", "USR", "COTA"]),
-                ]),
-        ])
+        singleCluster(0x000A, doorLock, features: ["PIN", "USR", "COTA"], product: "Front Door Lock", serial: serial)
     }
 
     package static func windowCovering(serial: String = "BLIND-1") -> NodeDescription {
