@@ -220,6 +220,7 @@ extension NodeRuntime {
         case SwitchServer.clusterID: SwitchServer(features: instance.features)
         case TemperatureMeasurementServer.clusterID: TemperatureMeasurementServer()
         case OccupancySensingServer.clusterID: OccupancySensingServer(features: instance.features)
+        case ColorControlServer.clusterID: ColorControlServer(features: instance.features)
         case GeneralCommissioningServer.clusterID: GeneralCommissioningServer(configuration: commissioningConfiguration)
         case OperationalCredentialsServer.clusterID: OperationalCredentialsServer(configuration: commissioningConfiguration)
         case AccessControlServer.clusterID: AccessControlServer()

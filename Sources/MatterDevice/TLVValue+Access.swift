@@ -15,6 +15,16 @@ extension TLVValue {
         }
     }
 
+    /// An integer of either signedness as Int64, for servers that do arithmetic across
+    /// unsigned attributes and signed command fields (nil past Int64.max).
+    var integerValue: Int64? {
+        switch self {
+        case .unsigned(let value): return Int64(exactly: value)
+        case .signed(let value): return value
+        default: return nil
+        }
+    }
+
     /// A structure from context-tagged members, in tag order.
     static func contextStructure(_ members: [(UInt8, TLVValue)]) -> TLVValue {
         .structure(members.map { TLVElement(tag: .context($0.0), $0.1) })

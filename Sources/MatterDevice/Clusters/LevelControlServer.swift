@@ -36,6 +36,7 @@ final class LevelControlServer: StandardClusterServer {
     static let tick = Duration.milliseconds(100)
     private static let transitionTimer = "transition"
     private static let executeIfOff: UInt64 = 0x01
+    private static let coupleColorTempToLevel: UInt64 = 0x02
 
     /// The OnOff feature (OO): On/Off commands on this endpoint drive the level.
     let coupledToOnOff: Bool
@@ -205,7 +206,7 @@ final class LevelControlServer: StandardClusterServer {
         let from = isFadingOff ? current : bounds.min
         transition = nil
         context.cancelTimer(Self.transitionTimer)
-        if duration > .zero { context.set(Attribute.currentLevel, .uint(from)) }
+        if duration > .zero { setLevel(from, context) }
         begin(Transition(from: from, to: target, start: context.now, duration: duration, completion: .none), context: context)
     }
 
@@ -223,9 +224,9 @@ final class LevelControlServer: StandardClusterServer {
         context.cancelTimer(Self.transitionTimer)
         if duration <= .zero {
             // Instant: no visible dip to MinLevel and back.
-            if onLevelDefined { context.set(Attribute.currentLevel, .uint(bounds.min)) }
+            if onLevelDefined { setLevel(bounds.min, context) }
             setOnOffAttribute(false, context: context)
-            if let restore { context.set(Attribute.currentLevel, .uint(restore)) }
+            if let restore { setLevel(restore, context) }
             return
         }
         begin(
@@ -259,7 +260,7 @@ final class LevelControlServer: StandardClusterServer {
         // Integer division rounds toward the start level, so the target is only
         // reached when the transition time is up.
         let level = current.from + Int(Int64(current.to - current.from) * done / total)
-        context.set(Attribute.currentLevel, .uint(level))
+        setLevel(level, context)
         context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(current.duration - elapsed)))
         context.startTimer(Self.transitionTimer, at: min(context.now + Self.tick, current.start + current.duration))
     }
@@ -268,7 +269,7 @@ final class LevelControlServer: StandardClusterServer {
         guard let done = transition else { return }
         transition = nil
         context.cancelTimer(Self.transitionTimer)
-        context.set(Attribute.currentLevel, .uint(done.to))
+        setLevel(done.to, context)
         context.set(Attribute.remainingTime, .uint(0))
         switch done.completion {
         case .none:
@@ -279,11 +280,21 @@ final class LevelControlServer: StandardClusterServer {
             }
         case .finishTurningOff(let restore):
             setOnOffAttribute(false, context: context)
-            if let restore { context.set(Attribute.currentLevel, .uint(restore)) }
+            if let restore { setLevel(restore, context) }
         }
     }
 
     // MARK: Helpers
+
+    /// Sets CurrentLevel; with CoupleColorTempToLevel in Options, Color Control's colour
+    /// temperature follows (1.6.6.9).
+    private func setLevel(_ level: some BinaryInteger, _ context: ClusterContext) {
+        context.set(Attribute.currentLevel, .uint(level))
+        guard (context.unsigned(Attribute.options) ?? 0) & Self.coupleColorTempToLevel != 0,
+            let color = context.peer(ColorControlServer.self)
+        else { return }
+        color.server.levelChanged(to: Int(clamping: level), context: color.context)
+    }
 
     private func setOnOffAttribute(_ on: Bool, context: ClusterContext) {
         context.peer(OnOffServer.self)?.context.set(OnOffServer.Attribute.onOff, .bool(on))

@@ -1,0 +1,558 @@
+import MatterModel
+import MatterTLV
+
+/// Color Control cluster (Application Cluster spec 3.2): hue and saturation (HS), enhanced
+/// hue (EHUE), the colour loop (CL), CIE x/y (XY) and colour temperature in mireds (CT), as
+/// the instance's features allow. Every MoveTo, Move and Step runs on the node clock in
+/// 100 ms ticks like Level Control's, with RemainingTime counting down; hue wraps around,
+/// everything else stops at its bounds. Each command sets ColorMode/EnhancedColorMode to its
+/// own colour space (3.2.7.9). While OnOff is FALSE a command does nothing unless the
+/// effective ExecuteIfOff option is set (3.2.6.x "Options"). Level Control drives the colour
+/// temperature when its CoupleColorTempToLevel option is set (`levelChanged`).
+final class ColorControlServer: StandardClusterServer {
+    static let clusterID = ClusterID(0x0300)
+
+    enum Attribute {
+        static let currentHue = AttributeID(0x0000)
+        static let currentSaturation = AttributeID(0x0001)
+        static let remainingTime = AttributeID(0x0002)
+        static let currentX = AttributeID(0x0003)
+        static let currentY = AttributeID(0x0004)
+        static let colorTemperatureMireds = AttributeID(0x0007)
+        static let colorMode = AttributeID(0x0008)
+        static let options = AttributeID(0x000F)
+        static let numberOfPrimaries = AttributeID(0x0010)
+        static let enhancedCurrentHue = AttributeID(0x4000)
+        static let enhancedColorMode = AttributeID(0x4001)
+        static let colorLoopActive = AttributeID(0x4002)
+        static let colorLoopDirection = AttributeID(0x4003)
+        static let colorLoopTime = AttributeID(0x4004)
+        static let colorLoopStartEnhancedHue = AttributeID(0x4005)
+        static let colorLoopStoredEnhancedHue = AttributeID(0x4006)
+        static let colorCapabilities = AttributeID(0x400A)
+        static let colorTempPhysicalMinMireds = AttributeID(0x400B)
+        static let colorTempPhysicalMaxMireds = AttributeID(0x400C)
+        static let coupleColorTempToLevelMinMireds = AttributeID(0x400D)
+        static let startUpColorTemperatureMireds = AttributeID(0x4010)
+    }
+
+    enum Command {
+        static let moveToHue = CommandID(0x00)
+        static let moveHue = CommandID(0x01)
+        static let stepHue = CommandID(0x02)
+        static let moveToSaturation = CommandID(0x03)
+        static let moveSaturation = CommandID(0x04)
+        static let stepSaturation = CommandID(0x05)
+        static let moveToHueAndSaturation = CommandID(0x06)
+        static let moveToColor = CommandID(0x07)
+        static let moveColor = CommandID(0x08)
+        static let stepColor = CommandID(0x09)
+        static let moveToColorTemperature = CommandID(0x0A)
+        static let enhancedMoveToHue = CommandID(0x40)
+        static let enhancedMoveHue = CommandID(0x41)
+        static let enhancedStepHue = CommandID(0x42)
+        static let enhancedMoveToHueAndSaturation = CommandID(0x43)
+        static let colorLoopSet = CommandID(0x44)
+        static let stopMoveStep = CommandID(0x47)
+        static let moveColorTemperature = CommandID(0x4B)
+        static let stepColorTemperature = CommandID(0x4C)
+    }
+
+    /// ColorModeEnum / EnhancedColorModeEnum.
+    enum Mode: UInt64 { case hueSaturation = 0, xy = 1, temperature = 2, enhancedHueSaturation = 3 }
+
+    static let tick = Duration.milliseconds(100)
+    private static let transitionTimer = "transition"
+    private static let executeIfOff: UInt64 = 0x01
+    /// Largest CurrentX/CurrentY and mireds value (3.2.7.x: max 0xFEFF).
+    static let maxColorValue: Int64 = 0xFEFF
+    private static let hueRange: ClosedRange<Int64> = 0...254
+    private static let enhancedHueRange: ClosedRange<Int64> = 0...0xFFFF
+
+    /// One attribute on its way: `change` over `duration`, or per second for ever when the
+    /// duration is nil (a hue Move, the colour loop). Hue wraps within its range, the rest
+    /// stops at the range's ends.
+    private struct Motion {
+        var attribute: AttributeID
+        var from: Int64
+        var change: Int64
+        var duration: Duration?
+        var range: ClosedRange<Int64>
+        var wraps: Bool
+
+        func value(after elapsed: Duration) -> Int64 {
+            let moved: Int64
+            if let duration {
+                let total = duration.totalMilliseconds
+                moved = elapsed.totalMilliseconds >= total ? change : change * elapsed.totalMilliseconds / total
+            } else {
+                moved = change * elapsed.totalMilliseconds / 1_000
+            }
+            let raw = from + moved
+            guard wraps else { return min(max(raw, range.lowerBound), range.upperBound) }
+            let size = range.upperBound - range.lowerBound + 1
+            return ((raw - range.lowerBound) % size + size) % size + range.lowerBound
+        }
+
+        func isDone(after elapsed: Duration) -> Bool {
+            guard let duration else { return false }
+            return elapsed >= duration
+        }
+    }
+
+    /// What runs now: the motions of the last command, and the colour loop apart from them
+    /// (StopMoveStep leaves the loop running, 3.2.11.20).
+    private var motions: [Motion] = []
+    private var motionStart: Duration = .zero
+    private var loop: Motion?
+    private var loopStart: Duration = .zero
+
+    private let hueSaturation: Bool
+    private let enhancedHue: Bool
+    private let colorLoop: Bool
+    private let xy: Bool
+    private let temperature: Bool
+
+    init(features: Set<String>) {
+        hueSaturation = features.contains("HS")
+        enhancedHue = features.contains("EHUE")
+        colorLoop = features.contains("CL")
+        xy = features.contains("XY")
+        temperature = features.contains("CT")
+    }
+
+    /// ColorCapabilities carries the feature bits (3.2.7.x).
+    private var capabilities: UInt64 {
+        (hueSaturation ? 0x01 : 0) | (enhancedHue ? 0x02 : 0) | (colorLoop ? 0x04 : 0) | (xy ? 0x08 : 0) | (temperature ? 0x10 : 0)
+    }
+
+    /// The colour space a light without a profile value starts in: the first it has of
+    /// CT, XY, HS.
+    private var defaultMode: Mode { temperature ? .temperature : xy ? .xy : .hueSaturation }
+
+    func initialValue(for attribute: AttributeID) -> TLVValue? {
+        switch attribute {
+        case Attribute.remainingTime: .uint(0)
+        case Attribute.colorMode: .uint(defaultMode.rawValue)
+        case Attribute.enhancedColorMode: .uint(defaultMode.rawValue)
+        case Attribute.numberOfPrimaries: .null
+        case Attribute.colorCapabilities: .uint(capabilities)
+        case Attribute.colorTempPhysicalMinMireds: temperature ? .uint(153) : nil
+        case Attribute.colorTempPhysicalMaxMireds: temperature ? .uint(500) : nil
+        case Attribute.coupleColorTempToLevelMinMireds: temperature ? .uint(153) : nil
+        case Attribute.startUpColorTemperatureMireds: temperature ? .null : nil
+        default: nil
+        }
+    }
+
+    func handles(_ command: CommandID) -> Bool {
+        (Command.moveToHue.rawValue...Command.moveToColorTemperature.rawValue).contains(command.rawValue)
+            || (Command.enhancedMoveToHue.rawValue...Command.colorLoopSet.rawValue).contains(command.rawValue)
+            || [Command.stopMoveStep, Command.moveColorTemperature, Command.stepColorTemperature].contains(command)
+    }
+
+    /// StartUpColorTemperatureMireds (3.2.7.x): a non-null value within the physical range is
+    /// the colour temperature to start at, in ColorTemperatureMireds mode. A colour loop that
+    /// was running when the node stopped (the attributes are non-volatile) runs on.
+    func startUp(_ context: ClusterContext) {
+        context.set(Attribute.remainingTime, .uint(0))
+        if temperature, let startUp = context.value(Attribute.startUpColorTemperatureMireds)?.integerValue {
+            let bounds = physicalMireds(context)
+            if bounds.contains(startUp) {
+                context.set(Attribute.colorTemperatureMireds, .uint(startUp))
+                setMode(.temperature, context)
+            }
+        }
+        if colorLoop, context.unsigned(Attribute.colorLoopActive) == 1 {
+            startLoop(from: value(Attribute.enhancedCurrentHue, context), context: context)
+        }
+    }
+
+    // MARK: Commands (3.2.11)
+
+    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        switch command {
+        case Command.moveToHue, Command.enhancedMoveToHue:
+            let enhanced = command == Command.enhancedMoveToHue
+            guard let hue = fields.field(0)?.integerValue, let direction = fields.unsigned(1), direction <= 3 else {
+                return .failure(.invalidCommand)
+            }
+            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
+            let attribute = enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
+            let range = enhanced ? Self.enhancedHueRange : Self.hueRange
+            let change = Self.hueChange(from: value(attribute, context), to: hue, direction: direction, range: range)
+            return start(
+                [Motion(attribute: attribute, from: value(attribute, context), change: change, duration: tenths(fields, 2), range: range, wraps: true)],
+                mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+
+        case Command.moveHue, Command.enhancedMoveHue, Command.moveSaturation:
+            let saturation = command == Command.moveSaturation
+            let enhanced = command == Command.enhancedMoveHue
+            guard let mode = fields.unsigned(0), [0, 1, 3].contains(mode), let rate = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
+            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
+            let attribute = saturation ? Attribute.currentSaturation : enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
+            // MoveMode Stop ends the movement (3.2.11.5.1); a zero rate with Up or Down is invalid.
+            if mode == 0 {
+                stop(attribute, context)
+                return .success
+            }
+            guard rate > 0 else { return .failure(.invalidCommand) }
+            let signedRate = mode == 1 ? rate : -rate
+            let current = value(attribute, context)
+            let motion: Motion
+            if saturation {
+                motion = Self.move(attribute, from: current, rate: signedRate, within: Self.hueRange)
+            } else {
+                let range = enhanced ? Self.enhancedHueRange : Self.hueRange
+                motion = Motion(attribute: attribute, from: current, change: signedRate, duration: nil, range: range, wraps: true)
+            }
+            return start([motion], mode: saturation ? nil : enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+
+        case Command.stepHue, Command.enhancedStepHue, Command.stepSaturation:
+            let saturation = command == Command.stepSaturation
+            let enhanced = command == Command.enhancedStepHue
+            guard let mode = fields.unsigned(0), mode == 1 || mode == 3, let size = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
+            // A step of zero has no effect and is an invalid command.
+            guard size > 0 else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
+            let attribute = saturation ? Attribute.currentSaturation : enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
+            let range = enhanced ? Self.enhancedHueRange : Self.hueRange
+            let current = value(attribute, context)
+            let change = mode == 1 ? size : -size
+            let target = saturation ? min(max(current + change, range.lowerBound), range.upperBound) : current + change
+            return start(
+                [Motion(attribute: attribute, from: current, change: target - current, duration: tenths(fields, 2), range: range, wraps: !saturation)],
+                mode: saturation ? nil : enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+
+        case Command.moveToSaturation:
+            guard let saturation = fields.field(0)?.integerValue else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
+            return start([to(Attribute.currentSaturation, saturation, over: tenths(fields, 1), context)], mode: .hueSaturation, context)
+
+        case Command.moveToHueAndSaturation, Command.enhancedMoveToHueAndSaturation:
+            let enhanced = command == Command.enhancedMoveToHueAndSaturation
+            guard let hue = fields.field(0)?.integerValue, let saturation = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
+            let attribute = enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
+            let range = enhanced ? Self.enhancedHueRange : Self.hueRange
+            let duration = tenths(fields, 2)
+            // The shortest way round (3.2.11.10).
+            let change = Self.hueChange(from: value(attribute, context), to: hue, direction: 0, range: range)
+            return start(
+                [
+                    Motion(attribute: attribute, from: value(attribute, context), change: change, duration: duration, range: range, wraps: true),
+                    to(Attribute.currentSaturation, saturation, over: duration, context),
+                ], mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+
+        case Command.moveToColor:
+            guard let x = fields.field(0)?.integerValue, let y = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
+            let duration = tenths(fields, 2)
+            return start([to(Attribute.currentX, x, over: duration, context), to(Attribute.currentY, y, over: duration, context)], mode: .xy, context)
+
+        case Command.moveColor:
+            guard let rateX = fields.field(0)?.integerValue, let rateY = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
+            // Both rates zero: the colour stops where it is (3.2.11.12).
+            if rateX == 0 && rateY == 0 {
+                stopMotions(context)
+                return .success
+            }
+            let range = 0...Self.maxColorValue
+            var moving: [Motion] = []
+            for (attribute, rate) in [(Attribute.currentX, rateX), (Attribute.currentY, rateY)] where rate != 0 {
+                moving.append(Self.move(attribute, from: value(attribute, context), rate: rate, within: range))
+            }
+            return start(moving, mode: .xy, context)
+
+        case Command.stepColor:
+            guard let stepX = fields.field(0)?.integerValue, let stepY = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            // Both steps zero: an invalid command (3.2.11.13).
+            guard stepX != 0 || stepY != 0 else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
+            let duration = tenths(fields, 2)
+            return start(
+                [
+                    to(Attribute.currentX, value(Attribute.currentX, context) + stepX, over: duration, context),
+                    to(Attribute.currentY, value(Attribute.currentY, context) + stepY, over: duration, context),
+                ], mode: .xy, context)
+
+        case Command.moveToColorTemperature:
+            guard let mireds = fields.field(0)?.integerValue else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
+            return start(
+                [to(Attribute.colorTemperatureMireds, mireds, over: tenths(fields, 1), within: physicalMireds(context), context)],
+                mode: .temperature, context)
+
+        case Command.moveColorTemperature:
+            guard let mode = fields.unsigned(0), [0, 1, 3].contains(mode), let rate = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
+            guard shouldExecute(fields, maskTag: 4, context) else { return .success }
+            if mode == 0 {
+                stopMotions(context)
+                return .success
+            }
+            guard rate > 0 else { return .failure(.invalidCommand) }
+            let bounds = temperatureBounds(fields, minimumTag: 2, maximumTag: 3, context)
+            let motion = Self.move(
+                Attribute.colorTemperatureMireds, from: value(Attribute.colorTemperatureMireds, context),
+                rate: mode == 1 ? rate : -rate, within: bounds)
+            return start([motion], mode: .temperature, context)
+
+        case Command.stepColorTemperature:
+            guard let mode = fields.unsigned(0), mode == 1 || mode == 3, let size = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
+            guard size > 0 else { return .failure(.invalidCommand) }
+            guard shouldExecute(fields, maskTag: 5, context) else { return .success }
+            let bounds = temperatureBounds(fields, minimumTag: 3, maximumTag: 4, context)
+            let current = value(Attribute.colorTemperatureMireds, context)
+            return start(
+                [to(Attribute.colorTemperatureMireds, current + (mode == 1 ? size : -size), over: tenths(fields, 2), within: bounds, context)],
+                mode: .temperature, context)
+
+        case Command.stopMoveStep:
+            guard shouldExecute(fields, maskTag: 0, context) else { return .success }
+            stopMotions(context)
+            return .success
+
+        case Command.colorLoopSet:
+            return colorLoopSet(fields, context)
+
+        default:
+            return .failure(.unsupportedCommand)
+        }
+    }
+
+    /// ColorLoopSet (3.2.11.19): UpdateFlags says which of Direction, Time and StartHue to
+    /// take, and whether to act. Activating keeps the current enhanced hue in
+    /// ColorLoopStoredEnhancedHue, deactivating goes back to it; a running loop takes a new
+    /// direction or time at once.
+    private func colorLoopSet(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
+        guard let flags = fields.unsigned(0), let action = fields.unsigned(1), action <= 2, let direction = fields.unsigned(2),
+            direction <= 1, let time = fields.unsigned(3), let startHue = fields.unsigned(4)
+        else { return .failure(.invalidCommand) }
+        guard shouldExecute(fields, maskTag: 5, context) else { return .success }
+        if flags & 0x02 != 0 { context.set(Attribute.colorLoopDirection, .uint(direction)) }
+        if flags & 0x04 != 0 { context.set(Attribute.colorLoopTime, .uint(time)) }
+        if flags & 0x08 != 0 { context.set(Attribute.colorLoopStartEnhancedHue, .uint(startHue)) }
+        let active = context.unsigned(Attribute.colorLoopActive) == 1
+        let current = value(Attribute.enhancedCurrentHue, context)
+        if flags & 0x01 != 0 {
+            switch action {
+            case 0:
+                guard active else { break }
+                loop = nil
+                context.set(Attribute.colorLoopActive, .uint(0))
+                setHue(value(Attribute.colorLoopStoredEnhancedHue, context), enhanced: true, context)
+            default:
+                stopMotions(context)
+                context.set(Attribute.colorLoopStoredEnhancedHue, .uint(current))
+                context.set(Attribute.colorLoopActive, .uint(1))
+                setMode(.enhancedHueSaturation, context)
+                startLoop(from: action == 1 ? value(Attribute.colorLoopStartEnhancedHue, context) : current, context: context)
+            }
+        } else if active, flags & 0x06 != 0 {
+            startLoop(from: current, context: context)
+        }
+        reschedule(context)
+        return .success
+    }
+
+    /// The loop goes once round the enhanced hue in ColorLoopTime seconds.
+    private func startLoop(from hue: Int64, context: ClusterContext) {
+        let seconds = max(1, value(Attribute.colorLoopTime, context))
+        let perSecond = max(1, (Self.enhancedHueRange.upperBound + 1) / seconds)
+        let increment = context.unsigned(Attribute.colorLoopDirection) == 1
+        loop = Motion(
+            attribute: Attribute.enhancedCurrentHue, from: hue, change: increment ? perSecond : -perSecond, duration: nil,
+            range: Self.enhancedHueRange, wraps: true)
+        loopStart = context.now
+        setHue(hue, enhanced: true, context)
+        reschedule(context)
+    }
+
+    // MARK: Level Control coupling (3.2.7.x "CoupleColorTempToLevelMinMireds", 1.6.6.9)
+
+    /// Called by Level Control when CurrentLevel changed with CoupleColorTempToLevel set: in
+    /// colour temperature mode, a brighter light is a cooler one. Level 254 gives
+    /// CoupleColorTempToLevelMinMireds, level 1 ColorTempPhysicalMaxMireds, and in between
+    /// the physical maximum less the coupled span in proportion to the level out of 254.
+    func levelChanged(to level: Int, context: ClusterContext) {
+        guard temperature, context.unsigned(Attribute.colorMode) == Mode.temperature.rawValue else { return }
+        let physical = physicalMireds(context)
+        let coupledMinimum = min(max(value(Attribute.coupleColorTempToLevelMinMireds, context), physical.lowerBound), physical.upperBound)
+        let mireds: Int64
+        if level <= 1 {
+            mireds = physical.upperBound
+        } else if level >= 254 {
+            mireds = coupledMinimum
+        } else {
+            mireds = physical.upperBound - (physical.upperBound - coupledMinimum) * Int64(level) / 254
+        }
+        motions.removeAll { $0.attribute == Attribute.colorTemperatureMireds }
+        context.set(Attribute.colorTemperatureMireds, .uint(mireds))
+    }
+
+    // MARK: Transitions
+
+    private func start(_ next: [Motion], mode: Mode?, _ context: ClusterContext) -> InvokeResult {
+        // A hue command stops a running colour loop's hue from being overwritten by it.
+        if next.contains(where: { $0.attribute == Attribute.enhancedCurrentHue || $0.attribute == Attribute.currentHue }), loop != nil {
+            loop = nil
+            context.set(Attribute.colorLoopActive, .uint(0))
+        }
+        if let mode { setMode(mode, context) }
+        motions = next
+        motionStart = context.now
+        reschedule(context)
+        return .success
+    }
+
+    private func stop(_ attribute: AttributeID, _ context: ClusterContext) {
+        motions.removeAll { $0.attribute == attribute }
+        reschedule(context)
+    }
+
+    /// StopMoveStep and the Stop move modes: every attribute stays where it is.
+    private func stopMotions(_ context: ClusterContext) {
+        motions = []
+        reschedule(context)
+    }
+
+    func timerFired(_ name: String, context: ClusterContext) {
+        guard name == Self.transitionTimer else { return }
+        reschedule(context)
+    }
+
+    /// Applies every motion at the current time, drops those that are done, sets
+    /// RemainingTime and waits for the next tick while anything still moves.
+    private func reschedule(_ context: ClusterContext) {
+        let elapsed = context.now - motionStart
+        for motion in motions {
+            apply(motion.attribute, motion.value(after: elapsed), context)
+        }
+        motions.removeAll { $0.isDone(after: elapsed) }
+        if let loop { apply(loop.attribute, loop.value(after: context.now - loopStart), context) }
+
+        let remaining = motions.compactMap { $0.duration.map { $0 - elapsed } }.max() ?? .zero
+        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(remaining)))
+        context.cancelTimer(Self.transitionTimer)
+        guard !motions.isEmpty || loop != nil else { return }
+        var next = context.now + Self.tick
+        for motion in motions {
+            if let duration = motion.duration { next = min(next, motionStart + duration) }
+        }
+        context.startTimer(Self.transitionTimer, at: max(next, context.now + .milliseconds(1)))
+    }
+
+    private func apply(_ attribute: AttributeID, _ value: Int64, _ context: ClusterContext) {
+        if attribute == Attribute.enhancedCurrentHue {
+            setHue(value, enhanced: true, context)
+        } else {
+            context.set(attribute, .uint(value))
+        }
+    }
+
+    /// EnhancedCurrentHue carries CurrentHue in its high byte (3.2.7.x).
+    private func setHue(_ hue: Int64, enhanced: Bool, _ context: ClusterContext) {
+        if enhanced {
+            context.set(Attribute.enhancedCurrentHue, .uint(hue))
+            context.set(Attribute.currentHue, .uint(min(hue >> 8, Self.hueRange.upperBound)))
+        } else {
+            context.set(Attribute.currentHue, .uint(hue))
+        }
+    }
+
+    private func setMode(_ mode: Mode, _ context: ClusterContext) {
+        context.set(Attribute.enhancedColorMode, .uint(mode.rawValue))
+        context.set(Attribute.colorMode, .uint(mode == .enhancedHueSaturation ? Mode.hueSaturation.rawValue : mode.rawValue))
+    }
+
+    // MARK: Helpers
+
+    /// Options processing (3.2.6.x): while OnOff is FALSE a command runs only with the
+    /// effective ExecuteIfOff bit, OptionsOverride's where OptionsMask selects it, else Options'.
+    private func shouldExecute(_ fields: CommandFields, maskTag: UInt8, _ context: ClusterContext) -> Bool {
+        guard let onOff = context.peer(OnOffServer.self), onOff.context.bool(OnOffServer.Attribute.onOff) == false else {
+            return true
+        }
+        let mask = fields.unsigned(maskTag) ?? 0
+        let override = fields.unsigned(maskTag + 1) ?? 0
+        let options = context.unsigned(Attribute.options) ?? 0
+        let effective = mask & Self.executeIfOff != 0 ? override : options
+        return effective & Self.executeIfOff != 0
+    }
+
+    private func value(_ attribute: AttributeID, _ context: ClusterContext) -> Int64 {
+        context.value(attribute)?.integerValue ?? 0
+    }
+
+    /// A TransitionTime field in tenths of a second.
+    private func tenths(_ fields: CommandFields, _ tag: UInt8) -> Duration {
+        fields.unsigned(tag).map { Duration.tenths($0) } ?? .zero
+    }
+
+    /// A MoveTo within bounds (0 to 0xFEFF for x/y, 0 to 254 for saturation unless given).
+    private func to(
+        _ attribute: AttributeID, _ target: Int64, over duration: Duration, within bounds: ClosedRange<Int64>? = nil, _ context: ClusterContext
+    ) -> Motion {
+        let range = bounds ?? (attribute == Attribute.currentSaturation ? Self.hueRange : 0...Self.maxColorValue)
+        let current = value(attribute, context)
+        let clamped = min(max(target, range.lowerBound), range.upperBound)
+        return Motion(attribute: attribute, from: current, change: clamped - current, duration: duration, range: range, wraps: false)
+    }
+
+    /// A Move at `rate` units per second that stops at the bound it heads for.
+    private static func move(_ attribute: AttributeID, from current: Int64, rate: Int64, within range: ClosedRange<Int64>) -> Motion {
+        let start = min(max(current, range.lowerBound), range.upperBound)
+        let target = rate > 0 ? range.upperBound : range.lowerBound
+        let distance = abs(target - start)
+        return Motion(
+            attribute: attribute, from: start, change: target - start, duration: .milliseconds(distance * 1_000 / abs(rate)), range: range,
+            wraps: false)
+    }
+
+    /// The signed way round the hue circle for DirectionEnum: Shortest, Longest, Up, Down.
+    static func hueChange(from current: Int64, to target: Int64, direction: UInt64, range: ClosedRange<Int64>) -> Int64 {
+        let size = range.upperBound - range.lowerBound + 1
+        let up = ((target - current) % size + size) % size
+        guard up != 0 else { return 0 }
+        let down = up - size
+        switch direction {
+        case 0: return up <= -down ? up : down
+        case 1: return up > -down ? up : down
+        case 2: return up
+        default: return down
+        }
+    }
+
+    /// ColorTempPhysicalMinMireds…ColorTempPhysicalMaxMireds.
+    private func physicalMireds(_ context: ClusterContext) -> ClosedRange<Int64> {
+        let low = context.value(Attribute.colorTempPhysicalMinMireds)?.integerValue ?? 1
+        let high = context.value(Attribute.colorTempPhysicalMaxMireds)?.integerValue ?? Self.maxColorValue
+        return low...max(low, high)
+    }
+
+    /// A Move/Step's ColorTemperatureMinimumMireds/MaximumMireds: 0 means the physical bound,
+    /// and neither goes past it (3.2.11.21.3).
+    private func temperatureBounds(_ fields: CommandFields, minimumTag: UInt8, maximumTag: UInt8, _ context: ClusterContext) -> ClosedRange<Int64> {
+        let physical = physicalMireds(context)
+        let low = fields.field(minimumTag)?.integerValue.flatMap { $0 == 0 ? nil : $0 } ?? physical.lowerBound
+        let high = fields.field(maximumTag)?.integerValue.flatMap { $0 == 0 ? nil : $0 } ?? physical.upperBound
+        let clampedLow = min(max(low, physical.lowerBound), physical.upperBound)
+        let clampedHigh = min(max(high, clampedLow), physical.upperBound)
+        return clampedLow...clampedHigh
+    }
+
+    /// RemainingTime in tenths of a second, rounded up so it reaches 0 only at the end.
+    private static func tenthsRemaining(_ remaining: Duration) -> Int64 {
+        let milliseconds = max(0, remaining.totalMilliseconds)
+        return min((milliseconds + 99) / 100, 0xFFFE)
+    }
+}
