@@ -28,6 +28,8 @@ declare -A REQUIRE=(
   [dimmable-light]="--require onoff --require level-control"
   [window-covering]="--require window-covering"
   [light-and-covering]="--require onoff --require level-control --require window-covering"
+  [color-temperature-light]="--require onoff --require level-control --require color-control"
+  [extended-color-light]="--require onoff --require level-control --require color-control"
 )
 # Sensors and switches are driven at the device (the control socket, as `matter-sim act`)
 # and checked through the reference controller's event subscriptions.
@@ -41,6 +43,7 @@ declare -A CHECKER=(
 )
 profiles=("$@")
 [ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering \
+  color-temperature-light extended-color-light \
   contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }

@@ -39,6 +39,7 @@ REQUIRABLE = {
     "onoff": Clusters.OnOff.id,
     "level-control": Clusters.LevelControl.id,
     "window-covering": Clusters.WindowCovering.id,
+    "color-control": Clusters.ColorControl.id,
     "basic-information": Clusters.BasicInformation.id,
 }
 
@@ -200,6 +201,69 @@ class Check:
         open_ok, opened = await self.read_until(endpoint, position, 0, 30)
         return half_ok and closed_ok and open_ok, {"half": half, "closed": closed, "open": opened}
 
+    async def color_control(self, endpoint):
+        """Each colour space the FeatureMap declares: colour temperature over a transition (and
+        clamped to the physical minimum), x/y, hue and saturation, the colour loop moving the
+        enhanced hue; ColorMode follows each; with Level Control's CoupleColorTempToLevel set,
+        full brightness gives CoupleColorTempToLevelMinMireds."""
+        Color = Clusters.ColorControl
+        A = Color.Attributes
+        C = Color.Commands
+        features = int(await self.read(endpoint, A.FeatureMap))
+        await self.invoke(endpoint, Clusters.OnOff.Commands.On())
+        ok, seen = True, {"featureMap": features}
+        if features & 0x10:
+            await self.invoke(endpoint, C.MoveToColorTemperature(
+                colorTemperatureMireds=300, transitionTime=10, optionsMask=0, optionsOverride=0))
+            moved, seen["mireds"] = await self.read_until(endpoint, A.ColorTemperatureMireds, 300, 5)
+            minimum = await self.read(endpoint, A.ColorTempPhysicalMinMireds)
+            await self.invoke(endpoint, C.MoveToColorTemperature(
+                colorTemperatureMireds=1, transitionTime=0, optionsMask=0, optionsOverride=0))
+            seen["clampedTo"] = await self.read(endpoint, A.ColorTemperatureMireds)
+            seen["colorMode"] = int(await self.read(endpoint, A.ColorMode))
+            ok = ok and moved and seen["clampedTo"] == minimum and seen["colorMode"] == 2
+            await self.invoke(endpoint, C.StepColorTemperature(
+                stepMode=Color.Enums.StepModeEnum.kUp, stepSize=100, transitionTime=0, colorTemperatureMinimumMireds=0,
+                colorTemperatureMaximumMireds=0, optionsMask=0, optionsOverride=0))
+            seen["stepped"] = await self.read(endpoint, A.ColorTemperatureMireds)
+            ok = ok and seen["stepped"] == minimum + 100
+            options = int(await self.read(endpoint, Clusters.LevelControl.Attributes.Options))
+            if options & 0x02:
+                couple = await self.read(endpoint, A.CoupleColorTempToLevelMinMireds)
+                await self.invoke(endpoint, Clusters.LevelControl.Commands.MoveToLevel(
+                    level=254, transitionTime=0, optionsMask=0, optionsOverride=0))
+                seen["coupledAt254"] = await self.read(endpoint, A.ColorTemperatureMireds)
+                ok = ok and seen["coupledAt254"] == couple
+        if features & 0x08:
+            await self.invoke(endpoint, C.MoveToColor(colorX=20000, colorY=30000, transitionTime=5, optionsMask=0, optionsOverride=0))
+            moved, seen["x"] = await self.read_until(endpoint, A.CurrentX, 20000, 5)
+            seen["y"] = await self.read(endpoint, A.CurrentY)
+            seen["colorModeXY"] = int(await self.read(endpoint, A.ColorMode))
+            ok = ok and moved and seen["y"] == 30000 and seen["colorModeXY"] == 1
+        if features & 0x01:
+            await self.invoke(endpoint, C.MoveToHueAndSaturation(
+                hue=120, saturation=200, transitionTime=0, optionsMask=0, optionsOverride=0))
+            seen["hue"] = await self.read(endpoint, A.CurrentHue)
+            seen["saturation"] = await self.read(endpoint, A.CurrentSaturation)
+            seen["colorModeHS"] = int(await self.read(endpoint, A.ColorMode))
+            ok = ok and (seen["hue"], seen["saturation"], seen["colorModeHS"]) == (120, 200, 0)
+        if features & 0x04:
+            flags = Color.Bitmaps.UpdateFlagsBitmap
+            await self.invoke(endpoint, C.ColorLoopSet(
+                updateFlags=flags.kUpdateAction | flags.kUpdateTime, action=Color.Enums.ColorLoopActionEnum.kActivateFromEnhancedCurrentHue,
+                direction=Color.Enums.ColorLoopDirectionEnum.kIncrement, time=5, startHue=0, optionsMask=0, optionsOverride=0))
+            first = await self.read(endpoint, A.EnhancedCurrentHue)
+            await asyncio.sleep(0.5)
+            second = await self.read(endpoint, A.EnhancedCurrentHue)
+            active = await self.read(endpoint, A.ColorLoopActive)
+            await self.invoke(endpoint, C.ColorLoopSet(
+                updateFlags=flags.kUpdateAction, action=Color.Enums.ColorLoopActionEnum.kDeactivate,
+                direction=Color.Enums.ColorLoopDirectionEnum.kIncrement, time=0, startHue=0, optionsMask=0, optionsOverride=0))
+            stopped = await self.read(endpoint, A.ColorLoopActive)
+            seen["loop"] = {"active": active, "hueMoved": first != second, "stopped": stopped == 0}
+            ok = ok and active == 1 and first != second and stopped == 0
+        return ok, seen
+
     async def subscription(self, endpoint):
         """A subscription to OnOff reports a change another invoke makes."""
         OnOff = Clusters.OnOff
@@ -283,6 +347,8 @@ class Check:
                 await self.step(f"level-control ep{endpoint}", self.level_control(endpoint))
             if Clusters.WindowCovering.id in clusters:
                 await self.step(f"window-covering ep{endpoint}", self.window_covering(endpoint))
+            if Clusters.ColorControl.id in clusters:
+                await self.step(f"color-control ep{endpoint}", self.color_control(endpoint))
         if first_on_off is not None:
             await self.step(f"subscribe onoff ep{first_on_off}", self.subscription(first_on_off))
             if self.args.latency:
