@@ -30,6 +30,7 @@ import aiohttp
 
 ONOFF, LEVEL, COVERING, BASIC, DESCRIPTOR, CREDENTIALS = 6, 8, 0x102, 40, 29, 62
 BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE, DOOR_LOCK, THERMOSTAT = 0x45, 0x3B, 0x406, 0x402, 0x101, 0x201
+COLOR = 0x300
 EVENT_S = 5.0           # an urgent event reaches the server well within this
 FOLLOW_S = 1.0          # the issue's bound: the server's kept value follows within 1 s
 REPORT_FLOOR_S = 1.0    # the server subscribes with MinIntervalFloor 1 s; commands are spaced by it
@@ -283,12 +284,14 @@ class Check:
         level transition (an On or Off fades over OnOffTransitionTime) reports at its end with
         values the server may already hold, which it does not pass on as events, and a moving
         covering reports its position every floor: such a node is read until LevelControl
-        RemainingTime and WindowCovering OperationalStatus are 0, and then given two floors."""
+        RemainingTime (Level Control's and Color Control's) and WindowCovering OperationalStatus
+        are 0, and then given two floors."""
         node_id = device.node_id
         transition_end = None
         deadline = time.monotonic() + 60
         moving = [f"{ep}/{LEVEL}/1" for ep in device.endpoints_with(LEVEL)]        # RemainingTime
         moving += [f"{ep}/{COVERING}/10" for ep in device.endpoints_with(COVERING)]  # OperationalStatus
+        moving += [f"{ep}/{COLOR}/2" for ep in device.endpoints_with(COLOR)]         # RemainingTime
         for path in moving:
             while time.monotonic() < deadline:
                 read = await self.server.command("read_attribute", node_id=node_id, attribute_path=path)
@@ -318,6 +321,8 @@ class Check:
                             lambda: self.command_follows(device, ep, LEVEL, "MoveToLevelWithOnOff",
                                                          {"level": level, "transitionTime": 0, "optionsMask": 0,
                                                           "optionsOverride": 0}, path, level))
+        for ep in device.endpoints_with(COLOR):
+            await self.color(device, ep)
         for ep in device.endpoints_with(COVERING):
             features = self.server.attribute(device.node_id, f"{ep}/{COVERING}/65532") or 0
             if not (features & 0x1 and features & 0x4):
@@ -333,6 +338,30 @@ class Check:
                             lambda: self.command_follows(device, ep, COVERING, "UpOrOpen", {}, target, 0))
             await self.step(device, f"ep{ep} WindowCovering DownOrClose",
                             lambda: self.command_follows(device, ep, COVERING, "DownOrClose", {}, target, 10000))
+
+    async def color(self, device, ep):
+        """Each colour space the FeatureMap declares: colour temperature, x/y, hue and
+        saturation; the kept value and ColorMode follow each command."""
+        kept = lambda path: self.server.attribute(device.node_id, path)
+        features = kept(f"{ep}/{COLOR}/65532") or 0
+        options = {"transitionTime": 0, "optionsMask": 0, "optionsOverride": 0}
+        spaces = []
+        if features & 0x10:
+            mireds = 300 if kept(f"{ep}/{COLOR}/7") != 300 else 350
+            spaces.append(("MoveToColorTemperature", {"colorTemperatureMireds": mireds}, 7, mireds, 2))
+        if features & 0x08:
+            x = 20000 if kept(f"{ep}/{COLOR}/3") != 20000 else 22000
+            spaces.append(("MoveToColor", {"colorX": x, "colorY": 30000}, 3, x, 1))
+        if features & 0x01:
+            hue = 120 if kept(f"{ep}/{COLOR}/0") != 120 else 60
+            spaces.append(("MoveToHueAndSaturation", {"hue": hue, "saturation": 200}, 0, hue, 0))
+        for command, payload, attribute, wanted, mode in spaces:
+            async def follows(command=command, payload=payload, attribute=attribute, wanted=wanted, mode=mode):
+                ok, seen = await self.command_follows(device, ep, COLOR, command, {**payload, **options},
+                                                      f"{ep}/{COLOR}/{attribute}", wanted)
+                mode_ok = await self.server.wait_for(lambda: kept(f"{ep}/{COLOR}/8") == mode, REPORT_FLOOR_S + 1)
+                return ok and mode_ok is not None, {**seen, "colorMode": kept(f"{ep}/{COLOR}/8")}
+            await self.step(device, f"ep{ep} ColorControl {command} (and ColorMode)", follows)
 
     def act(self, device, action, value=None):
         """What a person does at the device, through the control socket of the simulator that
