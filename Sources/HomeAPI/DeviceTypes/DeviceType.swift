@@ -39,7 +39,7 @@ protocol MatterDeviceType: DeviceType {
 let deviceTypeTypes: [any MatterDeviceType.Type] =
     [
         OnOffLightDeviceType.self, DimmableLightDeviceType.self, OnOffPluginUnitDeviceType.self, WindowCoveringDeviceType.self,
-        ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self, FanDeviceType.self, HumiditySensorDeviceType.self,
+        FanDeviceType.self, HumiditySensorDeviceType.self,
     ] + generatedDeviceTypeTypes
 
 /// An On/Off Light (Matter device type 0x0100).
@@ -106,28 +106,6 @@ func serves(_ have: any DeviceType.Type, as wanted: any DeviceType.Type) -> Bool
 
 // Device types the guides name that the simulator's profiles do not model yet: a device
 // that reports one gets it, with the traits this library knows (OnOff, LevelControl…).
-
-/// A Color Temperature Light (0x010C).
-public struct ColorTemperatureLightDeviceType: DeviceType, MatterDeviceType {
-    public static let identifier = "home.matter.0000.types.010c"
-    static let matterDeviceTypeID: UInt32 = 0x010C
-    let context: DeviceTypeContext
-    init(context: DeviceTypeContext) { self.context = context }
-    public var metadata: DeviceTypeMetadata { context.metadata }
-    public var traits: TraitCollection { context.traits }
-    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
-}
-
-/// An Extended Color Light (0x010D).
-public struct ExtendedColorLightDeviceType: DeviceType, MatterDeviceType {
-    public static let identifier = "home.matter.0000.types.010d"
-    static let matterDeviceTypeID: UInt32 = 0x010D
-    let context: DeviceTypeContext
-    init(context: DeviceTypeContext) { self.context = context }
-    public var metadata: DeviceTypeMetadata { context.metadata }
-    public var traits: TraitCollection { context.traits }
-    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
-}
 
 /// A Fan (0x002B).
 public struct FanDeviceType: DeviceType, MatterDeviceType {

@@ -72,3 +72,27 @@ public struct ThermostatDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Color Temperature Light (Matter device type 0x010C, revision 4).
+public struct ColorTemperatureLightDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.010c"
+    static let matterDeviceTypeID: UInt32 = 0x010C
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// An Extended Color Light (Matter device type 0x010D, revision 4).
+public struct ExtendedColorLightDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.010d"
+    static let matterDeviceTypeID: UInt32 = 0x010D
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

@@ -3,13 +3,13 @@
 /// The generated traits, for the engine's lists.
 let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.BooleanStateTrait.self, Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self,
-    Matter.DoorLockTrait.self, Matter.ThermostatTrait.self,
+    Matter.DoorLockTrait.self, Matter.ThermostatTrait.self, Matter.ColorControlTrait.self,
 ]
 
 /// The generated device types.
 let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     ContactSensorDeviceType.self, GenericSwitchDeviceType.self, OccupancySensorDeviceType.self, TemperatureSensorDeviceType.self,
-    DoorLockDeviceType.self, ThermostatDeviceType.self,
+    DoorLockDeviceType.self, ThermostatDeviceType.self, ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -19,4 +19,5 @@ extension MatterTraits {
     public var temperatureMeasurementTrait: Matter.TemperatureMeasurementTrait? { collection[Matter.TemperatureMeasurementTrait.self] }
     public var doorLockTrait: Matter.DoorLockTrait? { collection[Matter.DoorLockTrait.self] }
     public var thermostatTrait: Matter.ThermostatTrait? { collection[Matter.ThermostatTrait.self] }
+    public var colorControlTrait: Matter.ColorControlTrait? { collection[Matter.ColorControlTrait.self] }
 }

@@ -82,6 +82,32 @@ package enum Fixture {
         ])
     }
 
+    package static let colorControl = ClusterID(0x0300)
+
+    /// A colour light, on at full level: Color Temperature Light (0x010C, CT only) or Extended
+    /// Color Light (0x010D, every colour space), 153 to 500 mireds, with Level Control's
+    /// CoupleColorTempToLevel option set.
+    package static func colorLight(extended: Bool, serial: String) -> NodeDescription {
+        NodeDescription(endpoints: [
+            root(vendor: "Acme", product: extended ? "Color Bulb" : "Tunable White Bulb", serial: serial),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(extended ? 0x010D : 0x010C)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: identify),
+                    ClusterInstanceDescription(id: onOff, features: ["LT"], attributes: [AttributeID(0): .bool(true)]),
+                    ClusterInstanceDescription(
+                        id: levelControl, features: ["OO", "LT"],
+                        attributes: [AttributeID(0): .unsigned(254), AttributeID(0x000F): .unsigned(0x02)]),
+                    ClusterInstanceDescription(
+                        id: colorControl, features: extended ? ["HS", "EHUE", "CL", "XY", "CT"] : ["CT"],
+                        attributes: [
+                            AttributeID(0x0007): .unsigned(370), AttributeID(0x400B): .unsigned(153), AttributeID(0x400C): .unsigned(500),
+                            AttributeID(0x400D): .unsigned(153),
+                        ]),
+                ]),
+        ])
+    }
+
     /// A light or plug with the Groups cluster its device type requires (device groups).
     package static func groupable(_ deviceType: UInt32, serial: String) -> NodeDescription {
         NodeDescription(endpoints: [

@@ -1,0 +1,96 @@
+import Foundation
+import HomeAPI
+import TestDevices
+import TestWaiting
+import Testing
+
+// Issue #15: the colour lights through the Home API: `Matter.ColorControlTrait` on a Color
+// Temperature Light and an Extended Color Light, simulated in process on loopback UDP.
+
+@Suite("Color lights", .serialized)
+struct ColorLightTests {
+    /// The light's Color Control trait as the home holds it now.
+    private func colorTrait<T: DeviceType>(_ home: Home, _ id: String, _ type: T.Type) async -> Matter.ColorControlTrait? {
+        await (try? home.device(id: id))?.types.get(type)?.traits[Matter.ColorControlTrait.self]
+    }
+
+    @Test func aTunableWhiteLightsTemperatureFollowsItsCommandsAndItsDimmer() async throws {
+        let dir = try temporaryDirectory()
+        let home = try await openHome(dir)
+        let light = try await TestDevice.start(Fixture.colorLight(extended: false, serial: "CTL-1"))
+        defer {
+            Task {
+                await light.stop(); await home.close(); try? FileManager.default.removeItem(at: dir)
+            }
+        }
+        let structure = try await home.createStructure(name: "Home")
+        let device = try await commissionReporting(light, into: home, structureID: structure.id, name: "Desk Lamp")
+        let trait = try #require(await device.types.get(ColorTemperatureLightDeviceType.self)?.matterTraits.colorControlTrait)
+        #expect(trait.colorMode == .colorTemperatureMireds && trait.colorCapabilities == .colorTemperature)
+        #expect(trait.colorTempPhysicalMinMireds == 153 && trait.colorTempPhysicalMaxMireds == 500)
+
+        // Over one second; the app sees the end value and RemainingTime back at 0.
+        try await trait.moveToColorTemperature(colorTemperatureMireds: 300, transitionTime: 10, optionsMask: [], optionsOverride: [])
+        let moved = await until(signals(home.devices().batched())) {
+            let now = await colorTrait(home, device.id, ColorTemperatureLightDeviceType.self)
+            return now?.colorTemperatureMireds == 300 && now?.remainingTime == 0
+        }
+        #expect(moved)
+        // Dimming to the bottom warms the light to ColorTempPhysicalMaxMireds (CoupleColorTempToLevel).
+        let level = try #require(await device.types.get(ColorTemperatureLightDeviceType.self)?.matterTraits.levelControlTrait)
+        try await level.moveToLevel(level: 1, transitionTime: 0)
+        let warmed = await until(signals(home.devices().batched())) {
+            await colorTrait(home, device.id, ColorTemperatureLightDeviceType.self)?.colorTemperatureMireds == 500
+        }
+        #expect(warmed)
+        // No x/y on this light: the command is refused.
+        await #expect(throws: HomeError.self) {
+            try await trait.moveToColor(colorX: 1000, colorY: 1000, transitionTime: 0, optionsMask: [], optionsOverride: [])
+        }
+    }
+
+    @Test func anExtendedColorLightTakesEachColorSpaceAndRunsAColorLoop() async throws {
+        let dir = try temporaryDirectory()
+        let home = try await openHome(dir)
+        let light = try await TestDevice.start(Fixture.colorLight(extended: true, serial: "ECL-1"))
+        defer {
+            Task {
+                await light.stop(); await home.close(); try? FileManager.default.removeItem(at: dir)
+            }
+        }
+        let structure = try await home.createStructure(name: "Home")
+        let device = try await commissionReporting(light, into: home, structureID: structure.id, name: "Party Bulb")
+        let trait = try #require(await device.types.get(ExtendedColorLightDeviceType.self)?.matterTraits.colorControlTrait)
+        #expect(trait.colorCapabilities == [.hueSaturation, .enhancedHue, .colorLoop, .xy, .colorTemperature])
+
+        try await trait.moveToHueAndSaturation(hue: 120, saturation: 200, transitionTime: 0, optionsMask: [], optionsOverride: [])
+        let hueSet = await until(signals(home.devices().batched())) {
+            let now = await colorTrait(home, device.id, ExtendedColorLightDeviceType.self)
+            return now?.currentHue == 120 && now?.currentSaturation == 200 && now?.colorMode == .currentHueAndCurrentSaturation
+        }
+        #expect(hueSet)
+        try await trait.moveToColor(colorX: 20_000, colorY: 30_000, transitionTime: 5, optionsMask: [], optionsOverride: [])
+        let xySet = await until(signals(home.devices().batched())) {
+            let now = await colorTrait(home, device.id, ExtendedColorLightDeviceType.self)
+            return now?.currentX == 20_000 && now?.currentY == 30_000 && now?.colorMode == .currentXAndCurrentY
+        }
+        #expect(xySet)
+        // The colour loop from the current enhanced hue, once round in 5 s: the hue moves on its own.
+        try await trait.colorLoopSet(
+            updateFlags: [.updateAction, .updateTime], action: .activateFromEnhancedCurrentHue, direction: .increment, time: 5, startHue: 0,
+            optionsMask: [], optionsOverride: [])
+        let looping = await until(signals(home.devices().batched())) {
+            let now = await colorTrait(home, device.id, ExtendedColorLightDeviceType.self)
+            return now?.colorLoopActive == 1 && now?.enhancedColorMode == .enhancedCurrentHueAndCurrentSaturation
+                && (now?.enhancedCurrentHue ?? 0) > 0
+        }
+        #expect(looping)
+        try await trait.colorLoopSet(
+            updateFlags: [.updateAction], action: .deactivate, direction: .increment, time: 0, startHue: 0, optionsMask: [],
+            optionsOverride: [])
+        let stopped = await until(signals(home.devices().batched())) {
+            await colorTrait(home, device.id, ExtendedColorLightDeviceType.self)?.colorLoopActive == 0
+        }
+        #expect(stopped)
+    }
+}
