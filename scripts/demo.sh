@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's main job: the demo home (DeviceProfiles/homes/demo-home.yaml) as 19 real
+# The project's main job: the demo home (DeviceProfiles/homes/demo-home.yaml) as 21 real
 # Matter nodes in one process, on a private fake LAN (network namespaces with their own
 # D-Bus and Avahi; nothing touches the real network), with a cloud relay on a "cloud" host
 # and a controller walkthrough on a "phone" host: commission every device into its rooms,

@@ -39,7 +39,7 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 
 # The team's cross-check harness, in the version that waits with `avahi-browse … | grep -q
-# '^='` under pipefail, never sees a home: its 19 nodes fill more than a pipe buffer, grep
+# '^='` under pipefail, never sees a home: its 21 nodes fill more than a pipe buffer, grep
 # quits at the first match and avahi-browse dies of SIGPIPE. Such a harness runs as a copy
 # that reads the whole listing (grep -c); every other line is its own.
 RUN_INTEROP="$INTEROP"

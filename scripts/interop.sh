@@ -99,7 +99,7 @@ if [ "${INTEROP_SKIP_GROUP:-}" = "" ]; then
     "$SIM" home "$ROOT/scripts/interop/group-home.yaml"
 fi
 # A home: the device with both a light and a covering, commissioned while the demo home's
-# 19 nodes run in one process and then one process each (scripts/interop-home.sh checks
+# 21 nodes run in one process and then one process each (scripts/interop-home.sh checks
 # every device of the home the same way; its steps land in $OUT/home/).
 if [ "${INTEROP_SKIP_HOME:-}" = "" ]; then
   echo "interop: home (Light and Shade in the demo home, both modes) ..."

@@ -14,7 +14,10 @@ enum DeviceKeys {
         "hardwareVersion", "hardwareVersionString", "softwareVersion", "softwareVersionString", "uniqueID",
     ]
     static let commissioning = ["passcode", "discriminator"]
-    static let behaviour = ["level", "windowCovering"]
+    static let behaviour = ["level", "windowCovering", "reading"]
+    static let behaviourReading = ["schedule", "randomWalk"]
+    static let readingSchedule = ["points", "repeatEvery"]
+    static let readingRandomWalk = ["every", "step", "min", "max"]
     static let behaviourLevel = ["defaultTransitionTime", "defaultMoveRate"]
     static let behaviourWindowCovering = ["liftSpeed", "tiltSpeed"]
     static let endpoint = ["deviceTypes", "clusters", "cloudOnly"]
@@ -60,6 +63,7 @@ struct BehaviourDocument {
     var defaultMoveRate: Located<UInt8>?
     var liftSpeed: Located<Double>?
     var tiltSpeed: Located<Double>?
+    var reading: Located<DeviceBehaviour.Reading>?
 
     /// `other`'s settings win where given.
     func overlaid(with other: BehaviourDocument) -> BehaviourDocument {
@@ -67,7 +71,8 @@ struct BehaviourDocument {
             defaultTransitionTime: other.defaultTransitionTime ?? defaultTransitionTime,
             defaultMoveRate: other.defaultMoveRate ?? defaultMoveRate,
             liftSpeed: other.liftSpeed ?? liftSpeed,
-            tiltSpeed: other.tiltSpeed ?? tiltSpeed)
+            tiltSpeed: other.tiltSpeed ?? tiltSpeed,
+            reading: other.reading ?? reading)
     }
 }
 
@@ -240,7 +245,80 @@ struct DocumentParser {
                 }
             }
         }
+        if let n = fields["reading"] {
+            let p = path.key("reading")
+            if let reading = parseReading(n, at: p) { out.reading = Located(value: reading, origin: reader.origin(p, n)) }
+        }
         return out
+    }
+
+    /// `reading: {schedule: {points: [[SECONDS, VALUE], …], repeatEvery: SECONDS}}` or
+    /// `reading: {randomWalk: {every: SECONDS, step: S, min: LOW, max: HIGH}}`.
+    func parseReading(_ node: YAMLNode, at path: ProfilePath) -> DeviceBehaviour.Reading? {
+        guard let fields = reader.fields(node, at: path, known: DeviceKeys.behaviourReading, what: "a reading mapping") else { return nil }
+        guard fields.entries.count == 1 else {
+            reader.error(path, node, "expected one of schedule or randomWalk, got \(fields.entries.count == 0 ? "neither" : "both")")
+            return nil
+        }
+        let day = 0.0...(366 * 86_400)
+        if let n = fields["schedule"] {
+            let p = path.key("schedule")
+            guard let schedule = reader.fields(n, at: p, known: DeviceKeys.readingSchedule, what: "a schedule mapping"),
+                let pointsNode = reader.require(schedule, "points", at: p, node: n),
+                let items = reader.list(pointsNode, at: p.key("points"), what: "a list of [seconds, value] pairs")
+            else { return nil }
+            var points: [DeviceBehaviour.Reading.SchedulePoint] = []
+            for (index, item) in items.enumerated() {
+                let q = p.key("points").index(index)
+                guard case .sequence(let pair, _) = item, pair.count == 2 else {
+                    reader.error(q, item, "expected a [seconds, value] pair, got \(item.shortDescription)")
+                    continue
+                }
+                guard let at = reader.number(pair[0], at: q.index(0), in: day, unit: " (seconds since the node started)"),
+                    let value = reader.number(pair[1], at: q.index(1), in: -273.15...327.67)
+                else { continue }
+                points.append(.init(at: at, value: value))
+            }
+            guard !points.isEmpty else {
+                if items.isEmpty {
+                    reader.error(p.key("points"), pointsNode, "expected at least one [seconds, value] pair, got an empty list")
+                }
+                return nil
+            }
+            var repeatEvery: Double?
+            if let r = schedule["repeatEvery"] {
+                guard let every = reader.number(r, at: p.key("repeatEvery"), in: 1...day.upperBound, unit: " (seconds)") else { return nil }
+                if let late = points.first(where: { $0.at >= every }) {
+                    reader.error(p.key("repeatEvery"), r, "expected more than the last point's time (\(late.at) s), got \(every)")
+                    return nil
+                }
+                repeatEvery = every
+            }
+            return .schedule(points: points, repeatEvery: repeatEvery)
+        }
+        if let n = fields["randomWalk"] {
+            let p = path.key("randomWalk")
+            guard let walk = reader.fields(n, at: p, known: DeviceKeys.readingRandomWalk, what: "a randomWalk mapping") else { return nil }
+            var numbers: [String: Double] = [:]
+            for (key, range, unit) in [
+                ("every", 0.1...day.upperBound, " (seconds)"), ("step", 0.0...100.0, ""), ("min", -273.15...327.67, ""),
+                ("max", -273.15...327.67, ""),
+            ] {
+                guard let v = reader.require(walk, key, at: p, node: n),
+                    let number = reader.number(v, at: p.key(key), in: range, unit: unit)
+                else { return nil }
+                numbers[key] = number
+            }
+            guard let every = numbers["every"], let step = numbers["step"], let low = numbers["min"], let high = numbers["max"] else {
+                return nil
+            }
+            guard low <= high else {
+                reader.error(p.key("max"), walk["max"], "expected at least min (\(low)), got \(high)")
+                return nil
+            }
+            return .randomWalk(every: every, step: step, min: low, max: high)
+        }
+        return nil
     }
 
     // MARK: Endpoints

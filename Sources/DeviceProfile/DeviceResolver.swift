@@ -38,11 +38,18 @@ struct DeviceResolver {
         // The home's cloud block, under the profile's, under the home entry's.
         let cloud = CloudDocument.combine(CloudDocument.combine(overrides.homeCloud, doc.cloud), overrides.cloud)
         applyCloudOnly(cloud?.cloudOnly ?? [], to: &endpoints)
+        let behaviourDocument = doc.behaviour.overlaid(with: overrides.behaviour)
+        // A reading drives Temperature Measurement (0x0402), the one cluster it is for so far.
+        if let reading = behaviourDocument.reading,
+            !endpoints.contains(where: { $0.resolved.clusters.contains { $0.id == ClusterID(0x0402) } })
+        {
+            sink.error(reading.origin, "expected a device with a TemperatureMeasurement cluster for a reading; this one has none")
+        }
 
         guard sink.count == before else { return nil }
 
         let resolvedIdentity = extractIdentity(endpoints)
-        let behaviour = resolveBehaviour(doc.behaviour.overlaid(with: overrides.behaviour))
+        let behaviour = resolveBehaviour(behaviourDocument)
         let generated = CommissioningCodes.generated(
             serialNumber: resolvedIdentity.serialNumber, vendorID: resolvedIdentity.vendorID, productID: resolvedIdentity.productID)
         let passcode = overrides.passcode ?? doc.passcode
@@ -476,6 +483,7 @@ struct DeviceResolver {
                 tiltSpeed: doc.tiltSpeed?.value ?? defaults.windowCovering.tiltSpeed),
             level: .init(
                 defaultTransitionTime: doc.defaultTransitionTime?.value ?? defaults.level.defaultTransitionTime,
-                defaultMoveRate: doc.defaultMoveRate?.value ?? defaults.level.defaultMoveRate))
+                defaultMoveRate: doc.defaultMoveRate?.value ?? defaults.level.defaultMoveRate),
+            reading: doc.reading?.value)
     }
 }

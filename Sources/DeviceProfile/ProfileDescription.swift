@@ -37,6 +37,17 @@ public struct ProfileDescription: Sendable {
         add(
             "                 window covering: lift \(Self.number(b.windowCovering.liftSpeed)) %/s, "
                 + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
+        switch b.reading {
+        case .schedule(let points, let repeatEvery)?:
+            let list = points.map { "\(Self.number($0.value)) at \(Self.number($0.at)) s" }.joined(separator: ", ")
+            add("                 reading: schedule \(list)" + (repeatEvery.map { ", every \(Self.number($0)) s" } ?? ""))
+        case .randomWalk(let every, let step, let low, let high)?:
+            add(
+                "                 reading: random walk, up to \(Self.number(step)) every \(Self.number(every)) s, within \(Self.number(low)) to \(Self.number(high))"
+            )
+        case nil:
+            break
+        }
         if !device.cloud.isEmpty {
             // Secrets are not printed, only which one the device will use.
             let how =

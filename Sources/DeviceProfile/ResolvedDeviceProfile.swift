@@ -114,12 +114,31 @@ public struct DeviceBehaviour: Sendable, Hashable {
         }
     }
 
+    /// Where a measurement's reading comes from besides `act`: times in seconds since the
+    /// node started, values in the cluster's unit (degrees Celsius for a thermometer).
+    public enum Reading: Sendable, Hashable {
+        case schedule(points: [SchedulePoint], repeatEvery: Double?)
+        case randomWalk(every: Double, step: Double, min: Double, max: Double)
+
+        public struct SchedulePoint: Sendable, Hashable {
+            public var at: Double
+            public var value: Double
+            public init(at: Double, value: Double) {
+                self.at = at
+                self.value = value
+            }
+        }
+    }
+
     public var windowCovering: WindowCovering
     public var level: Level
+    /// nil: the reading stays as set (the profile's value, or the last `act`).
+    public var reading: Reading?
 
-    public init(windowCovering: WindowCovering = .init(), level: Level = .init()) {
+    public init(windowCovering: WindowCovering = .init(), level: Level = .init(), reading: Reading? = nil) {
         self.windowCovering = windowCovering
         self.level = level
+        self.reading = reading
     }
 }
 

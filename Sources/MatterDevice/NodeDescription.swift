@@ -77,9 +77,33 @@ public struct ClusterBehavior: Sendable, Hashable {
     /// Window covering: how fast the tilt moves.
     public var tiltSpeed: MotionSpeed?
 
-    public init(liftSpeed: MotionSpeed? = nil, tiltSpeed: MotionSpeed? = nil) {
+    /// A measurement cluster: where its reading comes from besides `act` (a constant otherwise).
+    public var reading: SensorReading?
+
+    public init(liftSpeed: MotionSpeed? = nil, tiltSpeed: MotionSpeed? = nil, reading: SensorReading? = nil) {
         self.liftSpeed = liftSpeed
         self.tiltSpeed = tiltSpeed
+        self.reading = reading
+    }
+}
+
+/// How a sensor's reading changes on its own, on the node clock, in the cluster's unit
+/// (degrees Celsius for Temperature Measurement). A reading forced with `act` holds until the
+/// next scheduled point, or for one step of the walk, which then goes on from it.
+public enum SensorReading: Sendable, Hashable {
+    /// Values at times since the node started; after `repeatEvery` the schedule starts over.
+    case schedule([SchedulePoint], repeatEvery: Duration?)
+    /// Every `every`, a move of up to `step` either way (uniform), kept within `range`. The
+    /// seed makes a device's walk the same on every run.
+    case randomWalk(every: Duration, step: Double, range: ClosedRange<Double>, seed: UInt64)
+
+    public struct SchedulePoint: Sendable, Hashable {
+        public var at: Duration
+        public var value: Double
+        public init(at: Duration, value: Double) {
+            self.at = at
+            self.value = value
+        }
     }
 }
 

@@ -218,7 +218,7 @@ extension NodeRuntime {
         case DoorLockServer.clusterID: DoorLockServer(features: instance.features)
         case ThermostatServer.clusterID: ThermostatServer(features: instance.features)
         case SwitchServer.clusterID: SwitchServer(features: instance.features)
-        case TemperatureMeasurementServer.clusterID: TemperatureMeasurementServer()
+        case TemperatureMeasurementServer.clusterID: TemperatureMeasurementServer(reading: instance.behavior.reading)
         case OccupancySensingServer.clusterID: OccupancySensingServer(features: instance.features)
         case ColorControlServer.clusterID: ColorControlServer(features: instance.features)
         case GeneralCommissioningServer.clusterID: GeneralCommissioningServer(configuration: commissioningConfiguration)

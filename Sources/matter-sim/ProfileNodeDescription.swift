@@ -71,6 +71,9 @@ extension ResolvedDeviceProfile {
     }
 
     private func behavior(of cluster: ResolvedCluster) -> ClusterBehavior {
+        if cluster.id == ClusterID(0x0402), let reading = behaviour.reading {
+            return ClusterBehavior(reading: sensorReading(reading))
+        }
         // Window Covering (0x0102) is the one cluster whose motion the profile times.
         guard cluster.id == ClusterID(0x0102) else { return ClusterBehavior() }
         func speed(_ percentPerSecond: Double) -> MotionSpeed {
@@ -79,5 +82,19 @@ extension ResolvedDeviceProfile {
         return ClusterBehavior(
             liftSpeed: speed(behaviour.windowCovering.liftSpeed),
             tiltSpeed: speed(behaviour.windowCovering.tiltSpeed))
+    }
+
+    /// The profile's reading for the node clock; a walk is seeded from the serial number, so
+    /// a device walks the same way on every run and two devices walk differently.
+    private func sensorReading(_ reading: DeviceBehaviour.Reading) -> SensorReading {
+        func duration(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
+        switch reading {
+        case .schedule(let points, let repeatEvery):
+            return .schedule(points.map { .init(at: duration($0.at), value: $0.value) }, repeatEvery: repeatEvery.map(duration))
+        case .randomWalk(let every, let step, let low, let high):
+            // FNV-1a of the serial number.
+            let seed = identity.serialNumber.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            return .randomWalk(every: duration(every), step: step, range: low...high, seed: seed)
+        }
     }
 }

@@ -430,6 +430,42 @@ struct ValidationErrorTests {
         #expect(expectOne(diags, at: "behaviour.level.defaultMoveRate") == "expected an integer in 1...254, got 255")
     }
 
+    @Test("a sensor reading's schedule or random walk is checked, and needs a thermometer")
+    func reading() throws {
+        let thermometer = "deviceTypes: [TemperatureSensor]"
+        let walk = try #require(
+            try memoryLoader([:]).loadDevice(
+                yaml: device(thermometer, extra: "behaviour:\n  reading: {randomWalk: {every: 60, step: 0.2, min: 18, max: 24}}"),
+                file: "t.yaml"))
+        #expect(walk.behaviour.reading == .randomWalk(every: 60, step: 0.2, min: 18, max: 24))
+        let schedule = try #require(
+            try memoryLoader([:]).loadDevice(
+                yaml: device(thermometer, extra: "behaviour:\n  reading: {schedule: {points: [[0, 19.5], [3600, 21]], repeatEvery: 7200}}"),
+                file: "t.yaml"))
+        #expect(
+            schedule.behaviour.reading == .schedule(points: [.init(at: 0, value: 19.5), .init(at: 3600, value: 21)], repeatEvery: 7200))
+
+        let both = diagnostics(
+            device(
+                thermometer, extra: "behaviour:\n  reading: {schedule: {points: [[0, 1]]}, randomWalk: {every: 1, step: 1, min: 0, max: 1}}"
+            ))
+        #expect(expectOne(both, at: "behaviour.reading") == "expected one of schedule or randomWalk, got both")
+        let upsideDown = diagnostics(
+            device(thermometer, extra: "behaviour:\n  reading: {randomWalk: {every: 60, step: 1, min: 25, max: 18}}"))
+        #expect(expectOne(upsideDown, at: "behaviour.reading.randomWalk.max") == "expected at least min (25.0), got 18.0")
+        let badPair = diagnostics(device(thermometer, extra: "behaviour:\n  reading: {schedule: {points: [[0, 19.5], [60]]}}"))
+        #expect(expectOne(badPair, at: "behaviour.reading.schedule.points[1]") == "expected a [seconds, value] pair, got a list")
+        let late = diagnostics(
+            device(thermometer, extra: "behaviour:\n  reading: {schedule: {points: [[0, 1], [90, 2]], repeatEvery: 60}}"))
+        #expect(
+            expectOne(late, at: "behaviour.reading.schedule.repeatEvery") == "expected more than the last point's time (90.0 s), got 60.0")
+        let light = diagnostics(
+            device("deviceTypes: [OnOffLight]", extra: "behaviour:\n  reading: {randomWalk: {every: 60, step: 1, min: 0, max: 1}}"))
+        #expect(
+            expectOne(light, at: "behaviour.reading")
+                == "expected a device with a TemperatureMeasurement cluster for a reading; this one has none")
+    }
+
     @Test("missing required keys")
     func missingKeys() {
         let diags = diagnostics("name: Nothing\n")

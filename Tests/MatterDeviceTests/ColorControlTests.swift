@@ -55,8 +55,9 @@ import Testing
         #expect(await get(node, A.mode) == 2)
         let accepted = uintList(await node.value(1, Self.color, IDs.acceptedCommandList.rawValue))
         #expect(accepted == [0x0A, 0x47, 0x4B, 0x4C])
-        #expect(await node.invoke(1, Self.color, C.moveToColor, fields((0, u(100)), (1, u(100)), (2, u(0)), (3, u(0)), (4, u(0))))
-            == InvokeResult.failure(.unsupportedCommand))
+        #expect(
+            await node.invoke(1, Self.color, C.moveToColor, fields((0, u(100)), (1, u(100)), (2, u(0)), (3, u(0)), (4, u(0))))
+                == InvokeResult.failure(.unsupportedCommand))
     }
 
     @Test func moveToColorTemperatureRunsOnTheClockWithinThePhysicalRange() async throws {
@@ -108,8 +109,9 @@ import Testing
         await clock.advance(by: .seconds(2))
         #expect(await get(node, A.hue) == stopped)
         // A zero rate with Up is an invalid command.
-        #expect(await node.invoke(1, Self.color, C.moveHue, fields((0, u(1)), (1, u(0)), (2, u(0)), (3, u(0))))
-            == InvokeResult.failure(.invalidCommand))
+        #expect(
+            await node.invoke(1, Self.color, C.moveHue, fields((0, u(1)), (1, u(0)), (2, u(0)), (3, u(0))))
+                == InvokeResult.failure(.invalidCommand))
     }
 
     @Test func moveAndStepStopAtTheirBoundsAndStopMoveStepHolds() async throws {
@@ -138,8 +140,9 @@ import Testing
         #expect(await (get(node, A.x), get(node, A.y)) == (2_000, 3_000))
         await clock.advance(by: .seconds(5))
         #expect(await get(node, A.x) == 0)
-        #expect(await node.invoke(1, Self.color, C.stepColor, fields((0, .signed(0)), (1, .signed(0)), (2, u(0)), (3, u(0)), (4, u(0))))
-            == InvokeResult.failure(.invalidCommand))
+        #expect(
+            await node.invoke(1, Self.color, C.stepColor, fields((0, .signed(0)), (1, .signed(0)), (2, u(0)), (3, u(0)), (4, u(0))))
+                == InvokeResult.failure(.invalidCommand))
         _ = await node.invoke(1, Self.color, C.stepColor, fields((0, .signed(500)), (1, .signed(-500)), (2, u(0)), (3, u(0)), (4, u(0))))
         #expect(await (get(node, A.x), get(node, A.y)) == (500, 2_500))
     }

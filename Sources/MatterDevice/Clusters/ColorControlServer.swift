@@ -182,7 +182,11 @@ final class ColorControlServer: StandardClusterServer {
             let range = enhanced ? Self.enhancedHueRange : Self.hueRange
             let change = Self.hueChange(from: value(attribute, context), to: hue, direction: direction, range: range)
             return start(
-                [Motion(attribute: attribute, from: value(attribute, context), change: change, duration: tenths(fields, 2), range: range, wraps: true)],
+                [
+                    Motion(
+                        attribute: attribute, from: value(attribute, context), change: change, duration: tenths(fields, 2), range: range,
+                        wraps: true)
+                ],
                 mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
 
         case Command.moveHue, Command.enhancedMoveHue, Command.moveSaturation:
@@ -225,7 +229,11 @@ final class ColorControlServer: StandardClusterServer {
             let change = mode == 1 ? size : -size
             let target = saturation ? min(max(current + change, range.lowerBound), range.upperBound) : current + change
             return start(
-                [Motion(attribute: attribute, from: current, change: target - current, duration: tenths(fields, 2), range: range, wraps: !saturation)],
+                [
+                    Motion(
+                        attribute: attribute, from: current, change: target - current, duration: tenths(fields, 2), range: range,
+                        wraps: !saturation)
+                ],
                 mode: saturation ? nil : enhanced ? .enhancedHueSaturation : .hueSaturation, context)
 
         case Command.moveToSaturation:
@@ -235,7 +243,9 @@ final class ColorControlServer: StandardClusterServer {
 
         case Command.moveToHueAndSaturation, Command.enhancedMoveToHueAndSaturation:
             let enhanced = command == Command.enhancedMoveToHueAndSaturation
-            guard let hue = fields.field(0)?.integerValue, let saturation = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            guard let hue = fields.field(0)?.integerValue, let saturation = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
             guard shouldExecute(fields, maskTag: 3, context) else { return .success }
             let attribute = enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
             let range = enhanced ? Self.enhancedHueRange : Self.hueRange
@@ -244,7 +254,9 @@ final class ColorControlServer: StandardClusterServer {
             let change = Self.hueChange(from: value(attribute, context), to: hue, direction: 0, range: range)
             return start(
                 [
-                    Motion(attribute: attribute, from: value(attribute, context), change: change, duration: duration, range: range, wraps: true),
+                    Motion(
+                        attribute: attribute, from: value(attribute, context), change: change, duration: duration, range: range, wraps: true
+                    ),
                     to(Attribute.currentSaturation, saturation, over: duration, context),
                 ], mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
 
@@ -252,10 +264,14 @@ final class ColorControlServer: StandardClusterServer {
             guard let x = fields.field(0)?.integerValue, let y = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
             guard shouldExecute(fields, maskTag: 3, context) else { return .success }
             let duration = tenths(fields, 2)
-            return start([to(Attribute.currentX, x, over: duration, context), to(Attribute.currentY, y, over: duration, context)], mode: .xy, context)
+            return start(
+                [to(Attribute.currentX, x, over: duration, context), to(Attribute.currentY, y, over: duration, context)], mode: .xy, context
+            )
 
         case Command.moveColor:
-            guard let rateX = fields.field(0)?.integerValue, let rateY = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            guard let rateX = fields.field(0)?.integerValue, let rateY = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
             guard shouldExecute(fields, maskTag: 2, context) else { return .success }
             // Both rates zero: the colour stops where it is (3.2.11.12).
             if rateX == 0 && rateY == 0 {
@@ -270,7 +286,9 @@ final class ColorControlServer: StandardClusterServer {
             return start(moving, mode: .xy, context)
 
         case Command.stepColor:
-            guard let stepX = fields.field(0)?.integerValue, let stepY = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
+            guard let stepX = fields.field(0)?.integerValue, let stepY = fields.field(1)?.integerValue else {
+                return .failure(.invalidCommand)
+            }
             // Both steps zero: an invalid command (3.2.11.13).
             guard stepX != 0 || stepY != 0 else { return .failure(.invalidCommand) }
             guard shouldExecute(fields, maskTag: 3, context) else { return .success }
@@ -313,7 +331,11 @@ final class ColorControlServer: StandardClusterServer {
             let bounds = temperatureBounds(fields, minimumTag: 3, maximumTag: 4, context)
             let current = value(Attribute.colorTemperatureMireds, context)
             return start(
-                [to(Attribute.colorTemperatureMireds, current + (mode == 1 ? size : -size), over: tenths(fields, 2), within: bounds, context)],
+                [
+                    to(
+                        Attribute.colorTemperatureMireds, current + (mode == 1 ? size : -size), over: tenths(fields, 2), within: bounds,
+                        context)
+                ],
                 mode: .temperature, context)
 
         case Command.stopMoveStep:
@@ -500,7 +522,8 @@ final class ColorControlServer: StandardClusterServer {
 
     /// A MoveTo within bounds (0 to 0xFEFF for x/y, 0 to 254 for saturation unless given).
     private func to(
-        _ attribute: AttributeID, _ target: Int64, over duration: Duration, within bounds: ClosedRange<Int64>? = nil, _ context: ClusterContext
+        _ attribute: AttributeID, _ target: Int64, over duration: Duration, within bounds: ClosedRange<Int64>? = nil,
+        _ context: ClusterContext
     ) -> Motion {
         let range = bounds ?? (attribute == Attribute.currentSaturation ? Self.hueRange : 0...Self.maxColorValue)
         let current = value(attribute, context)
@@ -541,7 +564,9 @@ final class ColorControlServer: StandardClusterServer {
 
     /// A Move/Step's ColorTemperatureMinimumMireds/MaximumMireds: 0 means the physical bound,
     /// and neither goes past it (3.2.11.21.3).
-    private func temperatureBounds(_ fields: CommandFields, minimumTag: UInt8, maximumTag: UInt8, _ context: ClusterContext) -> ClosedRange<Int64> {
+    private func temperatureBounds(
+        _ fields: CommandFields, minimumTag: UInt8, maximumTag: UInt8, _ context: ClusterContext
+    ) -> ClosedRange<Int64> {
         let physical = physicalMireds(context)
         let low = fields.field(minimumTag)?.integerValue.flatMap { $0 == 0 ? nil : $0 } ?? physical.lowerBound
         let high = fields.field(maximumTag)?.integerValue.flatMap { $0 == 0 ? nil : $0 } ?? physical.upperBound
