@@ -116,6 +116,74 @@ struct DeviceEventTests {
         #expect(ongoing.values.value[0].number < complete.number)
     }
 
+    @Test func aLongPressAShortReleaseAndALatchingSwitchReachTheApp() async throws {
+        let rig = try await Rig.make()
+        let button = try await TestDevice.start(Fixture.genericSwitch())
+        let rocker = try await TestDevice.start(sensor(0x000F, 0x003B, features: ["LS"], serial: "ROCKER-1"))
+        defer {
+            Task {
+                await button.stop(); await rocker.stop(); await rig.close()
+            }
+        }
+        let buttonType = try #require(await rig.add(button, name: "Wall Button").types.get(GenericSwitchDeviceType.self))
+        let rockerType = try #require(await rig.add(rocker, name: "Rocker").types.get(GenericSwitchDeviceType.self))
+        for d in [button, rocker] { #expect(await d.untilSubscribed()) }
+        let long = Received(buttonType.events.subscribe(Matter.SwitchTrait.LongPressEvent.self))
+        let longRelease = Received(buttonType.events.subscribe(Matter.SwitchTrait.LongReleaseEvent.self))
+        let shortRelease = Received(buttonType.events.subscribe(Matter.SwitchTrait.ShortReleaseEvent.self))
+        let latched = Received(rockerType.events.subscribe(Matter.SwitchTrait.SwitchLatchedEvent.self))
+        defer {
+            long.stop(); longRelease.stop(); shortRelease.stop(); latched.stop()
+        }
+
+        // Held past the long-press threshold: LongPress, then LongRelease, and no ShortRelease.
+        try await button.node.act(.press(.long))
+        #expect(await longRelease.values.until { $0.count == 1 })
+        #expect(long.values.value.map(\.newPosition) == [1] && longRelease.values.value.map(\.previousPosition) == [1])
+        #expect(long.values.value[0].number < longRelease.values.value[0].number)
+        #expect(shortRelease.values.value.isEmpty)
+        // A short press: one ShortRelease.
+        try await button.node.act(.press(.single))
+        #expect(await shortRelease.values.until { $0.map(\.previousPosition) == [1] })
+        // The latching rocker goes to its other position and back: SwitchLatched each time.
+        try await rocker.node.act(.press(.single))
+        try await rocker.node.act(.press(.single))
+        #expect(await latched.values.until { $0.map(\.newPosition) == [1, 0] })
+    }
+
+    @Test func aLocksWrongCodeLockoutAndItsUserChangesReachTheApp() async throws {
+        let rig = try await Rig.make()
+        let lock = try await TestDevice.start(Fixture.doorLock())
+        defer {
+            Task {
+                await lock.stop(); await rig.close()
+            }
+        }
+        let type = try #require(await rig.add(lock, name: "Front Door Lock").types.get(DoorLockDeviceType.self))
+        let trait = try #require(type.matterTraits.doorLockTrait)
+        #expect(trait.wrongCodeEntryLimit == 3)
+        #expect(await lock.untilSubscribed())
+        let alarms = Received(type.events.subscribe(Matter.DoorLockTrait.DoorLockAlarmEvent.self))
+        let errors = Received(type.events.subscribe(Matter.DoorLockTrait.LockOperationErrorEvent.self))
+        let userChanges = Received(type.events.subscribe(Matter.DoorLockTrait.LockUserChangeEvent.self))
+        defer {
+            alarms.stop(); errors.stop(); userChanges.stop()
+        }
+
+        // A user added from the app (SetUser, a Timed Invoke): LockUserChange.
+        try await trait.setUser(operationType: .add, userIndex: 2, userName: "Guest", userStatus: .occupiedEnabled, userType: .unrestrictedUser)
+        #expect(await userChanges.values.until { $0.count == 1 })
+        let added = userChanges.values.value[0]
+        #expect(added.lockDataType == .userIndex && added.dataOperationType == .add && added.userIndex == 2)
+        // Three wrong PINs reach WrongCodeEntryLimit: a LockOperationError each, then DoorLockAlarm.
+        for _ in 0..<3 {
+            await #expect(throws: HomeError.self) { try await trait.unlockDoor(pinCode: Data("0000".utf8)) }
+        }
+        #expect(await alarms.values.until { $0.map(\.alarmCode) == [.wrongCodeEntryLimit] })
+        #expect(await errors.values.until { $0.count == 3 })
+        #expect(errors.values.value.allSatisfy { $0.operationError == .invalidCredential && $0.lockOperationType == .unlock })
+    }
+
     @Test func aThermometersReadingAndAMotionSensorsOccupancyReachTheirTraits() async throws {
         let rig = try await Rig.make()
         let thermometer = try await TestDevice.start(sensor(0x0302, 0x0402, serial: "TEMP-1"))
