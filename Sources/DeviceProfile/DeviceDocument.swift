@@ -14,7 +14,8 @@ enum DeviceKeys {
         "hardwareVersion", "hardwareVersionString", "softwareVersion", "softwareVersionString", "uniqueID",
     ]
     static let commissioning = ["passcode", "discriminator"]
-    static let behaviour = ["level", "windowCovering", "reading"]
+    static let behaviour = ["level", "windowCovering", "reading", "room"]
+    static let behaviourRoom = ["every", "heatingRate", "coolingRate", "leakPercent"]
     static let behaviourReading = ["schedule", "randomWalk"]
     static let readingSchedule = ["points", "repeatEvery"]
     static let readingRandomWalk = ["every", "step", "min", "max"]
@@ -64,6 +65,8 @@ struct BehaviourDocument {
     var liftSpeed: Located<Double>?
     var tiltSpeed: Located<Double>?
     var reading: Located<DeviceBehaviour.Reading>?
+    /// Each room setting on its own, so a home can change one.
+    var room: [String: Located<Double>] = [:]
 
     /// `other`'s settings win where given.
     func overlaid(with other: BehaviourDocument) -> BehaviourDocument {
@@ -72,7 +75,8 @@ struct BehaviourDocument {
             defaultMoveRate: other.defaultMoveRate ?? defaultMoveRate,
             liftSpeed: other.liftSpeed ?? liftSpeed,
             tiltSpeed: other.tiltSpeed ?? tiltSpeed,
-            reading: other.reading ?? reading)
+            reading: other.reading ?? reading,
+            room: room.merging(other.room) { _, theirs in theirs })
     }
 }
 
@@ -242,6 +246,23 @@ struct DocumentParser {
                     guard let speed = reader.number(v, at: q, in: 0.1...100, unit: " (percent per second)") else { continue }
                     let located = Located(value: speed, origin: reader.origin(q, v))
                     if key == "liftSpeed" { out.liftSpeed = located } else { out.tiltSpeed = located }
+                }
+            }
+        }
+        if let n = fields["room"] {
+            let p = path.key("room")
+            if let room = reader.fields(n, at: p, known: DeviceKeys.behaviourRoom, what: "a room behaviour mapping") {
+                let ranges: [String: (ClosedRange<Double>, String)] = [
+                    "every": (1...3_600, " (seconds)"), "heatingRate": (0...10, " (°C per step)"),
+                    "coolingRate": (0...10, " (°C per step)"),
+                    "leakPercent": (0...100, " (percent of the outdoor gap per step)"),
+                ]
+                for key in DeviceKeys.behaviourRoom {
+                    guard let v = room[key], let (range, unit) = ranges[key] else { continue }
+                    let q = p.key(key)
+                    if let number = reader.number(v, at: q, in: range, unit: unit) {
+                        out.room[key] = Located(value: number, origin: reader.origin(q, v))
+                    }
                 }
             }
         }

@@ -484,6 +484,11 @@ struct DeviceResolver {
             level: .init(
                 defaultTransitionTime: doc.defaultTransitionTime?.value ?? defaults.level.defaultTransitionTime,
                 defaultMoveRate: doc.defaultMoveRate?.value ?? defaults.level.defaultMoveRate),
-            reading: doc.reading?.value)
+            reading: doc.reading?.value,
+            room: .init(
+                every: doc.room["every"]?.value ?? defaults.room.every,
+                heatingRate: doc.room["heatingRate"]?.value ?? defaults.room.heatingRate,
+                coolingRate: doc.room["coolingRate"]?.value ?? defaults.room.coolingRate,
+                leakPercent: doc.room["leakPercent"]?.value ?? defaults.room.leakPercent))
     }
 }

@@ -37,6 +37,13 @@ public struct ProfileDescription: Sendable {
         add(
             "                 window covering: lift \(Self.number(b.windowCovering.liftSpeed)) %/s, "
                 + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
+        let room = b.room
+        // The room is a thermostat's (Thermostat, 0x0201).
+        if device.endpoints.contains(where: { $0.clusters.contains { $0.id == ClusterID(0x0201) } }) {
+            add(
+                "                 room: every \(Self.number(room.every)) s, heating +\(Self.number(room.heatingRate)) °C, "
+                    + "cooling -\(Self.number(room.coolingRate)) °C, \(Self.number(room.leakPercent)) % toward outdoors")
+        }
         switch b.reading {
         case .schedule(let points, let repeatEvery)?:
             let list = points.map { "\(Self.number($0.value)) at \(Self.number($0.at)) s" }.joined(separator: ", ")

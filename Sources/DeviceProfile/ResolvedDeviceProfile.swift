@@ -130,15 +130,33 @@ public struct DeviceBehaviour: Sendable, Hashable {
         }
     }
 
+    /// A thermostat's room: every `every` seconds it warms by `heatingRate` °C while the
+    /// thermostat heats, cools by `coolingRate` while it cools, and otherwise moves
+    /// `leakPercent` of the way toward OutdoorTemperature.
+    public struct Room: Sendable, Hashable {
+        public var every: Double
+        public var heatingRate: Double
+        public var coolingRate: Double
+        public var leakPercent: Double
+        public init(every: Double = 30, heatingRate: Double = 0.1, coolingRate: Double = 0.1, leakPercent: Double = 2) {
+            self.every = every
+            self.heatingRate = heatingRate
+            self.coolingRate = coolingRate
+            self.leakPercent = leakPercent
+        }
+    }
+
     public var windowCovering: WindowCovering
     public var level: Level
     /// nil: the reading stays as set (the profile's value, or the last `act`).
     public var reading: Reading?
+    public var room: Room
 
-    public init(windowCovering: WindowCovering = .init(), level: Level = .init(), reading: Reading? = nil) {
+    public init(windowCovering: WindowCovering = .init(), level: Level = .init(), reading: Reading? = nil, room: Room = .init()) {
         self.windowCovering = windowCovering
         self.level = level
         self.reading = reading
+        self.room = room
     }
 }
 

@@ -79,11 +79,31 @@ public struct ClusterBehavior: Sendable, Hashable {
 
     /// A measurement cluster: where its reading comes from besides `act` (a constant otherwise).
     public var reading: SensorReading?
+    /// Thermostat: how the room it sits in warms, cools and leaks heat.
+    public var room: RoomModel?
 
-    public init(liftSpeed: MotionSpeed? = nil, tiltSpeed: MotionSpeed? = nil, reading: SensorReading? = nil) {
+    public init(liftSpeed: MotionSpeed? = nil, tiltSpeed: MotionSpeed? = nil, reading: SensorReading? = nil, room: RoomModel? = nil) {
         self.liftSpeed = liftSpeed
         self.tiltSpeed = tiltSpeed
         self.reading = reading
+        self.room = room
+    }
+}
+
+/// A thermostat's room: every `tick` the room warms by `heatingStep` while the thermostat
+/// heats, cools by `coolingStep` while it cools, and otherwise moves `leakPercent` of the way
+/// toward OutdoorTemperature (steps in hundredths of a degree).
+public struct RoomModel: Sendable, Hashable {
+    public var tick: Duration
+    public var heatingStep: Int64
+    public var coolingStep: Int64
+    public var leakPercent: Int64
+
+    public init(tick: Duration = .seconds(30), heatingStep: Int64 = 10, coolingStep: Int64 = 10, leakPercent: Int64 = 2) {
+        self.tick = tick
+        self.heatingStep = heatingStep
+        self.coolingStep = coolingStep
+        self.leakPercent = leakPercent
     }
 }
 

@@ -216,7 +216,7 @@ extension NodeRuntime {
         case BasicInformationServer.clusterID: BasicInformationServer()
         case BooleanStateServer.clusterID: BooleanStateServer()
         case DoorLockServer.clusterID: DoorLockServer(features: instance.features)
-        case ThermostatServer.clusterID: ThermostatServer(features: instance.features)
+        case ThermostatServer.clusterID: ThermostatServer(features: instance.features, room: instance.behavior.room)
         case SwitchServer.clusterID: SwitchServer(features: instance.features)
         case TemperatureMeasurementServer.clusterID: TemperatureMeasurementServer(reading: instance.behavior.reading)
         case OccupancySensingServer.clusterID: OccupancySensingServer(features: instance.features)

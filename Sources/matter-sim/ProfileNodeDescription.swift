@@ -74,6 +74,14 @@ extension ResolvedDeviceProfile {
         if cluster.id == ClusterID(0x0402), let reading = behaviour.reading {
             return ClusterBehavior(reading: sensorReading(reading))
         }
+        if cluster.id == ClusterID(0x0201) {
+            let room = behaviour.room
+            func hundredths(_ celsius: Double) -> Int64 { Int64((celsius * 100).rounded()) }
+            return ClusterBehavior(
+                room: RoomModel(
+                    tick: .milliseconds(Int64((room.every * 1000).rounded())), heatingStep: hundredths(room.heatingRate),
+                    coolingStep: hundredths(room.coolingRate), leakPercent: Int64(room.leakPercent.rounded())))
+        }
         // Window Covering (0x0102) is the one cluster whose motion the profile times.
         guard cluster.id == ClusterID(0x0102) else { return ClusterBehavior() }
         func speed(_ percentPerSecond: Double) -> MotionSpeed {

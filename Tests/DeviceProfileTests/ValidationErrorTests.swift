@@ -466,6 +466,27 @@ struct ValidationErrorTests {
                 == "expected a device with a TemperatureMeasurement cluster for a reading; this one has none")
     }
 
+    @Test("a thermostat's room rates are range-checked and a home changes one of them")
+    func room() throws {
+        let thermostat = "deviceTypes: [Thermostat]\nclusters: {Thermostat: {features: [Heating]}}"
+        let bad = diagnostics(device(thermostat, extra: "behaviour:\n  room: {every: 0, heatingRate: 0.5, leak: 3}"))
+        #expect(expectOne(bad, at: "behaviour.room.every") == "expected a number in 1...3600 (seconds), got 0")
+        #expect(expectOne(bad, at: "behaviour.room.leak")?.hasPrefix("unknown key 'leak'") == true)
+        let home = """
+            name: H
+            structures:
+              - name: S
+                devices:
+                  - name: T
+                    profile: t.yaml
+                    behaviour: {room: {coolingRate: 0.3}}
+            """
+        let loaded = try memoryLoader(["t.yaml": device(thermostat, extra: "behaviour:\n  room: {every: 60, heatingRate: 0.5}")])
+            .loadHome(yaml: home, file: "h.yaml")
+        let room = try #require(loaded.allDevices.first?.profile.behaviour.room)
+        #expect(room == .init(every: 60, heatingRate: 0.5, coolingRate: 0.3, leakPercent: 2))
+    }
+
     @Test("missing required keys")
     func missingKeys() {
         let diags = diagnostics("name: Nothing\n")

@@ -171,7 +171,8 @@ struct DeviceEventTests {
         }
 
         // A user added from the app (SetUser, a Timed Invoke): LockUserChange.
-        try await trait.setUser(operationType: .add, userIndex: 2, userName: "Guest", userStatus: .occupiedEnabled, userType: .unrestrictedUser)
+        try await trait.setUser(
+            operationType: .add, userIndex: 2, userName: "Guest", userStatus: .occupiedEnabled, userType: .unrestrictedUser)
         #expect(await userChanges.values.until { $0.count == 1 })
         let added = userChanges.values.value[0]
         #expect(added.lockDataType == .userIndex && added.dataOperationType == .add && added.userIndex == 2)

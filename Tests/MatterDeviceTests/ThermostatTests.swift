@@ -62,9 +62,9 @@ import Testing
         let node = try thermostat(attributes: [AttributeID(0x0000): .signed(1800), AttributeID(0x001C): .unsigned(4)])
         #expect(await node.write(1, Self.thermostat, A.heating, .signed(2100)) == .success)
         #expect(await node.uint(1, Self.thermostat, A.running) == 0b01)  // Heat
-        await clock.advance(by: ThermostatServer.tick * 10)
+        await clock.advance(by: ThermostatServer.defaultRoom.tick * 10)
         #expect(await int(node, A.local) == 1900)
-        await clock.advance(by: ThermostatServer.tick * 30)
+        await clock.advance(by: ThermostatServer.defaultRoom.tick * 30)
         #expect(await int(node, A.local) == 2100)
         #expect(await node.uint(1, Self.thermostat, A.running) == 0)
     }
@@ -73,11 +73,41 @@ import Testing
         let node = try thermostat(attributes: [
             AttributeID(0x0000): .signed(2000), AttributeID(0x0001): .signed(1000), AttributeID(0x001C): .unsigned(0),
         ])
-        await clock.advance(by: ThermostatServer.tick)
+        await clock.advance(by: ThermostatServer.defaultRoom.tick)
         #expect(await int(node, A.local) == 1980)
-        await clock.advance(by: ThermostatServer.tick * 500)
+        await clock.advance(by: ThermostatServer.defaultRoom.tick * 500)
         #expect(await int(node, A.local) == 1000)
         #expect(await node.uint(1, Self.thermostat, A.running) == 0)
+    }
+
+    @Test func theProfilesRoomSetsHowFastItWarmsAndLeaks() async throws {
+        let room = RoomModel(tick: .seconds(60), heatingStep: 50, coolingStep: 10, leakPercent: 10)
+        let node = try makeNode(
+            [
+                rootEndpoint(),
+                EndpointDescription(
+                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x0301))],
+                    serverClusters: [
+                        ClusterInstanceDescription(id: IDs.identify),
+                        ClusterInstanceDescription(
+                            id: Self.thermostat, features: ["HEAT"],
+                            attributes: [AttributeID(0x0000): .signed(1800), AttributeID(0x0001): .signed(800)],
+                            behavior: ClusterBehavior(room: room)),
+                    ]),
+            ], clock: clock)
+        // Below the heating setpoint (20 °C) from the start: the relay is on at once.
+        #expect(await node.uint(1, Self.thermostat, A.running) == 0b01)
+        await clock.advance(by: .seconds(59))
+        #expect(await int(node, A.local) == 1800)
+
+        await clock.advance(by: .seconds(1))
+        #expect(await int(node, A.local) == 1850)
+        await clock.advance(by: .seconds(180))
+        #expect(await int(node, A.local) == 2000)
+        // Off: 10 % of the 12 °C gap to outdoors in the next minute.
+        #expect(await node.write(1, Self.thermostat, A.mode, .unsigned(0)) == .success)
+        await clock.advance(by: .seconds(60))
+        #expect(await int(node, A.local) == 1880)
     }
 
     @Test func setpointRaiseLowerMovesTheChosenSetpointsInTenthsOfADegree() async throws {

@@ -5,9 +5,10 @@ import MatterTLV
 /// within their limits and, with AutoMode, at least MinSetpointDeadBand apart (a setpoint
 /// written too close pushes the other one, 4.3.9.x); SystemMode limited to what the features
 /// allow; SetpointRaiseLower; and a room on the node clock, so LocalTemperature moves: while
-/// the thermostat heats (or cools) the room warms (or cools) by `step` each tick until it
+/// the thermostat heats (or cools) the room warms (or cools) by a step each tick until it
 /// reaches the setpoint, and otherwise it drifts toward OutdoorTemperature when the profile
-/// gives one. ThermostatRunningState says which relay is on.
+/// gives one (the rates are the profile's `behaviour.room`). ThermostatRunningState says
+/// which relay is on.
 final class ThermostatServer: StandardClusterServer {
     static let clusterID = ClusterID(0x0201)
 
@@ -33,20 +34,19 @@ final class ThermostatServer: StandardClusterServer {
     /// SystemModeEnum values this server acts on.
     enum Mode: UInt64 { case off = 0, auto = 1, cool = 3, heat = 4, emergencyHeat = 5, precooling = 6, fanOnly = 7 }
 
-    /// How often the room is updated, how far heating or cooling moves it per tick, the
-    /// hysteresis before a relay switches on, and the share of the gap to the outdoor
-    /// temperature the room loses per tick.
-    static let tick = Duration.seconds(30)
-    static let step: Int64 = 10  // 0.1 °C per 30 s
+    /// The room without a profile's: 0.1 °C per 30 s either way, 2 % of the outdoor gap lost
+    /// per tick. The hysteresis before a relay switches on is the thermostat's own.
+    static let defaultRoom = RoomModel()
     static let hysteresis: Int64 = 25
-    static let leakPercent: Int64 = 2
     private static let roomTimer = "room"
+    let room: RoomModel
 
     private let heat: Bool
     private let cool: Bool
     private let auto: Bool
 
-    init(features: Set<String>) {
+    init(features: Set<String>, room: RoomModel? = nil) {
+        self.room = room ?? Self.defaultRoom
         heat = features.contains("HEAT")
         cool = features.contains("COOL")
         auto = features.contains("AUTO")
@@ -65,7 +65,9 @@ final class ThermostatServer: StandardClusterServer {
     func handles(_ command: CommandID) -> Bool { command == Command.setpointRaiseLower }
 
     func startUp(_ context: ClusterContext) {
-        context.startTimer(Self.roomTimer, after: Self.tick)
+        context.startTimer(Self.roomTimer, after: room.tick)
+        // A thermostat that starts in a cold (or hot) room switches its relay on at once.
+        regulate(context)
     }
 
     // MARK: Writes
@@ -174,18 +176,18 @@ final class ThermostatServer: StandardClusterServer {
 
     func timerFired(_ name: String, context: ClusterContext) {
         guard name == Self.roomTimer else { return }
-        context.startTimer(Self.roomTimer, after: Self.tick)
-        guard var room = context.value(Attribute.localTemperature)?.intValue else { return }
+        context.startTimer(Self.roomTimer, after: room.tick)
+        guard var temperature = context.value(Attribute.localTemperature)?.intValue else { return }
         let running = context.unsigned(Attribute.thermostatRunningState) ?? 0
         if running & 0b01 != 0 {
-            room += Self.step
+            temperature += room.heatingStep
         } else if running & 0b10 != 0 {
-            room -= Self.step
+            temperature -= room.coolingStep
         } else if let outdoor = context.value(Attribute.outdoorTemperature)?.intValue {
-            let gap = outdoor - room
-            room += gap == 0 ? 0 : (gap * Self.leakPercent / 100 != 0 ? gap * Self.leakPercent / 100 : gap.signum())
+            let gap = outdoor - temperature
+            temperature += gap == 0 ? 0 : (gap * room.leakPercent / 100 != 0 ? gap * room.leakPercent / 100 : gap.signum())
         }
-        context.set(Attribute.localTemperature, .signed(room))
+        context.set(Attribute.localTemperature, .signed(temperature))
         regulate(context)
     }
 
