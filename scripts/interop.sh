@@ -31,9 +31,13 @@ declare -A REQUIRE=(
   [color-temperature-light]="--require onoff --require level-control --require color-control"
   [extended-color-light]="--require onoff --require level-control --require color-control"
 )
-# Sensors and switches are driven at the device (the control socket, as `matter-sim act`)
-# and checked through the reference controller's event subscriptions.
+# The colour lights get the project's reference check, which has the Color Control steps (the
+# team's harness's own check has none, and would refuse --require color-control). Sensors and
+# switches are driven at the device (the control socket, as `matter-sim act`) and checked
+# through the reference controller's event subscriptions.
 declare -A CHECKER=(
+  [color-temperature-light]=reference_check.py
+  [extended-color-light]=reference_check.py
   [contact-sensor]=sensors_check.py
   [generic-switch]=sensors_check.py
   [occupancy-sensor]=sensors_check.py
