@@ -32,12 +32,8 @@ struct NodeState: Sendable, Hashable {
 
 /// The clusters whose attributes a device's traits show, subscribed on every node.
 let subscribedPaths: [AttributePathIB] =
-    [
-        AttributePathIB(cluster: Matter.OnOffTrait.clusterID),
-        AttributePathIB(cluster: Matter.LevelControlTrait.clusterID),
-        AttributePathIB(cluster: Matter.WindowCoveringTrait.clusterID),
-        AttributePathIB(endpoint: 0, cluster: Matter.BasicInformationTrait.clusterID),
-    ] + generatedTraitTypes.map { AttributePathIB(cluster: $0.clusterID) }
+    generatedTraitTypes.map { AttributePathIB(cluster: $0.clusterID) }
+    + generatedRootTraitTypes.map { AttributePathIB(endpoint: 0, cluster: $0.clusterID) }
 
 /// The events the traits' event types stand for, subscribed on every node; urgent, so a
 /// press or a door opening is reported at once rather than with the next report.

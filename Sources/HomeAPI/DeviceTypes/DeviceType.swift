@@ -12,10 +12,6 @@ public protocol DeviceType: Hashable, Sendable {
 /// The Matter traits a device type may carry; each is nil when the device lacks it.
 public struct MatterTraits: Sendable, Hashable {
     let collection: TraitCollection
-    public var onOffTrait: Matter.OnOffTrait? { collection[Matter.OnOffTrait.self] }
-    public var levelControlTrait: Matter.LevelControlTrait? { collection[Matter.LevelControlTrait.self] }
-    public var windowCoveringTrait: Matter.WindowCoveringTrait? { collection[Matter.WindowCoveringTrait.self] }
-    public var basicInformationTrait: Matter.BasicInformationTrait? { collection[Matter.BasicInformationTrait.self] }
 }
 
 /// What a device type instance is built from: its endpoint's trait contexts.

@@ -236,10 +236,7 @@ extension AutomatableTrait {
     static var eventTypes: [any MatterEvent.Type] { [] }
 }
 
-let automatableTraits: [any AutomatableTrait.Type] =
-    [
-        Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self,
-    ] + generatedTraitTypes
+let automatableTraits: [any AutomatableTrait.Type] = generatedTraitTypes
 
 /// The fixed constraint of a clock time (a struct of hours, minutes, seconds).
 let clockTimeConstraint = Constraint.structConstraint(fieldConstraints: [

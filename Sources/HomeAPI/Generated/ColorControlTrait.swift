@@ -18,6 +18,7 @@ extension Matter {
             public var currentX: UInt16?
             public var currentY: UInt16?
             public var driftCompensation: DriftCompensationEnum?
+            public var compensationText: String?
             public var colorTemperatureMireds: UInt16?
             public var colorMode: ColorModeEnum?
             public var options: OptionsBitmap?
@@ -65,8 +66,6 @@ extension Matter {
             public var startUpColorTemperatureMireds: UInt16?
         }
 
-        // Not typed here (structs and lists): CompensationText.
-
         let context: TraitContext
         public let attributes: Attributes
         public var metadata: TraitMetadata { context.metadata }
@@ -82,6 +81,7 @@ extension Matter {
                 currentX: context.uint(0x0003, as: UInt16.self),
                 currentY: context.uint(0x0004, as: UInt16.self),
                 driftCompensation: context.uint(0x0005, as: UInt8.self).flatMap(DriftCompensationEnum.init(rawValue:)),
+                compensationText: context.string(0x0006),
                 colorTemperatureMireds: context.uint(0x0007, as: UInt16.self),
                 colorMode: context.uint(0x0008, as: UInt8.self).flatMap(ColorModeEnum.init(rawValue:)),
                 options: context.uint(0x000F, as: UInt8.self).map(OptionsBitmap.init(rawValue:)),
@@ -129,9 +129,49 @@ extension Matter {
                 startUpColorTemperatureMireds: context.uint(0x4010, as: UInt16.self))
         }
 
+        /// Whether the device lists MoveToHue in its AcceptedCommandList.
+        public var supportsMoveToHueCommand: Bool { context.accepts(0x00) }
+        /// Whether the device lists MoveHue in its AcceptedCommandList.
+        public var supportsMoveHueCommand: Bool { context.accepts(0x01) }
+        /// Whether the device lists StepHue in its AcceptedCommandList.
+        public var supportsStepHueCommand: Bool { context.accepts(0x02) }
+        /// Whether the device lists MoveToSaturation in its AcceptedCommandList.
+        public var supportsMoveToSaturationCommand: Bool { context.accepts(0x03) }
+        /// Whether the device lists MoveSaturation in its AcceptedCommandList.
+        public var supportsMoveSaturationCommand: Bool { context.accepts(0x04) }
+        /// Whether the device lists StepSaturation in its AcceptedCommandList.
+        public var supportsStepSaturationCommand: Bool { context.accepts(0x05) }
+        /// Whether the device lists MoveToHueAndSaturation in its AcceptedCommandList.
+        public var supportsMoveToHueAndSaturationCommand: Bool { context.accepts(0x06) }
+        /// Whether the device lists MoveToColor in its AcceptedCommandList.
+        public var supportsMoveToColorCommand: Bool { context.accepts(0x07) }
+        /// Whether the device lists MoveColor in its AcceptedCommandList.
+        public var supportsMoveColorCommand: Bool { context.accepts(0x08) }
+        /// Whether the device lists StepColor in its AcceptedCommandList.
+        public var supportsStepColorCommand: Bool { context.accepts(0x09) }
+        /// Whether the device lists MoveToColorTemperature in its AcceptedCommandList.
+        public var supportsMoveToColorTemperatureCommand: Bool { context.accepts(0x0A) }
+        /// Whether the device lists EnhancedMoveToHue in its AcceptedCommandList.
+        public var supportsEnhancedMoveToHueCommand: Bool { context.accepts(0x40) }
+        /// Whether the device lists EnhancedMoveHue in its AcceptedCommandList.
+        public var supportsEnhancedMoveHueCommand: Bool { context.accepts(0x41) }
+        /// Whether the device lists EnhancedStepHue in its AcceptedCommandList.
+        public var supportsEnhancedStepHueCommand: Bool { context.accepts(0x42) }
+        /// Whether the device lists EnhancedMoveToHueAndSaturation in its AcceptedCommandList.
+        public var supportsEnhancedMoveToHueAndSaturationCommand: Bool { context.accepts(0x43) }
+        /// Whether the device lists ColorLoopSet in its AcceptedCommandList.
+        public var supportsColorLoopSetCommand: Bool { context.accepts(0x44) }
+        /// Whether the device lists StopMoveStep in its AcceptedCommandList.
+        public var supportsStopMoveStepCommand: Bool { context.accepts(0x47) }
+        /// Whether the device lists MoveColorTemperature in its AcceptedCommandList.
+        public var supportsMoveColorTemperatureCommand: Bool { context.accepts(0x4B) }
+        /// Whether the device lists StepColorTemperature in its AcceptedCommandList.
+        public var supportsStepColorTemperatureCommand: Bool { context.accepts(0x4C) }
+
         /// MoveToHue (0x00).
         public func moveToHue(
-            hue: UInt8, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            hue: UInt8, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(hue))))
@@ -143,7 +183,9 @@ extension Matter {
         }
 
         /// MoveHue (0x01).
-        public func moveHue(moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap) async throws {
+        public func moveHue(
+            moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
+        ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(rate))))
@@ -154,7 +196,8 @@ extension Matter {
 
         /// StepHue (0x02).
         public func stepHue(
-            stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
@@ -167,7 +210,7 @@ extension Matter {
 
         /// MoveToSaturation (0x03).
         public func moveToSaturation(
-            saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(saturation))))
@@ -179,7 +222,7 @@ extension Matter {
 
         /// MoveSaturation (0x04).
         public func moveSaturation(
-            moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
@@ -191,7 +234,8 @@ extension Matter {
 
         /// StepSaturation (0x05).
         public func stepSaturation(
-            stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
@@ -204,7 +248,7 @@ extension Matter {
 
         /// MoveToHueAndSaturation (0x06).
         public func moveToHueAndSaturation(
-            hue: UInt8, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            hue: UInt8, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(hue))))
@@ -217,7 +261,7 @@ extension Matter {
 
         /// MoveToColor (0x07).
         public func moveToColor(
-            colorX: UInt16, colorY: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            colorX: UInt16, colorY: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(colorX))))
@@ -229,7 +273,8 @@ extension Matter {
         }
 
         /// MoveColor (0x08).
-        public func moveColor(rateX: Int16, rateY: Int16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap) async throws {
+        public func moveColor(rateX: Int16, rateY: Int16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws
+        {
             var fields: [TLVElement] = []
             fields.append(.context(0, .signed(Int64(rateX))))
             fields.append(.context(1, .signed(Int64(rateY))))
@@ -240,7 +285,7 @@ extension Matter {
 
         /// StepColor (0x09).
         public func stepColor(
-            stepX: Int16, stepY: Int16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            stepX: Int16, stepY: Int16, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .signed(Int64(stepX))))
@@ -253,7 +298,7 @@ extension Matter {
 
         /// MoveToColorTemperature (0x0A).
         public func moveToColorTemperature(
-            colorTemperatureMireds: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            colorTemperatureMireds: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(colorTemperatureMireds))))
@@ -265,8 +310,8 @@ extension Matter {
 
         /// EnhancedMoveToHue (0x40).
         public func enhancedMoveToHue(
-            enhancedHue: UInt16, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap,
-            optionsOverride: OptionsBitmap
+            enhancedHue: UInt16, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(enhancedHue))))
@@ -279,7 +324,7 @@ extension Matter {
 
         /// EnhancedMoveHue (0x41).
         public func enhancedMoveHue(
-            moveMode: MoveModeEnum, rate: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            moveMode: MoveModeEnum, rate: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
@@ -291,7 +336,8 @@ extension Matter {
 
         /// EnhancedStepHue (0x42).
         public func enhancedStepHue(
-            stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
@@ -304,7 +350,8 @@ extension Matter {
 
         /// EnhancedMoveToHueAndSaturation (0x43).
         public func enhancedMoveToHueAndSaturation(
-            enhancedHue: UInt16, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            enhancedHue: UInt16, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(enhancedHue))))
@@ -318,7 +365,7 @@ extension Matter {
         /// ColorLoopSet (0x44).
         public func colorLoopSet(
             updateFlags: UpdateFlagsBitmap, action: ColorLoopActionEnum, direction: ColorLoopDirectionEnum, time: UInt16, startHue: UInt16,
-            optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(updateFlags.rawValue))))
@@ -332,7 +379,7 @@ extension Matter {
         }
 
         /// StopMoveStep (0x47).
-        public func stopMoveStep(optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap) async throws {
+        public func stopMoveStep(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(optionsMask.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(optionsOverride.rawValue))))
@@ -342,7 +389,7 @@ extension Matter {
         /// MoveColorTemperature (0x4B).
         public func moveColorTemperature(
             moveMode: MoveModeEnum, rate: UInt16, colorTemperatureMinimumMireds: UInt16, colorTemperatureMaximumMireds: UInt16,
-            optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
@@ -357,7 +404,7 @@ extension Matter {
         /// StepColorTemperature (0x4C).
         public func stepColorTemperature(
             stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, colorTemperatureMinimumMireds: UInt16,
-            colorTemperatureMaximumMireds: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+            colorTemperatureMaximumMireds: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
         ) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
@@ -520,6 +567,7 @@ extension Matter.ColorControlTrait: AutomatableTrait {
         case currentX = 0x0003
         case currentY = 0x0004
         case driftCompensation = 0x0005
+        case compensationText = 0x0006
         case colorTemperatureMireds = 0x0007
         case colorMode = 0x0008
         case options = 0x000F
@@ -585,6 +633,7 @@ extension Matter.ColorControlTrait: AutomatableTrait {
             \.currentX: .currentX,
             \.currentY: .currentY,
             \.driftCompensation: .driftCompensation,
+            \.compensationText: .compensationText,
             \.colorTemperatureMireds: .colorTemperatureMireds,
             \.colorMode: .colorMode,
             \.options: .options,
@@ -650,10 +699,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveToHue as an automation's action.
     public static func moveToHue(
-        hue: UInt8, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        hue: some BinaryInteger, direction: DirectionEnum, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveToHueCommand.CommandRequestFields, AutomationValue)?] = [
-            (.hue, .uint(UInt64(hue))), (.direction, .uint(UInt64(direction.rawValue))), (.transitionTime, .uint(UInt64(transitionTime))),
+            (.hue, .integer(hue)), (.direction, .uint(UInt64(direction.rawValue))), (.transitionTime, .integer(transitionTime)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveToHueCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -674,11 +724,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveHue as an automation's action.
     public static func moveHue(
-        moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        moveMode: MoveModeEnum, rate: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveHueCommand.CommandRequestFields, AutomationValue)?] = [
-            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .uint(UInt64(rate))),
-            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .integer(rate)), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
+            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveHueCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -699,12 +749,12 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// StepHue as an automation's action.
     public static func stepHue(
-        stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        stepMode: StepModeEnum, stepSize: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(StepHueCommand.CommandRequestFields, AutomationValue)?] = [
-            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .uint(UInt64(stepSize))),
-            (.transitionTime, .uint(UInt64(transitionTime))), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
-            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .integer(stepSize)), (.transitionTime, .integer(transitionTime)),
+            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(StepHueCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -724,10 +774,10 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveToSaturation as an automation's action.
     public static func moveToSaturation(
-        saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        saturation: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveToSaturationCommand.CommandRequestFields, AutomationValue)?] = [
-            (.saturation, .uint(UInt64(saturation))), (.transitionTime, .uint(UInt64(transitionTime))),
+            (.saturation, .integer(saturation)), (.transitionTime, .integer(transitionTime)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveToSaturationCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -748,11 +798,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveSaturation as an automation's action.
     public static func moveSaturation(
-        moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        moveMode: MoveModeEnum, rate: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveSaturationCommand.CommandRequestFields, AutomationValue)?] = [
-            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .uint(UInt64(rate))),
-            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .integer(rate)), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
+            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveSaturationCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -773,12 +823,12 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// StepSaturation as an automation's action.
     public static func stepSaturation(
-        stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        stepMode: StepModeEnum, stepSize: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(StepSaturationCommand.CommandRequestFields, AutomationValue)?] = [
-            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .uint(UInt64(stepSize))),
-            (.transitionTime, .uint(UInt64(transitionTime))), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
-            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .integer(stepSize)), (.transitionTime, .integer(transitionTime)),
+            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(StepSaturationCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -799,10 +849,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveToHueAndSaturation as an automation's action.
     public static func moveToHueAndSaturation(
-        hue: UInt8, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        hue: some BinaryInteger, saturation: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveToHueAndSaturationCommand.CommandRequestFields, AutomationValue)?] = [
-            (.hue, .uint(UInt64(hue))), (.saturation, .uint(UInt64(saturation))), (.transitionTime, .uint(UInt64(transitionTime))),
+            (.hue, .integer(hue)), (.saturation, .integer(saturation)), (.transitionTime, .integer(transitionTime)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveToHueAndSaturationCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -824,10 +875,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveToColor as an automation's action.
     public static func moveToColor(
-        colorX: UInt16, colorY: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        colorX: some BinaryInteger, colorY: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveToColorCommand.CommandRequestFields, AutomationValue)?] = [
-            (.colorX, .uint(UInt64(colorX))), (.colorY, .uint(UInt64(colorY))), (.transitionTime, .uint(UInt64(transitionTime))),
+            (.colorX, .integer(colorX)), (.colorY, .integer(colorY)), (.transitionTime, .integer(transitionTime)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveToColorCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -871,10 +923,10 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// StepColor as an automation's action.
     public static func stepColor(
-        stepX: Int16, stepY: Int16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        stepX: Int16, stepY: Int16, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(StepColorCommand.CommandRequestFields, AutomationValue)?] = [
-            (.stepX, .int(Int64(stepX))), (.stepY, .int(Int64(stepY))), (.transitionTime, .uint(UInt64(transitionTime))),
+            (.stepX, .int(Int64(stepX))), (.stepY, .int(Int64(stepY))), (.transitionTime, .integer(transitionTime)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(StepColorCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -895,10 +947,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveToColorTemperature as an automation's action.
     public static func moveToColorTemperature(
-        colorTemperatureMireds: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        colorTemperatureMireds: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveToColorTemperatureCommand.CommandRequestFields, AutomationValue)?] = [
-            (.colorTemperatureMireds, .uint(UInt64(colorTemperatureMireds))), (.transitionTime, .uint(UInt64(transitionTime))),
+            (.colorTemperatureMireds, .integer(colorTemperatureMireds)), (.transitionTime, .integer(transitionTime)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveToColorTemperatureCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -920,11 +973,12 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// EnhancedMoveToHue as an automation's action.
     public static func enhancedMoveToHue(
-        enhancedHue: UInt16, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        enhancedHue: some BinaryInteger, direction: DirectionEnum, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(EnhancedMoveToHueCommand.CommandRequestFields, AutomationValue)?] = [
-            (.enhancedHue, .uint(UInt64(enhancedHue))), (.direction, .uint(UInt64(direction.rawValue))),
-            (.transitionTime, .uint(UInt64(transitionTime))), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
+            (.enhancedHue, .integer(enhancedHue)), (.direction, .uint(UInt64(direction.rawValue))),
+            (.transitionTime, .integer(transitionTime)), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
             (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(EnhancedMoveToHueCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -945,11 +999,11 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// EnhancedMoveHue as an automation's action.
     public static func enhancedMoveHue(
-        moveMode: MoveModeEnum, rate: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        moveMode: MoveModeEnum, rate: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(EnhancedMoveHueCommand.CommandRequestFields, AutomationValue)?] = [
-            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .uint(UInt64(rate))),
-            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .integer(rate)), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
+            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(EnhancedMoveHueCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -970,12 +1024,12 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// EnhancedStepHue as an automation's action.
     public static func enhancedStepHue(
-        stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        stepMode: StepModeEnum, stepSize: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(EnhancedStepHueCommand.CommandRequestFields, AutomationValue)?] = [
-            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .uint(UInt64(stepSize))),
-            (.transitionTime, .uint(UInt64(transitionTime))), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
-            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .integer(stepSize)), (.transitionTime, .integer(transitionTime)),
+            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(EnhancedStepHueCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -996,12 +1050,12 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// EnhancedMoveToHueAndSaturation as an automation's action.
     public static func enhancedMoveToHueAndSaturation(
-        enhancedHue: UInt16, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        enhancedHue: some BinaryInteger, saturation: some BinaryInteger, transitionTime: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(EnhancedMoveToHueAndSaturationCommand.CommandRequestFields, AutomationValue)?] = [
-            (.enhancedHue, .uint(UInt64(enhancedHue))), (.saturation, .uint(UInt64(saturation))),
-            (.transitionTime, .uint(UInt64(transitionTime))), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
-            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.enhancedHue, .integer(enhancedHue)), (.saturation, .integer(saturation)), (.transitionTime, .integer(transitionTime)),
+            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(EnhancedMoveToHueAndSaturationCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1024,12 +1078,12 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// ColorLoopSet as an automation's action.
     public static func colorLoopSet(
-        updateFlags: UpdateFlagsBitmap, action: ColorLoopActionEnum, direction: ColorLoopDirectionEnum, time: UInt16, startHue: UInt16,
-        optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        updateFlags: UpdateFlagsBitmap, action: ColorLoopActionEnum, direction: ColorLoopDirectionEnum, time: some BinaryInteger,
+        startHue: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(ColorLoopSetCommand.CommandRequestFields, AutomationValue)?] = [
             (.updateFlags, .uint(UInt64(updateFlags.rawValue))), (.action, .uint(UInt64(action.rawValue))),
-            (.direction, .uint(UInt64(direction.rawValue))), (.time, .uint(UInt64(time))), (.startHue, .uint(UInt64(startHue))),
+            (.direction, .uint(UInt64(direction.rawValue))), (.time, .integer(time)), (.startHue, .integer(startHue)),
             (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(ColorLoopSetCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
@@ -1071,14 +1125,14 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// MoveColorTemperature as an automation's action.
     public static func moveColorTemperature(
-        moveMode: MoveModeEnum, rate: UInt16, colorTemperatureMinimumMireds: UInt16, colorTemperatureMaximumMireds: UInt16,
-        optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        moveMode: MoveModeEnum, rate: some BinaryInteger, colorTemperatureMinimumMireds: some BinaryInteger,
+        colorTemperatureMaximumMireds: some BinaryInteger, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(MoveColorTemperatureCommand.CommandRequestFields, AutomationValue)?] = [
-            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .uint(UInt64(rate))),
-            (.colorTemperatureMinimumMireds, .uint(UInt64(colorTemperatureMinimumMireds))),
-            (.colorTemperatureMaximumMireds, .uint(UInt64(colorTemperatureMaximumMireds))),
-            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.moveMode, .uint(UInt64(moveMode.rawValue))), (.rate, .integer(rate)),
+            (.colorTemperatureMinimumMireds, .integer(colorTemperatureMinimumMireds)),
+            (.colorTemperatureMaximumMireds, .integer(colorTemperatureMaximumMireds)), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
+            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(MoveColorTemperatureCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1101,15 +1155,15 @@ extension Matter.ColorControlTrait: AutomatableTrait {
 
     /// StepColorTemperature as an automation's action.
     public static func stepColorTemperature(
-        stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, colorTemperatureMinimumMireds: UInt16,
-        colorTemperatureMaximumMireds: UInt16, optionsMask: OptionsBitmap, optionsOverride: OptionsBitmap
+        stepMode: StepModeEnum, stepSize: some BinaryInteger, transitionTime: some BinaryInteger,
+        colorTemperatureMinimumMireds: some BinaryInteger, colorTemperatureMaximumMireds: some BinaryInteger, optionsMask: OptionsBitmap,
+        optionsOverride: OptionsBitmap
     ) -> CommandAction {
         let fields: [(StepColorTemperatureCommand.CommandRequestFields, AutomationValue)?] = [
-            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .uint(UInt64(stepSize))),
-            (.transitionTime, .uint(UInt64(transitionTime))),
-            (.colorTemperatureMinimumMireds, .uint(UInt64(colorTemperatureMinimumMireds))),
-            (.colorTemperatureMaximumMireds, .uint(UInt64(colorTemperatureMaximumMireds))),
-            (.optionsMask, .uint(UInt64(optionsMask.rawValue))), (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
+            (.stepMode, .uint(UInt64(stepMode.rawValue))), (.stepSize, .integer(stepSize)), (.transitionTime, .integer(transitionTime)),
+            (.colorTemperatureMinimumMireds, .integer(colorTemperatureMinimumMireds)),
+            (.colorTemperatureMaximumMireds, .integer(colorTemperatureMaximumMireds)), (.optionsMask, .uint(UInt64(optionsMask.rawValue))),
+            (.optionsOverride, .uint(UInt64(optionsOverride.rawValue))),
         ]
         return CommandAction(StepColorTemperatureCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }

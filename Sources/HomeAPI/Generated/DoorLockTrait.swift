@@ -31,6 +31,7 @@ extension Matter {
             public var minRFIDCodeLength: UInt8?
             public var credentialRulesSupport: CredentialRulesBitmap?
             public var numberOfCredentialsSupportedPerUser: UInt8?
+            public var language: String?
             public var ledSettings: LEDSettingEnum?
             public var autoRelockTime: UInt32?
             public var soundVolume: SoundVolumeEnum?
@@ -54,7 +55,7 @@ extension Matter {
             public var numberOfAliroEndpointKeysSupported: UInt16?
         }
 
-        // Not typed here (structs and lists): Language, AliroReaderVerificationKey, AliroReaderGroupIdentifier, AliroReaderGroupSubIdentifier, AliroExpeditedTransactionSupportedProtocolVersions, AliroGroupResolvingKey, AliroSupportedBLEUWBProtocolVersions.
+        // Not typed here (structs and lists): AliroReaderVerificationKey, AliroReaderGroupIdentifier, AliroReaderGroupSubIdentifier, AliroExpeditedTransactionSupportedProtocolVersions, AliroGroupResolvingKey, AliroSupportedBLEUWBProtocolVersions.
 
         let context: TraitContext
         public let attributes: Attributes
@@ -84,6 +85,7 @@ extension Matter {
                 minRFIDCodeLength: context.uint(0x001A, as: UInt8.self),
                 credentialRulesSupport: context.uint(0x001B, as: UInt8.self).map(CredentialRulesBitmap.init(rawValue:)),
                 numberOfCredentialsSupportedPerUser: context.uint(0x001C, as: UInt8.self),
+                language: context.string(0x0021),
                 ledSettings: context.uint(0x0022, as: UInt8.self).flatMap(LEDSettingEnum.init(rawValue:)),
                 autoRelockTime: context.uint(0x0023, as: UInt32.self),
                 soundVolume: context.uint(0x0024, as: UInt8.self).flatMap(SoundVolumeEnum.init(rawValue:)),
@@ -106,6 +108,75 @@ extension Matter {
                 numberOfAliroCredentialIssuerKeysSupported: context.uint(0x0087, as: UInt16.self),
                 numberOfAliroEndpointKeysSupported: context.uint(0x0088, as: UInt16.self))
         }
+
+        /// Whether the device lists LockDoor in its AcceptedCommandList.
+        public var supportsLockDoorCommand: Bool { context.accepts(0x00) }
+        /// Whether the device lists UnlockDoor in its AcceptedCommandList.
+        public var supportsUnlockDoorCommand: Bool { context.accepts(0x01) }
+        /// Whether the device lists Toggle in its AcceptedCommandList.
+        public var supportsToggleCommand: Bool { context.accepts(0x02) }
+        /// Whether the device lists UnlockWithTimeout in its AcceptedCommandList.
+        public var supportsUnlockWithTimeoutCommand: Bool { context.accepts(0x03) }
+        /// Whether the device lists SetPINCode in its AcceptedCommandList.
+        public var supportsSetPINCodeCommand: Bool { context.accepts(0x05) }
+        /// Whether the device lists GetPINCode in its AcceptedCommandList.
+        public var supportsGetPINCodeCommand: Bool { context.accepts(0x06) }
+        /// Whether the device lists ClearPINCode in its AcceptedCommandList.
+        public var supportsClearPINCodeCommand: Bool { context.accepts(0x07) }
+        /// Whether the device lists ClearAllPINCodes in its AcceptedCommandList.
+        public var supportsClearAllPINCodesCommand: Bool { context.accepts(0x08) }
+        /// Whether the device lists SetUserStatus in its AcceptedCommandList.
+        public var supportsSetUserStatusCommand: Bool { context.accepts(0x09) }
+        /// Whether the device lists GetUserStatus in its AcceptedCommandList.
+        public var supportsGetUserStatusCommand: Bool { context.accepts(0x0A) }
+        /// Whether the device lists SetWeekDaySchedule in its AcceptedCommandList.
+        public var supportsSetWeekDayScheduleCommand: Bool { context.accepts(0x0B) }
+        /// Whether the device lists GetWeekDaySchedule in its AcceptedCommandList.
+        public var supportsGetWeekDayScheduleCommand: Bool { context.accepts(0x0C) }
+        /// Whether the device lists ClearWeekDaySchedule in its AcceptedCommandList.
+        public var supportsClearWeekDayScheduleCommand: Bool { context.accepts(0x0D) }
+        /// Whether the device lists SetYearDaySchedule in its AcceptedCommandList.
+        public var supportsSetYearDayScheduleCommand: Bool { context.accepts(0x0E) }
+        /// Whether the device lists GetYearDaySchedule in its AcceptedCommandList.
+        public var supportsGetYearDayScheduleCommand: Bool { context.accepts(0x0F) }
+        /// Whether the device lists ClearYearDaySchedule in its AcceptedCommandList.
+        public var supportsClearYearDayScheduleCommand: Bool { context.accepts(0x10) }
+        /// Whether the device lists SetHolidaySchedule in its AcceptedCommandList.
+        public var supportsSetHolidayScheduleCommand: Bool { context.accepts(0x11) }
+        /// Whether the device lists GetHolidaySchedule in its AcceptedCommandList.
+        public var supportsGetHolidayScheduleCommand: Bool { context.accepts(0x12) }
+        /// Whether the device lists ClearHolidaySchedule in its AcceptedCommandList.
+        public var supportsClearHolidayScheduleCommand: Bool { context.accepts(0x13) }
+        /// Whether the device lists SetUserType in its AcceptedCommandList.
+        public var supportsSetUserTypeCommand: Bool { context.accepts(0x14) }
+        /// Whether the device lists GetUserType in its AcceptedCommandList.
+        public var supportsGetUserTypeCommand: Bool { context.accepts(0x15) }
+        /// Whether the device lists SetRFIDCode in its AcceptedCommandList.
+        public var supportsSetRFIDCodeCommand: Bool { context.accepts(0x16) }
+        /// Whether the device lists GetRFIDCode in its AcceptedCommandList.
+        public var supportsGetRFIDCodeCommand: Bool { context.accepts(0x17) }
+        /// Whether the device lists ClearRFIDCode in its AcceptedCommandList.
+        public var supportsClearRFIDCodeCommand: Bool { context.accepts(0x18) }
+        /// Whether the device lists ClearAllRFIDCodes in its AcceptedCommandList.
+        public var supportsClearAllRFIDCodesCommand: Bool { context.accepts(0x19) }
+        /// Whether the device lists SetUser in its AcceptedCommandList.
+        public var supportsSetUserCommand: Bool { context.accepts(0x1A) }
+        /// Whether the device lists GetUser in its AcceptedCommandList.
+        public var supportsGetUserCommand: Bool { context.accepts(0x1B) }
+        /// Whether the device lists ClearUser in its AcceptedCommandList.
+        public var supportsClearUserCommand: Bool { context.accepts(0x1D) }
+        /// Whether the device lists SetCredential in its AcceptedCommandList.
+        public var supportsSetCredentialCommand: Bool { context.accepts(0x22) }
+        /// Whether the device lists GetCredentialStatus in its AcceptedCommandList.
+        public var supportsGetCredentialStatusCommand: Bool { context.accepts(0x24) }
+        /// Whether the device lists ClearCredential in its AcceptedCommandList.
+        public var supportsClearCredentialCommand: Bool { context.accepts(0x26) }
+        /// Whether the device lists UnboltDoor in its AcceptedCommandList.
+        public var supportsUnboltDoorCommand: Bool { context.accepts(0x27) }
+        /// Whether the device lists SetAliroReaderConfig in its AcceptedCommandList.
+        public var supportsSetAliroReaderConfigCommand: Bool { context.accepts(0x28) }
+        /// Whether the device lists ClearAliroReaderConfig in its AcceptedCommandList.
+        public var supportsClearAliroReaderConfigCommand: Bool { context.accepts(0x29) }
 
         /// LockDoor (0x00), a Timed Invoke.
         public func lockDoor(pinCode: Data? = nil) async throws {
@@ -317,6 +388,11 @@ extension Matter {
         /// Writes OpenPeriod.
         public func setOpenPeriod(_ value: UInt16) async throws {
             try await context.write(0x0006, .unsigned(UInt64(value)))
+        }
+
+        /// Writes Language.
+        public func setLanguage(_ value: String) async throws {
+            try await context.write(0x0021, .utf8(value))
         }
 
         /// Writes LEDSettings.
@@ -916,6 +992,7 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         case minRFIDCodeLength = 0x001A
         case credentialRulesSupport = 0x001B
         case numberOfCredentialsSupportedPerUser = 0x001C
+        case language = 0x0021
         case ledSettings = 0x0022
         case autoRelockTime = 0x0023
         case soundVolume = 0x0024
@@ -973,6 +1050,7 @@ extension Matter.DoorLockTrait: AutomatableTrait {
             \.minRFIDCodeLength: .minRFIDCodeLength,
             \.credentialRulesSupport: .credentialRulesSupport,
             \.numberOfCredentialsSupportedPerUser: .numberOfCredentialsSupportedPerUser,
+            \.language: .language,
             \.ledSettings: .ledSettings,
             \.autoRelockTime: .autoRelockTime,
             \.soundVolume: .soundVolume,
@@ -1052,8 +1130,8 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// UnlockWithTimeout as an automation's action.
-    public static func unlockWithTimeout(timeout: UInt16) -> CommandAction {
-        let fields: [(UnlockWithTimeoutCommand.CommandRequestFields, AutomationValue)?] = [(.timeout, .uint(UInt64(timeout)))]
+    public static func unlockWithTimeout(timeout: some BinaryInteger) -> CommandAction {
+        let fields: [(UnlockWithTimeoutCommand.CommandRequestFields, AutomationValue)?] = [(.timeout, .integer(timeout))]
         return CommandAction(UnlockWithTimeoutCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
@@ -1081,8 +1159,8 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// ClearPINCode as an automation's action.
-    public static func clearPINCode(pinSlotIndex: UInt16) -> CommandAction {
-        let fields: [(ClearPINCodeCommand.CommandRequestFields, AutomationValue)?] = [(.pinSlotIndex, .uint(UInt64(pinSlotIndex)))]
+    public static func clearPINCode(pinSlotIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(ClearPINCodeCommand.CommandRequestFields, AutomationValue)?] = [(.pinSlotIndex, .integer(pinSlotIndex))]
         return CommandAction(ClearPINCodeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
@@ -1110,9 +1188,9 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// SetUserStatus as an automation's action.
-    public static func setUserStatus(userID: UInt16, userStatus: UserStatusEnum) -> CommandAction {
+    public static func setUserStatus(userID: some BinaryInteger, userStatus: UserStatusEnum) -> CommandAction {
         let fields: [(SetUserStatusCommand.CommandRequestFields, AutomationValue)?] = [
-            (.userID, .uint(UInt64(userID))), (.userStatus, .uint(UInt64(userStatus.rawValue))),
+            (.userID, .integer(userID)), (.userStatus, .uint(UInt64(userStatus.rawValue))),
         ]
         return CommandAction(SetUserStatusCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1135,13 +1213,13 @@ extension Matter.DoorLockTrait: AutomatableTrait {
 
     /// SetWeekDaySchedule as an automation's action.
     public static func setWeekDaySchedule(
-        weekDayIndex: UInt8, userIndex: UInt16, daysMask: DaysMaskBitmap, startHour: UInt8, startMinute: UInt8, endHour: UInt8,
-        endMinute: UInt8
+        weekDayIndex: some BinaryInteger, userIndex: some BinaryInteger, daysMask: DaysMaskBitmap, startHour: some BinaryInteger,
+        startMinute: some BinaryInteger, endHour: some BinaryInteger, endMinute: some BinaryInteger
     ) -> CommandAction {
         let fields: [(SetWeekDayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
-            (.weekDayIndex, .uint(UInt64(weekDayIndex))), (.userIndex, .uint(UInt64(userIndex))),
-            (.daysMask, .uint(UInt64(daysMask.rawValue))), (.startHour, .uint(UInt64(startHour))),
-            (.startMinute, .uint(UInt64(startMinute))), (.endHour, .uint(UInt64(endHour))), (.endMinute, .uint(UInt64(endMinute))),
+            (.weekDayIndex, .integer(weekDayIndex)), (.userIndex, .integer(userIndex)), (.daysMask, .uint(UInt64(daysMask.rawValue))),
+            (.startHour, .integer(startHour)), (.startMinute, .integer(startMinute)), (.endHour, .integer(endHour)),
+            (.endMinute, .integer(endMinute)),
         ]
         return CommandAction(SetWeekDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1158,9 +1236,9 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// ClearWeekDaySchedule as an automation's action.
-    public static func clearWeekDaySchedule(weekDayIndex: UInt8, userIndex: UInt16) -> CommandAction {
+    public static func clearWeekDaySchedule(weekDayIndex: some BinaryInteger, userIndex: some BinaryInteger) -> CommandAction {
         let fields: [(ClearWeekDayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
-            (.weekDayIndex, .uint(UInt64(weekDayIndex))), (.userIndex, .uint(UInt64(userIndex))),
+            (.weekDayIndex, .integer(weekDayIndex)), (.userIndex, .integer(userIndex)),
         ]
         return CommandAction(ClearWeekDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1180,11 +1258,12 @@ extension Matter.DoorLockTrait: AutomatableTrait {
 
     /// SetYearDaySchedule as an automation's action.
     public static func setYearDaySchedule(
-        yearDayIndex: UInt8, userIndex: UInt16, localStartTime: UInt32, localEndTime: UInt32
+        yearDayIndex: some BinaryInteger, userIndex: some BinaryInteger, localStartTime: some BinaryInteger,
+        localEndTime: some BinaryInteger
     ) -> CommandAction {
         let fields: [(SetYearDayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
-            (.yearDayIndex, .uint(UInt64(yearDayIndex))), (.userIndex, .uint(UInt64(userIndex))),
-            (.localStartTime, .uint(UInt64(localStartTime))), (.localEndTime, .uint(UInt64(localEndTime))),
+            (.yearDayIndex, .integer(yearDayIndex)), (.userIndex, .integer(userIndex)), (.localStartTime, .integer(localStartTime)),
+            (.localEndTime, .integer(localEndTime)),
         ]
         return CommandAction(SetYearDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1201,9 +1280,9 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// ClearYearDaySchedule as an automation's action.
-    public static func clearYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16) -> CommandAction {
+    public static func clearYearDaySchedule(yearDayIndex: some BinaryInteger, userIndex: some BinaryInteger) -> CommandAction {
         let fields: [(ClearYearDayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
-            (.yearDayIndex, .uint(UInt64(yearDayIndex))), (.userIndex, .uint(UInt64(userIndex))),
+            (.yearDayIndex, .integer(yearDayIndex)), (.userIndex, .integer(userIndex)),
         ]
         return CommandAction(ClearYearDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1223,11 +1302,12 @@ extension Matter.DoorLockTrait: AutomatableTrait {
 
     /// SetHolidaySchedule as an automation's action.
     public static func setHolidaySchedule(
-        holidayIndex: UInt8, localStartTime: UInt32, localEndTime: UInt32, operatingMode: OperatingModeEnum
+        holidayIndex: some BinaryInteger, localStartTime: some BinaryInteger, localEndTime: some BinaryInteger,
+        operatingMode: OperatingModeEnum
     ) -> CommandAction {
         let fields: [(SetHolidayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
-            (.holidayIndex, .uint(UInt64(holidayIndex))), (.localStartTime, .uint(UInt64(localStartTime))),
-            (.localEndTime, .uint(UInt64(localEndTime))), (.operatingMode, .uint(UInt64(operatingMode.rawValue))),
+            (.holidayIndex, .integer(holidayIndex)), (.localStartTime, .integer(localStartTime)), (.localEndTime, .integer(localEndTime)),
+            (.operatingMode, .uint(UInt64(operatingMode.rawValue))),
         ]
         return CommandAction(SetHolidayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1243,8 +1323,8 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// ClearHolidaySchedule as an automation's action.
-    public static func clearHolidaySchedule(holidayIndex: UInt8) -> CommandAction {
-        let fields: [(ClearHolidayScheduleCommand.CommandRequestFields, AutomationValue)?] = [(.holidayIndex, .uint(UInt64(holidayIndex)))]
+    public static func clearHolidaySchedule(holidayIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(ClearHolidayScheduleCommand.CommandRequestFields, AutomationValue)?] = [(.holidayIndex, .integer(holidayIndex))]
         return CommandAction(ClearHolidayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
@@ -1260,9 +1340,9 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// SetUserType as an automation's action.
-    public static func setUserType(userID: UInt16, userType: UserTypeEnum) -> CommandAction {
+    public static func setUserType(userID: some BinaryInteger, userType: UserTypeEnum) -> CommandAction {
         let fields: [(SetUserTypeCommand.CommandRequestFields, AutomationValue)?] = [
-            (.userID, .uint(UInt64(userID))), (.userType, .uint(UInt64(userType.rawValue))),
+            (.userID, .integer(userID)), (.userType, .uint(UInt64(userType.rawValue))),
         ]
         return CommandAction(SetUserTypeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
@@ -1291,8 +1371,8 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// ClearRFIDCode as an automation's action.
-    public static func clearRFIDCode(rfidSlotIndex: UInt16) -> CommandAction {
-        let fields: [(ClearRFIDCodeCommand.CommandRequestFields, AutomationValue)?] = [(.rfidSlotIndex, .uint(UInt64(rfidSlotIndex)))]
+    public static func clearRFIDCode(rfidSlotIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(ClearRFIDCodeCommand.CommandRequestFields, AutomationValue)?] = [(.rfidSlotIndex, .integer(rfidSlotIndex))]
         return CommandAction(ClearRFIDCodeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
@@ -1326,11 +1406,11 @@ extension Matter.DoorLockTrait: AutomatableTrait {
 
     /// SetUser as an automation's action.
     public static func setUser(
-        operationType: DataOperationTypeEnum, userIndex: UInt16, userName: String? = nil, userUniqueID: UInt32? = nil,
+        operationType: DataOperationTypeEnum, userIndex: some BinaryInteger, userName: String? = nil, userUniqueID: UInt32? = nil,
         userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil, credentialRule: CredentialRuleEnum? = nil
     ) -> CommandAction {
         let fields: [(SetUserCommand.CommandRequestFields, AutomationValue)?] = [
-            (.operationType, .uint(UInt64(operationType.rawValue))), (.userIndex, .uint(UInt64(userIndex))),
+            (.operationType, .uint(UInt64(operationType.rawValue))), (.userIndex, .integer(userIndex)),
             (.userName, userName.map { .string($0) } ?? .null), (.userUniqueID, userUniqueID.map { .uint(UInt64($0)) } ?? .null),
             (.userStatus, userStatus.map { .uint(UInt64($0.rawValue)) } ?? .null),
             (.userType, userType.map { .uint(UInt64($0.rawValue)) } ?? .null),
@@ -1350,8 +1430,8 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     }
 
     /// ClearUser as an automation's action.
-    public static func clearUser(userIndex: UInt16) -> CommandAction {
-        let fields: [(ClearUserCommand.CommandRequestFields, AutomationValue)?] = [(.userIndex, .uint(UInt64(userIndex)))]
+    public static func clearUser(userIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(ClearUserCommand.CommandRequestFields, AutomationValue)?] = [(.userIndex, .integer(userIndex))]
         return CommandAction(ClearUserCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 

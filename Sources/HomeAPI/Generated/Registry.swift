@@ -2,9 +2,13 @@
 
 /// The generated traits, for the engine's lists.
 let generatedTraitTypes: [any AutomatableTrait.Type] = [
-    Matter.BooleanStateTrait.self, Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self,
-    Matter.DoorLockTrait.self, Matter.ThermostatTrait.self, Matter.ColorControlTrait.self,
+    Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self, Matter.BooleanStateTrait.self,
+    Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self, Matter.DoorLockTrait.self,
+    Matter.ThermostatTrait.self, Matter.ColorControlTrait.self,
 ]
+
+/// The generated traits of the root endpoint (read on endpoint 0, not automatable).
+let generatedRootTraitTypes: [any ClusterTrait.Type] = [Matter.BasicInformationTrait.self]
 
 /// The generated device types.
 let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
@@ -13,6 +17,10 @@ let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
 ]
 
 extension MatterTraits {
+    public var onOffTrait: Matter.OnOffTrait? { collection[Matter.OnOffTrait.self] }
+    public var levelControlTrait: Matter.LevelControlTrait? { collection[Matter.LevelControlTrait.self] }
+    public var windowCoveringTrait: Matter.WindowCoveringTrait? { collection[Matter.WindowCoveringTrait.self] }
+    public var basicInformationTrait: Matter.BasicInformationTrait? { collection[Matter.BasicInformationTrait.self] }
     public var booleanStateTrait: Matter.BooleanStateTrait? { collection[Matter.BooleanStateTrait.self] }
     public var switchTrait: Matter.SwitchTrait? { collection[Matter.SwitchTrait.self] }
     public var occupancySensingTrait: Matter.OccupancySensingTrait? { collection[Matter.OccupancySensingTrait.self] }

@@ -136,6 +136,19 @@ extension Matter {
                 setpointHoldExpiryTimestamp: context.uint(0x0052, as: UInt32.self))
         }
 
+        /// Whether the device lists SetpointRaiseLower in its AcceptedCommandList.
+        public var supportsSetpointRaiseLowerCommand: Bool { context.accepts(0x00) }
+        /// Whether the device lists SetWeeklySchedule in its AcceptedCommandList.
+        public var supportsSetWeeklyScheduleCommand: Bool { context.accepts(0x01) }
+        /// Whether the device lists GetWeeklySchedule in its AcceptedCommandList.
+        public var supportsGetWeeklyScheduleCommand: Bool { context.accepts(0x02) }
+        /// Whether the device lists ClearWeeklySchedule in its AcceptedCommandList.
+        public var supportsClearWeeklyScheduleCommand: Bool { context.accepts(0x03) }
+        /// Whether the device lists SetActiveScheduleRequest in its AcceptedCommandList.
+        public var supportsSetActiveScheduleRequestCommand: Bool { context.accepts(0x05) }
+        /// Whether the device lists SetActivePresetRequest in its AcceptedCommandList.
+        public var supportsSetActivePresetRequestCommand: Bool { context.accepts(0x06) }
+
         /// SetpointRaiseLower (0x00).
         public func setpointRaiseLower(mode: SetpointRaiseLowerModeEnum, amount: Int8) async throws {
             var fields: [TLVElement] = []

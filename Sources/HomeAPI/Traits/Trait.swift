@@ -129,10 +129,7 @@ public struct TraitCollection: Sendable, Hashable {
 }
 
 /// The trait types this library knows.
-let traitTypes: [any ClusterTrait.Type] =
-    [
-        Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self, Matter.BasicInformationTrait.self,
-    ] + generatedTraitTypes
+let traitTypes: [any ClusterTrait.Type] = generatedTraitTypes + generatedRootTraitTypes
 
 /// Field helpers for command payloads.
 func field(_ tag: UInt8, _ value: some BinaryInteger) -> TLVElement { .context(tag, .unsigned(UInt64(value))) }

@@ -68,11 +68,12 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(ThermostatDeviceType.self) {
             return await dev.types.get(ThermostatDeviceType.self)?.matterTraits.thermostatTrait?.localTemperature != nil
         }
+        // ColorCapabilities (0x400A) comes late in the cluster's priming report.
         if dev.types.contains(ColorTemperatureLightDeviceType.self) {
-            return await dev.types.get(ColorTemperatureLightDeviceType.self)?.matterTraits.colorControlTrait?.colorMode != nil
+            return await dev.types.get(ColorTemperatureLightDeviceType.self)?.matterTraits.colorControlTrait?.colorCapabilities != nil
         }
         if dev.types.contains(ExtendedColorLightDeviceType.self) {
-            return await dev.types.get(ExtendedColorLightDeviceType.self)?.matterTraits.colorControlTrait?.colorMode != nil
+            return await dev.types.get(ExtendedColorLightDeviceType.self)?.matterTraits.colorControlTrait?.colorCapabilities != nil
         }
         if dev.types.contains(GenericSwitchDeviceType.self) {
             return await dev.types.get(GenericSwitchDeviceType.self)?.matterTraits.switchTrait?.numberOfPositions != nil
