@@ -185,6 +185,47 @@ struct DeviceEventTests {
         #expect(errors.values.value.allSatisfy { $0.operationError == .invalidCredential && $0.lockOperationType == .unlock })
     }
 
+    @Test func theAppGivesAUserAPINReadsItBackAndUnlocksWithIt() async throws {
+        let rig = try await Rig.make()
+        let lock = try await TestDevice.start(Fixture.doorLock())
+        defer {
+            Task {
+                await lock.stop(); await rig.close()
+            }
+        }
+        let type = try #require(await rig.add(lock, name: "Front Door Lock").types.get(DoorLockDeviceType.self))
+        let trait = try #require(type.matterTraits.doorLockTrait)
+        #expect(await lock.untilSubscribed())
+        let operations = Received(type.events.subscribe(Matter.DoorLockTrait.LockOperationEvent.self))
+        defer { operations.stop() }
+
+        // SetCredential (a Timed Invoke answered with SetCredentialResponse) makes user 1 for a new PIN.
+        let pin = Matter.DoorLockTrait.CredentialStruct(credentialType: .pin, credentialIndex: 1)
+        let set = try await trait.setCredential(operationType: .add, credential: pin, credentialData: Data("13579".utf8))
+        #expect(set.status == 0 && set.userIndex == 1)
+        // Answers in the response's Status, not as errors: the same slot again is OCCUPIED (3), the
+        // same PIN in another slot DUPLICATE (2).
+        let again = try await trait.setCredential(operationType: .add, credential: pin, credentialData: Data("24680".utf8))
+        #expect(again.status == 3)
+        let other = Matter.DoorLockTrait.CredentialStruct(credentialType: .pin, credentialIndex: 2)
+        let twin = try await trait.setCredential(operationType: .add, credential: other, credentialData: Data("13579".utf8))
+        #expect(twin.status == 2)
+        // GetUser (answered with GetUserResponse, a list of CredentialStruct) and GetCredentialStatus.
+        let user = try await trait.getUser(userIndex: 1)
+        #expect(user.userIndex == 1 && user.userStatus == .occupiedEnabled && user.credentials == [pin])
+        let status = try await trait.getCredentialStatus(credential: pin)
+        #expect(status.credentialExists == true && status.userIndex == 1)
+        let empty = try await trait.getUser(userIndex: 2)
+        #expect(empty.userStatus == nil && empty.credentials == nil)
+
+        try await trait.unlockDoor(pinCode: Data("13579".utf8))
+        #expect(await operations.values.until { $0.map(\.userIndex) == [1] })
+        // ClearCredential (a struct field): the PIN no longer opens the door.
+        try await trait.clearCredential(credential: pin)
+        #expect(try await trait.getCredentialStatus(credential: pin).credentialExists == false)
+        await #expect(throws: HomeError.self) { try await trait.unlockDoor(pinCode: Data("13579".utf8)) }
+    }
+
     @Test func aThermometersReadingAndAMotionSensorsOccupancyReachTheirTraits() async throws {
         let rig = try await Rig.make()
         let thermometer = try await TestDevice.start(sensor(0x0302, 0x0402, serial: "TEMP-1"))

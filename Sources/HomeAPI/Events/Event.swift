@@ -135,4 +135,14 @@ struct EventFieldReader {
     func bool(_ tag: UInt8) -> Bool? { members[tag]?.boolValue }
     func uint<T: FixedWidthInteger>(_ tag: UInt8, as: T.Type) -> T? { members[tag]?.uintValue.flatMap { T(exactly: $0) } }
     func int<T: FixedWidthInteger>(_ tag: UInt8, as: T.Type) -> T? { members[tag]?.intValue.flatMap { T(exactly: $0) } }
+    func string(_ tag: UInt8) -> String? { members[tag]?.stringValue }
+    func bytes(_ tag: UInt8) -> Data? { members[tag]?.bytesValue.map { Data($0) } }
+    func value(_ tag: UInt8) -> TLVValue? { members[tag] }
+    /// A list member's elements (nil when absent, null or not a list).
+    func list(_ tag: UInt8) -> [TLVValue]? {
+        switch members[tag] {
+        case .array(let elements)?, .list(let elements)?: return elements.map(\.value)
+        default: return nil
+        }
+    }
 }

@@ -84,6 +84,60 @@ extension Matter {
             try await context.write(0x0010, .bool(value))
         }
 
+        public struct CapabilityMinimaStruct: Sendable, Hashable {
+            public var caseSessionsPerFabric: UInt16
+            public var subscriptionsPerFabric: UInt16
+
+            public init(caseSessionsPerFabric: UInt16, subscriptionsPerFabric: UInt16) {
+                self.caseSessionsPerFabric = caseSessionsPerFabric
+                self.subscriptionsPerFabric = subscriptionsPerFabric
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(caseSessionsPerFabric))))
+                fields.append(.context(1, .unsigned(UInt64(subscriptionsPerFabric))))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let caseSessionsPerFabric = fields.uint(0, as: UInt16.self),
+                    let subscriptionsPerFabric = fields.uint(1, as: UInt16.self)
+                else { return nil }
+                self.caseSessionsPerFabric = caseSessionsPerFabric
+                self.subscriptionsPerFabric = subscriptionsPerFabric
+            }
+        }
+
+        public struct ProductAppearanceStruct: Sendable, Hashable {
+            public var finish: ProductFinishEnum
+            public var primaryColor: ColorEnum?
+
+            public init(finish: ProductFinishEnum, primaryColor: ColorEnum? = nil) {
+                self.finish = finish
+                self.primaryColor = primaryColor
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(finish.rawValue))))
+                fields.append(.context(1, primaryColor.map { .unsigned(UInt64($0.rawValue)) } ?? .null))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let finish = fields.uint(0, as: UInt8.self).flatMap(ProductFinishEnum.init(rawValue:)) else { return nil }
+                self.finish = finish
+                self.primaryColor = fields.uint(1, as: UInt8.self).flatMap(ColorEnum.init(rawValue:))
+            }
+        }
+
         public enum ColorEnum: UInt8, Sendable, Hashable, CaseIterable {
             case black = 0
             case navy = 1

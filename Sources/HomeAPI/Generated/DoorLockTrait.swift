@@ -215,6 +215,13 @@ extension Matter {
             try await context.invoke(0x05, fields)
         }
 
+        /// GetPINCode (0x06), answered with GetPINCodeResponse.
+        public func getPINCode(userID: UInt16) async throws -> GetPINCodeCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(userID))))
+            return GetPINCodeCommand.Response(EventFieldReader(try await context.invoke(0x06, fields)))
+        }
+
         /// ClearPINCode (0x07), a Timed Invoke.
         public func clearPINCode(pinSlotIndex: UInt16) async throws {
             var fields: [TLVElement] = []
@@ -235,6 +242,13 @@ extension Matter {
             try await context.invoke(0x09, fields)
         }
 
+        /// GetUserStatus (0x0A), answered with GetUserStatusResponse.
+        public func getUserStatus(userID: UInt16) async throws -> GetUserStatusCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(userID))))
+            return GetUserStatusCommand.Response(EventFieldReader(try await context.invoke(0x0A, fields)))
+        }
+
         /// SetWeekDaySchedule (0x0B).
         public func setWeekDaySchedule(
             weekDayIndex: UInt8, userIndex: UInt16, daysMask: DaysMaskBitmap, startHour: UInt8, startMinute: UInt8, endHour: UInt8,
@@ -249,6 +263,14 @@ extension Matter {
             fields.append(.context(5, .unsigned(UInt64(endHour))))
             fields.append(.context(6, .unsigned(UInt64(endMinute))))
             try await context.invoke(0x0B, fields)
+        }
+
+        /// GetWeekDaySchedule (0x0C), answered with GetWeekDayScheduleResponse.
+        public func getWeekDaySchedule(weekDayIndex: UInt8, userIndex: UInt16) async throws -> GetWeekDayScheduleCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(weekDayIndex))))
+            fields.append(.context(1, .unsigned(UInt64(userIndex))))
+            return GetWeekDayScheduleCommand.Response(EventFieldReader(try await context.invoke(0x0C, fields)))
         }
 
         /// ClearWeekDaySchedule (0x0D).
@@ -267,6 +289,14 @@ extension Matter {
             fields.append(.context(2, .unsigned(UInt64(localStartTime))))
             fields.append(.context(3, .unsigned(UInt64(localEndTime))))
             try await context.invoke(0x0E, fields)
+        }
+
+        /// GetYearDaySchedule (0x0F), answered with GetYearDayScheduleResponse.
+        public func getYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16) async throws -> GetYearDayScheduleCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(yearDayIndex))))
+            fields.append(.context(1, .unsigned(UInt64(userIndex))))
+            return GetYearDayScheduleCommand.Response(EventFieldReader(try await context.invoke(0x0F, fields)))
         }
 
         /// ClearYearDaySchedule (0x10).
@@ -289,6 +319,13 @@ extension Matter {
             try await context.invoke(0x11, fields)
         }
 
+        /// GetHolidaySchedule (0x12), answered with GetHolidayScheduleResponse.
+        public func getHolidaySchedule(holidayIndex: UInt8) async throws -> GetHolidayScheduleCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(holidayIndex))))
+            return GetHolidayScheduleCommand.Response(EventFieldReader(try await context.invoke(0x12, fields)))
+        }
+
         /// ClearHolidaySchedule (0x13).
         public func clearHolidaySchedule(holidayIndex: UInt8) async throws {
             var fields: [TLVElement] = []
@@ -304,6 +341,13 @@ extension Matter {
             try await context.invoke(0x14, fields)
         }
 
+        /// GetUserType (0x15), answered with GetUserTypeResponse.
+        public func getUserType(userID: UInt16) async throws -> GetUserTypeCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(userID))))
+            return GetUserTypeCommand.Response(EventFieldReader(try await context.invoke(0x15, fields)))
+        }
+
         /// SetRFIDCode (0x16), a Timed Invoke.
         public func setRFIDCode(
             userID: UInt16, userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil, rfidCode: Data
@@ -314,6 +358,13 @@ extension Matter {
             fields.append(.context(2, userType.map { .unsigned(UInt64($0.rawValue)) } ?? .null))
             fields.append(.context(3, .bytes([UInt8](rfidCode))))
             try await context.invoke(0x16, fields)
+        }
+
+        /// GetRFIDCode (0x17), answered with GetRFIDCodeResponse.
+        public func getRFIDCode(userID: UInt16) async throws -> GetRFIDCodeCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(userID))))
+            return GetRFIDCodeCommand.Response(EventFieldReader(try await context.invoke(0x17, fields)))
         }
 
         /// ClearRFIDCode (0x18), a Timed Invoke.
@@ -344,11 +395,47 @@ extension Matter {
             try await context.invoke(0x1A, fields)
         }
 
+        /// GetUser (0x1B), answered with GetUserResponse.
+        public func getUser(userIndex: UInt16) async throws -> GetUserCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(userIndex))))
+            return GetUserCommand.Response(EventFieldReader(try await context.invoke(0x1B, fields)))
+        }
+
         /// ClearUser (0x1D), a Timed Invoke.
         public func clearUser(userIndex: UInt16) async throws {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userIndex))))
             try await context.invoke(0x1D, fields)
+        }
+
+        /// SetCredential (0x22), a Timed Invoke, answered with SetCredentialResponse.
+        public func setCredential(
+            operationType: DataOperationTypeEnum, credential: CredentialStruct, credentialData: Data, userIndex: UInt16? = nil,
+            userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil
+        ) async throws -> SetCredentialCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(operationType.rawValue))))
+            fields.append(.context(1, credential.tlv))
+            fields.append(.context(2, .bytes([UInt8](credentialData))))
+            fields.append(.context(3, userIndex.map { .unsigned(UInt64($0)) } ?? .null))
+            fields.append(.context(4, userStatus.map { .unsigned(UInt64($0.rawValue)) } ?? .null))
+            fields.append(.context(5, userType.map { .unsigned(UInt64($0.rawValue)) } ?? .null))
+            return SetCredentialCommand.Response(EventFieldReader(try await context.invoke(0x22, fields)))
+        }
+
+        /// GetCredentialStatus (0x24), answered with GetCredentialStatusResponse.
+        public func getCredentialStatus(credential: CredentialStruct) async throws -> GetCredentialStatusCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, credential.tlv))
+            return GetCredentialStatusCommand.Response(EventFieldReader(try await context.invoke(0x24, fields)))
+        }
+
+        /// ClearCredential (0x26), a Timed Invoke.
+        public func clearCredential(credential: CredentialStruct? = nil) async throws {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, credential.map { $0.tlv } ?? .null))
+            try await context.invoke(0x26, fields)
         }
 
         /// UnboltDoor (0x27), a Timed Invoke.
@@ -470,7 +557,33 @@ extension Matter {
             try await context.write(0x0040, .unsigned(UInt64(value.rawValue)))
         }
 
-        // Not generated (a response command, or a struct or list field): GetPINCode, GetUserStatus, GetWeekDaySchedule, GetYearDaySchedule, GetHolidaySchedule, GetUserType, GetRFIDCode, GetUser, SetCredential, GetCredentialStatus, ClearCredential.
+        public struct CredentialStruct: Sendable, Hashable {
+            public var credentialType: CredentialTypeEnum
+            public var credentialIndex: UInt16
+
+            public init(credentialType: CredentialTypeEnum, credentialIndex: UInt16) {
+                self.credentialType = credentialType
+                self.credentialIndex = credentialIndex
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(credentialType.rawValue))))
+                fields.append(.context(1, .unsigned(UInt64(credentialIndex))))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let credentialType = fields.uint(0, as: UInt8.self).flatMap(CredentialTypeEnum.init(rawValue:)),
+                    let credentialIndex = fields.uint(1, as: UInt16.self)
+                else { return nil }
+                self.credentialType = credentialType
+                self.credentialIndex = credentialIndex
+            }
+        }
 
         public struct AlarmMaskBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt16
@@ -781,6 +894,8 @@ extension Matter {
                 case lockOperationType = 0
                 case operationSource = 1
                 case userIndex = 2
+                case fabricIndex = 3
+                case sourceNode = 4
                 public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .event(eventID))
             }
 
@@ -788,6 +903,8 @@ extension Matter {
                 public let lockOperationType: LockOperationTypeEnum?
                 public let operationSource: OperationSourceEnum?
                 public let userIndex: UInt16?
+                public let fabricIndex: UInt8?
+                public let sourceNode: UInt64?
             }
 
             public let payload: Payload
@@ -816,12 +933,27 @@ extension Matter {
                     value: .eventField(tag: 2, name: "userIndex", value: .uint(UInt64(value))))
             }
 
+            /// Starts an automation only when fabricIndex is `value`.
+            public static func fabricIndex(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.fabricIndex),
+                    value: .eventField(tag: 3, name: "fabricIndex", value: .uint(UInt64(value))))
+            }
+
+            /// Starts an automation only when sourceNode is `value`.
+            public static func sourceNode(_ value: UInt64) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.sourceNode),
+                    value: .eventField(tag: 4, name: "sourceNode", value: .uint(UInt64(value))))
+            }
+
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
                 payload = Payload(
                     lockOperationType: fields.uint(0, as: UInt8.self).flatMap(LockOperationTypeEnum.init(rawValue:)),
                     operationSource: fields.uint(1, as: UInt8.self).flatMap(OperationSourceEnum.init(rawValue:)),
-                    userIndex: fields.uint(2, as: UInt16.self))
+                    userIndex: fields.uint(2, as: UInt16.self), fabricIndex: fields.uint(3, as: UInt8.self),
+                    sourceNode: fields.uint(4, as: UInt64.self))
                 header = EventHeader(report)
             }
         }
@@ -839,6 +971,8 @@ extension Matter {
                 case operationSource = 1
                 case operationError = 2
                 case userIndex = 3
+                case fabricIndex = 4
+                case sourceNode = 5
                 public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .event(eventID))
             }
 
@@ -847,6 +981,8 @@ extension Matter {
                 public let operationSource: OperationSourceEnum?
                 public let operationError: OperationErrorEnum?
                 public let userIndex: UInt16?
+                public let fabricIndex: UInt8?
+                public let sourceNode: UInt64?
             }
 
             public let payload: Payload
@@ -882,13 +1018,28 @@ extension Matter {
                     value: .eventField(tag: 3, name: "userIndex", value: .uint(UInt64(value))))
             }
 
+            /// Starts an automation only when fabricIndex is `value`.
+            public static func fabricIndex(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.fabricIndex),
+                    value: .eventField(tag: 4, name: "fabricIndex", value: .uint(UInt64(value))))
+            }
+
+            /// Starts an automation only when sourceNode is `value`.
+            public static func sourceNode(_ value: UInt64) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.sourceNode),
+                    value: .eventField(tag: 5, name: "sourceNode", value: .uint(UInt64(value))))
+            }
+
             init(report: EventReport) {
                 let fields = EventFieldReader(report.data)
                 payload = Payload(
                     lockOperationType: fields.uint(0, as: UInt8.self).flatMap(LockOperationTypeEnum.init(rawValue:)),
                     operationSource: fields.uint(1, as: UInt8.self).flatMap(OperationSourceEnum.init(rawValue:)),
                     operationError: fields.uint(2, as: UInt8.self).flatMap(OperationErrorEnum.init(rawValue:)),
-                    userIndex: fields.uint(3, as: UInt16.self))
+                    userIndex: fields.uint(3, as: UInt16.self), fabricIndex: fields.uint(4, as: UInt8.self),
+                    sourceNode: fields.uint(5, as: UInt64.self))
                 header = EventHeader(report)
             }
         }
@@ -906,6 +1057,8 @@ extension Matter {
                 case dataOperationType = 1
                 case operationSource = 2
                 case userIndex = 3
+                case fabricIndex = 4
+                case sourceNode = 5
                 case dataIndex = 6
                 public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .event(eventID))
             }
@@ -915,6 +1068,8 @@ extension Matter {
                 public let dataOperationType: DataOperationTypeEnum?
                 public let operationSource: OperationSourceEnum?
                 public let userIndex: UInt16?
+                public let fabricIndex: UInt8?
+                public let sourceNode: UInt64?
                 public let dataIndex: UInt16?
             }
 
@@ -951,6 +1106,20 @@ extension Matter {
                     value: .eventField(tag: 3, name: "userIndex", value: .uint(UInt64(value))))
             }
 
+            /// Starts an automation only when fabricIndex is `value`.
+            public static func fabricIndex(_ value: UInt8) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.fabricIndex),
+                    value: .eventField(tag: 4, name: "fabricIndex", value: .uint(UInt64(value))))
+            }
+
+            /// Starts an automation only when sourceNode is `value`.
+            public static func sourceNode(_ value: UInt64) -> TypedParameter<Self> {
+                TypedParameter(
+                    field: AnyField(erasing: EventFields.sourceNode),
+                    value: .eventField(tag: 5, name: "sourceNode", value: .uint(UInt64(value))))
+            }
+
             /// Starts an automation only when dataIndex is `value`.
             public static func dataIndex(_ value: UInt16) -> TypedParameter<Self> {
                 TypedParameter(
@@ -964,7 +1133,8 @@ extension Matter {
                     lockDataType: fields.uint(0, as: UInt8.self).flatMap(LockDataTypeEnum.init(rawValue:)),
                     dataOperationType: fields.uint(1, as: UInt8.self).flatMap(DataOperationTypeEnum.init(rawValue:)),
                     operationSource: fields.uint(2, as: UInt8.self).flatMap(OperationSourceEnum.init(rawValue:)),
-                    userIndex: fields.uint(3, as: UInt16.self), dataIndex: fields.uint(6, as: UInt16.self))
+                    userIndex: fields.uint(3, as: UInt16.self), fabricIndex: fields.uint(4, as: UInt8.self),
+                    sourceNode: fields.uint(5, as: UInt64.self), dataIndex: fields.uint(6, as: UInt16.self))
                 header = EventHeader(report)
             }
         }
@@ -1019,11 +1189,13 @@ extension Matter.DoorLockTrait: AutomatableTrait {
 
     static let commandTypes: [any CommandDescriptor.Type] = [
         LockDoorCommand.self, UnlockDoorCommand.self, ToggleCommand.self, UnlockWithTimeoutCommand.self, SetPINCodeCommand.self,
-        ClearPINCodeCommand.self, ClearAllPINCodesCommand.self, SetUserStatusCommand.self, SetWeekDayScheduleCommand.self,
-        ClearWeekDayScheduleCommand.self, SetYearDayScheduleCommand.self, ClearYearDayScheduleCommand.self, SetHolidayScheduleCommand.self,
-        ClearHolidayScheduleCommand.self, SetUserTypeCommand.self, SetRFIDCodeCommand.self, ClearRFIDCodeCommand.self,
-        ClearAllRFIDCodesCommand.self, SetUserCommand.self, ClearUserCommand.self, UnboltDoorCommand.self, SetAliroReaderConfigCommand.self,
-        ClearAliroReaderConfigCommand.self,
+        GetPINCodeCommand.self, ClearPINCodeCommand.self, ClearAllPINCodesCommand.self, SetUserStatusCommand.self,
+        GetUserStatusCommand.self, SetWeekDayScheduleCommand.self, GetWeekDayScheduleCommand.self, ClearWeekDayScheduleCommand.self,
+        SetYearDayScheduleCommand.self, GetYearDayScheduleCommand.self, ClearYearDayScheduleCommand.self, SetHolidayScheduleCommand.self,
+        GetHolidayScheduleCommand.self, ClearHolidayScheduleCommand.self, SetUserTypeCommand.self, GetUserTypeCommand.self,
+        SetRFIDCodeCommand.self, GetRFIDCodeCommand.self, ClearRFIDCodeCommand.self, ClearAllRFIDCodesCommand.self, SetUserCommand.self,
+        GetUserCommand.self, ClearUserCommand.self, SetCredentialCommand.self, GetCredentialStatusCommand.self, ClearCredentialCommand.self,
+        UnboltDoorCommand.self, SetAliroReaderConfigCommand.self, ClearAliroReaderConfigCommand.self,
     ]
     static let eventTypes: [any MatterEvent.Type] = [
         DoorLockAlarmEvent.self, DoorStateChangeEvent.self, LockOperationEvent.self, LockOperationErrorEvent.self, LockUserChangeEvent.self,
@@ -1148,6 +1320,37 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         public static let name = "SetPINCode"
     }
 
+    public enum GetPINCodeCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case userID = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x06
+        public static let name = "GetPINCode"
+
+        /// GetPINCodeResponse (0x06): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let userID: UInt16?
+            public let userStatus: UserStatusEnum?
+            public let userType: UserTypeEnum?
+            public let pinCode: Data?
+
+            init(_ fields: EventFieldReader) {
+                userID = fields.uint(0, as: UInt16.self)
+                userStatus = fields.uint(1, as: UInt8.self).flatMap(UserStatusEnum.init(rawValue:))
+                userType = fields.uint(2, as: UInt8.self).flatMap(UserTypeEnum.init(rawValue:))
+                pinCode = fields.bytes(3)
+            }
+        }
+    }
+
+    /// GetPINCode as an automation's action.
+    public static func getPINCode(userID: some BinaryInteger) -> CommandAction {
+        let fields: [(GetPINCodeCommand.CommandRequestFields, AutomationValue)?] = [(.userID, .integer(userID))]
+        return CommandAction(GetPINCodeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
     public enum ClearPINCodeCommand: CommandDescriptor {
         public enum CommandRequestFields: UInt32, Field {
             case pinSlotIndex = 0
@@ -1195,6 +1398,33 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         return CommandAction(SetUserStatusCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
+    public enum GetUserStatusCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case userID = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x0A
+        public static let name = "GetUserStatus"
+
+        /// GetUserStatusResponse (0x0A): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let userID: UInt16?
+            public let userStatus: UserStatusEnum?
+
+            init(_ fields: EventFieldReader) {
+                userID = fields.uint(0, as: UInt16.self)
+                userStatus = fields.uint(1, as: UInt8.self).flatMap(UserStatusEnum.init(rawValue:))
+            }
+        }
+    }
+
+    /// GetUserStatus as an automation's action.
+    public static func getUserStatus(userID: some BinaryInteger) -> CommandAction {
+        let fields: [(GetUserStatusCommand.CommandRequestFields, AutomationValue)?] = [(.userID, .integer(userID))]
+        return CommandAction(GetUserStatusCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
     public enum SetWeekDayScheduleCommand: CommandDescriptor {
         public enum CommandRequestFields: UInt32, Field {
             case weekDayIndex = 0
@@ -1222,6 +1452,48 @@ extension Matter.DoorLockTrait: AutomatableTrait {
             (.endMinute, .integer(endMinute)),
         ]
         return CommandAction(SetWeekDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
+    public enum GetWeekDayScheduleCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case weekDayIndex = 0
+            case userIndex = 1
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x0C
+        public static let name = "GetWeekDaySchedule"
+
+        /// GetWeekDayScheduleResponse (0x0C): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let weekDayIndex: UInt8?
+            public let userIndex: UInt16?
+            public let status: UInt8?
+            public let daysMask: DaysMaskBitmap?
+            public let startHour: UInt8?
+            public let startMinute: UInt8?
+            public let endHour: UInt8?
+            public let endMinute: UInt8?
+
+            init(_ fields: EventFieldReader) {
+                weekDayIndex = fields.uint(0, as: UInt8.self)
+                userIndex = fields.uint(1, as: UInt16.self)
+                status = fields.uint(2, as: UInt8.self)
+                daysMask = fields.uint(3, as: UInt8.self).map(DaysMaskBitmap.init(rawValue:))
+                startHour = fields.uint(4, as: UInt8.self)
+                startMinute = fields.uint(5, as: UInt8.self)
+                endHour = fields.uint(6, as: UInt8.self)
+                endMinute = fields.uint(7, as: UInt8.self)
+            }
+        }
+    }
+
+    /// GetWeekDaySchedule as an automation's action.
+    public static func getWeekDaySchedule(weekDayIndex: some BinaryInteger, userIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(GetWeekDayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
+            (.weekDayIndex, .integer(weekDayIndex)), (.userIndex, .integer(userIndex)),
+        ]
+        return CommandAction(GetWeekDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
     public enum ClearWeekDayScheduleCommand: CommandDescriptor {
@@ -1268,6 +1540,42 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         return CommandAction(SetYearDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
+    public enum GetYearDayScheduleCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case yearDayIndex = 0
+            case userIndex = 1
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x0F
+        public static let name = "GetYearDaySchedule"
+
+        /// GetYearDayScheduleResponse (0x0F): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let yearDayIndex: UInt8?
+            public let userIndex: UInt16?
+            public let status: UInt8?
+            public let localStartTime: UInt32?
+            public let localEndTime: UInt32?
+
+            init(_ fields: EventFieldReader) {
+                yearDayIndex = fields.uint(0, as: UInt8.self)
+                userIndex = fields.uint(1, as: UInt16.self)
+                status = fields.uint(2, as: UInt8.self)
+                localStartTime = fields.uint(3, as: UInt32.self)
+                localEndTime = fields.uint(4, as: UInt32.self)
+            }
+        }
+    }
+
+    /// GetYearDaySchedule as an automation's action.
+    public static func getYearDaySchedule(yearDayIndex: some BinaryInteger, userIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(GetYearDayScheduleCommand.CommandRequestFields, AutomationValue)?] = [
+            (.yearDayIndex, .integer(yearDayIndex)), (.userIndex, .integer(userIndex)),
+        ]
+        return CommandAction(GetYearDayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
     public enum ClearYearDayScheduleCommand: CommandDescriptor {
         public enum CommandRequestFields: UInt32, Field {
             case yearDayIndex = 0
@@ -1312,6 +1620,39 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         return CommandAction(SetHolidayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
+    public enum GetHolidayScheduleCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case holidayIndex = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x12
+        public static let name = "GetHolidaySchedule"
+
+        /// GetHolidayScheduleResponse (0x12): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let holidayIndex: UInt8?
+            public let status: UInt8?
+            public let localStartTime: UInt32?
+            public let localEndTime: UInt32?
+            public let operatingMode: OperatingModeEnum?
+
+            init(_ fields: EventFieldReader) {
+                holidayIndex = fields.uint(0, as: UInt8.self)
+                status = fields.uint(1, as: UInt8.self)
+                localStartTime = fields.uint(2, as: UInt32.self)
+                localEndTime = fields.uint(3, as: UInt32.self)
+                operatingMode = fields.uint(4, as: UInt8.self).flatMap(OperatingModeEnum.init(rawValue:))
+            }
+        }
+    }
+
+    /// GetHolidaySchedule as an automation's action.
+    public static func getHolidaySchedule(holidayIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(GetHolidayScheduleCommand.CommandRequestFields, AutomationValue)?] = [(.holidayIndex, .integer(holidayIndex))]
+        return CommandAction(GetHolidayScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
     public enum ClearHolidayScheduleCommand: CommandDescriptor {
         public enum CommandRequestFields: UInt32, Field {
             case holidayIndex = 0
@@ -1347,6 +1688,33 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         return CommandAction(SetUserTypeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
+    public enum GetUserTypeCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case userID = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x15
+        public static let name = "GetUserType"
+
+        /// GetUserTypeResponse (0x15): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let userID: UInt16?
+            public let userType: UserTypeEnum?
+
+            init(_ fields: EventFieldReader) {
+                userID = fields.uint(0, as: UInt16.self)
+                userType = fields.uint(1, as: UInt8.self).flatMap(UserTypeEnum.init(rawValue:))
+            }
+        }
+    }
+
+    /// GetUserType as an automation's action.
+    public static func getUserType(userID: some BinaryInteger) -> CommandAction {
+        let fields: [(GetUserTypeCommand.CommandRequestFields, AutomationValue)?] = [(.userID, .integer(userID))]
+        return CommandAction(GetUserTypeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
     public enum SetRFIDCodeCommand: CommandDescriptor {
         public enum CommandRequestFields: UInt32, Field {
             case userID = 0
@@ -1358,6 +1726,37 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         public static let traitIdentifier = identifier
         public static let commandID: UInt32 = 0x16
         public static let name = "SetRFIDCode"
+    }
+
+    public enum GetRFIDCodeCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case userID = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x17
+        public static let name = "GetRFIDCode"
+
+        /// GetRFIDCodeResponse (0x17): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let userID: UInt16?
+            public let userStatus: UserStatusEnum?
+            public let userType: UserTypeEnum?
+            public let rfidCode: Data?
+
+            init(_ fields: EventFieldReader) {
+                userID = fields.uint(0, as: UInt16.self)
+                userStatus = fields.uint(1, as: UInt8.self).flatMap(UserStatusEnum.init(rawValue:))
+                userType = fields.uint(2, as: UInt8.self).flatMap(UserTypeEnum.init(rawValue:))
+                rfidCode = fields.bytes(3)
+            }
+        }
+    }
+
+    /// GetRFIDCode as an automation's action.
+    public static func getRFIDCode(userID: some BinaryInteger) -> CommandAction {
+        let fields: [(GetRFIDCodeCommand.CommandRequestFields, AutomationValue)?] = [(.userID, .integer(userID))]
+        return CommandAction(GetRFIDCodeCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
     public enum ClearRFIDCodeCommand: CommandDescriptor {
@@ -1419,6 +1818,49 @@ extension Matter.DoorLockTrait: AutomatableTrait {
         return CommandAction(SetUserCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
+    public enum GetUserCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case userIndex = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x1B
+        public static let name = "GetUser"
+
+        /// GetUserResponse (0x1C): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let userIndex: UInt16?
+            public let userName: String?
+            public let userUniqueID: UInt32?
+            public let userStatus: UserStatusEnum?
+            public let userType: UserTypeEnum?
+            public let credentialRule: CredentialRuleEnum?
+            public let credentials: [CredentialStruct]?
+            public let creatorFabricIndex: UInt8?
+            public let lastModifiedFabricIndex: UInt8?
+            public let nextUserIndex: UInt16?
+
+            init(_ fields: EventFieldReader) {
+                userIndex = fields.uint(0, as: UInt16.self)
+                userName = fields.string(1)
+                userUniqueID = fields.uint(2, as: UInt32.self)
+                userStatus = fields.uint(3, as: UInt8.self).flatMap(UserStatusEnum.init(rawValue:))
+                userType = fields.uint(4, as: UInt8.self).flatMap(UserTypeEnum.init(rawValue:))
+                credentialRule = fields.uint(5, as: UInt8.self).flatMap(CredentialRuleEnum.init(rawValue:))
+                credentials = fields.list(6)?.compactMap(CredentialStruct.init(reading:))
+                creatorFabricIndex = fields.uint(7, as: UInt8.self)
+                lastModifiedFabricIndex = fields.uint(8, as: UInt8.self)
+                nextUserIndex = fields.uint(9, as: UInt16.self)
+            }
+        }
+    }
+
+    /// GetUser as an automation's action.
+    public static func getUser(userIndex: some BinaryInteger) -> CommandAction {
+        let fields: [(GetUserCommand.CommandRequestFields, AutomationValue)?] = [(.userIndex, .integer(userIndex))]
+        return CommandAction(GetUserCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
     public enum ClearUserCommand: CommandDescriptor {
         public enum CommandRequestFields: UInt32, Field {
             case userIndex = 0
@@ -1433,6 +1875,73 @@ extension Matter.DoorLockTrait: AutomatableTrait {
     public static func clearUser(userIndex: some BinaryInteger) -> CommandAction {
         let fields: [(ClearUserCommand.CommandRequestFields, AutomationValue)?] = [(.userIndex, .integer(userIndex))]
         return CommandAction(ClearUserCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
+    public enum SetCredentialCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case operationType = 0
+            case credential = 1
+            case credentialData = 2
+            case userIndex = 3
+            case userStatus = 4
+            case userType = 5
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x22
+        public static let name = "SetCredential"
+
+        /// SetCredentialResponse (0x23): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let status: UInt8?
+            public let userIndex: UInt16?
+            public let nextCredentialIndex: UInt16?
+
+            init(_ fields: EventFieldReader) {
+                status = fields.uint(0, as: UInt8.self)
+                userIndex = fields.uint(1, as: UInt16.self)
+                nextCredentialIndex = fields.uint(2, as: UInt16.self)
+            }
+        }
+    }
+
+    public enum GetCredentialStatusCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case credential = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x24
+        public static let name = "GetCredentialStatus"
+
+        /// GetCredentialStatusResponse (0x25): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let credentialExists: Bool?
+            public let userIndex: UInt16?
+            public let creatorFabricIndex: UInt8?
+            public let lastModifiedFabricIndex: UInt8?
+            public let nextCredentialIndex: UInt16?
+            public let credentialData: Data?
+
+            init(_ fields: EventFieldReader) {
+                credentialExists = fields.bool(0)
+                userIndex = fields.uint(1, as: UInt16.self)
+                creatorFabricIndex = fields.uint(2, as: UInt8.self)
+                lastModifiedFabricIndex = fields.uint(3, as: UInt8.self)
+                nextCredentialIndex = fields.uint(4, as: UInt16.self)
+                credentialData = fields.bytes(5)
+            }
+        }
+    }
+
+    public enum ClearCredentialCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case credential = 0
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x26
+        public static let name = "ClearCredential"
     }
 
     public enum UnboltDoorCommand: CommandDescriptor {

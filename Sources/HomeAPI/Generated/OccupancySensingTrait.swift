@@ -103,6 +103,38 @@ extension Matter {
             try await context.write(0x0032, .unsigned(UInt64(value)))
         }
 
+        public struct HoldTimeLimitsStruct: Sendable, Hashable {
+            public var holdTimeMin: UInt16
+            public var holdTimeMax: UInt16
+            public var holdTimeDefault: UInt16
+
+            public init(holdTimeMin: UInt16, holdTimeMax: UInt16, holdTimeDefault: UInt16) {
+                self.holdTimeMin = holdTimeMin
+                self.holdTimeMax = holdTimeMax
+                self.holdTimeDefault = holdTimeDefault
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(holdTimeMin))))
+                fields.append(.context(1, .unsigned(UInt64(holdTimeMax))))
+                fields.append(.context(2, .unsigned(UInt64(holdTimeDefault))))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let holdTimeMin = fields.uint(0, as: UInt16.self), let holdTimeMax = fields.uint(1, as: UInt16.self),
+                    let holdTimeDefault = fields.uint(2, as: UInt16.self)
+                else { return nil }
+                self.holdTimeMin = holdTimeMin
+                self.holdTimeMax = holdTimeMax
+                self.holdTimeDefault = holdTimeDefault
+            }
+        }
+
         public struct OccupancyBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt8
             public init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -157,6 +157,16 @@ extension Matter {
             try await context.invoke(0x00, fields)
         }
 
+        /// GetWeeklySchedule (0x02), answered with GetWeeklyScheduleResponse.
+        public func getWeeklySchedule(
+            daysToReturn: ScheduleDayOfWeekBitmap, modeToReturn: ScheduleModeBitmap
+        ) async throws -> GetWeeklyScheduleCommand.Response {
+            var fields: [TLVElement] = []
+            fields.append(.context(0, .unsigned(UInt64(daysToReturn.rawValue))))
+            fields.append(.context(1, .unsigned(UInt64(modeToReturn.rawValue))))
+            return GetWeeklyScheduleCommand.Response(EventFieldReader(try await context.invoke(0x02, fields)))
+        }
+
         /// ClearWeeklySchedule (0x03).
         public func clearWeeklySchedule() async throws {
             try await context.invoke(0x03)
@@ -311,7 +321,195 @@ extension Matter {
             try await context.write(0x0047, .unsigned(UInt64(value.rawValue)))
         }
 
-        // Not generated (a response command, or a struct or list field): SetWeeklySchedule, GetWeeklySchedule.
+        // Not generated (a response command, or a struct or list field): SetWeeklySchedule.
+
+        public struct PresetStruct: Sendable, Hashable {
+            public var presetHandle: Data?
+            public var presetScenario: PresetScenarioEnum
+            public var name: String?
+            public var coolingSetpoint: Int16?
+            public var heatingSetpoint: Int16?
+            public var builtIn: Bool?
+
+            public init(
+                presetHandle: Data? = nil, presetScenario: PresetScenarioEnum, name: String? = nil, coolingSetpoint: Int16? = nil,
+                heatingSetpoint: Int16? = nil, builtIn: Bool? = nil
+            ) {
+                self.presetHandle = presetHandle
+                self.presetScenario = presetScenario
+                self.name = name
+                self.coolingSetpoint = coolingSetpoint
+                self.heatingSetpoint = heatingSetpoint
+                self.builtIn = builtIn
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, presetHandle.map { .bytes([UInt8]($0)) } ?? .null))
+                fields.append(.context(1, .unsigned(UInt64(presetScenario.rawValue))))
+                fields.append(.context(2, name.map { .utf8($0) } ?? .null))
+                if let coolingSetpoint { fields.append(.context(3, .signed(Int64(coolingSetpoint)))) }
+                if let heatingSetpoint { fields.append(.context(4, .signed(Int64(heatingSetpoint)))) }
+                fields.append(.context(5, builtIn.map { .bool($0) } ?? .null))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let presetScenario = fields.uint(1, as: UInt8.self).flatMap(PresetScenarioEnum.init(rawValue:)) else { return nil }
+                self.presetHandle = fields.bytes(0)
+                self.presetScenario = presetScenario
+                self.name = fields.string(2)
+                self.coolingSetpoint = fields.int(3, as: Int16.self)
+                self.heatingSetpoint = fields.int(4, as: Int16.self)
+                self.builtIn = fields.bool(5)
+            }
+        }
+
+        public struct PresetTypeStruct: Sendable, Hashable {
+            public var presetScenario: PresetScenarioEnum
+            public var numberOfPresets: UInt8
+            public var presetTypeFeatures: PresetTypeFeaturesBitmap
+
+            public init(presetScenario: PresetScenarioEnum, numberOfPresets: UInt8, presetTypeFeatures: PresetTypeFeaturesBitmap) {
+                self.presetScenario = presetScenario
+                self.numberOfPresets = numberOfPresets
+                self.presetTypeFeatures = presetTypeFeatures
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(presetScenario.rawValue))))
+                fields.append(.context(1, .unsigned(UInt64(numberOfPresets))))
+                fields.append(.context(2, .unsigned(UInt64(presetTypeFeatures.rawValue))))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let presetScenario = fields.uint(0, as: UInt8.self).flatMap(PresetScenarioEnum.init(rawValue:)),
+                    let numberOfPresets = fields.uint(1, as: UInt8.self),
+                    let presetTypeFeatures = fields.uint(2, as: UInt16.self).map(PresetTypeFeaturesBitmap.init(rawValue:))
+                else { return nil }
+                self.presetScenario = presetScenario
+                self.numberOfPresets = numberOfPresets
+                self.presetTypeFeatures = presetTypeFeatures
+            }
+        }
+
+        public struct ScheduleTransitionStruct: Sendable, Hashable {
+            public var dayOfWeek: ScheduleDayOfWeekBitmap
+            public var transitionTime: UInt16
+            public var presetHandle: Data?
+            public var systemMode: SystemModeEnum?
+            public var coolingSetpoint: Int16?
+            public var heatingSetpoint: Int16?
+
+            public init(
+                dayOfWeek: ScheduleDayOfWeekBitmap, transitionTime: UInt16, presetHandle: Data? = nil, systemMode: SystemModeEnum? = nil,
+                coolingSetpoint: Int16? = nil, heatingSetpoint: Int16? = nil
+            ) {
+                self.dayOfWeek = dayOfWeek
+                self.transitionTime = transitionTime
+                self.presetHandle = presetHandle
+                self.systemMode = systemMode
+                self.coolingSetpoint = coolingSetpoint
+                self.heatingSetpoint = heatingSetpoint
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(dayOfWeek.rawValue))))
+                fields.append(.context(1, .unsigned(UInt64(transitionTime))))
+                if let presetHandle { fields.append(.context(2, .bytes([UInt8](presetHandle)))) }
+                if let systemMode { fields.append(.context(3, .unsigned(UInt64(systemMode.rawValue)))) }
+                if let coolingSetpoint { fields.append(.context(4, .signed(Int64(coolingSetpoint)))) }
+                if let heatingSetpoint { fields.append(.context(5, .signed(Int64(heatingSetpoint)))) }
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let dayOfWeek = fields.uint(0, as: UInt8.self).map(ScheduleDayOfWeekBitmap.init(rawValue:)),
+                    let transitionTime = fields.uint(1, as: UInt16.self)
+                else { return nil }
+                self.dayOfWeek = dayOfWeek
+                self.transitionTime = transitionTime
+                self.presetHandle = fields.bytes(2)
+                self.systemMode = fields.uint(3, as: UInt8.self).flatMap(SystemModeEnum.init(rawValue:))
+                self.coolingSetpoint = fields.int(4, as: Int16.self)
+                self.heatingSetpoint = fields.int(5, as: Int16.self)
+            }
+        }
+
+        public struct ScheduleTypeStruct: Sendable, Hashable {
+            public var systemMode: SystemModeEnum
+            public var numberOfSchedules: UInt8
+            public var scheduleTypeFeatures: ScheduleTypeFeaturesBitmap
+
+            public init(systemMode: SystemModeEnum, numberOfSchedules: UInt8, scheduleTypeFeatures: ScheduleTypeFeaturesBitmap) {
+                self.systemMode = systemMode
+                self.numberOfSchedules = numberOfSchedules
+                self.scheduleTypeFeatures = scheduleTypeFeatures
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(systemMode.rawValue))))
+                fields.append(.context(1, .unsigned(UInt64(numberOfSchedules))))
+                fields.append(.context(2, .unsigned(UInt64(scheduleTypeFeatures.rawValue))))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let systemMode = fields.uint(0, as: UInt8.self).flatMap(SystemModeEnum.init(rawValue:)),
+                    let numberOfSchedules = fields.uint(1, as: UInt8.self),
+                    let scheduleTypeFeatures = fields.uint(2, as: UInt16.self).map(ScheduleTypeFeaturesBitmap.init(rawValue:))
+                else { return nil }
+                self.systemMode = systemMode
+                self.numberOfSchedules = numberOfSchedules
+                self.scheduleTypeFeatures = scheduleTypeFeatures
+            }
+        }
+
+        public struct WeeklyScheduleTransitionStruct: Sendable, Hashable {
+            public var transitionTime: UInt16
+            public var heatSetpoint: Int16?
+            public var coolSetpoint: Int16?
+
+            public init(transitionTime: UInt16, heatSetpoint: Int16? = nil, coolSetpoint: Int16? = nil) {
+                self.transitionTime = transitionTime
+                self.heatSetpoint = heatSetpoint
+                self.coolSetpoint = coolSetpoint
+            }
+
+            /// As a command field.
+            var tlv: TLVValue {
+                var fields: [TLVElement] = []
+                fields.append(.context(0, .unsigned(UInt64(transitionTime))))
+                fields.append(.context(1, heatSetpoint.map { .signed(Int64($0)) } ?? .null))
+                fields.append(.context(2, coolSetpoint.map { .signed(Int64($0)) } ?? .null))
+                return .structure(fields)
+            }
+
+            /// From a response or a report; nil when a mandatory member is missing.
+            init?(reading value: TLVValue) {
+                let fields = EventFieldReader(value)
+                guard let transitionTime = fields.uint(0, as: UInt16.self) else { return nil }
+                self.transitionTime = transitionTime
+                self.heatSetpoint = fields.int(1, as: Int16.self)
+                self.coolSetpoint = fields.int(2, as: Int16.self)
+            }
+        }
 
         public struct ACErrorCodeBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt32
@@ -570,8 +768,8 @@ extension Matter.ThermostatTrait: AutomatableTrait {
     }
 
     static let commandTypes: [any CommandDescriptor.Type] = [
-        SetpointRaiseLowerCommand.self, ClearWeeklyScheduleCommand.self, SetActiveScheduleRequestCommand.self,
-        SetActivePresetRequestCommand.self,
+        SetpointRaiseLowerCommand.self, GetWeeklyScheduleCommand.self, ClearWeeklyScheduleCommand.self,
+        SetActiveScheduleRequestCommand.self, SetActivePresetRequestCommand.self,
     ]
     static let eventTypes: [any MatterEvent.Type] = []
 
@@ -652,6 +850,40 @@ extension Matter.ThermostatTrait: AutomatableTrait {
             (.mode, .uint(UInt64(mode.rawValue))), (.amount, .int(Int64(amount))),
         ]
         return CommandAction(SetpointRaiseLowerCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
+    }
+
+    public enum GetWeeklyScheduleCommand: CommandDescriptor {
+        public enum CommandRequestFields: UInt32, Field {
+            case daysToReturn = 0
+            case modeToReturn = 1
+            public static let fieldScope = FieldScope(traitIdentifier: identifier, kind: .command(commandID))
+        }
+        public static let traitIdentifier = identifier
+        public static let commandID: UInt32 = 0x02
+        public static let name = "GetWeeklySchedule"
+
+        /// GetWeeklyScheduleResponse (0x00): what the device answered.
+        public struct Response: Sendable, Hashable {
+            public let numberOfTransitionsForSequence: UInt8?
+            public let dayOfWeekForSequence: ScheduleDayOfWeekBitmap?
+            public let modeForSequence: ScheduleModeBitmap?
+            public let transitions: [WeeklyScheduleTransitionStruct]?
+
+            init(_ fields: EventFieldReader) {
+                numberOfTransitionsForSequence = fields.uint(0, as: UInt8.self)
+                dayOfWeekForSequence = fields.uint(1, as: UInt8.self).map(ScheduleDayOfWeekBitmap.init(rawValue:))
+                modeForSequence = fields.uint(2, as: UInt8.self).map(ScheduleModeBitmap.init(rawValue:))
+                transitions = fields.list(3)?.compactMap(WeeklyScheduleTransitionStruct.init(reading:))
+            }
+        }
+    }
+
+    /// GetWeeklySchedule as an automation's action.
+    public static func getWeeklySchedule(daysToReturn: ScheduleDayOfWeekBitmap, modeToReturn: ScheduleModeBitmap) -> CommandAction {
+        let fields: [(GetWeeklyScheduleCommand.CommandRequestFields, AutomationValue)?] = [
+            (.daysToReturn, .uint(UInt64(daysToReturn.rawValue))), (.modeToReturn, .uint(UInt64(modeToReturn.rawValue))),
+        ]
+        return CommandAction(GetWeeklyScheduleCommand.self, clusterID: clusterID, fields: fields.compactMap { $0 })
     }
 
     public enum ClearWeeklyScheduleCommand: CommandDescriptor {
