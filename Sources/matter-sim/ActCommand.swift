@@ -7,7 +7,7 @@ import MatterDevice
 
 /// The actions `matter-sim act` knows, by name.
 enum PhysicalActionName: String, CaseIterable, Sendable {
-    case open, close, occupied, unoccupied, temperature, press, lock, unlock
+    case open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -29,6 +29,25 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
         case .lock, .unlock:
             // A value is a PIN typed at the keypad; none is the key or the thumb turn.
             return .success(known == .lock ? .lock(code: value) : .unlock(code: value))
+        case .button:
+            if let value { return fail("'button' takes no value, but '\(value)' was given") }
+            return .success(.toggle)
+        case .dim:
+            guard let value, let percent = Double(value.hasSuffix("%") ? String(value.dropLast()) : value), (0...100).contains(percent)
+            else {
+                return fail("'dim' needs a brightness from 0 to 100 (%), e.g. 40; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.dim(percent: percent))
+        case .cord:
+            guard let value, let pull = CordPull(rawValue: value) else {
+                return fail("'cord' takes open, close or stop; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.cord(pull))
+        case .dial:
+            guard let value, let celsius = Double(value), celsius.isFinite else {
+                return fail("'dial' needs a temperature in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.dial(celsius: celsius))
         case .temperature:
             guard let value, let celsius = Double(value), celsius.isFinite else {
                 return fail("'temperature' needs a reading in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
@@ -52,7 +71,7 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
 struct ActCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "act",
-        abstract: "Do what a person does at a running simulated device: open a door, walk into a room, press a button.",
+        abstract: "Do what a person does at a running simulated device: open a door, walk into a room, press a button, pull a cord.",
         discussion: """
             ACTION [VALUE] is one of:
               open | close         a contact sensor's door or window (Boolean State;
@@ -65,6 +84,10 @@ struct ActCommand: AsyncParsableCommand {
               press [single|double|long|N]
                                    a momentary switch (Switch events: InitialPress,
                                    ShortRelease, MultiPressComplete, LongPress, …)
+              button               a light's or plug's own button: toggles it
+              dim PERCENT          a light's dimmer, 0 to 100 (0 turns it off)
+              cord open|close|stop a blind's cord or wall control
+              dial C               a thermostat's dial: the setpoint of its mode, in °C
             The node changes its own state, so every controller sees it as an ordinary
             report or event. NODE is a serial number, a device name or `all`; the socket
             is found as for `matter-sim fault`.
@@ -76,10 +99,14 @@ struct ActCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A serial number, a device name, or `all`.", valueName: "node"))
     var node: String
 
-    @Argument(help: ArgumentHelp("open, close, occupied, unoccupied, temperature, press, lock or unlock.", valueName: "action"))
+    @Argument(
+        help: ArgumentHelp(
+            "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord or dial.", valueName: "action"))
     var action: String
 
-    @Argument(help: ArgumentHelp("The action's value: a temperature in °C, how to press, or a keypad PIN.", valueName: "value"))
+    @Argument(
+        help: ArgumentHelp(
+            "The action's value: a temperature in °C, how to press, a keypad PIN, a dimmer percent or a cord pull.", valueName: "value"))
     var value: String?
 
     func validate() throws {

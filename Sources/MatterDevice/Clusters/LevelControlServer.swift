@@ -300,7 +300,7 @@ final class LevelControlServer: StandardClusterServer {
         context.peer(OnOffServer.self)?.context.set(OnOffServer.Attribute.onOff, .bool(on))
     }
 
-    private func bounds(_ context: ClusterContext) -> (min: Int, max: Int) {
+    func bounds(_ context: ClusterContext) -> (min: Int, max: Int) {
         let low = Int(clamping: context.unsigned(Attribute.minLevel) ?? (lighting ? 1 : 0))
         let high = Int(clamping: context.unsigned(Attribute.maxLevel) ?? 254)
         return (min(low, 254), max(min(low, 254), min(high, 254)))
@@ -323,5 +323,20 @@ final class LevelControlServer: StandardClusterServer {
     private static func tenthsRemaining(_ remaining: Duration) -> Int64 {
         let milliseconds = max(0, remaining.totalMilliseconds)
         return min((milliseconds + 99) / 100, Int64(UInt16.max))
+    }
+}
+
+extension LevelControlServer: PhysicallyOperated {
+    /// A dimmer turned to a brightness: MoveToLevelWithOnOff to that share of MaxLevel (0 %
+    /// goes to MinLevel, which turns the light off), over the light's own transition time.
+    func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
+        guard case .dim(let percent) = action else { throw PhysicalActionError("Level Control cannot \(action)") }
+        guard percent.isFinite, (0...100).contains(percent) else {
+            throw PhysicalActionError("a dimmer turns from 0 to 100 %, not \(percent)")
+        }
+        let (low, high) = bounds(context)
+        let level = percent == 0 ? low : max(low, min(high, Int((percent / 100 * Double(high)).rounded())))
+        let fields = TLVValue.contextStructure([(0, .uint(level)), (1, .null), (2, .uint(0)), (3, .uint(0))])
+        _ = invoke(Command.moveToLevelWithOnOff, fields: CommandFields(fields), context: context)
     }
 }

@@ -226,3 +226,11 @@ final class OnOffServer: StandardClusterServer {
         }
     }
 }
+
+extension OnOffServer: PhysicallyOperated {
+    /// The device's own button: a press toggles it, through the same path as Toggle.
+    func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
+        guard case .toggle = action else { throw PhysicalActionError("On/Off cannot \(action)") }
+        _ = invoke(Command.toggle, fields: CommandFields(.structure([])), context: context)
+    }
+}

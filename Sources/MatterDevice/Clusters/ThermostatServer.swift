@@ -113,7 +113,7 @@ final class ThermostatServer: StandardClusterServer {
 
     /// Checks (and with `apply`, sets) a setpoint within its limits; with AutoMode the other
     /// setpoint moves to keep MinSetpointDeadBand between them, within its own limits.
-    private func settle(heating: Bool, to setpoint: Int64, _ context: ClusterContext, apply: Bool) -> Bool {
+    func settle(heating: Bool, to setpoint: Int64, _ context: ClusterContext, apply: Bool) -> Bool {
         let (low, high) = limits(heating: heating, context)
         guard setpoint >= low, setpoint <= high else { return false }
         var other: Int64?
@@ -134,7 +134,7 @@ final class ThermostatServer: StandardClusterServer {
         return true
     }
 
-    private func limits(heating: Bool, _ context: ClusterContext) -> (Int64, Int64) {
+    func limits(heating: Bool, _ context: ClusterContext) -> (Int64, Int64) {
         heating
             ? (
                 context.value(Attribute.minHeatSetpointLimit)?.intValue ?? 700,
@@ -192,7 +192,7 @@ final class ThermostatServer: StandardClusterServer {
     }
 
     /// Switches the heating and cooling relays for the mode, the setpoints and the room.
-    private func regulate(_ context: ClusterContext) {
+    func regulate(_ context: ClusterContext) {
         guard let room = context.value(Attribute.localTemperature)?.intValue,
             let mode = context.unsigned(Attribute.systemMode).flatMap(Mode.init(rawValue:))
         else { return }
@@ -213,5 +213,24 @@ final class ThermostatServer: StandardClusterServer {
         }
         if heating && cooling { cooling = false }
         context.set(Attribute.thermostatRunningState, .uint((heating ? 0b01 : 0) | (cooling ? 0b10 : 0) | (running & ~0b11)))
+    }
+}
+
+extension ThermostatServer: PhysicallyOperated {
+    /// The dial: the setpoint of the mode the thermostat is in (cooling in Cool or Precooling,
+    /// heating otherwise), within its limits; the deadband pushes the other one as a write does.
+    func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
+        guard case .dial(let celsius) = action else { throw PhysicalActionError("Thermostat cannot \(action)") }
+        guard celsius.isFinite else { throw PhysicalActionError("the dial needs a temperature in °C, not \(celsius)") }
+        let mode = context.unsigned(Attribute.systemMode).flatMap(Mode.init(rawValue:))
+        let heating = heat && !(cool && (mode == .cool || mode == .precooling))
+        let setpoint = Int64((celsius * 100).rounded())
+        guard settle(heating: heating, to: setpoint, context, apply: true) else {
+            let (low, high) = limits(heating: heating, context)
+            throw PhysicalActionError(
+                "the \(heating ? "heating" : "cooling") setpoint goes from \(Double(low) / 100) to \(Double(high) / 100) °C"
+                    + (auto ? " and keeps the deadband to the other one" : "") + "; \(celsius) °C is outside it")
+        }
+        regulate(context)
     }
 }

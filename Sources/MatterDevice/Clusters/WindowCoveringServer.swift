@@ -289,3 +289,19 @@ final class WindowCoveringServer: StandardClusterServer {
         context.set(Attribute.configStatus, .uint(status))
     }
 }
+
+extension WindowCoveringServer: PhysicallyOperated {
+    /// The cord or wall control: UpOrOpen, DownOrClose or StopMotion, done at the blind.
+    func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
+        guard case .cord(let pull) = action else { throw PhysicalActionError("Window Covering cannot \(action)") }
+        let command =
+            switch pull {
+            case .open: Command.upOrOpen
+            case .close: Command.downOrClose
+            case .stop: Command.stopMotion
+            }
+        if case .status(let status) = invoke(command, fields: CommandFields(.structure([])), context: context), status != .success {
+            throw PhysicalActionError("the blind did not move: \(status)")
+        }
+    }
+}

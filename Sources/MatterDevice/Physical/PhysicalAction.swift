@@ -16,6 +16,15 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     /// keypad with a user's PIN.
     case lock(code: String?)
     case unlock(code: String?)
+    /// A light's or a plug's own button: a press toggles it, as Toggle does.
+    case toggle
+    /// A dimmer turned to a brightness in percent (0 turns the light off), as
+    /// MoveToLevelWithOnOff does with the light's own transition time.
+    case dim(percent: Double)
+    /// A blind's cord or wall control: open, close, or stop where it is.
+    case cord(CordPull)
+    /// A thermostat's dial turned to a temperature in °C: the setpoint of the mode it is in.
+    case dial(celsius: Double)
 
     public var description: String {
         switch self {
@@ -25,6 +34,10 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .press(let press): "press \(press)"
         case .lock(let code): code == nil ? "lock" : "lock at the keypad"
         case .unlock(let code): code == nil ? "unlock" : "unlock at the keypad"
+        case .toggle: "press its button"
+        case .dim(let percent): "turn its dimmer to \(percent) %"
+        case .cord(let pull): "pull the cord to \(pull)"
+        case .dial(let celsius): "turn the dial to \(celsius) °C"
         }
     }
 
@@ -36,8 +49,18 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .temperature: TemperatureMeasurementServer.clusterID
         case .press: SwitchServer.clusterID
         case .lock, .unlock: DoorLockServer.clusterID
+        case .toggle: OnOffServer.clusterID
+        case .dim: LevelControlServer.clusterID
+        case .cord: WindowCoveringServer.clusterID
+        case .dial: ThermostatServer.clusterID
         }
     }
+}
+
+/// Which way a blind's cord is pulled.
+public enum CordPull: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case open, close, stop
+    public var description: String { rawValue }
 }
 
 /// How a switch is pressed.
