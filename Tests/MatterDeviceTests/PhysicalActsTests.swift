@@ -49,16 +49,7 @@ import Testing
     }
 
     @Test func aThermostatsDialSetsTheSetpointOfItsMode() async throws {
-        let node = try makeNode(
-            [
-                rootEndpoint(),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x0301))],
-                    serverClusters: [
-                        ClusterInstanceDescription(id: IDs.identify),
-                        ClusterInstanceDescription(id: Self.thermostat, features: ["HEAT", "COOL", "AUTO"]),
-                    ]),
-            ], clock: clock)
+        let node = try singleClusterNode(0x0301, Self.thermostat, features: ["HEAT", "COOL", "AUTO"], clock: clock)
         func int(_ attribute: UInt32) async -> Int64? { await node.value(1, Self.thermostat, attribute)?.intValue }
         // Auto: the heating setpoint, the deadband (2.5 °C) pushing cooling up.
         try await node.act(.dial(celsius: 24.5))

@@ -11,18 +11,9 @@ import Testing
     static let temperature = ClusterID(0x0402)
 
     func thermometer(_ reading: SensorReading, measured: Int64 = 2_000) throws -> MatterNode {
-        try makeNode(
-            [
-                rootEndpoint(),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x0302))],
-                    serverClusters: [
-                        ClusterInstanceDescription(id: IDs.identify),
-                        ClusterInstanceDescription(
-                            id: Self.temperature, attributes: [AttributeID(0): .signed(measured)],
-                            behavior: ClusterBehavior(reading: reading)),
-                    ]),
-            ], clock: clock)
+        try singleClusterNode(
+            0x0302, Self.temperature, attributes: [AttributeID(0): .signed(measured)], behavior: ClusterBehavior(reading: reading),
+            clock: clock)
     }
 
     func reading(_ node: MatterNode) async -> Int64? { await node.value(1, Self.temperature, 0)?.intValue }
@@ -66,17 +57,9 @@ import Testing
         #expect(Set(seen).count > 20 && seen.contains(1_900) && seen.contains(2_100))
 
         let twinClock = ManualClock()
-        let twin = try makeNode(
-            [
-                rootEndpoint(),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x0302))],
-                    serverClusters: [
-                        ClusterInstanceDescription(id: IDs.identify),
-                        ClusterInstanceDescription(
-                            id: Self.temperature, attributes: [AttributeID(0): .signed(2_000)], behavior: ClusterBehavior(reading: walk)),
-                    ]),
-            ], clock: twinClock)
+        let twin = try singleClusterNode(
+            0x0302, Self.temperature, attributes: [AttributeID(0): .signed(2_000)], behavior: ClusterBehavior(reading: walk),
+            clock: twinClock)
         var again: [Int64] = []
         for _ in 0..<200 {
             await twinClock.advance(by: .seconds(10))

@@ -19,16 +19,7 @@ import Testing
     )
         throws -> MatterNode
     {
-        try makeNode(
-            [
-                rootEndpoint(),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypeID(deviceTypeID))],
-                    serverClusters: [
-                        ClusterInstanceDescription(id: IDs.identify),
-                        ClusterInstanceDescription(id: cluster, features: features, attributes: attributes),
-                    ]),
-            ], clock: clock)
+        try singleClusterNode(deviceTypeID, cluster, features: features, attributes: attributes, clock: clock)
     }
 
     /// The events of `cluster` since `from`, as (event ID, fields by context tag).

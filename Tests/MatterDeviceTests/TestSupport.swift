@@ -94,6 +94,23 @@ func windowCovering(
     return try makeNode([rootEndpoint(), covering], clock: clock)
 }
 
+/// A node with one application cluster on endpoint 1 (beside Identify).
+func singleClusterNode(
+    _ deviceTypeID: UInt32, _ cluster: ClusterID, features: Set<String> = [], attributes: [AttributeID: TLVValue] = [:],
+    behavior: ClusterBehavior = ClusterBehavior(), clock: ManualClock
+) throws -> MatterNode {
+    try makeNode(
+        [
+            rootEndpoint(),
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(DeviceTypeID(deviceTypeID))],
+                serverClusters: [
+                    ClusterInstanceDescription(id: IDs.identify),
+                    ClusterInstanceDescription(id: cluster, features: features, attributes: attributes, behavior: behavior),
+                ]),
+        ], clock: clock)
+}
+
 /// Command fields from (context tag, value) pairs.
 func fields(_ members: (UInt8, TLVValue)...) -> TLVValue {
     .structure(members.map { TLVElement(tag: .context($0.0), $0.1) })

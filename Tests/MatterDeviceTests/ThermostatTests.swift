@@ -18,16 +18,7 @@ import Testing
     }
 
     func thermostat(features: Set<String> = ["HEAT", "COOL", "AUTO"], attributes: [AttributeID: TLVValue] = [:]) throws -> MatterNode {
-        try makeNode(
-            [
-                rootEndpoint(),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x0301))],
-                    serverClusters: [
-                        ClusterInstanceDescription(id: IDs.identify),
-                        ClusterInstanceDescription(id: Self.thermostat, features: features, attributes: attributes),
-                    ]),
-            ], clock: clock)
+        try singleClusterNode(0x0301, Self.thermostat, features: features, attributes: attributes, clock: clock)
     }
 
     func int(_ node: MatterNode, _ attribute: UInt32) async -> Int64? { await node.value(1, Self.thermostat, attribute)?.intValue }
@@ -82,19 +73,10 @@ import Testing
 
     @Test func theProfilesRoomSetsHowFastItWarmsAndLeaks() async throws {
         let room = RoomModel(tick: .seconds(60), heatingStep: 50, coolingStep: 10, leakPercent: 10)
-        let node = try makeNode(
-            [
-                rootEndpoint(),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x0301))],
-                    serverClusters: [
-                        ClusterInstanceDescription(id: IDs.identify),
-                        ClusterInstanceDescription(
-                            id: Self.thermostat, features: ["HEAT"],
-                            attributes: [AttributeID(0x0000): .signed(1800), AttributeID(0x0001): .signed(800)],
-                            behavior: ClusterBehavior(room: room)),
-                    ]),
-            ], clock: clock)
+        let node = try singleClusterNode(
+            0x0301, Self.thermostat, features: ["HEAT"],
+            attributes: [AttributeID(0x0000): .signed(1800), AttributeID(0x0001): .signed(800)],
+            behavior: ClusterBehavior(room: room), clock: clock)
         // Below the heating setpoint (20 °C) from the start: the relay is on at once.
         #expect(await node.uint(1, Self.thermostat, A.running) == 0b01)
         await clock.advance(by: .seconds(59))
