@@ -11,7 +11,9 @@
 #
 # Then a restart check: the reference controller commissions the dimmable light, the device
 # process is restarted, and the controller reads it again without commissioning. Then a
-# groupcast check: two lights of one home in a group, switched by one group message. Then one
+# groupcast check: two lights of one home in a group, switched by one group message. Then the
+# acts check: a light's button and dimmer, a blind's cord and a thermostat's dial at the device,
+# seen by the controller's subscriptions. Then one
 # device of the demo home, with the whole home running in one process and one process each.
 # Prints one line per profile and closes with "N passed, N failed". Reports land in
 # $INTEROP_OUT/<check>.json, and each report's steps without timings in <check>.steps
@@ -101,6 +103,17 @@ if [ "${INTEROP_SKIP_GROUP:-}" = "" ]; then
   check group env GROUP_SECOND=34567890:1201 "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" \
     --checker "$ROOT/scripts/interop/group_check.py" --report "$OUT/group.json" -- \
     "$SIM" home "$ROOT/scripts/interop/group-home.yaml"
+fi
+# Acts: a person at the device (its button, dimmer and cord; a thermostat's dial), seen by the
+# reference controller's subscriptions.
+if [ "${INTEROP_SKIP_ACTS:-}" = "" ]; then
+  for name in light-and-covering thermostat; do
+    echo "interop: acts ($name) ..."
+    rm -f "$OUT/acts-$name.json"
+    check "acts-$name" "$INTEROP" --passcode 20202021 --discriminator 3840 --paa "$PAA" \
+      --checker "$ROOT/scripts/interop/acts_check.py" --report "$OUT/acts-$name.json" -- \
+      "$SIM" run "$ROOT/DeviceProfiles/devices/$name.yaml" --passcode 20202021 --discriminator 3840
+  done
 fi
 # A home: the device with both a light and a covering, commissioned while the demo home's
 # 21 nodes run in one process and then one process each (scripts/interop-home.sh checks
