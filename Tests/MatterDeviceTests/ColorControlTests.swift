@@ -82,6 +82,10 @@ import Testing
         #expect(await (get(node, A.x), get(node, A.y), get(node, A.mode), get(node, A.enhancedMode)) == (30_000, 20_000, 1, 1))
         _ = await node.invoke(1, Self.color, C.moveToHueAndSaturation, fields((0, u(100)), (1, u(200)), (2, u(0)), (3, u(0)), (4, u(0))))
         #expect(await (get(node, A.hue), get(node, A.saturation), get(node, A.mode), get(node, A.enhancedMode)) == (100, 200, 0, 0))
+        // A saturation command is a hue-and-saturation one too (MoveSaturation, 0x04).
+        _ = await node.invoke(1, Self.color, C.moveToColor, fields((0, u(100)), (1, u(100)), (2, u(0)), (3, u(0)), (4, u(0))))
+        _ = await node.invoke(1, Self.color, 0x04, fields((0, u(1)), (1, u(10)), (2, u(0)), (3, u(0))))
+        #expect(await get(node, A.mode) == 0)
         _ = await node.invoke(1, Self.color, C.enhancedMoveToHue, fields((0, u(0x8000)), (1, u(0)), (2, u(0)), (3, u(0)), (4, u(0))))
         #expect(await (get(node, A.enhancedHue), get(node, A.hue), get(node, A.mode), get(node, A.enhancedMode)) == (0x8000, 0x80, 0, 3))
     }

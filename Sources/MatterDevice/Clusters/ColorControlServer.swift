@@ -212,7 +212,7 @@ final class ColorControlServer: StandardClusterServer {
                 let range = enhanced ? Self.enhancedHueRange : Self.hueRange
                 motion = Motion(attribute: attribute, from: current, change: signedRate, duration: nil, range: range, wraps: true)
             }
-            return start([motion], mode: saturation ? nil : enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+            return start([motion], mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
 
         case Command.stepHue, Command.enhancedStepHue, Command.stepSaturation:
             let saturation = command == Command.stepSaturation
@@ -234,7 +234,7 @@ final class ColorControlServer: StandardClusterServer {
                         attribute: attribute, from: current, change: target - current, duration: tenths(fields, 2), range: range,
                         wraps: !saturation)
                 ],
-                mode: saturation ? nil : enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+                mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
 
         case Command.moveToSaturation:
             guard let saturation = fields.field(0)?.integerValue else { return .failure(.invalidCommand) }
@@ -423,13 +423,14 @@ final class ColorControlServer: StandardClusterServer {
 
     // MARK: Transitions
 
-    private func start(_ next: [Motion], mode: Mode?, _ context: ClusterContext) -> InvokeResult {
-        // A hue command stops a running colour loop's hue from being overwritten by it.
+    /// Runs a command's motions in its colour space (3.2.7.9: each command sets ColorMode).
+    private func start(_ next: [Motion], mode: Mode, _ context: ClusterContext) -> InvokeResult {
+        // A hue command ends a running colour loop, which would otherwise overwrite the hue.
         if next.contains(where: { $0.attribute == Attribute.enhancedCurrentHue || $0.attribute == Attribute.currentHue }), loop != nil {
             loop = nil
             context.set(Attribute.colorLoopActive, .uint(0))
         }
-        if let mode { setMode(mode, context) }
+        setMode(mode, context)
         motions = next
         motionStart = context.now
         reschedule(context)
