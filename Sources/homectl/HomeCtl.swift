@@ -171,37 +171,21 @@ struct TraitSummary: Codable {
     var locality: String
 }
 
-/// Short names of the device types and traits homectl shows.
+/// Short names of the device types and traits homectl shows: the Swift type's name without
+/// its `DeviceType` or `Trait` suffix (`ColorTemperatureLight`, `ColorControl`), so every
+/// generated type has one.
 func typeName(_ type: any DeviceType) -> String {
-    switch type {
-    case is OnOffLightDeviceType: "OnOffLight"
-    case is DimmableLightDeviceType: "DimmableLight"
-    case is OnOffPluginUnitDeviceType: "OnOffPluginUnit"
-    case is WindowCoveringDeviceType: "WindowCovering"
-    case is ContactSensorDeviceType: "ContactSensor"
-    case is GenericSwitchDeviceType: "GenericSwitch"
-    case is OccupancySensorDeviceType: "OccupancySensor"
-    case is TemperatureSensorDeviceType: "TemperatureSensor"
-    case is DoorLockDeviceType: "DoorLock"
-    case is ThermostatDeviceType: "Thermostat"
-    default: Swift.type(of: type).identifier
-    }
+    shortName(Swift.type(of: type), suffix: "DeviceType") ?? Swift.type(of: type).identifier
 }
 
 func traitName(_ trait: any Trait) -> String {
-    switch trait {
-    case is Matter.OnOffTrait: "OnOff"
-    case is Matter.LevelControlTrait: "LevelControl"
-    case is Matter.WindowCoveringTrait: "WindowCovering"
-    case is Matter.BasicInformationTrait: "BasicInformation"
-    case is Matter.BooleanStateTrait: "BooleanState"
-    case is Matter.SwitchTrait: "Switch"
-    case is Matter.OccupancySensingTrait: "OccupancySensing"
-    case is Matter.TemperatureMeasurementTrait: "TemperatureMeasurement"
-    case is Matter.DoorLockTrait: "DoorLock"
-    case is Matter.ThermostatTrait: "Thermostat"
-    default: Swift.type(of: trait).identifier
-    }
+    shortName(Swift.type(of: trait), suffix: "Trait") ?? Swift.type(of: trait).identifier
+}
+
+private func shortName(_ type: Any.Type, suffix: String) -> String? {
+    let name = String(describing: type)
+    guard name.hasSuffix(suffix), name.count > suffix.count else { return nil }
+    return String(name.dropLast(suffix.count))
 }
 
 /// Connectivity and locality of each device type and trait.
@@ -232,6 +216,14 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         if let t = traits[Matter.LevelControlTrait.self], let v = t.attributes.currentLevel { state["level"] = "\(v)" }
         if let t = traits[Matter.WindowCoveringTrait.self], let v = t.attributes.currentPositionLiftPercent100ths {
             state["lift"] = String(format: "%.2f%%", Double(v) / 100)
+        }
+        // The colour in the space the light is in.
+        if let t = traits[Matter.ColorControlTrait.self]?.attributes {
+            if t.colorMode == .colorTemperatureMireds, let v = t.colorTemperatureMireds { state["color"] = "\(v) mireds" }
+            if t.colorMode == .currentXAndCurrentY, let x = t.currentX, let y = t.currentY { state["color"] = "x \(x), y \(y)" }
+            if t.colorMode == .currentHueAndCurrentSaturation, let h = t.currentHue, let v = t.currentSaturation {
+                state["color"] = "hue \(h), saturation \(v)"
+            }
         }
         if let v = traits[Matter.DoorLockTrait.self]?.attributes.lockState { state["lock"] = "\(v)" }
         if let t = traits[Matter.ThermostatTrait.self]?.attributes {
