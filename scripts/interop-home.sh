@@ -69,7 +69,7 @@ mapfile -t PLAN < <("$SIM" describe "$HOME_FILE" --no-attributes | awk '
 requires() {
   local types="$1" cloud="$2" r=()
   case "$types" in *Light*|*Plug*) [[ "$cloud" == *"OnOff on"* ]] || r+=(--require onoff) ;; esac
-  case "$types" in *DimmableLight*) [[ "$cloud" == *"LevelControl on"* ]] || r+=(--require level-control) ;; esac
+  case "$types" in *DimmableLight*|*ColorTemperatureLight*|*ExtendedColorLight*) [[ "$cloud" == *"LevelControl on"* ]] || r+=(--require level-control) ;; esac
   case "$types" in *WindowCovering*) [[ "$cloud" == *"WindowCovering on"* ]] || r+=(--require window-covering) ;; esac
   echo "${r[@]}"
 }
