@@ -138,6 +138,18 @@ struct ClusterContext {
         runtime.cancelTimer(TimerKey(cluster: cluster, name: name))
     }
 
+    /// Options processing of Level Control (1.6.6.9) and Color Control (3.2.6.x): while the
+    /// endpoint's OnOff is FALSE a command runs only with the effective ExecuteIfOff bit (bit 0),
+    /// OptionsOverride's where OptionsMask (the field at `maskTag`) selects it, else the Options
+    /// attribute's.
+    func executesWhileOff(_ fields: CommandFields, maskTag: UInt8, options: AttributeID) -> Bool {
+        guard let onOff = peer(OnOffServer.self), onOff.context.bool(OnOffServer.Attribute.onOff) == false else { return true }
+        let executeIfOff: UInt64 = 0x01
+        let mask = fields.unsigned(maskTag) ?? 0
+        let effective = mask & executeIfOff != 0 ? fields.unsigned(maskTag + 1) ?? 0 : unsigned(options) ?? 0
+        return effective & executeIfOff != 0
+    }
+
     /// The server of another cluster on the same endpoint, with its context.
     func peer<Server: StandardClusterServer>(_ type: Server.Type) -> (server: Server, context: ClusterContext)? {
         let peerPath = ClusterPath(endpoint: cluster.endpoint, cluster: Server.clusterID)

@@ -171,6 +171,12 @@ extension Duration {
         return total
     }
 
+    /// Whole tenths of a second, rounded up and never negative: a RemainingTime that reaches 0
+    /// only when the transition is over.
+    var tenthsRoundedUp: Int64 {
+        (max(0, totalMilliseconds) + 99) / 100
+    }
+
     /// From tenths of a second, the unit of Matter transition times.
     static func tenths(_ value: some BinaryInteger) -> Duration {
         // Matter times are uint16 tenths; clamp so a bad value cannot overflow.

@@ -15,16 +15,15 @@ struct ColorLightTests {
     }
 
     @Test func aTunableWhiteLightsTemperatureFollowsItsCommandsAndItsDimmer() async throws {
-        let dir = try temporaryDirectory()
-        let home = try await openHome(dir)
+        let rig = try await Rig.make()
+        let home = rig.home
         let light = try await TestDevice.start(Fixture.colorLight(extended: false, serial: "CTL-1"))
         defer {
             Task {
-                await light.stop(); await home.close(); try? FileManager.default.removeItem(at: dir)
+                await light.stop(); await rig.close()
             }
         }
-        let structure = try await home.createStructure(name: "Home")
-        let device = try await commissionReporting(light, into: home, structureID: structure.id, name: "Desk Lamp")
+        let device = try await rig.add(light, name: "Desk Lamp")
         let trait = try #require(await device.types.get(ColorTemperatureLightDeviceType.self)?.matterTraits.colorControlTrait)
         #expect(trait.colorMode == .colorTemperatureMireds && trait.colorCapabilities == .colorTemperature)
         #expect(trait.colorTempPhysicalMinMireds == 153 && trait.colorTempPhysicalMaxMireds == 500)
@@ -50,16 +49,15 @@ struct ColorLightTests {
     }
 
     @Test func anExtendedColorLightTakesEachColorSpaceAndRunsAColorLoop() async throws {
-        let dir = try temporaryDirectory()
-        let home = try await openHome(dir)
+        let rig = try await Rig.make()
+        let home = rig.home
         let light = try await TestDevice.start(Fixture.colorLight(extended: true, serial: "ECL-1"))
         defer {
             Task {
-                await light.stop(); await home.close(); try? FileManager.default.removeItem(at: dir)
+                await light.stop(); await rig.close()
             }
         }
-        let structure = try await home.createStructure(name: "Home")
-        let device = try await commissionReporting(light, into: home, structureID: structure.id, name: "Party Bulb")
+        let device = try await rig.add(light, name: "Party Bulb")
         let trait = try #require(await device.types.get(ExtendedColorLightDeviceType.self)?.matterTraits.colorControlTrait)
         #expect(trait.colorCapabilities == [.hueSaturation, .enhancedHue, .colorLoop, .xy, .colorTemperature])
 

@@ -26,27 +26,6 @@ private final class Received<Output: Sendable>: @unchecked Sendable {
     func stop() { cancellable?.cancel() }
 }
 
-private struct Rig {
-    let dir: URL
-    let home: Home
-    let structure: Structure
-
-    static func make() async throws -> Rig {
-        let dir = try temporaryDirectory()
-        let home = try await openHome(dir)
-        return Rig(dir: dir, home: home, structure: try await home.createStructure(name: "Home"))
-    }
-
-    func add(_ device: TestDevice, name: String) async throws -> HomeDevice {
-        try await commissionReporting(device, into: home, structureID: structure.id, name: name)
-    }
-
-    func close() async {
-        await home.close()
-        try? FileManager.default.removeItem(at: dir)
-    }
-}
-
 /// A sensor of `deviceType` whose one cluster is `cluster`.
 private func sensor(_ deviceType: UInt32, _ cluster: UInt32, features: Set<String> = [], serial: String) -> NodeDescription {
     Fixture.singleCluster(deviceType, ClusterID(cluster), features: features, product: "Sensor", serial: serial)
@@ -235,8 +214,8 @@ struct DeviceEventTests {
                 await thermometer.stop(); await motion.stop(); await rig.close()
             }
         }
-        let thermometerDevice = try await commissionReporting(thermometer, into: rig.home, structureID: rig.structure.id, name: "Hall")
-        let motionDevice = try await commissionReporting(motion, into: rig.home, structureID: rig.structure.id, name: "Landing")
+        let thermometerDevice = try await rig.add(thermometer, name: "Hall")
+        let motionDevice = try await rig.add(motion, name: "Landing")
         let temperature = try #require(await thermometerDevice.types.get(TemperatureSensorDeviceType.self))
         #expect(temperature.matterTraits.temperatureMeasurementTrait?.measuredValue == 2000)
         #expect(temperature.matterTraits.temperatureMeasurementTrait?.minMeasuredValue == -2000)

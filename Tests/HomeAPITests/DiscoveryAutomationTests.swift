@@ -28,28 +28,6 @@ func boundedDimmer(serial: String = "DIM-B") -> NodeDescription {
     ])
 }
 
-/// The structure's devices commissioned and reporting.
-private struct Rig {
-    let dir: URL
-    let home: Home
-    let structure: Structure
-
-    static func make() async throws -> Rig {
-        let dir = try temporaryDirectory()
-        let home = try await openHome(dir)
-        return Rig(dir: dir, home: home, structure: try await home.createStructure(name: "Home"))
-    }
-
-    func add(_ device: TestDevice, name: String, structure: Structure? = nil) async throws -> HomeDevice {
-        try await commissionReporting(device, into: home, structureID: (structure ?? self.structure).id, name: name)
-    }
-
-    func close() async {
-        await home.close()
-        try? FileManager.default.removeItem(at: dir)
-    }
-}
-
 private func utc(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
 @Suite("Discovery and automations", .serialized)

@@ -11,18 +11,17 @@ import Testing
 @Suite("Physical acts through a home", .serialized)
 struct PhysicalActsHomeTests {
     @Test func aButtonADimmerAndACordReachTheApp() async throws {
-        let dir = try temporaryDirectory()
-        let home = try await openHome(dir)
+        let rig = try await Rig.make()
+        let home = rig.home
         let light = try await TestDevice.start(Fixture.dimmableLight(serial: "DIM-ACT"))
         let blind = try await TestDevice.start(Fixture.windowCovering(serial: "BLIND-ACT"))
         defer {
             Task {
-                await light.stop(); await blind.stop(); await home.close(); try? FileManager.default.removeItem(at: dir)
+                await light.stop(); await blind.stop(); await rig.close()
             }
         }
-        let structure = try await home.createStructure(name: "Home")
-        let lamp = try await commissionReporting(light, into: home, structureID: structure.id, name: "Lamp")
-        let shade = try await commissionReporting(blind, into: home, structureID: structure.id, name: "Shade")
+        let lamp = try await rig.add(light, name: "Lamp")
+        let shade = try await rig.add(blind, name: "Shade")
         for d in [light, blind] { #expect(await d.untilSubscribed()) }
         func lampTraits() async -> MatterTraits? {
             await (try? home.device(id: lamp.id))?.types.get(DimmableLightDeviceType.self)?.matterTraits

@@ -63,7 +63,6 @@ final class ColorControlServer: StandardClusterServer {
 
     static let tick = Duration.milliseconds(100)
     private static let transitionTimer = "transition"
-    private static let executeIfOff: UInt64 = 0x01
     /// Largest CurrentX/CurrentY and mireds value (3.2.7.x: max 0xFEFF).
     static let maxColorValue: Int64 = 0xFEFF
     private static let hueRange: ClosedRange<Int64> = 0...254
@@ -499,17 +498,9 @@ final class ColorControlServer: StandardClusterServer {
 
     // MARK: Helpers
 
-    /// Options processing (3.2.6.x): while OnOff is FALSE a command runs only with the
-    /// effective ExecuteIfOff bit, OptionsOverride's where OptionsMask selects it, else Options'.
+    /// Options processing (3.2.6.x), as Level Control's.
     private func shouldExecute(_ fields: CommandFields, maskTag: UInt8, _ context: ClusterContext) -> Bool {
-        guard let onOff = context.peer(OnOffServer.self), onOff.context.bool(OnOffServer.Attribute.onOff) == false else {
-            return true
-        }
-        let mask = fields.unsigned(maskTag) ?? 0
-        let override = fields.unsigned(maskTag + 1) ?? 0
-        let options = context.unsigned(Attribute.options) ?? 0
-        let effective = mask & Self.executeIfOff != 0 ? override : options
-        return effective & Self.executeIfOff != 0
+        context.executesWhileOff(fields, maskTag: maskTag, options: Attribute.options)
     }
 
     private func value(_ attribute: AttributeID, _ context: ClusterContext) -> Int64 {
@@ -576,9 +567,8 @@ final class ColorControlServer: StandardClusterServer {
         return clampedLow...clampedHigh
     }
 
-    /// RemainingTime in tenths of a second, rounded up so it reaches 0 only at the end.
+    /// RemainingTime in tenths of a second, rounded up, within its maximum (0xFFFE).
     private static func tenthsRemaining(_ remaining: Duration) -> Int64 {
-        let milliseconds = max(0, remaining.totalMilliseconds)
-        return min((milliseconds + 99) / 100, 0xFFFE)
+        min(remaining.tenthsRoundedUp, 0xFFFE)
     }
 }

@@ -35,7 +35,6 @@ final class LevelControlServer: StandardClusterServer {
     /// Interval between intermediate CurrentLevel updates.
     static let tick = Duration.milliseconds(100)
     private static let transitionTimer = "transition"
-    private static let executeIfOff: UInt64 = 0x01
     private static let coupleColorTempToLevel: UInt64 = 0x02
 
     /// The OnOff feature (OO): On/Off commands on this endpoint drive the level.
@@ -162,17 +161,9 @@ final class LevelControlServer: StandardClusterServer {
     }
 
     /// Options processing (1.6.6.9): a command without On/Off does nothing while the
-    /// OnOff attribute is FALSE, unless the effective ExecuteIfOff bit is set. The
-    /// effective bit comes from OptionsOverride where OptionsMask selects it.
+    /// OnOff attribute is FALSE, unless the effective ExecuteIfOff bit is set.
     private func shouldExecute(_ withOnOff: Bool, fields: CommandFields, maskTag: UInt8, context: ClusterContext) -> Bool {
-        guard !withOnOff, let onOff = context.peer(OnOffServer.self),
-            onOff.context.bool(OnOffServer.Attribute.onOff) == false
-        else { return true }
-        let mask = fields.unsigned(maskTag) ?? 0
-        let override = fields.unsigned(maskTag + 1) ?? 0
-        let options = context.unsigned(Attribute.options) ?? 0
-        let effective = mask & Self.executeIfOff != 0 ? override : options
-        return effective & Self.executeIfOff != 0
+        withOnOff || context.executesWhileOff(fields, maskTag: maskTag, options: Attribute.options)
     }
 
     private func startMove(to requested: Int, over duration: Duration, withOnOff: Bool, context: ClusterContext) -> InvokeResult {
@@ -321,8 +312,7 @@ final class LevelControlServer: StandardClusterServer {
 
     /// RemainingTime in tenths of a second, rounded up so it reaches 0 only at the end.
     private static func tenthsRemaining(_ remaining: Duration) -> Int64 {
-        let milliseconds = max(0, remaining.totalMilliseconds)
-        return min((milliseconds + 99) / 100, Int64(UInt16.max))
+        min(remaining.tenthsRoundedUp, Int64(UInt16.max))
     }
 }
 

@@ -187,3 +187,26 @@ enum MatterProtocolCode {
         try OnboardingPayload(vendorID: 0xFFF1, productID: 0x8001, discriminator: discriminator, passcode: passcode).manualPairingCode()
     }
 }
+
+/// A home in a temporary directory with one structure, into which tests commission devices
+/// (reporting before they are handed back); `close()` removes it.
+struct Rig {
+    let dir: URL
+    let home: Home
+    let structure: Structure
+
+    static func make() async throws -> Rig {
+        let dir = try temporaryDirectory()
+        let home = try await openHome(dir)
+        return Rig(dir: dir, home: home, structure: try await home.createStructure(name: "Home"))
+    }
+
+    func add(_ device: TestDevice, name: String, structure: Structure? = nil) async throws -> HomeDevice {
+        try await commissionReporting(device, into: home, structureID: (structure ?? self.structure).id, name: name)
+    }
+
+    func close() async {
+        await home.close()
+        try? FileManager.default.removeItem(at: dir)
+    }
+}
