@@ -14,7 +14,7 @@ ARG SWIFT_IMAGE=swift:6.3-bookworm
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      avahi-daemon avahi-utils dbus libavahi-client3 libssl3 libsqlite3-0 iproute2 ca-certificates \
+      avahi-daemon avahi-utils dbus libavahi-client3 libssl3 libqrencode4 libsqlite3-0 iproute2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY DeviceProfiles /opt/mattersim/DeviceProfiles
 COPY scripts/docker/entrypoint.sh /usr/local/bin/mattersim-entrypoint
@@ -33,7 +33,7 @@ COPY .build/docker-prebuilt/ /
 FROM ${SWIFT_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      pkg-config libavahi-client-dev libssl-dev libsqlite3-dev \
+      pkg-config libavahi-client-dev libssl-dev libqrencode-dev libsqlite3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./

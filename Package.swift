@@ -142,10 +142,20 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // libqrencode: the dashboard's pairing QR codes.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // `matter-sim home --dashboard`: a running home in the browser (Hummingbird, WebSocket push).
+        .target(name: "HomeDashboard", dependencies: [
+            "CQREncode", "MatterDevice", "MatterModel", "MatterProtocol",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], resources: [.copy("Resources")]),
         // Device and home profiles (YAML) with path-precise validation.
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
-            "DeviceProfile", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "RelayClients", "RelayProtocol",
+            "DeviceProfile", "HomeDashboard", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "RelayClients", "RelayProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -194,7 +204,7 @@ let package = Package(
             "TestWaiting", "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
-            "TestWaiting", "matter-sim", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
+            "TestWaiting", "matter-sim", "HomeDashboard", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
             "CloudRelay", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "ChildProcess",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

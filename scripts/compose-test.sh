@@ -91,20 +91,23 @@ trap 'exit 143' TERM
 MIRROR="$(awk '$1 == "URIs:" { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
 [ -n "$MIRROR" ] || MIRROR="$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)"
 [ -n "$MIRROR" ] || MIRROR="http://deb.debian.org/debian"
-RUNTIME_PACKAGES="avahi-daemon,avahi-utils,dbus,libavahi-client3,libssl3,libsqlite3-0,iproute2,ca-certificates"
+RUNTIME_PACKAGES="avahi-daemon,avahi-utils,dbus,libavahi-client3,libssl3,libqrencode4,libsqlite3-0,iproute2,ca-certificates"
 
 # base_image TAG PACKAGES [EXTRA-SETUP]: TAG from a registry if one answers, else debootstrap'd
 # with PACKAGES (comma-separated) and imported under TAG.
 base_image() {
-  local tag="$1" packages="$2" setup="${3:-}" dir
-  docker image inspect "$tag" >/dev/null 2>&1 && return 0
+  local tag="$1" packages="$2" setup="${3:-}" dir made
+  # One made here says which packages it holds: a changed list makes it again.
+  if made="$(docker image inspect -f '{{index .Config.Labels "mattersim.packages"}}' "$tag" 2>/dev/null)"; then
+    [ -z "$made" ] || [ "$made" = "$packages" ] && return 0
+  fi
   if timeout 30 docker pull "$tag" >/dev/null 2>&1; then return 0; fi
   echo "compose: making $tag from Debian packages ($MIRROR)"
   dir="$(mktemp -d /var/tmp/compose-base.XXXXXX)"
   debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$MIRROR" >"$LOGS/debootstrap-${tag//[:\/]/_}.log" 2>&1 \
     || { rm -rf "$dir"; echo "compose-test: debootstrap of $tag failed (log in $LOGS)" >&2; return 1; }
   [ -z "$setup" ] || "$setup" "$dir"
-  tar -C "$dir" -c . | docker import --change "ENV PATH=$IMAGE_PATH" - "$tag" >/dev/null
+  tar -C "$dir" -c . | docker import --change "ENV PATH=$IMAGE_PATH" --change "LABEL mattersim.packages=$packages" - "$tag" >/dev/null
   rm -rf "$dir"
 }
 
@@ -125,7 +128,7 @@ IMAGE_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 base_image debian:bookworm-slim "$RUNTIME_PACKAGES"
 if [ -n "$FULL" ]; then
   IMAGE_PATH="/opt/swift/usr/bin:$IMAGE_PATH"
-  base_image swift:6.3-bookworm "$RUNTIME_PACKAGES,pkg-config,libavahi-client-dev,libssl-dev,libsqlite3-dev,git,gcc,g++,libc6-dev,binutils,libcurl4,libxml2,libedit2,libncurses6,libz3-4,python3-minimal,tzdata" swift_setup
+  base_image swift:6.3-bookworm "$RUNTIME_PACKAGES,pkg-config,libavahi-client-dev,libssl-dev,libqrencode-dev,libsqlite3-dev,git,gcc,g++,libc6-dev,binutils,libcurl4,libxml2,libedit2,libncurses6,libz3-4,python3-minimal,tzdata" swift_setup
   echo "compose: docker build (full: the package compiles inside the build image)"
   docker build --network none -t mattersim:latest . >"$LOGS/build.log" 2>&1 \
     || { echo "compose-test: docker build failed:" >&2; tail -n 30 "$LOGS/build.log" >&2; exit 1; }

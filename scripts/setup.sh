@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the project needs on Debian 12, idempotently: the C libraries the system-library
-# targets link (libavahi-client, libcrypto), the Avahi daemon and D-Bus the tests run in private
+# targets link (libavahi-client, libcrypto, libqrencode), the Avahi daemon and D-Bus the tests run in private
 # network namespaces, and iproute2 for those namespaces. Swift 6.3 itself must be on PATH.
 set -euo pipefail
 
-"$(dirname "$0")/apt-install.sh" pkg-config libavahi-client-dev libssl-dev avahi-daemon avahi-utils dbus \
+"$(dirname "$0")/apt-install.sh" pkg-config libavahi-client-dev libssl-dev libqrencode-dev avahi-daemon avahi-utils dbus \
   iproute2 util-linux openssl
 # The stock avahi-daemon service would publish on every real interface: never let the package
 # start it. Tests start their own daemons inside private network namespaces only.

@@ -12,6 +12,10 @@ python3 scripts/matter-codegen.py --check
 # The guides' own code, byte for byte, builds as an app package against GoogleHomeSDK.
 python3 scripts/check-guide-code.py
 swift build --package-path Examples/GuideCode
+# The web dashboard in Debian's chromium (headless, selenium) against the demo home on a fake LAN.
+scripts/dashboard-check.sh
+# Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure).
+scripts/scenario-check.sh
 # The reference Matter controller commissions and drives the simulated devices.
 scripts/interop.sh
 # Data-model conformance: Espressif's validator on the reference controller's wildcard read of

@@ -1,8 +1,9 @@
 // Typed reads from a YAML tree that report, rather than stop at, every mismatch.
 import Foundation
 
-/// The closest candidate to a misspelt name, when one is close enough to be a likely typo.
-func closestMatch(to word: String, in candidates: [String]) -> String? {
+/// The closest candidate to a misspelt name, when one is close enough to be a likely typo
+/// (for the tools' own "did you mean" too: a device name, an attribute).
+public func closestMatch(to word: String, in candidates: [String]) -> String? {
     let lowered = word.lowercased()
     var best: (candidate: String, distance: Int)?
     for candidate in candidates {

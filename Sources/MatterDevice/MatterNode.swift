@@ -132,6 +132,11 @@ public actor MatterNode {
         throw PhysicalActionError("\(missing) that can \(action) (it takes cluster \(action.cluster))")
     }
 
+    /// Whether some endpoint has the cluster that carries out `action`.
+    public nonisolated func canAct(_ action: PhysicalAction) -> Bool {
+        composition.endpoints.contains { composition.clusters(on: $0).contains(action.cluster) }
+    }
+
     /// A new subscription to every attribute change from now on. Each access
     /// subscribes afresh; the stream ends when the node stops.
     public nonisolated var changes: AsyncStream<AttributeChange> {

@@ -4,9 +4,11 @@
 import ArgumentParser
 import DeviceProfile
 import Foundation
+import HomeDashboard
 import Logging
 import MatterDevice
 import MatterModel
+import MatterProtocol
 
 struct HomeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,11 +54,55 @@ struct HomeCommand: AsyncParsableCommand {
     @Flag(help: "Run each device as its own `matter-sim run` process (same ports, codes, state and records).")
     var processPerDevice = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve a web dashboard of the running home on [HOST:]PORT (HOST defaults to 127.0.0.1).",
+            discussion: "Bound wider than loopback it asks for a token (--dashboard-token, or a random one it prints).",
+            valueName: "[host:]port"))
+    var dashboard: String?
+
+    @Option(help: ArgumentHelp("The dashboard's token (default: none on loopback, a random one otherwise).", valueName: "token"))
+    var dashboardToken: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Run a scenario (YAML: acts, faults and expectations on a timeline) against the home, then stop; exit 1 when an expectation fails.",
+            valueName: "file"))
+    var scenario: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --scenario: run the nodes' clock N times faster than real time (default: the scenario's speed, else 1).", valueName: "n"))
+    var speed: Double?
+
+    @Option(
+        help: ArgumentHelp("With --scenario: where the JUnit XML report goes (default: STATE-ROOT/scenario-junit.xml).", valueName: "file"))
+    var junit: String?
+
     func validate() throws {
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
         if relayListen != nil && !startRelay { throw ValidationError("--relay-listen is for --start-relay") }
         if startRelay && cloud.homeToken != nil {
             throw ValidationError("--relay-home-token: --start-relay registers the home itself and gives its devices the token")
+        }
+        if let dashboard {
+            guard Self.dashboardAddress(dashboard) != nil else {
+                throw ValidationError("--dashboard \(dashboard): expected [HOST:]PORT, like 8080, 127.0.0.1:8080 or [::1]:8080")
+            }
+            if processPerDevice {
+                throw ValidationError("--dashboard follows nodes in this process; it cannot be used with --process-per-device")
+            }
+        } else if dashboardToken != nil {
+            throw ValidationError("--dashboard-token is for --dashboard")
+        }
+        if scenario == nil, speed != nil || junit != nil {
+            throw ValidationError("--speed and --junit are for --scenario")
+        }
+        if scenario != nil, processPerDevice {
+            throw ValidationError("--scenario runs the nodes in this process on one clock; it cannot be used with --process-per-device")
+        }
+        if let speed, !(0.01...100_000).contains(speed) {
+            throw ValidationError("--speed \(speed): expected a number from 0.01 to 100000 (times real time)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical.")
@@ -78,6 +124,20 @@ struct HomeCommand: AsyncParsableCommand {
         let plan: [HomeNodePlan]
         do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
         let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
+        var scenarioPlan: ScenarioPlan?
+        if let scenario {
+            do {
+                let loaded = try loader.loadScenario(file: scenario)
+                let speed = self.speed ?? loaded.speed ?? 1
+                scenarioPlan = ScenarioPlan(
+                    scenario: loaded, clock: speed == 1 ? SystemClock() : ScaledClock(speed: speed), speed: speed,
+                    junitPath: junit ?? URL(fileURLWithPath: stateRoot).appendingPathComponent("scenario-junit.xml").path)
+            } catch {
+                for diagnostic in error.diagnostics { printError(diagnostic.description) }
+                printError("\(scenario): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
+                throw ExitCode(1)
+            }
+        }
         var cloud = cloud
         var relay: HomeRelay?
         if startRelay {
@@ -101,7 +161,8 @@ struct HomeCommand: AsyncParsableCommand {
                     + " (kept in \(URL(fileURLWithPath: stateRoot).appendingPathComponent(HomeRelay.tokenFileName).path))")
         }
         do {
-            try await serve(resolved, plan: plan, stateRoot: stateRoot, cloud: cloud, loader: loader, logger: logger)
+            try await serve(
+                resolved, plan: plan, stateRoot: stateRoot, cloud: cloud, loader: loader, scenario: scenarioPlan, logger: logger)
         } catch {
             await relay?.stop()
             throw error
@@ -112,7 +173,7 @@ struct HomeCommand: AsyncParsableCommand {
     /// Runs the nodes (here or as child processes) until SIGINT or SIGTERM.
     private func serve(
         _ resolved: ResolvedHome, plan: [HomeNodePlan], stateRoot: String, cloud: CloudOptions,
-        loader: ProfileLoader, logger: Logger
+        loader: ProfileLoader, scenario: ScenarioPlan?, logger: Logger
     ) async throws {
         if processPerDevice {
             try await DeviceProcessLauncher(
@@ -128,9 +189,11 @@ struct HomeCommand: AsyncParsableCommand {
         for node in plan {
             let (index, device) = (node.index, node.device)
             printOut("[\(index + 1)/\(plan.count)] starting \(device.name)")
-            let options = NodeLaunchOptions(
+            var options = NodeLaunchOptions(
                 port: node.port, stateDir: URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
                 authority: authority)
+            // One clock for the whole home, so the scenario's timeline and every node agree.
+            if let scenario { options.clock = scenario.clock }
             let launch = try NodeLaunch(device: device.profile, model: loader.model, command: options, logger: logger)
             do {
                 let server = try await NodeServer(
@@ -148,10 +211,35 @@ struct HomeCommand: AsyncParsableCommand {
         printOut(table(servers.map { ($0.0, $0.1.manualCode, $0.2.port) }, home: resolved))
 
         try await Simulator.serve(
-            servers.map { LaunchedNode(name: $0.0.name, launch: $0.1, server: $0.2) }, cloud: cloud,
-            controlPath: control ?? NodeControlServer.defaultPath(in: stateRoot), controlRequired: control != nil, logger: logger)
+            servers.map { LaunchedNode(name: $0.0.name, launch: $0.1, server: $0.2, structure: $0.0.structure, room: $0.0.room) },
+            cloud: cloud, controlPath: control ?? NodeControlServer.defaultPath(in: stateRoot), controlRequired: control != nil,
+            dashboard: dashboardPlan(home: resolved.name), scenario: scenario, logger: logger)
         publishers.shutdown()
         printOut("\(resolved.name): \(servers.count) nodes stopped")
+    }
+
+    /// `--dashboard [HOST:]PORT`: the host (127.0.0.1 by default) and port.
+    static func dashboardAddress(_ text: String) -> (host: String, port: Int)? {
+        var host = "127.0.0.1", portText = Substring(text)
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = String(text[text.index(after: text.startIndex)..<close])
+            guard text[close...].hasPrefix("]:") else { return nil }
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else if let colon = text.lastIndex(of: ":") {
+            host = String(text[..<colon])
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { return nil }
+        return (host, port)
+    }
+
+    private func dashboardPlan(home: String) -> DashboardPlan? {
+        guard let dashboard, let (host, port) = Self.dashboardAddress(dashboard) else { return nil }
+        var token = dashboardToken
+        if token == nil, !DashboardServer.isLoopback(host) {
+            token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        }
+        return DashboardPlan(host: host, port: port, token: token, homeName: home)
     }
 
     func table(_ rows: [(ResolvedHomeDevice, String, Int)], home: ResolvedHome) -> String {

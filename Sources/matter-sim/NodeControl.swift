@@ -3,6 +3,7 @@
 // control.sock) and apply the faults `matter-sim fault` asks for to their running nodes.
 // One JSON request per connection, one JSON line back.
 import ArgumentParser
+import DeviceProfile
 import Foundation
 import Logging
 import MatterDevice
@@ -180,6 +181,16 @@ final class NodeControlServer: Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
+    /// Applies one request in its turn among the socket's (the dashboard's buttons).
+    func submit(_ request: ControlRequest) async -> ControlResponse {
+        await withCheckedContinuation { continuation in
+            let job = ControlJob(request: request) { continuation.resume(returning: $0) }
+            if case .terminated = jobSink.yield(job) {
+                continuation.resume(returning: ControlResponse(error: "the simulator is shutting down"))
+            }
+        }
+    }
+
     /// Applies one request.
     func process(_ request: ControlRequest) async -> ControlResponse {
         let apply: @Sendable (SimulatedNode) async -> String?
@@ -238,6 +249,9 @@ final class NodeControlServer: Sendable {
                     ControlSocketError(
                         description: "'\(query)' names \(found.count) devices (serial numbers \(serials)); give a serial number"))
             }
+        }
+        if let suggestion = closestMatch(to: query, in: nodes.map(\.name)) {
+            return .failure(ControlSocketError(description: "no node '\(query)' in this simulator; did you mean '\(suggestion)'?"))
         }
         let known = nodes.prefix(20).map { "\($0.name) (\($0.serialNumber))" }.joined(separator: ", ")
         let more = nodes.count > 20 ? ", …" : ""

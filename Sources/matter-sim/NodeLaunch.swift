@@ -19,6 +19,8 @@ struct NodeLaunchOptions {
     var commissioningWindow: Duration? = NodeServerConfiguration.defaultBootWindowTimeout
     /// `--trace`: log each commissioning's phases with their times.
     var traceCommissioning = false
+    /// The node's clock: real time, or a scenario's faster one (shared by the home's nodes).
+    var clock: any MatterClock = SystemClock()
 }
 
 struct NodeLaunch {
@@ -56,7 +58,7 @@ struct NodeLaunch {
         }
         do {
             node = try MatterNode(
-                description: device.nodeDescription(model: model), model: model,
+                description: device.nodeDescription(model: model), model: model, clock: command.clock,
                 logger: Logger(label: "matter.node"), commissioning: commissioning)
         } catch {
             printError("\(device.source): cannot build the node: \(error)")

@@ -4,6 +4,7 @@
 import ArgumentParser
 import DeviceProfile
 import Foundation
+import HomeDashboard
 import Logging
 import MatterDevice
 import MatterModel
@@ -41,6 +42,17 @@ struct LaunchedNode {
     let name: String
     let launch: NodeLaunch
     let server: NodeServer
+    /// Where the home puts it (the dashboard groups by these).
+    var structure = ""
+    var room: String?
+}
+
+/// `matter-sim home --dashboard`: where the page is served, and its token.
+struct DashboardPlan {
+    var host: String
+    var port: Int
+    var token: String?
+    var homeName: String
 }
 
 enum Simulator {
@@ -51,7 +63,7 @@ enum Simulator {
     static func serve(
         _ nodes: [LaunchedNode], cloud: CloudOptions, credential: String? = nil, controlPath: String,
         controlRequired: Bool, relaySettings: RelayClientSettings = RelayClientSettings(),
-        logger: Logger
+        dashboard dashboardPlan: DashboardPlan? = nil, scenario scenarioPlan: ScenarioPlan? = nil, logger: Logger
     ) async throws {
         var simulated: [SimulatedNode] = []
         var cloudLines: [String] = []
@@ -110,6 +122,36 @@ enum Simulator {
         }
         for line in cloudLines { printOut(line) }
         if control != nil { printOut("control socket: \(controlPath) (matter-sim fault --control \(controlPath) NODE ACTION)") }
+        var dashboard: (feed: DashboardFeed, server: DashboardServer)?
+        if let dashboardPlan {
+            // The page's buttons go through the control socket's queue, like `fault` and `act`.
+            guard let control else {
+                printError("--dashboard: the dashboard's buttons need the control socket")
+                for node in nodes { await node.launch.node.stop() }
+                throw ExitCode(1)
+            }
+            dashboard = Self.dashboard(dashboardPlan, nodes: nodes, simulated: simulated, control: control, logger: logger)
+        }
+        var runner: ScenarioRunner?
+        if let scenarioPlan {
+            // Its acts and faults go through the control socket's queue too.
+            guard let control else {
+                printError("--scenario: the scenario's acts and faults need the control socket")
+                for node in nodes { await node.launch.node.stop() }
+                throw ExitCode(1)
+            }
+            switch ScenarioRunner.resolve(scenarioPlan.scenario, control: control) {
+            case .success(let steps):
+                runner = ScenarioRunner(
+                    scenario: scenarioPlan.scenario, steps: steps, clock: scenarioPlan.clock, speed: scenarioPlan.speed, control: control)
+            case .failure(let problems):
+                let errors = problems.messages
+                for error in errors { printError(error) }
+                printError("\(scenarioPlan.scenario.file): cannot run: \(errors.count) error\(errors.count == 1 ? "" : "s")")
+                for node in nodes { await node.launch.node.stop() }
+                throw ExitCode(1)
+            }
+        }
 
         let group = Task {
             await withTaskGroup(of: Void.self) { tasks in
@@ -118,6 +160,20 @@ enum Simulator {
                     if let link = node.cloud { tasks.addTask { await link.run() } }
                 }
                 if let control { tasks.addTask { await control.run() } }
+                if let dashboard {
+                    tasks.addTask { await dashboard.feed.run() }
+                    tasks.addTask {
+                        let plan = dashboard.server
+                        do {
+                            try await plan.run { port in
+                                let host = plan.host.contains(":") ? "[\(plan.host)]" : plan.host
+                                printOut("dashboard: http://\(host):\(port)/" + (plan.token.map { "?token=\($0)" } ?? ""))
+                            }
+                        } catch {
+                            printError("dashboard: cannot serve on \(plan.host):\(plan.port): \(error)")
+                        }
+                    }
+                }
             }
         }
         let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal, count in
@@ -129,7 +185,59 @@ enum Simulator {
                 Foundation.exit(1)
             }
         }
+        var scenarioFailed = false
+        if let runner, let scenarioPlan {
+            // real time: benchmark: the report's time, for a person to read.
+            let started = ContinuousClock.now
+            let results = await withTaskCancellationHandler {
+                await runner.run()
+            } onCancel: {
+                group.cancel()
+            }
+            let real = started.duration(to: ContinuousClock.now)
+            let xml = ScenarioRunner.junit(
+                scenarioPlan.scenario, results: results, speed: scenarioPlan.speed,
+                realSeconds: Double(real.components.seconds) + Double(real.components.attoseconds) / 1e18)
+            do {
+                try xml.write(toFile: scenarioPlan.junitPath, atomically: true, encoding: .utf8)
+                printOut("scenario: JUnit report in \(scenarioPlan.junitPath)")
+            } catch {
+                printError("scenario: cannot write the JUnit report \(scenarioPlan.junitPath): \(error)")
+            }
+            scenarioFailed = results.contains { !$0.passed }
+            group.cancel()
+        }
         await group.value
         signals.stop()
+        if scenarioFailed { throw ExitCode(1) }
+    }
+
+    /// The dashboard's feed and server over the running nodes.
+    static func dashboard(
+        _ plan: DashboardPlan, nodes: [LaunchedNode], simulated: [SimulatedNode], control: NodeControlServer, logger: Logger
+    ) -> (feed: DashboardFeed, server: DashboardServer) {
+        let devices = zip(nodes, simulated).map { node, sim in
+            let server = node.server, cloud = sim.cloud
+            return DashboardDevice(
+                name: node.name, serialNumber: sim.serialNumber, structure: node.structure, room: node.room,
+                deviceTypes: node.launch.device.endpoints.filter { $0.number != 0 }.flatMap { $0.deviceTypes.map(\.name) },
+                manualCode: node.launch.manualCode, qrPayload: (try? node.launch.onboardingPayload.qrCode()) ?? "",
+                server: server
+            ) {
+                DashboardRoute(lan: server.isLANUp, power: server.isPoweredOn, cloud: cloud.map(\.isConnected), cloudStatus: cloud?.status)
+            }
+        }
+        let feed = DashboardFeed(homeName: plan.homeName, devices: devices)
+        // Hummingbird logs a page going away, and its own shutdown, as errors: below debug
+        // only what stops the dashboard is said (printed by the caller).
+        var dashboardLogger = Logger(label: "matter-sim.dashboard")
+        if dashboardLogger.logLevel > .debug { dashboardLogger.logLevel = .critical }
+        let server = DashboardServer(
+            host: plan.host, port: plan.port, token: plan.token, feed: feed,
+            perform: { serial, action, value in
+                let answer = await control.submit(ControlRequest(node: serial, action: action, value: value))
+                return answer.error ?? answer.results.first?.note
+            }, logger: dashboardLogger)
+        return (feed, server)
     }
 }

@@ -6,9 +6,9 @@ import DeviceProfile
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check device profiles and homes and report every error.",
+        abstract: "Check device profiles, homes and scenarios and report every error.",
         discussion: """
-            Each FILE may be a device profile or a home (told apart by its keys). A home's
+            Each FILE may be a device profile, a home or a scenario (told apart by its keys). A home's
             referenced device profiles are checked too. Exits with status 1 when any file
             has errors.
             """)
@@ -31,6 +31,14 @@ struct ValidateCommand: ParsableCommand {
         var checked: [String] = []
         var errorCount = 0
         for file in files {
+            if let diagnostics = loader.scenarioDiagnostics(file: file) {
+                checked.append(ProfilePaths.normalize(file))
+                for d in diagnostics where printed.insert(d).inserted {
+                    print(d.description)
+                    errorCount += 1
+                }
+                continue
+            }
             let result = loader.load(file: file)
             for f in [ProfilePaths.normalize(file)] + result.referencedFiles where !checked.contains(f) {
                 checked.append(f)

@@ -42,7 +42,7 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The cluster that carries out the action.
-    var cluster: ClusterID {
+    public var cluster: ClusterID {
         switch self {
         case .contact: BooleanStateServer.clusterID
         case .occupancy: OccupancySensingServer.clusterID

@@ -55,23 +55,3 @@ final class CommissioningTrace: Sendable {
         logger.notice("commissioning +\((ms * 10).rounded() / 10) ms: \(phase)")
     }
 }
-
-/// The Secure Channel responder with the handshakes' first messages traced.
-struct TracedSecureChannel: ProtocolHandler {
-    let inner: SecureChannelServer
-    let trace: CommissioningTrace
-
-    func handle(exchange: Exchange, first message: Message) async {
-        switch SecureChannelOpcode(rawValue: message.opcode) {
-        case .pbkdfParamRequest: trace.begin("PBKDFParamRequest from \(Self.peer(message.source))")
-        case .sigma1: trace.mark("Sigma1 from \(Self.peer(message.source))")
-        default: break
-        }
-        await inner.handle(exchange: exchange, first: message)
-    }
-
-    private static func peer(_ address: SocketAddress) -> String {
-        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
-        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-    }
-}

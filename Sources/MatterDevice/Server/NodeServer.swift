@@ -38,6 +38,8 @@ public final class NodeServer: Sendable {
     let activity = SessionActivity()
     let logger: Logger
     let trace: CommissioningTrace?
+    /// What peers did with the node lately (the dashboard's live log).
+    public let traffic = NodeTrafficLog()
     private let sessionEvents: AsyncStream<SessionEvent>
     private let commissioningEvents: AsyncStream<CommissioningEvent>
     /// run() serves once; the streams above have a single consumer.
@@ -92,11 +94,7 @@ public final class NodeServer: Sendable {
         // Subscribed before anything can happen, so no event is missed.
         self.sessionEvents = manager.sessionEvents()
         self.commissioningEvents = node.commissioningEvents
-        if let trace {
-            await manager.register(TracedSecureChannel(inner: secureChannel, trace: trace), for: .secureChannel)
-        } else {
-            await manager.register(secureChannel, for: .secureChannel)
-        }
+        await manager.register(ObservedSecureChannel(inner: secureChannel, trace: trace, traffic: traffic), for: .secureChannel)
         await manager.register(NodeInteractionHandler(server: interactionServer, activity: activity), for: .interactionModel)
     }
 
@@ -140,6 +138,7 @@ public final class NodeServer: Sendable {
                 await self.followCommissioningEvents()
                 self.logger.debug("commissioning events ended")
             }
+            group.addTask { await self.followRequests() }
             // Cancellation ends them all; the socket closing ends the exchange manager
             // alone, and then the rest with it.
             await group.next()
@@ -187,20 +186,38 @@ public final class NodeServer: Sendable {
             switch event {
             case .established(let info):
                 trace?.mark("\(info.kind == .pase ? "PASE" : "CASE") session established")
+                traffic.record(
+                    info.kind == .pase ? .commissioning : .session, peer: TrafficWording.peer(info.peerAddress),
+                    TrafficWording.session(info) + " established")
                 if info.kind == .pase, let session = SessionContext(info) {
                     await node.paseSessionEstablished(session)
                 }
             case .closed(let info, let reason):
                 logger.debug("session \(info.handle) (\(info.kind)) closed: \(reason)")
+                if info.isSecure, info.kind != .group {
+                    traffic.record(
+                        .session, peer: TrafficWording.peer(info.peerAddress), TrafficWording.session(info) + " closed (\(reason))")
+                }
                 await activity.forget(info.handle.serial)
                 await node.sessionClosed(SessionID(info.handle))
             case .establishmentFailed(let failure):
                 logger.info("\(failure.kind) establishment from \(failure.peerAddress) failed: \(failure.reason)")
+                traffic.record(
+                    failure.kind == .pase ? .commissioning : .session, peer: TrafficWording.peer(failure.peerAddress),
+                    "\(failure.kind == .pase ? "PASE" : "CASE") failed: \(failure.reason)")
             case .commissioningWindowClosedAfterFailures(let failures):
                 // Core spec 5.4.2.5: too many wrong passcodes close the window.
                 logger.warning("commissioning window closed after \(failures) failed PASE attempts")
                 await node.closeCommissioningWindow()
             }
+        }
+    }
+
+    /// Every Interaction Model request, into the traffic log.
+    private func followRequests() async {
+        for await request in interactionServer.requests() {
+            let (kind, summary) = TrafficWording.describe(request, model: node.model)
+            traffic.record(kind, peer: TrafficWording.peer(request.subject), summary)
         }
     }
 

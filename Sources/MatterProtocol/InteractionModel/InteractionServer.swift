@@ -47,6 +47,10 @@ public final class InteractionServer: Sendable {
     public var groupInvokes: GroupInvokeCounts { groupCounts.withLock { $0 } }
     /// Yields after `groupInvokes` moved (coalesced while unread).
     public func groupInvokesChanges() -> AsyncStream<Void> { groupCountsChanged.subscribe(bufferLimit: 1) }
+    let requestsSeen = EventBroadcaster<InteractionRequest>()
+    /// Every request a peer sends, as it arrives (a Timed Request's write or invoke with
+    /// `timed` set): what a traffic log shows. Bounded: a slow reader loses the oldest.
+    public func requests() -> AsyncStream<InteractionRequest> { requestsSeen.subscribe() }
     private let established: AsyncStream<Subscription>
     private let establishedSink: AsyncStream<Subscription>.Continuation
 
@@ -69,6 +73,9 @@ public final class InteractionServer: Sendable {
         // A group message opens no exchange that could carry an answer.
         if exchange.subject.authMode == .group {
             return await handleGroup(opcode: opcode, payload: payload, subject: exchange.subject)
+        }
+        if let known = InteractionOpcode(rawValue: opcode), known != .statusResponse {
+            requestsSeen.publish(InteractionRequest(opcode: known, payload: payload, subject: exchange.subject, timed: false))
         }
         do {
             switch InteractionOpcode(rawValue: opcode) {
@@ -168,10 +175,22 @@ public final class InteractionServer: Sendable {
             logger.debug("timed action arrived after its \(request.timeout) ms window")
             return try await reply(.unsupportedAccess, on: exchange)
         }
+        if let known = InteractionOpcode(rawValue: opcode) {
+            requestsSeen.publish(InteractionRequest(opcode: known, payload: next, subject: exchange.subject, timed: true))
+        }
         switch InteractionOpcode(rawValue: opcode) {
         case .writeRequest: try await handleWrite(next, on: exchange, timed: true)
         case .invokeRequest: try await handleInvoke(next, on: exchange, timed: true)
         default: try await reply(.invalidAction, on: exchange)
         }
     }
+}
+
+/// A request as it reached the server, before it is acted on.
+public struct InteractionRequest: Sendable {
+    public var opcode: InteractionOpcode
+    public var payload: [UInt8]
+    public var subject: SubjectDescriptor
+    /// The write or invoke of a Timed Request.
+    public var timed: Bool
 }

@@ -51,6 +51,27 @@ public struct SystemClock: MatterClock {
     }
 }
 
+/// Real time run `speed` times faster (`matter-sim home --scenario --speed N`): a day of a
+/// home's simulated time in minutes. Every timer of the node runs faster with it, MRP's too,
+/// so it is for homes no controller outside the scenario relies on.
+public struct ScaledClock: MatterClock {
+    // real time: clock: a SystemClock whose durations are divided by `speed`.
+    private let origin: ContinuousClock.Instant
+    public let speed: Double
+
+    public init(speed: Double) {
+        precondition(speed > 0 && speed.isFinite, "a clock's speed is a positive number")
+        self.speed = speed
+        origin = ContinuousClock.now
+    }
+
+    public var now: Duration { origin.duration(to: ContinuousClock.now) * speed }
+
+    public func sleep(until deadline: Duration) async throws {
+        try await ContinuousClock().sleep(until: origin.advanced(by: deadline / speed), tolerance: nil)
+    }
+}
+
 /// A clock that only moves when told to, for tests and deterministic replays.
 ///
 /// `advance(by:)` walks through every scheduled action and sleeper whose deadline

@@ -1,0 +1,2 @@
+// libqrencode (Debian's libqrencode-dev): the dashboard's pairing QR codes.
+#include <qrencode.h>
