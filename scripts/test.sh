@@ -16,6 +16,8 @@ swift build --package-path Examples/GuideCode
 scripts/dashboard-check.sh
 # Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure).
 scripts/scenario-check.sh
+# Power cuts (SIGKILL) during commissioning and writes, and broken state files (#17 item 6).
+scripts/durability.sh 10
 # The reference Matter controller commissions and drives the simulated devices.
 scripts/interop.sh
 # Data-model conformance: Espressif's validator on the reference controller's wildcard read of

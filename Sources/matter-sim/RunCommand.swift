@@ -148,6 +148,17 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         printOut(launch.summary(port: server.port))
+        // What the state directory held: a node that lost power mid-commissioning comes back
+        // either on the fabric or with none (the fail-safe's rule), and says which.
+        let fabrics = await launch.node.fabrics
+        printOut(
+            "  fabrics:       "
+                + (fabrics.isEmpty
+                    ? "none (commissionable)"
+                    : fabrics.map {
+                        "\($0.index) (fabric ID 0x\(String($0.fabricID, radix: 16, uppercase: true)), node ID 0x\(String($0.nodeID, radix: 16, uppercase: true)))"
+                    }
+                    .joined(separator: ", ")))
 
         try await Simulator.serve(
             [LaunchedNode(name: device.name, launch: launch, server: server)], cloud: cloud, credential: relayCredential,

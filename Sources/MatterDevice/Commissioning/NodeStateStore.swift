@@ -18,7 +18,7 @@ public struct NodeStateStore: Sendable {
         public var description: String {
             switch self {
             case .unreadable(let file, let reason):
-                "\(file): cannot read stored state: \(reason). Nothing was changed; "
+                "\(file): cannot read stored state: \(reason). "
                     + Self.remedy(for: URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent)
             }
         }
@@ -26,10 +26,15 @@ public struct NodeStateStore: Sendable {
         /// What moving the damaged record away costs, so the user can choose.
         static func remedy(for record: String) -> String {
             switch record {
-            case "attributes": "move the file away to start with the profile's attribute values (the node stays commissioned)"
-            case "commissioning": "move the file away to start uncommissioned (every fabric, ACL and key of the node is lost)"
-            case "attestation": "move the file away to mint a new DAC (controllers that pinned the old one see a new device)"
-            default: "move the file away to start without it"
+            case "attributes":
+                "Nothing was changed; move the file away to start with the profile's attribute values (the node stays commissioned)"
+            case "commissioning":
+                "Nothing was changed; move the file away to start uncommissioned (every fabric, ACL and key of the node is lost)"
+            case "attestation":
+                "Nothing was changed; move the file away to mint a new DAC (controllers that pinned the old one see a new device)"
+            // Event numbers only have to grow: the node goes on past any number it could have used.
+            case "events": "Nothing to do: the node numbers its events from 2^32, so none is used twice, and rewrites the file"
+            default: "Nothing was changed; move the file away to start without it"
             }
         }
     }

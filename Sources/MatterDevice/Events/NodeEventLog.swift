@@ -48,8 +48,9 @@ struct NodeEventLog {
             do {
                 start = try stateStore.load(Reservation.self, "events")?.reservedUntil ?? 0
             } catch {
-                // Unreadable: start past any number a node could have used in its lifetime so far.
-                logger.warning("event numbers: \(error); numbering from 2^32")
+                // Unreadable: start past any number a node could have used in its lifetime so far,
+                // so no number is used twice; the next reservation rewrites the file.
+                logger.warning("event numbers: \(error)")
                 start = 1 << 32
             }
         }
