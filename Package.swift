@@ -248,3 +248,15 @@ let package = Package(
     ]
 )
 
+// `scripts/fuzz.sh`: the libFuzzer harnesses (Fuzz/), in the package only when it builds them
+// (MATTERSIM_FUZZ=1, every Swift module compiled with -sanitize=fuzzer,address).
+if Context.environment["MATTERSIM_FUZZ"] != nil {
+    // Its entry point (matter_fuzz_main, which SwiftPM makes main) starts libFuzzer's driver.
+    package.targets += [
+        .target(name: "CFuzzerDriver", path: "Fuzz/CFuzzerDriver"),
+        .executableTarget(name: "matter-fuzz", dependencies: [
+            "CFuzzerDriver", "MatterTLV", "MatterModel", "MatterCrypto", "MatterProtocol", "DeviceProfile", "RelayProtocol",
+        ], path: "Fuzz/Harnesses", swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+    ]
+    package.products += [.executable(name: "matter-fuzz", targets: ["matter-fuzz"])]
+}
