@@ -50,7 +50,16 @@ public final class RelayStore: Sendable {
         configuration.busyMode = .timeout(5)
         // WAL (a DatabasePool): reads never wait for a registration being written, and a
         // commit costs one sync of the log instead of several of the database.
+        // Token and credential digests: readable by the relay's user only (SQLite gives its
+        // -wal and -shm files the database file's mode). A file an older relay made 0644 is
+        // narrowed too.
+        if !FileManager.default.fileExists(atPath: path) {
+            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
         database = try DatabasePool(path: path, configuration: configuration)
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try SecretFiles.restrict(URL(fileURLWithPath: file))
+        }
         try Self.migrator.migrate(database)
     }
 

@@ -227,6 +227,28 @@ import Testing
         }
     }
 
+    /// Issue #17 item 5: the database holds token and credential digests, never the secrets,
+    /// and only the relay's user can read it: a new file is made 0600, an older 0644 one narrowed.
+    @Test func theDatabaseIsTheOwnersOnlyAndHoldsNoSecret() async throws {
+        let path = try temporaryDatabasePath()
+        let store = try RelayStore(path: path)
+        let (home, token) = try await store.addHome(name: "Private")
+        let credential = try await store.registerDevice(homeID: home.id, deviceID: "lamp")
+        for file in [path, path + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(file)")
+        }
+        // Neither secret appears in any of the database's files, in any form a reader could use.
+        for file in [path, path + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            #expect(bytes.range(of: Data(token.utf8)) == nil)
+            #expect(bytes.range(of: Data(credential.utf8)) == nil)
+        }
+        chmod(path, 0o644)
+        _ = try RelayStore(path: path)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+    }
+
     /// Issue #22 item 9: revoking a credential, from this process or from the CLI in
     /// another (a second store on the same file), closes the connections it opened: after
     /// `device remove` the device is offline and unreachable; after `home rotate-token` the
