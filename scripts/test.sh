@@ -18,6 +18,8 @@ scripts/dashboard-check.sh
 scripts/scenario-check.sh
 # Power cuts (SIGKILL) during commissioning and writes, and broken state files (#17 item 6).
 scripts/durability.sh 10
+# The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
+scripts/relay-restart.sh 2
 # Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.
 scripts/fuzz.sh 30
 # The reference Matter controller commissions and drives the simulated devices.
