@@ -18,6 +18,8 @@ scripts/dashboard-check.sh
 scripts/scenario-check.sh
 # Power cuts (SIGKILL) during commissioning and writes, and broken state files (#17 item 6).
 scripts/durability.sh 10
+# A flood of PBKDFParamRequests: memory stays flat and a real commissioner gets in right after.
+scripts/pase-flood.sh 5000 2
 # The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
 scripts/relay-restart.sh 2
 # Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.

@@ -165,6 +165,46 @@ struct PASETests {
         }
     }
 
+    /// Issue #17 item 3: 300 PBKDFParamRequests from as many initiators that never acknowledge
+    /// anything. Each evicted unsecured session takes its exchanges (and their retransmissions)
+    /// with it, so the flood cannot fill the exchange table: a real commissioner right after it
+    /// gets its session at once. (Before, the flood's answers kept retransmitting until MRP gave
+    /// up and the commissioner's PBKDFParamRequest was dropped meanwhile.)
+    @Test func aFloodOfSilentInitiatorsLeavesNoLockout() async throws {
+        let f = try await Fixture()
+        let attacker = try await UDPTransport.bind(.init(port: 0, binding: .addresses(["127.0.0.1"])))
+        defer {
+            Task {
+                await attacker.close()
+                await f.stop()
+            }
+        }
+        let total = 300
+        for i in 0..<total {
+            let header = MessageHeader(sessionID: 0, messageCounter: UInt32(i + 1), sourceNodeID: UInt64(0x1000 + i))
+            let request = PBKDFParamRequest(initiatorRandom: SecureRandom.bytes(32), initiatorSessionID: UInt16(i + 1)).encoded()
+            let datagram =
+                try header.encoded()
+                + ProtocolHeader(
+                    isInitiator: true, needsAcknowledgement: true, opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
+                    exchangeID: UInt16(i), protocolID: .secureChannel
+                ).encoded(payload: request)
+            attacker.send(datagram, to: f.device.address)
+            if i % 20 == 19 {
+                let sent = UInt64(i + 1)
+                _ = await until(f.device.manager.metricsChanges()) { await f.device.manager.metrics().datagramsReceived >= sent }
+            }
+        }
+        #expect(await until(f.device.manager.metricsChanges()) { await f.device.manager.metrics().datagramsReceived >= UInt64(total) })
+        #expect(
+            await f.device.manager.allSessions().filter { $0.kind == .unsecured }.count
+                <= ExchangeManager.Configuration().maxUnsecuredSessions)
+        // The commissioner, with less time than one MRP course of the flood's answers.
+        _ = try await PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(3))
+            .establish(with: f.device.address, passcode: 20202021)
+        #expect(await f.server.paseFailureCount == 0)
+    }
+
     /// Issue #22 item 1: a guess that reached Pake2 learned its verdict from cB, so it counts
     /// even when the guesser abandons the exchange by starting the next attempt.
     @Test func abandonedGuessesAfterPake2AreCounted() async throws {

@@ -252,7 +252,19 @@ public actor ExchangeManager {
             nodeID = SecureRandom.bytes(8).reduce(0) { $0 << 8 | UInt64($1) }
         }
         let key = UnsecuredSession.Key(peerAddress: nil, ephemeralInitiatorNodeID: nodeID, role: .initiator)
-        return sessions.makeUnsecuredSession(key: key, address: address, now: clock.now)
+        let handle = sessions.makeUnsecuredSession(key: key, address: address, now: clock.now)
+        dropExchangesOfEvictedSessions()
+        return handle
+    }
+
+    /// An unsecured session evicted for a new one takes its exchanges with it, retransmissions
+    /// included: a flood of initiators that never answer would otherwise keep their replies
+    /// retransmitting for MRP's whole course, fill the exchange table and shut a real
+    /// commissioner out until they gave up.
+    private func dropExchangesOfEvictedSessions() {
+        for handle in sessions.takeEvictedUnsecured() {
+            failExchanges(ofSession: handle, with: .sessionClosed)
+        }
     }
 
     /// Protects an unsecured session from eviction (while a PASE handshake runs on it).
@@ -620,6 +632,7 @@ public actor ExchangeManager {
                 counters.droppedUnknownSession += 1
                 return nil
             }
+            dropExchangesOfEvictedSessions()
             handle = h
             var v = CounterVerdict.duplicate
             sessions.updateUnsecured(h) {

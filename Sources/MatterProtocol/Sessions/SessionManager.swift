@@ -12,6 +12,9 @@ struct SessionManager {
 
     private var nextSerial: UInt64 = 1
     private var pinnedUnsecured: Set<SessionHandle> = []
+    /// Unsecured sessions evicted for new ones and not yet told to the exchange layer, whose
+    /// exchanges on them must go too (`takeEvictedUnsecured`).
+    private var evictedUnsecured: [SessionHandle] = []
     private(set) var secure: [UInt16: SecureSession] = [:]
     private var secureIDByHandle: [SessionHandle: UInt16] = [:]
     private(set) var unsecured: [SessionHandle: UnsecuredSession] = [:]
@@ -130,11 +133,18 @@ struct SessionManager {
                 .min(by: { $0.lastActivity < $1.lastActivity })
         {
             removeUnsecured(victim.handle)
+            evictedUnsecured.append(victim.handle)
         }
         let session = UnsecuredSession(handle: makeHandle(), key: key, peerAddress: address, lastActivity: now)
         unsecured[session.handle] = session
         unsecuredByKey[key] = session.handle
         return session.handle
+    }
+
+    /// The unsecured sessions evicted since the last call.
+    mutating func takeEvictedUnsecured() -> [SessionHandle] {
+        defer { evictedUnsecured = [] }
+        return evictedUnsecured
     }
 
     mutating func updateUnsecured(_ handle: SessionHandle, _ body: (inout UnsecuredSession) -> Void) {
