@@ -16,8 +16,8 @@ public struct ScenarioStep: Sendable {
     public enum Kind: Sendable {
         /// What a person does at the device, by `matter-sim act`'s names ("press", value "double").
         case act(action: String, value: String?)
-        /// A fault, by `matter-sim fault`'s names.
-        case fault(String)
+        /// A fault, by `matter-sim fault`'s names (lan-impair with its settings).
+        case fault(String, value: String?)
         case expect(ScenarioExpectation)
     }
 
@@ -104,7 +104,7 @@ extension ProfileLoader {
 struct ScenarioReader {
     let reader: DocumentReader
     static let kinds = ["act", "fault", "expect"]
-    static let faults = ["lan-down", "lan-up", "cloud-down", "cloud-up", "power-off", "power-on"]
+    static let faults = ["lan-down", "lan-up", "cloud-down", "cloud-up", "power-off", "power-on", "lan-impair"]
     /// A week: longer timelines are a typo more likely than a plan.
     static let longest: Double = 7 * 86_400
 
@@ -150,10 +150,16 @@ struct ScenarioReader {
             }
         case "fault":
             if let text = fields["fault"].flatMap({ reader.string($0, at: path.key("fault"), nonEmpty: true) }) {
-                if Self.faults.contains(text) {
-                    kind = .fault(text)
+                let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
+                if !Self.faults.contains(parts[0]) {
+                    reader.error(path.key("fault"), fields["fault"], unknownNameMessage("fault", parts[0], candidates: Self.faults))
+                } else if (parts[0] == "lan-impair") != (parts.count > 1) {
+                    reader.error(
+                        path.key("fault"), fields["fault"],
+                        parts[0] == "lan-impair"
+                            ? "lan-impair needs its settings, e.g. lan-impair loss=20%,delay=50ms" : "'\(parts[0])' takes no value")
                 } else {
-                    reader.error(path.key("fault"), fields["fault"], unknownNameMessage("fault", text, candidates: Self.faults))
+                    kind = .fault(parts[0], value: parts.count > 1 ? parts[1] : nil)
                 }
             }
         default:

@@ -3,6 +3,7 @@
 // `matter-sim home` that runs it.
 import ArgumentParser
 import Foundation
+import MatterDevice
 
 struct FaultCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,6 +19,10 @@ struct FaultCommand: AsyncParsableCommand {
               power-off    LAN and cloud down; sessions, subscriptions and an open
                            commissioning window are lost (state on disk is kept)
               power-on     boot again from the kept state
+              lan-impair SETTINGS
+                           a lossy LAN, each way: loss=20%,delay=50ms,jitter=20ms,
+                           duplicate=1% (any of them), or none; datagrams overtake
+                           each other when the jitter exceeds their spacing
             NODE is a serial number, a device name or `all`. The simulator listens on
             <state dir>/control.sock (`run`) or <state root>/control.sock (`home`); without
             --control the default state root (.matter-sim under $INTEROP_DEVICE_DIR or the
@@ -30,18 +35,27 @@ struct FaultCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A serial number, a device name, or `all`.", valueName: "node"))
     var node: String
 
-    @Argument(help: ArgumentHelp("lan-down, lan-up, cloud-down, cloud-up, power-off or power-on.", valueName: "action"))
+    @Argument(help: ArgumentHelp("lan-down, lan-up, cloud-down, cloud-up, power-off, power-on or lan-impair.", valueName: "action"))
     var action: String
 
+    @Argument(help: ArgumentHelp("lan-impair's settings, e.g. loss=20%,delay=50ms,jitter=20ms, or none.", valueName: "settings"))
+    var value: String?
+
     func validate() throws {
-        guard FaultAction(rawValue: action) != nil else {
+        guard let fault = FaultAction(rawValue: action) else {
             throw ValidationError("unknown action '\(action)'; expected one of: \(FaultAction.names)")
+        }
+        if fault == .lanImpair {
+            guard let value else { throw ValidationError("lan-impair needs its settings, e.g. loss=20%,delay=50ms,jitter=20ms (or none)") }
+            if case .failure(let error) = LinkImpairment.parse(value) { throw ValidationError("lan-impair \(value): \(error.description)") }
+        } else if let value {
+            throw ValidationError("'\(action)' takes no value, but '\(value)' was given")
         }
         guard !node.isEmpty else { throw ValidationError("NODE is empty; give a serial number, a device name or `all`.") }
     }
 
     func run() async throws {
-        try await ControlClient.run(ControlRequest(node: node, action: action), control: control, label: action)
+        try await ControlClient.run(ControlRequest(node: node, action: action, value: value), control: control, label: action)
     }
 }
 

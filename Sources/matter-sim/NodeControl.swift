@@ -18,6 +18,8 @@ enum FaultAction: String, CaseIterable, Codable, Sendable, ExpressibleByArgument
     case cloudUp = "cloud-up"
     case powerOff = "power-off"
     case powerOn = "power-on"
+    /// A lossy LAN: VALUE is "loss=20%,delay=50ms,jitter=20ms,duplicate=1%" or "none".
+    case lanImpair = "lan-impair"
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -56,7 +58,8 @@ struct SimulatedNode: Sendable {
     let cloud: CloudLink?
 
     var state: String {
-        var parts = [server.isLANUp ? "LAN up" : "LAN down"]
+        let impairment = server.lanImpairment
+        var parts = [(server.isLANUp ? "LAN up" : "LAN down") + (impairment.isNone ? "" : " (impaired: \(impairment))")]
         parts.append(cloud?.status ?? "no cloud relay")
         parts.append(server.isPoweredOn ? "power on" : "power off")
         return parts.joined(separator: ", ")
@@ -75,8 +78,9 @@ struct SimulatedNode: Sendable {
     }
 
     /// Applies the action; a note when it cannot apply here.
-    func apply(_ action: FaultAction) async -> String? {
+    func apply(_ action: FaultAction, impairment: LinkImpairment = .none) async -> String? {
         switch action {
+        case .lanImpair: server.setLANImpairment(impairment)
         case .lanDown: await server.setLAN(up: false)
         case .lanUp: await server.setLAN(up: true)
         case .cloudDown, .cloudUp:
@@ -197,8 +201,21 @@ final class NodeControlServer: Sendable {
         let what: String
         var kind = "fault"
         if let fault = FaultAction(rawValue: request.action) {
-            apply = { await $0.apply(fault) }
-            what = fault.rawValue
+            var impairment = LinkImpairment.none
+            switch (fault, request.value) {
+            case (.lanImpair, let value?):
+                switch LinkImpairment.parse(value) {
+                case .success(let parsed): impairment = parsed
+                case .failure(let error): return ControlResponse(error: "lan-impair \(value): \(error.description)")
+                }
+            case (.lanImpair, nil):
+                return ControlResponse(error: "lan-impair needs its settings, e.g. loss=20%,delay=50ms,jitter=20ms (or none)")
+            case (_, let value?):
+                return ControlResponse(error: "'\(fault.rawValue)' takes no value, but '\(value)' was given")
+            default: break
+            }
+            apply = { [impairment] in await $0.apply(fault, impairment: impairment) }
+            what = fault == .lanImpair ? "lan-impair \(impairment)" : fault.rawValue
         } else if PhysicalActionName(rawValue: request.action) != nil {
             switch PhysicalActionName.parse(request.action, value: request.value) {
             case .success(let action):

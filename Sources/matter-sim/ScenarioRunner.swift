@@ -78,6 +78,10 @@ struct ScenarioRunner: Sendable {
                     errors.append("\(place).act: '\(action)' needs a \(cluster) cluster, and \(node.name) has none")
                 case .success: break
                 }
+            case .fault("lan-impair", let value?):
+                if case .failure(let error) = LinkImpairment.parse(value) {
+                    errors.append("\(place).fault: lan-impair \(value): \(error.description)")
+                }
             case .fault: break
             case .expect(let expectation):
                 switch Self.subject(expectation.subject, on: node.server.node) {
@@ -193,11 +197,12 @@ struct ScenarioRunner: Sendable {
             let answer = await control.submit(ControlRequest(node: node.serialNumber, action: action, value: value))
             let name = "act \(action)\(value.map { " \($0)" } ?? "") at \(node.name)"
             return StepResult(name: name, passed: answer.error == nil, message: answer.error ?? "done", at: at, took: clock.now - began)
-        case .fault(let action):
-            let answer = await control.submit(ControlRequest(node: node.serialNumber, action: action))
+        case .fault(let action, let value):
+            let answer = await control.submit(ControlRequest(node: node.serialNumber, action: action, value: value))
             let note = answer.error ?? answer.results.first?.note
             return StepResult(
-                name: "fault \(action) on \(node.name)", passed: note == nil, message: note ?? (answer.results.first?.state ?? "done"),
+                name: "fault \(action)\(value.map { " \($0)" } ?? "") on \(node.name)", passed: note == nil,
+                message: note ?? (answer.results.first?.state ?? "done"),
                 at: at,
                 took: clock.now - began)
         case .expect(let expectation):

@@ -32,7 +32,7 @@ struct ScenarioDocumentTests {
             """)
         #expect(s.name == "Evening" && s.speed == 60 && s.steps.count == 5)
         #expect(s.steps.map(\.at) == [.seconds(5), .seconds(3610), .seconds(5400), .seconds(90), .milliseconds(2500)])
-        guard case .fault("power-off") = s.steps[0].kind else { Issue.record("\(s.steps[0].kind)"); return }
+        guard case .fault("power-off", nil) = s.steps[0].kind else { Issue.record("\(s.steps[0].kind)"); return }
         guard case .act("press", "double") = s.steps[1].kind else { Issue.record("\(s.steps[1].kind)"); return }
         guard case .expect(let light) = s.steps[2].kind, case .equals(.bool(true)) = light.comparison else {
             Issue.record("\(s.steps[2].kind)")

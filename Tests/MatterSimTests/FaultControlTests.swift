@@ -118,7 +118,7 @@ struct FaultControlTests {
                     "no node 'no-such-node' in this simulator; it runs: Cloud Dimmer (SIM-CD-0001)") == true)
             #expect(
                 try await Self.fault(serial, "unplug", at: socket).error
-                    == "unknown action 'unplug'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on) or an act (\(PhysicalActionName.names))"
+                    == "unknown action 'unplug'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on, lan-impair) or an act (\(PhysicalActionName.names))"
             )
             #expect(node.server.isLANUp)
 
@@ -128,6 +128,56 @@ struct FaultControlTests {
             await commissioner.stop()
             await node.stop()
         }
+    }
+
+    /// Issue #17 item 1: a lossy LAN (`lan-impair`): 20 % loss each way, 30 ± 20 ms. A
+    /// commissioning and 21 Toggles still complete (MRP retransmits), and none is applied twice
+    /// (21 toggles leave the light the other way round).
+    @Test func aLossyLANLosesDatagramsButNoCommandAndAppliesNoneTwice() async throws {
+        let directory = try Self.socketDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("control.sock").path
+        let node = try await ProfileNode.start(
+            profile: "devices/dimmable-light.yaml", stateDirectory: directory.appendingPathComponent("state"))
+        let control = try await NodeControlServer.bind(path: socket, nodes: [node.simulated], logger: quietLogger)
+        let controlTask = Task { await control.run() }
+        defer { controlTask.cancel() }
+
+        let answer = try await ControlClient.send(
+            ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=20%,delay=30ms,jitter=20ms"), to: socket)
+        #expect(answer.error == nil)
+        #expect(answer.results.first?.state.hasPrefix("LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%)") == true)
+        #expect(
+            try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=120%"), to: socket)
+                .error
+                == "lan-impair loss=120%: loss=120%: expected a percentage from 0% to 100%")
+        #expect(
+            try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair"), to: socket).error?.hasPrefix(
+                "lan-impair needs") == true)
+
+        let commissioner = try await LoopbackCommissioner.start()
+        let session = try await commissioner.commission(try node.address, passcode: node.passcode).caseSession
+        let onOff = [AttributePathIB(Level.onOff)]
+        guard case .success(.bool(let before)) = try await commissioner.read(session, paths: onOff).result(Level.onOff) else {
+            Issue.record("no OnOff")
+            return
+        }
+        for _ in 0..<21 {
+            let response = try await commissioner.invoke(session, 1, ClusterID(0x0006), 0x02)
+            guard case .status(let status) = response, status.status.status == .success else {
+                Issue.record("Toggle answered \(response)")
+                return
+            }
+        }
+        #expect(try await commissioner.read(session, paths: onOff).result(Level.onOff) == .success(.bool(!before)))
+        let lost = node.server.lostDatagrams
+        #expect(lost.inbound + lost.outbound > 0, "the impairment lost nothing")
+
+        // none: a clean LAN again.
+        _ = try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair", value: "none"), to: socket)
+        #expect(node.server.lanImpairment == .none)
+        await commissioner.stop()
+        await node.stop()
     }
 
     @Test func theFaultCommandReportsEachNodeAndExplainsMistakes() async throws {

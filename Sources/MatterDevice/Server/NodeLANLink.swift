@@ -3,7 +3,8 @@ import NIOCore
 import Synchronization
 
 /// The node's network cable: its UDP transport as the exchange manager sees it, with a
-/// switch that drops every datagram both ways while the cable is pulled (`lan-down`).
+/// switch that drops every datagram both ways while the cable is pulled (`lan-down`), and a
+/// lossy, slow, jittery LAN when asked (`LinkImpairment`, `lan-impair`).
 /// Nothing is told: sessions stay open on both sides and time out as they would on a
 /// real LAN outage.
 final class NodeLANLink: DatagramTransport {
@@ -12,14 +13,20 @@ final class NodeLANLink: DatagramTransport {
     private let sink: AsyncStream<InboundDatagram>.Continuation
     private let state = Mutex(State())
 
+    private let clock: any MatterClock
+
     private struct State {
         var connected = true
         var droppedInbound: UInt64 = 0
         var droppedOutbound: UInt64 = 0
+        var impairment = LinkImpairment.none
+        var lostInbound: UInt64 = 0
+        var lostOutbound: UInt64 = 0
     }
 
-    init(_ udp: UDPTransport) {
+    init(_ udp: UDPTransport, clock: any MatterClock) {
         self.udp = udp
+        self.clock = clock
         // The forwarder hands datagrams on as they come; UDPTransport's own queue bounds the backlog.
         (inbound, sink) = AsyncStream.makeStream(of: InboundDatagram.self, bufferingPolicy: .bufferingNewest(1024))
     }
@@ -35,25 +42,53 @@ final class NodeLANLink: DatagramTransport {
         state.withLock { $0.connected = connected }
     }
 
+    var impairment: LinkImpairment {
+        get { state.withLock { $0.impairment } }
+        set { state.withLock { $0.impairment = newValue } }
+    }
+
+    /// Datagrams the impairment lost (received, sent).
+    var lost: (inbound: UInt64, outbound: UInt64) { state.withLock { ($0.lostInbound, $0.lostOutbound) } }
+
+    /// Hands `deliver` each copy of a datagram the impairment lets through, after its delay
+    /// on the node's clock; false when the cable is out.
+    private func pass(inbound: Bool, _ deliver: @escaping @Sendable () -> Void) -> Bool {
+        let (connected, impairment) = state.withLock { s -> (Bool, LinkImpairment) in
+            if !s.connected {
+                if inbound { s.droppedInbound += 1 } else { s.droppedOutbound += 1 }
+            }
+            return (s.connected, s.impairment)
+        }
+        guard connected else { return false }
+        if impairment.isNone {
+            deliver()
+            return true
+        }
+        let delays = impairment.fate { Double.random(in: 0..<1) }
+        if delays.isEmpty { state.withLock { if inbound { $0.lostInbound += 1 } else { $0.lostOutbound += 1 } } }
+        for delay in delays {
+            if delay == .zero {
+                deliver()
+            } else {
+                _ = clock.schedule(at: clock.now + delay) { deliver() }
+            }
+        }
+        return true
+    }
+
     var inboundOverflowCount: UInt64 { udp.inboundOverflowCount }
 
     func send(_ bytes: [UInt8], to address: SocketAddress) {
-        let connected = state.withLock { s -> Bool in
-            if !s.connected { s.droppedOutbound += 1 }
-            return s.connected
-        }
-        if connected { udp.send(bytes, to: address) }
+        let udp = udp
+        _ = pass(inbound: false) { udp.send(bytes, to: address) }
     }
 
     /// Moves received datagrams to `inbound` while connected, until the socket closes or
     /// the task is cancelled; `inbound` then finishes. Run it beside the exchange manager.
     func forward() async {
+        let sink = sink
         for await datagram in udp.inbound {
-            let connected = state.withLock { s -> Bool in
-                if !s.connected { s.droppedInbound += 1 }
-                return s.connected
-            }
-            if connected { sink.yield(datagram) }
+            _ = pass(inbound: true) { sink.yield(datagram) }
         }
         sink.finish()
     }

@@ -23,6 +23,17 @@ extension NodeServer {
     /// Datagrams dropped while the LAN was down: (received, sent).
     public var droppedDatagrams: (inbound: UInt64, outbound: UInt64) { lan.dropped }
 
+    /// A lossy LAN (`.none`: a clean one): loss, delay, jitter and duplication each way.
+    public var lanImpairment: LinkImpairment { lan.impairment }
+
+    /// Datagrams the impairment lost: (received, sent).
+    public var lostDatagrams: (inbound: UInt64, outbound: UInt64) { lan.lost }
+
+    public func setLANImpairment(_ impairment: LinkImpairment) {
+        lan.impairment = impairment
+        logger.notice("LAN impairment: \(impairment)")
+    }
+
     /// Pulls (`false`) or plugs back (`true`) the node's LAN cable: while it is out every
     /// datagram is dropped both ways and the mDNS records are withdrawn. Sessions are not
     /// closed (nobody could be told): peers find out by timing out.

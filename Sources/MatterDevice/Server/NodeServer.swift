@@ -58,7 +58,7 @@ public final class NodeServer: Sendable {
         let transport = try await UDPTransport.bind(
             UDPTransport.Configuration(port: configuration.port, binding: configuration.binding),
             logger: logger)
-        let lan = NodeLANLink(transport)
+        let lan = NodeLANLink(transport, clock: node.clock)
         // One clock for the node: its clusters, MRP and the Interaction Model's intervals.
         let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, clock: node.clock, logger: logger)
         let secureChannel = SecureChannelServer(
