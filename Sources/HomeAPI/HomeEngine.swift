@@ -252,16 +252,14 @@ actor HomeEngine {
             nodeID: d.nodeID)
     }
 
+    /// The server clusters the endpoint's device types require, from the data model: their
+    /// traits exist before any route has reported (a colour light's On/Off, a lock's DoorLock).
     private func requiredClusters(of d: DeviceRecord, endpoint: EndpointNumber) -> Set<ClusterID> {
         let types = d.endpoints.first { $0.endpoint == endpoint }?.deviceTypes ?? []
         var clusters = Set<ClusterID>()
         for t in types {
-            switch t {
-            case 0x0100, 0x0101, 0x010A: clusters.insert(Matter.OnOffTrait.clusterID)
-            case 0x0202: clusters.insert(Matter.WindowCoveringTrait.clusterID)
-            default: break
-            }
-            if t == 0x0101 { clusters.insert(Matter.LevelControlTrait.clusterID) }
+            guard let definition = MatterModel.standard.deviceType(DeviceTypeID(t)) else { continue }
+            for requirement in definition.requiredServerClusters { clusters.insert(ClusterID(requirement.cluster.rawValue)) }
         }
         return clusters
     }

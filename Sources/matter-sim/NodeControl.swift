@@ -58,8 +58,9 @@ struct SimulatedNode: Sendable {
     let cloud: CloudLink?
 
     var state: String {
-        let impairment = server.lanImpairment
-        var parts = [(server.isLANUp ? "LAN up" : "LAN down") + (impairment.isNone ? "" : " (impaired: \(impairment))")]
+        let impairment = server.lanImpairment, lost = server.lostDatagrams
+        let impaired = impairment.isNone ? "" : " (impaired: \(impairment); lost \(lost.inbound) in, \(lost.outbound) out)"
+        var parts = [(server.isLANUp ? "LAN up" : "LAN down") + impaired]
         parts.append(cloud?.status ?? "no cloud relay")
         parts.append(server.isPoweredOn ? "power on" : "power off")
         return parts.joined(separator: ", ")

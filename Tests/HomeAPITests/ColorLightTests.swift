@@ -14,6 +14,31 @@ struct ColorLightTests {
         await (try? home.device(id: id))?.types.get(type)?.traits[Matter.ColorControlTrait.self]
     }
 
+    /// A home opened without connecting (as homectl's one-shot commands open it) knows a colour
+    /// light's traits from its device types before any report: `homectl toggle "Mood Light"`
+    /// said "no OnOff trait" while the required clusters came from a hand-written table of the
+    /// first device types only.
+    @Test func aHomeOpenedWithoutConnectingKnowsAColorLightsRequiredTraits() async throws {
+        let rig = try await Rig.make()
+        let light = try await TestDevice.start(Fixture.colorLight(extended: true, serial: "ECL-9"))
+        defer { Task { await light.stop() } }
+        let device = try await rig.add(light, name: "Mood Light")
+        await rig.home.close()
+        var configuration = testConfiguration()
+        configuration.connectDevices = false
+        let offline = try await Home.open(at: rig.dir.appendingPathComponent("home.sqlite"), configuration: configuration)
+        defer {
+            Task {
+                await offline.close()
+                try? FileManager.default.removeItem(at: rig.dir)
+            }
+        }
+        let type = try #require(await offline.device(id: device.id).types.get(ExtendedColorLightDeviceType.self))
+        #expect(type.traits[Matter.OnOffTrait.self] != nil)
+        #expect(type.traits[Matter.LevelControlTrait.self] != nil)
+        #expect(type.traits[Matter.ColorControlTrait.self] != nil)
+    }
+
     @Test func aTunableWhiteLightsTemperatureFollowsItsCommandsAndItsDimmer() async throws {
         let rig = try await Rig.make()
         let home = rig.home

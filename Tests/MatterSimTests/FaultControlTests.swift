@@ -146,7 +146,9 @@ struct FaultControlTests {
         let answer = try await ControlClient.send(
             ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=20%,delay=30ms,jitter=20ms"), to: socket)
         #expect(answer.error == nil)
-        #expect(answer.results.first?.state.hasPrefix("LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%)") == true)
+        #expect(
+            answer.results.first?.state.hasPrefix("LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%; lost 0 in, 0 out)")
+                == true)
         #expect(
             try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=120%"), to: socket)
                 .error
