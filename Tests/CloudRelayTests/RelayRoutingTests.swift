@@ -95,7 +95,9 @@ import Testing
                         SubscribeRequestMessage(
                             minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: [AttributePathIB(OnOff.onOffPath)]))
                     #expect(subscription.priming.value(OnOff.onOffPath) == .bool(false))
-                    #expect(await device.interactionServer.activeSubscriptions().count == 1)
+                    // The device registers it just after its SubscribeResponse goes out.
+                    let server = device.interactionServer
+                    #expect(await until(server.subscriptionChanges()) { await server.activeSubscriptions().count == 1 })
                 }
                 // The leaver is gone; the next change makes the device report to a dead session.
                 _ = try await stayer.invoke("hall-light", OnOff.command(OnOff.on))

@@ -284,7 +284,9 @@ struct NodeServerCommissioningTests {
             return
         }
         #expect(primed.data == .bool(false))
-        #expect(await running.server.interactionServer.activeSubscriptions().map(\.subscriptionID) == [subscriptionID])
+        // The node registers the subscription just after its SubscribeResponse goes out.
+        let server = running.server.interactionServer
+        #expect(await until(server.subscriptionChanges()) { await server.activeSubscriptions().map(\.subscriptionID) == [subscriptionID] })
 
         #expect(try await commissioner.status(session, 1, ClusterIDs.onOff, 0x01) == .success)  // On
         let report = await collector.next(within: .seconds(10))
