@@ -97,10 +97,10 @@ RUNTIME_PACKAGES="avahi-daemon,avahi-utils,dbus,libavahi-client3,libssl3,libqren
 # with PACKAGES (comma-separated) and imported under TAG.
 base_image() {
   local tag="$1" packages="$2" setup="${3:-}" dir made
-  # One made here says which packages it holds: a changed list makes it again.
-  if made="$(docker image inspect -f '{{index .Config.Labels "mattersim.packages"}}' "$tag" 2>/dev/null)"; then
-    [ -z "$made" ] || [ "$made" = "$packages" ] && return 0
-  fi
+  # One made here says which packages it holds; one without that list (an older script's, or
+  # a registry's) or with another list is made again, unless a registry gives it.
+  made="$(docker image inspect -f '{{index .Config.Labels "mattersim.packages"}}' "$tag" 2>/dev/null || true)"
+  [ "$made" = "$packages" ] && return 0
   if timeout 30 docker pull "$tag" >/dev/null 2>&1; then return 0; fi
   echo "compose: making $tag from Debian packages ($MIRROR)"
   dir="$(mktemp -d /var/tmp/compose-base.XXXXXX)"
