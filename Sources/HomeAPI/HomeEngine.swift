@@ -252,17 +252,29 @@ actor HomeEngine {
             nodeID: d.nodeID)
     }
 
-    /// The server clusters the endpoint's device types require, from the data model: their
-    /// traits exist before any route has reported (a colour light's On/Off, a lock's DoorLock).
+    /// The trait clusters the endpoint's device types require (the data model's mandatory
+    /// server clusters that have a trait): those traits exist before any route has reported, a
+    /// colour light's On/Off and a lock's DoorLock as well as a plug's On/Off.
     private func requiredClusters(of d: DeviceRecord, endpoint: EndpointNumber) -> Set<ClusterID> {
         let types = d.endpoints.first { $0.endpoint == endpoint }?.deviceTypes ?? []
-        var clusters = Set<ClusterID>()
-        for t in types {
-            guard let definition = MatterModel.standard.deviceType(DeviceTypeID(t)) else { continue }
-            for requirement in definition.requiredServerClusters { clusters.insert(ClusterID(requirement.cluster.rawValue)) }
-        }
-        return clusters
+        return Set(types.flatMap { Self.requiredTraitClusters[$0] ?? [] })
     }
+
+    /// Device type → its mandatory server clusters that have a trait (matter-model.json).
+    static let requiredTraitClusters: [UInt32: [ClusterID]] = [
+        0x0100: [Matter.OnOffTrait.clusterID],  // On/Off Light
+        0x0101: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID],  // Dimmable Light
+        0x010A: [Matter.OnOffTrait.clusterID],  // On/Off Plug-in Unit
+        0x010C: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID],  // Color Temperature Light
+        0x010D: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID],  // Extended Color Light
+        0x0202: [Matter.WindowCoveringTrait.clusterID],  // Window Covering
+        0x0015: [Matter.BooleanStateTrait.clusterID],  // Contact Sensor
+        0x000F: [Matter.SwitchTrait.clusterID],  // Generic Switch
+        0x0107: [Matter.OccupancySensingTrait.clusterID],  // Occupancy Sensor
+        0x0302: [Matter.TemperatureMeasurementTrait.clusterID],  // Temperature Sensor
+        0x000A: [Matter.DoorLockTrait.clusterID],  // Door Lock
+        0x0301: [Matter.ThermostatTrait.clusterID],  // Thermostat
+    ]
 
     // MARK: Graph edits
 
