@@ -70,7 +70,10 @@ final class NodeLANLink: DatagramTransport {
             if delay == .zero {
                 deliver()
             } else {
-                _ = clock.schedule(at: clock.now + delay) { deliver() }
+                // A datagram still on the wire when the cable is pulled goes nowhere.
+                _ = clock.schedule(at: clock.now + delay) { [self] in
+                    if isConnected { deliver() }
+                }
             }
         }
         return true
