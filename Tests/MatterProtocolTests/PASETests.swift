@@ -196,6 +196,14 @@ struct PASETests {
             }
         }
         #expect(await until(f.device.manager.metricsChanges()) { await f.device.manager.metrics().datagramsReceived >= UInt64(total) })
+        // Received is not yet decided: until each request the device took has had its
+        // admission decided, a late one can race the commissioner's request for the slot and
+        // win it (BUSY by design, not a lockout). Each decision is followed by a send.
+        #expect(
+            await until(f.device.manager.metricsChanges()) {
+                let dropped = await f.device.manager.metrics().droppedTotal
+                return await f.server.paseRequestsDecided + Int(dropped) >= total
+            })
         #expect(
             await f.device.manager.allSessions().filter { $0.kind == .unsecured }.count
                 <= ExchangeManager.Configuration().maxUnsecuredSessions)

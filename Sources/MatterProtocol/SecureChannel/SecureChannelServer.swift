@@ -85,6 +85,9 @@ public actor SecureChannelServer: ProtocolHandler {
     public var paseFailureCount: Int { window?.failures ?? 0 }
     /// Hosts answered BUSY while another held the PASE slot; the slot goes to them next.
     public var hostsWaitingForPASE: Int { waitingHosts.count }
+    /// PBKDFParamRequests whose admission is decided (admitted, BUSY or window closed), so a
+    /// test knows when a burst of them has stopped competing for the slot.
+    public private(set) var paseRequestsDecided = 0
 
     // MARK: Dispatch
 
@@ -111,6 +114,7 @@ public actor SecureChannelServer: ProtocolHandler {
     /// Admits one PASE at a time. A new request from the host of the attempt in
     /// progress replaces it (the initiator restarted); others get BUSY.
     func admitPASE(exchange: Exchange, peer: SocketAddress) async -> PASEAdmission {
+        defer { paseRequestsDecided += 1 }
         guard let window else { return .windowClosed }
         let host = peer.ipAddress
         if let reserved = reservation {
