@@ -88,11 +88,12 @@ func fnv1a64(_ text: String) -> UInt64 {
     return hash
 }
 
-/// SplitMix64: a tiny deterministic generator for values derived from a seed.
-struct SplitMix64 {
+/// SplitMix64: a tiny deterministic generator for values derived from a seed (setup codes,
+/// a soak run's choices).
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state = state &+ 0x9e37_79b9_7f4a_7c15
         var z = state
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9

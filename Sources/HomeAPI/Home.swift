@@ -97,6 +97,12 @@ public final class Home: Sendable {
         await engine.applyRoutingPolicy()
     }
 
+    /// What this home's controller holds now, for soak tests and health pages (not part of
+    /// the Google Home APIs): sessions, subscriptions per route, devices by connectivity.
+    public func diagnostics() async -> HomeDiagnostics {
+        await engine.diagnostics()
+    }
+
     /// Stops talking to devices; queries emit no more.
     public func close() async {
         await engine.services.stopRunners()

@@ -416,8 +416,9 @@ extension HomeEngine {
         let routes = try await routes(d)
         let (response, _) = try await routed(d, endpoint: path.endpoint, cluster: path.cluster, "command \(path) on \(deviceID)") { kind in
             guard let route = routes[kind] else { throw HomeError.unavailable("no \(kind) route") }
-            // Commands are not idempotent (toggle): never resent, the first may have arrived.
-            return try await route.perform(retry: false) { try await $0.invoke(path, fields: fields, timed: timed) }
+            // Resent after no answer only when a second arrival would not show (On, not Toggle).
+            let retry = timed == nil && IdempotentCommands.contains(path)
+            return try await route.perform(retry: retry) { try await $0.invoke(path, fields: fields, timed: timed) }
         }
         return response
     }

@@ -144,6 +144,8 @@ actor HomeEngine {
         clientTasks = []
         if let task = controllerTask, let controller = try? await task.value { await controller.shutdown() }
         controllerTask = nil
+        hub.finish(keeping: HomeSnapshot())
+        store.close()
     }
 
     // MARK: Snapshots
@@ -358,6 +360,12 @@ actor HomeEngine {
             if let address = try? SocketAddress(ipAddress: d.host, port: d.port) { await controller.setAddress(address, for: d.nodeID) }
             knownAddresses[d.nodeID] = "\(d.host):\(d.port)"
         }
+    }
+
+    /// The controller when it is running; never starts one.
+    func runningController() async -> MatterController? {
+        guard !closed, let task = controllerTask else { return nil }
+        return try? await task.value
     }
 
     /// The controller, started on first use with the stored fabric (created once).

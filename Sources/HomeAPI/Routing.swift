@@ -117,3 +117,22 @@ func cloudOnlyClusters(relay: [EndpointNumber: Set<UInt32>], lan: [EndpointNumbe
         return extra.isEmpty ? nil : CloudOnlyClusters(endpoint: endpoint, clusters: extra.sorted())
     }
 }
+
+/// Commands whose second arrival leaves the device as the first did (set a state, go to a
+/// position). Only these are sent again after a route failed with no answer: the first may
+/// have been applied, and a repeated Toggle or SetpointRaiseLower would show. Timed
+/// invokes are never repeated (their window has passed).
+enum IdempotentCommands {
+    static let all: Set<[UInt32]> = [
+        [0x0006, 0x00], [0x0006, 0x01],  // OnOff: Off, On
+        [0x0008, 0x00], [0x0008, 0x03], [0x0008, 0x04], [0x0008, 0x07],  // LevelControl: MoveToLevel(WithOnOff), Stop(WithOnOff)
+        [0x0102, 0x00], [0x0102, 0x01], [0x0102, 0x02],  // WindowCovering: UpOrOpen, DownOrClose, StopMotion
+        [0x0102, 0x04], [0x0102, 0x05], [0x0102, 0x07], [0x0102, 0x08],  // GoToLift/TiltValue, GoToLift/TiltPercentage
+        [0x0300, 0x00], [0x0300, 0x03], [0x0300, 0x06], [0x0300, 0x07], [0x0300, 0x0A],  // ColorControl: MoveTo…
+        [0x0300, 0x40], [0x0300, 0x43],  // EnhancedMoveToHue, EnhancedMoveToHueAndSaturation
+    ]
+
+    static func contains(_ path: ConcreteCommandPath) -> Bool {
+        all.contains([path.cluster.rawValue, path.command.rawValue])
+    }
+}

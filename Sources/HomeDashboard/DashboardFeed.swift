@@ -2,6 +2,7 @@ import Foundation
 import MatterDevice
 import MatterModel
 import MatterProtocol
+import Synchronization
 
 /// What the page is told, as JSON messages with a `type`: the whole home when it connects,
 /// then each change as it happens (attribute values from the store, traffic, fabrics,
@@ -11,6 +12,8 @@ public final class DashboardFeed: Sendable {
     let devices: [DashboardDevice]
     private let shown: [String: [AttributePath: (cluster: String, attribute: String)]]
     private let messages = EventBroadcaster<String>()
+    /// The last second's figures as JSON, for `GET /api/figures` (a soak test's sampler).
+    private let latestFigures = Mutex<String?>(nil)
     /// The traffic lines a new page gets per device.
     static let logBacklog = 40
 
@@ -25,6 +28,9 @@ public final class DashboardFeed: Sendable {
     }
 
     func device(_ serialNumber: String) -> DashboardDevice? { devices.first { $0.serialNumber == serialNumber } }
+
+    /// The fleet's figures of the last second; nil before the first second passed.
+    func figuresJSON() -> String? { latestFigures.withLock { $0 } }
 
     /// Messages from now on, for one page.
     func subscribe() -> AsyncStream<String> { messages.subscribe(bufferLimit: 1024) }
@@ -234,7 +240,9 @@ public final class DashboardFeed: Sendable {
             }
             lastMessages = total
             last = now
-            messages.publish(Self.json(figures))
+            let json = Self.json(figures)
+            latestFigures.withLock { $0 = json }
+            messages.publish(json)
         }
     }
 }

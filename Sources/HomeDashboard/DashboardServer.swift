@@ -88,6 +88,10 @@ public struct DashboardServer: Sendable {
         router.get("/api/home") { _, _ -> Response in
             Self.jsonResponse(await feed.homeMessage())
         }
+        router.get("/api/figures") { _, _ -> Response in
+            guard let json = feed.figuresJSON() else { return Self.jsonResponse("{}", status: .serviceUnavailable) }
+            return Self.jsonResponse(json)
+        }
         router.get("/api/devices/:serial/qr.svg") { _, context -> Response in
             let serial = try context.parameters.require("serial")
             guard let device = feed.device(serial) else { throw HTTPError(.notFound, message: "no device \(serial)") }

@@ -159,6 +159,16 @@ public actor MatterController {
         await transport.close()
     }
 
+    /// The message layer's counters (sent, received, dropped, retransmitted).
+    public func transportMetrics() async -> TransportMetrics { await manager.metrics() }
+
+    /// Sessions the exchange manager holds now: secure (CASE/PASE) and unsecured.
+    public func openSessions() async -> (secure: Int, unsecured: Int) {
+        let all = await manager.allSessions()
+        let unsecured = all.filter { $0.kind == .unsecured }.count
+        return (all.count - unsecured, unsecured)
+    }
+
     // MARK: Forwarding interactions (a hub)
 
     /// Decides whether an exchange a device opened towards this controller (the reports of a

@@ -15,7 +15,7 @@ struct HomeCtl: AsyncParsableCommand {
             Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
             Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self,
             HubCommand.self,
-            FleetBench.self, AutomationsCommand.self, GroupCommand.self,
+            FleetBench.self, Soak.self, AutomationsCommand.self, GroupCommand.self,
         ])
 }
 

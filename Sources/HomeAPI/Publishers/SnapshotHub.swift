@@ -26,6 +26,17 @@ final class SnapshotHub<Value: Sendable & Equatable>: @unchecked Sendable {
         }
     }
 
+    /// Ends the publisher (subscribers see it finish, later ones get no value) and keeps
+    /// `empty` instead of the last value: a snapshot's devices hold the engine that holds
+    /// this hub, and that cycle would keep a closed home's engine and database alive.
+    func finish(keeping empty: Value) {
+        lock.withLock {
+            subject.send(completion: .finished)
+            subject.value = empty  // not sent: the subject has finished
+            latest = empty
+        }
+    }
+
     func publisher() -> AnyPublisher<Value, Never> {
         subject.eraseToAnyPublisher()
     }

@@ -80,6 +80,12 @@ final class HomeStore: Sendable {
         }
     }
 
+    /// Closes the database's connections (a closed home keeps no file open). Best effort:
+    /// GRDB refuses while a statement is still in use, and the pool then closes when freed.
+    func close() {
+        try? pool.close()
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in

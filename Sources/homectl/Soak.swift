@@ -1,0 +1,169 @@
+// `homectl soak --minutes M`: the controller side of scripts/soak.sh (#17 item 4). Opens the
+// home live (a subscription per device and route) and, until the time is up, sends random
+// commands (On, Off, Toggle, MoveToLevel) to random devices, reads some, switches the routing
+// policy to the cloud relay and back, and now and then closes the home and opens it again (new
+// sessions, new subscriptions). Prints one JSON line per failed operation and one per minute
+// with its own figures; the script adds RSS and file descriptors and judges growth.
+import ArgumentParser
+import DeviceProfile
+import Foundation
+import HomeAPI
+import MatterProtocol
+
+struct Soak: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run random commands, reads, route switches and reconnects against a home for a while (soak test).")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "How long to run, in minutes.") var minutes: Double = 3
+    @Option(help: "Operations started per second.") var rate: Double = 5
+    @Option(help: "Seconds between closing the home and opening it again (0: never).") var reconnectEvery: Double = 45
+    @Option(help: "Seed of the random choices (the same seed makes the same run).") var seed: UInt64 = 1
+
+    func validate() throws {
+        guard minutes > 0, minutes <= 24 * 60 else { throw ValidationError("--minutes must be in (0, 1440]") }
+        guard rate > 0, rate <= 1000 else { throw ValidationError("--rate must be in (0, 1000]") }
+        guard reconnectEvery >= 0, reconnectEvery <= 86400 else { throw ValidationError("--reconnect-every must be 0...86400") }
+    }
+
+    /// One line of output: a failed operation, or a minute's figures.
+    struct Line: Encodable {
+        var kind: String
+        var t: Double
+        var minute: Int?
+        var op: String?
+        var device: String?
+        var error: String?
+        var operations: Int?
+        var failures: Int?
+        var reconnects: Int?
+        var home: HomeDiagnostics?
+    }
+
+    func run() async throws {
+        try await HomeAPIRun.run {
+            // Soak figures, on the real clock: the devices are processes of their own.
+            let clock = SystemClock()
+            let started = clock.now
+            let end = started + .milliseconds(Int64(minutes * 60_000))
+            var random = SplitMix64(seed: seed)
+            var home = try await global.open(live: true)
+            var devices = try await home.devices().list().sorted { $0.id < $1.id }
+            var operations = 0, failures = 0, reconnects = 0, minute = 0
+            var lastReconnect = clock.now
+            let period = Duration.milliseconds(Int64(1000 / rate))
+            var next = clock.now
+            func seconds() -> Double {
+                Double((clock.now - started).components.seconds) + Double((clock.now - started).components.attoseconds) / 1e18
+            }
+            func emit(_ line: Line) {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                if let data = try? encoder.encode(line) { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+            }
+            // Operations run concurrently (a slow device does not hold the others), at most 32 at once.
+            try await withThrowingTaskGroup(of: (String, String, String?).self) { group in
+                var inFlight = 0
+                while clock.now < end {
+                    if Int(seconds() / 60) > minute {
+                        minute = Int(seconds() / 60)
+                        emit(
+                            Line(
+                                kind: "figures", t: seconds(), minute: minute, operations: operations, failures: failures,
+                                reconnects: reconnects, home: await home.diagnostics()))
+                    }
+                    if reconnectEvery > 0, clock.now - lastReconnect >= .milliseconds(Int64(reconnectEvery * 1000)) {
+                        // Let what is in flight finish on the old home first.
+                        while inFlight > 0, let (op, device, error) = try await group.next() {
+                            inFlight -= 1
+                            operations += 1
+                            if let error {
+                                failures += 1
+                                emit(Line(kind: "error", t: seconds(), op: op, device: device, error: error))
+                            }
+                        }
+                        await home.close()
+                        home = try await global.open(live: true)
+                        devices = try await home.devices().list().sorted { $0.id < $1.id }
+                        reconnects += 1
+                        lastReconnect = clock.now
+                    }
+                    while inFlight >= 32, let (op, device, error) = try await group.next() {
+                        inFlight -= 1
+                        operations += 1
+                        if let error {
+                            failures += 1
+                            emit(Line(kind: "error", t: seconds(), op: op, device: device, error: error))
+                        }
+                    }
+                    if !devices.isEmpty {
+                        let device = devices[Int(random.next() % UInt64(devices.count))]
+                        let choice = random.next() % 100
+                        let level = UInt8(1 + random.next() % 254)
+                        let h = home
+                        group.addTask { await Self.operate(choice: choice, level: level, on: device, in: h) }
+                        inFlight += 1
+                    }
+                    next += period
+                    if next > clock.now {
+                        try await clock.sleep(until: next)
+                    } else {
+                        next = clock.now
+                    }
+                }
+                while let (op, device, error) = try await group.next() {
+                    operations += 1
+                    if let error {
+                        failures += 1
+                        emit(Line(kind: "error", t: seconds(), op: op, device: device, error: error))
+                    }
+                }
+            }
+            emit(
+                Line(
+                    kind: "figures", t: seconds(), minute: minute + 1, operations: operations, failures: failures,
+                    reconnects: reconnects, home: await home.diagnostics()))
+            await home.setRoutingPolicy(.preferLocal)
+            await home.close()
+        }
+    }
+
+    /// One random operation; returns its name, the device and the error text if it failed.
+    static func operate(choice: UInt64, level: UInt8, on device: HomeDevice, in home: Home) async -> (String, String, String?) {
+        let traits = device.types.all.all
+        let onOff = traits.lazy.compactMap { $0.traits[Matter.OnOffTrait.self] }.first
+        let dimmer = traits.lazy.compactMap { $0.traits[Matter.LevelControlTrait.self] }.first
+        var op = "read"
+        do {
+            switch choice {
+            case 0..<25 where onOff != nil:
+                op = "on"
+                try await onOff!.on()
+            case 25..<50 where onOff != nil:
+                op = "off"
+                try await onOff!.off()
+            case 50..<65 where onOff != nil:
+                op = "toggle"
+                try await onOff!.toggle()
+            case 65..<85 where dimmer != nil:
+                op = "moveToLevel"
+                try await dimmer!.moveToLevelWithOnOff(level: level, transitionTime: 0)
+            case 85..<88:
+                // A while through the relay only, then back (the relay's sessions and
+                // subscriptions come and go with it).
+                op = "cloudOnly"
+                await home.setRoutingPolicy(.cloudOnly)
+            case 88..<91:
+                op = "preferLocal"
+                await home.setRoutingPolicy(.preferLocal)
+            default:
+                op = "read"
+                try await home.refresh(deviceID: device.id)
+            }
+            return (op, device.name, nil)
+        } catch let error as HomeError {
+            return (op, device.name, "\(error.code.rawValue): \(error.message)")
+        } catch {
+            return (op, device.name, "\(error)")
+        }
+    }
+}

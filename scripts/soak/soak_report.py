@@ -1,0 +1,287 @@
+"""soak_report.py: reads scripts/soak.sh's samples and prints its rows, table and verdict.
+
+  soak_report.py row STATE                 the last minute's row, while the soak runs
+  soak_report.py final STATE --out DIR ... the table, soak.png (matplotlib) and the verdict
+
+STATE/samples.txt holds blocks of `t SECONDS`, `ROLE RSS_KB FDS` per process, `figures JSON`
+(the home's /api/figures), relay lines and error counts, ending with `end`.
+STATE/controller.jsonl holds `homectl soak`'s lines: kind "figures" (each minute, with the
+home's diagnostics) and kind "error" (one failed operation). STATE/faults.log holds
+`EPOCH start|end FAULT NODE` lines, STATE/started the controller's start (epoch seconds).
+"""
+import argparse
+import json
+import os
+import sys
+
+GROWTH_LIMIT = 0.05
+# Counts (sessions, descriptors) move by a few as faults come and go: growth smaller than
+# this many is noise, whatever its percentage.
+COUNT_SLACK = 3
+# After a fault is undone the controller needs a moment for a new CASE session and
+# subscription: failures that soon after still come from the fault.
+FAULT_GRACE = 30.0
+
+
+def samples(state):
+    out, cur = [], None
+    try:
+        lines = open(os.path.join(state, "samples.txt")).read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        key, _, rest = line.partition(" ")
+        if key == "t":
+            cur = {"t": float(rest)}
+        elif cur is None:
+            continue
+        elif key in ("home", "relay", "controller"):
+            rss, fds = rest.split()
+            cur[key + "_rss_mib"] = int(rss) / 1024
+            cur[key + "_fds"] = int(fds)
+        elif key == "figures":
+            try:
+                f = json.loads(rest or "{}")
+            except ValueError:
+                f = {}
+            cur["home_sessions"] = f.get("sessions")
+            cur["home_subscriptions"] = f.get("subscriptions")
+            cur["home_messages_per_s"] = f.get("messagesPerSecond")
+        elif key == "relay_connections":
+            role, n = rest.split()
+            cur["relay_%s_connections" % role] = float(n)
+        elif key == "relay_rejected":
+            cur["relay_rejected"] = float(rest)
+        elif key == "errors":
+            role, n = rest.split()
+            cur[role + "_error_lines"] = int(n)
+        elif key == "end":
+            out.append(cur)
+            cur = None
+    return out
+
+
+def controller_lines(state):
+    figures, errors = [], []
+    try:
+        for line in open(os.path.join(state, "controller.jsonl")):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            (figures if d.get("kind") == "figures" else errors).append(d)
+    except OSError:
+        pass
+    return figures, errors
+
+
+def attach_controller(rows, figures):
+    """Each sample gets the controller's last figures at or before it."""
+    for r in rows:
+        last = None
+        for f in figures:
+            if f["t"] <= r["t"] + 1:
+                last = f
+        if last:
+            h = last.get("home") or {}
+            r["controller_sessions"] = h.get("secureSessions")
+            r["controller_subscriptions"] = h.get("subscriptions")
+            r["controller_operations"] = last.get("operations")
+            r["controller_failures"] = last.get("failures")
+
+
+def minute_means(rows, minutes):
+    """Mean of each metric over each minute's samples: minute m covers (60(m-1), 60m]."""
+    out = []
+    for m in range(1, minutes + 1):
+        bucket = [r for r in rows if 60 * (m - 1) < r["t"] <= 60 * m + 5]
+        if not bucket:
+            continue
+        mean = {"minute": m}
+        for key in bucket[-1]:
+            values = [r[key] for r in bucket if isinstance(r.get(key), (int, float))]
+            if values and key != "t":
+                mean[key] = sum(values) / len(values)
+        out.append(mean)
+    return out
+
+
+COLUMNS = [
+    ("home_rss_mib", "home MiB", "%.1f"), ("home_fds", "home fds", "%.0f"),
+    ("home_sessions", "home sess", "%.0f"), ("home_subscriptions", "home subs", "%.0f"),
+    ("relay_rss_mib", "relay MiB", "%.1f"), ("relay_fds", "relay fds", "%.0f"),
+    ("relay_device_connections", "relay dev conns", "%.0f"),
+    ("controller_rss_mib", "ctl MiB", "%.1f"), ("controller_fds", "ctl fds", "%.0f"),
+    ("controller_sessions", "ctl sess", "%.0f"), ("controller_subscriptions", "ctl subs", "%.0f"),
+    ("controller_operations", "ops", "%.0f"), ("controller_failures", "failed", "%.0f"),
+]
+GROWTH_KEYS = [
+    "home_rss_mib", "home_fds", "home_sessions", "home_subscriptions",
+    "relay_rss_mib", "relay_fds", "relay_device_connections",
+    "controller_rss_mib", "controller_fds", "controller_sessions", "controller_subscriptions",
+]
+
+
+def fmt(row, key, form):
+    v = row.get(key)
+    return form % v if isinstance(v, (int, float)) else "-"
+
+
+def print_table(means):
+    header = ["min"] + [c[1] for c in COLUMNS]
+    rows = [[str(m["minute"])] + [fmt(m, k, f) for k, _, f in COLUMNS] for m in means]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+
+
+def faults(state):
+    spans, open_ = [], {}
+    try:
+        for line in open(os.path.join(state, "faults.log")):
+            t, what, fault, node = line.split(" ", 3)
+            node = node.strip()
+            if what == "start":
+                open_[node] = (float(t), fault)
+            elif node in open_:
+                start, fault = open_.pop(node)
+                spans.append((node, fault, start, float(t)))
+    except OSError:
+        pass
+    for node, (start, fault) in open_.items():
+        spans.append((node, fault, start, float("inf")))
+    return spans
+
+
+def explain(errors, spans, started):
+    """Splits the controller's failures into those a fault on that node explains and the rest."""
+    explained, unexplained = [], []
+    for e in errors:
+        at = started + e.get("t", 0)
+        cause = next((s for s in spans if s[0] == e.get("device") and s[2] - 2 <= at <= s[3] + FAULT_GRACE), None)
+        (explained if cause else unexplained).append((e, cause))
+    return explained, unexplained
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("soak: no matplotlib here; no plot (scripts/setup.sh installs it)")
+        return
+    t = [r["t"] / 60 for r in rows]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
+    for ax, title, keys in [
+        (axes[0][0], "resident memory (MiB)", ["home_rss_mib", "relay_rss_mib", "controller_rss_mib"]),
+        (axes[0][1], "open file descriptors", ["home_fds", "relay_fds", "controller_fds"]),
+        (axes[1][0], "sessions and subscriptions",
+         ["home_sessions", "home_subscriptions", "controller_sessions", "controller_subscriptions",
+          "relay_device_connections"]),
+        (axes[1][1], "controller operations and failures", ["controller_operations", "controller_failures"]),
+    ]:
+        for key in keys:
+            points = [(x, r.get(key)) for x, r in zip(t, rows) if isinstance(r.get(key), (int, float))]
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], label=key.replace("_", " "))
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    for ax in axes[1]:
+        ax.set_xlabel("minutes")
+    fig.suptitle("soak: %d samples" % len(rows))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print("soak: plot written to %s" % path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["row", "final"])
+    ap.add_argument("state")
+    ap.add_argument("--out")
+    ap.add_argument("--minutes", type=int, default=3)
+    ap.add_argument("--nodes", type=int, default=0)
+    ap.add_argument("--controller-exit", type=int, default=0)
+    ap.add_argument("--alive", default="")
+    a = ap.parse_args()
+    rows = samples(a.state)
+    figures, errors = controller_lines(a.state)
+    attach_controller(rows, figures)
+    if a.mode == "row":
+        if rows:
+            minute = int(rows[-1]["t"] // 60)
+            means = minute_means(rows, max(minute, 1))
+            if means:
+                m = means[-1]
+                print("soak: minute %d: " % m["minute"] + ", ".join(
+                    "%s %s" % (label, fmt(m, key, form)) for key, label, form in COLUMNS))
+        return 0
+
+    means = minute_means(rows, a.minutes)
+    print("soak: %d minutes, %d nodes, %d samples (every 10 s); per-minute means:" % (a.minutes, a.nodes, len(rows)))
+    print_table(means)
+    problems = []
+    # The warm-up (the first third, at least a minute) fills caches, journals and session
+    # tables; the first minute after it is the baseline the last minute is held to.
+    warm = max(1, a.minutes // 3)
+    base = next((m for m in means if m["minute"] == warm + 1), None)
+    last = means[-1] if means else None
+    if base is None or last is None or last["minute"] <= warm + 1:
+        problems.append("too few samples to judge growth (warm-up %d minute(s))" % warm)
+    else:
+        for key in GROWTH_KEYS:
+            b, l = base.get(key), last.get(key)
+            if not isinstance(b, (int, float)) or not isinstance(l, (int, float)):
+                continue
+            growth = (l - b) / b if b else (0 if l == 0 else float("inf"))
+            slack = 0.5 if key.endswith("_mib") else COUNT_SLACK
+            verdict = "ok"
+            if growth > GROWTH_LIMIT and l - b > slack:
+                verdict = "GROWTH"
+                problems.append("%s grew %.1f %% (%.1f -> %.1f) from minute %d to %d" % (key, growth * 100, b, l, warm + 1, last["minute"]))
+            print("soak: growth %-26s minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s" % (
+                key, warm + 1, b, last["minute"], l, growth * 100, verdict))
+    try:
+        started = float(open(os.path.join(a.state, "started")).read())
+    except (OSError, ValueError):
+        started = 0.0
+    spans = faults(a.state)
+    explained, unexplained = explain(errors, spans, started)
+    ops = figures[-1].get("operations", 0) if figures else 0
+    print("soak: controller: %d operations, %d failed: %d explained by %d faults (LAN, cloud, power), %d unexplained" % (
+        ops, len(errors), len(explained), len(spans), len(unexplained)))
+    for e, _ in unexplained[:10]:
+        print("soak:   unexplained: t=%.1f s %s %s: %s" % (e.get("t", 0), e.get("op"), e.get("device"), e.get("error")))
+    if unexplained:
+        problems.append("%d controller failures no fault explains" % len(unexplained))
+    if rows:
+        for role in ("home", "relay"):
+            n = rows[-1].get(role + "_error_lines", 0)
+            print("soak: %s: %d error-level log lines" % (role, n))
+            if n:
+                problems.append("%s logged %d error-level lines" % (role, n))
+    if a.controller_exit != 0:
+        problems.append("homectl soak exited with %d" % a.controller_exit)
+    if "DEAD" in a.alive:
+        problems.append("a process died: %s" % a.alive)
+    if a.out:
+        with open(os.path.join(a.out, "table.txt"), "w") as f:
+            saved = sys.stdout
+            sys.stdout = f
+            print_table(means)
+            sys.stdout = saved
+        plot(rows, os.path.join(a.out, "soak.png"))
+    if problems:
+        for p in problems:
+            print("soak: FAIL: " + p)
+        return 1
+    print("soak: PASS: no growth over %d %% after the warm-up, no unexplained error, every process up" % int(GROWTH_LIMIT * 100))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
