@@ -1,3 +1,4 @@
+import MatterProtocol
 import NIOConcurrencyHelpers
 
 /// Who is on the other end of a relay connection.
@@ -19,6 +20,8 @@ public enum RelayRejection: String, Sendable, Hashable, CaseIterable {
     case sessionGone = "session_gone"
     /// The receiver's queue was full.
     case overflow
+    /// The sender went past its connection's frame rate (`maxFramesPerSecond`, `frameBurst`).
+    case rateLimited = "rate_limited"
     /// HTTP 401: no or a wrong credential.
     case unauthorized
     /// HTTP 403: a token of another home.
@@ -55,6 +58,7 @@ public final class RelayMetrics: Sendable {
 
     // The lock guards the whole snapshot; every update is a few integer additions.
     private let state: NIOLockedValueBox<Snapshot>
+    private let changed = EventBroadcaster<Void>()
 
     public init() {
         state = NIOLockedValueBox(
@@ -64,6 +68,10 @@ public final class RelayMetrics: Sendable {
     }
 
     public var snapshot: Snapshot { state.withLockedValue { $0 } }
+
+    /// Yields after frames were routed or rejected (coalesced while unread), so a watcher
+    /// waits for a count instead of polling.
+    package func changes() -> AsyncStream<Void> { changed.subscribe(bufferLimit: 1) }
 
     func connectionOpened(_ role: RelayRole) {
         state.withLockedValue {
@@ -78,10 +86,12 @@ public final class RelayMetrics: Sendable {
 
     package func routed(_ direction: RelayDirection) {
         state.withLockedValue { $0.routed[direction, default: 0] += 1 }
+        changed.publish(())
     }
 
     package func rejected(_ reason: RelayRejection) {
         state.withLockedValue { $0.rejected[reason, default: 0] += 1 }
+        changed.publish(())
     }
 
     /// One controller request answered by its device: from the request's arrival

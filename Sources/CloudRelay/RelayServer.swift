@@ -39,8 +39,14 @@ public struct RelayServerConfiguration: Sendable {
     /// beyond either are dropped (the sender is told the receiver is overloaded).
     public var maxQueuedBytesPerConnection: Int = 1 << 20
     public var maxQueuedBytes: Int = 64 << 20
-    /// The time source of the revocation checks and the round-trip figures (the sockets'
-    /// own timeouts above run on NIO's real time).
+    /// Frames one connection (device or controller) may send per second, sustained, and at
+    /// once; frames past them are dropped (`rate_limited`), and a connection sending ten
+    /// times its rate for five seconds is closed (1008). Far above a home's own traffic: a
+    /// scene over 300 devices is 300 frames, a device's reports a few a second.
+    public var maxFramesPerSecond: Int = 200
+    public var frameBurst: Int = 400
+    /// The time source of the revocation checks, the frame-rate limits and the round-trip
+    /// figures (the sockets' own timeouts above run on NIO's real time).
     public var clock: any MatterClock = SystemClock()
 
     public init(
@@ -380,6 +386,8 @@ public final class RelayServer: Sendable {
     ) async {
         let revocations = revocations.stream()
         let maxFrameSize = configuration.maxFrameSize
+        let clock = configuration.clock
+        let (framesPerSecond, burst) = (configuration.maxFramesPerSecond, configuration.frameBurst)
         let metrics = metrics
         let logger = logger
         let closing: (WebSocketErrorCode, String)? = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
@@ -395,8 +403,23 @@ public final class RelayServer: Sendable {
                 return nil
             }
             group.addTask {
+                var limiter = RelayFrameLimiter(framesPerSecond: framesPerSecond, burst: burst, now: clock.now)
                 do {
                     for try await message in inbound.messages(maxSize: maxFrameSize) {
+                        // Counted before decoding: a flood of garbage costs its sender the same.
+                        switch limiter.admit(at: clock.now) {
+                        case .pass: break
+                        case .drop:
+                            metrics.rejected(.rateLimited)
+                            // Buffered frames are read without suspending: a flood would hold a pool
+                            // thread for as long as it lasts, and other homes' frames wait behind it.
+                            await Task.yield()
+                            continue
+                        case .close:
+                            metrics.rejected(.rateLimited)
+                            logger.notice("frame flood; closing the connection", metadata: ["peer": "\(peer.id)"])
+                            return (.policyViolation, "frame rate limit exceeded")
+                        }
                         guard case .binary(let buffer) = message else {
                             metrics.rejected(.malformed)
                             return (.unacceptableData, "binary relay frames only")

@@ -25,11 +25,18 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Commands per second.") var rate = 500
     @Option(help: "Seconds of load.") var duration = 20
     @Option(help: "Per-command timeout in seconds.") var timeout = 5
+    @Option(
+        help: """
+            Idle device connections of other homes: the load runs once without them, then again while \
+            they are held, and both latencies are printed.
+            """)
+    var idle = 0
 
     func validate() throws {
         guard (1...5000).contains(devices) else { throw ValidationError("--devices must be 1...5000") }
         guard (1...5000).contains(rate) else { throw ValidationError("--rate must be 1...5000") }
         guard (1...600).contains(duration) else { throw ValidationError("--duration must be 1...600") }
+        guard (0...20000).contains(idle) else { throw ValidationError("--idle must be 0...20000") }
         if let relay {
             // Load goes to this machine only.
             guard let host = URLComponents(string: relay)?.host, ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
@@ -52,7 +59,10 @@ struct BenchCommand: AsyncParsableCommand {
             defer { try? FileManager.default.removeItem(at: directory) }
             let token = UUID().uuidString
             var configuration = RelayServerConfiguration(host: "127.0.0.1", port: 0, adminToken: token)
-            configuration.maxConnectionsPerAddress = devices + 64  // every bench device connects from loopback
+            configuration.maxConnectionsPerAddress = devices + idle + 64  // every bench device connects from loopback
+            // One controller sends every command: let it (and a little more) through.
+            configuration.maxFramesPerSecond = max(configuration.maxFramesPerSecond, 2 * rate)
+            configuration.frameBurst = max(configuration.frameBurst, 4 * rate)
             let server = RelayServer(
                 store: try RelayStore(path: directory.appendingPathComponent("relay.sqlite").path),
                 configuration: configuration, logger: logger)
@@ -83,36 +93,10 @@ struct BenchCommand: AsyncParsableCommand {
 
         // 1. A home of our own and its devices.
         let started = clock.now
-        let created = try await RelayHTTP.request(
-            "POST", "\(http)/v1/admin/homes", bearer: adminToken, json: Array(#"{"name":"bench-\#(UUID().uuidString.prefix(8))"}"#.utf8))
-        guard created.status == 201 else { throw ValidationError("creating the bench home: HTTP \(created.status) \(created.text)") }
-        let home = try JSONDecoder().decode(RelayHomeCredential.self, from: Data(created.body))
+        let home = try await Self.addHome("bench-\(UUID().uuidString.prefix(8))", http: http, adminToken: adminToken)
         let deviceCount = devices
-        let credentials = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-            var credentials = [String](repeating: "", count: deviceCount)
-            var next = 0
-            func add(_ index: Int) {
-                group.addTask {
-                    let response = try await RelayHTTP.request(
-                        "POST", "\(http)/v1/admin/homes/\(home.id)/devices", bearer: adminToken,
-                        json: Array(#"{"deviceID":"bench-\#(index)"}"#.utf8))
-                    guard response.status == 201 else { throw ValidationError("registering bench-\(index): HTTP \(response.status)") }
-                    return (index, try JSONDecoder().decode(RelayDeviceCredential.self, from: Data(response.body)).credential)
-                }
-            }
-            while next < min(8, deviceCount) {
-                add(next)
-                next += 1
-            }
-            while let (index, credential) = try await group.next() {
-                credentials[index] = credential
-                if next < deviceCount {
-                    add(next)
-                    next += 1
-                }
-            }
-            return credentials
-        }
+        let credentials = try await Self.register(
+            (0..<deviceCount).map { "bench-\($0)" }, homeID: home.id, http: http, adminToken: adminToken)
         print("registered \(deviceCount) devices in home \(home.id) in \(format(clock.now - started))")
 
         // 2. The devices: each a real InteractionServer behind a relay connection.
@@ -144,72 +128,165 @@ struct BenchCommand: AsyncParsableCommand {
             services.addTask { try await controller.run() }
             defer { services.cancelAll() }
 
-            let connectStart = clock.now
-            var connected = 0
-            for (index, (_, client)) in fleet.enumerated() {
-                try await client.waitUntilConnected(timeout: .seconds(60))
-                connected += 1
-                if (index + 1) % 250 == 0 || index + 1 == fleet.count {
-                    print("  \(connected)/\(fleet.count) devices connected (\(format(clock.now - connectStart)))")
-                }
-            }
+            try await Self.waitConnected(fleet.map(\.1), clock: clock)
             try await controller.waitUntilConnected(timeout: .seconds(30))
 
-            // 3. Open-loop load: command i goes out at start + i / rate, whatever earlier ones do.
-            let total = rate * duration
-            let interval = Duration.seconds(1) / rate
-            let results = NIOLockedValueBox(BenchResults())
-            print("sending \(total) Toggle commands at \(rate)/s across \(deviceCount) devices for \(duration) s ...")
-            let loadStart = clock.now
-            await withTaskGroup(of: Void.self) { load in
-                for i in 0..<total {
-                    try? await clock.sleep(until: loadStart + interval * i)
-                    let deviceID = "bench-\(i % deviceCount)"
-                    load.addTask {
-                        let sent = clock.now
-                        do {
-                            let client = InteractionClient(channel: controller.channel(to: deviceID))
-                            let response = try await client.invoke(BenchLight.toggleRequest)
-                            let ok = response.invokeResponses.count == 1
-                            let elapsed = clock.now - sent
-                            results.withLockedValue { ok ? $0.latencies.append(elapsed) : $0.record("unexpected response") }
-                        } catch {
-                            results.withLockedValue { $0.record("\(error)") }
-                        }
+            guard idle > 0 else {
+                let results = await measure(controller: controller, http: http, clock: clock)
+                printReport(results)
+                return
+            }
+            // 3. Issue #17 item 5: the same load without, then with, idle connections of other homes.
+            print("baseline, no idle connections:")
+            let baseline = await measure(controller: controller, http: http, clock: clock)
+            printReport(baseline)
+            let idleStart = clock.now
+            var idleCredentials: [String] = []
+            // Homes of up to 100 devices each, as a relay holding many homes has them.
+            for first in stride(from: 0, to: idle, by: 100) {
+                let idleHome = try await Self.addHome(
+                    "idle-\(UUID().uuidString.prefix(8))", http: http, adminToken: adminToken)
+                idleCredentials += try await Self.register(
+                    (first..<min(idle, first + 100)).map { "idle-\($0)" }, homeID: idleHome.id, http: http,
+                    adminToken: adminToken)
+            }
+            print("\nregistered \(idle) idle devices in \((idle + 99) / 100) other homes in \(format(clock.now - idleStart))")
+            let idlers = idleCredentials.map {
+                RelayDeviceClient(
+                    relayURL: relayURL, credential: $0, handler: IdleDevice(), configuration: deviceConfiguration, logger: logger)
+            }
+            for client in idlers { services.addTask { try await client.run() } }
+            try await Self.waitConnected(idlers, clock: clock)
+            // Measured once they are idle, not while the relay still finishes their upgrades.
+            try await clock.sleep(until: clock.now + .seconds(2))
+            let health = try? await RelayHTTP.request("GET", "\(http)/health")
+            print("relay /health: \(health?.text ?? "n/a")")
+            print("with \(idle) idle connections:")
+            let loaded = await measure(controller: controller, http: http, clock: clock)
+            printReport(loaded)
+            print("")
+            print(
+                "summary: \(rate)/s for \(duration) s over \(deviceCount) devices: without idle connections "
+                    + "p50 \(baseline.percentile(0.50)) p99 \(baseline.percentile(0.99)) (\(baseline.errorCount) failed); "
+                    + "with \(idle) idle connections "
+                    + "p50 \(loaded.percentile(0.50)) p99 \(loaded.percentile(0.99)) (\(loaded.errorCount) failed)")
+        }
+    }
+
+    /// A new home, through the admin API.
+    private static func addHome(_ name: String, http: String, adminToken: String) async throws -> RelayHomeCredential {
+        let created = try await RelayHTTP.request(
+            "POST", "\(http)/v1/admin/homes", bearer: adminToken, json: Array(#"{"name":"\#(name)"}"#.utf8))
+        guard created.status == 201 else { throw ValidationError("creating home \(name): HTTP \(created.status) \(created.text)") }
+        return try JSONDecoder().decode(RelayHomeCredential.self, from: Data(created.body))
+    }
+
+    /// Registers `deviceIDs` in a home through the admin API, eight at a time; their credentials, in order.
+    private static func register(_ deviceIDs: [String], homeID: String, http: String, adminToken: String) async throws -> [String] {
+        try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            var credentials = [String](repeating: "", count: deviceIDs.count)
+            var next = 0
+            func add(_ index: Int) {
+                group.addTask {
+                    let response = try await RelayHTTP.request(
+                        "POST", "\(http)/v1/admin/homes/\(homeID)/devices", bearer: adminToken,
+                        json: Array(#"{"deviceID":"\#(deviceIDs[index])"}"#.utf8))
+                    guard response.status == 201 else {
+                        throw ValidationError("registering \(deviceIDs[index]): HTTP \(response.status)")
                     }
-                    if (i + 1) % (rate * 5) == 0 {
-                        let done = results.withLockedValue { $0.latencies.count }
-                        print("  \(i + 1)/\(total) sent, \(done) answered")
-                    }
+                    return (index, try JSONDecoder().decode(RelayDeviceCredential.self, from: Data(response.body)).credential)
                 }
             }
-            let loadTime = clock.now - loadStart
-            let summary = results.withLockedValue { $0 }
-            let sorted = summary.latencies.sorted()
-            func percentile(_ q: Double) -> String {
-                guard !sorted.isEmpty else { return "n/a" }
-                return format(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))])
+            while next < min(8, deviceIDs.count) {
+                add(next)
+                next += 1
             }
-            let metrics = try? await RelayHTTP.request("GET", "\(http)/metrics")
-            let relayCount = metrics.map { Self.metric("relay_exchange_round_trip_seconds_count", in: $0.text) } ?? nil
-            let relaySum = metrics.map { Self.metric("relay_exchange_round_trip_seconds_sum", in: $0.text) } ?? nil
-            print("")
-            print("devices connected: \(connected)")
-            print(
-                "commands: \(total) sent, \(sorted.count) ok, \(summary.errorCount) failed, in \(format(loadTime)) "
-                    + "(\(String(format: "%.1f", Double(sorted.count) / seconds(loadTime))) ok/s)")
-            print(
-                "latency (controller invoke → device → controller): p50 \(percentile(0.50))  p90 \(percentile(0.90))  "
-                    + "p99 \(percentile(0.99))  max \(sorted.last.map(format) ?? "n/a")")
-            if let relayCount, let relaySum, relayCount > 0 {
-                print(
-                    "relay-side round trip (request in → answer in, all exchanges): mean \(format(.seconds(relaySum / relayCount))) over \(Int(relayCount))"
-                )
+            while let (index, credential) = try await group.next() {
+                credentials[index] = credential
+                if next < deviceIDs.count {
+                    add(next)
+                    next += 1
+                }
             }
-            for (error, count) in summary.errors.sorted(by: { $0.value > $1.value }).prefix(5) {
-                print("  error ×\(count): \(error)")
+            return credentials
+        }
+    }
+
+    private static func waitConnected(_ clients: [RelayDeviceClient], clock: SystemClock) async throws {
+        let connectStart = clock.now
+        for (index, client) in clients.enumerated() {
+            try await client.waitUntilConnected(timeout: .seconds(60))
+            if (index + 1) % 250 == 0 || index + 1 == clients.count {
+                print("  \(index + 1)/\(clients.count) devices connected (\(format(clock.now - connectStart)))")
             }
         }
+    }
+
+    /// Open-loop load: command i goes out at start + i / rate, whatever earlier ones do.
+    private func measure(controller: RelayControllerClient, http: String, clock: SystemClock) async -> BenchResults {
+        let (rate, deviceCount) = (rate, devices)
+        let total = rate * duration
+        let interval = Duration.seconds(1) / rate
+        let results = NIOLockedValueBox(BenchResults())
+        print("sending \(total) Toggle commands at \(rate)/s across \(deviceCount) devices for \(duration) s ...")
+        let relayBefore = await Self.relayRoundTrips(http: http)
+        let loadStart = clock.now
+        await withTaskGroup(of: Void.self) { load in
+            for i in 0..<total {
+                try? await clock.sleep(until: loadStart + interval * i)
+                let deviceID = "bench-\(i % deviceCount)"
+                load.addTask {
+                    let sent = clock.now
+                    do {
+                        let client = InteractionClient(channel: controller.channel(to: deviceID))
+                        let response = try await client.invoke(BenchLight.toggleRequest)
+                        let ok = response.invokeResponses.count == 1
+                        let elapsed = clock.now - sent
+                        results.withLockedValue { ok ? $0.latencies.append(elapsed) : $0.record("unexpected response") }
+                    } catch {
+                        results.withLockedValue { $0.record("\(error)") }
+                    }
+                }
+                if (i + 1) % (rate * 5) == 0 {
+                    let done = results.withLockedValue { $0.latencies.count }
+                    print("  \(i + 1)/\(total) sent, \(done) answered")
+                }
+            }
+        }
+        var summary = results.withLockedValue { $0 }
+        summary.sent = total
+        summary.loadTime = clock.now - loadStart
+        summary.latencies.sort()
+        if let before = relayBefore, let after = await Self.relayRoundTrips(http: http) {
+            summary.relayRoundTrips = (after.count - before.count, after.sum - before.sum)
+        }
+        return summary
+    }
+
+    private func printReport(_ summary: BenchResults) {
+        let sorted = summary.latencies
+        print("")
+        print(
+            "commands: \(summary.sent) sent, \(sorted.count) ok, \(summary.errorCount) failed, in \(format(summary.loadTime)) "
+                + "(\(String(format: "%.1f", Double(sorted.count) / seconds(summary.loadTime))) ok/s)")
+        print(
+            "latency (controller invoke → device → controller): p50 \(summary.percentile(0.50))  p90 \(summary.percentile(0.90))  "
+                + "p99 \(summary.percentile(0.99))  max \(sorted.last.map(format) ?? "n/a")")
+        if let (count, sum) = summary.relayRoundTrips, count > 0 {
+            print("relay-side round trip (request in → answer in): mean \(format(.seconds(sum / count))) over \(Int(count))")
+        }
+        for (error, count) in summary.errors.sorted(by: { $0.value > $1.value }).prefix(5) {
+            print("  error ×\(count): \(error)")
+        }
+    }
+
+    /// The relay's round-trip histogram count and sum, from /metrics.
+    private static func relayRoundTrips(http: String) async -> (count: Double, sum: Double)? {
+        guard let metrics = try? await RelayHTTP.request("GET", "\(http)/metrics"),
+            let count = metric("relay_exchange_round_trip_seconds_count", in: metrics.text),
+            let sum = metric("relay_exchange_round_trip_seconds_sum", in: metrics.text)
+        else { return nil }
+        return (count, sum)
     }
 
     private static func metric(_ name: String, in text: String) -> Double? {
@@ -224,6 +301,16 @@ private struct BenchResults: Sendable {
     var latencies: [Duration] = []
     var errors: [String: Int] = [:]
     var errorCount = 0
+    var sent = 0
+    var loadTime = Duration.zero
+    /// Exchanges the relay timed during this load, and their total seconds.
+    var relayRoundTrips: (count: Double, sum: Double)?
+
+    /// Of the sorted latencies.
+    func percentile(_ q: Double) -> String {
+        guard !latencies.isEmpty else { return "n/a" }
+        return format(latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))])
+    }
 
     mutating func record(_ error: String) {
         errors[error, default: 0] += 1
@@ -238,6 +325,11 @@ private func seconds(_ d: Duration) -> Double {
 private func format(_ d: Duration) -> String {
     let s = seconds(d)
     return s < 1 ? String(format: "%.2f ms", s * 1000) : String(format: "%.2f s", s)
+}
+
+/// A device connection that is only held: authenticated, answering the relay's pings, never addressed.
+private struct IdleDevice: RelayInteractionHandler {
+    func handle(opcode: UInt8, payload: [UInt8], on exchange: any IMExchange) async {}
 }
 
 /// The bench's device: one On/Off cluster on endpoint 1 whose Toggle flips OnOff.

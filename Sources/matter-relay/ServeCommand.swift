@@ -35,6 +35,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Largest relay frame in bytes; a larger message closes that connection.") var maxFrameSize = 64 * 1024
     @Option(help: "TCP connections one client address may hold, 1...65536; more are closed at once.")
     var maxConnectionsPerAddress = 1024
+    @Option(help: "Frames one WebSocket connection may send per second, sustained; more are dropped (rate_limited).")
+    var maxFramesPerSecond = 200
+    @Option(help: "Frames one WebSocket connection may send at once, above its sustained rate.") var frameBurst = 400
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -53,6 +56,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...65536).contains(maxConnectionsPerAddress) else {
             throw ValidationError("--max-connections-per-address \(maxConnectionsPerAddress): use 1...65536.")
         }
+        guard (1...1_000_000).contains(maxFramesPerSecond) else {
+            throw ValidationError("--max-frames-per-second \(maxFramesPerSecond): use 1...1000000.")
+        }
+        guard (1...1_000_000).contains(frameBurst) else { throw ValidationError("--frame-burst \(frameBurst): use 1...1000000.") }
         switch mode {
         case .cloud:
             if credentials != nil { throw ValidationError("--credentials is for --mode hub") }
@@ -88,6 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
     private func relayConfiguration(adminToken: String?) -> RelayServerConfiguration {
         var configuration = RelayServerConfiguration(host: host, port: port, adminToken: adminToken, maxFrameSize: maxFrameSize)
         configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
+        configuration.maxFramesPerSecond = maxFramesPerSecond
+        configuration.frameBurst = frameBurst
         return configuration
     }
 
