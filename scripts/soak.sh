@@ -88,7 +88,8 @@ scripts/fakelan.sh exec "$LAN" phone -- "$BIN/homectl" soak --home "$STATE/phone
 SOAK_PID=$!
 started="$(now)"; echo "$started" >"$STATE/started"
 # Faults: every 15 s one random node loses its LAN, its cloud link or its power for 5-20 s.
-names=(); for k in $(seq "$NODES"); do names+=("Node $k"); done  # as `matter-sim fleet` names them
+mapfile -t names < <(sed -n 's/^ *- name: "\(Node [0-9]*\)"$/\1/p' "$STATE/soak-home.yaml")  # `matter-sim fleet`'s names
+[ "${#names[@]}" = "$NODES" ] || { echo "soak: found ${#names[@]} node names in the fleet file, expected $NODES" >&2; exit 1; }
 ( end=$(( $(date +%s) + MINUTES * 60 - 25 ))
   while [ "$(date +%s)" -lt "$end" ]; do
     sleep 15

@@ -42,9 +42,10 @@ public struct RelayServerConfiguration: Sendable {
     /// Frames one connection (device or controller) may send per second, sustained, and at
     /// once; frames past them are dropped (`rate_limited`), and a connection sending ten
     /// times its rate for five seconds is closed (1008). Far above a home's own traffic: a
-    /// scene over 300 devices is 300 frames, a device's reports a few a second.
-    public var maxFramesPerSecond: Int = 200
-    public var frameBurst: Int = 400
+    /// controller opening a home of 1,000 devices subscribes to and reads each (2,000 frames
+    /// at once), a device's reports are a few a second.
+    public var maxFramesPerSecond: Int = 1000
+    public var frameBurst: Int = 4000
     /// The time source of the revocation checks, the frame-rate limits and the round-trip
     /// figures (the sockets' own timeouts above run on NIO's real time).
     public var clock: any MatterClock = SystemClock()

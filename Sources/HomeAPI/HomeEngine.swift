@@ -393,6 +393,11 @@ actor HomeEngine {
             c.maxResubscribeDelay = configuration.maxResubscribeDelay
             c.clock = configuration.clock
             c.exchange.maxSecureSessions = configuration.maxSessions
+            // Opening a home sets up a CASE session and a subscription with every device at
+            // once: room for each handshake and exchange, or they evict one another (a soak
+            // of 200 devices lost handshakes to the default 16 unsecured sessions).
+            c.exchange.maxUnsecuredSessions = max(c.exchange.maxUnsecuredSessions, configuration.maxSessions)
+            c.exchange.maxExchanges = max(c.exchange.maxExchanges, 4 * configuration.maxSessions)
             let resolver: (any OperationalResolver)? = configuration.useDNSSD ? try? DNSSDDiscovery() : nil
             return try await MatterController.start(fabric: fabric, configuration: c, resolver: resolver, logger: logger)
         }

@@ -152,7 +152,13 @@ public actor MatterController {
     public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
-        for handle in sessions.values.map(\.handle) { await manager.closeSession(handle, notifyPeer: true) }
+        for task in pending.values { task.cancel() }
+        // Every secure session the manager holds, not only the current one per node (one
+        // replaced after a failure, or finished while shutting down): each device frees its
+        // side and the subscriptions on it, instead of keeping them until evicted.
+        for session in await manager.allSessions() where session.kind != .unsecured {
+            await manager.closeSession(session.handle, notifyPeer: true)
+        }
         sessions = [:]
         sessionWatcher?.cancel()
         runner.cancel()
@@ -223,10 +229,11 @@ public actor MatterController {
         return info
     }
 
-    /// Drops the session with `node` (after a failure), so the next call makes a new one.
+    /// Drops the session with `node` (after a failure), so the next call makes a new one. The
+    /// node is told (CloseSession) in case only a message was lost: it frees its side then.
     public func invalidateSession(for node: NodeID) async {
         if let s = sessions.removeValue(forKey: node) {
-            await manager.closeSession(s.handle, notifyPeer: false)
+            await manager.closeSession(s.handle, notifyPeer: true)
         }
     }
 

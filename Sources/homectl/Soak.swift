@@ -60,6 +60,24 @@ struct Soak: AsyncParsableCommand {
                 encoder.outputFormatting = [.sortedKeys]
                 if let data = try? encoder.encode(line) { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
             }
+            // Warm-up: a Toggle to every device first (a change each node keeps, so its state
+            // journal is open), once more where it failed, so that every node has its session,
+            // subscription and files in place before anything is measured.
+            let h = home
+            var warmFailures: [HomeDevice] = devices
+            for _ in 0..<2 where !warmFailures.isEmpty {
+                let batch = warmFailures
+                warmFailures = await withTaskGroup(of: HomeDevice?.self) { group in
+                    var failed: [HomeDevice] = []
+                    for (i, device) in batch.enumerated() {
+                        if i >= 32, let done = await group.next(), let device = done { failed.append(device) }
+                        group.addTask { await Self.operate(choice: 50, level: 1, on: device, in: h).2 == nil ? nil : device }
+                    }
+                    for await done in group { if let device = done { failed.append(device) } }
+                    return failed
+                }
+            }
+            emit(Line(kind: "warm", t: seconds(), operations: devices.count, failures: warmFailures.count))
             // Operations run concurrently (a slow device does not hold the others), at most 32 at once.
             try await withThrowingTaskGroup(of: (String, String, String?).self) { group in
                 var inFlight = 0

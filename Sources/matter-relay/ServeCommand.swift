@@ -36,8 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP connections one client address may hold, 1...65536; more are closed at once.")
     var maxConnectionsPerAddress = 1024
     @Option(help: "Frames one WebSocket connection may send per second, sustained; more are dropped (rate_limited).")
-    var maxFramesPerSecond = 200
-    @Option(help: "Frames one WebSocket connection may send at once, above its sustained rate.") var frameBurst = 400
+    var maxFramesPerSecond = 1000
+    @Option(help: "Frames one WebSocket connection may send at once, above its sustained rate.") var frameBurst = 4000
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"

@@ -69,7 +69,10 @@ def controller_lines(state):
                 d = json.loads(line)
             except ValueError:
                 continue
-            (figures if d.get("kind") == "figures" else errors).append(d)
+            if d.get("kind") == "figures":
+                figures.append(d)
+            elif d.get("kind") == "error":
+                errors.append(d)
     except OSError:
         pass
     return figures, errors
@@ -90,8 +93,9 @@ def attach_controller(rows, figures):
             r["controller_failures"] = last.get("failures")
 
 
-def minute_means(rows, minutes):
-    """Mean of each metric over each minute's samples: minute m covers (60(m-1), 60m]."""
+def minute_means(rows, minutes, peak=False):
+    """Each metric over each minute's samples (minute m covers (60(m-1), 60m]): the mean,
+    or with `peak` the highest."""
     out = []
     for m in range(1, minutes + 1):
         bucket = [r for r in rows if 60 * (m - 1) < r["t"] <= 60 * m + 5]
@@ -101,7 +105,7 @@ def minute_means(rows, minutes):
         for key in bucket[-1]:
             values = [r[key] for r in bucket if isinstance(r.get(key), (int, float))]
             if values and key != "t":
-                mean[key] = sum(values) / len(values)
+                mean[key] = max(values) if peak else sum(values) / len(values)
         out.append(mean)
     return out
 
@@ -227,14 +231,21 @@ def main():
     problems = []
     # The warm-up (the first third, at least a minute) fills caches, journals and session
     # tables; the first minute after it is the baseline the last minute is held to.
+    # Memory is judged by its mean over a minute; counts by their peak: sessions and
+    # subscriptions rise and fall with each reopening and with the route the controller
+    # picked (the relay only, or both), and a leak shows as a higher peak.
     warm = max(1, a.minutes // 3)
+    peaks = minute_means(rows, a.minutes, peak=True)
     base = next((m for m in means if m["minute"] == warm + 1), None)
+    base_peak = next((m for m in peaks if m["minute"] == warm + 1), None)
     last = means[-1] if means else None
+    last_peak = peaks[-1] if peaks else None
     if base is None or last is None or last["minute"] <= warm + 1:
         problems.append("too few samples to judge growth (warm-up %d minute(s))" % warm)
     else:
         for key in GROWTH_KEYS:
-            b, l = base.get(key), last.get(key)
+            memory = key.endswith("_mib")
+            b, l = (base if memory else base_peak).get(key), (last if memory else last_peak).get(key)
             if not isinstance(b, (int, float)) or not isinstance(l, (int, float)):
                 continue
             growth = (l - b) / b if b else (0 if l == 0 else float("inf"))
@@ -243,8 +254,8 @@ def main():
             if growth > GROWTH_LIMIT and l - b > slack:
                 verdict = "GROWTH"
                 problems.append("%s grew %.1f %% (%.1f -> %.1f) from minute %d to %d" % (key, growth * 100, b, l, warm + 1, last["minute"]))
-            print("soak: growth %-26s minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s" % (
-                key, warm + 1, b, last["minute"], l, growth * 100, verdict))
+            print("soak: growth %-26s %-4s minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s" % (
+                key, "mean" if memory else "peak", warm + 1, b, last["minute"], l, growth * 100, verdict))
     try:
         started = float(open(os.path.join(a.state, "started")).read())
     except (OSError, ValueError):
