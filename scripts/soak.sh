@@ -83,7 +83,9 @@ scripts/fakelan.sh exec "$LAN" phone -- "$BIN/homectl" commission --home "$STATE
 echo "soak: the home commissioned over the LAN in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s"
 
 # The controller.
-scripts/fakelan.sh exec "$LAN" phone -- "$BIN/homectl" soak --home "$STATE/phone.sqlite" --minutes "$MINUTES" --reconnect-every 30 \
+# SOAK_CONTROLLER_WRAPPER runs the controller under a tool (e.g. "heaptrack -o /tmp/ctl").
+# shellcheck disable=SC2086
+scripts/fakelan.sh exec "$LAN" phone -- ${SOAK_CONTROLLER_WRAPPER:-} "$BIN/homectl" soak --home "$STATE/phone.sqlite" --minutes "$MINUTES" --reconnect-every "${SOAK_RECONNECT_EVERY:-30}" \
   --relay ws://10.77.0.3:8080 --relay-token "$TOKEN" --no-dnssd --timeout 10 >"$STATE/controller.jsonl" 2>"$STATE/controller.err" &
 SOAK_PID=$!
 started="$(now)"; echo "$started" >"$STATE/started"

@@ -29,7 +29,7 @@ step scripts/pase-flood.sh 5000 2
 # The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
 step scripts/relay-restart.sh 2
 step scripts/lossy-bench.sh 20 200
-step scripts/soak.sh 3 200
+step scripts/soak.sh 3 50
 # Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.
 step scripts/fuzz.sh 30
 # The reference Matter controller commissions and drives the simulated devices.
