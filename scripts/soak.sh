@@ -9,8 +9,10 @@
 # while) and every 10 s samples each process (home, relay, controller): resident memory,
 # open file descriptors, and the sessions, subscriptions and errors each one counts. Every
 # minute it prints a row; at the end a table, a PNG plot (matplotlib) and the verdict:
-# failure on growth over 5 % from the first minute after the warm-up (the first third, at least
-# a minute) to the last minute, on a process that died, or on an error no fault explains.
+# failure on growth over 5 % of memory or descriptors from the first minute after the warm-up
+# (the first third, at least a minute) to the last minute, on sessions or subscriptions over
+# two openings' worth (they churn with each reopening and route switch), on a process that
+# died, or on an error no fault explains.
 #
 #   scripts/soak.sh [MINUTES] [NODES]      (default 3 minutes, 200 nodes)
 #
