@@ -60,6 +60,13 @@ struct Soak: AsyncParsableCommand {
                 encoder.outputFormatting = [.sortedKeys]
                 if let data = try? encoder.encode(line) { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
             }
+            /// Counts a finished operation; a failed one is printed.
+            func record(_ done: (op: String, device: String, error: String?)) {
+                operations += 1
+                guard let error = done.error else { return }
+                failures += 1
+                emit(Line(kind: "error", t: seconds(), op: done.op, device: done.device, error: error))
+            }
             // Warm-up: a Toggle to every device first (a change each node keeps, so its state
             // journal is open), once more where it failed, so that every node has its session,
             // subscription and files in place before anything is measured.
@@ -91,13 +98,9 @@ struct Soak: AsyncParsableCommand {
                     }
                     if reconnectEvery > 0, clock.now - lastReconnect >= .milliseconds(Int64(reconnectEvery * 1000)) {
                         // Let what is in flight finish on the old home first.
-                        while inFlight > 0, let (op, device, error) = try await group.next() {
+                        while inFlight > 0, let done = try await group.next() {
                             inFlight -= 1
-                            operations += 1
-                            if let error {
-                                failures += 1
-                                emit(Line(kind: "error", t: seconds(), op: op, device: device, error: error))
-                            }
+                            record(done)
                         }
                         await home.close()
                         home = try await global.open(live: true)
@@ -105,13 +108,9 @@ struct Soak: AsyncParsableCommand {
                         reconnects += 1
                         lastReconnect = clock.now
                     }
-                    while inFlight >= 32, let (op, device, error) = try await group.next() {
+                    while inFlight >= 32, let done = try await group.next() {
                         inFlight -= 1
-                        operations += 1
-                        if let error {
-                            failures += 1
-                            emit(Line(kind: "error", t: seconds(), op: op, device: device, error: error))
-                        }
+                        record(done)
                     }
                     if !devices.isEmpty {
                         let device = devices[Int(random.next() % UInt64(devices.count))]
@@ -128,13 +127,7 @@ struct Soak: AsyncParsableCommand {
                         next = clock.now
                     }
                 }
-                while let (op, device, error) = try await group.next() {
-                    operations += 1
-                    if let error {
-                        failures += 1
-                        emit(Line(kind: "error", t: seconds(), op: op, device: device, error: error))
-                    }
-                }
+                while let done = try await group.next() { record(done) }
             }
             emit(
                 Line(
