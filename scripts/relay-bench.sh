@@ -3,6 +3,8 @@
 # RATE Toggle commands per second for SECONDS seconds, and print p50/p90/p99 latency.
 #
 #   scripts/relay-bench.sh [DEVICES] [RATE] [SECONDS] [BINARY]
+#   RELAY_BENCH_IDLE=N scripts/relay-bench.sh ...   (the same, without then with N idle
+#                                                    connections of other homes)
 #
 # Defaults: 1000 devices, 500 commands/s, 20 s. BINARY defaults to the matter-relay built
 # under .build (release if there is one, else debug): `swift build -c release --product
@@ -11,9 +13,10 @@
 # API, connects them (each served by a real InteractionServer), and sends exactly
 # RATE x SECONDS commands through one controller connection. Latency is measured at the
 # controller: invoke sent -> relay -> device -> relay -> InvokeResponse back. That one
-# controller connection sends every command, so the relay's per-connection frame-rate limit
-# is raised to twice RATE (its default, 200/s, is for a home). Everything stays on loopback
-# and stops by itself. scripts/relay-idle-bench.sh measures idle connections' cost.
+# controller connection sends every command, so past the relay's per-connection frame-rate
+# defaults (1,000/s, bursts of 4,000) the limits are raised to twice and four times RATE;
+# below them they stay as a home has them. Everything stays on loopback and stops by itself.
+# scripts/relay-idle-bench.sh is the idle-connection measurement with its own defaults.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,6 +24,7 @@ DEVICES="${1:-1000}"
 RATE="${2:-500}"
 SECONDS_OF_LOAD="${3:-20}"
 BIN="${4:-}"
+IDLE="${RELAY_BENCH_IDLE:-0}"
 if [ -z "$BIN" ]; then
   for candidate in "$HERE/../.build/release/matter-relay" "$HERE/../.build/debug/matter-relay"; do
     if [ -x "$candidate" ]; then BIN="$candidate"; break; fi
@@ -28,10 +32,11 @@ if [ -z "$BIN" ]; then
 fi
 [ -n "$BIN" ] && [ -x "$BIN" ] || { echo "relay-bench: no matter-relay (swift build -c release --product matter-relay)" >&2; exit 2; }
 
-# Two sockets per device connection, in two processes: make sure descriptors suffice.
-NEEDED=$((DEVICES + 512))
+# Each connection is a socket in the relay and one in the bench (both inherit this limit).
+NEEDED=$((DEVICES + IDLE + 1024))
 if [ "$(ulimit -n)" != "unlimited" ] && [ "$(ulimit -n)" -lt "$NEEDED" ]; then
-  ulimit -n "$NEEDED" 2>/dev/null || { echo "relay-bench: ulimit -n $(ulimit -n) is below $NEEDED" >&2; exit 2; }
+  ulimit -n 65536 2>/dev/null || ulimit -n "$NEEDED" 2>/dev/null ||
+    { echo "relay-bench: ulimit -n $(ulimit -n) is below $NEEDED and cannot be raised" >&2; exit 2; }
 fi
 
 WORK="$(mktemp -d)"
@@ -48,9 +53,12 @@ trap cleanup EXIT
 
 ADMIN_TOKEN="bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 printf '%s\n' "$ADMIN_TOKEN" > "$WORK/admin-token"
+# Every connection comes from 127.0.0.1: let one address hold them all.
+limits=(--max-connections-per-address $((DEVICES + IDLE + 64)))
+[ $((RATE * 2)) -le 1000 ] || limits+=(--max-frames-per-second $((RATE * 2)))
+[ $((RATE * 4)) -le 4000 ] || limits+=(--frame-burst $((RATE * 4)))
 "$BIN" serve --host 127.0.0.1 --port 0 --database "$WORK/relay.sqlite" --admin-token-file "$WORK/admin-token" \
-  --max-connections-per-address $((DEVICES + 64)) --max-frames-per-second $((RATE * 2 > 200 ? RATE * 2 : 200)) \
-  --frame-burst $((RATE * 4 > 400 ? RATE * 4 : 400)) --log-level error > "$WORK/serve.log" 2>&1 &
+  "${limits[@]}" --log-level error > "$WORK/serve.log" 2>&1 &
 SERVER_PID=$!
 
 PORT=""
@@ -64,7 +72,7 @@ done
 echo "relay (pid $SERVER_PID) on 127.0.0.1:$PORT"
 
 "$BIN" bench --relay "ws://127.0.0.1:$PORT" --admin-token "$ADMIN_TOKEN" \
-  --devices "$DEVICES" --rate "$RATE" --duration "$SECONDS_OF_LOAD"
+  --devices "$DEVICES" --rate "$RATE" --duration "$SECONDS_OF_LOAD" --idle "$IDLE"
 
 echo
 echo "relay metrics:"

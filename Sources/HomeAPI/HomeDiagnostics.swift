@@ -14,6 +14,9 @@ public struct HomeDiagnostics: Sendable, Hashable, Codable {
     /// Datagrams the controller's message layer retransmitted and gave up on.
     public var retransmissions: UInt64
     public var deliveryFailures: UInt64
+    /// Homes alive in this process (open, or closed and still held): more than the open
+    /// ones means a closed home was not freed.
+    public var homesAlive: Int
 }
 
 extension HomeEngine {
@@ -33,7 +36,8 @@ extension HomeEngine {
             secureSessions: sessions.secure, unsecuredSessions: sessions.unsecured,
             subscriptions: routeTasks.keys.filter { $0.role == .subscription }.count,
             devices: snapshot.devices.count, connectivity: connectivity,
-            retransmissions: metrics.retransmissions, deliveryFailures: metrics.deliveryFailures)
+            retransmissions: metrics.retransmissions, deliveryFailures: metrics.deliveryFailures,
+            homesAlive: Home.alive)
     }
 
     private struct TransportMetricsSnapshot {

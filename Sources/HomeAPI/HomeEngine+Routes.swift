@@ -101,10 +101,12 @@ extension HomeEngine {
             if kind != .direct { keeper.livenessMargin = .seconds(10) }
             keeper.publisher = "node 0x\(String(node, radix: 16)) via \(kind)"
             let pause = client(kind).flatMap { c in d.serialNumber.map { Self.pauseUntilPresent(c, $0, clock: keeper.clock) } }
+            // The engine is held only for each step: a closed home's route must not keep it.
             return Task { [weak self] in
-                guard let self, let route = try? await self.route(kind, d) else { return }
-                if let address, let controller = try? await self.controller() { await controller.setAddress(address, for: node) }
+                guard let route = try? await self?.route(kind, d) else { return }
+                if let address, let controller = try? await self?.controller() { await controller.setAddress(address, for: node) }
                 for await event in keeper.events(router: route.router, client: route.client, failed: route.failed, pause: pause) {
+                    guard let self else { return }
                     await self.applySubscription(event, node: node, kind: kind)
                 }
             }

@@ -9,6 +9,7 @@ import NIOCore
 import OpenCombine
 import RelayClients
 import RelayProtocol
+import Synchronization
 
 /// Everything the public values are derived from, at one moment.
 struct HomeSnapshot: Sendable, Equatable {
@@ -97,7 +98,14 @@ actor HomeEngine {
     /// How each group's last command went out, by group.
     var lastGroupDelivery: [String: GroupDelivery] = [:]
 
+    /// Engines alive in this process, open or closed and not yet freed: a closed home that
+    /// something still holds shows here (the soak watches it).
+    static let alive = Atomic<Int>(0)
+
+    deinit { Self.alive.subtract(1, ordering: .relaxed) }
+
     init(store: HomeStore, configuration: HomeConfiguration, logger: Logger) {
+        Self.alive.add(1, ordering: .relaxed)
         self.store = store
         self.configuration = configuration
         self.logger = logger
@@ -176,6 +184,8 @@ actor HomeEngine {
     }
 
     func publish() {
+        // A route task's last buffered reports may still arrive after close.
+        guard !closed else { return }
         var s = HomeSnapshot()
         for r in graph.structures.values { s.structures[r.id] = Structure(id: r.id, name: r.name, address: r.address, engine: self) }
         for r in graph.rooms.values { s.rooms[r.id] = Room(id: r.id, name: r.name, structureID: r.structureID, engine: self) }

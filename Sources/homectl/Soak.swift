@@ -37,6 +37,8 @@ struct Soak: AsyncParsableCommand {
         var failures: Int?
         var reconnects: Int?
         var home: HomeDiagnostics?
+        /// Homes closed before the last one and still alive at the end (a leak).
+        var earlierHomesAlive: Int?
     }
 
     func run() async throws {
@@ -70,9 +72,9 @@ struct Soak: AsyncParsableCommand {
             // Warm-up: a Toggle to every device first (a change each node keeps, so its state
             // journal is open), once more where it failed, so that every node has its session,
             // subscription and files in place before anything is measured.
-            let h = home
             var warmFailures: [HomeDevice] = devices
             for _ in 0..<2 where !warmFailures.isEmpty {
+                let h = home  // this home only, not past the warm-up: a later reopening frees it
                 let batch = warmFailures
                 warmFailures = await withTaskGroup(of: HomeDevice?.self) { group in
                     var failed: [HomeDevice] = []
@@ -85,6 +87,7 @@ struct Soak: AsyncParsableCommand {
                 }
             }
             emit(Line(kind: "warm", t: seconds(), operations: devices.count, failures: warmFailures.count))
+            warmFailures = []  // devices hold the home they came from
             // Operations run concurrently (a slow device does not hold the others), at most 32 at once.
             try await withThrowingTaskGroup(of: (String, String, String?).self) { group in
                 var inFlight = 0
@@ -135,6 +138,13 @@ struct Soak: AsyncParsableCommand {
                     reconnects: reconnects, home: await home.diagnostics()))
             await home.setRoutingPolicy(.preferLocal)
             await home.close()
+            // Every home closed before this last one is freed once its last tasks end (each
+            // within a response timeout); one still held after that leaks its state with it.
+            let closedAt = clock.now
+            while Home.alive > 1, clock.now - closedAt < .seconds(30) {
+                try await clock.sleep(until: clock.now + .milliseconds(100))
+            }
+            emit(Line(kind: "closed", t: seconds(), earlierHomesAlive: Home.alive - 1))
         }
     }
 

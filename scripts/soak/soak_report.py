@@ -6,7 +6,8 @@
 STATE/samples.txt holds blocks of `t SECONDS`, `ROLE RSS_KB FDS` per process, `figures JSON`
 (the home's /api/figures), relay lines and error counts, ending with `end`.
 STATE/controller.jsonl holds `homectl soak`'s lines: kind "figures" (each minute, with the
-home's diagnostics) and kind "error" (one failed operation). STATE/faults.log holds
+home's diagnostics), kind "error" (one failed operation) and, at the end, kind "closed" (the
+closed homes it still holds: a leak). STATE/faults.log holds
 `EPOCH start|end FAULT NODE` lines, STATE/started the controller's start (epoch seconds).
 """
 import argparse
@@ -62,7 +63,9 @@ def samples(state):
 
 
 def controller_lines(state):
-    figures, errors = [], []
+    """The controller's lines: its minute figures, its failed operations, and the line it
+    writes after its last close (None if it never got there)."""
+    figures, errors, closed = [], [], None
     try:
         for line in open(os.path.join(state, "controller.jsonl")):
             try:
@@ -73,9 +76,11 @@ def controller_lines(state):
                 figures.append(d)
             elif d.get("kind") == "error":
                 errors.append(d)
+            elif d.get("kind") == "closed":
+                closed = d
     except OSError:
         pass
-    return figures, errors
+    return figures, errors, closed
 
 
 def attach_controller(rows, figures):
@@ -89,6 +94,7 @@ def attach_controller(rows, figures):
             h = last.get("home") or {}
             r["controller_sessions"] = h.get("secureSessions")
             r["controller_subscriptions"] = h.get("subscriptions")
+            r["controller_homes"] = h.get("homesAlive")
             r["controller_operations"] = last.get("operations")
             r["controller_failures"] = last.get("failures")
 
@@ -117,7 +123,7 @@ COLUMNS = [
     ("relay_device_connections", "relay dev conns", "%.0f"),
     ("controller_rss_mib", "ctl MiB", "%.1f"), ("controller_fds", "ctl fds", "%.0f"),
     ("controller_sessions", "ctl sess", "%.0f"), ("controller_subscriptions", "ctl subs", "%.0f"),
-    ("controller_operations", "ops", "%.0f"), ("controller_failures", "failed", "%.0f"),
+    ("controller_homes", "ctl homes", "%.0f"), ("controller_operations", "ops", "%.0f"), ("controller_failures", "failed", "%.0f"),
 ]
 GROWTH_KEYS = [
     "home_rss_mib", "home_fds", "relay_rss_mib", "relay_fds", "relay_device_connections",
@@ -135,6 +141,9 @@ BOUNDS = {
     "home_subscriptions": lambda nodes: 2 * ROUTES * nodes,
     "controller_sessions": lambda nodes: nodes,
     "controller_subscriptions": lambda nodes: ROUTES * nodes,
+    # Homes alive in the controller: the open one, and the one just closed while its last
+    # tasks end. More means a closed home is held (its reports and state with it).
+    "controller_homes": lambda nodes: 2,
 }
 
 
@@ -225,7 +234,7 @@ def main():
     ap.add_argument("--alive", default="")
     a = ap.parse_args()
     rows = samples(a.state)
-    figures, errors = controller_lines(a.state)
+    figures, errors, closed = controller_lines(a.state)
     attach_controller(rows, figures)
     if a.mode == "row":
         if rows:
@@ -269,7 +278,7 @@ def main():
             print("soak: growth %-26s %-4s minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s" % (
                 key, "mean" if memory else "peak", warm + 1, b, last["minute"], l, growth * 100, verdict))
     for key, bound in BOUNDS.items():
-        ceiling = bound(a.nodes) + COUNT_SLACK
+        ceiling = bound(a.nodes) + (0 if key == "controller_homes" else COUNT_SLACK)
         highest = max((r[key] for r in rows if isinstance(r.get(key), (int, float))), default=None)
         if highest is None:
             continue
@@ -296,6 +305,11 @@ def main():
             print("soak: %s: %d error-level log lines" % (role, n))
             if n:
                 problems.append("%s logged %d error-level lines" % (role, n))
+    if closed is not None:
+        held = closed.get("earlierHomesAlive", 0)
+        print("soak: controller: %d of the homes it closed before the last still alive at the end" % held)
+        if held:
+            problems.append("%d closed homes were never freed in the controller" % held)
     if a.controller_exit != 0:
         problems.append("homectl soak exited with %d" % a.controller_exit)
     if "DEAD" in a.alive:

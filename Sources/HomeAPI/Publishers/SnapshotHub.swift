@@ -17,10 +17,13 @@ final class SnapshotHub<Value: Sendable & Equatable>: @unchecked Sendable {
 
     var value: Value { lock.withLock { latest } }
 
-    /// Publishes `value` unless it equals the current one.
+    private var finished = false
+
+    /// Publishes `value` unless it equals the current one or the hub has finished (a late
+    /// value kept after `finish` would rebuild the cycle `finish` breaks).
     func send(_ value: Value) {
         lock.withLock {
-            guard value != latest else { return }
+            guard !finished, value != latest else { return }
             latest = value
             subject.send(value)
         }
@@ -31,6 +34,7 @@ final class SnapshotHub<Value: Sendable & Equatable>: @unchecked Sendable {
     /// this hub, and that cycle would keep a closed home's engine and database alive.
     func finish(keeping empty: Value) {
         lock.withLock {
+            finished = true
             subject.send(completion: .finished)
             subject.value = empty  // not sent: the subject has finished
             latest = empty
