@@ -89,8 +89,10 @@ let package = Package(
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
         .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
+        // glibc's allocator statistics, for `homectl soak`'s heap-in-use figure.
+        .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
-            "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile",
+            "HomeAPI", "MatterController", "MatterDNSSD", "MatterProtocol", "DeviceProfile", "CMalloc",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),

@@ -5,6 +5,7 @@
 // sessions, new subscriptions). Prints one JSON line per failed operation and one per minute
 // with its own figures; the script adds RSS and file descriptors and judges growth.
 import ArgumentParser
+import CMalloc
 import DeviceProfile
 import Foundation
 import HomeAPI
@@ -25,7 +26,8 @@ struct Soak: AsyncParsableCommand {
         guard reconnectEvery >= 0, reconnectEvery <= 86400 else { throw ValidationError("--reconnect-every must be 0...86400") }
     }
 
-    /// One line of output: a failed operation, or a minute's figures.
+    /// One line of output: a failed operation, a minute's figures, the heap every 10 s, or
+    /// what is left after the last close.
     struct Line: Encodable {
         var kind: String
         var t: Double
@@ -37,6 +39,9 @@ struct Soak: AsyncParsableCommand {
         var failures: Int?
         var reconnects: Int?
         var home: HomeDiagnostics?
+        /// Bytes this process's allocator has handed out and not had back (glibc mallinfo2:
+        /// arena chunks in use plus mmapped blocks): what a leak grows.
+        var heapInUse: Int?
         /// Homes closed before the last one and still alive at the end (a leak).
         var earlierHomesAlive: Int?
     }
@@ -51,7 +56,7 @@ struct Soak: AsyncParsableCommand {
             var home = try await global.open(live: true)
             var devices = try await home.devices().list().sorted { $0.id < $1.id }
             var operations = 0, failures = 0, reconnects = 0, minute = 0
-            var lastReconnect = clock.now
+            var lastReconnect = clock.now, lastHeap = clock.now
             let period = Duration.milliseconds(Int64(1000 / rate))
             var next = clock.now
             func seconds() -> Double {
@@ -98,6 +103,11 @@ struct Soak: AsyncParsableCommand {
                             Line(
                                 kind: "figures", t: seconds(), minute: minute, operations: operations, failures: failures,
                                 reconnects: reconnects, home: await home.diagnostics()))
+                    }
+                    // The heap every 10 s, as the script samples the processes.
+                    if clock.now - lastHeap >= .seconds(10) {
+                        lastHeap = clock.now
+                        emit(Line(kind: "heap", t: seconds(), heapInUse: Self.heapInUse()))
                     }
                     if reconnectEvery > 0, clock.now - lastReconnect >= .milliseconds(Int64(reconnectEvery * 1000)) {
                         // Let what is in flight finish on the old home first.
@@ -146,6 +156,11 @@ struct Soak: AsyncParsableCommand {
             }
             emit(Line(kind: "closed", t: seconds(), earlierHomesAlive: Home.alive - 1))
         }
+    }
+
+    static func heapInUse() -> Int {
+        let info = mallinfo2()
+        return Int(info.uordblks + info.hblkhd)
     }
 
     /// One random operation; returns its name, the device and the error text if it failed.

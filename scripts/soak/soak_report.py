@@ -63,9 +63,9 @@ def samples(state):
 
 
 def controller_lines(state):
-    """The controller's lines: its minute figures, its failed operations, and the line it
-    writes after its last close (None if it never got there)."""
-    figures, errors, closed = [], [], None
+    """The controller's lines: its minute figures, its failed operations, its heap in use
+    every 10 s, and the line it writes after its last close (None if it never got there)."""
+    figures, errors, heap, closed = [], [], [], None
     try:
         for line in open(os.path.join(state, "controller.jsonl")):
             try:
@@ -76,16 +76,21 @@ def controller_lines(state):
                 figures.append(d)
             elif d.get("kind") == "error":
                 errors.append(d)
+            elif d.get("kind") == "heap":
+                heap.append(d)
             elif d.get("kind") == "closed":
                 closed = d
     except OSError:
         pass
-    return figures, errors, closed
+    return figures, errors, heap, closed
 
 
-def attach_controller(rows, figures):
-    """Each sample gets the controller's last figures at or before it."""
+def attach_controller(rows, figures, heap):
+    """Each sample gets the controller's last figures and heap at or before it."""
     for r in rows:
+        before = [h for h in heap if h["t"] <= r["t"] + 1]
+        if before and isinstance(before[-1].get("heapInUse"), (int, float)):
+            r["controller_heap_mib"] = before[-1]["heapInUse"] / 1048576.0
         last = None
         for f in figures:
             if f["t"] <= r["t"] + 1:
@@ -121,14 +126,21 @@ COLUMNS = [
     ("home_sessions", "home sess", "%.0f"), ("home_subscriptions", "home subs", "%.0f"),
     ("relay_rss_mib", "relay MiB", "%.1f"), ("relay_fds", "relay fds", "%.0f"),
     ("relay_device_connections", "relay dev conns", "%.0f"),
-    ("controller_rss_mib", "ctl MiB", "%.1f"), ("controller_fds", "ctl fds", "%.0f"),
+    ("controller_rss_mib", "ctl MiB", "%.1f"), ("controller_heap_mib", "ctl heap MiB", "%.1f"),
+    ("controller_fds", "ctl fds", "%.0f"),
     ("controller_sessions", "ctl sess", "%.0f"), ("controller_subscriptions", "ctl subs", "%.0f"),
     ("controller_homes", "ctl homes", "%.0f"), ("controller_operations", "ops", "%.0f"), ("controller_failures", "failed", "%.0f"),
 ]
 GROWTH_KEYS = [
     "home_rss_mib", "home_fds", "relay_rss_mib", "relay_fds", "relay_device_connections",
-    "controller_rss_mib", "controller_fds",
+    "controller_heap_mib", "controller_fds",
 ]
+# The controller's memory is judged by its heap in use (glibc's mallinfo2, from its own
+# figures), not its resident size: its RSS rises in steps that heaptrack shows are pages the
+# allocator keeps after a burst (a reopening subscribes to every device at once), not live
+# data (30 minutes at 200 nodes: RSS +11 %, peak heap 19.5 MiB). A leak grows the heap. The
+# RSS is still shown, with its growth.
+SHOWN_KEYS = ["controller_rss_mib"]
 # Sessions and subscriptions churn by design: each reopening replaces them all, the route
 # policy the controller picks at random (the relay only, or both) halves or doubles them, and
 # a closed controller's subscriptions through the relay last until their next report fails
@@ -201,7 +213,8 @@ def plot(rows, path):
     t = [r["t"] / 60 for r in rows]
     fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
     for ax, title, keys in [
-        (axes[0][0], "resident memory (MiB)", ["home_rss_mib", "relay_rss_mib", "controller_rss_mib"]),
+        (axes[0][0], "memory (MiB): resident, and the controller's heap in use",
+         ["home_rss_mib", "relay_rss_mib", "controller_rss_mib", "controller_heap_mib"]),
         (axes[0][1], "open file descriptors", ["home_fds", "relay_fds", "controller_fds"]),
         (axes[1][0], "sessions and subscriptions",
          ["home_sessions", "home_subscriptions", "controller_sessions", "controller_subscriptions",
@@ -234,8 +247,8 @@ def main():
     ap.add_argument("--alive", default="")
     a = ap.parse_args()
     rows = samples(a.state)
-    figures, errors, closed = controller_lines(a.state)
-    attach_controller(rows, figures)
+    figures, errors, heap, closed = controller_lines(a.state)
+    attach_controller(rows, figures, heap)
     if a.mode == "row":
         if rows:
             minute = int(rows[-1]["t"] // 60)
@@ -264,7 +277,7 @@ def main():
     if base is None or last is None or last["minute"] <= warm + 1:
         problems.append("too few samples to judge growth (warm-up %d minute(s))" % warm)
     else:
-        for key in GROWTH_KEYS:
+        for key in GROWTH_KEYS + SHOWN_KEYS:
             memory = key.endswith("_mib")
             b, l = (base if memory else base_peak).get(key), (last if memory else last_peak).get(key)
             if not isinstance(b, (int, float)) or not isinstance(l, (int, float)):
@@ -272,7 +285,9 @@ def main():
             growth = (l - b) / b if b else (0 if l == 0 else float("inf"))
             slack = 0.5 if key.endswith("_mib") else COUNT_SLACK
             verdict = "ok"
-            if growth > GROWTH_LIMIT and l - b > slack:
+            if key in SHOWN_KEYS:
+                verdict = "shown, not judged"
+            elif growth > GROWTH_LIMIT and l - b > slack:
                 verdict = "GROWTH"
                 problems.append("%s grew %.1f %% (%.1f -> %.1f) from minute %d to %d" % (key, growth * 100, b, l, warm + 1, last["minute"]))
             print("soak: growth %-26s %-4s minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s" % (
@@ -305,6 +320,8 @@ def main():
             print("soak: %s: %d error-level log lines" % (role, n))
             if n:
                 problems.append("%s logged %d error-level lines" % (role, n))
+    if not heap:
+        problems.append("no heap figures from the controller (homectl soak's \"heap\" lines)")
     if closed is not None:
         held = closed.get("earlierHomesAlive", 0)
         print("soak: controller: %d of the homes it closed before the last still alive at the end" % held)
