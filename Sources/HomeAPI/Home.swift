@@ -104,7 +104,8 @@ public final class Home: Sendable {
     }
 
     /// Homes alive in this process: open, or closed and still held (by a task finishing, or
-    /// by a leak). Not part of the Google Home APIs; a soak test checks it drops to zero.
+    /// by a leak). Not part of the Google Home APIs; `homectl soak` checks that the homes it
+    /// closed are freed.
     public static var alive: Int { HomeEngine.alive.load(ordering: .relaxed) }
 
     /// Stops talking to devices; queries emit no more.
