@@ -6,8 +6,8 @@
 STATE/samples.txt holds blocks of `t SECONDS`, `ROLE RSS_KB FDS` per process, `figures JSON`
 (the home's /api/figures), relay lines and error counts, ending with `end`.
 STATE/controller.jsonl holds `homectl soak`'s lines: kind "figures" (each minute, with the
-home's diagnostics), kind "error" (one failed operation) and, at the end, kind "closed" (the
-closed homes it still holds: a leak). STATE/faults.log holds
+home's diagnostics), kind "heap" (its heap in use, every 10 s), kind "error" (one failed
+operation) and, at the end, kind "closed" (the closed homes it still holds: a leak). STATE/faults.log holds
 `EPOCH start|end FAULT NODE` lines, STATE/started the controller's start (epoch seconds).
 """
 import argparse
