@@ -2,8 +2,9 @@
 // home live (a subscription per device and route) and, until the time is up, sends random
 // commands (On, Off, Toggle, MoveToLevel) to random devices, reads some, switches the routing
 // policy to the cloud relay and back, and now and then closes the home and opens it again (new
-// sessions, new subscriptions). Prints one JSON line per failed operation and one per minute
-// with its own figures; the script adds RSS and file descriptors and judges growth.
+// sessions, new subscriptions). Prints one JSON line per failed operation, one per minute with
+// its own figures, its heap in use every 10 s, and after its last close the closed homes it
+// still holds; the script adds RSS and file descriptors and judges growth.
 import ArgumentParser
 import CMalloc
 import DeviceProfile
