@@ -148,7 +148,7 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // `matter-sim home --dashboard`: a running home in the browser (Hummingbird, WebSocket push).
         .target(name: "HomeDashboard", dependencies: [
-            "CQREncode", "MatterDevice", "MatterModel", "MatterProtocol",
+            "CMalloc", "CQREncode", "MatterDevice", "MatterModel", "MatterProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import CMalloc
 import Foundation
 import MatterDevice
 import MatterModel
@@ -113,6 +114,10 @@ public final class DashboardFeed: Sendable {
         var messagesPerSecond: Double
         var lanDown: Int
         var poweredOff: Int
+        /// Bytes the process's allocator has handed out and not had back (glibc mallinfo2:
+        /// chunks in use plus mmapped blocks): what a leak grows, unlike the resident size,
+        /// which keeps pages the allocator holds on to after a burst.
+        var heapInUse: Int = 0
     }
 
     static func json(_ value: some Encodable) -> String {
@@ -240,6 +245,8 @@ public final class DashboardFeed: Sendable {
             }
             lastMessages = total
             last = now
+            let heap = mallinfo2()
+            figures.heapInUse = Int(heap.uordblks + heap.hblkhd)
             let json = Self.json(figures)
             latestFigures.withLock { $0 = json }
             messages.publish(json)

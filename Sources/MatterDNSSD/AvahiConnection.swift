@@ -1,4 +1,5 @@
 import CAvahi
+import Dispatch
 import Logging
 import Synchronization
 
@@ -29,11 +30,20 @@ protocol AvahiClientOwner: AnyObject {
 /// this class and its owners may be `@unchecked Sendable`. `withLock` notices when it is
 /// called on the poll thread itself (a callback that ends up in public API) and then runs
 /// the body directly, as the mutex is already held and is not recursive.
+///
+/// Cancellation never waits for the mutex: a task's cancellation handlers (`onCancel`, an
+/// AsyncStream's `onTermination`) run with that task's runtime lock held, and the poll thread
+/// resumes continuations (which takes the resumed task's runtime lock) with the mutex held.
+/// A handler waiting for the mutex could so deadlock with the poll thread, and every later
+/// `withLock` caller with them (the whole process, once the cooperative threads are in
+/// it). Handlers hand their work to `withLockSoon`.
 final class AvahiConnection: @unchecked Sendable {
     let logger: Logger
     private let poll: OpaquePointer
     /// pthread_self() of the poll thread, recorded by the first timer tick; 0 before.
     private let pollThread = Atomic<UInt>(0)
+    /// Runs `withLockSoon`'s work, in order, on a thread of its own (not a Swift task).
+    private let soon = DispatchQueue(label: "MatterDNSSD.avahi-soon")
 
     // Guarded by the poll mutex.
     private(set) var client: OpaquePointer?
@@ -94,6 +104,18 @@ final class AvahiConnection: @unchecked Sendable {
         defer { if !onPollThread { avahi_threaded_poll_unlock(poll) } }
         guard !stopped else { throw .shutDown }
         return try body(client)
+    }
+
+    /// Runs `body` with the poll mutex held soon, on a queue of this connection, and returns
+    /// at once: for cancellation handlers, which must not wait for the mutex (see above).
+    /// Nothing runs once the connection is shut down.
+    func withLockSoon(_ body: @escaping @Sendable (OpaquePointer?) -> Void) {
+        soon.async { try? self.withLock(body) }
+    }
+
+    /// Returns once the work handed to `withLockSoon` so far has run (for tests).
+    func waitForSoonWork() {
+        soon.sync {}
     }
 
     /// Runs `body` with the poll mutex held whether or not the connection is shut down.

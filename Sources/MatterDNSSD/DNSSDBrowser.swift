@@ -95,19 +95,21 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
             if let client, Self.isConnected(client) { session.start(client: client) }
             return session.id
         }
-        continuation.onTermination = { [weak self] _ in self?.stop(id) }
+        // A cancelled consumer runs this in its cancellation handler: not waiting for the
+        // poll mutex there (see AvahiConnection).
+        continuation.onTermination = { [weak self] _ in self?.stopSoon(id) }
         return stream
     }
 
-    private func stop(_ id: UInt64) {
-        try? connection.withLock { _ in
+    private func stopSoon(_ id: UInt64) {
+        connection.withLockSoon { [self] _ in
             sessions.removeValue(forKey: id)?.freeAll()
         }
     }
 
     func shutdown() {
         connection.shutdown()
-        // Finished outside the mutex: finishing runs onTermination, which takes it.
+        // Finished outside the mutex (onTermination takes it, if soon).
         let continuations = connection.withLockEvenIfStopped {
             let all = sessions.values.map(\.continuation)
             sessions = [:]

@@ -168,7 +168,8 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
                     }
                 }
             } onCancel: {
-                self.withdraw(id, because: .withdrawn)
+                // Not waiting for the poll mutex here (see AvahiConnection).
+                self.connection.withLockSoon { _ in self.withdrawLocked(id, because: .withdrawn) }
             }
         } catch {
             withdraw(id, because: .withdrawn)
@@ -263,13 +264,7 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
     }
 
     func withdraw(_ id: UInt64, because reason: DNSSDError) {
-        try? connection.withLock { _ in
-            guard let record = records[id] else { return }
-            discard(record)
-            for waiter in record.waiters { waiter.resume(throwing: reason) }
-            record.waiters = []
-            logger.debug("withdrew \(record.name)")
-        }
+        try? connection.withLock { _ in withdrawLocked(id, because: reason) }
     }
 
     func shutdown() {
@@ -486,6 +481,15 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
         record.state = .failed(error)
         for waiter in record.waiters { waiter.resume(throwing: error) }
         record.waiters = []
+    }
+
+    /// Forgets the record, its waiters told `reason`.
+    private func withdrawLocked(_ id: UInt64, because reason: DNSSDError) {
+        guard let record = records[id] else { return }
+        discard(record)
+        for waiter in record.waiters { waiter.resume(throwing: reason) }
+        record.waiters = []
+        logger.debug("withdrew \(record.name)")
     }
 
     /// Frees the entry group (the daemon withdraws its records) and forgets the record.

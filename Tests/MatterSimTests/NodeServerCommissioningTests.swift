@@ -100,6 +100,45 @@ struct NodeServerCommissioningTests {
         await commissioner.stop()
     }
 
+    /// Issue #17 item 3: a controller guessing passcodes gets the spec's 20 tries (Core spec
+    /// 5.4.2.5), then no answer at all, the right passcode included, until a new window (here
+    /// a power cycle, as the node is on no fabric).
+    @Test func twentyWrongPasscodesCloseTheWindowUntilANewOne() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        let running = try await RunningNode.start(stateDirectory: directory)
+        #expect(running.server.secureChannel.configuration.maxPASEFailures == 20)
+        #expect(await running.commissionable())
+        let address = try running.address
+
+        for guess in 1...20 {
+            await #expect(throws: (any Error).self) {
+                _ = try await commissioner.pase(address, passcode: 20_202_021 + UInt32(guess), stepTimeout: .seconds(5))
+            }
+            // Up to the limit the window stays open and counts; the 20th closes it.
+            let channel = running.server.secureChannel
+            #expect(
+                await until(running.server.exchangeManager.sessionEvents()) {
+                    guess < 20 ? await channel.paseFailureCount == guess : await !channel.isCommissioningWindowOpen
+                })
+        }
+        #expect(await until(running.node.commissioningEvents) { await running.node.commissioningWindow == nil })
+        await #expect(throws: (any Error).self) {
+            _ = try await commissioner.pase(address, passcode: testPasscode, stepTimeout: .milliseconds(500))
+        }
+        #expect(await !running.server.secureChannel.isCommissioningWindowOpen)
+
+        await running.server.powerOff()
+        await running.server.powerOn()
+        #expect(await running.commissionable())
+        let commissioned = try await commissioner.commission(address, passcode: testPasscode)
+        #expect(commissioned.fabricIndex == 1)
+
+        await running.stop()
+        await commissioner.stop()
+    }
+
     /// Issue #22 item 1: the window opened at boot expires (by default after the spec's 15
     /// minutes); then PASE goes unanswered until a power cycle opens it again.
     @Test func theBootWindowExpiresAndAPowerCycleReopensIt() async throws {

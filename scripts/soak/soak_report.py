@@ -4,7 +4,7 @@
   soak_report.py final STATE --out DIR ... the table, soak.png (matplotlib) and the verdict
 
 STATE/samples.txt holds blocks of `t SECONDS`, `ROLE RSS_KB FDS` per process, `figures JSON`
-(the home's /api/figures), relay lines and error counts, ending with `end`.
+(the home's /api/figures, its heap in use among them), relay lines and error counts, ending with `end`.
 STATE/controller.jsonl holds `homectl soak`'s lines: kind "figures" (each minute, with the
 home's diagnostics), kind "heap" (its heap in use, every 10 s), kind "error" (one failed
 operation) and, at the end, kind "closed" (the closed homes it still holds: a leak). STATE/faults.log holds
@@ -48,6 +48,8 @@ def samples(state):
             cur["home_sessions"] = f.get("sessions")
             cur["home_subscriptions"] = f.get("subscriptions")
             cur["home_messages_per_s"] = f.get("messagesPerSecond")
+            if isinstance(f.get("heapInUse"), (int, float)) and f["heapInUse"] > 0:
+                cur["home_heap_mib"] = f["heapInUse"] / 1048576.0
         elif key == "relay_connections":
             role, n = rest.split()
             cur["relay_%s_connections" % role] = float(n)
@@ -122,7 +124,7 @@ def minute_means(rows, minutes, peak=False):
 
 
 COLUMNS = [
-    ("home_rss_mib", "home MiB", "%.1f"), ("home_fds", "home fds", "%.0f"),
+    ("home_rss_mib", "home MiB", "%.1f"), ("home_heap_mib", "home heap MiB", "%.1f"), ("home_fds", "home fds", "%.0f"),
     ("home_sessions", "home sess", "%.0f"), ("home_subscriptions", "home subs", "%.0f"),
     ("relay_rss_mib", "relay MiB", "%.1f"), ("relay_fds", "relay fds", "%.0f"),
     ("relay_device_connections", "relay dev conns", "%.0f"),
@@ -132,15 +134,16 @@ COLUMNS = [
     ("controller_homes", "ctl homes", "%.0f"), ("controller_operations", "ops", "%.0f"), ("controller_failures", "failed", "%.0f"),
 ]
 GROWTH_KEYS = [
-    "home_rss_mib", "home_fds", "relay_rss_mib", "relay_fds", "relay_device_connections",
+    "home_heap_mib", "home_fds", "relay_rss_mib", "relay_fds", "relay_device_connections",
     "controller_heap_mib", "controller_fds",
 ]
-# The controller's memory is judged by its heap in use (glibc's mallinfo2, from its own
-# figures), not its resident size: its RSS rises in steps that heaptrack shows are pages the
-# allocator keeps after a burst (a reopening subscribes to every device at once), not live
-# data (30 minutes at 200 nodes: RSS +11 %, peak heap 19.5 MiB). A leak grows the heap. The
-# RSS is still shown, with its growth.
-SHOWN_KEYS = ["controller_rss_mib"]
+# The home's and the controller's memory are judged by their heap in use (glibc's mallinfo2:
+# the home's from its /api/figures, the controller's from its own lines), not their resident
+# size: RSS rises in steps that heaptrack showed are pages the allocator keeps after a burst
+# (a reopening subscribes to every device at once), not live data (30 minutes at 200 nodes:
+# controller RSS +11 % with a peak heap of 19.5 MiB; the home's RSS flat for 14 minutes, then
+# 8 MiB in 90 s). A leak grows the heap. The RSS is still shown, with its growth.
+SHOWN_KEYS = ["home_rss_mib", "controller_rss_mib"]
 # Sessions and subscriptions churn by design: each reopening replaces them all, the route
 # policy the controller picks at random (the relay only, or both) halves or doubles them, and
 # a closed controller's subscriptions through the relay last until their next report fails
@@ -213,8 +216,8 @@ def plot(rows, path):
     t = [r["t"] / 60 for r in rows]
     fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
     for ax, title, keys in [
-        (axes[0][0], "memory (MiB): resident, and the controller's heap in use",
-         ["home_rss_mib", "relay_rss_mib", "controller_rss_mib", "controller_heap_mib"]),
+        (axes[0][0], "memory (MiB): resident, and the heap in use",
+         ["home_rss_mib", "home_heap_mib", "relay_rss_mib", "controller_rss_mib", "controller_heap_mib"]),
         (axes[0][1], "open file descriptors", ["home_fds", "relay_fds", "controller_fds"]),
         (axes[1][0], "sessions and subscriptions",
          ["home_sessions", "home_subscriptions", "controller_sessions", "controller_subscriptions",
@@ -322,6 +325,8 @@ def main():
                 problems.append("%s logged %d error-level lines" % (role, n))
     if not heap:
         problems.append("no heap figures from the controller (homectl soak's \"heap\" lines)")
+    if not any(isinstance(r.get("home_heap_mib"), (int, float)) for r in rows):
+        problems.append("no heap figures from the home (heapInUse in its /api/figures)")
     if closed is not None:
         held = closed.get("earlierHomesAlive", 0)
         print("soak: controller: %d of the homes it closed before the last still alive at the end" % held)
