@@ -118,6 +118,10 @@ public final class DashboardFeed: Sendable {
         /// chunks in use plus mmapped blocks): what a leak grows, unlike the resident size,
         /// which keeps pages the allocator holds on to after a burst.
         var heapInUse: Int = 0
+        /// Traffic entries the nodes keep, and the most they keep (`NodeTrafficLog.kept`
+        /// each): the heap grows until these are full, by design.
+        var trafficEntries: Int = 0
+        var trafficCapacity: Int = 0
     }
 
     static func json(_ value: some Encodable) -> String {
@@ -236,6 +240,8 @@ public final class DashboardFeed: Sendable {
                 figures.subscriptions += node.subscriptions.count
                 figures.lanDown += node.route.lan ? 0 : 1
                 figures.poweredOff += node.route.power ? 0 : 1
+                figures.trafficEntries += device.server.traffic.count
+                figures.trafficCapacity += NodeTrafficLog.kept
                 messages.publish(Self.json(node))
             }
             let now = clock.now

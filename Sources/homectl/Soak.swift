@@ -3,7 +3,8 @@
 // commands (On, Off, Toggle, MoveToLevel) to random devices, reads some, switches the routing
 // policy to the cloud relay and back, and now and then closes the home and opens it again (new
 // sessions, new subscriptions). Prints one JSON line per failed operation, one per minute with
-// its own figures, its heap in use every 10 s, and after its last close the closed homes it
+// its own figures, its heap in use every 10 s and between each close and the next open (no
+// home held), and after its last close the closed homes it
 // still holds; the script adds RSS and file descriptors and judges growth.
 import ArgumentParser
 import CMalloc
@@ -27,8 +28,8 @@ struct Soak: AsyncParsableCommand {
         guard reconnectEvery >= 0, reconnectEvery <= 86400 else { throw ValidationError("--reconnect-every must be 0...86400") }
     }
 
-    /// One line of output: a failed operation, a minute's figures, the heap every 10 s, or
-    /// what is left after the last close.
+    /// One line of output: a failed operation, a minute's figures, the heap every 10 s, the
+    /// heap between a close and the next open, or what is left after the last close.
     struct Line: Encodable {
         var kind: String
         var t: Double
@@ -43,7 +44,8 @@ struct Soak: AsyncParsableCommand {
         /// Bytes this process's allocator has handed out and not had back (glibc mallinfo2:
         /// arena chunks in use plus mmapped blocks): what a leak grows.
         var heapInUse: Int?
-        /// Homes closed before the last one and still alive at the end (a leak).
+        /// Homes closed and still alive: at the end, those before the last one (a leak); in a
+        /// "heapWithoutHome" line, those not yet freed 5 s after the close.
         var earlierHomesAlive: Int?
     }
 
@@ -54,7 +56,8 @@ struct Soak: AsyncParsableCommand {
             let started = clock.now
             let end = started + .milliseconds(Int64(minutes * 60_000))
             var random = SplitMix64(seed: seed)
-            var home = try await global.open(live: true)
+            // nil only between a close and the next open, while the heap is measured without a home.
+            var home: Home! = try await global.open(live: true)
             var devices = try await home.devices().list().sorted { $0.id < $1.id }
             var operations = 0, failures = 0, reconnects = 0, minute = 0
             var lastReconnect = clock.now, lastHeap = clock.now
@@ -80,7 +83,7 @@ struct Soak: AsyncParsableCommand {
             // subscription and files in place before anything is measured.
             var warmFailures: [HomeDevice] = devices
             for _ in 0..<2 where !warmFailures.isEmpty {
-                let h = home  // this home only, not past the warm-up: a later reopening frees it
+                let h: Home = home  // this home only, not past the warm-up: a later reopening frees it
                 let batch = warmFailures
                 warmFailures = await withTaskGroup(of: HomeDevice?.self) { group in
                     var failed: [HomeDevice] = []
@@ -117,6 +120,16 @@ struct Soak: AsyncParsableCommand {
                             record(done)
                         }
                         await home.close()
+                        // The heap with no home held: the process's floor, which a leak
+                        // raises. A live home's working set churns too much to judge by
+                        // (each opening subscribes to every device at once).
+                        home = nil
+                        devices = []
+                        let closedAt = clock.now
+                        while Home.alive > 0, clock.now - closedAt < .seconds(5) {
+                            try await clock.sleep(until: clock.now + .milliseconds(20))
+                        }
+                        emit(Line(kind: "heapWithoutHome", t: seconds(), heapInUse: Self.heapInUse(), earlierHomesAlive: Home.alive))
                         home = try await global.open(live: true)
                         devices = try await home.devices().list().sorted { $0.id < $1.id }
                         reconnects += 1
@@ -130,7 +143,7 @@ struct Soak: AsyncParsableCommand {
                         let device = devices[Int(random.next() % UInt64(devices.count))]
                         let choice = random.next() % 100
                         let level = UInt8(1 + random.next() % 254)
-                        let h = home
+                        let h: Home = home
                         group.addTask { await Self.operate(choice: choice, level: level, on: device, in: h) }
                         inFlight += 1
                     }

@@ -35,6 +35,9 @@ public final class NodeTrafficLog: Sendable {
     /// Oldest first.
     public var recent: [NodeTrafficEntry] { recentEntries.withLock { $0 } }
 
+    /// How many entries are kept now (at most `kept`).
+    public var count: Int { recentEntries.withLock { $0.count } }
+
     /// New entries from now on (a slow reader loses the oldest).
     public func updates() -> AsyncStream<NodeTrafficEntry> { broadcaster.subscribe() }
 
