@@ -146,7 +146,7 @@ def minute_means(rows, minutes, peak=False):
         if not bucket:
             continue
         mean = {"minute": m}
-        for key in bucket[-1]:
+        for key in {k for r in bucket for k in r}:
             values = [r[key] for r in bucket if isinstance(r.get(key), (int, float))]
             if values and key != "t":
                 mean[key] = max(values) if peak else sum(values) / len(values)
