@@ -304,11 +304,10 @@ def main():
     print_table(means)
     problems = []
     # The warm-up (the first third, at least a minute) fills caches, journals and session
-    # tables; growth is judged from there to the end. Memory by the least-squares line
-    # through its samples after the warm-up (fitted_ends); counts from the first minute's
-    # peak after it to the last minute's: sessions and subscriptions rise and fall with each
-    # reopening and with the route the controller picked (the relay only, or both), and a
-    # leak shows as a higher peak.
+    # tables; growth is judged from there to the end, by the least-squares line through the
+    # samples (fitted_ends): memory, descriptors and the relay's connections. Sessions and
+    # subscriptions rise and fall with each reopening and with the route the controller
+    # picked (the relay only, or both): they are held to bounds instead (BOUNDS).
     warm = max(1, a.minutes // 3)
     peaks = minute_means(rows, a.minutes, peak=True)
     base = next((m for m in means if m["minute"] == warm + 1), None)
@@ -330,24 +329,23 @@ def main():
                              and r.get("home_traffic_entries", 0) >= 0.95 * r["home_traffic_capacity"]), None)
                 entries = next((r for r in reversed(rows) if r.get("home_traffic_capacity")), {})
                 if full is None or fitted_ends(rows, key, max(t0, full)) is None:
-                    print("soak: growth %-26s not judged: the nodes' traffic logs filled %s (%s of %s entries at the end)" % (
-                        key, "too late" if full else "not yet", entries.get("home_traffic_entries", "?"),
+                    print("soak: growth %-26s not judged: the nodes' traffic logs %s (%s of %s entries at the end)" % (
+                        key, "filled too late to judge after" if full else "never filled", entries.get("home_traffic_entries", "?"),
                         entries.get("home_traffic_capacity", "?")))
                     continue
                 t0 = max(t0, full)
-            minutes_text = ""
-            if memory:
-                # Memory: the fitted line over the judged span; the two minutes' means shown.
-                ends = fitted_ends(rows, key, t0)
-                if ends is None:
-                    if key in GROWTH_KEYS:
-                        problems.append("too few %s samples after minute %d to judge its growth" % (key, int(t0 // 60)))
-                    continue
-                if isinstance(b, (int, float)) and isinstance(l, (int, float)):
-                    minutes_text = "  (minute means %.1f -> %.1f)" % (b, l)
-                b, l = ends
-            elif not isinstance(b, (int, float)) or not isinstance(l, (int, float)):
+            # The fitted line over the judged span; the two minutes' means (memory) or peaks
+            # (counts) shown beside it. A count's peak catches the instant of a reopening,
+            # when the old home's descriptors are not all closed yet.
+            ends = fitted_ends(rows, key, t0)
+            if ends is None:
+                if key in GROWTH_KEYS:
+                    problems.append("too few %s samples after minute %d to judge its growth" % (key, int(t0 // 60)))
                 continue
+            minutes_text = ""
+            if isinstance(b, (int, float)) and isinstance(l, (int, float)):
+                minutes_text = "  (minute %s %.1f -> %.1f)" % ("means" if memory else "peaks", b, l)
+            b, l = ends
             growth = (l - b) / b if b else (0 if l == 0 else float("inf"))
             slack = 0.5 if memory else COUNT_SLACK
             verdict = "ok"
@@ -356,8 +354,8 @@ def main():
             elif growth > GROWTH_LIMIT and l - b > slack:
                 verdict = "GROWTH"
                 problems.append("%s grew %.1f %% (%.1f -> %.1f) from minute %d to %d" % (key, growth * 100, b, l, int(t0 // 60) + 1, last["minute"]))
-            print("soak: growth %-26s %-4s minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s%s" % (
-                key, "fit" if memory else "peak", int(t0 // 60) + 1, b, last["minute"], l, growth * 100, verdict, minutes_text))
+            print("soak: growth %-26s fit minute %d %8.1f -> minute %d %8.1f  %+6.1f %%  %s%s" % (
+                key, int(t0 // 60) + 1, b, last["minute"], l, growth * 100, verdict, minutes_text))
     for key, bound in BOUNDS.items():
         ceiling = bound(a.nodes) + (0 if key == "controller_homes" else COUNT_SLACK)
         highest = max((r[key] for r in rows if isinstance(r.get(key), (int, float))), default=None)
