@@ -36,6 +36,43 @@ struct HomeStoreMigrationTests {
         await again.close()
     }
 
+    /// A damaged home database (truncated, or garbled past SQLite's header) is an error that
+    /// names the file and says what to do; the file is left byte for byte as it was.
+    @Test func aDamagedHomeDatabaseIsAClearErrorAndIsLeftAsItIs() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("home.sqlite")
+        var c = testConfiguration()
+        c.connectDevices = false
+        let home = try await Home.open(at: url, configuration: c)
+        for n in 1...40 {
+            let structure = try await home.createStructure(name: "Flat \(n)")
+            _ = try await structure.createRoom(name: "Room \(n)")
+        }
+        await home.close()
+        // Everything into the file itself, as after a clean shutdown of the last connection.
+        let queue = try DatabaseQueue(path: url.path)
+        try await queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try queue.close()
+        let whole = try Data(contentsOf: url)
+        #expect(whole.count >= 4 * 4096, "several pages: \(whole.count) bytes")
+        var garbled = whole
+        for i in stride(from: 100, to: garbled.count, by: 7) { garbled[i] ^= 0xA5 }
+        for damaged in [whole.prefix(whole.count / 3), garbled] {
+            try damaged.write(to: url)
+            for side in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + side) }
+            let error = await #expect(throws: HomeError.self) {
+                let reopened = try await Home.open(at: url, configuration: c)
+                _ = try await reopened.structures().list()
+                await reopened.close()
+            }
+            let message = error?.message ?? ""
+            #expect(message.contains(url.path), "names the file: \(message)")
+            #expect(message.contains("move it away"), "says what to do: \(message)")
+            #expect(try Data(contentsOf: url) == damaged, "left as it was")
+        }
+    }
+
     /// A value of the wrong type in the home database (hand-edited, or written by another
     /// tool) is an error naming the file and the column, not a trap in GRDB; the rows stay.
     @Test func aWrongColumnTypeIsAnErrorNotACrash() async throws {

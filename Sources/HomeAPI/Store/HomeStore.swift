@@ -74,7 +74,19 @@ final class HomeStore: Sendable {
             if !FileManager.default.fileExists(atPath: path) { try? SecretFiles.writeNew(Data(), to: file) }  // or another process did
             try? SecretFiles.restrict(file)  // best effort: a database of another owner opens as it is
             pool = try DatabasePool(path: path, configuration: configuration)
+            // A damaged file (truncated, garbled) can still answer the queries that miss the
+            // damage: checked whole first, before anything is written to it.
+            let check = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            guard check == ["ok"] else {
+                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: check.prefix(3).joined(separator: "; "))
+            }
             try Self.migrator.migrate(pool)
+        } catch let error as DatabaseError where [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode) {
+            throw HomeError(
+                code: .unavailable,
+                message: "cannot open the home database \(path): \(error). The file is damaged and was left as it is: "
+                    + "restore it from a copy, or move it away (keep it: it holds the fabric's keys) to start an empty "
+                    + "home, whose devices must then be commissioned again")
         } catch {
             throw HomeError(code: .unavailable, message: "cannot open the home database \(path): \(error)")
         }
