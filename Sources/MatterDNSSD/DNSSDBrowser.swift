@@ -109,7 +109,7 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
 
     func shutdown() {
         connection.shutdown()
-        // Finished outside the mutex (onTermination takes it, if soon).
+        // Finished outside the mutex (onTermination's work takes it, on the connection's queue).
         let continuations = connection.withLockEvenIfStopped {
             let all = sessions.values.map(\.continuation)
             sessions = [:]

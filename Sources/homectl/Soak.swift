@@ -4,8 +4,8 @@
 // policy to the cloud relay and back, and now and then closes the home and opens it again (new
 // sessions, new subscriptions). Prints one JSON line per failed operation, one per minute with
 // its own figures, its heap in use every 10 s and between each close and the next open (no
-// home held), and after its last close the closed homes it
-// still holds; the script adds RSS and file descriptors and judges growth.
+// home held), and after its last close the closed homes it still holds; the script adds RSS
+// and file descriptors and judges growth.
 import ArgumentParser
 import CMalloc
 import DeviceProfile
