@@ -9,10 +9,10 @@
 # while) and every 10 s samples each process (home, relay, controller): resident memory,
 # open file descriptors, and the sessions, subscriptions and errors each one counts. Every
 # minute it prints a row; at the end a table, a PNG plot (matplotlib) and the verdict:
-# failure on growth over 5 % after the warm-up (the first third, at least a minute) of
-# descriptors (first minute's peak to the last's) or memory (a least-squares line: the relay's
-# RSS, the home's heap once its nodes' traffic logs are full, the controller's heap with no
-# home open), on sessions or subscriptions over two openings' worth (they churn with each
+# failure on growth over 5 % after the warm-up (the first third, at least a minute), the rise
+# of a least-squares line through the samples, of descriptors, the relay's connections and
+# memory (the relay's RSS, the home's heap once its nodes' traffic logs are full, the
+# controller's heap with no home open), on sessions or subscriptions over two openings' worth (they churn with each
 # reopening and route switch), on a process that died, or on an error no fault explains.
 #
 #   scripts/soak.sh [MINUTES] [NODES]      (default 3 minutes, 200 nodes)

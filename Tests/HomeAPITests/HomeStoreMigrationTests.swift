@@ -36,6 +36,21 @@ struct HomeStoreMigrationTests {
         await again.close()
     }
 
+    /// Opens the home at `url` and reads it with `read`, expecting a HomeError that names the
+    /// file; its message ("" if none came).
+    func errorOpening(
+        _ url: URL, _ configuration: HomeConfiguration, read: (Home) async throws -> Void
+    ) async -> String {
+        let error = await #expect(throws: HomeError.self) {
+            let reopened = try await Home.open(at: url, configuration: configuration)
+            try await read(reopened)
+            await reopened.close()
+        }
+        let message = error?.message ?? ""
+        #expect(message.contains(url.path), "names the file: \(message)")
+        return message
+    }
+
     /// A damaged home database (truncated, or garbled past SQLite's header) is an error that
     /// names the file and says what to do; the file is left byte for byte as it was.
     @Test func aDamagedHomeDatabaseIsAClearErrorAndIsLeftAsItIs() async throws {
@@ -61,13 +76,7 @@ struct HomeStoreMigrationTests {
         for damaged in [whole.prefix(whole.count / 3), garbled] {
             try damaged.write(to: url)
             for side in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + side) }
-            let error = await #expect(throws: HomeError.self) {
-                let reopened = try await Home.open(at: url, configuration: c)
-                _ = try await reopened.structures().list()
-                await reopened.close()
-            }
-            let message = error?.message ?? ""
-            #expect(message.contains(url.path), "names the file: \(message)")
+            let message = await errorOpening(url, c) { _ = try await $0.structures().list() }
             #expect(message.contains("move it away"), "says what to do: \(message)")
             #expect(try Data(contentsOf: url) == damaged, "left as it was")
         }
@@ -95,13 +104,7 @@ struct HomeStoreMigrationTests {
         }
         try queue.close()
 
-        let error = await #expect(throws: HomeError.self) {
-            let reopened = try await Home.open(at: url, configuration: c)
-            _ = try await reopened.devices().list()
-            await reopened.close()
-        }
-        let message = error?.message ?? ""
-        #expect(message.contains(url.path), "names the file: \(message)")
+        let message = await errorOpening(url, c) { _ = try await $0.devices().list() }
         #expect(message.contains("nodeID"), "names the column: \(message)")
 
         // Nothing stored is lost: the row is still there, as written.

@@ -321,6 +321,7 @@ def main():
             memory = key.endswith("_mib")
             b, l = (base if memory else base_peak).get(key), (last if memory else last_peak).get(key)
             t0 = 60 * warm
+            ends = None
             if key == "home_heap_mib":
                 # The nodes' traffic logs (NodeTrafficLog.kept entries each, ~11 MiB at 200
                 # nodes) fill with use: the home's heap is judged once they are (all but 5 %:
@@ -328,16 +329,17 @@ def main():
                 full = next((r["t"] for r in rows if r.get("home_traffic_capacity")
                              and r.get("home_traffic_entries", 0) >= 0.95 * r["home_traffic_capacity"]), None)
                 entries = next((r for r in reversed(rows) if r.get("home_traffic_capacity")), {})
-                if full is None or fitted_ends(rows, key, max(t0, full)) is None:
+                t0 = max(t0, full or 0)
+                ends = fitted_ends(rows, key, t0) if full is not None else None
+                if ends is None:
                     print("soak: growth %-26s not judged: the nodes' traffic logs %s (%s of %s entries at the end)" % (
                         key, "filled too late to judge after" if full else "never filled", entries.get("home_traffic_entries", "?"),
                         entries.get("home_traffic_capacity", "?")))
                     continue
-                t0 = max(t0, full)
             # The fitted line over the judged span; the two minutes' means (memory) or peaks
             # (counts) shown beside it. A count's peak catches the instant of a reopening,
             # when the old home's descriptors are not all closed yet.
-            ends = fitted_ends(rows, key, t0)
+            ends = ends or fitted_ends(rows, key, t0)
             if ends is None:
                 if key in GROWTH_KEYS:
                     problems.append("too few %s samples after minute %d to judge its growth" % (key, int(t0 // 60)))
