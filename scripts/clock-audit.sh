@@ -12,8 +12,7 @@
 # Prints every place without a reason, then the count of each kind.
 #   scripts/clock-audit.sh            report
 #   scripts/clock-audit.sh --strict   also exit 1 when a place gives no reason
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 mapfile -t files < <(grep -rlE 'ContinuousClock|Task\.sleep' Sources Tests --include='*.swift' | sort)
 awk '
   FNR == 1 { depth = 0; tagDepth = -1; tagKind = "" }

@@ -25,9 +25,7 @@
 #
 # Ends with the times to bring the home up, to commission, and to tear down, and
 # "compose: N passed, N failed".
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+. "$(dirname "$0")/lib/common.sh"
 FULL=""
 FLEET_REPLICAS=0; FLEET_SIZE=0
 while [ $# -gt 0 ]; do
@@ -37,7 +35,7 @@ while [ $# -gt 0 ]; do
       [[ "${2:-}" =~ ^[1-9][0-9]{0,1}$ && "${3:-}" =~ ^[1-9][0-9]{0,3}$ ]] \
         || { echo "compose-test: --fleet REPLICAS SIZE: expected 1...99 replicas of 1...9999 devices" >&2; exit 2; }
       FLEET_REPLICAS="$2"; FLEET_SIZE="$3"; shift 3 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
+    -h|--help) sed -n '2,/^\. .*common\.sh/p' "$0" | sed '$d' >&2; exit 2 ;;
     *) echo "compose-test: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -83,9 +81,7 @@ teardown() {
     for _ in $(seq 60); do kill -0 "$ENGINE_PID" 2>/dev/null || break; sleep 0.5; done
   fi
 }
-trap teardown EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit teardown
 
 # --- images --------------------------------------------------------------------------------
 MIRROR="$(awk '$1 == "URIs:" { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
@@ -135,7 +131,7 @@ if [ -n "$FULL" ]; then
 else
   # The binaries the test command built, stripped of debug info, their resource bundles, and
   # the Swift runtime libraries they link, at the paths their RUNPATH names.
-  for product in matter-sim homectl matter-relay; do swift build --product "$product" >/dev/null; done
+  build_products matter-sim homectl matter-relay
   STAGE=".build/docker-prebuilt"
   rm -rf "$STAGE"; mkdir -p "$STAGE/usr/local/bin"
   for product in matter-sim homectl matter-relay; do

@@ -10,8 +10,7 @@
 #
 # Each side gets its own private fake LAN (scripts/fakelan.sh, with its own Avahi): no mDNS
 # on the machine's real interfaces. Needs root.
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$(dirname "$0")/lib/common.sh"
 COUNT=200
 PROFILE="$ROOT/DeviceProfiles/devices/on-off-plug.yaml"
 while [ $# -gt 0 ]; do
@@ -25,7 +24,7 @@ HOMECTL="${HOMECTL:-$ROOT/.build/debug/homectl}"
 MATTER_SIM="${MATTER_SIM:-$ROOT/.build/debug/matter-sim}"
 FAKELAN="$ROOT/scripts/fakelan.sh"
 INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
-[ "$(id -u)" = 0 ] || { echo "controller-bench: needs root (network namespaces)" >&2; exit 2; }
+need_root
 for b in "$HOMECTL" "$MATTER_SIM"; do [ -x "$b" ] || { echo "controller-bench: $b is not built" >&2; exit 2; }; done
 PASSCODE=20202021
 DISCRIMINATOR=3840
@@ -37,7 +36,7 @@ cleanup() {
   "$FAKELAN" down "$LAN" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 
 # --- this library: homectl on a controller host, matter-sim on a device host ------------
 mkdir -p "$WORK/trust" "$WORK/dev"

@@ -8,19 +8,12 @@
 #
 # Installs chromium, chromedriver and zbar-tools (Debian) and selenium (PyPI, in
 # ~/.cache/matter-sim/dashboard-venv). Screenshots go to .build/dashboard/.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 home="${1:-DeviceProfiles/homes/demo-home.yaml}"
 
 scripts/apt-install.sh chromium chromium-driver zbar-tools >&2
-VENV="${DASHBOARD_VENV:-$HOME/.cache/matter-sim/dashboard-venv}"
-if ! "$VENV/bin/python" -c 'import selenium' 2>/dev/null; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q 'selenium>=4.20,<5'
-fi
-swift build --product matter-sim >/dev/null
-swift build --product homectl >/dev/null
-BIN="$(swift build --show-bin-path)"
+VENV="$(scripts/lib/venvs.sh dashboard)"
+build_products matter-sim homectl
 
 OUT=.build/dashboard
 STATE="$(mktemp -d /tmp/dashboard-check.XXXXXX)"
@@ -32,7 +25,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 rm -rf "$OUT"; mkdir -p "$OUT"
 # Host order gives the addresses: home 10.77.0.2, phone 10.77.0.3.
 scripts/fakelan.sh up "$LAN" home phone >/dev/null

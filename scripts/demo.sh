@@ -11,9 +11,7 @@
 #   scripts/demo.sh HOME.yaml         another home profile (the walkthrough adapts to it)
 #   scripts/demo.sh --network host    the home on this machine's real LAN through the system's
 #                                     Avahi daemon, for phones and hubs (see README); no walkthrough
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+. "$(dirname "$0")/lib/common.sh"
 forever=""; network=fake; home="$ROOT/DeviceProfiles/homes/demo-home.yaml"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,7 +24,7 @@ done
 case "$network" in fake|host) ;; *) echo "demo: --network takes fake or host, got '$network'" >&2; exit 2 ;; esac
 scripts/setup.sh
 echo "demo: building matter-sim, homectl and matter-relay (the first build takes a few minutes)"
-for product in matter-sim homectl matter-relay; do swift build --product "$product" >/dev/null; done
+build_products matter-sim homectl matter-relay
 SIM="$ROOT/.build/debug/matter-sim"; HOMECTL="$ROOT/.build/debug/homectl"; RELAY="$ROOT/.build/debug/matter-relay"
 "$SIM" validate "$home"
 STATE="$(mktemp -d /tmp/matter-demo.XXXXXX)"
@@ -49,7 +47,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 # Host order gives the addresses: home 10.77.0.2, cloud 10.77.0.3, phone 10.77.0.4.
 scripts/fakelan.sh up "$LAN" home cloud phone >/dev/null
 scripts/fakelan.sh avahi "$LAN" home phone >/dev/null

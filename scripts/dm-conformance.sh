@@ -23,20 +23,14 @@
 #
 #   DMV_VENV   the validator's venv (default ~/.cache/matter-sim/dm-validator-venv)
 #   DMV_OUT    wildcard reads and the validator's reports (default .build/dm-conformance)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
-DMV_VERSION=1.0.5
-VENV="${DMV_VENV:-$HOME/.cache/matter-sim/dm-validator-venv}"
+. "$(dirname "$0")/lib/common.sh"
 OUT="${DMV_OUT:-$ROOT/.build/dm-conformance}"
 EXCEPTIONS="$ROOT/scripts/dm-conformance-exceptions.tsv"
 SIM="$ROOT/.build/debug/matter-sim"
 HOME_FILE="$ROOT/DeviceProfiles/homes/demo-home.yaml"
 
 mkdir -p "$OUT"
-build() {
-  swift build --product matter-sim >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log" >&2; exit 2; }
-}
+build() { BUILD_LOG="$OUT/build.log" build_products matter-sim; }
 
 targets=("$@")
 if [ "${#targets[@]}" = 0 ]; then
@@ -50,19 +44,7 @@ if [ "${#targets[@]}" = 0 ]; then
 fi
 
 # The validator, in its own venv (it needs no native code: pip alone).
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || scripts/apt-install.sh python3-venv >&2
-if ! [ -x "$VENV/bin/python" ] || ! "$VENV/bin/python" - "$DMV_VERSION" <<'PY' >/dev/null 2>&1
-import sys
-from importlib.metadata import version
-import dmv_tool.validators
-assert version("esp-matter-dm-validator") == sys.argv[1]
-PY
-then
-  echo "dm-conformance: installing esp-matter-dm-validator $DMV_VERSION in $VENV" >&2
-  rm -rf "$VENV"; mkdir -p "$(dirname "$VENV")"
-  python3 -m venv "$VENV" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check "esp-matter-dm-validator==$DMV_VERSION" >&2
-fi
+VENV="$(scripts/lib/venvs.sh dm-validator)"
 build
 
 passed=0; failed=0
@@ -102,7 +84,7 @@ for target in "${targets[@]}"; do
     circuitmatter)
       # Its setup code is random and chosen at first start: make its state file first (no
       # network: certificates and a verifier), then start it with that state.
-      python="$(scripts/circuitmatter-setup.sh)"
+      python="$(scripts/lib/venvs.sh circuitmatter)/bin/python"
       state="$OUT/circuitmatter-state.json"
       rm -f "$state"
       (cd "$OUT" && "$python" -c 'import json, sys

@@ -9,26 +9,10 @@
 # stops when the browser has resolved the COUNT-th service; both run on the same machine
 # (separate network namespaces), so their wall clocks agree. Needs root. Exits non-zero
 # when not every service was resolved within 60 seconds.
-set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+unblock_signals bash "$SCRIPT_PATH" "$@"
 
-# A caller may start us with signals blocked or ignored (a Swift test runner's threads
-# block nearly all of them, and children inherit the mask): then neither the traps below
-# nor `kill` on what we start would work. Start again with every signal unblocked and
-# default (perl-base is part of every Debian system).
-unblock_signals() {
-  local key value blocked=""
-  while read -r key value; do
-    [ "$key" = "SigBlk:" ] && blocked="$value"
-  done < /proc/$$/status
-  if [ -n "$blocked" ] && [ "$blocked" != "0000000000000000" ] && [ -z "${FAKELAN_SIGNALS_RESET:-}" ]; then
-    FAKELAN_SIGNALS_RESET=1 exec perl -MPOSIX -e \
-      'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!"; $SIG{$_} = "DEFAULT" for qw(PIPE QUIT INT TERM HUP); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
-      -- "$@"
-  fi
-}
-unblock_signals bash "${BASH_SOURCE[0]}" "$@"
-
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+HERE="$ROOT/scripts"
 FAKELAN="$HERE/fakelan.sh"
 COUNT="${1:-200}"
 PROBE="${2:-}"
@@ -38,7 +22,7 @@ if [ -z "$PROBE" ]; then
   done
 fi
 [ -n "$PROBE" ] && [ -x "$PROBE" ] || { echo "dnssd-bench: no dnssd-probe (swift build --product dnssd-probe)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "dnssd-bench: needs root (network namespaces)" >&2; exit 2; }
+need_root
 
 LAN="flb$$"
 WORK="$(mktemp -d /tmp/dnssd-bench.XXXXXX)"
@@ -47,9 +31,7 @@ cleanup() {
   FAKELAN_OWNER=$$ "$FAKELAN" down "$LAN"
   rm -rf "$WORK"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit cleanup
 
 export FAKELAN_OWNER=$$
 "$FAKELAN" up "$LAN" pub brw

@@ -20,12 +20,9 @@
 #   scripts/durability.sh [ROUNDS]     (default 100; the test command runs 10)
 #
 # Prints each round, then the counts; exits 1 on any round that breaks the rule.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 ROUNDS="${1:-100}"
-swift build --product matter-sim >/dev/null
-swift build --product homectl >/dev/null
-BIN="$(swift build --show-bin-path)"
+build_products matter-sim homectl
 PROFILE=DeviceProfiles/devices/dimmable-light.yaml
 CODE=34970112332   # passcode 20202021, discriminator 3840
 DEV_IP=10.77.0.2
@@ -38,7 +35,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 scripts/fakelan.sh up "$LAN" dev ctl >/dev/null
 scripts/fakelan.sh avahi "$LAN" dev ctl >/dev/null
 TRUST="$STATE/trust"; mkdir -p "$TRUST"

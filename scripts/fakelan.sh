@@ -38,29 +38,14 @@
 # nodes (10 entries), which six devices fill.
 set -euo pipefail
 
-# A caller may start us with signals blocked or ignored (a Swift test runner's threads
-# block nearly all of them, and children inherit the mask): then neither the traps below
-# nor `kill` on what we start would work. Start again with every signal unblocked and
-# default (perl-base is part of every Debian system).
-unblock_signals() {
-  local key value blocked=""
-  while read -r key value; do
-    [ "$key" = "SigBlk:" ] && blocked="$value"
-  done < /proc/$$/status
-  if [ -n "$blocked" ] && [ "$blocked" != "0000000000000000" ] && [ -z "${FAKELAN_SIGNALS_RESET:-}" ]; then
-    FAKELAN_SIGNALS_RESET=1 exec perl -MPOSIX -e \
-      'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!"; $SIG{$_} = "DEFAULT" for qw(PIPE QUIT INT TERM HUP); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
-      -- "$@"
-  fi
-}
-unblock_signals bash "${BASH_SOURCE[0]}" "$@"
+# The harness's shared pieces; this script keeps the caller's working directory (`exec` runs
+# commands there) and sets its own traps per verb.
+LIB_KEEP_CWD=1 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+trap - EXIT INT TERM
+unblock_signals bash "$SCRIPT_PATH" "$@"
 
 STATE_ROOT="${FAKELAN_STATE_DIR:-/run/fakelan}"
 SELF="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
-
-die() { echo "fakelan: $*" >&2; exit 2; }
-
-need_root() { [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"; }
 
 check_lan() { [[ "$1" =~ ^fl[a-z0-9]{1,10}$ ]] || die "bad LAN name '$1' (fl[a-z0-9]{1,10})"; }
 
@@ -183,17 +168,25 @@ holder_pid() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
 
+# AVAHI_SERVER_RUNNING (2): the daemon owns its D-Bus name and has registered its host name.
+avahi_running() {
+  dbus-send --system --print-reply --dest=org.freedesktop.Avahi / org.freedesktop.Avahi.Server.GetState \
+    2>/dev/null | grep -q 'int32 2'
+}
+
+# Waits (bounded: 60 s, a machine busy with builds and other LANs can be slow) until HOST's
+# daemon answers on its D-Bus (want=up) or is gone (want=down).
 wait_avahi() {
   local lan="$1" host="$2" want="$3" i
-  for i in $(seq 100); do
-    if ( cmd_exec "$lan" "$host" -- avahi-daemon -c 2>/dev/null ); then
+  for i in $(seq 600); do
+    if ( cmd_exec "$lan" "$host" -- bash -c "$(declare -f avahi_running); avahi_running" ); then
       [ "$want" = up ] && return 0
     else
       [ "$want" = down ] && return 0
     fi
     sleep 0.1
   done
-  die "avahi-daemon on $lan-$host did not come $want"
+  die "avahi-daemon on $lan-$host did not come $want within 60 s"
 }
 
 cmd_avahi() {
@@ -208,27 +201,38 @@ cmd_avahi() {
     write_avahi_conf "$lan" "$host"
     rm -f "$dir/$host.holder"
     # The holder shell mounts private /run/dbus and /run/avahi-daemon, starts the two
-    # daemons and then sleeps forever to keep that mount namespace for `exec`.
+    # daemons and then sleeps forever to keep that mount namespace for `exec`. Avahi runs in
+    # the foreground (no -D: its exit is seen at once) and is ready when it answers on D-Bus,
+    # not after a fixed wait: under load a fixed wait was too short.
     ip netns exec "$lan-$host" unshare -m --propagation private bash -c '
       set -e
+      '"$(declare -f avahi_running)"'
       mkdir -p /run/dbus /run/avahi-daemon
       mount -t tmpfs tmpfs /run/dbus
       mount -t tmpfs tmpfs /run/avahi-daemon
       dbus-daemon --system --fork
-      avahi-daemon -f "$1" -D
-      for i in $(seq 100); do avahi-daemon -c 2>/dev/null && break; sleep 0.1; done
-      avahi-daemon -c
+      # A subshell starts it so that init, not the holder, is its parent and reaps it
+      # (`avahi-daemon -k` waits for the process to be gone, zombies included).
+      avahi="$( (avahi-daemon -f "$1" </dev/null >&2 & echo $!) )"
+      until avahi_running; do
+        kill -0 "$avahi" 2>/dev/null || { echo "fakelan: avahi-daemon exited before it ran"; exit 1; }
+        sleep 0.05
+      done
       echo $$ > "$2.tmp" && mv "$2.tmp" "$2"
       exec sleep infinity
     ' fakelan-holder "$dir/$host.avahi.conf" "$dir/$host.holder" \
       </dev/null >>"$dir/$host.log" 2>&1 &
     pid=$!
-    for i in $(seq 150); do
+    for i in $(seq 1200); do
       [ -f "$dir/$host.holder" ] && break
       kill -0 "$pid" 2>/dev/null || { tail -n 20 "$dir/$host.log" >&2; die "daemons on $lan-$host failed to start"; }
       sleep 0.1
     done
-    [ -f "$dir/$host.holder" ] || die "daemons on $lan-$host did not start in time"
+    if ! [ -f "$dir/$host.holder" ]; then
+      kill "$pid" 2>/dev/null || true
+      tail -n 20 "$dir/$host.log" >&2
+      die "daemons on $lan-$host did not start within 120 s"
+    fi
   done
 }
 

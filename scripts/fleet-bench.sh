@@ -15,26 +15,10 @@
 # from $FLEET_BENCH_BIN (default .build/release, built when missing). Environment:
 # FLEET_BENCH_CONCURRENCY (commissionings in flight, default 16), FLEET_BENCH_INVOKES
 # (default 1000), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is bounded; the LAN goes away on exit.
-set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+unblock_signals bash "$SCRIPT_PATH" "$@"
 
-# A caller may start us with signals blocked or ignored (a Swift test runner's threads
-# block nearly all of them, and children inherit the mask): then neither the traps below
-# nor `kill` on what we start would work. Start again with every signal unblocked.
-unblock_signals() {
-  local key value blocked=""
-  while read -r key value; do
-    [ "$key" = "SigBlk:" ] && blocked="$value"
-  done < /proc/$$/status
-  if [ -n "$blocked" ] && [ "$blocked" != "0000000000000000" ] && [ -z "${FAKELAN_SIGNALS_RESET:-}" ]; then
-    FAKELAN_SIGNALS_RESET=1 exec perl -MPOSIX -e \
-      'sigprocmask(SIG_SETMASK, POSIX::SigSet->new) or die "sigprocmask: $!"; $SIG{$_} = "DEFAULT" for qw(PIPE QUIT INT TERM HUP); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
-      -- "$@"
-  fi
-}
-unblock_signals bash "${BASH_SOURCE[0]}" "$@"
-
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+HERE="$ROOT/scripts"
 FAKELAN="$HERE/fakelan.sh"
 COUNT="${1:-100}"
 PROFILE="${2:-$ROOT/DeviceProfiles/devices/dimmable-light.yaml}"
@@ -73,9 +57,7 @@ cleanup() {
   FAKELAN_OWNER=$$ "$FAKELAN" down "$LAN"
   if [ -n "${FLEET_BENCH_KEEP:-}" ]; then echo "fleet-bench: logs kept in $WORK" >&2; else rm -rf "$WORK"; fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit cleanup
 
 now_ms() { date +%s%3N; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }

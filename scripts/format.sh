@@ -3,8 +3,7 @@
 # The GuideCode/ links are the guides' own code, kept exactly as the guides print it.
 #   scripts/format.sh          rewrite the files in place
 #   scripts/format.sh --check  list what would change, exit 1 if anything would
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 mapfile -t files < <(find Sources Tests -name '*.swift' ! -type l ! -path '*/GuideCode/*' | sort)
 if [[ "${1:-}" == "--check" ]]; then
   changed=0

@@ -10,8 +10,7 @@
 #
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]      (default 30 s each, every harness)
 #   scripts/fuzz.sh --seeds                     rewrite the seed corpus Fuzz/corpus/
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 SCRATCH=.build-fuzz
 build() {
   echo "fuzz: building the harnesses (libFuzzer + address sanitizer, $SCRATCH)" >&2

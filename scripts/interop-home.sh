@@ -12,9 +12,7 @@
 #
 # Prints a line per device and mode, then "interop-home: N devices, N same in both modes, N
 # differ or failed". Reports and logs land in DIR (default .build/interop/home/).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+. "$(dirname "$0")/lib/common.sh"
 INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
 OUT="$ROOT/.build/interop/home"
 HOME_FILE="$ROOT/DeviceProfiles/homes/demo-home.yaml"
@@ -33,7 +31,7 @@ while [ $# -gt 0 ]; do
 done
 [ "${#MODES[@]}" -gt 0 ] || MODES=(one-process process-per-device)
 [ -x "$INTEROP" ] || { echo "interop-home: harness $INTEROP not found" >&2; exit 2; }
-swift build --product matter-sim >/dev/null
+build_products matter-sim
 SIM="$ROOT/.build/debug/matter-sim"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"

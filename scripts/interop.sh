@@ -18,9 +18,7 @@
 # Prints one line per profile and closes with "N passed, N failed". Reports land in
 # $INTEROP_OUT/<check>.json, and each report's steps without timings in <check>.steps
 # (scripts/interop/steps.py), so two harnesses' runs compare with `diff -r`.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+. "$(dirname "$0")/lib/common.sh"
 INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
 OUT="${INTEROP_OUT:-$ROOT/.build/interop}"
 LATENCY=0
@@ -53,7 +51,7 @@ profiles=("$@")
   contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
-swift build --product matter-sim >/dev/null
+build_products matter-sim
 mkdir -p "$OUT"
 echo "interop: harness $INTEROP"
 passed=0; failed=0

@@ -7,12 +7,9 @@
 # commissioned, commands answered, p50/p99 per device, datagrams lost. Loops are bounded.
 #
 #   scripts/lossy-bench.sh [LOSS] [COMMANDS]       (default 20 %, 1000 commands)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 LOSS="${1:-20}"; COMMANDS="${2:-1000}"
-swift build --product matter-sim >/dev/null
-swift build --product homectl >/dev/null
-BIN="$(swift build --show-bin-path)"
+build_products matter-sim homectl
 home=DeviceProfiles/homes/demo-home.yaml
 STATE="$(mktemp -d /tmp/lossy-bench.XXXXXX)"
 LAN="flls$$"; LAN="${LAN:0:12}"
@@ -24,7 +21,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   [ -n "${KEEP_STATE:-}" ] || rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 scripts/fakelan.sh up "$LAN" home phone >/dev/null
 scripts/fakelan.sh avahi "$LAN" home phone >/dev/null
 scripts/fakelan.sh exec "$LAN" home -- "$BIN/matter-sim" home "$home" --state-root "$STATE/home" \

@@ -18,9 +18,7 @@
 #
 # Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of at most 6.
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+. "$(dirname "$0")/lib/common.sh"
 FAKELAN="$ROOT/scripts/fakelan.sh"
 HOME_FILE=""; PER_DEVICE=""; KEEP=""; PROFILES=()
 die() { echo "ohf: $*" >&2; exit 2; }
@@ -29,7 +27,7 @@ while [ $# -gt 0 ]; do
     --home) [ -f "${2:-}" ] || die "--home ${2:-}: no such file"; HOME_FILE="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     --process-per-device) PER_DEVICE=yes; shift ;;
     --keep) KEEP="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    -h|--help) sed -n '2,/^\. .*common\.sh/p' "$0" | sed '$d'; exit 0 ;;
     -*) die "unknown option $1 (--help lists them)" ;;
     *) if [ -f "$1" ]; then PROFILES+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")")
        elif [ -f "$ROOT/DeviceProfiles/devices/$1.yaml" ]; then PROFILES+=("$ROOT/DeviceProfiles/devices/$1.yaml")
@@ -55,8 +53,8 @@ fi
 [ -z "$HOME_FILE" ] || [ "${#PROFILES[@]}" = 0 ] || die "give profiles or --home, not both"
 [ "${#PROFILES[@]}" -le 9 ] || die "at most 9 profiles per run (one host each)"
 
-VENV="$("$ROOT/scripts/ohf/venv.sh")"
-swift build --product matter-sim >/dev/null
+VENV="$("$ROOT/scripts/lib/venvs.sh" ohf)"
+build_products matter-sim
 SIM="$ROOT/.build/debug/matter-sim"
 if [ -n "$HOME_FILE" ]; then RUN="home-$(basename "$HOME_FILE" .yaml)${PER_DEVICE:+-per-device}"
 else RUN="profiles"; fi
@@ -74,9 +72,7 @@ cleanup() {
   if [ -n "$KEEP" ]; then mkdir -p "$KEEP" && cp -r "$WORK"/. "$KEEP"/; fi
   rm -rf "$WORK"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit cleanup
 
 # What each node should show a controller, and the device hosts.
 HOSTS=(); DEVICE_DIRS=()

@@ -6,12 +6,9 @@
 # round more than 10 % over the first) or the real commissioning fails.
 #
 #   scripts/pase-flood.sh [COUNT] [ROUNDS]     (default 20000 per round, 3 rounds)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 COUNT="${1:-20000}"; ROUNDS="${2:-3}"
-swift build --product matter-sim >/dev/null
-swift build --product homectl >/dev/null
-BIN="$(swift build --show-bin-path)"
+build_products matter-sim homectl
 STATE="$(mktemp -d /tmp/pase-flood.XXXXXX)"
 LAN="flpf$$"; LAN="${LAN:0:12}"
 NODE_PID=""
@@ -21,7 +18,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   [ -n "${KEEP_STATE:-}" ] || rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 # The flood comes from its own host, as an attacker's would; the commissioner is on 'ctl'.
 scripts/fakelan.sh up "$LAN" dev ctl atk >/dev/null
 scripts/fakelan.sh avahi "$LAN" dev ctl >/dev/null

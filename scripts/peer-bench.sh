@@ -15,9 +15,7 @@
 # Release binaries unless --debug. Reports land in .build/peer-bench/. Exit 0 when every run
 # worked (whatever the figures); the last line says whether the targets (ratios ≤ 0.5 for
 # commissioning and invoke, power loss ≤ 1.0) are met.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+. "$(dirname "$0")/lib/common.sh"
 CONFIG=release; ROUNDS=2; INVOKES=200; CUTS=2; ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,7 +24,7 @@ while [ $# -gt 0 ]; do
     --invokes) INVOKES="$2"; shift 2 ;;
     --power-cuts) CUTS="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    -h|--help) sed -n '2,/^\. .*common\.sh/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "peer-bench: unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +38,7 @@ rm -f "$OUT"/*-round*.json "$OUT"/*-power-loss.json "$OUT/figures.json"
 echo "peer-bench: building matter-sim ($CONFIG) ..."
 swift build -c "$CONFIG" --product matter-sim >/dev/null
 SIM="$(swift build -c "$CONFIG" --show-bin-path)/matter-sim"
-PY="$(scripts/circuitmatter-setup.sh)"
+PY="$(scripts/lib/venvs.sh circuitmatter)/bin/python"
 PEER_STATE="$OUT/circuitmatter-state.json"
 if [ ! -f "$PEER_STATE" ]; then
   # Its setup code and certificates are chosen at first start: made once, offline.

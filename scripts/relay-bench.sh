@@ -16,10 +16,10 @@
 # controller connection sends every command, so past the relay's per-connection frame-rate
 # defaults (1,000/s, bursts of 4,000) the limits are raised to twice and four times RATE;
 # below them they stay as a home has them. Everything stays on loopback and stops by itself.
-# scripts/relay-idle-bench.sh is the idle-connection measurement with its own defaults.
-set -euo pipefail
-
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# `scripts/run relay-idle-bench [IDLE] [SECONDS]` is the idle-connection measurement with its own
+# defaults: one home of 10 devices at 100 commands/s, without then with IDLE idle connections.
+. "$(dirname "$0")/lib/common.sh"
+HERE="$ROOT/scripts"
 DEVICES="${1:-1000}"
 RATE="${2:-500}"
 SECONDS_OF_LOAD="${3:-20}"
@@ -49,7 +49,7 @@ cleanup() {
   fi
   rm -rf "$WORK"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 ADMIN_TOKEN="bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 printf '%s\n' "$ADMIN_TOKEN" > "$WORK/admin-token"

@@ -8,11 +8,9 @@
 # registrations (homes, devices, the home token) are all still there.
 #
 #   scripts/relay-restart.sh [KILLS]     (default 3)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 KILLS="${1:-3}"
-for product in matter-sim homectl matter-relay; do swift build --product "$product" >/dev/null; done
-BIN="$(swift build --show-bin-path)"
+build_products matter-sim homectl matter-relay
 home=DeviceProfiles/homes/demo-home.yaml
 STATE="$(mktemp -d /tmp/relay-restart.XXXXXX)"
 LAN="flrr$$"; LAN="${LAN:0:12}"
@@ -24,7 +22,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 # Host order gives the addresses: home 10.77.0.2, cloud 10.77.0.3, phone 10.77.0.4.
 scripts/fakelan.sh up "$LAN" home cloud phone >/dev/null
 scripts/fakelan.sh avahi "$LAN" home phone >/dev/null

@@ -8,10 +8,9 @@
 # Prints PASS/FAIL per check and a summary; the reports go to .build/scenarios/.
 #
 #   scripts/scenario-check.sh
-set -euo pipefail
-cd "$(dirname "$0")/.."
-swift build --product matter-sim >/dev/null
-SIM="$(swift build --show-bin-path)/matter-sim"
+. "$(dirname "$0")/lib/common.sh"
+build_products matter-sim
+SIM="$BIN/matter-sim"
 home=DeviceProfiles/homes/demo-home.yaml
 OUT=.build/scenarios
 STATE="$(mktemp -d /tmp/scenario-check.XXXXXX)"
@@ -20,7 +19,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 rm -rf "$OUT"; mkdir -p "$OUT"
 scripts/fakelan.sh up "$LAN" home >/dev/null
 scripts/fakelan.sh avahi "$LAN" home >/dev/null

@@ -18,22 +18,16 @@
 #   scripts/soak.sh [MINUTES] [NODES]      (default 3 minutes, 200 nodes)
 #
 # SOAK_OUT=DIR keeps the samples, the table and soak.png there (default .build/soak).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/common.sh"
 MINUTES="${1:-3}"; NODES="${2:-200}"
 [[ "$MINUTES" =~ ^[0-9]+$ ]] && [ "$MINUTES" -ge 3 ] && [ "$MINUTES" -le 1440 ] || { echo "soak: MINUTES must be 3...1440" >&2; exit 2; }
 [[ "$NODES" =~ ^[0-9]+$ ]] && [ "$NODES" -ge 2 ] && [ "$NODES" -le 1000 ] || { echo "soak: NODES must be 2...1000" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "soak: needs root (network namespaces)" >&2; exit 2; }
 # The plot's library, in the project's own venv (PyPI's matplotlib).
-VENV="${SOAK_VENV:-$HOME/.cache/matter-sim/soak-venv}"
-if ! "$VENV/bin/python" -c 'import matplotlib' 2>/dev/null; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q 'matplotlib>=3.8,<4'
-fi
+VENV="$(scripts/lib/venvs.sh soak)"
 # gdb shows a stalled home's threads if commissioning fails (a diagnosis, not a requirement).
 scripts/apt-install.sh gdb || echo "soak: gdb is not installed; a stalled home's threads will not be shown" >&2
-for product in matter-sim homectl matter-relay; do swift build --product "$product" >/dev/null; done
-BIN="$(swift build --show-bin-path)"
+build_products matter-sim homectl matter-relay
 OUT="${SOAK_OUT:-.build/soak}"; mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"
 STATE="$(mktemp -d /tmp/soak.XXXXXX)"
 LAN="flsk$$"; LAN="${LAN:0:12}"
@@ -46,7 +40,7 @@ cleanup() {
   scripts/fakelan.sh down "$LAN" >/dev/null 2>&1 || true
   [ -n "${KEEP_STATE:-}" ] || rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+on_exit cleanup
 now() { date +%s.%N; }
 # The PID of the process named NAME whose command line names this run's state directory.
 pid_of() {

@@ -1,46 +1,103 @@
 #!/usr/bin/env bash
-# The project's test command: installs what it needs, builds, and runs every test suite.
-# Suites run one after another: several start real daemons in network namespaces or time
-# real UDP exchanges, and on a 2-core machine parallel suites starve each other.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-# Each step's time, so a slow one shows in the CI log.
-step() {
-  local began=$SECONDS
-  "$@"
-  echo "test.sh: $* took $((SECONDS - began)) s" >&2
+# The project's test command: installs what it needs, builds once, runs every check of the
+# harness (`scripts/run --list` describes each), and ends with a table of steps and seconds.
+#
+#   scripts/test.sh [SWIFT-TEST-ARGUMENTS...]     (CI runs exactly this through .ci/run)
+#
+# A failed step does not stop the ones after it (the table shows every result); the command
+# exits 1 if any failed. Steps run one after another, except where a step that mostly waits
+# (on a browser, a reference controller, timers) runs beside one that computes: on 2 cores two
+# computing steps only starve each other, and timed UDP exchanges get flaky.
+. "$(dirname "$0")/lib/common.sh"
+TEST_LOGS="$ROOT/.build/test-steps"
+mkdir -p "$TEST_LOGS"
+STEP_NAMES=(); STEP_SECONDS=(); STEP_RESULTS=()
+STARTED=$SECONDS
+
+record() {  # record NAME SECONDS RC
+  STEP_NAMES+=("$1"); STEP_SECONDS+=("$2")
+  if [ "$3" = 0 ]; then STEP_RESULTS+=(pass); else STEP_RESULTS+=("FAIL ($3)"); fi
+  echo "test.sh: $1 took $2 s (exit $3)" >&2
 }
-step scripts/setup.sh
-step swift build --build-tests
-step swift test --skip-build --no-parallel "$@"
+
+# step NAME COMMAND...: runs COMMAND in the foreground.
+step() {
+  local name="$1" began=$SECONDS rc=0; shift
+  echo "test.sh: ---- $name: $*" >&2
+  "$@" || rc=$?
+  record "$name" $((SECONDS - began)) "$rc"
+}
+
+# step_beside NAME COMMAND...: runs COMMAND in the background, its output in a log that is
+# shown when `join_beside` collects it.
+BESIDE_PID=""; BESIDE_NAME=""; BESIDE_BEGAN=0
+step_beside() {
+  BESIDE_NAME="$1"; shift
+  echo "test.sh: ---- $BESIDE_NAME (beside the next steps): $*" >&2
+  BESIDE_BEGAN=$SECONDS
+  "$@" >"$TEST_LOGS/$BESIDE_NAME.log" 2>&1 &
+  BESIDE_PID=$!
+}
+join_beside() {
+  local rc=0
+  [ -n "$BESIDE_PID" ] || return 0
+  wait "$BESIDE_PID" || rc=$?
+  echo "test.sh: ---- output of $BESIDE_NAME:" >&2
+  cat "$TEST_LOGS/$BESIDE_NAME.log" >&2
+  record "$BESIDE_NAME" $((SECONDS - BESIDE_BEGAN)) "$rc"
+  BESIDE_PID=""
+}
+on_exit '[ -z "$BESIDE_PID" ] || kill "$BESIDE_PID" 2>/dev/null'
+
+summary() {
+  local i failed=0
+  echo
+  echo "test.sh: steps and seconds"
+  printf '  %-34s %7s  %s\n' step seconds result
+  for i in "${!STEP_NAMES[@]}"; do
+    printf '  %-34s %7s  %s\n' "${STEP_NAMES[$i]}" "${STEP_SECONDS[$i]}" "${STEP_RESULTS[$i]}"
+    [ "${STEP_RESULTS[$i]}" = pass ] || failed=$((failed + 1))
+  done
+  printf '  %-34s %7s\n' "total (wall clock)" $((SECONDS - STARTED))
+  echo "test.sh: $(( ${#STEP_NAMES[@]} - failed )) passed, $failed failed"
+  [ "$failed" = 0 ]
+}
+
+step setup scripts/setup.sh
+# Everything is built once; the scripts below then skip their own `swift build`.
+step build swift build --build-tests
+[ "${STEP_RESULTS[-1]}" = pass ] || { summary; exit 1; }
+export MATTERSIM_BUILT=1 MATTERSIM_BIN="$ROOT/.build/debug"
+step unit-tests swift test --skip-build --no-parallel "$@"
 # HomeAPI's generated traits and device types are what the data model says.
-step python3 scripts/matter-codegen.py --check
+step codegen-check python3 scripts/matter-codegen.py --check
 # The guides' own code, byte for byte, builds as an app package against GoogleHomeSDK.
-step python3 scripts/check-guide-code.py
-step swift build --package-path Examples/GuideCode
+step guide-code python3 scripts/check-guide-code.py
+step guide-code-build swift build --package-path Examples/GuideCode
 # The web dashboard in Debian's chromium (headless, selenium) against the demo home on a fake LAN.
-step scripts/dashboard-check.sh
+step dashboard scripts/dashboard-check.sh
 # Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure).
-step scripts/scenario-check.sh
+step scenarios scripts/scenario-check.sh
 # Power cuts (SIGKILL) during commissioning and writes, and broken state files (#17 item 6).
-step scripts/durability.sh 10
+step durability scripts/durability.sh 10
 # A flood of PBKDFParamRequests: memory stays flat and a real commissioner gets in right after.
-step scripts/pase-flood.sh 5000 2
+step pase-flood scripts/pase-flood.sh 5000 2
 # The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
-step scripts/relay-restart.sh 2
-step scripts/lossy-bench.sh 20 200
-step scripts/soak.sh 3 50
+step relay-restart scripts/relay-restart.sh 2
+step lossy-lan scripts/lossy-bench.sh 20 200
+step soak scripts/soak.sh 3 50
 # Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.
-step scripts/fuzz.sh 30
+step fuzz scripts/fuzz.sh 30
 # The reference Matter controller commissions and drives the simulated devices.
-step scripts/interop.sh
+step interop scripts/interop.sh
 # Data-model conformance: Espressif's validator on the reference controller's wildcard read of
 # every shipped profile, the demo home's devices and the schema's variants.
-step scripts/dm-conformance.sh
+step dm-conformance scripts/dm-conformance.sh
 # Home Assistant's Matter server commissions, drives, power-cycles and shares every shipped
 # device profile, then the demo home in one process and in one process per device.
-step scripts/ohf-check.sh
-step scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
-step scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
+step ohf-profiles scripts/ohf-check.sh
+step ohf-home scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
+step ohf-home-per-device scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
-step scripts/compose-test.sh --fleet 2 5
+step compose scripts/compose-test.sh --fleet 2 5
+summary

@@ -323,10 +323,10 @@ struct FakeLANControllerTests {
     /// --allow-untrusted (the device-attestation waiver, as chip-tool's test mode).
     @Test(.enabled(if: canRun, "needs root and avahi-daemon for network namespaces"), .timeLimit(.minutes(5)))
     func commissionAndControlCircuitMatterLight() async throws {
-        let setupScript = Self.packageRoot.appendingPathComponent("scripts/circuitmatter-setup.sh").path
-        let setup = try await LANCommand.runOffPool([setupScript], timeout: 280)
-        try #require(setup.status == 0, "circuitmatter-setup.sh: \(setup.errors)")
-        let python = setup.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let venvs = Self.packageRoot.appendingPathComponent("scripts/lib/venvs.sh").path
+        let setup = try await LANCommand.runOffPool([venvs, "circuitmatter"], timeout: 280)
+        try #require(setup.status == 0, "venvs.sh circuitmatter: \(setup.errors)")
+        let python = setup.output.trimmingCharacters(in: .whitespacesAndNewlines) + "/bin/python"
         let script = Self.packageRoot.appendingPathComponent("Tests/HomeAPITests/Support/circuitmatter_light.py").path
 
         try await Self.withLab(hosts: ["cm", "c"], tag: "b") { lab in

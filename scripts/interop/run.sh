@@ -25,11 +25,9 @@
 #
 # Exit status: the checker's (0 only when every step passed), 1 when the device was never
 # advertised, 2 for a usage error.
-set -euo pipefail
-
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-FAKELAN="$ROOT/scripts/fakelan.sh"
+# Keeps the caller's working directory: the device command's relative paths are made absolute.
+LIB_KEEP_CWD=1 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+HERE="$ROOT/scripts/interop"
 PASSCODE=20202021
 DISCRIMINATOR=3840
 LATENCY=0
@@ -41,7 +39,7 @@ REQUIRE=()
 ADVERTISE_WAIT_S="${INTEROP_ADVERTISE_WAIT:-60}"
 CHECK_TIMEOUT_S="${INTEROP_CHECK_TIMEOUT:-300}"
 
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' >&2; exit 2; }
+usage() { sed -n '2,/^LIB_KEEP_CWD=1 \. .*common\.sh/p' "${BASH_SOURCE[0]}" | sed '$d' >&2; exit 2; }
 die() { echo "interop: $*" >&2; exit 2; }
 absolute() { (cd "$(dirname "$1")" && echo "$PWD/$(basename "$1")"); }
 
@@ -71,7 +69,7 @@ for word in "$@"; do
   DEVICE_COMMAND+=("$word")
 done
 
-VENV="$("$HERE/venv.sh")"
+VENV="$("$ROOT/scripts/lib/venvs.sh" interop)"
 WORK="$(mktemp -d /var/tmp/matter-interop.XXXXXX)"
 mkdir -p "$WORK/paa" "$WORK/device" "$WORK/controller"
 LAN="fli$$"; LAN="${LAN:0:12}"
@@ -97,9 +95,7 @@ cleanup() {
   if [ -n "$KEEP" ]; then mkdir -p "$KEEP" && cp -r "$WORK"/. "$KEEP"/; fi
   rm -rf "$WORK"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit cleanup
 
 "$FAKELAN" up "$LAN" dev ctl >/dev/null
 "$FAKELAN" avahi "$LAN" dev
