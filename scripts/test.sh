@@ -11,21 +11,32 @@
 . "$(dirname "$0")/lib/common.sh"
 TEST_LOGS="$ROOT/.build/test-steps"
 mkdir -p "$TEST_LOGS"
-STEP_NAMES=(); STEP_SECONDS=(); STEP_RESULTS=()
+STEP_NAMES=(); STEP_SECONDS=(); STEP_CPU=(); STEP_RESULTS=()
 STARTED=$SECONDS
 
-record() {  # record NAME SECONDS RC
-  STEP_NAMES+=("$1"); STEP_SECONDS+=("$2")
-  if [ "$3" = 0 ]; then STEP_RESULTS+=(pass); else STEP_RESULTS+=("FAIL ($3)"); fi
-  echo "test.sh: $1 took $2 s (exit $3)" >&2
+# CPU seconds (user + system) of every child this shell has waited for so far: a step's CPU
+# next to its wall time tells a step that computes from one that waits. `times` runs in this
+# shell (a redirect, not a pipe: a subshell would report its own, empty, figures).
+# Sets CPU_NOW.
+children_cpu() {
+  times >"$TEST_LOGS/.times"
+  CPU_NOW="$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$TEST_LOGS/.times")"
+}
+
+record() {  # record NAME SECONDS CPU-SECONDS RC
+  STEP_NAMES+=("$1"); STEP_SECONDS+=("$2"); STEP_CPU+=("$3")
+  if [ "$4" = 0 ]; then STEP_RESULTS+=(pass); else STEP_RESULTS+=("FAIL ($4)"); fi
+  echo "test.sh: $1 took $2 s, $3 CPU s (exit $4)" >&2
 }
 
 # step NAME COMMAND...: runs COMMAND in the foreground.
 step() {
-  local name="$1" began=$SECONDS rc=0; shift
+  local name="$1" began=$SECONDS cpu rc=0; shift
   echo "test.sh: ---- $name: $*" >&2
+  children_cpu; cpu=$CPU_NOW
   "$@" || rc=$?
-  record "$name" $((SECONDS - began)) "$rc"
+  children_cpu
+  record "$name" $((SECONDS - began)) $((CPU_NOW - cpu)) "$rc"
 }
 
 # step_beside NAME COMMAND...: runs COMMAND in the background, its output in a log that is
@@ -44,7 +55,8 @@ join_beside() {
   wait "$BESIDE_PID" || rc=$?
   echo "test.sh: ---- output of $BESIDE_NAME:" >&2
   cat "$TEST_LOGS/$BESIDE_NAME.log" >&2
-  record "$BESIDE_NAME" $((SECONDS - BESIDE_BEGAN)) "$rc"
+  # Its CPU is counted in the foreground steps' figures (one shell waits for both).
+  record "$BESIDE_NAME" $((SECONDS - BESIDE_BEGAN)) "-" "$rc"
   BESIDE_PID=""
 }
 on_exit '[ -z "$BESIDE_PID" ] || kill "$BESIDE_PID" 2>/dev/null'
@@ -53,12 +65,13 @@ summary() {
   local i failed=0
   echo
   echo "test.sh: steps and seconds"
-  printf '  %-34s %7s  %s\n' step seconds result
+  printf '  %-24s %7s %7s  %s\n' step seconds "CPU s" result
   for i in "${!STEP_NAMES[@]}"; do
-    printf '  %-34s %7s  %s\n' "${STEP_NAMES[$i]}" "${STEP_SECONDS[$i]}" "${STEP_RESULTS[$i]}"
+    printf '  %-24s %7s %7s  %s\n' "${STEP_NAMES[$i]}" "${STEP_SECONDS[$i]}" "${STEP_CPU[$i]}" "${STEP_RESULTS[$i]}"
     [ "${STEP_RESULTS[$i]}" = pass ] || failed=$((failed + 1))
   done
-  printf '  %-34s %7s\n' "total (wall clock)" $((SECONDS - STARTED))
+  children_cpu
+  printf '  %-24s %7s %7s\n' "total" $((SECONDS - STARTED)) "$CPU_NOW"
   echo "test.sh: $(( ${#STEP_NAMES[@]} - failed )) passed, $failed failed"
   [ "$failed" = 0 ]
 }
