@@ -13,6 +13,13 @@ if [ "$(id -u)" != 0 ]; then
   echo "apt-install: missing Debian packages: ${missing[*]} (run as root, or install them)" >&2
   exit 1
 fi
+# Jobs side by side may install at once: one at a time, each looking again once it is its turn.
+exec 9>/run/lock/mattersim-apt-install.lock
+flock 9
+still=()
+for pkg in "${missing[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || still+=("$pkg"); done
+[ "${#still[@]}" -gt 0 ] || exit 0
+missing=("${still[@]}")
 echo "apt-install: installing ${missing[*]}" >&2
 guard=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -20,5 +27,5 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
   guard=yes
 fi
 trap '[ -z "$guard" ] || rm -f /usr/sbin/policy-rc.d' EXIT
-apt-get update -qq >/dev/null
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -18,6 +18,7 @@
 #
 # Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of at most 6.
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
+#   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
 . "$(dirname "$0")/lib/common.sh"
 FAKELAN="$ROOT/scripts/fakelan.sh"
 HOME_FILE=""; PER_DEVICE=""; KEEP=""; PROFILES=()
@@ -41,11 +42,23 @@ if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
   # One host per profile and at most 9 a run: every shipped profile, in runs of 6 at most,
   # each with its own report (profiles-1.json, …) unless OHF_REPORT names one.
   if [ "${#PROFILES[@]}" -gt 9 ]; then
-    status=0; batch=0
+    # OHF_PARALLEL batches at once (default 1), each on its own fake LAN with its own server:
+    # the server mostly waits on the devices, so batches side by side take little longer than one.
+    status=0; batch=0; pids=()
+    mkdir -p "$ROOT/.build/ohf"
     for ((i = 0; i < ${#PROFILES[@]}; i += 6)); do
       batch=$((batch + 1))
       OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:6}" \
-        || status=1
+        >"$ROOT/.build/ohf/profiles-$batch.log" 2>&1 &
+      pids+=($!)
+      if [ "${#pids[@]}" -ge "${OHF_PARALLEL:-1}" ]; then
+        wait "${pids[0]}" || status=1
+        pids=("${pids[@]:1}")
+      fi
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+    for ((b = 1; b <= batch; b++)); do
+      echo "ohf: ---- batch $b of $batch"; cat "$ROOT/.build/ohf/profiles-$b.log"
     done
     exit "$status"
   fi

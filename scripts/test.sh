@@ -40,26 +40,27 @@ step() {
 }
 
 # step_beside NAME COMMAND...: runs COMMAND in the background, its output in a log that is
-# shown when `join_beside` collects it.
-BESIDE_PID=""; BESIDE_NAME=""; BESIDE_BEGAN=0
+# shown when `join_beside` collects it; several may run at once.
+BESIDE_PIDS=(); BESIDE_NAMES=(); BESIDE_BEGAN=()
 step_beside() {
-  BESIDE_NAME="$1"; shift
-  echo "test.sh: ---- $BESIDE_NAME (beside the next steps): $*" >&2
-  BESIDE_BEGAN=$SECONDS
-  "$@" >"$TEST_LOGS/$BESIDE_NAME.log" 2>&1 &
-  BESIDE_PID=$!
+  local name="$1"; shift
+  echo "test.sh: ---- $name (beside the next steps): $*" >&2
+  "$@" >"$TEST_LOGS/$name.log" 2>&1 &
+  BESIDE_PIDS+=($!); BESIDE_NAMES+=("$name"); BESIDE_BEGAN+=("$SECONDS")
 }
+# join_beside: waits for every step started beside, in the order they were started.
 join_beside() {
-  local rc=0
-  [ -n "$BESIDE_PID" ] || return 0
-  wait "$BESIDE_PID" || rc=$?
-  echo "test.sh: ---- output of $BESIDE_NAME:" >&2
-  cat "$TEST_LOGS/$BESIDE_NAME.log" >&2
-  # Its CPU is counted in the foreground steps' figures (one shell waits for both).
-  record "$BESIDE_NAME" $((SECONDS - BESIDE_BEGAN)) "-" "$rc"
-  BESIDE_PID=""
+  local i rc
+  for i in "${!BESIDE_PIDS[@]}"; do
+    rc=0; wait "${BESIDE_PIDS[$i]}" || rc=$?
+    echo "test.sh: ---- output of ${BESIDE_NAMES[$i]}:" >&2
+    cat "$TEST_LOGS/${BESIDE_NAMES[$i]}.log" >&2
+    # Its CPU is counted in the foreground steps' figures (one shell waits for all).
+    record "${BESIDE_NAMES[$i]}" $((SECONDS - BESIDE_BEGAN[$i])) "-" "$rc"
+  done
+  BESIDE_PIDS=(); BESIDE_NAMES=(); BESIDE_BEGAN=()
 }
-on_exit '[ -z "$BESIDE_PID" ] || kill "$BESIDE_PID" 2>/dev/null'
+on_exit '[ "${#BESIDE_PIDS[@]}" = 0 ] || kill "${BESIDE_PIDS[@]}" 2>/dev/null'
 
 summary() {
   local i failed=0

@@ -66,6 +66,10 @@ assert version('esp-matter-dm-validator') == '1.0.5'" ;;
   *) echo "venvs: NAME is one of interop, ohf, dm-validator, dashboard, soak, circuitmatter (not '$name')" >&2; exit 2 ;;
 esac
 
+# Jobs side by side may ask for the same environment: one makes it, the others wait for it.
+mkdir -p "$(dirname "$DIR")"
+exec 9>"$DIR.lock"
+flock 9
 if [ "${#DEBS[@]}" -gt 0 ]; then "$HERE/../apt-install.sh" "${DEBS[@]}" >&2; fi
 if ! { [ -x "$DIR/bin/python" ] && "$DIR/bin/python" -c "$CHECK" >/dev/null 2>&1; }; then
   [ -n "$PYTHON" ] || { echo "venvs: $name needs Python 3.12 or newer; none found (python3.12, python3.13, pyenv)" >&2; exit 1; }
