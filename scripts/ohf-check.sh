@@ -46,6 +46,7 @@ if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
     # the server mostly waits on the devices, so batches side by side take little longer than one.
     status=0; batch=0; pids=()
     mkdir -p "$ROOT/.build/ohf"
+    "$ROOT/scripts/lib/venvs.sh" ohf >/dev/null
     for ((i = 0; i < ${#PROFILES[@]}; i += 6)); do
       batch=$((batch + 1))
       OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:6}" \
