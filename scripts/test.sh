@@ -85,33 +85,42 @@ export MATTERSIM_BUILT=1 MATTERSIM_BIN="$ROOT/.build/debug"
 step unit-tests swift test --skip-build --no-parallel "$@"
 # HomeAPI's generated traits and device types are what the data model says.
 step codegen-check python3 scripts/matter-codegen.py --check
-# The guides' own code, byte for byte, builds as an app package against GoogleHomeSDK.
+# The guides' own code, byte for byte, is what Examples/GuideCode builds.
 step guide-code python3 scripts/check-guide-code.py
+
+# --- Group 1. Home Assistant's Matter server commissions, drives, power-cycles and shares every
+# shipped device profile (three runs of at most six, side by side), then the demo home in one
+# process and in one process per device. These mostly wait on devices and timers (a run of
+# 350 s uses about 150 s of CPU), so they run side by side, beside the steps that compute.
+step_beside ohf-profiles env OHF_PARALLEL=3 scripts/ohf-check.sh
+step_beside ohf-home scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
+step_beside ohf-home-per-device scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
+# Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure); it
+# waits on the scenario's own timers (3 s of CPU in 145 s).
+step_beside scenarios scripts/scenario-check.sh
+# The guides' code builds as an app package against GoogleHomeSDK.
 step guide-code-build swift build --package-path Examples/GuideCode
+# Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.
+step fuzz scripts/fuzz.sh 30
 # The web dashboard in Debian's chromium (headless, selenium) against the demo home on a fake LAN.
 step dashboard scripts/dashboard-check.sh
-# Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure).
-step scenarios scripts/scenario-check.sh
 # Power cuts (SIGKILL) during commissioning and writes, and broken state files (#17 item 6).
 step durability scripts/durability.sh 10
 # A flood of PBKDFParamRequests: memory stays flat and a real commissioner gets in right after.
 step pase-flood scripts/pase-flood.sh 5000 2
+join_beside
+
+# --- Group 2. The reference Matter controller commissions and drives the simulated devices,
+# and Espressif's validator checks its wildcard read of every shipped profile, the demo home's
+# devices and the schema's variants: one device at a time on fake LANs of their own, beside
+# the relay, lossy-LAN, soak and container checks.
+step_beside interop scripts/interop.sh
+step_beside dm-conformance scripts/dm-conformance.sh
 # The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
 step relay-restart scripts/relay-restart.sh 2
 step lossy-lan scripts/lossy-bench.sh 20 200
 step soak scripts/soak.sh 3 50
-# Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.
-step fuzz scripts/fuzz.sh 30
-# The reference Matter controller commissions and drives the simulated devices.
-step interop scripts/interop.sh
-# Data-model conformance: Espressif's validator on the reference controller's wildcard read of
-# every shipped profile, the demo home's devices and the schema's variants.
-step dm-conformance scripts/dm-conformance.sh
-# Home Assistant's Matter server commissions, drives, power-cycles and shares every shipped
-# device profile, then the demo home in one process and in one process per device.
-step ohf-profiles scripts/ohf-check.sh
-step ohf-home scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
-step ohf-home-per-device scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
 step compose scripts/compose-test.sh --fleet 2 5
+join_beside
 summary
