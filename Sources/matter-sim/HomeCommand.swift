@@ -58,7 +58,7 @@ struct HomeCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Serve a web dashboard of the running home on [HOST:]PORT (HOST defaults to 127.0.0.1).",
-            discussion: "Bound wider than loopback it asks for a token (--dashboard-token, or a random one it prints).",
+            discussion: "Bound wider than loopback it asks for a token (--dashboard-token-file, or a random one it prints).",
             valueName: "[host:]port"))
     var dashboard: String?
 
