@@ -49,13 +49,61 @@ public enum SecretFiles {
         }
     }
 
-    /// Narrows an existing file to 0600 (one written before this rule, say).
+    /// Narrows an existing regular file of this user to 0600 (one written before this rule,
+    /// say). Anything else is refused and left untouched: a symbolic link is not followed
+    /// (its target may be any file), and a directory, a device, a FIFO, a socket or another
+    /// user's file is never a secret file of ours (as root, `--home /` made / mode 0600).
     public static func restrict(_ url: URL) throws {
-        guard chmod(url.path, 0o600) == 0 else { throw Self.error(url) }
+        if let problem = try regularFileProblem(url) { throw SecretFileError(path: url.path, reason: problem) }
+        // Opened without following a link, non-blocking (a FIFO swapped in meanwhile must not
+        // hang), and checked again on the descriptor before its mode changes.
+        let fd = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.error(url) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw Self.error(url) }
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else {
+            throw SecretFileError(path: url.path, reason: "it was replaced while being opened; left as it is")
+        }
+        guard fchmod(fd, 0o600) == 0 else { throw Self.error(url) }
+    }
+
+    /// Why `url` is not a regular file of this user, as lstat(2) sees it (a link is not
+    /// followed); nil when it is one. Throws when it cannot be examined (missing, say).
+    public static func regularFileProblem(_ url: URL) throws -> String? {
+        var status = stat()
+        guard lstat(url.path, &status) == 0 else { throw Self.error(url) }
+        let kind: String
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            guard status.st_uid == geteuid() else {
+                return "it belongs to uid \(status.st_uid), not to this user (uid \(geteuid())); left as it is"
+            }
+            return nil
+        case S_IFDIR: kind = "a directory"
+        case S_IFLNK: kind = "a symbolic link (not followed)"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "of an unknown type"
+        }
+        return "it is \(kind), not a regular file; left as it is"
     }
 
     private static func error(_ url: URL) -> Error {
         let code = POSIXErrorCode(rawValue: errno) ?? .EIO
         return CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path, NSUnderlyingErrorKey: POSIXError(code)])
     }
+}
+
+/// A path that is not a regular file of this user where one was expected.
+public struct SecretFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+    public var description: String { "\(path): \(reason)" }
 }

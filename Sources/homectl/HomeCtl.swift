@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HomeAPI
 import MatterController
+import MatterCrypto
 import NIOCore
 import OpenCombine
 
@@ -68,24 +69,55 @@ struct GlobalOptions: ParsableArguments {
         help: "Find devices that moved (a new address or port) by operational DNS-SD (_matter._tcp).")
     var dnssd = true
 
-    @Option(name: .long, help: "The cloud relay's base URL (ws://host:port); needs --relay-token.")
+    @Option(name: .long, help: "The cloud relay's base URL (ws://host:port); needs its home token (--relay-token-file).")
     var relay: String?
 
-    @Option(name: .long, help: "The home token the relay knows this home by.")
-    var relayToken: String?
+    @Option(
+        name: .long, help: "A file holding the home token the relay knows this home by (else $\(Self.relayTokenVariable)).",
+        transform: CommandLineSecrets.read(file:))
+    var relayTokenFile: String?
 
-    @Option(name: .long, help: "A hub on the LAN (matter-relay --mode hub) base URL; needs --hub-token.")
+    @Option(
+        name: .customLong("relay-token"),
+        help: "The relay's home token on the command line, where `ps` shows it: use --relay-token-file or $\(Self.relayTokenVariable).")
+    var relayTokenArgument: String?
+
+    @Option(name: .long, help: "A hub on the LAN (matter-relay --mode hub) base URL; needs its home token (--hub-token-file).")
     var hub: String?
 
-    @Option(name: .long, help: "The home token the hub accepts.")
-    var hubToken: String?
+    @Option(
+        name: .long, help: "A file holding the home token the hub accepts (else $\(Self.hubTokenVariable)).",
+        transform: CommandLineSecrets.read(file:))
+    var hubTokenFile: String?
+
+    @Option(
+        name: .customLong("hub-token"),
+        help: "The hub's home token on the command line, where `ps` shows it: use --hub-token-file or $\(Self.hubTokenVariable).")
+    var hubTokenArgument: String?
+
+    static let relayTokenVariable = "HOMECTL_RELAY_TOKEN"
+    static let hubTokenVariable = "HOMECTL_HUB_TOKEN"
+
+    /// The tokens: an option's, else the environment's.
+    var relayToken: String? { relayTokenArgument ?? relayTokenFile ?? CommandLineSecrets.environment(Self.relayTokenVariable) }
+    var hubToken: String? { hubTokenArgument ?? hubTokenFile ?? CommandLineSecrets.environment(Self.hubTokenVariable) }
 
     @Option(name: .long, help: "Routing policy: preferLocal (default), localOnly or cloudOnly.")
     var policy: String = RoutingPolicy.preferLocal.rawValue
 
     func validate() throws {
-        if (relay == nil) != (relayToken == nil) { throw ValidationError("--relay and --relay-token go together") }
-        if (hub == nil) != (hubToken == nil) { throw ValidationError("--hub and --hub-token go together") }
+        for (name, url, argument, file, token, variable) in [
+            ("relay", relay, relayTokenArgument, relayTokenFile, relayToken, Self.relayTokenVariable),
+            ("hub", hub, hubTokenArgument, hubTokenFile, hubToken, Self.hubTokenVariable),
+        ] {
+            if argument != nil, file != nil {
+                throw ValidationError("--\(name)-token and --\(name)-token-file: give the token once (the file)")
+            }
+            if url == nil, argument != nil || file != nil { throw ValidationError("--\(name)-token(-file) is for --\(name)") }
+            if url != nil, token == nil {
+                throw ValidationError("--\(name) needs its home token: --\(name)-token-file FILE or $\(variable)")
+            }
+        }
         for (name, url) in [("--relay", relay), ("--hub", hub)] {
             if let url, !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
                 throw ValidationError("\(name) '\(url)': expected a ws:// or wss:// URL")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HomeAPI
 import MatterController
+import MatterCrypto
 
 /// `homectl hub credentials --out FILE`: the home's fabric CA issues a local hub its
 /// credentials (for `matter-relay serve --mode hub --credentials FILE`).
@@ -24,7 +25,11 @@ struct HubCommand: AsyncParsableCommand {
         @Option(help: "Where to write the credentials file.") var out: String
         @Option(help: "The hub's operational node ID (decimal or 0x hex; default: a new one).") var nodeID: String?
         @Option(help: "How the hub names the home to controllers.") var homeID = "home"
-        @Option(help: "Token controllers present to the hub (default: $HOMECTL_HUB_TOKEN, else a new one).")
+        @Option(
+            help: "A file holding the token controllers present to the hub (default: $HOMECTL_HUB_TOKEN, else a new one).",
+            transform: CommandLineSecrets.read(file:))
+        var homeTokenFile: String?
+        @Option(help: "That token on the command line, where `ps` shows it: use --home-token-file or $HOMECTL_HUB_TOKEN.")
         var homeToken: String?
         @Flag(help: "Give the hub Operate instead of Administer on the devices.") var operateOnly = false
 
@@ -35,7 +40,7 @@ struct HubCommand: AsyncParsableCommand {
                 guard let parsed else { throw ValidationError("--node-id '\(nodeID)': expected a decimal or 0x-hex node ID") }
                 hubNodeID = parsed
             }
-            let token = homeToken ?? ProcessInfo.processInfo.environment["HOMECTL_HUB_TOKEN"]
+            let token = homeToken ?? homeTokenFile ?? CommandLineSecrets.environment(GlobalOptions.hubTokenVariable)
             try await HomeAPIRun.run {
                 let home = try await global.open()
                 let issue = try await home.issueHubCredentials(

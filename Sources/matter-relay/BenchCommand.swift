@@ -3,6 +3,7 @@ import CloudRelay
 import Foundation
 import Logging
 import MatterController
+import MatterCrypto
 import MatterModel
 import MatterProtocol
 import MatterTLV
@@ -20,7 +21,10 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Relay base URL on loopback (ws://127.0.0.1:PORT); omitted: an in-process relay on a temporary database.")
     var relay: String?
-    @Option(help: "Admin token of that relay (else $MATTER_RELAY_ADMIN_TOKEN).") var adminToken: String?
+    @Option(help: "A file holding that relay's admin token (else $MATTER_RELAY_ADMIN_TOKEN).", transform: CommandLineSecrets.read(file:))
+    var adminTokenFile: String?
+    @Option(help: "The admin token on the command line, where `ps` shows it: use --admin-token-file or $MATTER_RELAY_ADMIN_TOKEN.")
+    var adminToken: String?
     @Option(help: "Device connections to hold.") var devices = 1000
     @Option(help: "Commands per second.") var rate = 500
     @Option(help: "Seconds of load.") var duration = 20
@@ -49,8 +53,8 @@ struct BenchCommand: AsyncParsableCommand {
         var logger = Logger(label: "matter-relay.bench")
         logger.logLevel = .error
         if let relay {
-            guard let token = adminToken ?? ProcessInfo.processInfo.environment["MATTER_RELAY_ADMIN_TOKEN"] else {
-                throw ValidationError("--admin-token (or $MATTER_RELAY_ADMIN_TOKEN) is needed to register bench devices")
+            guard let token = adminToken ?? adminTokenFile ?? CommandLineSecrets.environment("MATTER_RELAY_ADMIN_TOKEN") else {
+                throw ValidationError("--admin-token-file (or $MATTER_RELAY_ADMIN_TOKEN) is needed to register bench devices")
             }
             try await bench(relayURL: relay, adminToken: token, logger: logger)
         } else {

@@ -47,10 +47,18 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
             guard let value, let celsius = Double(value), celsius.isFinite else {
                 return fail("'dial' needs a temperature in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
             }
+            guard ActRanges.dial.contains(celsius) else {
+                return fail("'dial' takes a setpoint from \(ActRanges.text(ActRanges.dial)) °C (Thermostat setpoint); got '\(value)'")
+            }
             return .success(.dial(celsius: celsius))
         case .temperature:
             guard let value, let celsius = Double(value), celsius.isFinite else {
                 return fail("'temperature' needs a reading in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            guard ActRanges.temperature.contains(celsius) else {
+                return fail(
+                    "'temperature' takes a reading from \(ActRanges.text(ActRanges.temperature)) °C (Temperature Measurement MeasuredValue); got '\(value)'"
+                )
             }
             return .success(.temperature(celsius))
         case .press:
@@ -59,8 +67,10 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
             case "double": return .success(.press(.double))
             case "long": return .success(.press(.long))
             case let other:
-                guard let count = Int(other), count >= 1 else {
-                    return fail("'press' takes single, double, long or a number of presses; got '\(other)'")
+                guard let count = Int(other), ActRanges.presses.contains(count) else {
+                    return fail(
+                        "'press' takes single, double, long or a number of presses from \(ActRanges.presses.lowerBound) to \(ActRanges.presses.upperBound) (Switch MultiPressMax); got '\(other)'"
+                    )
                 }
                 return .success(.press(.short(count: count)))
             }

@@ -46,10 +46,11 @@ struct DeviceProcessLauncher {
             ]
             if let attestationDir { arguments += ["--attestation-dir", attestationDir] }
             if let relay = cloud.relay { arguments += ["--relay", relay] }
-            if let token = cloud.homeToken { arguments += ["--relay-home-token", token] }
+            // The token goes in the child's environment: its command line is visible in `ps`.
+            let environment = cloud.homeToken.map { [CloudOptions.homeTokenVariable: $0] } ?? [:]
             // Each child has its own control socket, in its state directory (`matter-sim fault --control`).
             do {
-                let child = try DeviceProcess(arguments)
+                let child = try DeviceProcess(arguments, environment: environment)
                 children.append(child)
                 printOut("[\(node.index + 1)/\(plan.count)] starting \(node.device.name) (pid \(child.pid))")
             } catch {
@@ -127,7 +128,10 @@ final class DeviceProcess: Sendable {
     private let ready = Atomic(false)
     private let status = Mutex<Int32?>(nil)
 
-    init(_ arguments: [String], readyMarker: String = "\n  state:", forwardOutput: Bool = false) throws {
+    /// `environment` is added to this process's (replacing variables of the same name).
+    init(
+        _ arguments: [String], environment: [String: String] = [:], readyMarker: String = "\n  state:", forwardOutput: Bool = false
+    ) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw POSIXFailure(call: "pipe", code: errno) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -149,8 +153,12 @@ final class DeviceProcess: Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, given in given }
+        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         var child: pid_t = 0
-        let result = posix_spawn(&child, arguments[0], &actions, &attributes, argv, environ)
+        let result = posix_spawn(&child, arguments[0], &actions, &attributes, argv, envp)
         close(fds[1])
         guard result == 0 else {
             close(fds[0])

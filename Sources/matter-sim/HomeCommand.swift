@@ -6,6 +6,7 @@ import DeviceProfile
 import Foundation
 import HomeDashboard
 import Logging
+import MatterCrypto
 import MatterDevice
 import MatterModel
 import MatterProtocol
@@ -57,12 +58,30 @@ struct HomeCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Serve a web dashboard of the running home on [HOST:]PORT (HOST defaults to 127.0.0.1).",
-            discussion: "Bound wider than loopback it asks for a token (--dashboard-token, or a random one it prints).",
+            discussion: "Bound wider than loopback it asks for a token (--dashboard-token-file, or a random one it prints).",
             valueName: "[host:]port"))
     var dashboard: String?
 
-    @Option(help: ArgumentHelp("The dashboard's token (default: none on loopback, a random one otherwise).", valueName: "token"))
-    var dashboardToken: String?
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the dashboard's token (else $\(Self.dashboardTokenVariable); default: none on loopback, a random one otherwise).",
+            valueName: "file"),
+        transform: CommandLineSecrets.read(file:))
+    var dashboardTokenFile: String?
+
+    @Option(
+        name: .customLong("dashboard-token"),
+        help: ArgumentHelp(
+            "The dashboard's token on the command line, where `ps` shows it: use --dashboard-token-file or $\(Self.dashboardTokenVariable).",
+            valueName: "token"))
+    var dashboardTokenArgument: String?
+
+    static let dashboardTokenVariable = "MATTER_SIM_DASHBOARD_TOKEN"
+
+    /// The dashboard's token: an option's, else the environment's.
+    var dashboardToken: String? {
+        dashboardTokenArgument ?? dashboardTokenFile ?? CommandLineSecrets.environment(Self.dashboardTokenVariable)
+    }
 
     @Option(
         help: ArgumentHelp(
@@ -82,8 +101,11 @@ struct HomeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
         if relayListen != nil && !startRelay { throw ValidationError("--relay-listen is for --start-relay") }
-        if startRelay && cloud.homeToken != nil {
+        if startRelay && cloud.givenHomeToken != nil {
             throw ValidationError("--relay-home-token: --start-relay registers the home itself and gives its devices the token")
+        }
+        if dashboardTokenArgument != nil, dashboardTokenFile != nil {
+            throw ValidationError("--dashboard-token and --dashboard-token-file: give the token once (the file)")
         }
         if let dashboard {
             guard Self.dashboardAddress(dashboard) != nil else {
@@ -92,8 +114,8 @@ struct HomeCommand: AsyncParsableCommand {
             if processPerDevice {
                 throw ValidationError("--dashboard follows nodes in this process; it cannot be used with --process-per-device")
             }
-        } else if dashboardToken != nil {
-            throw ValidationError("--dashboard-token is for --dashboard")
+        } else if dashboardTokenArgument != nil || dashboardTokenFile != nil {
+            throw ValidationError("--dashboard-token(-file) is for --dashboard")
         }
         if scenario == nil, speed != nil || junit != nil {
             throw ValidationError("--speed and --junit are for --scenario")

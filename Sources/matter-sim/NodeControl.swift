@@ -6,6 +6,7 @@ import ArgumentParser
 import DeviceProfile
 import Foundation
 import Logging
+import MatterCrypto
 import MatterDevice
 import NIOCore
 import NIOPosix
@@ -110,6 +111,8 @@ final class NodeControlServer: Sendable {
     private let logger: Logger
     private let jobs: AsyncStream<ControlJob>
     private let jobSink: AsyncStream<ControlJob>.Continuation
+    /// Connections refused because their peer is another user.
+    let refusals: ControlRefusals
 
     /// Largest request read.
     static let maxRequest = 4096
@@ -123,8 +126,9 @@ final class NodeControlServer: Sendable {
 
     private init(
         path: String, nodes: [SimulatedNode], channel: any Channel, jobs: AsyncStream<ControlJob>,
-        jobSink: AsyncStream<ControlJob>.Continuation, logger: Logger
+        jobSink: AsyncStream<ControlJob>.Continuation, refusals: ControlRefusals, logger: Logger
     ) {
+        self.refusals = refusals
         self.path = path
         self.nodes = nodes
         self.channel = channel
@@ -134,8 +138,12 @@ final class NodeControlServer: Sendable {
     }
 
     /// Binds the socket. A stale socket file (no simulator behind it) is replaced; one a
-    /// running simulator answers on, or a file that is not a socket, is an error.
-    static func bind(path: String, nodes: [SimulatedNode], logger: Logger) async throws -> NodeControlServer {
+    /// running simulator answers on, or a file that is not a socket, is an error. The socket
+    /// is 0600 and the directories made for it 0700, whatever the umask; connections from
+    /// users `policy` does not allow are answered with a refusal, counted and logged.
+    static func bind(
+        path: String, nodes: [SimulatedNode], logger: Logger, policy: ControlPeerPolicy = .ownerAndRoot
+    ) async throws -> NodeControlServer {
         if FileManager.default.fileExists(atPath: path) {
             let type = (try? FileManager.default.attributesOfItem(atPath: path)[.type]) as? FileAttributeType
             guard type == .typeSocket else {
@@ -151,23 +159,41 @@ final class NodeControlServer: Sendable {
             }
             try? FileManager.default.removeItem(atPath: path)
         }
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        // Only the owner may reach the socket: an existing directory is left as it is (a
+        // user's state directory), the peer check below covers it.
+        try SecretFiles.createDirectory(URL(fileURLWithPath: (path as NSString).deletingLastPathComponent, isDirectory: true))
         let (jobs, jobSink) = AsyncStream.makeStream(of: ControlJob.self)
+        let refusals = ControlRefusals()
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .childChannelInitializer { child in
-                    child.eventLoop.makeCompletedFuture {
-                        try child.pipeline.syncOperations.addHandler(ControlConnectionHandler(jobs: jobSink))
+                    ControlPeer.of(child).flatMapThrowing { peer in
+                        var refusal: String?
+                        if peer.map(policy.allows) != true {
+                            refusal = peer.map(policy.refusal) ?? "refused: the peer's credentials are unknown"
+                            let total = refusals.record()
+                            logger.warning(
+                                "control socket \(path): \(refusal ?? "") (pid \(peer.map { String($0.pid) } ?? "?"); \(total) refused so far)"
+                            )
+                        }
+                        try child.pipeline.syncOperations.addHandler(ControlConnectionHandler(jobs: jobSink, refusal: refusal))
                     }
                 }
                 .bind(unixDomainSocketPath: path).get()
+            // bind(2) gave the socket the umask's mode (0777 under umask 000).
+            guard chmod(path, 0o600) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? await channel.close()
+                throw ControlSocketError(description: "cannot make the control socket \(path) owner-only (0600): \(reason)")
+            }
         } catch let error as SocketAddressError {
             throw ControlSocketError(description: "cannot use \(path) as the control socket: \(ControlClient.explain(error))")
         } catch {
             throw ControlSocketError(description: "cannot listen on the control socket \(path): \(error)")
         }
-        return NodeControlServer(path: path, nodes: nodes, channel: channel, jobs: jobs, jobSink: jobSink, logger: logger)
+        return NodeControlServer(
+            path: path, nodes: nodes, channel: channel, jobs: jobs, jobSink: jobSink, refusals: refusals, logger: logger)
     }
 
     /// Serves until the task is cancelled, then closes and removes the socket. Requests
@@ -297,12 +323,21 @@ final class ControlConnectionHandler: ChannelInboundHandler {
     /// Closes a connection that does not send its request in time; the answer may take longer.
     private var requestDeadline: Scheduled<Void>?
 
-    init(jobs: AsyncStream<ControlJob>.Continuation) {
+    /// Why this connection's peer may not send commands, if it may not.
+    private let refusal: String?
+
+    init(jobs: AsyncStream<ControlJob>.Continuation, refusal: String? = nil) {
         self.jobs = jobs
+        self.refusal = refusal
     }
 
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
+        if let refusal {
+            answered = true
+            Self.answer(ControlResponse(error: refusal), on: channel)
+            return context.fireChannelActive()
+        }
         requestDeadline = context.eventLoop.scheduleTask(in: NodeControlServer.requestTimeout) { channel.close(promise: nil) }
         context.fireChannelActive()
     }

@@ -4,6 +4,7 @@ import ArgumentParser
 import DeviceProfile
 import Foundation
 import Logging
+import MatterCrypto
 import MatterDevice
 import MatterModel
 import MatterProtocol
@@ -70,10 +71,26 @@ struct RunCommand: AsyncParsableCommand {
     var cloud: CloudOptions
 
     @Option(
+        name: .customLong("relay-credential-file"),
+        help: ArgumentHelp(
+            "A file holding the device credential from `matter-relay device add` (else $\(Self.credentialVariable); overrides the profile's cloud.credential).",
+            valueName: "file"),
+        transform: CommandLineSecrets.read(file:))
+    var relayCredentialFile: String?
+
+    @Option(
         name: .customLong("relay-credential"),
         help: ArgumentHelp(
-            "The device credential from `matter-relay device add` (overrides the profile's cloud.credential).", valueName: "credential"))
-    var relayCredential: String?
+            "The device credential on the command line, where `ps` shows it: use --relay-credential-file or $\(Self.credentialVariable).",
+            valueName: "credential"))
+    var relayCredentialArgument: String?
+
+    static let credentialVariable = "MATTER_RELAY_CREDENTIAL"
+
+    /// The device credential: an option's, else the environment's.
+    var relayCredential: String? {
+        relayCredentialArgument ?? relayCredentialFile ?? CommandLineSecrets.environment(Self.credentialVariable)
+    }
 
     @Option(
         help: ArgumentHelp(
@@ -92,6 +109,9 @@ struct RunCommand: AsyncParsableCommand {
     var traceCommissioning = false
 
     func validate() throws {
+        if relayCredentialArgument != nil, relayCredentialFile != nil {
+            throw ValidationError("--relay-credential and --relay-credential-file: give the credential once (the file)")
+        }
         if let passcode, !OnboardingPayload.isValidPasscode(passcode) {
             throw ValidationError(
                 "--passcode \(passcode) is not a valid setup passcode (1...99999998, not a trivial one such as 11111111 or 12345678).")

@@ -6,6 +6,7 @@ import DeviceProfile
 import Foundation
 import HomeDashboard
 import Logging
+import MatterCrypto
 import MatterDevice
 import MatterModel
 import RelayClients
@@ -19,14 +20,36 @@ struct CloudOptions: ParsableArguments {
     var relay: String?
 
     @Option(
+        name: .customLong("relay-home-token-file"),
+        help: ArgumentHelp(
+            "A file holding the home's relay token (else $\(CloudOptions.homeTokenVariable)): each device registers itself under its serial number and keeps its credential.",
+            valueName: "file"),
+        transform: CommandLineSecrets.read(file:))
+    var homeTokenFromFile: String?
+
+    @Option(
         name: .customLong("relay-home-token"),
         help: ArgumentHelp(
-            "The home's relay token: each device registers itself under its serial number and keeps its credential.",
+            "The home's relay token on the command line, where `ps` shows it: use --relay-home-token-file or $\(CloudOptions.homeTokenVariable).",
             valueName: "token"))
-    var homeToken: String?
+    var homeTokenArgument: String?
+
+    static let homeTokenVariable = "MATTER_RELAY_HOME_TOKEN"
+
+    /// The token given with an option (not the environment's).
+    var givenHomeToken: String? { homeTokenArgument ?? homeTokenFromFile }
+
+    /// The home's relay token: an option's, else the environment's.
+    var homeToken: String? {
+        get { givenHomeToken ?? CommandLineSecrets.environment(Self.homeTokenVariable) }
+        set { homeTokenArgument = newValue }
+    }
 
     func validate() throws {
         if let relay, let problem = CloudOptions.relayProblem(relay) { throw ValidationError("--relay \(relay): \(problem)") }
+        if homeTokenArgument != nil, homeTokenFromFile != nil {
+            throw ValidationError("--relay-home-token and --relay-home-token-file: give the token once (the file)")
+        }
     }
 
     static func relayProblem(_ url: String) -> String? {

@@ -31,7 +31,10 @@ struct ValidateCommand: ParsableCommand {
         var checked: [String] = []
         var errorCount = 0
         for file in files {
-            if let diagnostics = loader.scenarioDiagnostics(file: file) {
+            if var diagnostics = loader.scenarioDiagnostics(file: file) {
+                if diagnostics.isEmpty, let scenario = try? loader.loadScenario(file: file) {
+                    diagnostics = Self.actProblems(scenario)
+                }
                 checked.append(ProfilePaths.normalize(file))
                 for d in diagnostics where printed.insert(d).inserted {
                     print(d.description)
@@ -53,6 +56,17 @@ struct ValidateCommand: ParsableCommand {
             print("\(count(checked.count, "file")), \(count(errorCount, "error"))")
         }
         if errorCount > 0 { throw ExitCode(1) }
+    }
+
+    /// Each act step's action and value as `matter-sim act` checks them (names, and values
+    /// within the data model's range); which device can do it is checked when a home runs it.
+    static func actProblems(_ scenario: Scenario) -> [ProfileDiagnostic] {
+        scenario.steps.compactMap { step in
+            guard case .act(let action, let value) = step.kind,
+                case .failure(let error) = PhysicalActionName.parse(action, value: value)
+            else { return nil }
+            return ProfileDiagnostic(file: scenario.file, path: step.path.key("act"), message: error.description, line: step.line)
+        }
     }
 
     private func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }

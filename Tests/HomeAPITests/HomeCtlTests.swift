@@ -35,6 +35,36 @@ struct HomeCtlTests {
             error: String(decoding: error, as: UTF8.self))
     }
 
+    /// Issue #37 item 8: `homectl devices --home DIR` changed the directory's mode to 0600
+    /// (as root, `--home /` did it to /). A home that is not a database file is refused.
+    @Test func aHomeThatIsNotADatabaseFileIsRefusedAndKeepsItsMode() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("homectl-folder-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Self.homectl(["devices"], home: folder)
+        #expect(result.status != 0)
+        #expect(
+            result.error.contains("cannot use \(folder.path) as the home database: it is a directory, not a regular file"),
+            "\(result.error)")
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int == 0o755)
+    }
+
+    /// Issue #37 extra: the relay's and the hub's tokens come from a file (or the environment);
+    /// a file that cannot be read, or a relay without a token, is a usage error naming it.
+    @Test func relayAndHubTokensComeFromAFile() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("homectl-tokens-\(UUID().uuidString).sqlite")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let missing = "/nonexistent-\(UUID().uuidString)"
+        var result = try Self.homectl(["devices", "--relay", "ws://127.0.0.1:9", "--relay-token-file", missing], home: home)
+        #expect(result.status != 0)
+        #expect(result.error.contains("--relay-token-file") && result.error.contains("\(missing): cannot read it"), "\(result.error)")
+        result = try Self.homectl(["devices", "--hub", "ws://127.0.0.1:9"], home: home)
+        #expect(result.status != 0)
+        #expect(result.error.contains("--hub needs its home token: --hub-token-file FILE or $HOMECTL_HUB_TOKEN"), "\(result.error)")
+        result = try Self.homectl(["devices", "--relay-token-file", missing], home: home)
+        #expect(result.error.contains("cannot read it") || result.error.contains("is for --relay"), "\(result.error)")
+    }
+
     /// Numbers a person can type that no duration or port can hold: refused as usage errors
     /// naming the option, where they used to trap (SIGILL) in a Duration or port conversion.
     @Test func outOfRangeNumbersAreUsageErrorsNotCrashes() throws {

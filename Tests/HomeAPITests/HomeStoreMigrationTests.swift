@@ -51,6 +51,47 @@ struct HomeStoreMigrationTests {
         return message
     }
 
+    /// Issue #37 item 8: `homectl --home DIR` (as root, `--home /`) made the directory mode
+    /// 0600, and a link to a 0644 file left that file 0600 though the message said it was
+    /// left as it was. Neither is a database file: refused, named, and their modes unchanged.
+    @Test func aDirectoryOrASymlinkNamedAsTheHomeIsRefusedAndKeepsItsMode() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func mode(_ url: URL) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int)
+        }
+        var c = testConfiguration()
+        c.connectDevices = false
+        let folder = dir.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let message = await errorOpening(folder, c) { _ = try await $0.structures().list() }
+        #expect(message.contains("a directory, not a regular file"), "\(message)")
+        #expect(try mode(folder) == 0o755)
+
+        let target = dir.appendingPathComponent("notes.txt")
+        try Data("not a home\n".utf8).write(to: target)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
+        let link = dir.appendingPathComponent("home.sqlite")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let linkMessage = await errorOpening(link, c) { _ = try await $0.structures().list() }
+        #expect(linkMessage.contains("a symbolic link"), "\(linkMessage)")
+        #expect(try mode(target) == 0o644)
+        #expect(try Data(contentsOf: target) == Data("not a home\n".utf8))
+    }
+
+    /// A FIFO (as /dev/null, a device) is refused before it is opened: mode unchanged, no hang.
+    @Test func aFIFONamedAsTheHomeIsRefusedUntouched() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("home.sqlite")
+        #expect(mkfifo(fifo.path, 0o644) == 0)
+        var c = testConfiguration()
+        c.connectDevices = false
+        let message = await errorOpening(fifo, c) { _ = try await $0.structures().list() }
+        #expect(message.contains("a FIFO, not a regular file"), "\(message)")
+        #expect(try FileManager.default.attributesOfItem(atPath: fifo.path)[.posixPermissions] as? Int == 0o644)
+    }
+
     /// A damaged home database (truncated, or garbled past SQLite's header) is an error that
     /// names the file and says what to do; the file is left byte for byte as it was.
     @Test func aDamagedHomeDatabaseIsAClearErrorAndIsLeftAsItIs() async throws {

@@ -61,4 +61,16 @@ import Testing
         await #expect(throws: PhysicalActionError.self) { try await node.act(.dial(celsius: 40)) }
         #expect(await int(0x0011) == 2600)
     }
+
+    /// Issue #37 item 2: `dial 1e17` (and 1e300) trapped the Int64 conversion and with it the
+    /// whole `matter-sim home`; they are outside the setpoint limits, an error like 40 °C.
+    @Test func aDialFarOutsideAnyIntegerIsRefusedNotATrap() async throws {
+        let node = try singleClusterNode(0x0301, Self.thermostat, features: ["HEAT"], clock: clock)
+        for celsius in [1e17, 1e300, -1e300, Double(Int64.max), -Double(Int64.max) * 2] {
+            await #expect(throws: PhysicalActionError.self) { try await node.act(.dial(celsius: celsius)) }
+        }
+        #expect(await node.value(1, Self.thermostat, 0x0012)?.intValue == 2000)
+        try await node.act(.dial(celsius: 21))
+        #expect(await node.value(1, Self.thermostat, 0x0012)?.intValue == 2100)
+    }
 }

@@ -35,6 +35,31 @@ struct SecretFilesTests {
         #expect(try store.load([String: String].self, "commissioning") == ["key": "rotated"])
     }
 
+    /// Issue #37 item 8: restrict chmod-ed whatever the path named, following links. Only a
+    /// regular file of this user is narrowed; a directory, a link's target, a FIFO keep their mode.
+    @Test func onlyARegularFileIsNarrowed() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("secret-kinds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let target = root.appendingPathComponent("shared.txt")
+        try Data("shared".utf8).write(to: target)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
+        let link = root.appendingPathComponent("link.json")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let fifo = root.appendingPathComponent("fifo.json")
+        #expect(mkfifo(fifo.path, 0o644) == 0)
+
+        for (url, kind) in [(root, "a directory"), (link, "a symbolic link"), (fifo, "a FIFO")] {
+            let error = #expect(throws: SecretFileError.self) { try SecretFiles.restrict(url) }
+            #expect(error?.description.contains(kind) == true, "\(error?.description ?? "")")
+        }
+        #expect(try Self.mode(root) == 0o755)
+        #expect(try Self.mode(target) == 0o644)
+        #expect(try Self.mode(fifo) == 0o644)
+        try SecretFiles.restrict(target)
+        #expect(try Self.mode(target) == 0o600)
+    }
+
     @Test func anExistingDirectoryKeepsItsMode() throws {
         let shared = FileManager.default.temporaryDirectory.appendingPathComponent("secret-shared-\(UUID().uuidString)")
         try FileManager.default.createDirectory(

@@ -106,6 +106,21 @@ import Testing
         #expect(raised.map { $0.1[0] } == [.unsigned(1), .unsigned(2), .unsigned(0)])
     }
 
+    /// Issue #37 item 10: `press 100000000` on a latching switch looped on the node's executor
+    /// (and stalled the control socket); presses are bounded by NumberOfPositions, refused
+    /// before anything moves.
+    @Test func aLatchingSwitchRefusesMorePressesThanItHasPositions() async throws {
+        let node = try node(0x000F, Self.switchCluster, features: ["LS"], attributes: [AttributeID(0): .unsigned(3)])
+        let start = await node.events().last.map { $0.number + 1 } ?? 0
+        for count in [3, 100_000_000, Int.max, 0] {
+            await #expect(throws: PhysicalActionError.self) { try await node.act(.press(.short(count: count))) }
+        }
+        #expect(await events(node, Self.switchCluster, from: start).isEmpty)
+        #expect(await node.uint(1, Self.switchCluster, 1) == 0)
+        try await node.act(.press(.short(count: 2)))
+        #expect(await node.uint(1, Self.switchCluster, 1) == 2)
+    }
+
     @Test func occupancyChangesRaiseOccupancyChanged() async throws {
         let node = try node(0x0107, Self.occupancy, features: ["PIR"])
         let start = await node.events().last.map { $0.number + 1 } ?? 0

@@ -71,7 +71,9 @@ final class HomeStore: Sendable {
             // The database holds the fabric's root CA key, the controller's key and the IPK:
             // owner-only. SQLite gives its -wal and -shm files the database file's mode.
             let file = URL(fileURLWithPath: path)
-            if !FileManager.default.fileExists(atPath: path) { try? SecretFiles.writeNew(Data(), to: file) }  // or another process did
+            try Self.refuseNonRegularFile(file)
+            // Created 0600 (O_EXCL: a link put there meanwhile is not followed), or another process did.
+            if !FileManager.default.fileExists(atPath: path) { try? SecretFiles.writeNew(Data(), to: file) }
             try? SecretFiles.restrict(file)  // best effort: a database of another owner opens as it is
             pool = try DatabasePool(path: path, configuration: configuration)
             // A damaged file (truncated, garbled) can still answer the queries that miss the
@@ -81,6 +83,8 @@ final class HomeStore: Sendable {
                 throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: check.prefix(3).joined(separator: "; "))
             }
             try Self.migrator.migrate(pool)
+        } catch let error as HomeError {
+            throw error
         } catch let error as DatabaseError where [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode) {
             throw HomeError(
                 code: .unavailable,
@@ -90,6 +94,16 @@ final class HomeStore: Sendable {
         } catch {
             throw HomeError(code: .unavailable, message: "cannot open the home database \(path): \(error)")
         }
+    }
+
+    /// A home database is a regular file: a directory, a device, a FIFO or a symbolic link
+    /// named as one (`--home /`, `--home /dev/null`) is refused before anything touches it.
+    static func refuseNonRegularFile(_ file: URL) throws {
+        var status = stat()
+        guard lstat(file.path, &status) == 0 else { return }  // missing: created as a new file
+        guard let problem = try? SecretFiles.regularFileProblem(file), status.st_mode & S_IFMT != S_IFREG else { return }
+        throw HomeError.invalidArgument(
+            "cannot use \(file.path) as the home database: \(problem). Give the path of a database file (created if missing)")
     }
 
     /// Closes the database's connections (a closed home keeps no file open). Best effort:

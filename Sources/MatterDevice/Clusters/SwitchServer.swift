@@ -74,9 +74,15 @@ final class SwitchServer: PhysicallyOperated {
         if features.contains("LS") {
             let positions = max(2, context.unsigned(Attribute.numberOfPositions) ?? 2)
             let count = if case .short(let n) = press { n } else { 1 }
+            // Each press moves the switch one position on: more presses than it has positions
+            // only go round again (and an unbounded count spun the node's executor).
+            guard count >= 1, UInt64(count) < positions else {
+                throw PhysicalActionError(
+                    "this latching switch has \(positions) positions: 1 to \(positions - 1) presses move it on, not \(count)")
+            }
             var position = context.unsigned(Attribute.currentPosition) ?? 0
-            for _ in 0..<max(1, count) {
-                position = (position + 1) % positions
+            for _ in 0..<count {
+                position = (position % positions + 1) % positions
                 context.set(Attribute.currentPosition, .uint(position))
                 context.recordEvent(Event.switchLatched, priority: .info, fields: [field(0, position)])
             }
@@ -91,7 +97,7 @@ final class SwitchServer: PhysicallyOperated {
             pending.append(
                 (features.contains("MSL") ? Self.longHold - Self.longPressThreshold : Self.longHold, .release(number: 1, long: true)))
         case .short(let count):
-            let most = features.contains("MSM") ? Int(context.unsigned(Attribute.multiPressMax) ?? 2) : 1
+            let most = features.contains("MSM") ? Int(clamping: context.unsigned(Attribute.multiPressMax) ?? 2) : 1
             guard count >= 1, count <= most else {
                 throw PhysicalActionError("this switch counts 1 to \(most) presses in a row, not \(count)")
             }

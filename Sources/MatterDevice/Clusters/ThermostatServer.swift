@@ -224,9 +224,12 @@ extension ThermostatServer: PhysicallyOperated {
         guard celsius.isFinite else { throw PhysicalActionError("the dial needs a temperature in °C, not \(celsius)") }
         let mode = context.unsigned(Attribute.systemMode).flatMap(Mode.init(rawValue:))
         let heating = heat && !(cool && (mode == .cool || mode == .precooling))
-        let setpoint = Int64((celsius * 100).rounded())
-        guard settle(heating: heating, to: setpoint, context, apply: true) else {
-            let (low, high) = limits(heating: heating, context)
+        let (low, high) = limits(heating: heating, context)
+        // Checked as a Double first: a dial far outside Int64 (1e300) must not trap the conversion.
+        let hundredths = (celsius * 100).rounded()
+        guard hundredths >= Double(low), hundredths <= Double(high), let setpoint = Int64(exactly: hundredths),
+            settle(heating: heating, to: setpoint, context, apply: true)
+        else {
             throw PhysicalActionError(
                 "the \(heating ? "heating" : "cooling") setpoint goes from \(Double(low) / 100) to \(Double(high) / 100) °C"
                     + (auto ? " and keeps the deadband to the other one" : "") + "; \(celsius) °C is outside it")
