@@ -168,6 +168,40 @@ struct GroupMessagingTests {
         await commissioner.stop()
     }
 
+    /// Issue #37, the groupcast port: group messages go to port 5540 (spec 4.16), and with no
+    /// node of the process on 5540 (`matter-sim home --base-port 5600`) one sent there by
+    /// unicast, as a sender on loopback does, reached no node. Each node off 5540 now listens
+    /// there too, and the one the kernel hands the datagram to passes it to the others.
+    @Test func nodesOffPort5540ActOnAGroupMessageSentTo5540() async throws {
+        let host = "127.0.0.37"
+        let commissioner = try await LoopbackCommissioner.start()
+        var lights: [(running: RunningNode, session: SessionInfo, directory: URL)] = []
+        for deviceNodeID: NodeID in [0x4D0A, 0x4D0B] {
+            let directory = temporaryDirectory()
+            let running = try await RunningNode.start(stateDirectory: directory) { $0.binding = .addresses([host]) }
+            #expect(running.server.port != GroupMulticast.port)
+            #expect(await running.commissionable())
+            let address = try SocketAddress(ipAddress: host, port: running.server.port)
+            let session = try await commissioner.commission(address, passcode: testPasscode, deviceNodeID: deviceNodeID).caseSession
+            try await Self.putEndpointOneInHall(commissioner, session)
+            try await Self.grantHallOperate(commissioner, session)
+            lights.append((running, session, directory))
+        }
+        defer { for light in lights { try? FileManager.default.removeItem(at: light.directory) } }
+
+        let key = try await Self.hallKey(lights[0].running.node)
+        let sender = try await GroupSender.open(
+            key: key, sourceNodeID: commissioner.adminNodeID, to: try SocketAddress(ipAddress: host, port: GroupMulticast.port))
+        defer { Task { await sender.close() } }
+        try await sender.send(group: Self.hall, command: 0x01, counter: 700)  // On
+        for light in lights {
+            #expect(await until(light.running.node.changes) { (try? await onOffValue(commissioner, light.session)) == true })
+        }
+
+        for light in lights { await light.running.stop() }
+        await commissioner.stop()
+    }
+
     private func onOffValue(_ commissioner: LoopbackCommissioner, _ session: SessionInfo) async throws -> Bool? {
         guard case .success(let value) = try await commissioner.read(session, 1, Self.onOff, 0x0000) else { return nil }
         return value.boolValue
