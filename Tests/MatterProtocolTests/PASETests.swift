@@ -267,7 +267,12 @@ struct PASETests {
         let f = try await Fixture(pake1Grace: .zero)
         let first = try await LoopbackNode.start(host: "127.0.0.2")
         let second = try await LoopbackNode.start(host: "127.0.0.3")
-        defer { Task { for node in [first, second] { await node.stop() }; await f.stop() } }
+        defer {
+            Task {
+                for node in [first, second] { await node.stop() }
+                await f.stop()
+            }
+        }
         func answer(_ node: LoopbackNode) async throws -> SecureChannelOpcode? {
             let (exchange, _, reply) = try await HandPASE.request(from: node, to: f.device.address)
             await exchange.close()
