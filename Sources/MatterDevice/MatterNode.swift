@@ -40,6 +40,8 @@ public actor MatterNode {
     public nonisolated let clock: any MatterClock
     /// Endpoints, clusters, attributes and commands; fixed after construction.
     public nonisolated let composition: NodeComposition
+    /// Where the node keeps its state (nil: nothing survives a restart).
+    public nonisolated let stateStore: NodeStateStore?
 
     let runtime: NodeRuntime
     private nonisolated let broadcaster: ChangeBroadcaster
@@ -67,6 +69,7 @@ public actor MatterNode {
         self.model = model
         self.clock = clock
         self.composition = runtime.composition
+        self.stateStore = commissioning.stateStore
         self.broadcaster = broadcaster
         self.commissioningBroadcaster = commissioningBroadcaster
         self.logger = logger

@@ -66,4 +66,64 @@ struct FakeLANGroupTests {
                     || listed.output.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(listed.output)")
         }
     }
+
+    /// Issue #37, the groupcast port: with `matter-sim home --base-port 5600` no node of the home
+    /// listens on 5540, where every group message goes (spec 4.16), and neither light acted on
+    /// one. Each node now takes the group's messages on 5540 wherever its unicast port is.
+    @Test(
+        .enabled(if: FakeLANControllerTests.canRun, "needs root and avahi-daemon for network namespaces"),
+        .timeLimit(.minutes(5)))
+    func aHomeOffPort5540StillActsOnGroupMessages() async throws {
+        try await FakeLANControllerTests.withLab(hosts: ["h", "c"], tag: "q") { lab in
+            let trust = try HomeCommissionFakeLANTests.trustStore(in: lab)
+            let devices = FakeLANControllerTests.packageRoot.appendingPathComponent("DeviceProfiles/devices").path
+            let home = lab.work.appendingPathComponent("two-lights.yaml")
+            try """
+            name: Two Lights
+            structures:
+              - name: Flat
+                groups:
+                  - { name: Hall, devices: [Hall Light, Hall Lamp] }
+                rooms:
+                  - name: Hall
+                    devices:
+                      - { name: Hall Light, profile: \(devices)/dimmable-light.yaml }
+                      - { name: Hall Lamp, profile: \(devices)/dimmable-light.yaml }
+            """.write(to: home, atomically: true, encoding: .utf8)
+            let output = try lab.startProcess(
+                "home", on: "h",
+                [
+                    FakeLANControllerTests.matterSim, "home", home.path, "--base-port", "5600",
+                    "--state-root", lab.work.appendingPathComponent("state").path,
+                ])
+            try #require(
+                try await HomeCommissionFakeLANTests.waitFor("2 devices running", in: output, seconds: 120),
+                "matter-sim home: \(output.text.suffix(1000)) \(lab.logs["home"]?.text.suffix(2000) ?? "")")
+            let commissioned = try await HomeCommissionFakeLANTests.homectl(
+                lab, ["commission", "--home", home.path, "--base-port", "5600", "--host", "10.77.0.2", "--paa-trust-store", trust])
+            #expect(commissioned.status == 0, "\(commissioned.output.suffix(2000)) \(commissioned.errors.suffix(2000))")
+            #expect(commissioned.output.contains("groups: 1 created"), "\(commissioned.output.suffix(2000))")
+
+            struct Sent: Decodable { var groupcastInterfaces: [String]; var unicastMembers: [String] }
+            struct Summary: Decodable { var state: [String: String] }
+            for (command, wanted) in [("on", "on"), ("off", "off")] {
+                let run = try await HomeCommissionFakeLANTests.homectl(lab, ["group", command, "Hall", "--json"])
+                let sent = try? JSONDecoder().decode(Sent.self, from: Data(run.output.utf8))
+                #expect(
+                    run.status == 0 && sent?.groupcastInterfaces.isEmpty == false && sent?.unicastMembers == [],
+                    "group \(command): \(run.output) \(run.errors.suffix(1000))")
+                for name in ["Hall Light", "Hall Lamp"] {
+                    var state = ""
+                    for _ in 0..<20 {
+                        let got = try await HomeCommissionFakeLANTests.homectl(lab, ["get", name, "--json"])
+                        state = (try? JSONDecoder().decode(Summary.self, from: Data(got.output.utf8)))?.state["onOff"] ?? ""
+                        if state == wanted { break }
+                        // real time: external: homectl processes in the fake LAN.
+                        try await Task.sleep(for: .milliseconds(250))
+                    }
+                    #expect(state == wanted, "\(name) after group \(command): \(state)")
+                }
+            }
+        }
+    }
 }

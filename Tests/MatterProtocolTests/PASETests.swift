@@ -13,12 +13,13 @@ struct PASETests {
         let controller: LoopbackNode
         let server: SecureChannelServer
 
-        init(passcode: UInt32 = 20202021, maxFailures: Int = 20) async throws {
+        /// `pake1Grace`: long by default, so a test's slow step is never taken over.
+        init(passcode: UInt32 = 20202021, maxFailures: Int = 20, pake1Grace: Duration = .seconds(30)) async throws {
             device = try await LoopbackNode.start()
             controller = try await LoopbackNode.start()
             server = SecureChannelServer(
                 manager: device.manager,
-                configuration: .init(maxPASEFailures: maxFailures, stepTimeout: .seconds(10)))
+                configuration: .init(maxPASEFailures: maxFailures, stepTimeout: .seconds(10), pake1Grace: pake1Grace))
             await device.manager.register(server, for: .secureChannel)
             await server.openCommissioningWindow(try PASEVerifierParameters(passcode: passcode, iterations: 1000, salt: PASETests.salt))
         }
@@ -259,27 +260,42 @@ struct PASETests {
         #expect(await f.device.manager.allSessions().contains { $0.kind == .pase })
     }
 
-    /// Issue #22 item 6: a host that restarts its PASE attempt again and again (never
-    /// finishing) cannot keep the slot from a commissioner that was answered BUSY: the
-    /// restart is refused and the slot kept for the one waiting.
-    @Test func restartingAnAttemptDoesNotHoldTheSlotFromAWaitingCommissioner() async throws {
-        let f = try await Fixture()
-        defer { Task { await f.stop() } }
-        let holder = try await LoopbackNode.start(host: "127.0.0.2")
-        defer { Task { await holder.stop() } }
-        _ = try await HandPASE.begin(from: holder, to: f.device.address)
-        let commissioner = PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(10))
-        await #expect(throws: SecureChannelError.busy) {
-            _ = try await commissioner.establish(with: f.device.address, passcode: 20202021)
+    /// Issue #37 item 3, the rules: an attempt that has not sent Pake1 within the grace (zero
+    /// here) is taken over by a host that had no turn lately, never by one that had, nor once
+    /// Pake1 arrived; its own host's restart replaces it. Nothing is kept for anyone.
+    @Test func aStalledAttemptIsTakenOverOnlyByAHostWhoseTurnItIs() async throws {
+        let f = try await Fixture(pake1Grace: .zero)
+        let first = try await LoopbackNode.start(host: "127.0.0.2")
+        let second = try await LoopbackNode.start(host: "127.0.0.3")
+        defer {
+            Task {
+                for node in [first, second] { await node.stop() }
+                await f.stop()
+            }
         }
-        // The holder restarts: refused while someone waits, and the slot is freed.
-        let (_, _, restart) = try await HandPASE.request(from: holder, to: f.device.address)
-        #expect(restart.opcode == SecureChannelOpcode.statusReport.rawValue)
-        #expect(try StatusReport.decode(restart.payload).secureChannelCode == .busy)
-        // It stays kept for the waiting commissioner, even against the holder's next try.
-        let (_, _, again) = try await HandPASE.request(from: holder, to: f.device.address)
-        #expect(try StatusReport.decode(again.payload).secureChannelCode == .busy)
-        let session = try await commissioner.establish(with: f.device.address, passcode: 20202021)
-        #expect(session.kind == .pase)
+        func answer(_ node: LoopbackNode) async throws -> SecureChannelOpcode? {
+            let (exchange, _, reply) = try await HandPASE.request(from: node, to: f.device.address)
+            await exchange.close()
+            return SecureChannelOpcode(rawValue: reply.opcode)
+        }
+
+        _ = try await HandPASE.begin(from: first, to: f.device.address)
+        #expect(try await answer(second) == .pbkdfParamResponse, "a stalled attempt is taken over")
+        #expect(await f.server.paseTakeovers == 1)
+        #expect(try await answer(first) == .statusReport, "the first host had its turn: BUSY")
+        #expect(try await answer(second) == .pbkdfParamResponse, "a restart replaces the host's own attempt")
+
+        // A commissioner takes the slot over; once its Pake1 arrived, nobody takes it.
+        let commissioner = try await HandPASE.begin(from: f.controller, to: f.device.address)
+        #expect(await f.server.paseTakeovers == 2)
+        let (prover, pake2, right) = try await commissioner.guess(20202021)
+        #expect(right)
+        #expect(try await answer(second) == .statusReport)
+        let (confirmationA, _) = try prover.finish(shareY: pake2.pB, confirmationB: pake2.cB)
+        let status = try await commissioner.exchange.request(
+            opcode: SecureChannelOpcode.pake3.rawValue,
+            payload: Pake3(cA: confirmationA).encoded(), timeout: .seconds(10))
+        #expect(try StatusReport.decode(status.payload).isSuccess)
+        #expect(await f.server.paseFailureCount == 0)
     }
 }

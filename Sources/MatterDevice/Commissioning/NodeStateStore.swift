@@ -34,6 +34,9 @@ public struct NodeStateStore: Sendable {
                 "Nothing was changed; move the file away to mint a new DAC (controllers that pinned the old one see a new device)"
             // Event numbers only have to grow: the node goes on past any number it could have used.
             case "events": "Nothing to do: the node numbers its events from 2^32, so none is used twice, and rewrites the file"
+            case "group-counters":
+                "Nothing was changed; move the file away to start without the group senders' message counters "
+                    + "(a group message captured before could then act once more)"
             default: "Nothing was changed; move the file away to start without it"
             }
         }

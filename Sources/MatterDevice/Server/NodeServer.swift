@@ -55,12 +55,15 @@ public final class NodeServer: Sendable {
         node: MatterNode, configuration: NodeServerConfiguration,
         logger: Logger = Logger(label: "matter.node-server"), publisher: DNSSDPublisher? = nil
     ) async throws {
+        // Read before the socket is bound: a damaged record stops the node here.
+        let groupCounters = try node.stateStore.map { try GroupCounterRecord(store: $0, logger: logger) }
         let transport = try await UDPTransport.bind(
             UDPTransport.Configuration(port: configuration.port, binding: configuration.binding),
             logger: logger)
         let lan = NodeLANLink(transport, clock: node.clock)
         // One clock for the node: its clusters, MRP and the Interaction Model's intervals.
         let manager = ExchangeManager(transport: lan, configuration: configuration.exchange, clock: node.clock, logger: logger)
+        if let groupCounters { await manager.keepGroupCounters(in: groupCounters, restoring: groupCounters.restored) }
         let secureChannel = SecureChannelServer(
             manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
             configuration: configuration.secureChannel, logger: logger)

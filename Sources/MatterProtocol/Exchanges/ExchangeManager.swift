@@ -81,6 +81,7 @@ public actor ExchangeManager {
     private var groupKeys: [UInt16: [GroupOperationalKey]] = [:]
     private var groupCounters: [GroupPeer: PeerMessageCounter] = [:]
     static let maxGroupPeers = 256
+    private var groupCounterStore: (any GroupCounterStore)?
     private var unencryptedCounter = MessageCounter(allowsRollover: true)
     private var nextExchangeID: UInt16
     private var nextWaiterID: UInt64 = 0
@@ -681,7 +682,30 @@ public actor ExchangeManager {
     public func setGroupKeys(_ keys: [GroupOperationalKey]) {
         groupKeys = Dictionary(grouping: keys, by: \.sessionID)
         let fabrics = Set(keys.map(\.fabricIndex))
-        groupCounters = groupCounters.filter { fabrics.contains($0.key.fabricIndex) }
+        let kept = groupCounters.filter { fabrics.contains($0.key.fabricIndex) }
+        guard kept.count != groupCounters.count else { return }
+        groupCounters = kept
+        groupCounterStore?.groupCountersReplaced(groupCounterTable)
+    }
+
+    /// Keeps the group senders' counters in `store` from now on, starting from `restored` (what
+    /// it held): a group message captured before a restart is a duplicate after it. Restored
+    /// counters count every value up to them as received. Call before serving.
+    public func keepGroupCounters(in store: any GroupCounterStore, restoring restored: [GroupPeerCounter]) {
+        for counter in restored.prefix(Self.maxGroupPeers) {
+            groupCounters[counter.peer] = PeerMessageCounter(restoredAt: counter.maxCounter)
+        }
+        groupCounterStore = store
+    }
+
+    /// The group senders' counters held now.
+    public var groupCounterTable: [GroupPeerCounter] {
+        groupCounters.compactMap { peer, counter in
+            counter.maxCounter.map {
+                GroupPeerCounter(
+                    fabricIndex: peer.fabricIndex, sourceNodeID: peer.sourceNodeID, isControl: peer.isControl, maxCounter: $0)
+            }
+        }
     }
 
     /// A group message: opened with a key whose group session ID and group match, its
@@ -710,6 +734,7 @@ public actor ExchangeManager {
             return nil
         }
         let peer = GroupPeer(fabricIndex: key.fabricIndex, sourceNodeID: source, isControl: header.isControlMessage)
+        let previousMax = groupCounters[peer]?.maxCounter
         if var counter = groupCounters[peer] {
             guard counter.acceptEncryptedUnicast(header.messageCounter) == .new else {
                 counters.droppedDuplicate += 1
@@ -723,6 +748,11 @@ public actor ExchangeManager {
                 groupCounters.removeValue(forKey: victim)
             }
             groupCounters[peer] = PeerMessageCounter(synchronizedAt: header.messageCounter)
+        }
+        // Stored before the message acts: a restart right after it still knows the counter.
+        if let store = groupCounterStore, let max = groupCounters[peer]?.maxCounter, max != previousMax {
+            store.groupCounterAdvanced(
+                GroupPeerCounter(fabricIndex: peer.fabricIndex, sourceNodeID: source, isControl: peer.isControl, maxCounter: max))
         }
         let ph: ProtocolHeader
         let payload: [UInt8]

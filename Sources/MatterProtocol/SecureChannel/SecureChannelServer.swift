@@ -14,18 +14,28 @@ public actor SecureChannelServer: ProtocolHandler {
         public var stepTimeout: Duration
         /// Wait time announced in a BUSY StatusReport.
         public var busyRetryDelay: Duration
-        /// How long the PASE slot stays kept for the hosts that were answered BUSY, once the
-        /// attempt they waited on ends or restarts.
-        public var slotReservation: Duration
+        /// How long an admitted initiator may take to send Pake1 before a request from another
+        /// host may take the PASE slot over. In between it derives w0 and w1 from the passcode
+        /// (PBKDF2, spec 3.9: at most 100 000 iterations, well under a second on a phone);
+        /// a holder that stays silent longer keeps nobody else out (issue #37 item 3).
+        /// The spec's per-step wait (`stepTimeout`, kExpectedHighProcessingTime: 30 s) still
+        /// applies while no one else asks.
+        public var pake1Grace: Duration
+        /// How long a host that was given the slot counts as having had its turn: it cannot take
+        /// a stalled attempt over in that time, so two addresses cannot hand the slot back and
+        /// forth past a commissioner. One PASE establishment's bound (spec 5.5: 60 s).
+        public var turnMemory: Duration
 
         public init(
             maxPASEFailures: Int = 20, stepTimeout: Duration = .seconds(30),
-            busyRetryDelay: Duration = .milliseconds(500), slotReservation: Duration = .seconds(10)
+            busyRetryDelay: Duration = .milliseconds(500), pake1Grace: Duration = .seconds(3),
+            turnMemory: Duration = .seconds(60)
         ) {
             self.maxPASEFailures = maxPASEFailures
             self.stepTimeout = stepTimeout
             self.busyRetryDelay = busyRetryDelay
-            self.slotReservation = slotReservation
+            self.pake1Grace = pake1Grace
+            self.turnMemory = turnMemory
         }
     }
 
@@ -38,6 +48,11 @@ public actor SecureChannelServer: ProtocolHandler {
         let attempt: UInt64
         let exchange: Exchange
         let peerHost: String?
+        /// When the host was given the slot; a restart keeps it, so restarting never renews
+        /// the grace before Pake1.
+        let since: Duration
+        /// Pake1 arrived: the attempt is under way and no longer taken over.
+        var sentPake1 = false
     }
 
     public nonisolated let manager: ExchangeManager
@@ -47,10 +62,9 @@ public actor SecureChannelServer: ProtocolHandler {
     var window: PASEWindow?
     var activePASE: ActivePASE?
     var nextAttempt: UInt64 = 0
-    /// Hosts answered BUSY during the attempt in progress. While one waits, the slot's holder
-    /// may not restart its attempt: the slot goes to the waiting hosts for a while instead.
-    var waitingHosts: Set<String?> = []
-    var reservation: (hosts: Set<String?>, until: Duration)?
+    /// When each host was last given the slot (at most `maxTurnsKept`, within `turnMemory`).
+    var turns: [String?: Duration] = [:]
+    static let maxTurnsKept = 64
 
     public init(
         manager: ExchangeManager, fabrics: (any FabricProvider)? = nil,
@@ -83,8 +97,8 @@ public actor SecureChannelServer: ProtocolHandler {
 
     /// Failed PASE attempts since the window opened.
     public var paseFailureCount: Int { window?.failures ?? 0 }
-    /// Hosts answered BUSY while another held the PASE slot; the slot goes to them next.
-    public var hostsWaitingForPASE: Int { waitingHosts.count }
+    /// Stalled PASE attempts (no Pake1 within `pake1Grace`) another host's request took over.
+    public private(set) var paseTakeovers = 0
     /// PBKDFParamRequests whose admission is decided (admitted, BUSY or window closed), so a
     /// test knows when a burst of them has stopped competing for the slot.
     public private(set) var paseRequestsDecided = 0
@@ -111,50 +125,63 @@ public actor SecureChannelServer: ProtocolHandler {
         case busy
     }
 
-    /// Admits one PASE at a time. A new request from the host of the attempt in
-    /// progress replaces it (the initiator restarted); others get BUSY.
+    /// Admits one PASE at a time, reserving nothing for anyone. A new request from the host
+    /// of the attempt in progress replaces it (the initiator restarted) but keeps its start.
+    /// A request from another host gets BUSY, unless the attempt has not sent Pake1 within
+    /// `pake1Grace` and the requester has not had its turn lately: then it takes the slot over.
+    /// A silent holder thus delays a commissioner by the grace, not by `stepTimeout`, and any
+    /// number of requests from one or two addresses cannot outrun a new one.
     func admitPASE(exchange: Exchange, peer: SocketAddress) async -> PASEAdmission {
         defer { paseRequestsDecided += 1 }
         guard let window else { return .windowClosed }
         let host = peer.ipAddress
-        if let reserved = reservation {
-            if manager.clock.now >= reserved.until {
-                reservation = nil
-            } else if activePASE == nil, !reserved.hosts.contains(host) {
-                return .busy
-            }
-        }
+        let now = manager.clock.now
+        var since = now
         if let active = activePASE {
-            guard active.peerHost == host else {
-                waitingHosts.insert(host)
-                return .busy
+            if active.peerHost == host {
+                since = active.since
+            } else {
+                guard !active.sentPake1, now >= active.since + configuration.pake1Grace, hadNoTurnLately(host, now: now) else {
+                    return .busy
+                }
+                paseTakeovers += 1
+                logger.info(
+                    "PASE slot taken over from a holder silent since its PBKDFParamResponse",
+                    metadata: ["holder": "\(active.peerHost ?? "?")", "requester": "\(host ?? "?")"])
             }
             activePASE = nil
             await active.exchange.close()
-            // Restarting while others wait would hold the slot for ever (a request every few
-            // seconds keeps every other commissioner at BUSY): the slot goes to those waiting.
-            if !waitingHosts.isEmpty {
-                reservation = (waitingHosts, manager.clock.now + configuration.slotReservation)
-                waitingHosts = []
-                return .busy
-            }
-            // The window may have changed while closing.
+            // The window, or the slot, may have changed while closing.
             guard activePASE == nil, self.window != nil else { return .busy }
         }
         nextAttempt += 1
-        activePASE = ActivePASE(attempt: nextAttempt, exchange: exchange, peerHost: host)
-        if reservation?.hosts.contains(host) == true { reservation = nil }
+        activePASE = ActivePASE(attempt: nextAttempt, exchange: exchange, peerHost: host, since: since)
+        recordTurn(host, now: now)
         return .admitted(nextAttempt, window.parameters)
+    }
+
+    private func hadNoTurnLately(_ host: String?, now: Duration) -> Bool {
+        guard let last = turns[host] else { return true }
+        return now >= last + configuration.turnMemory
+    }
+
+    private func recordTurn(_ host: String?, now: Duration) {
+        turns = turns.filter { now < $0.value + configuration.turnMemory }
+        if turns[host] == nil, turns.count >= Self.maxTurnsKept, let oldest = turns.min(by: { $0.value < $1.value }) {
+            turns.removeValue(forKey: oldest.key)
+        }
+        turns[host] = now
+    }
+
+    /// Pake1 arrived on this attempt: it is under way.
+    func pake1Received(attempt: UInt64) {
+        guard activePASE?.attempt == attempt else { return }
+        activePASE?.sentPake1 = true
     }
 
     func finishPASE(attempt: UInt64) {
         guard activePASE?.attempt == attempt else { return }
         activePASE = nil
-        // Those that waited on this attempt get the slot first.
-        if !waitingHosts.isEmpty {
-            reservation = (waitingHosts, manager.clock.now + configuration.slotReservation)
-            waitingHosts = []
-        }
     }
 
     /// Counts a failed attempt; closes the window at the limit. Returns the count.

@@ -84,3 +84,32 @@ struct GroupPeer: Hashable {
     let sourceNodeID: UInt64
     let isControl: Bool
 }
+
+/// The largest message counter accepted from one group sender, as a node keeps it across
+/// restarts: group counters are trust-first (spec 4.6.5.2), so a node that forgot them would
+/// take a captured group message as the sender's first and act on it again.
+public struct GroupPeerCounter: Sendable, Hashable, Codable {
+    public var fabricIndex: FabricIndex
+    public var sourceNodeID: UInt64
+    public var isControl: Bool
+    public var maxCounter: UInt32
+
+    public init(fabricIndex: FabricIndex, sourceNodeID: UInt64, isControl: Bool, maxCounter: UInt32) {
+        self.fabricIndex = fabricIndex
+        self.sourceNodeID = sourceNodeID
+        self.isControl = isControl
+        self.maxCounter = maxCounter
+    }
+
+    var peer: GroupPeer { GroupPeer(fabricIndex: fabricIndex, sourceNodeID: sourceNodeID, isControl: isControl) }
+}
+
+/// Where an exchange manager keeps its group senders' counters (the node's state directory).
+/// Called on the manager's actor, before the message that moved a counter is handed on, so
+/// keep it quick (an append).
+public protocol GroupCounterStore: Sendable {
+    /// A sender's counter moved (or a first message from it set it).
+    func groupCounterAdvanced(_ counter: GroupPeerCounter)
+    /// The table lost senders (their fabric has no group key any more): this is all of it.
+    func groupCountersReplaced(_ counters: [GroupPeerCounter])
+}

@@ -25,6 +25,13 @@ public struct PeerMessageCounter: Sendable, Hashable {
         maxCounter = value
     }
 
+    /// Restored at `value` from storage, which keeps no window: every counter up to it counts
+    /// as received (a message just below it that never arrived is lost, never replayed).
+    public init(restoredAt value: UInt32) {
+        maxCounter = value
+        window = .max
+    }
+
     private enum Position { case future, max, inWindow(UInt32), beforeWindow }
 
     private func position(_ counter: UInt32, rollover: Bool, max: UInt32) -> Position {

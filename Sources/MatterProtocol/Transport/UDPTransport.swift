@@ -52,6 +52,9 @@ public final class UDPTransport: DatagramTransport {
     private let group: any EventLoopGroup
     private let fanoutToken: GroupFanout.Token
     private let binding: Binding
+    /// A transport off port 5540 that listens for groups: sockets on its own addresses, port
+    /// 5540, for group messages sent there by unicast (see `setMulticastGroups`).
+    private let groupPortChannels = NIOLockedValueBox<[any Channel]>([])
     /// Send-only IPv6 sockets for group messages, one per interface (IPV6_MULTICAST_IF).
     private let groupSenders = NIOLockedValueBox<[Int: any Channel]>([:])
 
@@ -109,13 +112,7 @@ public final class UDPTransport: DatagramTransport {
             bufferingPolicy: .bufferingNewest(max(1, configuration.inboundQueueLimit)))
         let overflow = NIOLockedValueBox<UInt64>(0)
         let fanoutToken = GroupFanout.Token()
-        let targets: [(host: String, v6Only: Bool?)]
-        switch configuration.binding {
-        case .dualStack: targets = [("::", false)]
-        case .ipv4: targets = [("0.0.0.0", nil)]
-        case .ipv6Only: targets = [("::", true)]
-        case .addresses(let hosts): targets = hosts.map { ($0, $0.contains(":") ? true : nil) }
-        }
+        let targets = bindTargets(configuration.binding)
         var channels: [any Channel] = []
         var port = configuration.port
         do {
@@ -128,7 +125,7 @@ public final class UDPTransport: DatagramTransport {
                             try channel.pipeline.syncOperations.addHandler(
                                 InboundDatagramHandler(
                                     continuation: continuation, overflow: overflow,
-                                    fanoutID: ObjectIdentifier(fanoutToken)))
+                                    role: .main(ObjectIdentifier(fanoutToken))))
                         }
                     }
                 if let v6Only = target.v6Only {
@@ -149,6 +146,16 @@ public final class UDPTransport: DatagramTransport {
             channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
             ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken,
             binding: configuration.binding)
+    }
+
+    /// The addresses a binding opens sockets on, and IPV6_V6ONLY for each (nil: IPv4).
+    private static func bindTargets(_ binding: Binding) -> [(host: String, v6Only: Bool?)] {
+        switch binding {
+        case .dualStack: [("::", false)]
+        case .ipv4: [("0.0.0.0", nil)]
+        case .ipv6Only: [("::", true)]
+        case .addresses(let hosts): hosts.map { ($0, $0.contains(":") ? true : nil) }
+        }
     }
 
     public func send(_ bytes: [UInt8], to address: SocketAddress) {
@@ -180,6 +187,10 @@ public final class UDPTransport: DatagramTransport {
     ///   5540 gets the messages there;
     /// - a node on another port also binds a socket to each address, port 5540, with
     ///   SO_REUSEADDR (possible while no socket holds 5540 exclusively, e.g. other processes);
+    /// - such a node also listens on its own addresses, port 5540, SO_REUSEADDR, for group
+    ///   messages sent there by unicast (a sender on loopback, where Linux has no multicast):
+    ///   the kernel gives each such datagram to one of the sockets only, so its node hands it
+    ///   to the process's other group listeners (issue #37: with no node on 5540 nobody got it);
     /// - and every transport of the process hands the group messages it receives to the
     ///   other transports that listen for groups (a node on 5540 holds the port exclusively).
     /// Copies that arrive twice are duplicates to the receiver's group counters.
@@ -197,6 +208,7 @@ public final class UDPTransport: DatagramTransport {
             }
         }
         GroupFanout.shared.set(listening: !addresses.isEmpty, id: ObjectIdentifier(fanoutToken), continuation: continuation)
+        if port != GroupMulticast.port { await setGroupPortListening(!addresses.isEmpty) }
         var failures: [String: String] = [:]
         for address in addresses.sorted() where current[address] == nil {
             do {
@@ -214,6 +226,37 @@ public final class UDPTransport: DatagramTransport {
             }
         }
         return failures
+    }
+
+    /// Opens (or closes) the unicast sockets on port 5540; one that cannot be bound (a socket
+    /// holds the port exclusively, e.g. a node on 5540, whose fan-out serves instead) is left out.
+    private func setGroupPortListening(_ listening: Bool) async {
+        let open = groupPortChannels.withLockedValue { $0 }
+        if !listening {
+            groupPortChannels.withLockedValue { $0 = [] }
+            for channel in open { try? await channel.close() }
+            return
+        }
+        guard open.isEmpty else { return }
+        let (continuation, overflow, id) = (self.continuation, self.overflow, ObjectIdentifier(fanoutToken))
+        var opened: [any Channel] = []
+        for target in Self.bindTargets(binding) {
+            var bootstrap = DatagramBootstrap(group: group)
+                .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(ChannelOptions.receivePacketInfo, value: true)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            InboundDatagramHandler(continuation: continuation, overflow: overflow, role: .groupPort(id)))
+                    }
+                }
+            if let v6Only = target.v6Only {
+                bootstrap = bootstrap.channelOption(
+                    ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_V6ONLY)), value: v6Only ? 1 : 0)
+            }
+            if let channel = try? await bootstrap.bind(host: target.host, port: GroupMulticast.port).get() { opened.append(channel) }
+        }
+        groupPortChannels.withLockedValue { $0 = opened }
     }
 
     /// The multicast addresses listened on now.
@@ -303,7 +346,7 @@ public final class UDPTransport: DatagramTransport {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        InboundDatagramHandler(continuation: continuation, overflow: overflow, fanoutID: nil))
+                        InboundDatagramHandler(continuation: continuation, overflow: overflow, role: .group))
                 }
             }
             .bind(to: target).get()
@@ -319,6 +362,7 @@ public final class UDPTransport: DatagramTransport {
         for c in channels { try? await c.close() }
         GroupFanout.shared.set(listening: false, id: ObjectIdentifier(fanoutToken), continuation: continuation)
         for c in groupChannels.withLockedValue({ $0.values.compactMap { $0 } }) { try? await c.close() }
+        for c in groupPortChannels.withLockedValue({ $0 }) { try? await c.close() }
         for c in groupSenders.withLockedValue({ Array($0.values) }) { try? await c.close() }
         continuation.finish()
     }
@@ -328,33 +372,51 @@ public final class UDPTransport: DatagramTransport {
 private final class InboundDatagramHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
+    /// Which of the transport's sockets this is.
+    enum Role {
+        /// The node's own socket (its identity in the fan-out): a group message that came to it
+        /// goes to the process's other group listeners too, which may not be able to bind the
+        /// port it came to.
+        case main(ObjectIdentifier)
+        /// Bound to one group address on port 5540: what it gets is the node's alone (every
+        /// listener binds its own), and closing it (the node left the group) ends nothing.
+        case group
+        /// The node's addresses on port 5540: group messages only (nothing else sent to 5540
+        /// is the node's), and those sent by unicast go to the other listeners too, since the
+        /// kernel gave the datagram to this socket alone. Multicast copies reach every
+        /// listener's group sockets already: dropped here.
+        case groupPort(ObjectIdentifier)
+    }
+
     private let continuation: AsyncStream<InboundDatagram>.Continuation
     private let overflow: NIOLockedValueBox<UInt64>
-    /// The transport's fan-out identity; nil for a group socket: closing one (the node left
-    /// the group) does not end the node's stream, and what it gets is the node's alone
-    /// (every listener binds its own).
-    private let fanoutID: ObjectIdentifier?
+    private let role: Role
 
-    init(
-        continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
-        fanoutID: ObjectIdentifier?
-    ) {
+    init(continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>, role: Role) {
         self.continuation = continuation
         self.overflow = overflow
-        self.fanoutID = fanoutID
+        self.role = role
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         var buffer = envelope.data
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        // Session type 1 (group) in the security flags.
+        let isGroupMessage = bytes.count > 3 && bytes[3] & 0x03 == 1
+        var fanoutID: ObjectIdentifier?
+        switch role {
+        case .main(let id): fanoutID = id
+        case .group: break
+        case .groupPort(let id):
+            guard isGroupMessage, envelope.metadata?.packetInfo?.destinationAddress.isMulticast != true else { return }
+            fanoutID = id
+        }
         let datagram = InboundDatagram(bytes: bytes, source: envelope.remoteAddress)
         if case .dropped = continuation.yield(datagram) {
             overflow.withLockedValue { $0 += 1 }
         }
-        // A group message (session type 1 in the security flags) on a node's own socket: the
-        // process's other group listeners may not be able to bind the port it came to.
-        if let fanoutID, bytes.count > 3, bytes[3] & 0x03 == 1 {
+        if let fanoutID, isGroupMessage {
             GroupFanout.shared.forward(datagram, from: fanoutID)
         }
     }
@@ -363,7 +425,7 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 
     func channelInactive(context: ChannelHandlerContext) {
-        if fanoutID != nil { continuation.finish() }
+        if case .main = role { continuation.finish() }
         context.fireChannelInactive()
     }
 }

@@ -28,7 +28,7 @@ extension SecureChannelServer {
         await manager.pinUnsecuredSession(message.session.handle, true)
         do {
             let info = try await performPASE(
-                exchange: exchange, request: message, parameters: parameters,
+                exchange: exchange, request: message, attempt: attempt, parameters: parameters,
                 reservedSessionID: &reservedSessionID, verdictGiven: &verdictGiven)
             await manager.pinUnsecuredSession(message.session.handle, false)
             logger.info("PASE session established", metadata: ["session": "\(info.localSessionID)", "peer": "\(info.peerAddress)"])
@@ -63,7 +63,7 @@ extension SecureChannelServer {
     }
 
     private nonisolated func performPASE(
-        exchange: Exchange, request message: Message, parameters: PASEVerifierParameters,
+        exchange: Exchange, request message: Message, attempt: UInt64, parameters: PASEVerifierParameters,
         reservedSessionID: inout UInt16?,
         verdictGiven: inout Bool
     ) async throws(SecureChannelError) -> SessionInfo {
@@ -84,6 +84,7 @@ extension SecureChannelServer {
         try await exchange.send(.pbkdfParamResponse, responseBytes)
 
         let pake1 = try Pake1(decoding: try await exchange.receive(expecting: .pake1, timeout: configuration.stepTimeout).payload)
+        await pake1Received(attempt: attempt)
         let context = Spake2p.matterContext(pbkdfParamRequest: message.payload, pbkdfParamResponse: responseBytes)
         let keys: Spake2pKeys
         let shareY: [UInt8]
