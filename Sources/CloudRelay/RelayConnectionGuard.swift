@@ -63,6 +63,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var frameLimiter: RelayFrameLimiter
     /// Closing after a protocol error or a flood: nothing more is passed on.
     private var closing = false
+    /// Reading is paused: the connection's home or address is over its limit, so its bytes
+    /// wait in the kernel (TCP pushes back on the sender) instead of costing the relay a read.
+    private var paused = false
+    private var readWanted = false
+    static let sharedLimitPause = TimeAmount.milliseconds(50)
 
     init(limiter: ConnectionLimiter, traffic: RelayTraffic, connection: ConnectionTraffic, headTimeout: TimeAmount) {
         self.limiter = limiter
@@ -95,6 +100,14 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
         }
         context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard !paused else {
+            readWanted = true
+            return
+        }
+        context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -144,6 +157,19 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             return true
         }
         for (reason, count) in dropped { traffic.metrics.rejected(reason, count: count) }
+        if dropped[.homeRateLimited] != nil || dropped[.addressRateLimited] != nil, !paused {
+            // Shed before it costs other homes: read this connection again only after a pause.
+            paused = true
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: Self.sharedLimitPause) {
+                let (handler, context) = loopBound.value
+                handler.paused = false
+                if handler.readWanted {
+                    handler.readWanted = false
+                    context.read()
+                }
+            }
+        }
         guard let kept, !flooded else {
             if flooded {
                 traffic.logger.notice("frame flood; closing the connection", metadata: ["address": "\(connection.address)"])
@@ -177,7 +203,6 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         limiter.release(connection.address)
-        traffic.closed(context.channel)
         context.fireChannelInactive()
     }
 
@@ -285,7 +310,9 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {
         // A connection the request-head timeout closed ends without an error line of its own.
+        // Its entry stays until here: the server may get round to handling it after it closed.
         let connection = traffic.connection(value.channel)
         await base.handle(value: value, logger: connection.map { logger.silencedAfterTimeout(of: $0) } ?? logger)
+        traffic.closed(value.channel)
     }
 }
