@@ -18,6 +18,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY DeviceProfiles /opt/mattersim/DeviceProfiles
 COPY scripts/docker/entrypoint.sh /usr/local/bin/mattersim-entrypoint
+COPY scripts/docker/relay-init.sh /opt/mattersim/relay-init.sh
 WORKDIR /var/lib/mattersim
 ENTRYPOINT ["/usr/local/bin/mattersim-entrypoint"]
 CMD ["matter-sim", "--help"]

@@ -4,7 +4,10 @@
 # commissions every device (attestation against the published test PAA), drives each cluster,
 # injects faults through the compose relay (a device's LAN pulled with `matter-sim fault`, then
 # the relay container stopped) and checks the connectivity and locality `homectl devices --json`
-# reports; then `docker-compose down -v`, also after a failure. Needs root.
+# reports; checks the secrets the relay made at its first start (root-only files, none in the
+# compose file, no home token or token on a command line in a device, a device credential
+# refused as a controller and for registrations); then `docker-compose down -v`, also after a
+# failure. Needs root.
 #
 #   scripts/compose-test.sh [--full] [--fleet REPLICAS SIZE]
 #
@@ -165,6 +168,40 @@ if [ "$seen" -ge "${#DEVICES[@]}" ]; then pass "up: the controller discovers $se
 TOKEN="$("${DC[@]}" exec -T relay cat /run/mattersim/home-token | tr -d '\r\n')"
 [ -n "$TOKEN" ] && pass "the relay registered the home" || fail "no home token from the relay"
 RELAY=(--relay ws://relay:8080 --relay-token "$TOKEN")
+
+# --- secrets (issue #37 item 6) --------------------------------------------------------------
+# None in the compose file; the relay's are root-only files; no device holds the home token
+# or has a token on a command line; a device's credential is refused as a controller and for
+# registrations; a placeholder admin token opens nothing.
+mode="$("${DC[@]}" exec -T relay stat -c %a /var/lib/mattersim/admin-token /run/mattersim/home-token | tr -d '\r' | sort -u)"
+[ "$mode" = 600 ] && pass "the relay's admin and home tokens are root-only files" || fail "token file modes: $mode"
+grep -qiE 'change-me|ADMIN_TOKEN:|mr[hd]_' docker-compose.yml && fail "docker-compose.yml holds a secret" || pass "docker-compose.yml holds no secret"
+leaks=0
+for device in light plug blind; do
+  # shellcheck disable=SC2016
+  "${DC[@]}" exec -T "$device" sh -c '[ ! -e /run/mattersim/home-token ] && ! cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" " " | grep -q "mr[hd]_"' \
+    || { leaks=$((leaks + 1)); echo "compose: $device holds the home token or a token on a command line"; }
+done
+[ "$leaks" = 0 ] && pass "no device holds the home token or a token on its command line" || fail "$leaks devices leak tokens"
+CREDENTIAL="$("${DC[@]}" exec -T light sed -n 's/^  credential: //p' /run/mattersim-relay/cloud.yaml | tr -d '\r\n')"
+HOME_ID="$("${DC[@]}" exec -T relay matter-relay home list --database /var/lib/mattersim/relay.sqlite | awk '/Compose Home/ { print $1 }' | tr -d '\r')"
+# status METHOD PATH BEARER [JSON]: the HTTP status the relay (its port published on loopback) answers.
+status() {
+  python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+method, path, bearer = sys.argv[1:4]
+data = sys.argv[4].encode() if len(sys.argv) > 4 else None
+request = urllib.request.Request("http://127.0.0.1:8080" + path, data=data, method=method,
+    headers={"Authorization": "Bearer " + bearer, "Content-Type": "application/json"})
+try: print(urllib.request.urlopen(request, timeout=5).status)
+except urllib.error.HTTPError as e: print(e.code)
+except Exception as e: print("error", e)
+PY
+}
+got="$(status GET "/v1/homes/$HOME_ID/devices" "$CREDENTIAL") $(status POST "/v1/homes/$HOME_ID/devices" "$CREDENTIAL" '{"deviceID":"SIM-PLUG-0001"}') $(status GET /v1/controller "$CREDENTIAL")"
+[ "$got" = "401 401 401" ] && pass "a device credential lists, registers and controls nothing (401 401 401)" || fail "a device credential got $got"
+got="$(status GET /v1/admin/homes change-me) $(status GET "/v1/homes/$HOME_ID/devices" "$TOKEN")"
+[ "$got" = "401 200" ] && pass "admin API closed to change-me; the home token works (401 200)" || fail "admin change-me / home token: $got"
 
 # --- commissioning -------------------------------------------------------------------------
 ctl sh -c 'mkdir -p /var/lib/mattersim/trust && cp /opt/mattersim/DeviceProfiles/credentials/paa/*.pem \

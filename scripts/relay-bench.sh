@@ -57,6 +57,9 @@ printf '%s\n' "$ADMIN_TOKEN" > "$WORK/admin-token"
 limits=(--max-connections-per-address $((DEVICES + IDLE + 64)))
 [ $((RATE * 2)) -le 1000 ] || limits+=(--max-frames-per-second $((RATE * 2)))
 [ $((RATE * 4)) -le 4000 ] || limits+=(--frame-burst $((RATE * 4)))
+# The bench home's commands and answers together, and everything from loopback, with room to spare.
+[ $((RATE * 4)) -le 10000 ] || limits+=(--max-frames-per-second-per-home $((RATE * 4)))
+[ $((RATE * 8)) -le 20000 ] || limits+=(--max-frames-per-second-per-address $((RATE * 8)))
 "$BIN" serve --host 127.0.0.1 --port 0 --database "$WORK/relay.sqlite" --admin-token-file "$WORK/admin-token" \
   "${limits[@]}" --log-level error > "$WORK/serve.log" 2>&1 &
 SERVER_PID=$!

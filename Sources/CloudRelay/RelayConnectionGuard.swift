@@ -38,7 +38,10 @@ final class ConnectionLimiter: Sendable {
 /// line) within the timeout, the way a slow or silent client holds a socket forever. Once
 /// the relay answered 101 (a WebSocket), it reads each frame header the client sends and
 /// closes (1002) on an unmasked one, as RFC 6455 5.1 requires of a server; the WebSocket
-/// library below accepts them.
+/// library below accepts them. There too it counts each data message as it arrives against
+/// the connection's, its address's and its home's frame limits (`RelayTraffic`): a message
+/// past one is cut out of the byte stream here, before anything decodes or queues it, and a
+/// sustained flood closes the connection (1008) however fast the relay reads the rest.
 final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -46,7 +49,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = ByteBuffer
 
     private let limiter: ConnectionLimiter
-    private let address: String
+    private let traffic: RelayTraffic
+    private let connection: ConnectionTraffic
     private let headTimeout: TimeAmount
     private var timer: Scheduled<Void>?
     /// Bytes of the request head seen so far, up to its end.
@@ -56,16 +60,32 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var upgraded = false
     private var sawResponse = false
     private var frames = ClientFrameReader()
+    private var frameLimiter: RelayFrameLimiter
+    /// Closing after a protocol error or a flood: nothing more is passed on.
+    private var closing = false
+    /// Reading is paused: the connection's home or address is over its limit, so its bytes
+    /// wait in the kernel (TCP pushes back on the sender) instead of costing the relay a read.
+    private var paused = false
+    private var readWanted = false
+    static let sharedLimitPause = TimeAmount.milliseconds(50)
 
-    init(limiter: ConnectionLimiter, address: String, headTimeout: TimeAmount) {
+    init(limiter: ConnectionLimiter, traffic: RelayTraffic, connection: ConnectionTraffic, headTimeout: TimeAmount) {
         self.limiter = limiter
-        self.address = address
+        self.traffic = traffic
+        self.connection = connection
         self.headTimeout = headTimeout
+        frameLimiter = RelayFrameLimiter(framesPerSecond: traffic.framesPerSecond, burst: traffic.frameBurst, now: traffic.clock.now)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: headTimeout) { loopBound.value.close(promise: nil) }
+        let (connection, log) = (connection, traffic.headTimeouts)
+        timer = context.eventLoop.scheduleTask(in: headTimeout) {
+            // Its end is not an error of the server's: counted and summarized instead.
+            connection.timedOut = true
+            log.record()
+            loopBound.value.close(promise: nil)
+        }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -73,23 +93,31 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             sawResponse = true
             let buffer = unwrapOutboundIn(data)
             upgraded = buffer.readableBytesView.starts(with: Array("HTTP/1.1 101".utf8))
+            if upgraded {
+                // The connection's burst starts with its WebSocket.
+                frameLimiter = RelayFrameLimiter(
+                    framesPerSecond: traffic.framesPerSecond, burst: traffic.frameBurst, now: traffic.clock.now)
+            }
         }
         context.write(data, promise: promise)
     }
 
+    func read(context: ChannelHandlerContext) {
+        guard !paused else {
+            readWanted = true
+            return
+        }
+        context.read()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        let buffer = unwrapInboundIn(data)
         if upgraded {
-            guard frames.read(unwrapInboundIn(data)) else {
-                // Close 1002 (protocol error), written here, below the WebSocket layer.
-                let close = context.channel.allocator.buffer(bytes: [0x88, 0x02, 0x03, 0xEA])
-                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in loopBound.value.close(promise: nil) }
-                upgraded = false
-                return
-            }
+            readFrames(context: context, buffer)
+            return
         }
         if !headComplete {
-            let buffer = unwrapInboundIn(data)
             recent.append(contentsOf: buffer.readableBytesView)
             if recent.count > 3, Self.containsHeadEnd(recent) {
                 headComplete = true
@@ -102,9 +130,79 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelRead(data)
     }
 
+    /// Passes on the frames of `buffer` within the limits; closes on an unmasked frame or a flood.
+    private func readFrames(context: ChannelHandlerContext, _ buffer: ByteBuffer) {
+        let now = traffic.clock.now
+        var dropped: [RelayRejection: Int] = [:]
+        var flooded = false
+        let kept = frames.read(buffer) { () -> Bool in
+            switch frameLimiter.admit(at: now) {
+            case .pass: break
+            case .drop:
+                dropped[.rateLimited, default: 0] += 1
+                return false
+            case .close:
+                dropped[.rateLimited, default: 0] += 1
+                flooded = true
+                return false
+            }
+            guard traffic.addresses.take(connection.address, at: now) else {
+                dropped[.addressRateLimited, default: 0] += 1
+                return false
+            }
+            if let home = connection.home, !traffic.homes.take(home, at: now) {
+                dropped[.homeRateLimited, default: 0] += 1
+                return false
+            }
+            return true
+        }
+        for (reason, count) in dropped { traffic.metrics.rejected(reason, count: count) }
+        if dropped[.homeRateLimited] != nil || dropped[.addressRateLimited] != nil, !paused {
+            // Shed before it costs other homes: read this connection again only after a pause.
+            paused = true
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: Self.sharedLimitPause) {
+                let (handler, context) = loopBound.value
+                handler.paused = false
+                if handler.readWanted {
+                    handler.readWanted = false
+                    context.read()
+                }
+            }
+        }
+        guard let kept, !flooded else {
+            if flooded {
+                traffic.logger.notice("frame flood; closing the connection", metadata: ["address": "\(connection.address)"])
+            }
+            // Close 1008 (policy violation) or 1002 (protocol error), written here, below the WebSocket layer.
+            let close = flooded ? Self.closeFrame(code: 1008, reason: "frame rate limit exceeded") : Self.closeFrame(code: 1002, reason: "")
+            closing = true
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: close))).whenComplete { _ in
+                loopBound.value.close(promise: nil)
+            }
+            return
+        }
+        if kept.count == 1, kept[0].count == buffer.readableBytes {
+            context.fireChannelRead(wrapInboundOut(buffer))
+            return
+        }
+        for range in kept {
+            if let slice = buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count) {
+                context.fireChannelRead(wrapInboundOut(slice))
+            }
+        }
+    }
+
+    /// An unmasked server frame closing the connection with `code`.
+    static func closeFrame(code: UInt16, reason: String) -> [UInt8] {
+        let payload = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8.prefix(123))
+        return [0x88, UInt8(payload.count)] + payload
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
-        limiter.release(address)
+        limiter.release(connection.address)
         context.fireChannelInactive()
     }
 
@@ -116,31 +214,66 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 }
 
-/// Follows the frames a WebSocket client sends, header by header, across reads.
+/// Follows the frames a WebSocket client sends, header by header, across reads, and cuts
+/// out the data messages (every frame of a fragmented one) the caller refuses.
 struct ClientFrameReader {
     private var header: [UInt8] = []
     private var payloadLeft = 0
+    /// The frame being read is cut out.
+    private var dropping = false
+    /// The data message being read (its continuation frames) is cut out.
+    private var droppingMessage = false
 
-    /// Consumes `buffer`; false as soon as a frame header without the mask bit is seen.
-    mutating func read(_ buffer: ByteBuffer) -> Bool {
-        var bytes = buffer.readableBytesView[...]
-        while !bytes.isEmpty {
-            if payloadLeft > 0 {
-                let n = min(payloadLeft, bytes.count)
-                payloadLeft -= n
-                bytes = bytes.dropFirst(n)
-                continue
+    /// Consumes `buffer`; `admit` is asked once per data message, at its first byte. Returns
+    /// the byte ranges (offsets into the readable bytes) to pass on, nil as soon as a frame
+    /// header without the mask bit is seen. Control frames are always passed on.
+    mutating func read(_ buffer: ByteBuffer, admit: () -> Bool) -> [Range<Int>]? {
+        var kept: [Range<Int>] = []
+        func keep(_ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            if let last = kept.last, last.upperBound == range.lowerBound {
+                kept[kept.count - 1] = last.lowerBound..<range.upperBound
+            } else {
+                kept.append(range)
             }
-            header.append(bytes.removeFirst())
-            guard header.count >= 2 else { continue }
-            guard header[1] & 0x80 != 0 else { return false }
-            let short = Int(header[1] & 0x7F)
-            let extended = short == 126 ? 2 : short == 127 ? 8 : 0
-            guard header.count == 2 + extended + 4 else { continue }  // length, then the masking key
-            payloadLeft = extended == 0 ? short : header[2..<(2 + extended)].reduce(0) { $0 << 8 | Int($1) }
-            header = []
         }
-        return true
+        let unmasked = buffer.withUnsafeReadableBytes { bytes -> Bool in
+            var i = 0
+            while i < bytes.count {
+                if payloadLeft > 0 {
+                    let n = min(payloadLeft, bytes.count - i)
+                    if !dropping { keep(i..<i + n) }
+                    payloadLeft -= n
+                    i += n
+                    continue
+                }
+                let byte = bytes[i]
+                if header.isEmpty {
+                    // A frame starts: control frames pass, continuations follow their message.
+                    let opcode = byte & 0x0F
+                    if opcode & 0x08 != 0 {
+                        dropping = false
+                    } else if opcode == 0 {
+                        dropping = droppingMessage
+                    } else {
+                        dropping = !admit()
+                        droppingMessage = dropping
+                    }
+                }
+                header.append(byte)
+                if !dropping { keep(i..<i + 1) }
+                i += 1
+                guard header.count >= 2 else { continue }
+                guard header[1] & 0x80 != 0 else { return true }
+                let short = Int(header[1] & 0x7F)
+                let extended = short == 126 ? 2 : short == 127 ? 8 : 0
+                guard header.count == 2 + extended + 4 else { continue }  // length, then the masking key
+                payloadLeft = extended == 0 ? short : header[2..<(2 + extended)].reduce(0) { $0 << 8 | Int($1) }
+                header = []
+            }
+            return false
+        }
+        return unmasked ? nil : kept
     }
 }
 
@@ -150,6 +283,7 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
     let base: Base
     let limiter: ConnectionLimiter
+    let traffic: RelayTraffic
     let headTimeout: Duration
 
     struct Refused: Error {}
@@ -161,17 +295,24 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
             channel.close(promise: nil)
             return channel.eventLoop.makeFailedFuture(Refused())
         }
+        let connection = traffic.opened(channel, address: address)
         do {
             try channel.pipeline.syncOperations.addHandler(
-                ConnectionGuardHandler(limiter: limiter, address: address, headTimeout: TimeAmount(headTimeout)), position: .first)
+                ConnectionGuardHandler(limiter: limiter, traffic: traffic, connection: connection, headTimeout: TimeAmount(headTimeout)),
+                position: .first)
         } catch {
             limiter.release(address)
+            traffic.closed(channel)
             return channel.eventLoop.makeFailedFuture(error)
         }
         return base.setup(channel: channel, logger: logger)
     }
 
     func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        // A connection the request-head timeout closed ends without an error line of its own.
+        // Its entry stays until here: the server may get round to handling it after it closed.
+        let connection = traffic.connection(value.channel)
+        await base.handle(value: value, logger: connection.map { logger.silencedAfterTimeout(of: $0) } ?? logger)
+        traffic.closed(value.channel)
     }
 }

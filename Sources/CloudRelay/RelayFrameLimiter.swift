@@ -1,10 +1,46 @@
+import NIOConcurrencyHelpers
+
+/// A token bucket of frames: refilled at `framesPerSecond` up to `burst`, one token a frame.
+struct FrameBucket {
+    let framesPerSecond: Int
+    let burst: Int
+    private var tokens: Double
+    private(set) var refilledAt: Duration
+
+    /// Starts full: the first `burst` frames pass at once.
+    init(framesPerSecond: Int, burst: Int, now: Duration) {
+        self.framesPerSecond = max(1, framesPerSecond)
+        self.burst = max(1, burst)
+        tokens = Double(self.burst)
+        refilledAt = now
+    }
+
+    /// Takes a token; false when there is none.
+    mutating func take(at now: Duration) -> Bool {
+        if now > refilledAt {
+            tokens = min(Double(burst), tokens + (now - refilledAt) / .seconds(1) * Double(framesPerSecond))
+            refilledAt = now
+        }
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    /// Full again by `now` (untouched long enough to refill): it can be forgotten.
+    func isFull(at now: Duration) -> Bool {
+        now - refilledAt >= .seconds(1) * (Double(burst) / Double(framesPerSecond))
+    }
+}
+
 /// The frames one connection may send: a token bucket refilled at `framesPerSecond` up to
 /// `burst`. Frames past it are dropped, not routed, so one flooding connection cannot take
 /// the relay's time from other homes (issue #17 item 5). A connection that sends more than
 /// `floodFactor` times its rate in each of `floodSeconds` seconds in a row is a flood rather
 /// than a busy client, and is closed; a short spike only loses its excess.
 ///
-/// Owned by one connection's reading task; time comes from the relay's `MatterClock`.
+/// Owned by one connection's `ConnectionGuardHandler`, which counts frames as they arrive
+/// (issue #37 item 7: counted where they were read, a flood faster than the relay read it
+/// never looked like one); time comes from the relay's `MatterClock`.
 struct RelayFrameLimiter {
     enum Verdict: Equatable {
         /// Route the frame.
@@ -18,10 +54,9 @@ struct RelayFrameLimiter {
     static let floodFactor = 10
     static let floodSeconds = 5
 
-    let framesPerSecond: Int
-    let burst: Int
-    private var tokens: Double
-    private var refilledAt: Duration
+    private var bucket: FrameBucket
+    var framesPerSecond: Int { bucket.framesPerSecond }
+    var burst: Int { bucket.burst }
     /// The second being counted for the flood check, and the frames in it so far.
     private var secondStart: Duration
     private var framesThisSecond = 0
@@ -30,18 +65,11 @@ struct RelayFrameLimiter {
 
     /// Starts with a full bucket: a new connection may send its first `burst` frames at once.
     init(framesPerSecond: Int, burst: Int, now: Duration) {
-        self.framesPerSecond = max(1, framesPerSecond)
-        self.burst = max(1, burst)
-        tokens = Double(self.burst)
-        refilledAt = now
+        bucket = FrameBucket(framesPerSecond: framesPerSecond, burst: burst, now: now)
         secondStart = now
     }
 
     mutating func admit(at now: Duration) -> Verdict {
-        if now > refilledAt {
-            tokens = min(Double(burst), tokens + (now - refilledAt) / .seconds(1) * Double(framesPerSecond))
-            refilledAt = now
-        }
         if now - secondStart >= .seconds(1) {
             // A second with no frame at all between the last counted one and now ends a flood.
             let quietSecond = now - secondStart >= .seconds(2)
@@ -51,10 +79,36 @@ struct RelayFrameLimiter {
         }
         framesThisSecond += 1
         if framesThisSecond > floodLimit && floodedSeconds + 1 >= Self.floodSeconds { return .close }
-        guard tokens >= 1 else { return .drop }
-        tokens -= 1
-        return .pass
+        return bucket.take(at: now) ? .pass : .drop
     }
 
     private var floodLimit: Int { Self.floodFactor * framesPerSecond }
+}
+
+/// Frame buckets shared by every connection with the same key: a home's connections
+/// together, or one client address's (issue #37 item 7: 32 connections of one home, each
+/// within its own limit, took the relay from every other home). Buckets left untouched
+/// long enough to be full again are forgotten.
+final class SharedFrameBuckets: Sendable {
+    let framesPerSecond: Int
+    let burst: Int
+    // The lock guards the buckets.
+    private let buckets = NIOLockedValueBox<[String: FrameBucket]>([:])
+    private static let sweepAbove = 4096
+
+    init(framesPerSecond: Int, burst: Int) {
+        self.framesPerSecond = max(1, framesPerSecond)
+        self.burst = max(1, burst)
+    }
+
+    /// Takes a token from `key`'s bucket; false when it has none.
+    func take(_ key: String, at now: Duration) -> Bool {
+        buckets.withLockedValue { buckets in
+            if buckets.count >= Self.sweepAbove { buckets = buckets.filter { !$0.value.isFull(at: now) } }
+            var bucket = buckets[key] ?? FrameBucket(framesPerSecond: framesPerSecond, burst: burst, now: now)
+            let taken = bucket.take(at: now)
+            buckets[key] = bucket
+            return taken
+        }
+    }
 }

@@ -22,6 +22,12 @@ public enum RelayRejection: String, Sendable, Hashable, CaseIterable {
     case overflow
     /// The sender went past its connection's frame rate (`maxFramesPerSecond`, `frameBurst`).
     case rateLimited = "rate_limited"
+    /// The sender's home went past the frames all its connections together may send
+    /// (`maxFramesPerSecondPerHome`, `homeFrameBurst`).
+    case homeRateLimited = "home_rate_limited"
+    /// The sender's address went past the frames all its connections together may send
+    /// (`maxFramesPerSecondPerAddress`, `addressFrameBurst`).
+    case addressRateLimited = "address_rate_limited"
     /// HTTP 401: no or a wrong credential.
     case unauthorized
     /// HTTP 403: a token of another home.
@@ -48,6 +54,8 @@ public final class RelayMetrics: Sendable {
         public var latencyCounts: [Int]
         public var latencyCount: Int
         public var latencySum: Double
+        /// Connections closed because no whole request head came within `requestHeadTimeout`.
+        public var requestHeadTimeouts = 0
 
         /// The totals a relay prints when it stops.
         public var summary: String {
@@ -89,8 +97,14 @@ public final class RelayMetrics: Sendable {
         changed.publish(())
     }
 
-    package func rejected(_ reason: RelayRejection) {
-        state.withLockedValue { $0.rejected[reason, default: 0] += 1 }
+    package func rejected(_ reason: RelayRejection, count: Int = 1) {
+        guard count > 0 else { return }
+        state.withLockedValue { $0.rejected[reason, default: 0] += count }
+        changed.publish(())
+    }
+
+    func requestHeadTimedOut() {
+        state.withLockedValue { $0.requestHeadTimeouts += 1 }
         changed.publish(())
     }
 
@@ -127,6 +141,8 @@ public final class RelayMetrics: Sendable {
         for reason in RelayRejection.allCases {
             out += "relay_rejected_total{reason=\"\(reason.rawValue)\"} \(s.rejected[reason] ?? 0)\n"
         }
+        out += "# HELP relay_request_head_timeouts_total Connections closed for sending no whole request head in time.\n"
+        out += "# TYPE relay_request_head_timeouts_total counter\nrelay_request_head_timeouts_total \(s.requestHeadTimeouts)\n"
         out += "# HELP relay_exchange_round_trip_seconds From a controller request reaching the relay to the device's answer reaching it.\n"
         out += "# TYPE relay_exchange_round_trip_seconds histogram\n"
         var cumulative = 0

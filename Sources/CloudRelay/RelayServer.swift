@@ -46,6 +46,18 @@ public struct RelayServerConfiguration: Sendable {
     /// at once), a device's reports are a few a second.
     public var maxFramesPerSecond: Int = 1000
     public var frameBurst: Int = 4000
+    /// Frames all of one home's connections together, and all of one client address's, may
+    /// send per second and at once; past them frames are dropped where they arrive
+    /// (`home_rate_limited`, `address_rate_limited`), so a home's many connections cannot
+    /// take the relay from other homes (issue #37 item 7). Ten of a home's busiest
+    /// connections, and twice that for an address (homes behind one NAT, a bench on loopback).
+    public var maxFramesPerSecondPerHome: Int = 10_000
+    public var homeFrameBurst: Int = 40_000
+    public var maxFramesPerSecondPerAddress: Int = 20_000
+    public var addressFrameBurst: Int = 80_000
+    /// Connections closed by `requestHeadTimeout` are counted each and logged as one
+    /// summary line per this interval at most.
+    public var requestHeadTimeoutLogInterval: Duration = .seconds(10)
     /// The time source of the revocation checks, the frame-rate limits and the round-trip
     /// figures (the sockets' own timeouts above run on NIO's real time).
     public var clock: any MatterClock = SystemClock()
@@ -61,6 +73,26 @@ public struct RelayServerConfiguration: Sendable {
         self.queueCapacity = queueCapacity
         self.pingInterval = pingInterval
         self.closeTimeout = closeTimeout
+    }
+}
+
+extension RelayServerConfiguration {
+    /// Characters an admin token needs at least: about 190 bits of randomness in base64.
+    public static let minimumAdminTokenLength = 32
+
+    /// Why `token` is too weak to guard the admin API (it lists homes and re-registers any
+    /// device, cutting the real one off), or nil for a usable one.
+    public static func adminTokenWeakness(_ token: String) -> String? {
+        if token.isEmpty { return "the admin token is empty" }
+        let lowered = token.lowercased()
+        for placeholder in ["change-me", "changeme", "change_me", "password", "secret", "admin"] where lowered.contains(placeholder) {
+            return "the admin token contains the placeholder '\(placeholder)'"
+        }
+        if token.count < minimumAdminTokenLength {
+            return "the admin token has \(token.count) characters, fewer than \(minimumAdminTokenLength)"
+        }
+        if Set(token).count < 8 { return "the admin token repeats too few characters (\(Set(token).count) different)" }
+        return nil
     }
 }
 
@@ -92,6 +124,8 @@ public final class RelayServer: Sendable {
     let revocations = RevocationSignal()
     /// Open connections per client address.
     let connections: ConnectionLimiter
+    /// Frames counted where they arrive, per connection, address and home.
+    let traffic: RelayTraffic
 
     public init(store: RelayStore, configuration: RelayServerConfiguration = .init(), logger: Logger = Logger(label: "matter.relay")) {
         self.store = store
@@ -99,6 +133,7 @@ public final class RelayServer: Sendable {
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
+        traffic = RelayTraffic(configuration, metrics: metrics, logger: logger)
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
             queueBudget: QueueBudget(configuration), clock: configuration.clock, logger: logger)
@@ -117,6 +152,7 @@ public final class RelayServer: Sendable {
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         self.metrics = metrics
+        traffic = RelayTraffic(configuration, metrics: metrics, logger: logger)
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
             queueBudget: QueueBudget(configuration), clock: configuration.clock, logger: logger)
@@ -130,7 +166,7 @@ public final class RelayServer: Sendable {
     public func application(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
         addHTTPRoutes(to: router)
-        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        let webSocketRouter = Router(context: RelayWebSocketContext.self)
         addWebSocketRoutes(to: webSocketRouter)
         let webSocketResponder = webSocketRouter.buildResponder()
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
@@ -140,7 +176,7 @@ public final class RelayServer: Sendable {
                 // its header before it is buffered (a looser limit let 200 connections hold 230 MiB).
                 maxFrameSize: configuration.maxFrameSize, autoPing: .enabled(timePeriod: configuration.pingInterval),
                 closeTimeout: configuration.closeTimeout))
-        let limiter = connections
+        let (limiter, traffic) = (connections, traffic)
         let headTimeout = configuration.requestHeadTimeout
         // The HTTP/WebSocket channel, behind a guard that caps connections per client address
         // and closes those that never finish a request head.
@@ -149,7 +185,7 @@ public final class RelayServer: Sendable {
                 base: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder,
                     configuration: channelConfiguration),
-                limiter: limiter, headTimeout: headTimeout)
+                limiter: limiter, traffic: traffic, headTimeout: headTimeout)
         }
         return Application(
             router: router,
@@ -316,17 +352,22 @@ public final class RelayServer: Sendable {
 
     // MARK: - WebSockets
 
-    private func addWebSocketRoutes(to router: Router<BasicWebSocketRequestContext>) {
-        // A refused upgrade falls through to the HTTP router, which answers 401.
+    private func addWebSocketRoutes(to router: Router<RelayWebSocketContext>) {
+        // A refused upgrade falls through to the HTTP router, which answers 401. A granted one
+        // tells the connection's guard its home, whose frame limit its frames then count against.
         if servesDevices {
-            router.ws("/v1/device") { request, _ in
-                try await self.device(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
+            router.ws("/v1/device") { request, context in
+                guard let device = try await self.device(from: request.headers) else { return .dontUpgrade }
+                self.traffic.assign(context.channel, home: device.homeID)
+                return .upgrade([:])
             } onUpgrade: { inbound, outbound, context in
                 try await self.serveDevice(inbound: inbound, outbound: outbound, headers: context.request.headers)
             }
         }
-        router.ws("/v1/controller") { request, _ in
-            try await self.home(from: request.headers) != nil ? .upgrade([:]) : .dontUpgrade
+        router.ws("/v1/controller") { request, context in
+            guard let home = try await self.home(from: request.headers) else { return .dontUpgrade }
+            self.traffic.assign(context.channel, home: home.id)
+            return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             try await self.serveController(inbound: inbound, outbound: outbound, headers: context.request.headers)
         }
@@ -387,8 +428,6 @@ public final class RelayServer: Sendable {
     ) async {
         let revocations = revocations.stream()
         let maxFrameSize = configuration.maxFrameSize
-        let clock = configuration.clock
-        let (framesPerSecond, burst) = (configuration.maxFramesPerSecond, configuration.frameBurst)
         let metrics = metrics
         let logger = logger
         let closing: (WebSocketErrorCode, String)? = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
@@ -404,23 +443,10 @@ public final class RelayServer: Sendable {
                 return nil
             }
             group.addTask {
-                var limiter = RelayFrameLimiter(framesPerSecond: framesPerSecond, burst: burst, now: clock.now)
                 do {
+                    // Frames past the rate limits never get here: the connection's guard cut them
+                    // out as they arrived (`ConnectionGuardHandler`).
                     for try await message in inbound.messages(maxSize: maxFrameSize) {
-                        // Counted before decoding: a flood of garbage costs its sender the same.
-                        switch limiter.admit(at: clock.now) {
-                        case .pass: break
-                        case .drop:
-                            metrics.rejected(.rateLimited)
-                            // Buffered frames are read without suspending: a flood would hold a pool
-                            // thread for as long as it lasts, and other homes' frames wait behind it.
-                            await Task.yield()
-                            continue
-                        case .close:
-                            metrics.rejected(.rateLimited)
-                            logger.notice("frame flood; closing the connection", metadata: ["peer": "\(peer.id)"])
-                            return (.policyViolation, "frame rate limit exceeded")
-                        }
                         guard case .binary(let buffer) = message else {
                             metrics.rejected(.malformed)
                             return (.unacceptableData, "binary relay frames only")
@@ -463,5 +489,19 @@ public final class RelayServer: Sendable {
         if let (code, reason) = closing {
             try? await outbound.close(code, reason: reason)
         }
+    }
+}
+
+/// The WebSocket routes' request context: Hummingbird's, plus the connection's channel, by
+/// which a granted upgrade tells the connection's guard its home.
+struct RelayWebSocketContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
     }
 }

@@ -35,12 +35,22 @@ struct BenchCommand: AsyncParsableCommand {
             they are held, and both latencies are printed.
             """)
     var idle = 0
+    @Option(
+        help: """
+            Flooding controller connections of another home (issue #37 item 7): the load runs once \
+            without them, then again while each sends --flood-rate frames/s, and both latencies are printed.
+            """)
+    var floodConnections = 0
+    @Option(help: "Frames per second each flooding connection sends.") var floodRate = 900
 
     func validate() throws {
         guard (1...5000).contains(devices) else { throw ValidationError("--devices must be 1...5000") }
         guard (1...5000).contains(rate) else { throw ValidationError("--rate must be 1...5000") }
         guard (1...600).contains(duration) else { throw ValidationError("--duration must be 1...600") }
         guard (0...20000).contains(idle) else { throw ValidationError("--idle must be 0...20000") }
+        guard (0...256).contains(floodConnections) else { throw ValidationError("--flood-connections must be 0...256") }
+        guard (100...100_000).contains(floodRate) else { throw ValidationError("--flood-rate must be 100...100000") }
+        if idle > 0 && floodConnections > 0 { throw ValidationError("--idle and --flood-connections are separate runs") }
         if let relay {
             // Load goes to this machine only.
             guard let host = URLComponents(string: relay)?.host, ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
@@ -67,6 +77,11 @@ struct BenchCommand: AsyncParsableCommand {
             // One controller sends every command: let it (and a little more) through.
             configuration.maxFramesPerSecond = max(configuration.maxFramesPerSecond, 2 * rate)
             configuration.frameBurst = max(configuration.frameBurst, 4 * rate)
+            // Its commands and the devices' answers are one home's, all from loopback.
+            configuration.maxFramesPerSecondPerHome = max(configuration.maxFramesPerSecondPerHome, 4 * rate)
+            configuration.homeFrameBurst = max(configuration.homeFrameBurst, 16 * rate)
+            configuration.maxFramesPerSecondPerAddress = max(configuration.maxFramesPerSecondPerAddress, 8 * rate)
+            configuration.addressFrameBurst = max(configuration.addressFrameBurst, 32 * rate)
             let server = RelayServer(
                 store: try RelayStore(path: directory.appendingPathComponent("relay.sqlite").path),
                 configuration: configuration, logger: logger)
@@ -135,6 +150,10 @@ struct BenchCommand: AsyncParsableCommand {
             try await Self.waitConnected(fleet.map(\.1), clock: clock)
             try await controller.waitUntilConnected(timeout: .seconds(30))
 
+            if floodConnections > 0 {
+                try await measureUnderFlood(controller: controller, relayURL: relayURL, http: http, adminToken: adminToken, clock: clock)
+                return
+            }
             guard idle > 0 else {
                 let results = await measure(controller: controller, http: http, clock: clock)
                 printReport(results)
@@ -175,6 +194,33 @@ struct BenchCommand: AsyncParsableCommand {
                     + "with \(idle) idle connections "
                     + "p50 \(loaded.percentile(0.50)) p99 \(loaded.percentile(0.99)) (\(loaded.errorCount) failed)")
         }
+    }
+
+    /// Issue #37 item 7: the same load without, then while another home floods the relay.
+    private func measureUnderFlood(
+        controller: RelayControllerClient, relayURL: String, http: String, adminToken: String, clock: SystemClock
+    ) async throws {
+        print("baseline, no flood:")
+        let baseline = await measure(controller: controller, http: http, clock: clock)
+        printReport(baseline)
+        let attacker = try await Self.addHome("flood-\(UUID().uuidString.prefix(8))", http: http, adminToken: adminToken)
+        let port = URLComponents(string: relayURL)?.port ?? 80
+        let flood = BenchFlood(port: port, token: attacker.token, connections: floodConnections, rate: floodRate)
+        flood.start(limit: .seconds(duration + 30))
+        try await clock.sleep(until: clock.now + .seconds(2))
+        let health = try? await RelayHTTP.request("GET", "\(http)/health")
+        print("\nrelay /health under flood: \(health?.text ?? "n/a")")
+        print("while \(floodConnections) connections of another home each send \(floodRate) frames/s:")
+        let loaded = await measure(controller: controller, http: http, clock: clock)
+        printReport(loaded)
+        await flood.stop()
+        print("flood: \(flood.sent) frames sent, \(flood.closedByRelay) of \(floodConnections) flooding connections closed by the relay")
+        print("")
+        print(
+            "summary: \(rate)/s for \(duration) s over \(devices) devices: without flood "
+                + "p50 \(baseline.percentile(0.50)) p99 \(baseline.percentile(0.99)) (\(baseline.errorCount) failed); "
+                + "with \(floodConnections) x \(floodRate) frames/s of another home "
+                + "p50 \(loaded.percentile(0.50)) p99 \(loaded.percentile(0.99)) (\(loaded.errorCount) failed)")
     }
 
     /// A new home, through the admin API.

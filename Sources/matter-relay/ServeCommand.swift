@@ -32,12 +32,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free port, printed at start).") var port = 8080
     @Option(help: "File holding the admin token for /v1/admin (else $MATTER_RELAY_ADMIN_TOKEN; none: admin API off).")
     var adminTokenFile: String?
+    @Flag(help: "Tests only: accept an admin token shorter than 32 characters or a placeholder such as change-me.")
+    var allowWeakAdminToken = false
     @Option(help: "Largest relay frame in bytes; a larger message closes that connection.") var maxFrameSize = 64 * 1024
     @Option(help: "TCP connections one client address may hold, 1...65536; more are closed at once.")
     var maxConnectionsPerAddress = 1024
     @Option(help: "Frames one WebSocket connection may send per second, sustained; more are dropped (rate_limited).")
     var maxFramesPerSecond = 1000
     @Option(help: "Frames one WebSocket connection may send at once, above its sustained rate.") var frameBurst = 4000
+    @Option(help: "Frames all of one home's connections may send per second (bursts of four times that); more are dropped.")
+    var maxFramesPerSecondPerHome = 10_000
+    @Option(help: "Frames all of one client address's connections may send per second (bursts of four times that).")
+    var maxFramesPerSecondPerAddress = 20_000
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -60,6 +66,12 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-frames-per-second \(maxFramesPerSecond): use 1...1000000.")
         }
         guard (1...1_000_000).contains(frameBurst) else { throw ValidationError("--frame-burst \(frameBurst): use 1...1000000.") }
+        guard (1...1_000_000).contains(maxFramesPerSecondPerHome) else {
+            throw ValidationError("--max-frames-per-second-per-home \(maxFramesPerSecondPerHome): use 1...1000000.")
+        }
+        guard (1...1_000_000).contains(maxFramesPerSecondPerAddress) else {
+            throw ValidationError("--max-frames-per-second-per-address \(maxFramesPerSecondPerAddress): use 1...1000000.")
+        }
         switch mode {
         case .cloud:
             if credentials != nil { throw ValidationError("--credentials is for --mode hub") }
@@ -97,15 +109,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
         configuration.maxFramesPerSecond = maxFramesPerSecond
         configuration.frameBurst = frameBurst
+        configuration.maxFramesPerSecondPerHome = maxFramesPerSecondPerHome
+        configuration.homeFrameBurst = 4 * maxFramesPerSecondPerHome
+        configuration.maxFramesPerSecondPerAddress = maxFramesPerSecondPerAddress
+        configuration.addressFrameBurst = 4 * maxFramesPerSecondPerAddress
         return configuration
     }
 
     private func runCloud(logger: Logger) async throws {
-        var adminToken = ProcessInfo.processInfo.environment["MATTER_RELAY_ADMIN_TOKEN"]
-        if let adminTokenFile {
-            adminToken = try String(contentsOfFile: adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        if adminToken?.isEmpty == true { adminToken = nil }
+        let adminToken = try resolveAdminToken()
         let store = try RelayStore(path: database ?? "matter-relay.sqlite")
         if let home, let homeTokenFile {
             try await keepHomeToken(home: home, in: store, file: URL(fileURLWithPath: homeTokenFile))
@@ -124,6 +136,34 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await app.runService()
         printSummary(server)
+    }
+
+    /// The admin token: --admin-token-file, else $MATTER_RELAY_ADMIN_TOKEN, else none (the
+    /// admin API answers 401). One named but empty, unreadable or weak stops the relay from
+    /// starting (issue #37 item 6: a compose default of `change-me` left the admin API open),
+    /// unless --allow-weak-admin-token says this is a test.
+    private func resolveAdminToken() throws -> String? {
+        let token: String
+        let source: String
+        if let adminTokenFile {
+            do {
+                token = try String(contentsOfFile: adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch {
+                throw ValidationError("--admin-token-file \(adminTokenFile): cannot read it (\(error.localizedDescription))")
+            }
+            source = "--admin-token-file \(adminTokenFile)"
+        } else if let environment = ProcessInfo.processInfo.environment["MATTER_RELAY_ADMIN_TOKEN"] {
+            token = environment.trimmingCharacters(in: .whitespacesAndNewlines)
+            source = "$MATTER_RELAY_ADMIN_TOKEN"
+        } else {
+            return nil
+        }
+        if let weakness = RelayServerConfiguration.adminTokenWeakness(token), !allowWeakAdminToken {
+            throw ValidationError(
+                "\(source): \(weakness). Use at least 32 random characters (e.g. `openssl rand -base64 32`), or leave the admin token unset to turn the admin API off; --allow-weak-admin-token is for tests only."
+            )
+        }
+        return token.isEmpty ? nil : token
     }
 
     private func runHub(logger: Logger) async throws {

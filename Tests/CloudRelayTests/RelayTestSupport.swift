@@ -167,8 +167,11 @@ struct RelayHarness: Sendable {
 
 /// Runs a relay on 127.0.0.1 with an ephemeral port and a real SQLite file for
 /// the duration of `body`, then shuts it down gracefully.
+/// `logger` is the relay's; `controllers`, when given, routes the controllers' requests
+/// instead of the relay's own hub (which it gets, with the metrics, to delegate to).
 func withRelay<T: Sendable>(
-    databasePath: String? = nil, configuration: RelayServerConfiguration = .init(),
+    databasePath: String? = nil, configuration: RelayServerConfiguration = .init(), logger: Logger = testLogger,
+    controllers: (@Sendable (RelayHub) -> any RelayControllerRouting)? = nil,
     _ body: @escaping @Sendable (RelayHarness) async throws -> T
 ) async throws -> T {
     let path = try databasePath ?? temporaryDatabasePath()
@@ -181,7 +184,15 @@ func withRelay<T: Sendable>(
     configuration.host = "127.0.0.1"
     configuration.port = 0
     configuration.adminToken = adminToken
-    let server = RelayServer(store: store, configuration: configuration, logger: testLogger)
+    let server: RelayServer
+    if let controllers {
+        let metrics = RelayMetrics()
+        let hub = RelayHub(
+            store: store, metrics: metrics, queueCapacity: configuration.queueCapacity, clock: configuration.clock, logger: logger)
+        server = RelayServer(store: store, controllers: controllers(hub), metrics: metrics, configuration: configuration, logger: logger)
+    } else {
+        server = RelayServer(store: store, configuration: configuration, logger: logger)
+    }
     let portSlot = AwaitableSlot<Int>()
     let app = server.application { port in portSlot.set(port) }
     let group = ServiceGroup(configuration: .init(services: [app], logger: testLogger))

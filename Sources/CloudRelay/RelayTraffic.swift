@@ -1,0 +1,76 @@
+import Logging
+import MatterProtocol
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// What the relay knows of one TCP connection outside its pipeline: its client address,
+/// the home it authenticated for (set when its WebSocket upgrade is granted), and whether
+/// the request-head timeout closed it.
+final class ConnectionTraffic: Sendable {
+    let address: String
+    // The locks guard single values, set once and read per read.
+    private let homeBox = NIOLockedValueBox<String?>(nil)
+    private let timedOutBox = NIOLockedValueBox(false)
+
+    init(address: String) { self.address = address }
+
+    var home: String? {
+        get { homeBox.withLockedValue { $0 } }
+        set { homeBox.withLockedValue { $0 = newValue } }
+    }
+
+    var timedOut: Bool {
+        get { timedOutBox.withLockedValue { $0 } }
+        set { timedOutBox.withLockedValue { $0 = newValue } }
+    }
+}
+
+/// The relay's frame limits counted where frames arrive, before any of them is decoded
+/// (issue #37 item 7): one connection's bucket and flood rule, and buckets shared by a home's
+/// connections and by one address's, so many connections each under its own limit cannot
+/// together take the relay from other homes. Plus the open connections by channel, so a
+/// route can tell the guard which home a connection belongs to.
+final class RelayTraffic: Sendable {
+    let framesPerSecond: Int
+    let frameBurst: Int
+    let homes: SharedFrameBuckets
+    let addresses: SharedFrameBuckets
+    let clock: any MatterClock
+    let metrics: RelayMetrics
+    let logger: Logger
+    let headTimeouts: RequestHeadTimeoutLog
+    // The lock guards the table of open connections.
+    private let open = NIOLockedValueBox<[ObjectIdentifier: ConnectionTraffic]>([:])
+
+    init(_ configuration: RelayServerConfiguration, metrics: RelayMetrics, logger: Logger) {
+        framesPerSecond = configuration.maxFramesPerSecond
+        frameBurst = configuration.frameBurst
+        homes = SharedFrameBuckets(framesPerSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst)
+        addresses = SharedFrameBuckets(
+            framesPerSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst)
+        clock = configuration.clock
+        self.metrics = metrics
+        self.logger = logger
+        headTimeouts = RequestHeadTimeoutLog(
+            interval: configuration.requestHeadTimeoutLogInterval, clock: configuration.clock, metrics: metrics, logger: logger)
+    }
+
+    func opened(_ channel: any Channel, address: String) -> ConnectionTraffic {
+        let connection = ConnectionTraffic(address: address)
+        open.withLockedValue { $0[ObjectIdentifier(channel)] = connection }
+        return connection
+    }
+
+    func closed(_ channel: any Channel) {
+        _ = open.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    func connection(_ channel: any Channel) -> ConnectionTraffic? {
+        open.withLockedValue { $0[ObjectIdentifier(channel)] }
+    }
+
+    /// The connection authenticated for `home`: its frames count against the home's bucket too.
+    func assign(_ channel: any Channel, home: String) {
+        connection(channel)?.home = home
+    }
+}

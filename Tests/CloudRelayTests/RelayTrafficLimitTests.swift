@@ -1,0 +1,185 @@
+@testable import CloudRelay
+import Foundation
+import HummingbirdWSClient
+import MatterProtocol
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
+@testable import RelayClients
+@testable import RelayProtocol
+import TestWaiting
+import Testing
+
+/// Issue #37 item 7: frame limits per home and per address as well as per connection,
+/// counted where frames arrive rather than where the relay gets round to reading them.
+@Suite struct RelayTrafficLimitTests {
+    /// Four connections of one home, each far within its own limit, together send more than
+    /// the home may: the excess is dropped where it arrives (`home_rate_limited`), exactly
+    /// past the home's burst on the standing clock. Another home's controller meanwhile gets
+    /// every command answered, and the shed home works again once its bucket refills.
+    @Test func aHomeOverItsTotalIsShedWhileAnotherHomeIsServed() async throws {
+        let clock = ManualClock()
+        var configuration = RelayServerConfiguration()
+        configuration.clock = clock
+        configuration.maxFramesPerSecondPerHome = 50
+        configuration.homeFrameBurst = 100
+        try await withRelay(configuration: configuration) { relay in
+            let a = try await relay.home("Crowd", device: "a-light")
+            let b = try await relay.home("Neighbour", device: "b-light")
+            let deviceA = RelayTestDevice(relayURL: relay.baseURL, credential: a.credential, configuration: deviceConfiguration())
+            let deviceB = RelayTestDevice(relayURL: relay.baseURL, credential: b.credential, configuration: deviceConfiguration())
+            let controllerA = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: a.token, configuration: controllerConfiguration(timeout: .seconds(2)),
+                logger: testLogger)
+            let controllerB = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: b.token, configuration: controllerConfiguration(), logger: testLogger)
+            let metrics = relay.server.metrics
+            try await withServices(
+                deviceA.services + deviceB.services + [{ try await controllerA.run() }, { try await controllerB.run() }]
+            ) {
+                for client in [deviceA.client, deviceB.client] { try await client.waitUntilConnected() }
+                try await controllerA.waitUntilConnected()
+                try await controllerB.waitUntilConnected()
+                // Four more connections of home A, one after another, 60 frames each (their own burst is 4,000).
+                var sent = 0
+                for _ in 0..<4 {
+                    try await sendFrames(relay, token: a.token, count: 60, first: sent)
+                    sent += 60
+                }
+                let shed = metrics.snapshot
+                #expect(shed.rejected[.unknownDevice, default: 0] == 100, "the home's burst went through")
+                #expect(shed.rejected[.homeRateLimited, default: 0] == sent - 100, "the rest was shed")
+                #expect(shed.rejected[.rateLimited, default: 0] == 0, "no connection went past its own limit")
+                for _ in 0..<20 {
+                    #expect(try await controllerB.invoke("b-light", OnOff.command(OnOff.toggle)).statuses == [.success])
+                }
+                #expect(await deviceB.node.invocations.count == 20)
+                #expect(metrics.snapshot.rejected[.homeRateLimited, default: 0] == sent - 100, "none of home B's frames was shed")
+                // Home A's own controller is shed too while its home is over, and served once it refills.
+                await clock.advance(by: .seconds(2))
+                #expect(try await controllerA.invoke("a-light", OnOff.command(OnOff.on)).statuses == [.success])
+                #expect(await deviceA.node.isOn)
+            }
+        }
+    }
+
+    /// A connection sending more than ten times its rate, second after second, is closed
+    /// (1008) in the fifth, though the relay reads none of its frames after the first: its
+    /// controller routing is stalled. The frames are counted as they arrive; counted where
+    /// they were read (before), the flood was never seen.
+    @Test func aConnectionFloodingFasterThanItIsReadIsClosed() async throws {
+        let clock = ManualClock()
+        var configuration = RelayServerConfiguration()
+        configuration.clock = clock
+        configuration.maxFramesPerSecond = 1
+        configuration.frameBurst = 1
+        let stalled = NIOLockedValueBox<StalledRouting?>(nil)
+        try await withRelay(
+            configuration: configuration,
+            controllers: { hub in
+                let routing = StalledRouting(hub)
+                stalled.withLockedValue { $0 = routing }
+                return routing
+            }
+        ) { relay in
+            let a = try await relay.home("Flooder", device: "a-light")
+            let metrics = relay.server.metrics
+            let perSecond = 10 * 1 + 1
+            let close = try await WebSocketClient.connect(
+                url: relay.baseURL + "/v1/controller",
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.token)"]), logger: testLogger
+            ) { inbound, outbound, _ in
+                for second in 0..<5 {
+                    for n in 0..<perSecond {
+                        try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(second * perSecond + n))))
+                    }
+                    guard second < 4 else { break }
+                    // All but the one frame a second the bucket lets through are dropped as they arrive.
+                    let dropped = (second + 1) * (perSecond - 1)
+                    guard await until(metrics.changes(), { metrics.snapshot.rejected[.rateLimited, default: 0] == dropped }) else {
+                        Issue.record("second \(second): \(metrics.snapshot.rejected[.rateLimited, default: 0]) dropped, not \(dropped)")
+                        return
+                    }
+                    await clock.advance(by: .seconds(1))
+                }
+                // Bounded: a relay that never closes fails the test rather than holding it.
+                try await withRelayTimeout(.seconds(10), "the relay's close") {
+                    for try await _ in inbound.messages(maxSize: 1 << 16) {}
+                }
+            }
+            #expect(close?.closeCode == .policyViolation)
+            #expect(close?.reason == "frame rate limit exceeded")
+            #expect(stalled.withLockedValue { $0 }?.entered == 1, "the relay read one frame of the flood")
+            stalled.withLockedValue { $0 }?.release()
+        }
+    }
+}
+
+/// A controller frame for a device no home has: the relay answers each one it lets through
+/// with a failure (unknown device) and routes nothing.
+private func nobodyFrame(_ n: Int) -> [UInt8] {
+    RelayFrame.message(RelayMessage(deviceID: "nobody", exchangeID: UInt32(n), fromInitiator: true, opcode: 8, payload: [])).encoded()
+}
+
+/// Sends `count` frames for nobody on a controller connection of its own, and waits until the
+/// relay has dealt with each (answered or shed).
+private func sendFrames(_ relay: RelayHarness, token: String, count: Int, first: Int) async throws {
+    let metrics = relay.server.metrics
+    @Sendable func handled() -> Int {
+        let s = metrics.snapshot
+        return s.rejected[.unknownDevice, default: 0] + s.rejected[.homeRateLimited, default: 0] + s.rejected[.rateLimited, default: 0]
+    }
+    let before = handled()
+    _ = try await WebSocketClient.connect(
+        url: relay.baseURL + "/v1/controller",
+        configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: testLogger
+    ) { _, outbound, _ in
+        for n in 0..<count { try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(first + n)))) }
+        #expect(await until(metrics.changes()) { handled() == before + count })
+    }
+}
+
+/// The relay's hub, except that controllers' requests wait until `release()`: a relay that
+/// reads nothing more from a connection once it is busy with one frame.
+final class StalledRouting: RelayControllerRouting {
+    let hub: RelayHub
+    // The lock guards the waiting requests and the count of those that came.
+    private let state = NIOLockedValueBox<(open: Bool, waiting: [CheckedContinuation<Void, Never>], entered: Int)>(
+        (false, [], 0))
+
+    init(_ hub: RelayHub) { self.hub = hub }
+
+    var entered: Int { state.withLockedValue { $0.entered } }
+
+    func release() {
+        let waiting = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+            s.open = true
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    var connectedCounts: (devices: Int, controllers: Int) { hub.connectedCounts }
+    func onlineDevices(homeID: String) -> Set<String> { hub.onlineDevices(homeID: homeID) }
+    func makePeer(role: RelayRole, homeID: String, deviceID: String?) -> RelayPeer {
+        hub.makePeer(role: role, homeID: homeID, deviceID: deviceID)
+    }
+    func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String]) {
+        hub.attachController(peer, hello: hello, registered: registered)
+    }
+    func detachController(_ peer: RelayPeer) { hub.detachController(peer) }
+
+    func routeFromController(_ message: RelayMessage, from controller: RelayPeer) async {
+        await withCheckedContinuation { continuation in
+            let go = state.withLockedValue { s -> Bool in
+                s.entered += 1
+                if s.open { return true }
+                s.waiting.append(continuation)
+                return false
+            }
+            if go { continuation.resume() }
+        }
+        await hub.routeFromController(message, from: controller)
+    }
+}
