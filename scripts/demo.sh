@@ -64,12 +64,14 @@ token=$("$RELAY" home add "Demo Home" --database "$STATE/relay.sqlite" | awk '$1
 scripts/fakelan.sh exec "$LAN" cloud -- "$RELAY" serve --host 0.0.0.0 --port 8080 --database "$STATE/relay.sqlite" \
   >"$STATE/relay.log" 2>&1 &
 RELAY_PID=$!
-RELAY_OPTS=(--relay "ws://$CLOUD_IP:8080" --relay-token "$token")
+# Tokens go in the environment, not on command lines (`ps` shows those to every user).
+export HOMECTL_RELAY_TOKEN="$token" MATTER_RELAY_HOME_TOKEN="$token"
+RELAY_OPTS=(--relay "ws://$CLOUD_IP:8080")
 echo "relay ws://$CLOUD_IP:8080, home token ${token:0:8}…"
 
 step "the home on host 'home' (one matter-sim process, one Matter node per device)"
 scripts/fakelan.sh exec "$LAN" home -- "$SIM" home "$home" --state-root "$STATE/home" \
-  --relay "ws://$CLOUD_IP:8080" --relay-home-token "$token" --control "$STATE/control.sock" \
+  --relay "ws://$CLOUD_IP:8080" --control "$STATE/control.sock" \
   > >(grep --line-buffered -vE ' (notice|info|warning) ' | sed -u 's/^/  /') 2>"$STATE/home.log" &
 SIM_PID=$!
 expected=$("$SIM" describe "$home" --no-attributes | grep -c '^    device "' || true)
