@@ -199,7 +199,7 @@ def main():
         seen = wait_until(lambda: "down" in read(lan_route, "class").split(), FOLLOW_S)
         colour = browser.execute_script("return getComputedStyle(document.querySelector(arguments[0])).backgroundColor", lan_route)
         browser.save_screenshot(os.path.join(args.screenshots, "dashboard-lan-down.png"))
-        record("pull LAN on the page: the route goes red", seen is not None and colour.startswith("rgba(217, 48, 37"),
+        record("pull LAN on the page: the route goes red", seen is not None and colour.startswith(("rgb(217, 48, 37", "rgba(217, 48, 37")),
                pageAfterS=round(seen if seen is not None else -1, 3), colour=colour)
         done = subprocess.run([args.homectl, "toggle", args.device, "--home", args.database, "--timeout", "3", "--no-dnssd"],
                               capture_output=True, text=True, timeout=60)
