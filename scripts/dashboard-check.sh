@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # dashboard-check.sh: the web dashboard in a real browser. On a private fake LAN (namespaces,
 # scripts/fakelan.sh), `matter-sim home --dashboard` runs the demo home on host 'home' with the
-# page bound to the LAN address (so it asks for its token); on host 'phone' Debian's chromium,
+# page bound to the LAN address (it prints its URL with the token it asks for); on host 'phone' Debian's chromium,
 # headless under selenium, and homectl do what a tester does (scripts/dashboard/dashboard_check.py).
 #
 #   scripts/dashboard-check.sh [HOME.yaml]

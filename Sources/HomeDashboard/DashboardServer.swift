@@ -1,31 +1,60 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
 
 /// `matter-sim home --dashboard`: the page (plain HTML, CSS and JS from this module's
 /// resources), the home as JSON, pairing QR codes as SVG, the buttons' actions, and a
-/// WebSocket that pushes every change (`DashboardFeed`). With a token every request must
-/// carry it (`?token=` or `Authorization: Bearer`): the buttons cut power and networks.
+/// WebSocket that pushes every change (`DashboardFeed`).
+///
+/// Any web page the machine's browser opens can send requests here, so every request must
+/// name this server in `Host` (a DNS-rebinding page names its own) and, when it has an
+/// `Origin`, come from this server's own (`DashboardAccess`); and whatever changes state or
+/// shows pairing codes needs the token (`Authorization: Bearer`, or `?token=`, which the page
+/// uses for its WebSocket and QR image): the buttons cut power and networks. The page's own
+/// files and `/api/figures` (counts only) need no token. No cookie: a browser would send one
+/// with another site's requests.
 public struct DashboardServer: Sendable {
     public let host: String
     public let port: Int
-    public let token: String?
+    /// The one given, or a random one when none was: printed in the page's URL.
+    public let token: String
+    let access: DashboardAccess
+    let limits: DashboardLimits
+    let gate: DashboardConnectionGate
     let feed: DashboardFeed
     let perform: DashboardAction
     let logger: Logger
 
-    public init(host: String, port: Int, token: String?, feed: DashboardFeed, perform: @escaping DashboardAction, logger: Logger) {
+    /// `hostNames`: names the page is also opened by (a DNS name of the machine), beside the
+    /// listen address and localhost.
+    public init(
+        host: String, port: Int, token: String?, hostNames: [String] = [], limits: DashboardLimits = DashboardLimits(),
+        feed: DashboardFeed, perform: @escaping DashboardAction, logger: Logger
+    ) {
         self.host = host
         self.port = port
-        self.token = token
+        self.token = token ?? Self.newToken()
+        self.access = DashboardAccess(listenHost: host, port: port, names: hostNames)
+        self.limits = limits
+        self.gate = DashboardConnectionGate(limits: limits)
         self.feed = feed
         self.perform = perform
         self.logger = logger
     }
 
-    /// Loopback only needs no token; any wider address does.
+    /// Connections refused so far: over a cap, or with descriptors running low.
+    public var connectionsRefused: Int { gate.refused }
+
+    /// 128 random bits, hex.
+    public static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// A loopback address: reachable from this machine only (yet from every web page its browser opens).
     public static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
@@ -34,31 +63,41 @@ public struct DashboardServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)
         addRoutes(to: router)
+        let webSocketResponder = router.buildResponder()
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: TimeAmount(limits.idleTimeout)), ws: .init(maxFrameSize: 1 << 16))
+        let gate = gate
+        // The HTTP/WebSocket channel behind the gate: a cap per client address and in all,
+        // descriptors kept for the nodes, and a deadline for the first request head.
+        let server = HTTPServerBuilder { responder in
+            DashboardChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                gate: gate)
+        }
+        let access = access
         let app = Application(
-            router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: 1 << 16)),
+            router: router, server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: "matter-sim dashboard"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? 0
+                access.listening(on: bound)
+                await onListening(bound)
+            },
             logger: logger)
         try await app.run()
     }
 
-    static let cookieName = "matter-sim-dashboard"
+    /// The page's files and the fleet's counts: no token (they hold no secret and change nothing).
+    static let open: Set<String> = ["/", "/app.js", "/style.css", "/api/figures"]
 
-    /// The token from `?token=` (the printed URL), `Authorization: Bearer`, or the cookie the
-    /// first page load set (so the page's scripts, styles and WebSocket need not carry it).
+    /// The token from `Authorization: Bearer` or `?token=` (the printed URL; the page's
+    /// WebSocket and QR image).
     private func authorized(_ request: Request) -> Bool {
-        guard let token else { return true }
-        if let given = request.uri.queryParameters.get("token") { return Self.equal(String(given), token) }
         if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
             return Self.equal(String(header.dropFirst(7)), token)
         }
-        if let cookies = request.headers[.cookie] {
-            for pair in cookies.split(separator: ";") {
-                let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0] == Self.cookieName { return Self.equal(String(parts[1]), token) }
-            }
-        }
+        if let given = request.uri.queryParameters.get("token") { return Self.equal(String(given), token) }
         return false
     }
 
@@ -71,9 +110,7 @@ public struct DashboardServer: Sendable {
 
     private func addRoutes(to router: Router<BasicWebSocketRequestContext>) {
         let feed = feed, perform = perform
-        router.add(
-            middleware: TokenMiddleware(
-                check: authorized, cookie: token.map { "\(Self.cookieName)=\($0); Path=/; HttpOnly; SameSite=Strict" }))
+        router.add(middleware: AccessMiddleware(access: access, authorized: authorized, open: Self.open))
         for (path, file, type) in [
             ("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
             ("/style.css", "style.css", "text/css; charset=utf-8"),
@@ -141,20 +178,20 @@ public struct DashboardServer: Sendable {
     }
 }
 
-/// Refuses a request without the dashboard's token (when it has one).
-struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
-    let check: @Sendable (Request) -> Bool
-    /// Set on the page a `?token=` opened.
-    let cookie: String?
+/// Refuses a request that names another host or comes from another origin, and one
+/// without the token where it is needed; the WebSocket's upgrade request passes here too.
+struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    let access: DashboardAccess
+    let authorized: @Sendable (Request) -> Bool
+    let open: Set<String>
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard check(request) else {
-            throw HTTPError(.unauthorized, message: "this dashboard needs its token: open the URL matter-sim printed (…?token=…)")
+        if let refusal = access.refusal(host: request.head.authority, origin: request.headers[.origin]) {
+            throw HTTPError(.forbidden, message: refusal)
         }
-        var response = try await next(request, context)
-        if let cookie, request.uri.path == "/", request.uri.queryParameters.get("token") != nil {
-            response.headers[.setCookie] = cookie
+        guard open.contains(request.uri.path) || authorized(request) else {
+            throw HTTPError(.unauthorized, message: "this dashboard needs its token: open the URL matter-sim printed (…/?token=…)")
         }
-        return response
+        return try await next(request, context)
     }
 }

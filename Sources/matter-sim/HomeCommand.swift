@@ -58,13 +58,13 @@ struct HomeCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Serve a web dashboard of the running home on [HOST:]PORT (HOST defaults to 127.0.0.1).",
-            discussion: "Bound wider than loopback it asks for a token (--dashboard-token-file, or a random one it prints).",
+            discussion: "It asks for a token (--dashboard-token-file, or a random one it prints in the page's URL).",
             valueName: "[host:]port"))
     var dashboard: String?
 
     @Option(
         help: ArgumentHelp(
-            "A file holding the dashboard's token (else $\(Self.dashboardTokenVariable); default: none on loopback, a random one otherwise).",
+            "A file holding the dashboard's token (else $\(Self.dashboardTokenVariable); default: a random one).",
             valueName: "file"),
         transform: CommandLineSecrets.read(file:))
     var dashboardTokenFile: String?
@@ -98,6 +98,12 @@ struct HomeCommand: AsyncParsableCommand {
         help: ArgumentHelp("With --scenario: where the JUnit XML report goes (default: STATE-ROOT/scenario-junit.xml).", valueName: "file"))
     var junit: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A name the dashboard is also opened by (repeatable); requests naming any other host are refused.",
+            discussion: "Its own address, localhost, 127.0.0.1 and [::1] are always accepted.", valueName: "name"))
+    var dashboardHost: [String] = []
+
     func validate() throws {
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
         if relayListen != nil && !startRelay { throw ValidationError("--relay-listen is for --start-relay") }
@@ -117,6 +123,7 @@ struct HomeCommand: AsyncParsableCommand {
         } else if dashboardTokenArgument != nil || dashboardTokenFile != nil {
             throw ValidationError("--dashboard-token(-file) is for --dashboard")
         }
+        if dashboard == nil, !dashboardHost.isEmpty { throw ValidationError("--dashboard-host is for --dashboard") }
         if scenario == nil, speed != nil || junit != nil {
             throw ValidationError("--speed and --junit are for --scenario")
         }
@@ -261,7 +268,7 @@ struct HomeCommand: AsyncParsableCommand {
         if token == nil, !DashboardServer.isLoopback(host) {
             token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         }
-        return DashboardPlan(host: host, port: port, token: token, homeName: home)
+        return DashboardPlan(host: host, port: port, token: token, homeName: home, hostNames: dashboardHost)
     }
 
     func table(_ rows: [(ResolvedHomeDevice, String, Int)], home: ResolvedHome) -> String {

@@ -76,6 +76,9 @@ struct DashboardPlan {
     var port: Int
     var token: String?
     var homeName: String
+    /// Names the page is also opened by (`--dashboard-host`), beside its address and localhost.
+    var hostNames: [String] = []
+    var limits = DashboardLimits()
 }
 
 enum Simulator {
@@ -88,6 +91,8 @@ enum Simulator {
         controlRequired: Bool, relaySettings: RelayClientSettings = RelayClientSettings(),
         dashboard dashboardPlan: DashboardPlan? = nil, scenario scenarioPlan: ScenarioPlan? = nil, logger: Logger
     ) async throws {
+        // Every descriptor the system allows: the nodes' state files must never be short of one.
+        DescriptorLimit.raiseToHard()
         var simulated: [SimulatedNode] = []
         var cloudLines: [String] = []
         // A home's devices usually share a problem: said once, with who has it.
@@ -190,7 +195,7 @@ enum Simulator {
                         do {
                             try await plan.run { port in
                                 let host = plan.host.contains(":") ? "[\(plan.host)]" : plan.host
-                                printOut("dashboard: http://\(host):\(port)/" + (plan.token.map { "?token=\($0)" } ?? ""))
+                                printOut("dashboard: http://\(host):\(port)/?token=\(plan.token)")
                             }
                         } catch {
                             printError("dashboard: cannot serve on \(plan.host):\(plan.port): \(error)")
@@ -256,7 +261,7 @@ enum Simulator {
         var dashboardLogger = Logger(label: "matter-sim.dashboard")
         if dashboardLogger.logLevel > .debug { dashboardLogger.logLevel = .critical }
         let server = DashboardServer(
-            host: plan.host, port: plan.port, token: plan.token, feed: feed,
+            host: plan.host, port: plan.port, token: plan.token, hostNames: plan.hostNames, limits: plan.limits, feed: feed,
             perform: { serial, action, value in
                 let answer = await control.submit(ControlRequest(node: serial, action: action, value: value))
                 return answer.error ?? answer.results.first?.note

@@ -132,6 +132,36 @@ import Testing
         await node.stop()
     }
 
+    /// A commissioning whose state cannot be saved must not succeed: after a restart the node
+    /// would have no fabric while the commissioner believes it has one.
+    @Test func commissioningCompleteFailsWhenItsStateCannotBeSaved() async throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try commissionableNode(stateDirectory: directory, clock: clock)
+        let commissioner = try TestCommissioner()
+        let pase = paseSession(1)
+        await node.paseSessionEstablished(pase)
+        let index = try await commissioner.addFabric(to: node, over: pase)
+        // A non-empty directory where the record goes: rename(2) onto it fails, even for root.
+        let record = directory.appendingPathComponent("commissioning.json")
+        try? FileManager.default.removeItem(at: record)
+        try FileManager.default.createDirectory(at: record.appendingPathComponent("in-the-way"), withIntermediateDirectories: true)
+        let admin = commissioner.adminSession(2, fabric: index)
+        #expect(await node.status(0, CommissioningIDs.generalCommissioning, 0x04, session: admin) == .status(InteractionStatus(.failure)))
+        #expect(await node.isFailSafeArmed)
+        #expect(await node.fabrics.map(\.index) == [index])
+
+        // Once the record can be written, a retry commits it, and a restart keeps the fabric.
+        try FileManager.default.removeItem(at: record)
+        let response = try await node.call(0, CommissioningIDs.generalCommissioning, 0x04, fields(), session: admin)
+        #expect(response[context: 0] == u(0))
+        #expect(await !node.isFailSafeArmed)
+        await node.stop()
+        let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
+        #expect(await restarted.fabrics.map(\.index) == [index])
+        await restarted.stop()
+    }
+
     @Test func commissioningCompleteNeedsAnArmedFailSafe() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let commissioner = try TestCommissioner()

@@ -1,8 +1,12 @@
 // The dashboard page: the home from the first WebSocket message, then every change as the
 // simulator pushes it. Buttons POST to /api/devices/SERIAL/ACTION (the control socket's names).
+// The token comes in the page's URL (?token=, as matter-sim prints it): fetches send it as
+// `Authorization: Bearer`, the WebSocket and the QR image as `?token=` (a browser cannot set
+// their headers). A change patches the elements already shown, never replaces them: a person
+// (or a test) pointing at a button while the state moves keeps pointing at it.
 "use strict";
-const token = new URLSearchParams(location.search).get("token");
-const withToken = (path) => token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
+const token = new URLSearchParams(location.search).get("token") ?? "";
+const withToken = (path) => path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
 const devices = new Map();   // serial → device snapshot, kept current
 let selected = null;
 
@@ -46,20 +50,31 @@ function shown(key, value) {
   }
 }
 
-function routeBadges(d) {
+// Sets what differs only, so nothing is rebuilt.
+function patch(e, {cls, text, title}) {
+  if (cls !== undefined && e.className !== cls) e.className = cls;
+  if (text !== undefined && e.textContent !== text) e.textContent = text;
+  if (title !== undefined && e.title !== title) e.title = title;
+}
+
+function patchRoutes(box, d) {
   const r = d.node.route;
   const cloud = r.cloud === null || r.cloud === undefined ? ["none", "no relay"] : r.cloud ? ["up", "relay"] : ["down", "relay"];
-  return el("div", {class: "routes"},
-    el("span", {class: "route " + (r.power ? "up" : "down"), "data-route": "power"}, r.power ? "power" : "power off"),
-    el("span", {class: "route " + (r.lan && r.power ? "up" : "down"), "data-route": "lan", title: r.lan ? "LAN up" : "LAN down"}, "LAN"),
-    el("span", {class: "route " + cloud[0], "data-route": "cloud", title: r.cloudStatus ?? "no cloud relay"}, cloud[1]),
-    el("span", {class: "badge " + (d.node.fabrics.length ? "ok" : ""), "data-commissioned": d.node.fabrics.length ? "yes" : "no"},
-      d.node.fabrics.length ? `commissioned (${d.node.fabrics.length} fabric${d.node.fabrics.length > 1 ? "s" : ""})` : "not commissioned"));
+  const q = (name) => box.querySelector(`[data-route="${name}"]`);
+  patch(q("power"), {cls: "route " + (r.power ? "up" : "down"), text: r.power ? "power" : "power off"});
+  patch(q("lan"), {cls: "route " + (r.lan && r.power ? "up" : "down"), text: "LAN", title: r.lan ? "LAN up" : "LAN down"});
+  patch(q("cloud"), {cls: "route " + cloud[0], text: cloud[1], title: r.cloudStatus ?? "no cloud relay"});
+  const fabrics = d.node.fabrics.length;
+  const badge = box.querySelector("[data-commissioned]");
+  patch(badge, {cls: "badge" + (fabrics ? " ok" : ""),
+    text: fabrics ? `commissioned (${fabrics} fabric${fabrics > 1 ? "s" : ""})` : "not commissioned"});
+  badge.dataset.commissioned = fabrics ? "yes" : "no";
 }
 
 async function act(serial, action, value) {
   const path = `/api/devices/${encodeURIComponent(serial)}/${action}` + (value !== undefined ? `?value=${encodeURIComponent(value)}` : "");
-  const answer = await fetch(withToken(path), {method: "POST"}).then((r) => r.json()).catch((e) => ({error: String(e)}));
+  const answer = await fetch(path, {method: "POST", headers: {Authorization: "Bearer " + token}})
+    .then((r) => r.json()).catch((e) => ({error: String(e)}));
   if (answer.error) flash(answer.error);
 }
 
@@ -88,37 +103,72 @@ function actButtons(d) {
   return box;
 }
 
+// The fault buttons: one per slot, whose fault (and label) follows the route.
 function faultButtons(d) {
-  const r = d.node.route;
-  const stop = (f) => (e) => { e.stopPropagation(); f(); };
-  const b = (action, label) => el("button", {"data-fault": action, onclick: stop(() => act(d.serial, action))}, label);
-  return el("div", {class: "faults"},
-    r.lan ? b("lan-down", "pull LAN") : b("lan-up", "plug LAN"),
-    r.cloud === null || r.cloud === undefined ? null : (r.cloudStatus === "cloud down" ? b("cloud-up", "cloud up") : b("cloud-down", "cloud down")),
-    r.power ? b("power-off", "power off") : b("power-on", "power on"));
+  const button = (slot) => {
+    const b = el("button", {"data-slot": slot, onclick: (e) => { e.stopPropagation(); act(d.serial, b.dataset.fault); }});
+    return b;
+  };
+  return el("div", {class: "faults"}, button("lan"), button("cloud"), button("power"));
 }
 
-function stateLine(d) {
-  // An empty NodeLabel says nothing.
+function patchFaults(box, d) {
+  const r = d.node.route;
+  const slot = (name, fault, label) => {
+    const b = box.querySelector(`[data-slot="${name}"]`);
+    b.hidden = !fault;
+    if (fault) { b.dataset.fault = fault; patch(b, {text: label}); } else delete b.dataset.fault;
+  };
+  slot("lan", r.lan ? "lan-down" : "lan-up", r.lan ? "pull LAN" : "plug LAN");
+  const relay = r.cloud !== null && r.cloud !== undefined;
+  slot("cloud", relay ? (r.cloudStatus === "cloud down" ? "cloud-up" : "cloud-down") : null, r.cloudStatus === "cloud down" ? "cloud up" : "cloud down");
+  slot("power", r.power ? "power-off" : "power-on", r.power ? "power off" : "power on");
+}
+
+// The state line: one span per shown attribute, by key, in key order; an empty NodeLabel says nothing.
+function patchState(box, d) {
   const keys = Object.keys(d.state).sort().filter((key) => !(key.endsWith("NodeLabel") && !d.state[key]));
-  const spans = keys.map((key) => {
+  const wanted = new Set(keys);
+  const spans = new Map();
+  for (const span of [...box.children]) {
+    if (wanted.has(span.dataset.key)) spans.set(span.dataset.key, span); else span.remove();
+  }
+  let previous = null;
+  for (const key of keys) {
+    let span = spans.get(key);
+    if (!span) {
+      span = el("span", {"data-key": key});
+      span.append(document.createTextNode(""), el("b"));
+      if (previous) previous.after(span); else box.prepend(span);
+    }
     const [label, text] = shown(key, d.state[key]);
-    return el("span", {"data-key": key}, label ? label + " " : "", el("b", {}, text));
-  });
-  return el("div", {class: "state"}, spans);
+    if (span.firstChild.textContent !== (label ? label + " " : "")) span.firstChild.textContent = label ? label + " " : "";
+    patch(span.lastChild, {text: String(text)});
+    previous = span;
+  }
 }
 
 function card(d) {
-  return el("div", {class: "device" + (d.node.route.power ? "" : " unpowered") + (selected === d.serial ? " selected" : ""),
-                    id: "device-" + d.serial, "data-serial": d.serial, onclick: () => select(d.serial)},
+  const c = el("div", {class: "device", id: "device-" + d.serial, "data-serial": d.serial, onclick: () => select(d.serial)},
     el("div", {class: "title"}, el("span", {class: "name"}, d.name), el("span", {class: "types"}, d.deviceTypes.join(", "))),
-    routeBadges(d), stateLine(d), actButtons(d), faultButtons(d));
+    el("div", {class: "routes"}, ["power", "lan", "cloud"].map((name) => el("span", {"data-route": name})), el("span", {"data-commissioned": "no"})),
+    el("div", {class: "state"}), actButtons(d), faultButtons(d));
+  patchCard(c, d);
+  return c;
+}
+
+function patchCard(c, d) {
+  c.classList.toggle("unpowered", !d.node.route.power);
+  c.classList.toggle("selected", selected === d.serial);
+  patchRoutes(c.querySelector(".routes"), d);
+  patchState(c.querySelector(".state"), d);
+  patchFaults(c.querySelector(".faults"), d);
 }
 
 function renderCard(serial) {
   const d = devices.get(serial);
-  const old = document.getElementById("device-" + serial);
-  if (d && old) old.replaceWith(card(d));
+  const c = document.getElementById("device-" + serial);
+  if (d && c) patchCard(c, d);
   if (selected === serial) renderDetail();
 }
 
@@ -126,6 +176,12 @@ function renderHome(home) {
   document.getElementById("home-name").textContent = home.home;
   document.title = home.home + " · matter-sim";
   const root = document.getElementById("home");
+  // A reconnect brings the same home: patch its cards.
+  const cards = root.querySelectorAll(".device");
+  if (cards.length === home.devices.length && home.devices.every((d) => document.getElementById("device-" + d.serial))) {
+    for (const d of home.devices) patchCard(document.getElementById("device-" + d.serial), d);
+    return;
+  }
   root.replaceChildren();
   const structures = new Map();
   for (const d of home.devices) {
@@ -155,28 +211,38 @@ function time(at) {
 
 function logLine(e) { return el("div", {class: "k-" + e.kind}, `${time(e.at)} ${e.kind.padEnd(13)} ${e.peer}: ${e.summary}`); }
 
+// The picked device: its pairing codes and traffic log built once, its fabrics, sessions and
+// subscriptions patched as they change.
 function renderDetail() {
   const d = devices.get(selected);
   const aside = document.getElementById("detail");
-  if (!d) { aside.hidden = true; return; }
+  if (!d) { aside.hidden = true; delete aside.dataset.serial; return; }
   aside.hidden = false;
-  document.getElementById("detail-name").textContent = d.name;
+  if (aside.dataset.serial !== d.serial) {
+    aside.dataset.serial = d.serial;
+    document.getElementById("detail-name").textContent = d.name;
+    const log = el("div", {class: "log", id: "log"}, d.log.map(logLine));
+    document.getElementById("detail-body").replaceChildren(
+      el("div", {class: "qr"}, el("img", {src: withToken(`/api/devices/${encodeURIComponent(d.serial)}/qr.svg`), alt: "pairing QR code", id: "qr"}),
+        el("div", {}, el("div", {}, "manual code"), el("div", {class: "code", id: "manual-code"}, d.manualCode),
+          el("div", {}, "QR payload"), el("div", {class: "code"}, d.qrPayload),
+          el("div", {class: "types"}, `serial ${d.serial} · UDP ${d.port}`))),
+      el("div", {id: "detail-node"}), el("h4", {}, "traffic"), log);
+    log.scrollTop = log.scrollHeight;
+  }
   const n = d.node;
-  const log = el("div", {class: "log", id: "log"}, d.log.map(logLine));
-  document.getElementById("detail-body").replaceChildren(
-    el("div", {class: "qr"}, el("img", {src: withToken(`/api/devices/${encodeURIComponent(d.serial)}/qr.svg`), alt: "pairing QR code", id: "qr"}),
-      el("div", {}, el("div", {}, "manual code"), el("div", {class: "code", id: "manual-code"}, d.manualCode),
-        el("div", {}, "QR payload"), el("div", {class: "code"}, d.qrPayload),
-        el("div", {class: "types"}, `serial ${d.serial} · UDP ${d.port}`))),
+  const shownNode = JSON.stringify([n.fabrics, n.sessions, n.subscriptions]);
+  const box = document.getElementById("detail-node");
+  if (box.dataset.shown === shownNode) return;
+  box.dataset.shown = shownNode;
+  box.replaceChildren(
     el("h4", {}, `fabrics (${n.fabrics.length})`),
     n.fabrics.length ? el("table", {}, el("tr", {}, el("th", {}, "index"), el("th", {}, "fabric ID"), el("th", {}, "node ID"), el("th", {}, "vendor"), el("th", {}, "label")),
       n.fabrics.map((f) => el("tr", {}, el("td", {}, f.index), el("td", {}, f.fabricID), el("td", {}, f.nodeID), el("td", {}, "0x" + f.vendorID.toString(16).toUpperCase()), el("td", {}, f.label)))) : el("div", {class: "types"}, "none: commission it with the code above"),
     el("h4", {}, `sessions (${n.sessions.length})`),
     el("table", {}, n.sessions.map((s) => el("tr", {}, el("td", {}, s.kind), el("td", {}, s.peer), el("td", {}, s.kind === "CASE" ? `fabric ${s.fabricIndex} node ${s.peerNodeID}` : "")))),
     el("h4", {}, `subscriptions (${n.subscriptions.length})`),
-    el("table", {}, n.subscriptions.map((s) => el("tr", {}, el("td", {}, "#" + s.id), el("td", {}, s.peer), el("td", {}, `${s.paths} paths`), el("td", {}, `${s.minInterval}–${s.maxInterval} s`)))),
-    el("h4", {}, "traffic"), log);
-  log.scrollTop = log.scrollHeight;
+    el("table", {}, n.subscriptions.map((s) => el("tr", {}, el("td", {}, "#" + s.id), el("td", {}, s.peer), el("td", {}, `${s.paths} paths`), el("td", {}, `${s.minInterval}–${s.maxInterval} s`)))));
 }
 
 document.getElementById("close-detail").addEventListener("click", () => { const s = selected; selected = null; renderCard(s); renderDetail(); });
@@ -193,8 +259,8 @@ function handle(message) {
       const d = devices.get(message.serial);
       if (!d) return;
       d.state[message.key] = message.value;
-      const old = document.querySelector(`#device-${CSS.escape(message.serial)} .state`);
-      if (old) old.replaceWith(stateLine(d));
+      const box = document.querySelector(`#device-${CSS.escape(message.serial)} .state`);
+      if (box) patchState(box, d);
       break;
     }
     case "node": {
@@ -211,7 +277,11 @@ function handle(message) {
       d.log.push(message.entry);
       if (d.log.length > 200) d.log.shift();
       const log = selected === message.serial && document.getElementById("log");
-      if (log) { log.append(logLine(message.entry)); log.scrollTop = log.scrollHeight; }
+      if (log) {
+        log.append(logLine(message.entry));
+        while (log.childElementCount > 200) log.firstElementChild.remove();
+        log.scrollTop = log.scrollHeight;
+      }
       break;
     }
     case "figures":
@@ -228,6 +298,10 @@ function connect() {
   const badge = document.getElementById("connection");
   ws.onopen = () => { badge.textContent = "live"; badge.className = "badge ok"; };
   ws.onmessage = (e) => handle(JSON.parse(e.data));
-  ws.onclose = () => { badge.textContent = "disconnected, retrying"; badge.className = "badge off"; setTimeout(connect, 1000); };
+  ws.onclose = () => {
+    badge.textContent = token ? "disconnected, retrying" : "needs its token: open the URL matter-sim printed";
+    badge.className = "badge off";
+    setTimeout(connect, 1000);
+  };
 }
 connect();

@@ -168,18 +168,27 @@ final class CommissioningCoordinator {
 
     // MARK: CommissioningComplete (Core spec 11.10.7.6)
 
-    func completeCommissioning(session: SessionContext) -> CommissioningError {
+    func completeCommissioning(session: SessionContext) throws -> CommissioningError {
         guard let context = failSafe else { return .noFailSafe }
         // Only over CASE, on the fabric the fail-safe is for.
         guard session.subject.authMode == .case, session.fabricIndex != 0, context.fabricIndex == session.fabricIndex else {
             return .invalidAuthentication
         }
+        // Saved before anything is disarmed: a commit that cannot be saved would be lost at
+        // the next restart, so the commissioner hears a failure and the fail-safe stays armed
+        // (its expiry rolls the fabric back, or a retry commits it).
         failSafe = nil
+        do {
+            try saveCommittedSnapshot()
+        } catch {
+            failSafe = context
+            logger.error("CommissioningComplete failed: cannot save commissioning state: \(error)")
+            throw error
+        }
         runtime.cancelTimer(TimerKey(cluster: Self.timerOwner, name: Self.failSafeTimer))
         pendingKey = nil
         pendingRoot = nil
         setBreadcrumb(0)
-        saveSnapshot()
         closeWindow()
         adoptedFabrics.removeAll()
         events.publish(.closePASESessions)
@@ -670,8 +679,18 @@ final class CommissioningCoordinator {
             groupTable: groupTable.filter { !excluded.contains($0.fabricIndex) })
     }
 
+    /// Saves the committed state; a failure is logged (CommissioningComplete, which must not
+    /// succeed unsaved, calls `saveCommittedSnapshot` itself).
     func saveSnapshot() {
-        runtime.persistence.saveCommissioning(committedSnapshot)
+        do {
+            try saveCommittedSnapshot()
+        } catch {
+            logger.error("cannot save commissioning state: \(error)")
+        }
+    }
+
+    func saveCommittedSnapshot() throws {
+        try runtime.persistence.saveCommissioning(committedSnapshot)
         events.publish(.committedStateSaved)
     }
 }

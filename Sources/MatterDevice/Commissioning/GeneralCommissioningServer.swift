@@ -70,7 +70,8 @@ final class GeneralCommissioningServer: StandardClusterServer {
         case Command.setRegulatoryConfig:
             return setRegulatoryConfig(fields, context: context)
         case Command.commissioningComplete:
-            let error = context.commissioning.completeCommissioning(session: session)
+            // The state could not be saved: FAILURE, the fail-safe still armed.
+            guard let error = try? context.commissioning.completeCommissioning(session: session) else { return .failure(.failure) }
             return Self.response(Command.commissioningCompleteResponse, error)
         default:
             return .failure(.unsupportedCommand)

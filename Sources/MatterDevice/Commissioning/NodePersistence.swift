@@ -132,13 +132,10 @@ final class NodePersistence {
         try store?.load(CommissioningSnapshot.self, Self.commissioningRecord)
     }
 
-    func saveCommissioning(_ snapshot: CommissioningSnapshot) {
-        guard let store else { return }
-        do {
-            try store.save(snapshot, Self.commissioningRecord)
-        } catch {
-            logger.error("cannot save commissioning state: \(error)")
-        }
+    /// Throws when the record cannot be written: the caller decides whether that fails
+    /// what it is doing (CommissioningComplete does) or is only logged.
+    func saveCommissioning(_ snapshot: CommissioningSnapshot) throws {
+        try store?.save(snapshot, Self.commissioningRecord)
     }
 
     // MARK: Attributes
