@@ -14,29 +14,40 @@ mkdir -p "$TEST_LOGS"
 STEP_NAMES=(); STEP_SECONDS=(); STEP_CPU=(); STEP_RESULTS=()
 STARTED=$SECONDS
 
-# CPU seconds (user + system) of every child this shell has waited for so far: a step's CPU
-# next to its wall time tells a step that computes from one that waits. `times` runs in this
-# shell (a redirect, not a pipe: a subshell would report its own, empty, figures).
-# Sets CPU_NOW.
-children_cpu() {
-  times >"$TEST_LOGS/.times"
-  CPU_NOW="$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$TEST_LOGS/.times")"
-}
-
 record() {  # record NAME SECONDS CPU-SECONDS RC
   STEP_NAMES+=("$1"); STEP_SECONDS+=("$2"); STEP_CPU+=("$3")
   if [ "$4" = 0 ]; then STEP_RESULTS+=(pass); else STEP_RESULTS+=("FAIL ($4)"); fi
   echo "test.sh: $1 took $2 s, $3 CPU s (exit $4)" >&2
 }
 
+# timed NAME COMMAND...: runs COMMAND in a subshell that notes, for the table, when it ended and
+# the CPU seconds (user + system) its processes took: `times` there counts only this step's
+# children, whatever runs beside it. A step's CPU beside its wall time tells one that computes
+# from one that waits.
+timed() {
+  local name="$1"; shift
+  (
+    rc=0; "$@" || rc=$?
+    times >"$TEST_LOGS/.times-$name"
+    echo "$SECONDS" >"$TEST_LOGS/.ended-$name"
+    exit "$rc"
+  )
+}
+# finished NAME BEGAN RC: records a timed step.
+finished() {
+  local name="$1" began="$2" rc="$3" ended cpu
+  ended="$(cat "$TEST_LOGS/.ended-$name" 2>/dev/null || echo "$SECONDS")"
+  cpu="$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
+    "$TEST_LOGS/.times-$name" 2>/dev/null || true)"
+  record "$name" $((ended - began)) "${cpu:--}" "$rc"
+}
+
 # step NAME COMMAND...: runs COMMAND in the foreground.
 step() {
-  local name="$1" began=$SECONDS cpu rc=0; shift
+  local name="$1" began=$SECONDS rc=0; shift
   echo "test.sh: ---- $name: $*" >&2
-  children_cpu; cpu=$CPU_NOW
-  "$@" || rc=$?
-  children_cpu
-  record "$name" $((SECONDS - began)) $((CPU_NOW - cpu)) "$rc"
+  timed "$name" "$@" || rc=$?
+  finished "$name" "$began" "$rc"
 }
 
 # step_beside NAME COMMAND...: runs COMMAND in the background, its output in a log that is
@@ -45,7 +56,7 @@ BESIDE_PIDS=(); BESIDE_NAMES=(); BESIDE_BEGAN=()
 step_beside() {
   local name="$1"; shift
   echo "test.sh: ---- $name (beside the next steps): $*" >&2
-  "$@" >"$TEST_LOGS/$name.log" 2>&1 &
+  timed "$name" "$@" >"$TEST_LOGS/$name.log" 2>&1 &
   BESIDE_PIDS+=($!); BESIDE_NAMES+=("$name"); BESIDE_BEGAN+=("$SECONDS")
 }
 # join_beside: waits for every step started beside, in the order they were started.
@@ -55,8 +66,7 @@ join_beside() {
     rc=0; wait "${BESIDE_PIDS[$i]}" || rc=$?
     echo "test.sh: ---- output of ${BESIDE_NAMES[$i]}:" >&2
     cat "$TEST_LOGS/${BESIDE_NAMES[$i]}.log" >&2
-    # Its CPU is counted in the foreground steps' figures (one shell waits for all).
-    record "${BESIDE_NAMES[$i]}" $((SECONDS - BESIDE_BEGAN[$i])) "-" "$rc"
+    finished "${BESIDE_NAMES[$i]}" "${BESIDE_BEGAN[$i]}" "$rc"
   done
   BESIDE_PIDS=(); BESIDE_NAMES=(); BESIDE_BEGAN=()
 }
@@ -71,8 +81,7 @@ summary() {
     printf '  %-24s %7s %7s  %s\n' "${STEP_NAMES[$i]}" "${STEP_SECONDS[$i]}" "${STEP_CPU[$i]}" "${STEP_RESULTS[$i]}"
     [ "${STEP_RESULTS[$i]}" = pass ] || failed=$((failed + 1))
   done
-  children_cpu
-  printf '  %-24s %7s %7s\n' "total" $((SECONDS - STARTED)) "$CPU_NOW"
+  printf '  %-24s %7s\n' "total" $((SECONDS - STARTED))
   echo "test.sh: $(( ${#STEP_NAMES[@]} - failed )) passed, $failed failed"
   [ "$failed" = 0 ]
 }
