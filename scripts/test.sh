@@ -120,19 +120,19 @@ step dashboard scripts/dashboard-check.sh
 step durability scripts/durability.sh 10
 # A flood of PBKDFParamRequests: memory stays flat and a real commissioner gets in right after.
 step pase-flood scripts/pase-flood.sh 5000 2
-join_beside
-
-# --- Group 2. The reference Matter controller commissions and drives the simulated devices,
-# and Espressif's validator checks its wildcard read of every shipped profile, the demo home's
-# devices and the schema's variants: one device at a time on fake LANs of their own. The soak
-# runs its three minutes beside them; the relay, lossy-LAN and container checks in front.
-step_beside interop scripts/interop.sh
-step_beside dm-conformance scripts/dm-conformance.sh
-step_beside soak scripts/soak.sh 3 50
 # The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
 step relay-restart scripts/relay-restart.sh 2
 step lossy-lan scripts/lossy-bench.sh 20 200
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
 step compose scripts/compose-test.sh --fleet 2 5
+join_beside
+
+# --- Group 2. The reference Matter controller commissions and drives the simulated devices,
+# and Espressif's validator checks its wildcard read of every shipped profile, the demo home's
+# devices and the schema's variants: one device at a time on fake LANs of their own, side by
+# side with the soak's three minutes.
+step_beside interop scripts/interop.sh
+step_beside dm-conformance scripts/dm-conformance.sh
+step_beside soak scripts/soak.sh 3 50
 join_beside
 summary
