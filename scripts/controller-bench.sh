@@ -22,7 +22,6 @@ while [ $# -gt 0 ]; do
 done
 HOMECTL="${HOMECTL:-$ROOT/.build/debug/homectl}"
 MATTER_SIM="${MATTER_SIM:-$ROOT/.build/debug/matter-sim}"
-FAKELAN="$ROOT/scripts/fakelan.sh"
 INTEROP="${MATTER_INTEROP:-$ROOT/scripts/interop/run.sh}"
 need_root
 for b in "$HOMECTL" "$MATTER_SIM"; do [ -x "$b" ] || { echo "controller-bench: $b is not built" >&2; exit 2; }; done

@@ -33,8 +33,8 @@ if [ "$network" = host ]; then
   # Hardware in the loop: the nodes advertise through the system's own Avahi daemon, on
   # every interface it serves. Start it yourself (systemctl start avahi-daemon) first.
   avahi-daemon -c 2>/dev/null || { echo "demo: --network host needs the system's avahi-daemon running" >&2; exit 2; }
-  trap 'rm -rf "$STATE"' EXIT
-  echo "demo: the home on this machine's LAN until Ctrl-C (pair with the manual codes below)"
+  # exec: the home replaces this script (no trap would run), so its state stays in $STATE.
+  echo "demo: the home on this machine's LAN until Ctrl-C (pair with the manual codes below); state in $STATE"
   exec "$SIM" home "$home" --state-root "$STATE/home"
 fi
 

@@ -13,7 +13,6 @@
 unblock_signals bash "$SCRIPT_PATH" "$@"
 
 HERE="$ROOT/scripts"
-FAKELAN="$HERE/fakelan.sh"
 COUNT="${1:-200}"
 PROBE="${2:-}"
 if [ -z "$PROBE" ]; then

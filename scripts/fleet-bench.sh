@@ -18,8 +18,6 @@
 . "$(dirname "$0")/lib/common.sh"
 unblock_signals bash "$SCRIPT_PATH" "$@"
 
-HERE="$ROOT/scripts"
-FAKELAN="$HERE/fakelan.sh"
 COUNT="${1:-100}"
 PROFILE="${2:-$ROOT/DeviceProfiles/devices/dimmable-light.yaml}"
 BIN="${FLEET_BENCH_BIN:-$ROOT/.build/release}"

@@ -20,7 +20,6 @@
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
 #   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
 . "$(dirname "$0")/lib/common.sh"
-FAKELAN="$ROOT/scripts/fakelan.sh"
 HOME_FILE=""; PER_DEVICE=""; KEEP=""; PROFILES=()
 die() { echo "ohf: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do

@@ -9,13 +9,8 @@
 #   on_exit COMMAND          run COMMAND (a string, eval'd) when the script ends, whatever ends
 #                            it: the last registered runs first; INT exits 130, TERM 143
 #   unblock_signals "$@"     start the script again with every signal unblocked and default
-#   apt_install PACKAGE...   install the Debian packages that are missing (scripts/apt-install.sh)
 #   build_products P...      `swift build --product P` for each, unless the test command already
 #                            built everything (MATTERSIM_BUILT=1); sets BIN to the bin path
-#   venv NAME                the path of the project's Python environment NAME, made on first
-#                            use (scripts/lib/venvs.sh lists them)
-#   fakelan_up PREFIX HOST...  a private fake LAN named PREFIX+pid with HOSTs, taken down on
-#                            exit; sets LAN
 # Nothing here starts a daemon on a real interface: fake LANs are network namespaces.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -58,8 +53,6 @@ unblock_signals() {
   fi
 }
 
-apt_install() { "$ROOT/scripts/apt-install.sh" "$@" >&2; }
-
 # The test command builds every product once and exports MATTERSIM_BUILT=1: a script it runs
 # then skips its own `swift build` (each no-op build still plans the whole package).
 build_products() {
@@ -71,14 +64,4 @@ build_products() {
     done
   fi
   BIN="${MATTERSIM_BIN:-$ROOT/.build/debug}"
-}
-
-venv() { "$ROOT/scripts/lib/venvs.sh" "$@"; }
-
-fakelan_up() {
-  local prefix="$1"; shift
-  LAN="$prefix$$"; LAN="${LAN:0:12}"
-  export FAKELAN_OWNER=$$
-  on_exit "'$FAKELAN' down '$LAN' >/dev/null 2>&1"
-  "$FAKELAN" up "$LAN" "$@" >/dev/null
 }
