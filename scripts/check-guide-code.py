@@ -14,10 +14,20 @@ line range. The check:
    lines. Everything else must equal the block's lines exactly, after the typo fixes listed
    in TYPO_FIXES (the only edits, each a line the guide gets wrong whatever the SDK).
 
-Usage: scripts/check-guide-code.py [--write-blocks]
+3. The main build compiles exactly these files as an app would see the SDK: every file of
+   Examples/GuideCode/Sources/GuideCode is linked into Tests/HomeAPITests/GuideCode (the
+   HomeAPI tests run them against simulated devices, importing only GoogleHomeSDK and
+   GoogleHomeTypes), and the package exports both as products, as Examples/GuideCode names them.
+   --app builds Examples/GuideCode itself, a package of its own that depends on this one by path
+   (its own .build: the whole dependency tree again, about 6 minutes of 2 cores; the test
+   command leaves that full form to `scripts/run guide-code-app`).
+
+Usage: scripts/check-guide-code.py [--write-blocks] [--app]
   --write-blocks  (re)write the committed copies from ../shared/seeds first.
 """
+import json
 import os
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,6 +85,26 @@ def seed_lines(seed, first, last):
     return lines[first - 1:last]
 
 
+LINKS = os.path.join(ROOT, "Tests", "HomeAPITests", "GuideCode")
+PRODUCTS = ("GoogleHomeSDK", "GoogleHomeTypes")
+
+
+def built_as_an_app():
+    """Failures of point 3: the links and the products."""
+    failures = []
+    for name in sorted(os.listdir(SOURCES)):
+        link = os.path.join(LINKS, name)
+        if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(os.path.join(SOURCES, name)):
+            failures.append(f"{os.path.relpath(link, ROOT)}: expected a link to Examples/GuideCode/Sources/GuideCode/{name}")
+    manifest = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True,
+                                         capture_output=True, text=True).stdout)
+    products = {p["name"]: p["targets"] for p in manifest["products"]}
+    for name in PRODUCTS:
+        if products.get(name) != [name]:
+            failures.append(f"Package.swift: expected a library product {name} of target {name}, found {products.get(name)}")
+    return failures
+
+
 def main():
     write = "--write-blocks" in sys.argv[1:]
     have_seeds = os.path.isdir(SEEDS)
@@ -124,10 +154,17 @@ def main():
                     failures.append(f"{block_id}: {example} differs from the guide at block line {n + 1}:\n"
                                     f"    guide:   {want!r}\n    example: {got!r}")
                     break
+    failures += built_as_an_app()
+    if "--app" in sys.argv[1:] and not failures:
+        print("building Examples/GuideCode as an app package (its own .build) ...", flush=True)
+        if subprocess.run(["swift", "build", "--package-path", GUIDE], cwd=ROOT).returncode != 0:
+            failures.append("Examples/GuideCode: swift build failed")
     for failure in failures:
         print("FAIL", failure)
     checked = "the seeds and " if have_seeds else "(no ../shared/seeds: copies only) "
-    print(f"{len(BLOCK_LIST)} guide blocks checked against {checked}Examples/GuideCode: "
+    print(f"{len(BLOCK_LIST)} guide blocks checked against {checked}Examples/GuideCode, its "
+          f"{len(os.listdir(SOURCES))} files linked into the HomeAPI tests, the SDK's products"
+          f"{', and built as an app' if '--app' in sys.argv[1:] else ''}: "
           f"{'OK' if not failures else f'{len(failures)} failure(s)'}")
     sys.exit(1 if failures else 0)
 

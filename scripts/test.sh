@@ -30,6 +30,7 @@ timed() {
     rc=0; "$@" || rc=$?
     times >"$TEST_LOGS/.times-$name"
     echo "$SECONDS" >"$TEST_LOGS/.ended-$name"
+    echo "$rc" >"$TEST_LOGS/.rc-$name"
     exit "$rc"
   )
 }
@@ -42,11 +43,14 @@ finished() {
   record "$name" $((ended - began)) "${cpu:--}" "$rc"
 }
 
-# step NAME COMMAND...: runs COMMAND in the foreground.
+# step NAME COMMAND...: runs COMMAND in the foreground, its output also kept in a log for the
+# summary.
 step() {
   local name="$1" began=$SECONDS rc=0; shift
   echo "test.sh: ---- $name: $*" >&2
-  timed "$name" "$@" || rc=$?
+  rm -f "$TEST_LOGS/.rc-$name"
+  timed "$name" "$@" 2>&1 | tee "$TEST_LOGS/$name.log" || true
+  rc="$(cat "$TEST_LOGS/.rc-$name" 2>/dev/null || echo 1)"
   finished "$name" "$began" "$rc"
 }
 
@@ -72,8 +76,23 @@ join_beside() {
 }
 on_exit '[ "${#BESIDE_PIDS[@]}" = 0 ] || kill "${BESIDE_PIDS[@]}" 2>/dev/null'
 
+# why_failed NAME: the lines of a failed step's log that say why, then its last lines. CI keeps
+# only the end of the output, so the summary repeats them there.
+why_failed() {
+  local log="$TEST_LOGS/$1.log"
+  [ -f "$log" ] || return 0
+  echo
+  echo "test.sh: ---- why $1 failed ($log):"
+  grep -aE '✘|error:|FAIL|[Ff]atal|Assertion|Traceback|timed out' "$log" | grep -av ' 0 failed' | head -40 | cut -c1-400
+  echo "test.sh: ---- last lines of $1:"
+  tail -n 15 "$log" | cut -c1-400
+}
+
 summary() {
   local i failed=0
+  for i in "${!STEP_NAMES[@]}"; do
+    [ "${STEP_RESULTS[$i]}" = pass ] || why_failed "${STEP_NAMES[$i]}"
+  done
   echo
   echo "test.sh: steps and seconds"
   printf '  %-24s %7s %7s  %s\n' step seconds "CPU s" result
@@ -91,48 +110,48 @@ step setup scripts/setup.sh
 step build swift build --build-tests
 [ "${STEP_RESULTS[-1]}" = pass ] || { summary; exit 1; }
 export MATTERSIM_BUILT=1 MATTERSIM_BIN="$ROOT/.build/debug"
-# The guides' code builds as an app package against GoogleHomeSDK (its own .build: the whole
-# dependency tree again). It computes while the unit tests mostly wait on timers and fake LANs
-# (about 100 s of CPU in 400 s), so it builds beside them.
-step_beside guide-code-build swift build --package-path Examples/GuideCode
+# Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s
+# each: its own build (.build-fuzz) and the runs compute while the unit tests mostly wait on
+# timers and fake LANs (about 110 s of CPU in 450 s), so it runs beside them.
+step_beside fuzz scripts/fuzz.sh 30
 step unit-tests swift test --skip-build --no-parallel "$@"
 join_beside
 # HomeAPI's generated traits and device types are what the data model says.
 step codegen-check python3 scripts/matter-codegen.py --check
-# The guides' own code, byte for byte, is what Examples/GuideCode builds.
+# The guides' own code, byte for byte, is what Examples/GuideCode holds and what the build above
+# compiled (linked into the HomeAPI tests, against the SDK's products). Building Examples/GuideCode
+# as a package of its own (the whole dependency tree again, 600 CPU s) is `scripts/run guide-code-app`.
 step guide-code python3 scripts/check-guide-code.py
 
 # --- Group 1. Home Assistant's Matter server commissions, drives, power-cycles and shares every
 # shipped device profile (three runs of at most six, side by side), then the demo home in one
 # process and in one process per device. These mostly wait on devices and timers (a run of
-# 350 s uses about 150 s of CPU), so they run side by side, beside the steps that compute.
+# 350 s uses about 150 s of CPU), so they run side by side, beside the light steps below.
 step_beside ohf-profiles env OHF_PARALLEL=3 scripts/ohf-check.sh
 step_beside ohf-home scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
 step_beside ohf-home-per-device scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
 # Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure); it
 # waits on the scenario's own timers (3 s of CPU in 145 s).
 step_beside scenarios scripts/scenario-check.sh
-# Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s each.
-step fuzz scripts/fuzz.sh 30
 # The web dashboard in Debian's chromium (headless, selenium) against the demo home on a fake LAN.
 step dashboard scripts/dashboard-check.sh
 # Power cuts (SIGKILL) during commissioning and writes, and broken state files (#17 item 6).
 step durability scripts/durability.sh 10
 # A flood of PBKDFParamRequests: memory stays flat and a real commissioner gets in right after.
 step pase-flood scripts/pase-flood.sh 5000 2
-# The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
-step relay-restart scripts/relay-restart.sh 2
-step lossy-lan scripts/lossy-bench.sh 20 200
-# docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
-step compose scripts/compose-test.sh --fleet 2 5
 join_beside
 
 # --- Group 2. The reference Matter controller commissions and drives the simulated devices,
 # and Espressif's validator checks its wildcard read of every shipped profile, the demo home's
 # devices and the schema's variants: one device at a time on fake LANs of their own, side by
-# side with the soak's three minutes.
+# side with the soak's three minutes, beside the light steps below (together about 80 CPU s).
 step_beside interop scripts/interop.sh
 step_beside dm-conformance scripts/dm-conformance.sh
 step_beside soak scripts/soak.sh 3 50
+# The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
+step relay-restart scripts/relay-restart.sh 2
+step lossy-lan scripts/lossy-bench.sh 20 200
+# docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
+step compose scripts/compose-test.sh --fleet 2 5
 join_beside
 summary

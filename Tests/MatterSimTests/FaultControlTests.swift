@@ -132,7 +132,10 @@ struct FaultControlTests {
 
     /// Issue #17 item 1: a lossy LAN (`lan-impair`): 20 % loss each way, 30 ± 20 ms. A
     /// commissioning and 21 Toggles still complete (MRP retransmits), and none is applied twice
-    /// (21 toggles leave the light the other way round).
+    /// (21 toggles leave the light the other way round). The loss is seeded: at 20 % a message
+    /// lost in all of MRP's five transmissions comes about once in thirty runs, which
+    /// made the test fail by chance; seed 4 loses 20 % of each direction's first 300 datagrams
+    /// (the test sends fewer) and never more than two in a row.
     @Test func aLossyLANLosesDatagramsButNoCommandAndAppliesNoneTwice() async throws {
         let directory = try Self.socketDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -144,10 +147,10 @@ struct FaultControlTests {
         defer { controlTask.cancel() }
 
         let answer = try await ControlClient.send(
-            ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=20%,delay=30ms,jitter=20ms"), to: socket)
+            ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=20%,delay=30ms,jitter=20ms,seed=4"), to: socket)
         #expect(answer.error == nil)
         #expect(
-            answer.results.first?.state.hasPrefix("LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%; lost 0 in, 0 out)")
+            answer.results.first?.state.hasPrefix("LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%,seed=4; lost 0 in, 0 out)")
                 == true)
         #expect(
             try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=120%"), to: socket)

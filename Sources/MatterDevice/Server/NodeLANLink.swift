@@ -20,6 +20,9 @@ final class NodeLANLink: DatagramTransport {
         var droppedInbound: UInt64 = 0
         var droppedOutbound: UInt64 = 0
         var impairment = LinkImpairment.none
+        /// Each direction's generator when the impairment has a seed.
+        var inboundRandom: SeededRandom?
+        var outboundRandom: SeededRandom?
         var lostInbound: UInt64 = 0
         var lostOutbound: UInt64 = 0
     }
@@ -44,7 +47,13 @@ final class NodeLANLink: DatagramTransport {
 
     var impairment: LinkImpairment {
         get { state.withLock { $0.impairment } }
-        set { state.withLock { $0.impairment = newValue } }
+        set {
+            state.withLock {
+                $0.impairment = newValue
+                $0.inboundRandom = newValue.seed.map { SeededRandom(seed: $0) }
+                $0.outboundRandom = newValue.seed.map { SeededRandom(seed: ~$0) }
+            }
+        }
     }
 
     /// Datagrams the impairment lost (received, sent).
@@ -64,8 +73,15 @@ final class NodeLANLink: DatagramTransport {
             deliver()
             return true
         }
-        let delays = impairment.fate { Double.random(in: 0..<1) }
-        if delays.isEmpty { state.withLock { if inbound { $0.lostInbound += 1 } else { $0.lostOutbound += 1 } } }
+        let delays = state.withLock { s in
+            let delays = impairment.fate {
+                if inbound, s.inboundRandom != nil { return s.inboundRandom!.next() }
+                if !inbound, s.outboundRandom != nil { return s.outboundRandom!.next() }
+                return Double.random(in: 0..<1)
+            }
+            if delays.isEmpty { if inbound { s.lostInbound += 1 } else { s.lostOutbound += 1 } }
+            return delays
+        }
         for delay in delays {
             if delay == .zero {
                 deliver()
