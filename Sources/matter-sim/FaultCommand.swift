@@ -21,8 +21,9 @@ struct FaultCommand: AsyncParsableCommand {
               power-on     boot again from the kept state
               lan-impair SETTINGS
                            a lossy LAN, each way: loss=20%,delay=50ms,jitter=20ms,
-                           duplicate=1% (any of them), or none; datagrams overtake
-                           each other when the jitter exceeds their spacing
+                           duplicate=1%,seed=7 (any of them), or none; datagrams
+                           overtake each other when the jitter exceeds their spacing;
+                           a seed makes the same datagrams meet the same fates again
             NODE is a serial number, a device name or `all`. The simulator listens on
             <state dir>/control.sock (`run`) or <state root>/control.sock (`home`); without
             --control the default state root (.matter-sim under $INTEROP_DEVICE_DIR or the
