@@ -2,19 +2,21 @@
 # flake-under-load.sh: runs tests back to back on a loaded machine, for SECONDS (then stops by
 # itself), and prints one line per run and a summary: how often they fail under load.
 #
-#   scripts/flake-under-load.sh [--busy N] [--lans N] SECONDS FILTER         swift test --filter
-#   scripts/flake-under-load.sh [--busy N] [--lans N] SECONDS --job JOB [ARGUMENTS...]
+#   scripts/flake-under-load.sh [--busy N] [--lans N] [--runs N] SECONDS FILTER   swift test --filter
+#   scripts/flake-under-load.sh [--busy N] [--lans N] [--runs N] SECONDS --job JOB [ARGUMENTS...]
 #                                                                 a harness job (scripts/run)
 #
+# --runs N stops after N runs even within SECONDS.
 # The load: N CPU busy loops (default 3) and N other fake LANs (default 0) that are brought up,
 # given their Avahi daemons and taken down again in a loop, as a second fake-LAN check would.
 # Every load process is bounded by `timeout` and stopped on exit. Build first (swift build
 # --build-tests): test filters run with --skip-build. Needs root for --lans and for jobs that
 # use fake LANs.
 . "$(dirname "$0")/lib/common.sh"
-BUSY=3; LANS=0
+BUSY=3; LANS=0; MAX_RUNS=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --runs) MAX_RUNS="$2"; shift 2 ;;
     --busy) BUSY="$2"; shift 2 ;;
     --lans) LANS="$2"; shift 2 ;;
     *) break ;;
@@ -22,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 budget="${1:-2400}"; shift || true
 [[ "$budget" =~ ^[0-9]+$ ]] || die "SECONDS must be a number, not '$budget'"
-[[ "$BUSY" =~ ^[0-9]+$ && "$LANS" =~ ^[0-9]+$ ]] || die "--busy and --lans take a count"
+[[ "$BUSY" =~ ^[0-9]+$ && "$LANS" =~ ^[0-9]+$ && "$MAX_RUNS" =~ ^[0-9]+$ ]] || die "--busy, --lans and --runs take a count"
 if [ "${1:-}" = --job ]; then
   shift; [ $# -gt 0 ] || die "--job needs a job name (scripts/run lists them)"
   label="job $*"; run_once() { "$ROOT/scripts/run" "$@"; }
@@ -50,7 +52,7 @@ for ((i = 0; i < LANS; i++)); do
   load+=($!)
 done
 start=$SECONDS; runs=0; failed=0
-while ((SECONDS - start < budget)); do
+while ((SECONDS - start < budget)) && ((MAX_RUNS == 0 || runs < MAX_RUNS)); do
   runs=$((runs + 1)); t0=$SECONDS
   rc=0; run_once "$@" >"$logs/run-$runs.log" 2>&1 || rc=$?
   ((rc == 0)) || failed=$((failed + 1))
