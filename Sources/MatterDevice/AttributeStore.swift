@@ -1,5 +1,30 @@
 import MatterModel
+import MatterProtocol
 import MatterTLV
+
+/// Why a quieter-reporting attribute (quality Q) changed: a step of a transition still under
+/// way, or a milestone (a command's immediate change, a transition's end or stop, a physical
+/// act). Only milestones and the rules of `QuietRule` make a change reportable.
+enum QuietChange {
+    case progress
+    case milestone
+}
+
+/// When a change of a Q attribute is marked reportable (Core spec 7.7.9 and each cluster's
+/// attribute text, e.g. Level Control 1.6.6.2 and 1.6.6.3).
+enum QuietRule {
+    /// At most once per second, at a milestone, or when it changes from or to null
+    /// (CurrentLevel, CurrentHue, ColorTemperatureMireds, …).
+    case oncePerSecond
+    /// RemainingTime: when it changes from 0 to more than 10, by more than 10 at a
+    /// milestone (a command), or to 0.
+    case remainingTime
+
+    static func of(_ attribute: AttributeDefinition) -> QuietRule? {
+        guard attribute.quality.contains(.quieterReporting) else { return nil }
+        return attribute.name == "RemainingTime" ? .remainingTime : .oncePerSecond
+    }
+}
 
 /// The node's single source of truth: every attribute value, and one data version
 /// per cluster instance. Owned by the node actor and never shared outside it; all
@@ -9,20 +34,30 @@ final class AttributeStore {
     private var versions: [ClusterPath: DataVersion] = [:]
     private var attributeIDs: [ClusterPath: [AttributeID]] = [:]
     private let broadcaster: ChangeBroadcaster
+    private let clock: any MatterClock
+    /// Quieter reporting: the rule of each Q attribute, when each was last reported, and
+    /// those changed since without a report (their value is current, their data version not).
+    private var quietRules: [AttributePath: QuietRule] = [:]
+    private var lastReported: [AttributePath: Duration] = [:]
+    private var unreported: Set<AttributePath> = []
     /// Told of every change, synchronously on the node actor (persistence listens here).
     var onUpdate: ((AttributePath) -> Void)?
 
-    init(broadcaster: ChangeBroadcaster) {
+    init(broadcaster: ChangeBroadcaster, clock: any MatterClock) {
         self.broadcaster = broadcaster
+        self.clock = clock
     }
 
     /// Adds a cluster instance with its initial values. The data version starts at
     /// a random value (Core spec 7.10.3) so a restarted node is not mistaken for the old one.
-    func addCluster(_ cluster: ClusterPath, values initial: [AttributeID: TLVValue]) {
+    func addCluster(_ cluster: ClusterPath, values initial: [AttributeID: TLVValue], quiet: [AttributeID: QuietRule] = [:]) {
         versions[cluster] = DataVersion.random(in: DataVersion.min...DataVersion.max)
         attributeIDs[cluster] = initial.keys.sorted()
         for (attribute, value) in initial {
             values[AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)] = value
+        }
+        for (attribute, rule) in quiet where initial[attribute] != nil {
+            quietRules[AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)] = rule
         }
     }
 
@@ -36,16 +71,50 @@ final class AttributeStore {
     func attributes(of cluster: ClusterPath) -> [AttributeID] { attributeIDs[cluster] ?? [] }
 
     /// Sets an existing attribute. Returns false (and changes nothing) when the path
-    /// is not in the store or the value is unchanged.
+    /// is not in the store or the value is unchanged. A Q attribute's change that its rule does
+    /// not make reportable is kept without a report; a later milestone reports it.
     @discardableResult
-    func update(_ path: AttributePath, to value: TLVValue) -> Bool {
-        guard let old = values[path], old != value else { return false }
+    func update(_ path: AttributePath, to value: TLVValue, _ change: QuietChange = .milestone) -> Bool {
+        guard let old = values[path] else { return false }
+        guard old != value || (change == .milestone && unreported.contains(path)) else { return false }
+        values[path] = value
+        if let rule = quietRules[path], !reportable(path, rule, old: old, new: value, change) {
+            unreported.insert(path)
+        } else {
+            report(path)
+        }
+        onUpdate?(path)
+        return true
+    }
+
+    /// Reports every Q attribute of a cluster changed since its last report: a transition
+    /// ended or stopped where its last step was not reported.
+    func settle(_ cluster: ClusterPath) {
+        for path in unreported where path.endpoint == cluster.endpoint && path.cluster == cluster.cluster {
+            report(path)
+        }
+    }
+
+    private func report(_ path: AttributePath) {
+        guard let value = values[path] else { return }
         let cluster = ClusterPath(endpoint: path.endpoint, cluster: path.cluster)
         let version = (versions[cluster] ?? 0) &+ 1
         versions[cluster] = version
-        values[path] = value
+        unreported.remove(path)
+        if quietRules[path] != nil { lastReported[path] = clock.now }
         broadcaster.publish(AttributeChange(path: path, value: value, dataVersion: version))
-        onUpdate?(path)
-        return true
+    }
+
+    private func reportable(_ path: AttributePath, _ rule: QuietRule, old: TLVValue, new: TLVValue, _ change: QuietChange) -> Bool {
+        switch rule {
+        case .oncePerSecond:
+            if change == .milestone || old.isNull != new.isNull { return true }
+            guard let last = lastReported[path] else { return true }
+            return clock.now - last >= .seconds(1)
+        case .remainingTime:
+            let before = old.unsignedValue ?? 0, after = new.unsignedValue ?? 0
+            if after == 0 || (before == 0 && after > 10) { return true }
+            return change == .milestone && (after > before ? after - before : before - after) > 10
+        }
     }
 }

@@ -116,9 +116,16 @@ struct ClusterContext {
 
     /// Updates one of this cluster's attributes. Attributes the instance does not
     /// have are ignored, so servers can drive optional attributes unconditionally.
+    /// A quieter-reporting attribute (quality Q) changed as a transition's `.progress` is
+    /// reported only as its rule allows (`QuietRule`); every other change is a milestone.
     @discardableResult
-    func set(_ attribute: AttributeID, _ value: TLVValue) -> Bool {
-        runtime.store.update(path(attribute), to: value)
+    func set(_ attribute: AttributeID, _ value: TLVValue, _ change: QuietChange = .milestone) -> Bool {
+        runtime.store.update(path(attribute), to: value, change)
+    }
+
+    /// Reports this cluster's Q attributes that changed unreported: its transition is over.
+    func settleQuietChanges() {
+        runtime.store.settle(cluster)
     }
 
     /// Records one of this cluster's events (Core spec 7.14) and tells the subscriptions.

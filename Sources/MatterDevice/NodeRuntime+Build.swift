@@ -28,7 +28,7 @@ extension NodeRuntime {
             })
         let runtime = NodeRuntime(
             model: model, clock: clock, logger: logger,
-            store: AttributeStore(broadcaster: broadcaster), layout: layout,
+            store: AttributeStore(broadcaster: broadcaster, clock: clock), layout: layout,
             commissioning: commissioning, commissioningEvents: commissioningEvents
         )
         var entries: [ClusterPath: NodeComposition.ClusterEntry] = [:]
@@ -197,7 +197,9 @@ extension NodeRuntime {
                 accepted: accepted, generated: generated),
             uniquingKeysWith: { described, _ in described }
         )
-        store.addCluster(path, values: values)
+        store.addCluster(
+            path, values: values,
+            quiet: Dictionary(uniqueKeysWithValues: definition.attributes.compactMap { a in QuietRule.of(a).map { (a.id, $0) } }))
         servers[path] = server
         return NodeComposition.ClusterEntry(
             definition: definition, features: features, attributes: values.keys.sorted(),

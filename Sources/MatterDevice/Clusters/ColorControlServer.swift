@@ -404,7 +404,7 @@ final class ColorControlServer: StandardClusterServer {
     /// colour temperature mode, a brighter light is a cooler one. Level 254 gives
     /// CoupleColorTempToLevelMinMireds, level 1 ColorTempPhysicalMaxMireds, and in between
     /// the physical maximum less the coupled span in proportion to the level out of 254.
-    func levelChanged(to level: Int, context: ClusterContext) {
+    func levelChanged(to level: Int, context: ClusterContext, _ change: QuietChange = .milestone) {
         guard temperature, context.unsigned(Attribute.colorMode) == Mode.temperature.rawValue else { return }
         let physical = physicalMireds(context)
         let coupledMinimum = min(max(value(Attribute.coupleColorTempToLevelMinMireds, context), physical.lowerBound), physical.upperBound)
@@ -417,7 +417,7 @@ final class ColorControlServer: StandardClusterServer {
             mireds = physical.upperBound - (physical.upperBound - coupledMinimum) * Int64(level) / 254
         }
         motions.removeAll { $0.attribute == Attribute.colorTemperatureMireds }
-        context.set(Attribute.colorTemperatureMireds, .uint(mireds))
+        context.set(Attribute.colorTemperatureMireds, .uint(mireds), change)
     }
 
     // MARK: Transitions
@@ -449,23 +449,29 @@ final class ColorControlServer: StandardClusterServer {
 
     func timerFired(_ name: String, context: ClusterContext) {
         guard name == Self.transitionTimer else { return }
-        reschedule(context)
+        reschedule(context, .progress)
     }
 
     /// Applies every motion at the current time, drops those that are done, sets
-    /// RemainingTime and waits for the next tick while anything still moves.
-    private func reschedule(_ context: ClusterContext) {
+    /// RemainingTime and waits for the next tick while anything still moves. A timer's tick is
+    /// `.progress`: the Q attributes it moves are reported at most once a second, and at the end
+    /// of their motion.
+    private func reschedule(_ context: ClusterContext, _ change: QuietChange = .milestone) {
         let elapsed = context.now - motionStart
         for motion in motions {
-            apply(motion.attribute, motion.value(after: elapsed), context)
+            apply(motion.attribute, motion.value(after: elapsed), context, motion.isDone(after: elapsed) ? .milestone : change)
         }
         motions.removeAll { $0.isDone(after: elapsed) }
-        if let loop { apply(loop.attribute, loop.value(after: context.now - loopStart), context) }
+        if let loop { apply(loop.attribute, loop.value(after: context.now - loopStart), context, change) }
 
         let remaining = motions.compactMap { $0.duration.map { $0 - elapsed } }.max() ?? .zero
-        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(remaining)))
+        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(remaining)), change)
         context.cancelTimer(Self.transitionTimer)
-        guard !motions.isEmpty || loop != nil else { return }
+        guard !motions.isEmpty || loop != nil else {
+            // Nothing moves any more (done or stopped): what a step left unreported is reported.
+            context.settleQuietChanges()
+            return
+        }
         var next = context.now + Self.tick
         for motion in motions {
             if let duration = motion.duration { next = min(next, motionStart + duration) }
@@ -473,21 +479,21 @@ final class ColorControlServer: StandardClusterServer {
         context.startTimer(Self.transitionTimer, at: max(next, context.now + .milliseconds(1)))
     }
 
-    private func apply(_ attribute: AttributeID, _ value: Int64, _ context: ClusterContext) {
+    private func apply(_ attribute: AttributeID, _ value: Int64, _ context: ClusterContext, _ change: QuietChange) {
         if attribute == Attribute.enhancedCurrentHue {
-            setHue(value, enhanced: true, context)
+            setHue(value, enhanced: true, context, change)
         } else {
-            context.set(attribute, .uint(value))
+            context.set(attribute, .uint(value), change)
         }
     }
 
     /// EnhancedCurrentHue carries CurrentHue in its high byte (3.2.7.x).
-    private func setHue(_ hue: Int64, enhanced: Bool, _ context: ClusterContext) {
+    private func setHue(_ hue: Int64, enhanced: Bool, _ context: ClusterContext, _ change: QuietChange = .milestone) {
         if enhanced {
-            context.set(Attribute.enhancedCurrentHue, .uint(hue))
-            context.set(Attribute.currentHue, .uint(min(hue >> 8, Self.hueRange.upperBound)))
+            context.set(Attribute.enhancedCurrentHue, .uint(hue), change)
+            context.set(Attribute.currentHue, .uint(min(hue >> 8, Self.hueRange.upperBound)), change)
         } else {
-            context.set(Attribute.currentHue, .uint(hue))
+            context.set(Attribute.currentHue, .uint(hue), change)
         }
     }
 

@@ -148,6 +148,9 @@ final class LevelControlServer: StandardClusterServer {
             transition = nil
             context.cancelTimer(Self.transitionTimer)
             context.set(Attribute.remainingTime, .uint(0))
+            // The end of the movement: a level kept unreported is reported now.
+            context.settleQuietChanges()
+            context.peer(ColorControlServer.self)?.context.settleQuietChanges()
             return .success
 
         default:
@@ -251,8 +254,10 @@ final class LevelControlServer: StandardClusterServer {
         // Integer division rounds toward the start level, so the target is only
         // reached when the transition time is up.
         let level = current.from + Int(Int64(current.to - current.from) * done / total)
-        setLevel(level, context)
-        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(current.duration - elapsed)))
+        // A step of the transition: CurrentLevel and RemainingTime are Q (quieter reporting),
+        // reported at most once a second, not on every tick.
+        setLevel(level, context, .progress)
+        context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(current.duration - elapsed)), .progress)
         context.startTimer(Self.transitionTimer, at: min(context.now + Self.tick, current.start + current.duration))
     }
 
@@ -262,6 +267,7 @@ final class LevelControlServer: StandardClusterServer {
         context.cancelTimer(Self.transitionTimer)
         setLevel(done.to, context)
         context.set(Attribute.remainingTime, .uint(0))
+        context.settleQuietChanges()
         switch done.completion {
         case .none:
             break
@@ -279,12 +285,12 @@ final class LevelControlServer: StandardClusterServer {
 
     /// Sets CurrentLevel; with CoupleColorTempToLevel in Options, Color Control's colour
     /// temperature follows (1.6.6.9).
-    private func setLevel(_ level: some BinaryInteger, _ context: ClusterContext) {
-        context.set(Attribute.currentLevel, .uint(level))
+    private func setLevel(_ level: some BinaryInteger, _ context: ClusterContext, _ change: QuietChange = .milestone) {
+        context.set(Attribute.currentLevel, .uint(level), change)
         guard (context.unsigned(Attribute.options) ?? 0) & Self.coupleColorTempToLevel != 0,
             let color = context.peer(ColorControlServer.self)
         else { return }
-        color.server.levelChanged(to: Int(clamping: level), context: color.context)
+        color.server.levelChanged(to: Int(clamping: level), context: color.context, change)
     }
 
     private func setOnOffAttribute(_ on: Bool, context: ClusterContext) {
