@@ -105,10 +105,21 @@ summary() {
   [ "$failed" = 0 ]
 }
 
+# prepare: what later steps install on first use (Debian packages, the Python environments of
+# scripts/lib/venvs.sh), fetched while the build computes; each step still checks its own.
+prepare() {
+  scripts/apt-install.sh chromium chromium-driver zbar-tools docker.io docker-compose debootstrap gdb
+  local name
+  for name in circuitmatter interop ohf dm-validator dashboard soak; do scripts/lib/venvs.sh "$name" >/dev/null; done
+}
+
 step setup scripts/setup.sh
+step_beside prepare prepare
 # Everything is built once; the scripts below then skip their own `swift build`.
 step build swift build --build-tests
-[ "${STEP_RESULTS[-1]}" = pass ] || { summary; exit 1; }
+built="${STEP_RESULTS[-1]}"
+join_beside
+[ "$built" = pass ] || { summary; exit 1; }
 export MATTERSIM_BUILT=1 MATTERSIM_BIN="$ROOT/.build/debug"
 # Coverage-guided fuzzing (libFuzzer + address sanitizer) of every outside-input decoder, 30 s
 # each: its own build (.build-fuzz) and the runs compute while the unit tests mostly wait on
