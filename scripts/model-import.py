@@ -394,6 +394,19 @@ def build_cluster(obj, uses, patch):
         row["events"] = events
     row["_mandatory"] = mand
     patch_cluster(row, patch, name)
+    # Elements the overlay adds take their place by ID (a request followed by its response).
+    for k in ("attributes", "events"):
+        if k in row:
+            row[k].sort(key=lambda e: int(e["id"], 16))
+    if "commands" in row:
+        reqs = sorted([c for c in row["commands"] if c.get("direction") != "response"], key=lambda c: int(c["id"], 16))
+        resps = [c for c in row["commands"] if c.get("direction") == "response"]
+        ordered = []
+        for c in reqs:
+            ordered.append(c)
+            ordered += [r for r in resps if r["name"] == c.get("response") and r not in ordered]
+        ordered += sorted([r for r in resps if r not in ordered], key=lambda c: int(c["id"], 16))
+        row["commands"] = ordered
     return row
 
 
