@@ -77,7 +77,6 @@ def type_name(t, cluster_name):
     """(spec type string, nullable, optional) of an Objects field type."""
     from chip.clusters import Types
     from chip.tlv import float32, uint
-    import enum as pyenum
     nullable = optional = False
     origin = typing.get_origin(t)
     if origin is typing.Union:
@@ -206,10 +205,6 @@ def read_validator():
 
 def hexid(n, width=4):
     return "0x%0*X" % (width, n)
-
-
-def width_type(t, values=None, bits=None):
-    return t
 
 
 def build(objects, validator, overlay):
