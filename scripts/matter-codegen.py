@@ -14,7 +14,7 @@ adds the `matterTraits` accessors. Names follow the Google Home APIs' Swift refe
 
 Every HomeAPI trait is generated; what a trait adds by hand goes in
 Sources/HomeAPI/Traits/<Name>Trait+<what>.swift (WindowCovering's unlabelled
-goToLiftPercentage). Adding a cluster: its rows in the model, its name below, and (on the
+goToLiftPercentage). Adding a cluster: its overlay rows (scripts/model-overlay.json, then scripts/model-import.py), its name below, and (on the
 device side) a server file in Sources/MatterDevice/Clusters/ for what differs from the model.
 """
 

@@ -1,5 +1,5 @@
 // The Matter data model as data: clusters and device types loaded from
-// Resources/matter-model.json, written from the spec tables (Matter 1.4, the revision
+// Resources/matter-model.json, imported from the spec data by scripts/model-import.py (Matter 1.4, the revision
 // connectedhomeip uses in 2025). Immutable after load and shared freely.
 import Foundation
 

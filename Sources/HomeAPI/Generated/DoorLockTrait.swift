@@ -585,6 +585,36 @@ extension Matter {
             }
         }
 
+        public struct DaysMaskBitmap: OptionSet, Sendable, Hashable {
+            public let rawValue: UInt8
+            public init(rawValue: UInt8) { self.rawValue = rawValue }
+            public static let sunday = DaysMaskBitmap(rawValue: 1 << 0)
+            public static let monday = DaysMaskBitmap(rawValue: 1 << 1)
+            public static let tuesday = DaysMaskBitmap(rawValue: 1 << 2)
+            public static let wednesday = DaysMaskBitmap(rawValue: 1 << 3)
+            public static let thursday = DaysMaskBitmap(rawValue: 1 << 4)
+            public static let friday = DaysMaskBitmap(rawValue: 1 << 5)
+            public static let saturday = DaysMaskBitmap(rawValue: 1 << 6)
+        }
+
+        public struct CredentialRulesBitmap: OptionSet, Sendable, Hashable {
+            public let rawValue: UInt8
+            public init(rawValue: UInt8) { self.rawValue = rawValue }
+            public static let single = CredentialRulesBitmap(rawValue: 1 << 0)
+            public static let dual = CredentialRulesBitmap(rawValue: 1 << 1)
+            public static let tri = CredentialRulesBitmap(rawValue: 1 << 2)
+        }
+
+        public struct OperatingModesBitmap: OptionSet, Sendable, Hashable {
+            public let rawValue: UInt16
+            public init(rawValue: UInt16) { self.rawValue = rawValue }
+            public static let normal = OperatingModesBitmap(rawValue: 1 << 0)
+            public static let vacation = OperatingModesBitmap(rawValue: 1 << 1)
+            public static let privacy = OperatingModesBitmap(rawValue: 1 << 2)
+            public static let noRemoteLockUnlock = OperatingModesBitmap(rawValue: 1 << 3)
+            public static let passage = OperatingModesBitmap(rawValue: 1 << 4)
+        }
+
         public struct AlarmMaskBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt16
             public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -607,26 +637,6 @@ extension Matter {
             public static let ledSettings = ConfigurationRegisterBitmap(rawValue: 1 << 7)
         }
 
-        public struct CredentialRulesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let single = CredentialRulesBitmap(rawValue: 1 << 0)
-            public static let dual = CredentialRulesBitmap(rawValue: 1 << 1)
-            public static let tri = CredentialRulesBitmap(rawValue: 1 << 2)
-        }
-
-        public struct DaysMaskBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let sunday = DaysMaskBitmap(rawValue: 1 << 0)
-            public static let monday = DaysMaskBitmap(rawValue: 1 << 1)
-            public static let tuesday = DaysMaskBitmap(rawValue: 1 << 2)
-            public static let wednesday = DaysMaskBitmap(rawValue: 1 << 3)
-            public static let thursday = DaysMaskBitmap(rawValue: 1 << 4)
-            public static let friday = DaysMaskBitmap(rawValue: 1 << 5)
-            public static let saturday = DaysMaskBitmap(rawValue: 1 << 6)
-        }
-
         public struct LocalProgrammingFeaturesBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt8
             public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -634,16 +644,6 @@ extension Matter {
             public static let modifyUsersCredentialsSchedules = LocalProgrammingFeaturesBitmap(rawValue: 1 << 1)
             public static let clearUsersCredentialsSchedules = LocalProgrammingFeaturesBitmap(rawValue: 1 << 2)
             public static let adjustSettings = LocalProgrammingFeaturesBitmap(rawValue: 1 << 3)
-        }
-
-        public struct OperatingModesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let normal = OperatingModesBitmap(rawValue: 1 << 0)
-            public static let vacation = OperatingModesBitmap(rawValue: 1 << 1)
-            public static let privacy = OperatingModesBitmap(rawValue: 1 << 2)
-            public static let noRemoteLockUnlock = OperatingModesBitmap(rawValue: 1 << 3)
-            public static let passage = OperatingModesBitmap(rawValue: 1 << 4)
         }
 
         public enum AlarmCodeEnum: UInt8, Sendable, Hashable, CaseIterable {
@@ -681,6 +681,28 @@ extension Matter {
             case modify = 2
         }
 
+        public enum LockStateEnum: UInt8, Sendable, Hashable, CaseIterable {
+            case notFullyLocked = 0
+            case locked = 1
+            case unlocked = 2
+            case unlatched = 3
+        }
+
+        public enum LockTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
+            case deadBolt = 0
+            case magnetic = 1
+            case other = 2
+            case mortise = 3
+            case rim = 4
+            case latchBolt = 5
+            case cylindricalLock = 6
+            case tubularLock = 7
+            case interconnectedLock = 8
+            case deadLatch = 9
+            case doorFurniture = 10
+            case eurocylinder = 11
+        }
+
         public enum DoorStateEnum: UInt8, Sendable, Hashable, CaseIterable {
             case doorOpen = 0
             case doorClosed = 1
@@ -688,18 +710,6 @@ extension Matter {
             case doorForcedOpen = 3
             case doorUnspecifiedError = 4
             case doorAjar = 5
-        }
-
-        public enum EventTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case operation = 0
-            case programming = 1
-            case alarm = 2
-        }
-
-        public enum LEDSettingEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case noLEDSignal = 0
-            case noLEDSignalAccessAllowed = 1
-            case ledSignalAll = 2
         }
 
         public enum LockDataTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
@@ -725,28 +735,6 @@ extension Matter {
             case nonAccessUserEvent = 2
             case forcedUserEvent = 3
             case unlatch = 4
-        }
-
-        public enum LockStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case notFullyLocked = 0
-            case locked = 1
-            case unlocked = 2
-            case unlatched = 3
-        }
-
-        public enum LockTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case deadBolt = 0
-            case magnetic = 1
-            case other = 2
-            case mortise = 3
-            case rim = 4
-            case latchBolt = 5
-            case cylindricalLock = 6
-            case tubularLock = 7
-            case interconnectedLock = 8
-            case deadLatch = 9
-            case doorFurniture = 10
-            case eurocylinder = 11
         }
 
         public enum OperatingModeEnum: UInt8, Sendable, Hashable, CaseIterable {
@@ -779,18 +767,6 @@ extension Matter {
             case aliro = 10
         }
 
-        public enum SoundVolumeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case silent = 0
-            case low = 1
-            case high = 2
-            case medium = 3
-        }
-
-        public enum StatusCodeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case duplicate = 2
-            case occupied = 3
-        }
-
         public enum UserStatusEnum: UInt8, Sendable, Hashable, CaseIterable {
             case available = 0
             case occupiedEnabled = 1
@@ -808,6 +784,30 @@ extension Matter {
             case expiringUser = 7
             case scheduleRestrictedUser = 8
             case remoteOnlyUser = 9
+        }
+
+        public enum EventTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
+            case operation = 0
+            case programming = 1
+            case alarm = 2
+        }
+
+        public enum LEDSettingEnum: UInt8, Sendable, Hashable, CaseIterable {
+            case noLEDSignal = 0
+            case noLEDSignalAccessAllowed = 1
+            case ledSignalAll = 2
+        }
+
+        public enum SoundVolumeEnum: UInt8, Sendable, Hashable, CaseIterable {
+            case silent = 0
+            case low = 1
+            case high = 2
+            case medium = 3
+        }
+
+        public enum StatusCodeEnum: UInt8, Sendable, Hashable, CaseIterable {
+            case duplicate = 2
+            case occupied = 3
         }
 
         /// DoorLockAlarm (0x00, critical priority).

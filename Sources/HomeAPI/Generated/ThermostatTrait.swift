@@ -521,14 +521,6 @@ extension Matter {
             public static let fanFail = ACErrorCodeBitmap(rawValue: 1 << 4)
         }
 
-        public struct AlarmCodeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let initialization = AlarmCodeBitmap(rawValue: 1 << 0)
-            public static let hardware = AlarmCodeBitmap(rawValue: 1 << 1)
-            public static let selfCalibration = AlarmCodeBitmap(rawValue: 1 << 2)
-        }
-
         public struct HVACSystemTypeBitmap: OptionSet, Sendable, Hashable {
             public let rawValue: UInt8
             public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -606,6 +598,14 @@ extension Matter {
             public static let supportsSetpoints = ScheduleTypeFeaturesBitmap(rawValue: 1 << 1)
             public static let supportsNames = ScheduleTypeFeaturesBitmap(rawValue: 1 << 2)
             public static let supportsOff = ScheduleTypeFeaturesBitmap(rawValue: 1 << 3)
+        }
+
+        public struct AlarmCodeBitmap: OptionSet, Sendable, Hashable {
+            public let rawValue: UInt8
+            public init(rawValue: UInt8) { self.rawValue = rawValue }
+            public static let initialization = AlarmCodeBitmap(rawValue: 1 << 0)
+            public static let hardware = AlarmCodeBitmap(rawValue: 1 << 1)
+            public static let selfCalibration = AlarmCodeBitmap(rawValue: 1 << 2)
         }
 
         public enum ACCapacityFormatEnum: UInt8, Sendable, Hashable, CaseIterable {
