@@ -10,7 +10,7 @@ values following; what a person does at a sensor or switch (the simulator's cont
 `matter-sim act`) reaching the server as node events and kept values; read_attribute /
 write_attribute of NodeLabel. Then for all nodes at once a
 power cut and restart (unavailable, available again without commissioning, a command works).
-Then per node a second admin (second_admin.py on its own host) commissioned through the
+Then per node a second admin (second_admin.py on its own host, one process for the run) commissioned through the
 server's open_commissioning_window, whose change the server sees, and remove_node, after which
 the device holds only the second admin's fabric. Last, the server's own warnings and errors
 about the nodes. Prints a PASS/FAIL line per step and ends "ohf: N passed, M failed".
@@ -23,7 +23,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import time
 
 import aiohttp
@@ -41,18 +40,69 @@ def now_ms(start):
 
 
 
-def json_objects(text):
-    """The JSON objects printed in `text`. The native stack writes its log to the same stdout
-    without always ending its lines, so an answer may share a line with a log fragment."""
-    found = []
-    for line in text.splitlines():
-        start, end = line.find('{"'), line.rfind("}")
-        if 0 <= start < end:
+class SecondAdmin:
+    """second_admin.py serving one JSON request a line for the whole run (its native stack
+    starts once, not twice per node). Every request is bounded; close() ends it whatever its
+    state, and it ends by itself when our end of its stdin closes."""
+
+    START_S = 90      # the native stack's start
+    REQUEST_S = 150   # second_admin.py bounds each request by 120 s itself
+
+    def __init__(self, command, log_path):
+        self.command = command
+        self.log_path = log_path
+        self.process = None
+        self.next_id = 0
+
+    async def start(self):
+        self.log = open(self.log_path, "ab")
+        # A session of its own: close() kills the wrapper and whatever it started.
+        self.process = await asyncio.create_subprocess_exec(
+            *self.command, "serve", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=self.log, start_new_session=True)
+        await self.answer(None, self.START_S)
+
+    async def answer(self, request_id, timeout_s):
+        """The next answer line carrying request_id (the ready line for None)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), max(0.1, deadline - time.monotonic()))
+            if not line:
+                raise RuntimeError(f"second admin ended (exit {await self.process.wait()}); log: {self.log_path}")
             try:
-                found.append(json.loads(line[start:end + 1]))
+                answer = json.loads(line)
             except ValueError:
+                continue  # not an answer: keep reading
+            if not isinstance(answer, dict):
+                continue
+            if "error" in answer and answer.get("id") in (request_id, None):
+                raise RuntimeError(f"second admin: {answer['error']} (log: {self.log_path})")
+            if answer.get("id") == request_id:
+                return answer
+
+    async def request(self, verb, **args):
+        self.next_id += 1
+        self.process.stdin.write((json.dumps({"id": self.next_id, "verb": verb, **args}) + "\n").encode())
+        await self.process.stdin.drain()
+        return await self.answer(self.next_id, self.REQUEST_S)
+
+    async def close(self):
+        if self.process is None:
+            return
+        if self.process.returncode is None:
+            try:
+                await self.request("close")
+                await asyncio.wait_for(self.process.wait(), 5)
+            except Exception:
                 pass
-    return found
+        if self.process.returncode is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await self.process.wait()
+        self.log.close()
+
 
 class ServerError(Exception):
     pass
@@ -199,6 +249,8 @@ class Check:
         self.report = Report()
         self.server = Server(args.url)
         self.power_window = None  # wall-clock (cut, available again)
+        self.second_admin = SecondAdmin(args.second_admin + ["--workdir", args.second_admin_workdir, "--paa", args.paa],
+                                        os.path.join(args.second_admin_workdir, "second-admin.log"))
 
     async def step(self, device, name, body):
         start = time.monotonic()
@@ -520,18 +572,25 @@ class Check:
                 await self.step(device, "after restart: a write works", lambda: self.node_label(device))
 
     # --- multi-admin and removal --------------------------------------------------------------
-    # (json_objects: the second admin's answer is a JSON line among the native stack's log lines)
 
-    def second_admin(self, *args):
-        command = self.args.second_admin + ["--workdir", self.args.second_admin_workdir,
-                                            "--paa", self.args.paa, *args]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=180)
-        answers = json_objects(done.stdout)
-        result = answers[-1] if answers else {"error": f"no answer (exit {done.returncode})"}
-        if done.returncode != 0 or "error" in result:
-            tail = "\n".join(done.stderr.splitlines()[-15:])
-            raise RuntimeError(f"{result.get('error')}\n{tail}")
-        return result
+    async def multi_admins(self, devices):
+        """One second admin process for every node, ended whatever happens."""
+        try:
+            await self.second_admin.start()
+        except Exception as error:
+            self.report.record("second admin", "started", False, error=f"{type(error).__name__}: {error}")
+            await self.second_admin.close()
+            return
+        try:
+            for device in devices:
+                if self.server.available(device.node_id):
+                    try:
+                        await self.multi_admin(device)
+                    except Exception as error:
+                        self.report.record(device.name, "multi-admin and remove_node", False,
+                                           error=f"{type(error).__name__}: {error}")
+        finally:
+            await self.second_admin.close()
 
     async def multi_admin(self, device):
         node_id = device.node_id
@@ -540,10 +599,7 @@ class Check:
         second_id = 1000 + node_id
         label = f"second admin {node_id}"
         toggles = device.endpoints_with(ONOFF)
-        args = ["commission", "--code", code, "--node-id", str(second_id), "--label", label]
-        for ep in toggles:
-            args += ["--toggle", str(ep)]
-        done = await asyncio.to_thread(self.second_admin, *args)
+        done = await self.second_admin.request("commission", code=code, nodeId=second_id, label=label, toggle=toggles)
         self.report.record(device.name, "open_commissioning_window: the reference controller commissions",
                            True, code=code, commissionedMs=done["commissionedMs"])
         # The second admin's last change was made when it printed; the first admin's subscription follows.
@@ -556,7 +612,7 @@ class Check:
                            sinceChangeMs=round((time.time() - done["changedAt"]) * 1000))
         await self.server.command("remove_node", node_id=node_id)
         gone = await self.server.wait_for(lambda: node_id not in self.server.nodes, 10)
-        fabrics = (await asyncio.to_thread(self.second_admin, "fabrics", "--node-id", str(second_id)))["fabrics"]
+        fabrics = (await self.second_admin.request("fabrics", nodeId=second_id))["fabrics"]
         only_second = len(fabrics) == 1 and fabrics[0]["vendorID"] == 0xFFF2
         return self.report.record(device.name, "remove_node: only the second admin's fabric is left",
                                   gone is not None and only_second, fabrics=fabrics)
@@ -646,13 +702,8 @@ class Check:
             await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
         if commissioned:
             await self.power_cycle(commissioned)
-        for device in commissioned:
-            if self.server.available(device.node_id):
-                try:
-                    await self.multi_admin(device)
-                except Exception as error:
-                    self.report.record(device.name, "multi-admin and remove_node", False,
-                                       error=f"{type(error).__name__}: {error}")
+        if any(self.server.available(d.node_id) for d in commissioned):
+            await self.multi_admins(commissioned)
         await self.server.close()
         self.server_log(self.devices)
         passed = sum(s["ok"] for s in self.report.steps)
