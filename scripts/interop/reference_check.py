@@ -16,13 +16,14 @@ Other checkers (restart_check.py) reuse `Check` and take the same options.
 
 import argparse
 import asyncio
-import json
 import logging
 import os
-import statistics
 import sys
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checks"))
+from checks.report import Report, elapsed_ms  # noqa: E402 (the shared package, found above)
+from checks.stats import median, percentile  # noqa: E402
 
 import chip.CertificateAuthority
 import chip.clusters as Clusters
@@ -44,45 +45,34 @@ REQUIRABLE = {
 }
 
 
-def elapsed_ms(start):
-    return round((time.monotonic() - start) * 1000, 1)
-
-
 class Check:
     """One controller on a fabric of its own, the device it commissions, and the report."""
 
     def __init__(self, args):
         self.args = args
-        self.steps = []
+        # Written after every step: a run that is killed still leaves what it did.
+        self.report = Report("interop", args.report, write_each=True)
         self.controller = None
 
-    # --- the report ---------------------------------------------------------------------
+    # --- the report (checks.report, shared with Home Assistant's checker) -------------------
+
+    @property
+    def steps(self):
+        return self.report.steps
 
     def record(self, name, ok, **values):
-        entry = {"step": name, "ok": bool(ok), **values}
-        self.steps.append(entry)
-        print(("PASS " if ok else "FAIL ") + json.dumps(entry), flush=True)
-        # Written after every step: a run that is killed still leaves what it did.
-        with open(self.args.report, "w") as report:
-            json.dump(self.steps, report, indent=1)
-        return bool(ok)
+        return self.report.record(name, ok, **values)
 
     async def step(self, name, body):
         """Runs `body` (a coroutine giving (ok, values)) as a step; a raise is a failed step."""
-        start = time.monotonic()
-        try:
-            ok, values = await asyncio.wait_for(body, STEP_TIMEOUT_S)
-            return self.record(name, ok, ms=elapsed_ms(start), **values)
-        except (Exception, asyncio.TimeoutError) as error:
-            return self.record(name, False, error=f"{type(error).__name__}: {error}",
-                               trace=traceback.format_exc(limit=3))
+        return await self.report.step(name, body, timeout_s=STEP_TIMEOUT_S)
 
     def passed(self):
-        return bool(self.steps) and all(entry["ok"] for entry in self.steps)
+        return self.report.all_passed()
 
     def summary(self, label):
-        good = sum(entry["ok"] for entry in self.steps)
-        print(f"{label}: {good} passed, {len(self.steps) - good} failed", flush=True)
+        self.report.label = label
+        self.report.summary()
 
     # --- the controller -------------------------------------------------------------------
 
@@ -317,9 +307,7 @@ class Check:
             start = time.perf_counter()
             await self.invoke(endpoint, command)
             samples.append((time.perf_counter() - start) * 1000)
-        samples.sort()
-        p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
-        return True, {"invokes": count, "p50_ms": round(statistics.median(samples), 3), "p99_ms": round(p99, 3)}
+        return True, {"invokes": count, "p50_ms": round(median(samples), 3), "p99_ms": round(percentile(samples, 0.99), 3)}
 
     async def commissioned_endpoints(self):
         """Starts the controller, commissions the device and walks its endpoints: their server
@@ -382,8 +370,7 @@ def main(check_type=None, label="interop", complete=lambda steps: True):
     try:
         asyncio.run(check.run())
     finally:
-        with open(args.report, "w") as report:
-            json.dump(check.steps, report, indent=1)
+        check.report.write()
         check.summary(label)
         sys.stdout.flush()
         os._exit(0 if check.passed() and complete(check.steps) else 1)

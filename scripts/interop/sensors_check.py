@@ -23,10 +23,7 @@ The event numbers of the events seen must rise.
 """
 
 import asyncio
-import json
 import os
-import socket
-
 from dataclasses import dataclass
 
 import chip.clusters as Clusters
@@ -34,6 +31,7 @@ from chip import ChipUtility
 from chip.clusters.Types import NullValue
 from chip.interaction_model import InteractionModelError
 from reference_check import NODE_ID, Check, main
+from checks.control import act  # (reference_check put scripts/checks on sys.path)
 
 EVENT_WAIT_S = 10
 
@@ -56,26 +54,8 @@ class SensorsCheck(Check):
     # --- the device side: the simulator's control socket ------------------------------------
 
     def act(self, action, value=None):
-        """One request on the control socket (one JSON line each way); returns the answer."""
-        # The state root is .matter-sim (a dot directory, which glob's ** skips).
-        sockets = [os.path.join(d, "control.sock") for d, _, files in os.walk(self.device_dir) if "control.sock" in files]
-        if len(sockets) != 1:
-            raise RuntimeError(f"expected one control socket under {self.device_dir}, found {sockets}")
-        request = {"node": "all", "action": action}
-        if value is not None:
-            request["value"] = value
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(10)
-            s.connect(sockets[0])
-            s.sendall((json.dumps(request) + "\n").encode())
-            answer = b""
-            while not answer.endswith(b"\n"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                answer += chunk
-        response = json.loads(answer)
-        return response
+        """One request on the control socket (checks.control); returns the answer."""
+        return act(self.device_dir, action, value)
 
     def act_ok(self, action, value=None):
         response = self.act(action, value)

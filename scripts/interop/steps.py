@@ -1,19 +1,23 @@
-"""Prints a check's report (the JSON that reference_check.py writes) as one line per step
-without its timings, so that two runs of the same check can be compared with diff.
+"""Prints a check's report (checks.report's format, as reference_check.py and ohf_check.py
+write it) as one line per step without its timings, so that two runs of the same check can be
+compared with diff.
 
     python3 scripts/interop/steps.py REPORT.json
 """
 
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checks"))
+from checks.report import load_steps  # noqa: E402 (the shared package, found above)
 
 # Values that measure time, not behaviour (and process IDs), differ from run to run.
 VARYING = {"ms", "reconnectMs", "p50_ms", "p99_ms", "oldPid", "newPid", "trace"}
 
 try:
-    with open(sys.argv[1]) as report:
-        steps = json.load(report)
-except (OSError, ValueError, IndexError) as error:
+    steps = load_steps(sys.argv[1])
+except (OSError, ValueError, IndexError, KeyError) as error:
     steps = [{"step": "report", "ok": False, "error": f"no report ({error})"}]
 for step in steps:
     stable = {key: value for key, value in step.items() if key not in VARYING}

@@ -10,7 +10,7 @@ values following; what a person does at a sensor or switch (the simulator's cont
 `matter-sim act`) reaching the server as node events and kept values; read_attribute /
 write_attribute of NodeLabel. Then for all nodes at once a
 power cut and restart (unavailable, available again without commissioning, a command works).
-Then per node a second admin (second_admin.py on its own host) commissioned through the
+Then per node a second admin (second_admin.py on its own host, one process for the run) commissioned through the
 server's open_commissioning_window, whose change the server sees, and remove_node, after which
 the device holds only the second admin's fabric. Last, the server's own warnings and errors
 about the nodes. Prints a PASS/FAIL line per step and ends "ohf: N passed, M failed".
@@ -22,11 +22,15 @@ import json
 import os
 import re
 import signal
-import socket
-import subprocess
+import sys
 import time
 
 import aiohttp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checks"))
+from checks.control import act  # noqa: E402 (the shared package, found above)
+from checks.jsonl import objects  # noqa: E402
+from checks.report import Report, device_line  # noqa: E402
 
 ONOFF, LEVEL, COVERING, BASIC, DESCRIPTOR, CREDENTIALS = 6, 8, 0x102, 40, 29, 62
 BOOLEAN_STATE, SWITCH, OCCUPANCY, TEMPERATURE, DOOR_LOCK, THERMOSTAT = 0x45, 0x3B, 0x406, 0x402, 0x101, 0x201
@@ -41,18 +45,66 @@ def now_ms(start):
 
 
 
-def json_objects(text):
-    """The JSON objects printed in `text`. The native stack writes its log to the same stdout
-    without always ending its lines, so an answer may share a line with a log fragment."""
-    found = []
-    for line in text.splitlines():
-        start, end = line.find('{"'), line.rfind("}")
-        if 0 <= start < end:
+class SecondAdmin:
+    """second_admin.py serving one JSON request a line for the whole run (its native stack
+    starts once, not twice per node). Every request is bounded; close() ends it whatever its
+    state, and it ends by itself when our end of its stdin closes."""
+
+    START_S = 90      # the native stack's start
+    REQUEST_S = 150   # second_admin.py bounds each request by 120 s itself
+
+    def __init__(self, command, log_path):
+        self.command = command
+        self.log_path = log_path
+        self.process = None
+        self.next_id = 0
+
+    async def start(self):
+        self.log = open(self.log_path, "ab")
+        # A session of its own: close() kills the wrapper and whatever it started.
+        self.process = await asyncio.create_subprocess_exec(
+            *self.command, "serve", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=self.log, start_new_session=True)
+        await self.answer(None, self.START_S)
+
+    async def answer(self, request_id, timeout_s):
+        """The next answer line carrying request_id (the ready line for None)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), max(0.1, deadline - time.monotonic()))
+            if not line:
+                raise RuntimeError(f"second admin ended (exit {await self.process.wait()}); log: {self.log_path}")
+            answer = next(objects([line]), None)
+            if answer is None:
+                continue  # not an answer: keep reading
+            if "error" in answer and answer.get("id") in (request_id, None):
+                raise RuntimeError(f"second admin: {answer['error']} (log: {self.log_path})")
+            if answer.get("id") == request_id:
+                return answer
+
+    async def request(self, verb, **args):
+        self.next_id += 1
+        self.process.stdin.write((json.dumps({"id": self.next_id, "verb": verb, **args}) + "\n").encode())
+        await self.process.stdin.drain()
+        return await self.answer(self.next_id, self.REQUEST_S)
+
+    async def close(self):
+        if self.process is None:
+            return
+        if self.process.returncode is None:
             try:
-                found.append(json.loads(line[start:end + 1]))
-            except ValueError:
+                await self.request("close")
+                await asyncio.wait_for(self.process.wait(), 5)
+            except Exception:
                 pass
-    return found
+        if self.process.returncode is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await self.process.wait()
+        self.log.close()
+
 
 class ServerError(Exception):
     pass
@@ -166,17 +218,6 @@ def field(struct, number, name):
     return None
 
 
-class Report:
-    def __init__(self):
-        self.steps = []
-
-    def record(self, device, step, ok, **values):
-        self.steps.append({"device": device, "step": step, "ok": bool(ok), **values})
-        detail = " ".join(f"{k}={json.dumps(v)}" for k, v in values.items())
-        print(f"{'PASS' if ok else 'FAIL'} {device}: {step}" + (f" ({detail})" if detail else ""), flush=True)
-        return ok
-
-
 class Device:
     def __init__(self, description, directory):
         self.d = description
@@ -196,18 +237,17 @@ class Check:
     def __init__(self, args, devices):
         self.args = args
         self.devices = devices
-        self.report = Report()
+        self.report = Report("ohf", args.report, line=device_line)
         self.server = Server(args.url)
         self.power_window = None  # wall-clock (cut, available again)
+        self.second_admin = SecondAdmin(args.second_admin + ["--workdir", args.second_admin_workdir, "--paa", args.paa],
+                                        os.path.join(args.second_admin_workdir, "second-admin.log"))
+
+    def record(self, device_name, step, ok, **values):
+        return self.report.record(step, ok, device_name, **values)
 
     async def step(self, device, name, body):
-        start = time.monotonic()
-        try:
-            ok, values = await body()
-        except Exception as error:  # a step's failure, not the run's
-            return self.report.record(device.name, name, False, error=f"{type(error).__name__}: {error}",
-                                      ms=now_ms(start))
-        return self.report.record(device.name, name, ok, **values)
+        return await self.report.step(name, body, device.name)
 
     # --- per node -----------------------------------------------------------------------------
 
@@ -326,7 +366,7 @@ class Check:
         for ep in device.endpoints_with(COVERING):
             features = self.server.attribute(device.node_id, f"{ep}/{COVERING}/65532") or 0
             if not (features & 0x1 and features & 0x4):
-                self.report.record(device.name, f"ep{ep} WindowCovering", True,
+                self.record(device.name, f"ep{ep} WindowCovering", True,
                                    skipped="no position-aware lift (features LF, PA_LF): no lift target to follow")
                 continue
             target = f"{ep}/{COVERING}/11"  # TargetPositionLiftPercent100ths
@@ -366,22 +406,8 @@ class Check:
     def act(self, device, action, value=None):
         """What a person does at the device, through the control socket of the simulator that
         runs it (its state root, or a node's own state directory)."""
-        sockets = [os.path.join(d, "control.sock") for d, _, files in os.walk(device.dir) if "control.sock" in files]
-        if not sockets:
-            raise RuntimeError(f"no control socket under {device.dir}")
-        # A home run one process per device gives each node its own socket in its own state
-        # directory (named after its serial number); one process has one at the state root.
-        own = [p for p in sockets if os.path.basename(os.path.dirname(p)) == device.d["serialNumber"]]
-        sockets = own or sockets
-        request = {"node": device.d["serialNumber"], "action": action}
-        if value is not None:
-            request["value"] = value
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(10)
-            s.connect(min(sockets, key=len))
-            s.sendall((json.dumps(request) + "\n").encode())
-            answer = s.makefile().readline()
-        response = json.loads(answer)
+        serial = device.d["serialNumber"]
+        response = act(device.dir, action, value, node=serial, own=serial)
         if response.get("error"):
             raise RuntimeError(f"act {action}: {response['error']}")
 
@@ -493,7 +519,7 @@ class Check:
                                           self.args.unavailable_timeout)
         unavailable_s = None if took is None else round(time.monotonic() - cut, 1)
         for device in devices:
-            self.report.record(device.name, "power cut: the server shows it unavailable",
+            self.record(device.name, "power cut: the server shows it unavailable",
                                not self.server.available(device.node_id), afterS=unavailable_s)
         for directory in set(groups.values()):
             open(os.path.join(directory, "power-on"), "w").close()
@@ -506,7 +532,7 @@ class Check:
             commissioned_again = any(e == "node_added" and t > cut for t, e, _ in self.server.events)
             back_at = next((t for t, e, d in self.server.events if t > on and e == "node_updated"
                             and d.get("node_id") == device.node_id and d.get("available")), None)
-            self.report.record(device.name, "power on: available again without commissioning",
+            self.record(device.name, "power on: available again without commissioning",
                                available and not commissioned_again, nodeId=device.node_id,
                                restartToAvailableS=None if back_at is None else round(back_at - on, 1),
                                allAvailableS=back_s)
@@ -520,18 +546,25 @@ class Check:
                 await self.step(device, "after restart: a write works", lambda: self.node_label(device))
 
     # --- multi-admin and removal --------------------------------------------------------------
-    # (json_objects: the second admin's answer is a JSON line among the native stack's log lines)
 
-    def second_admin(self, *args):
-        command = self.args.second_admin + ["--workdir", self.args.second_admin_workdir,
-                                            "--paa", self.args.paa, *args]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=180)
-        answers = json_objects(done.stdout)
-        result = answers[-1] if answers else {"error": f"no answer (exit {done.returncode})"}
-        if done.returncode != 0 or "error" in result:
-            tail = "\n".join(done.stderr.splitlines()[-15:])
-            raise RuntimeError(f"{result.get('error')}\n{tail}")
-        return result
+    async def multi_admins(self, devices):
+        """One second admin process for every node, ended whatever happens."""
+        try:
+            await self.second_admin.start()
+        except Exception as error:
+            self.record("second admin", "started", False, error=f"{type(error).__name__}: {error}")
+            await self.second_admin.close()
+            return
+        try:
+            for device in devices:
+                if self.server.available(device.node_id):
+                    try:
+                        await self.multi_admin(device)
+                    except Exception as error:
+                        self.record(device.name, "multi-admin and remove_node", False,
+                                           error=f"{type(error).__name__}: {error}")
+        finally:
+            await self.second_admin.close()
 
     async def multi_admin(self, device):
         node_id = device.node_id
@@ -540,25 +573,22 @@ class Check:
         second_id = 1000 + node_id
         label = f"second admin {node_id}"
         toggles = device.endpoints_with(ONOFF)
-        args = ["commission", "--code", code, "--node-id", str(second_id), "--label", label]
-        for ep in toggles:
-            args += ["--toggle", str(ep)]
-        done = await asyncio.to_thread(self.second_admin, *args)
-        self.report.record(device.name, "open_commissioning_window: the reference controller commissions",
+        done = await self.second_admin.request("commission", code=code, nodeId=second_id, label=label, toggle=toggles)
+        self.record(device.name, "open_commissioning_window: the reference controller commissions",
                            True, code=code, commissionedMs=done["commissionedMs"])
         # The second admin's last change was made when it printed; the first admin's subscription follows.
         wanted = {f"0/{BASIC}/5": label, **{f"{ep}/{ONOFF}/0": v for ep, v in
                                             ((int(k), v) for k, v in done["onOffAfterToggle"].items())}}
         took = await self.server.wait_for(
             lambda: all(self.server.attribute(node_id, p) == v for p, v in wanted.items()), FOLLOW_S)
-        self.report.record(device.name, "a change by the second admin reaches the server", took is not None,
+        self.record(device.name, "a change by the second admin reaches the server", took is not None,
                            wanted=wanted, kept={p: self.server.attribute(node_id, p) for p in wanted},
                            sinceChangeMs=round((time.time() - done["changedAt"]) * 1000))
         await self.server.command("remove_node", node_id=node_id)
         gone = await self.server.wait_for(lambda: node_id not in self.server.nodes, 10)
-        fabrics = (await asyncio.to_thread(self.second_admin, "fabrics", "--node-id", str(second_id)))["fabrics"]
+        fabrics = (await self.second_admin.request("fabrics", nodeId=second_id))["fabrics"]
         only_second = len(fabrics) == 1 and fabrics[0]["vendorID"] == 0xFFF2
-        return self.report.record(device.name, "remove_node: only the second admin's fabric is left",
+        return self.record(device.name, "remove_node: only the second admin's fabric is left",
                                   gone is not None and only_second, fabrics=fabrics)
 
     # --- the server's log ---------------------------------------------------------------------
@@ -571,7 +601,7 @@ class Check:
         try:
             lines = open(self.args.server_log, errors="replace").read().splitlines()
         except OSError as error:
-            return self.report.record("server", "log: no warning or error that is a device's fault", False,
+            return self.record("server", "log: no warning or error that is a device's fault", False,
                                       error=str(error))
         for line in lines:
             if not re.search(r"(\b|_)(WARNING|ERROR|CRITICAL)\b", line):
@@ -598,7 +628,7 @@ class Check:
                 faults.append(line.strip())
             else:
                 excused[why] = excused.get(why, 0) + 1
-        return self.report.record("server", "log: no warning or error that is a device's fault", not faults,
+        return self.record("server", "log: no warning or error that is a device's fault", not faults,
                                   faults=faults[:20], excused=excused)
 
     @staticmethod
@@ -629,8 +659,8 @@ class Check:
     async def run(self):
         start = time.monotonic()
         await self.server.connect(self.args.connect_timeout)
-        self.report.record("server", "connected", True, sdk=self.server.info.get("sdk_version"),
-                           schema=self.server.info.get("schema_version"), ms=now_ms(start))
+        self.record("server", "connected", True, sdk=self.server.info.get("sdk_version"),
+                    schema=self.server.info.get("schema_version"), ms=now_ms(start))
         commissioned = []
         for device in self.devices:
             if not await self.step(device, "commission_with_code (interview, available)",
@@ -646,25 +676,15 @@ class Check:
             await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
         if commissioned:
             await self.power_cycle(commissioned)
-        for device in commissioned:
-            if self.server.available(device.node_id):
-                try:
-                    await self.multi_admin(device)
-                except Exception as error:
-                    self.report.record(device.name, "multi-admin and remove_node", False,
-                                       error=f"{type(error).__name__}: {error}")
+        if any(self.server.available(d.node_id) for d in commissioned):
+            await self.multi_admins(commissioned)
         await self.server.close()
         self.server_log(self.devices)
-        passed = sum(s["ok"] for s in self.report.steps)
-        failed = len(self.report.steps) - passed
-        if self.args.report:
-            with open(self.args.report, "w") as out:
-                events = [{"t": round(t - start, 3), "event": e, "data": d} for t, e, d in self.server.events
-                          if e != "node_added"]
-                json.dump({"steps": self.report.steps, "seconds": round(time.monotonic() - start, 1),
-                           "events": events}, out, indent=1)
-        print(f"ohf: {passed} passed, {failed} failed", flush=True)
-        return failed == 0
+        events = [{"t": round(t - start, 3), "event": e, "data": d} for t, e, d in self.server.events
+                  if e != "node_added"]
+        self.report.write(seconds=round(time.monotonic() - start, 1), events=events)
+        self.report.summary()
+        return self.report.failed() == 0
 
 
 # A Secure Channel BUSY (protocol code 4) answering a PBKDFParamRequest: the node was in
