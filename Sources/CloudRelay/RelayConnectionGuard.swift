@@ -130,19 +130,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Pauses reading for `pause` (at most `longestPause`, then looked at again), and closes
     /// the connection once it has been held back, time after time, for `overLimitCloseAfter`.
     private func hold(context: ChannelHandlerContext, for limit: RelaySharedLimit, pause: TimeAmount, at now: Duration) {
-        if let since = heldSince, now - lastHeld <= .seconds(1) {
-            if now - since >= traffic.overLimitCloseAfter {
-                traffic.metrics.closedForStayingOverLimit()
-                traffic.logger.notice(
-                    "over its \(limit.rawValue)'s traffic limit for \(traffic.overLimitCloseAfter); closing the connection",
-                    metadata: ["address": "\(connection.address)"])
-                close(context: context, code: 1008, reason: "traffic limit exceeded")
-                return
-            }
-        } else {
-            heldSince = now
-        }
-        lastHeld = now
+        guard !closedForStayingOver(limit, context: context, at: now) else { return }
         traffic.metrics.readHeld(limit)
         guard !paused else { return }
         paused = true
@@ -157,6 +145,26 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                 handler.read(context: context)  // looked at again: still over, it waits again
             }
         }
+    }
+
+    /// Notes that the connection met its home's or address's limit (held back, or frames of
+    /// it shed); one that met it within a second of the last time, again and again for
+    /// `overLimitCloseAfter`, is closed (true).
+    private func closedForStayingOver(_ limit: RelaySharedLimit, context: ChannelHandlerContext, at now: Duration) -> Bool {
+        if let since = heldSince, now - lastHeld <= .seconds(1) {
+            if now - since >= traffic.overLimitCloseAfter {
+                traffic.metrics.closedForStayingOverLimit()
+                traffic.logger.notice(
+                    "over its \(limit.rawValue)'s traffic limit for \(traffic.overLimitCloseAfter); closing the connection",
+                    metadata: ["address": "\(connection.address)"])
+                close(context: context, code: 1008, reason: "traffic limit exceeded")
+                return true
+            }
+        } else {
+            heldSince = now
+        }
+        lastHeld = now
+        return false
     }
 
     /// Writes a close frame (upgraded connections; written here, below the WebSocket layer) and closes.
@@ -234,6 +242,13 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
             // Close 1008 (policy violation) or 1002 (protocol error).
             close(context: context, code: flooded ? 1008 : 1002, reason: flooded ? "frame rate limit exceeded" : "")
+            return
+        }
+        // Reads come as fast as the routing behind takes frames, so a flood may be shed here
+        // without ever being held back: that, second after second, closes it too.
+        if let limit: RelaySharedLimit = dropped[.addressRateLimited] != nil ? .address : dropped[.homeRateLimited] != nil ? .home : nil,
+            closedForStayingOver(limit, context: context, at: now)
+        {
             return
         }
         if kept.count == 1, kept[0].count == buffer.readableBytes {

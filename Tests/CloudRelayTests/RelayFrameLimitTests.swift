@@ -134,19 +134,12 @@ import Testing
                 try await device.client.waitUntilConnected()
                 try await controller.waitUntilConnected()
                 let perSecond = 10 * 10 + 1
-                let close = try await WebSocketClient.connect(
-                    url: relay.baseURL + "/v1/controller",
-                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.token)"]), logger: testLogger
-                ) { inbound, outbound, _ in
-                    for second in 0..<5 {
-                        for n in 0..<perSecond {
-                            try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(second * perSecond + n))))
-                        }
-                        guard second < 4 else { break }
+                let close = try await withRawController(relay, token: a.token) { inbound, outbound in
+                    try await floodFiveSeconds(outbound, perSecond: perSecond, clock: clock) { second in
                         // Every frame of this second counted on the standing clock, then the next second.
                         let handled = (second + 1) * perSecond
                         #expect(await until(metrics.changes()) { metrics.snapshot.handledFrames == handled })
-                        await clock.advance(by: .seconds(1))
+                        return true
                     }
                     for try await _ in inbound.messages(maxSize: 1 << 16) {}
                 }
@@ -157,12 +150,6 @@ import Testing
             }
         }
     }
-}
-
-/// A controller frame for a device no home has: the relay answers each one it lets through
-/// with a failure (unknown device) and routes nothing.
-private func nobodyFrame(_ n: Int) -> [UInt8] {
-    RelayFrame.message(RelayMessage(deviceID: "nobody", exchangeID: UInt32(n), fromInitiator: true, opcode: 8, payload: [])).encoded()
 }
 
 extension RelayMetrics.Snapshot {
@@ -177,10 +164,7 @@ extension RelayMetrics.Snapshot {
 private func floodController(_ relay: RelayHarness, token: String, until stop: @escaping @Sendable () -> Bool) async throws -> Int {
     let sent = NIOLockedValueBox(0)
     let metrics = relay.server.metrics
-    _ = try await WebSocketClient.connect(
-        url: relay.baseURL + "/v1/controller",
-        configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: testLogger
-    ) { _, outbound, _ in
+    try await withRawController(relay, token: token) { _, outbound in
         var n = 0
         for _ in 0..<200 where !stop() {
             for _ in 0..<1000 {

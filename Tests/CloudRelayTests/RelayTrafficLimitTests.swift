@@ -103,10 +103,7 @@ import Testing
             try await withServices(deviceB.services + [{ try await controllerB.run() }]) {
                 try await deviceB.client.waitUntilConnected()
                 try await controllerB.waitUntilConnected()
-                _ = try await WebSocketClient.connect(
-                    url: relay.baseURL + "/v1/controller",
-                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.token)"]), logger: testLogger
-                ) { _, outbound, _ in
+                try await withRawController(relay, token: a.token) { _, outbound in
                     for n in 0..<3 {
                         try await outbound.write(.binary(ByteBuffer(bytes: bigFrame(n))))
                         #expect(await until(metrics.changes()) { answered() == n + 1 }, "frame \(n) read")
@@ -137,10 +134,7 @@ import Testing
             let a = try await relay.home("Hog", device: "a-light")
             let metrics = relay.server.metrics
             @Sendable func held() -> Int { metrics.snapshot.readsHeld[.home, default: 0] }
-            let close = try await WebSocketClient.connect(
-                url: relay.baseURL + "/v1/controller",
-                configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.token)"]), logger: testLogger
-            ) { inbound, outbound, _ in
+            let close = try await withRawController(relay, token: a.token) { inbound, outbound in
                 for n in 0..<12 { try await outbound.write(.binary(ByteBuffer(bytes: bigFrame(n)))) }
                 #expect(await until(metrics.changes()) { held() > 0 })
                 for second in 1...5 {
@@ -182,22 +176,15 @@ import Testing
             let a = try await relay.home("Flooder", device: "a-light")
             let metrics = relay.server.metrics
             let perSecond = 10 * 1 + 1
-            let close = try await WebSocketClient.connect(
-                url: relay.baseURL + "/v1/controller",
-                configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.token)"]), logger: testLogger
-            ) { inbound, outbound, _ in
-                for second in 0..<5 {
-                    for n in 0..<perSecond {
-                        try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(second * perSecond + n))))
-                    }
-                    guard second < 4 else { break }
+            let close = try await withRawController(relay, token: a.token) { inbound, outbound in
+                try await floodFiveSeconds(outbound, perSecond: perSecond, clock: clock) { second in
                     // All but the one frame a second the bucket lets through are dropped as they arrive.
                     let dropped = (second + 1) * (perSecond - 1)
                     guard await until(metrics.changes(), { metrics.snapshot.rejected[.rateLimited, default: 0] == dropped }) else {
                         Issue.record("second \(second): \(metrics.snapshot.rejected[.rateLimited, default: 0]) dropped, not \(dropped)")
-                        return
+                        return false
                     }
-                    await clock.advance(by: .seconds(1))
+                    return true
                 }
                 // Bounded: a relay that never closes fails the test rather than holding it.
                 try await withRelayTimeout(.seconds(10), "the relay's close") {
@@ -212,29 +199,15 @@ import Testing
     }
 }
 
-/// A controller frame for a device no home has: the relay answers each one it lets through
-/// with a failure (unknown device) and routes nothing.
-private func nobodyFrame(_ n: Int) -> [UInt8] {
-    RelayFrame.message(RelayMessage(deviceID: "nobody", exchangeID: UInt32(n), fromInitiator: true, opcode: 8, payload: [])).encoded()
-}
-
 /// A controller frame for nobody carrying 1,500 bytes: bytes count, not frames.
-private func bigFrame(_ n: Int) -> [UInt8] {
-    RelayFrame.message(
-        RelayMessage(
-            deviceID: "nobody", exchangeID: UInt32(n), fromInitiator: true, opcode: 8, payload: [UInt8](repeating: 0x5A, count: 1500))
-    ).encoded()
-}
+private func bigFrame(_ n: Int) -> [UInt8] { nobodyFrame(n, payload: 1500) }
 
 /// Sends `count` frames for nobody on a controller connection of its own, and keeps it open
 /// while `whileOpen` runs.
 private func sendFrames(
     _ relay: RelayHarness, token: String, count: Int, first: Int, whileOpen: @escaping @Sendable () async -> Void
 ) async throws {
-    _ = try await WebSocketClient.connect(
-        url: relay.baseURL + "/v1/controller",
-        configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: testLogger
-    ) { _, outbound, _ in
+    try await withRawController(relay, token: token) { _, outbound in
         for n in 0..<count { try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(first + n)))) }
         await whileOpen()
     }
