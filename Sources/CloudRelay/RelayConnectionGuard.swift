@@ -365,12 +365,6 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
         }
         let connection = traffic.opened(channel, address: address)
         do {
-            // One read of at most 16 KiB per turn: a held-back home pays for what it sent in small steps.
-            if let options = channel.syncOptions {
-                try options.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
-                try options.setOption(
-                    ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 16384))
-            }
             try channel.pipeline.syncOperations.addHandler(
                 ConnectionGuardHandler(limiter: limiter, traffic: traffic, connection: connection, headTimeout: TimeAmount(headTimeout)),
                 position: .first)

@@ -1,3 +1,4 @@
+@testable import CloudRelay
 import HummingbirdWSClient
 import MatterProtocol
 import NIOCore
@@ -41,4 +42,13 @@ func floodFiveSeconds(
         guard second < 4, await counted(second) else { return }
         await clock.advance(by: .seconds(1))
     }
+}
+
+/// A relay configuration on `clock` (a test's, standing still until the test moves it) with
+/// the limits `limits` sets.
+func limitedConfiguration(on clock: ManualClock, _ limits: (inout RelayServerConfiguration) -> Void) -> RelayServerConfiguration {
+    var configuration = RelayServerConfiguration()
+    configuration.clock = clock
+    limits(&configuration)
+    return configuration
 }

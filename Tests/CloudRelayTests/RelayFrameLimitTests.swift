@@ -67,8 +67,7 @@ import Testing
     /// flooder's own home, get every command answered, and none of their frames is limited.
     @Test func aFloodIsLimitedWhileOtherConnectionsAreServed() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
+        let configuration = limitedConfiguration(on: clock) { _ in }
         let burst = configuration.frameBurst
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Flooder", device: "a-light")
@@ -120,10 +119,10 @@ import Testing
     /// is closed with 1008 in the fifth; its home's other connections stay.
     @Test func aSustainedFloodIsClosedWithPolicyViolation() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
-        configuration.maxFramesPerSecond = 10
-        configuration.frameBurst = 20
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxFramesPerSecond = 10
+            $0.frameBurst = 20
+        }
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Flooder", device: "a-light")
             let device = RelayTestDevice(relayURL: relay.baseURL, credential: a.credential, configuration: deviceConfiguration())

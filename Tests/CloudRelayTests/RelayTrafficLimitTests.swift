@@ -20,10 +20,10 @@ import Testing
     /// the shed home is read, and served, again once it has paid at its rate.
     @Test func aHomeOverItsTotalIsShedWhileAnotherHomeIsServed() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
-        configuration.maxFramesPerSecondPerHome = 50
-        configuration.homeFrameBurst = 100
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxFramesPerSecondPerHome = 50
+            $0.homeFrameBurst = 100
+        }
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Crowd", device: "a-light")
             let b = try await relay.home("Neighbour", device: "b-light")
@@ -88,10 +88,10 @@ import Testing
     @Test func aHomeOverItsBytesIsNotReadUntilItHasPaid() async throws {
         let clock = ManualClock()
         let wire = bigFrame(0).count + 8  // 2-byte extended length and 4-byte mask
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
-        configuration.maxBytesPerSecondPerHome = 2 * wire + 1100
-        configuration.homeByteBurst = 2 * wire + 1100
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxBytesPerSecondPerHome = 2 * wire + 1100
+            $0.homeByteBurst = 2 * wire + 1100
+        }
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Bulky", device: "a-light")
             let b = try await relay.home("Neighbour", device: "b-light")
@@ -126,10 +126,10 @@ import Testing
     /// (1008) five seconds after the first.
     @Test func aConnectionHeldBackForFiveSecondsIsClosed() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
-        configuration.maxBytesPerSecondPerHome = 1000
-        configuration.homeByteBurst = 1000
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxBytesPerSecondPerHome = 1000
+            $0.homeByteBurst = 1000
+        }
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Hog", device: "a-light")
             let metrics = relay.server.metrics
@@ -160,10 +160,10 @@ import Testing
     /// they were read (before), the flood was never seen.
     @Test func aConnectionFloodingFasterThanItIsReadIsClosed() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
-        configuration.maxFramesPerSecond = 1
-        configuration.frameBurst = 1
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxFramesPerSecond = 1
+            $0.frameBurst = 1
+        }
         let stalled = NIOLockedValueBox<StalledRouting?>(nil)
         try await withRelay(
             configuration: configuration,
