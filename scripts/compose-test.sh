@@ -167,7 +167,8 @@ up_s="$(since "$t_up")"
 if [ "$seen" -ge "${#DEVICES[@]}" ]; then pass "up: the controller discovers $seen devices over mDNS ($up_s s)"; else fail "up: $seen of ${#DEVICES[@]} discovered"; fi
 TOKEN="$("${DC[@]}" exec -T relay cat /run/mattersim/home-token | tr -d '\r\n')"
 [ -n "$TOKEN" ] && pass "the relay registered the home" || fail "no home token from the relay"
-RELAY=(--relay ws://relay:8080 --relay-token "$TOKEN")
+# The controller reads the home token from its own mount, not from a command line.
+RELAY=(--relay ws://relay:8080 --relay-token-file /run/mattersim/home-token)
 
 # --- secrets (issue #37 item 6) --------------------------------------------------------------
 # None in the compose file; the relay's are root-only files; no device holds the home token
@@ -186,11 +187,12 @@ done
 CREDENTIAL="$("${DC[@]}" exec -T light sed -n 's/^  credential: //p' /run/mattersim-relay/cloud.yaml | tr -d '\r\n')"
 HOME_ID="$("${DC[@]}" exec -T relay matter-relay home list --database /var/lib/mattersim/relay.sqlite | awk '/Compose Home/ { print $1 }' | tr -d '\r')"
 # status METHOD PATH BEARER [JSON]: the HTTP status the relay (its port published on loopback) answers.
+# The bearer reaches python through its environment, not its command line.
 status() {
-  python3 - "$@" <<'PY'
-import sys, urllib.request, urllib.error
-method, path, bearer = sys.argv[1:4]
-data = sys.argv[4].encode() if len(sys.argv) > 4 else None
+  BEARER="$3" python3 - "$1" "$2" ${4:+"$4"} <<'PY'
+import os, sys, urllib.request, urllib.error
+method, path, bearer = sys.argv[1], sys.argv[2], os.environ["BEARER"]
+data = sys.argv[3].encode() if len(sys.argv) > 3 else None
 request = urllib.request.Request("http://127.0.0.1:8080" + path, data=data, method=method,
     headers={"Authorization": "Bearer " + bearer, "Content-Type": "application/json"})
 try: print(urllib.request.urlopen(request, timeout=5).status)

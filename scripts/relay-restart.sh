@@ -30,6 +30,8 @@ RELAY_URL="ws://10.77.0.3:8080"; HTTP="http://10.77.0.3:8080"
 DB="$STATE/relay.sqlite"
 added="$("$BIN/matter-relay" home add "Restart Home" --database "$DB")"
 HOME_ID="$(awk '$1 == "home" { print $2 }' <<<"$added")"; TOKEN="$(awk '$1 == "token" { print $2 }' <<<"$added")"
+# The token goes to programs in files (mode 0600), never on a command line where `ps` shows it.
+(umask 077; printf '%s\n' "$TOKEN" > "$STATE/home-token"; printf 'Authorization: Bearer %s\n' "$TOKEN" > "$STATE/auth-header")
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 start_relay() {
@@ -38,14 +40,14 @@ start_relay() {
   RELAY_PID=$!
 }
 online() {  # how many of the home's devices the relay lists online
-  scripts/fakelan.sh exec "$LAN" phone -- curl -s -m 2 -H "Authorization: Bearer $TOKEN" "$HTTP/v1/homes/$HOME_ID/devices" 2>/dev/null \
+  scripts/fakelan.sh exec "$LAN" phone -- curl -s -m 2 -H "@$STATE/auth-header" "$HTTP/v1/homes/$HOME_ID/devices" 2>/dev/null \
     | python3 -c 'import json, sys
 try: print(sum(1 for d in json.load(sys.stdin)["devices"] if d.get("online")))
 except Exception: print(0)'
 }
 start_relay
 scripts/fakelan.sh exec "$LAN" home -- "$BIN/matter-sim" home "$home" --state-root "$STATE/home" \
-  --relay "$RELAY_URL" --relay-home-token "$TOKEN" --control "$STATE/control.sock" >"$STATE/home.out" 2>"$STATE/home.err" &
+  --relay "$RELAY_URL" --relay-home-token-file "$STATE/home-token" --control "$STATE/control.sock" >"$STATE/home.out" 2>"$STATE/home.err" &
 SIM_PID=$!
 count=$("$BIN/matter-sim" describe "$home" --no-attributes | grep -c '^    device "')
 for _ in $(seq 120); do [ "$(online)" = "$count" ] && break; sleep 0.5; done  # bounded: a minute
@@ -62,7 +64,7 @@ devices_before="$("$BIN/matter-relay" device list --home "$HOME_ID" --database "
 ( while true; do
     t="$(now)"
     if scripts/fakelan.sh exec "$LAN" phone -- "$BIN/homectl" toggle "Floor Lamp" --home "$STATE/phone.sqlite" \
-         --relay "$RELAY_URL" --relay-token "$TOKEN" --policy cloudOnly --no-dnssd --timeout 3 >/dev/null 2>&1; then
+         --relay "$RELAY_URL" --relay-token-file "$STATE/home-token" --policy cloudOnly --no-dnssd --timeout 3 >/dev/null 2>&1; then
       echo "$t ok"; else echo "$t fail"; fi >>"$STATE/commands"
     sleep 0.3
   done ) & LOOP_PID=$!

@@ -55,17 +55,19 @@ scripts/fakelan.sh avahi "$LAN" home phone >/dev/null
 DB="$STATE/relay.sqlite"
 added="$("$BIN/matter-relay" home add "Soak Home" --database "$DB")"
 HOME_ID="$(awk '$1 == "home" { print $2 }' <<<"$added")"; TOKEN="$(awk '$1 == "token" { print $2 }' <<<"$added")"
+# The token goes to programs in files (mode 0600), never on a command line where `ps` shows it.
+(umask 077; printf '%s\n' "$TOKEN" > "$STATE/home-token"; printf 'Authorization: Bearer %s\n' "$TOKEN" > "$STATE/auth-header")
 scripts/fakelan.sh exec "$LAN" cloud -- "$BIN/matter-relay" serve --host 0.0.0.0 --port 8080 --database "$DB" \
   >"$STATE/relay.out" 2>"$STATE/relay.err" &
 RELAY_PID=$!
 "$BIN/matter-sim" fleet DeviceProfiles/devices/dimmable-light.yaml --count "$NODES" --name "Soak Home" \
   --serial-prefix SOAK --output "$STATE/soak-home.yaml"
 scripts/fakelan.sh exec "$LAN" home -- "$BIN/matter-sim" home "$STATE/soak-home.yaml" --state-root "$STATE/home" \
-  --relay ws://10.77.0.3:8080 --relay-home-token "$TOKEN" --control "$STATE/control.sock" \
+  --relay ws://10.77.0.3:8080 --relay-home-token-file "$STATE/home-token" --control "$STATE/control.sock" \
   --dashboard 127.0.0.1:8090 >"$STATE/home.out" 2>"$STATE/home.err" &
 SIM_PID=$!
 online() {
-  scripts/fakelan.sh exec "$LAN" phone -- curl -s -m 2 -H "Authorization: Bearer $TOKEN" "http://10.77.0.3:8080/v1/homes/$HOME_ID/devices" 2>/dev/null \
+  scripts/fakelan.sh exec "$LAN" phone -- curl -s -m 2 -H "@$STATE/auth-header" "http://10.77.0.3:8080/v1/homes/$HOME_ID/devices" 2>/dev/null \
     | python3 -c 'import json, sys
 try: print(sum(1 for d in json.load(sys.stdin)["devices"] if d.get("online")))
 except Exception: print(0)'
@@ -126,7 +128,7 @@ echo "soak: the home commissioned over the LAN in $(awk -v a="$t0" -v b="$(now)"
 # SOAK_CONTROLLER_WRAPPER runs the controller under a tool (e.g. "heaptrack -o /tmp/ctl").
 # shellcheck disable=SC2086
 scripts/fakelan.sh exec "$LAN" phone -- ${SOAK_CONTROLLER_WRAPPER:-} "$BIN/homectl" soak --home "$STATE/phone.sqlite" --minutes "$MINUTES" --reconnect-every "${SOAK_RECONNECT_EVERY:-30}" \
-  --relay ws://10.77.0.3:8080 --relay-token "$TOKEN" --no-dnssd --timeout 10 >"$STATE/controller.jsonl" 2>"$STATE/controller.err" &
+  --relay ws://10.77.0.3:8080 --relay-token-file "$STATE/home-token" --no-dnssd --timeout 10 >"$STATE/controller.jsonl" 2>"$STATE/controller.err" &
 SOAK_PID=$!
 started="$(now)"; echo "$started" >"$STATE/started"
 # Faults: every 15 s one random node loses its LAN, its cloud link or its power for 5-20 s.

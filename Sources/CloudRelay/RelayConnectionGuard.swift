@@ -41,7 +41,11 @@ final class ConnectionLimiter: Sendable {
 /// library below accepts them. There too it counts each data message as it arrives against
 /// the connection's, its address's and its home's frame limits (`RelayTraffic`): a message
 /// past one is cut out of the byte stream here, before anything decodes or queues it, and a
-/// sustained flood closes the connection (1008) however fast the relay reads the rest.
+/// sustained flood closes the connection (1008) however fast the relay reads the rest. Every
+/// read's bytes and data frames, shed or not, count against the address's and the home's
+/// budgets as they arrive; while one is spent the connection is not read
+/// (its bytes wait in the kernel and TCP pushes back), and one held back time after time for
+/// `overLimitCloseAfter` is closed (1008).
 final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -67,7 +71,13 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// wait in the kernel (TCP pushes back on the sender) instead of costing the relay a read.
     private var paused = false
     private var readWanted = false
-    static let sharedLimitPause = TimeAmount.milliseconds(50)
+    /// A held read is looked at again this often at most, whatever the debt (the limits'
+    /// clock may be a test's, standing still).
+    static let longestPause = TimeAmount.milliseconds(100)
+    /// Since when this connection has been held back, each time within a second of the
+    /// last (`lastHeld`): held back that long in a row (`overLimitCloseAfter`), it is closed.
+    private var heldSince: Duration?
+    private var lastHeld: Duration = .zero
 
     init(limiter: ConnectionLimiter, traffic: RelayTraffic, connection: ConnectionTraffic, headTimeout: TimeAmount) {
         self.limiter = limiter
@@ -107,7 +117,68 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             readWanted = true
             return
         }
+        guard !closing else { return }
+        let now = traffic.clock.now
+        if let (limit, debt) = traffic.holdOff(connection, at: now) {
+            // Its home or address sent more bytes than it may: nothing more is read until that is paid.
+            hold(context: context, for: limit, pause: TimeAmount(debt), at: now)
+            return
+        }
         context.read()
+    }
+
+    /// Pauses reading for `pause` (at most `longestPause`, then looked at again), and closes
+    /// the connection once it has been held back, time after time, for `overLimitCloseAfter`.
+    private func hold(context: ChannelHandlerContext, for limit: RelaySharedLimit, pause: TimeAmount, at now: Duration) {
+        guard !closedForStayingOver(limit, context: context, at: now) else { return }
+        traffic.metrics.readHeld(limit)
+        guard !paused else { return }
+        paused = true
+        readWanted = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let wait = max(.milliseconds(1), min(pause, Self.longestPause))
+        context.eventLoop.scheduleTask(in: wait) {
+            let (handler, context) = loopBound.value
+            handler.paused = false
+            if handler.readWanted {
+                handler.readWanted = false
+                handler.read(context: context)  // looked at again: still over, it waits again
+            }
+        }
+    }
+
+    /// Notes that the connection met its home's or address's limit (held back, or frames of
+    /// it shed); one that met it within a second of the last time, again and again for
+    /// `overLimitCloseAfter`, is closed (true).
+    private func closedForStayingOver(_ limit: RelaySharedLimit, context: ChannelHandlerContext, at now: Duration) -> Bool {
+        if let since = heldSince, now - lastHeld <= .seconds(1) {
+            if now - since >= traffic.overLimitCloseAfter {
+                traffic.metrics.closedForStayingOverLimit()
+                traffic.logger.notice(
+                    "over its \(limit.rawValue)'s traffic limit for \(traffic.overLimitCloseAfter); closing the connection",
+                    metadata: ["address": "\(connection.address)"])
+                close(context: context, code: 1008, reason: "traffic limit exceeded")
+                return true
+            }
+        } else {
+            heldSince = now
+        }
+        lastHeld = now
+        return false
+    }
+
+    /// Writes a close frame (upgraded connections; written here, below the WebSocket layer) and closes.
+    private func close(context: ChannelHandlerContext, code: UInt16, reason: String) {
+        closing = true
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        guard upgraded else {
+            context.close(promise: nil)
+            return
+        }
+        let frame = context.channel.allocator.buffer(bytes: Self.closeFrame(code: code, reason: reason))
+        context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in loopBound.value.close(promise: nil) }
+        // A peer that reads nothing never lets the close frame out: closed anyway.
+        context.eventLoop.scheduleTask(in: .seconds(1)) { loopBound.value.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -117,6 +188,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             readFrames(context: context, buffer)
             return
         }
+        // Counted as it arrives, before anything decodes it.
+        traffic.arrived(bytes: buffer.readableBytes, frames: 0, on: connection, at: traffic.clock.now)
         if !headComplete {
             recent.append(contentsOf: buffer.readableBytesView)
             if recent.count > 3, Self.containsHeadEnd(recent) {
@@ -135,9 +208,13 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         let now = traffic.clock.now
         var dropped: [RelayRejection: Int] = [:]
         var flooded = false
+        var arrived = 0
         let kept = frames.read(buffer) { () -> Bool in
             switch frameLimiter.admit(at: now) {
-            case .pass: break
+            case .pass:
+                // Within its own limit: its home and address pay for it, shed by them or not
+                // (past its own, the connection's flood rule deals with it).
+                arrived += 1
             case .drop:
                 dropped[.rateLimited, default: 0] += 1
                 return false
@@ -156,31 +233,22 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
             return true
         }
+        // Counted as they arrive, before anything decodes them.
+        traffic.arrived(bytes: buffer.readableBytes, frames: arrived, on: connection, at: now)
         for (reason, count) in dropped { traffic.metrics.rejected(reason, count: count) }
-        if dropped[.homeRateLimited] != nil || dropped[.addressRateLimited] != nil, !paused {
-            // Shed before it costs other homes: read this connection again only after a pause.
-            paused = true
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: Self.sharedLimitPause) {
-                let (handler, context) = loopBound.value
-                handler.paused = false
-                if handler.readWanted {
-                    handler.readWanted = false
-                    context.read()
-                }
-            }
-        }
         guard let kept, !flooded else {
             if flooded {
                 traffic.logger.notice("frame flood; closing the connection", metadata: ["address": "\(connection.address)"])
             }
-            // Close 1008 (policy violation) or 1002 (protocol error), written here, below the WebSocket layer.
-            let close = flooded ? Self.closeFrame(code: 1008, reason: "frame rate limit exceeded") : Self.closeFrame(code: 1002, reason: "")
-            closing = true
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: close))).whenComplete { _ in
-                loopBound.value.close(promise: nil)
-            }
+            // Close 1008 (policy violation) or 1002 (protocol error).
+            close(context: context, code: flooded ? 1008 : 1002, reason: flooded ? "frame rate limit exceeded" : "")
+            return
+        }
+        // Reads come as fast as the routing behind takes frames, so a flood may be shed here
+        // without ever being held back: that, second after second, closes it too.
+        if let limit: RelaySharedLimit = dropped[.addressRateLimited] != nil ? .address : dropped[.homeRateLimited] != nil ? .home : nil,
+            closedForStayingOver(limit, context: context, at: now)
+        {
             return
         }
         if kept.count == 1, kept[0].count == buffer.readableBytes {

@@ -112,3 +112,55 @@ final class SharedFrameBuckets: Sendable {
         }
     }
 }
+
+/// What all connections with the same key (a home's, or one client address's) may send, in
+/// bytes or in frames: refilled at `perSecond` up to `burst` and charged with what arrives,
+/// before anything decodes it, frames shed included (issue #37 item 7: counted where they
+/// were read and let through, a home's flood cost whatever reading and shedding it cost).
+/// What was read is already paid for, so a balance may go below zero; while it is, the
+/// key's connections are not read at all (TCP then pushes back on the senders) until the
+/// debt is paid at the rate. Budgets left untouched long enough to be full again are forgotten.
+final class SharedBudgets: Sendable {
+    let perSecond: Int
+    let burst: Int
+    private struct Budget {
+        var balance: Double
+        var at: Duration
+    }
+    // The lock guards the budgets.
+    private let budgets = NIOLockedValueBox<[String: Budget]>([:])
+    private static let sweepAbove = 4096
+
+    init(perSecond: Int, burst: Int) {
+        self.perSecond = max(1, perSecond)
+        self.burst = max(1, burst)
+    }
+
+    /// Charges `amount` (bytes or frames) that arrived for `key`.
+    func charge(_ key: String, _ amount: Int, at now: Duration) {
+        budgets.withLockedValue { budgets in
+            if budgets.count >= Self.sweepAbove {
+                budgets = budgets.filter { refilled($0.value, at: now) < Double(burst) }
+            }
+            var budget = budgets[key] ?? Budget(balance: Double(burst), at: now)
+            budget.balance = refilled(budget, at: now) - Double(amount)
+            budget.at = max(budget.at, now)
+            budgets[key] = budget
+        }
+    }
+
+    /// How long until `key`'s debt is paid; nil when it has none.
+    func debt(_ key: String, at now: Duration) -> Duration? {
+        budgets.withLockedValue { budgets in
+            guard let budget = budgets[key] else { return nil }
+            let balance = refilled(budget, at: now)
+            guard balance < 0 else { return nil }
+            return .seconds(-balance / Double(perSecond))
+        }
+    }
+
+    private func refilled(_ budget: Budget, at now: Duration) -> Double {
+        guard now > budget.at else { return budget.balance }
+        return min(Double(burst), budget.balance + (now - budget.at) / .seconds(1) * Double(perSecond))
+    }
+}

@@ -34,6 +34,12 @@ public enum RelayRejection: String, Sendable, Hashable, CaseIterable {
     case forbidden
 }
 
+/// A limit shared by several connections, whose reads the relay holds back while it is exceeded.
+public enum RelaySharedLimit: String, Sendable, Hashable, CaseIterable {
+    case home
+    case address
+}
+
 /// Which way a routed frame went.
 public enum RelayDirection: String, Sendable, Hashable, CaseIterable {
     case toDevice = "to_device"
@@ -56,6 +62,10 @@ public final class RelayMetrics: Sendable {
         public var latencySum: Double
         /// Connections closed because no whole request head came within `requestHeadTimeout`.
         public var requestHeadTimeouts = 0
+        /// Reads of a connection held back because its home or address was over a limit.
+        public var readsHeld: [RelaySharedLimit: Int] = [:]
+        /// Connections closed for staying over their home's or address's limit.
+        public var closedOverLimit = 0
 
         /// The totals a relay prints when it stops.
         public var summary: String {
@@ -103,6 +113,16 @@ public final class RelayMetrics: Sendable {
         changed.publish(())
     }
 
+    func readHeld(_ limit: RelaySharedLimit) {
+        state.withLockedValue { $0.readsHeld[limit, default: 0] += 1 }
+        changed.publish(())
+    }
+
+    func closedForStayingOverLimit() {
+        state.withLockedValue { $0.closedOverLimit += 1 }
+        changed.publish(())
+    }
+
     func requestHeadTimedOut() {
         state.withLockedValue { $0.requestHeadTimeouts += 1 }
         changed.publish(())
@@ -143,6 +163,13 @@ public final class RelayMetrics: Sendable {
         }
         out += "# HELP relay_request_head_timeouts_total Connections closed for sending no whole request head in time.\n"
         out += "# TYPE relay_request_head_timeouts_total counter\nrelay_request_head_timeouts_total \(s.requestHeadTimeouts)\n"
+        out += "# HELP relay_reads_held_total Reads held back while the connection's home or address was over its limits.\n"
+        out += "# TYPE relay_reads_held_total counter\n"
+        for limit in RelaySharedLimit.allCases {
+            out += "relay_reads_held_total{limit=\"\(limit.rawValue)\"} \(s.readsHeld[limit] ?? 0)\n"
+        }
+        out += "# HELP relay_connections_closed_over_limit_total Connections closed for staying over their home's or address's limits.\n"
+        out += "# TYPE relay_connections_closed_over_limit_total counter\nrelay_connections_closed_over_limit_total \(s.closedOverLimit)\n"
         out += "# HELP relay_exchange_round_trip_seconds From a controller request reaching the relay to the device's answer reaching it.\n"
         out += "# TYPE relay_exchange_round_trip_seconds histogram\n"
         var cumulative = 0

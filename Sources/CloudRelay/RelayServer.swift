@@ -49,12 +49,24 @@ public struct RelayServerConfiguration: Sendable {
     /// Frames all of one home's connections together, and all of one client address's, may
     /// send per second and at once; past them frames are dropped where they arrive
     /// (`home_rate_limited`, `address_rate_limited`), so a home's many connections cannot
-    /// take the relay from other homes (issue #37 item 7). Ten of a home's busiest
-    /// connections, and twice that for an address (homes behind one NAT, a bench on loopback).
-    public var maxFramesPerSecondPerHome: Int = 10_000
-    public var homeFrameBurst: Int = 40_000
-    public var maxFramesPerSecondPerAddress: Int = 20_000
-    public var addressFrameBurst: Int = 80_000
+    /// take the relay from other homes (issue #37 item 7). Two of a home's busiest
+    /// connections (a home of 1,000 devices reporting twice a second), and more for an
+    /// address (homes behind one NAT). At 10,000 a debug relay spent its two cores routing
+    /// one flooding home's frames; nothing was left over to shed.
+    public var maxFramesPerSecondPerHome: Int = 2_000
+    public var homeFrameBurst: Int = 8_000
+    public var maxFramesPerSecondPerAddress: Int = 5_000
+    public var addressFrameBurst: Int = 20_000
+    /// Bytes all of one home's connections, and all of one address's, may send per second
+    /// and at once, counted as they are read, before any decoding. Past them the relay stops
+    /// reading those connections until the debt is paid (`relay_reads_held_total`), so TCP
+    /// pushes back on the senders; a connection held back again and again for
+    /// `overLimitCloseAfter` is closed (1008).
+    public var maxBytesPerSecondPerHome: Int = 2 << 20
+    public var homeByteBurst: Int = 8 << 20
+    public var maxBytesPerSecondPerAddress: Int = 4 << 20
+    public var addressByteBurst: Int = 16 << 20
+    public var overLimitCloseAfter: Duration = .seconds(5)
     /// Connections closed by `requestHeadTimeout` are counted each and logged as one
     /// summary line per this interval at most.
     public var requestHeadTimeoutLogInterval: Duration = .seconds(10)

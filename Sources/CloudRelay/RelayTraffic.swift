@@ -35,6 +35,12 @@ final class RelayTraffic: Sendable {
     let frameBurst: Int
     let homes: SharedFrameBuckets
     let addresses: SharedFrameBuckets
+    /// Bytes and frames that arrived, shed or not, per home and per address.
+    let homeBytes: SharedBudgets
+    let addressBytes: SharedBudgets
+    let homeArrivals: SharedBudgets
+    let addressArrivals: SharedBudgets
+    let overLimitCloseAfter: Duration
     let clock: any MatterClock
     let metrics: RelayMetrics
     let logger: Logger
@@ -48,6 +54,11 @@ final class RelayTraffic: Sendable {
         homes = SharedFrameBuckets(framesPerSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst)
         addresses = SharedFrameBuckets(
             framesPerSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst)
+        homeBytes = SharedBudgets(perSecond: configuration.maxBytesPerSecondPerHome, burst: configuration.homeByteBurst)
+        addressBytes = SharedBudgets(perSecond: configuration.maxBytesPerSecondPerAddress, burst: configuration.addressByteBurst)
+        homeArrivals = SharedBudgets(perSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst)
+        addressArrivals = SharedBudgets(perSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst)
+        overLimitCloseAfter = configuration.overLimitCloseAfter
         clock = configuration.clock
         self.metrics = metrics
         self.logger = logger
@@ -67,6 +78,28 @@ final class RelayTraffic: Sendable {
 
     func connection(_ channel: any Channel) -> ConnectionTraffic? {
         open.withLockedValue { $0[ObjectIdentifier(channel)] }
+    }
+
+    /// Charges what was read from `connection` (bytes, and the data frames that began in
+    /// them, shed or not) to its address and its home, as it arrives.
+    func arrived(bytes: Int, frames: Int, on connection: ConnectionTraffic, at now: Duration) {
+        addressBytes.charge(connection.address, bytes, at: now)
+        if frames > 0 { addressArrivals.charge(connection.address, frames, at: now) }
+        guard let home = connection.home else { return }
+        homeBytes.charge(home, bytes, at: now)
+        if frames > 0 { homeArrivals.charge(home, frames, at: now) }
+    }
+
+    /// Whether `connection` must wait before its next read, for which limit and how long:
+    /// its address or its home has sent more bytes or frames than it may.
+    func holdOff(_ connection: ConnectionTraffic, at now: Duration) -> (RelaySharedLimit, Duration)? {
+        let address = [addressBytes.debt(connection.address, at: now), addressArrivals.debt(connection.address, at: now)]
+        if let wait = address.compactMap({ $0 }).max() { return (.address, wait) }
+        guard let home = connection.home else { return nil }
+        if let wait = [homeBytes.debt(home, at: now), homeArrivals.debt(home, at: now)].compactMap({ $0 }).max() {
+            return (.home, wait)
+        }
+        return nil
     }
 
     /// The connection authenticated for `home`: its frames count against the home's bucket too.

@@ -215,12 +215,17 @@ struct BenchCommand: AsyncParsableCommand {
         printReport(loaded)
         await flood.stop()
         print("flood: \(flood.sent) frames sent, \(flood.closedByRelay) of \(floodConnections) flooding connections closed by the relay")
+        // What the flood costs once it has ended: nothing, at once.
+        print("\nright after the flood ended:")
+        let after = await measure(controller: controller, http: http, clock: clock)
+        printReport(after)
         print("")
         print(
             "summary: \(rate)/s for \(duration) s over \(devices) devices: without flood "
                 + "p50 \(baseline.percentile(0.50)) p99 \(baseline.percentile(0.99)) (\(baseline.errorCount) failed); "
                 + "with \(floodConnections) x \(floodRate) frames/s of another home "
-                + "p50 \(loaded.percentile(0.50)) p99 \(loaded.percentile(0.99)) (\(loaded.errorCount) failed)")
+                + "p50 \(loaded.percentile(0.50)) p99 \(loaded.percentile(0.99)) (\(loaded.errorCount) failed); "
+                + "after it p50 \(after.percentile(0.50)) p99 \(after.percentile(0.99)) (\(after.errorCount) failed)")
     }
 
     /// A new home, through the admin API.

@@ -41,9 +41,13 @@ struct ServeCommand: AsyncParsableCommand {
     var maxFramesPerSecond = 1000
     @Option(help: "Frames one WebSocket connection may send at once, above its sustained rate.") var frameBurst = 4000
     @Option(help: "Frames all of one home's connections may send per second (bursts of four times that); more are dropped.")
-    var maxFramesPerSecondPerHome = 10_000
+    var maxFramesPerSecondPerHome = 2_000
     @Option(help: "Frames all of one client address's connections may send per second (bursts of four times that).")
-    var maxFramesPerSecondPerAddress = 20_000
+    var maxFramesPerSecondPerAddress = 5_000
+    @Option(help: "Bytes all of one home's connections may send per second (bursts of four times that); past it they are not read.")
+    var maxBytesPerSecondPerHome = 2 << 20
+    @Option(help: "Bytes all of one client address's connections may send per second (bursts of four times that).")
+    var maxBytesPerSecondPerAddress = 4 << 20
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -71,6 +75,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (1...1_000_000).contains(maxFramesPerSecondPerAddress) else {
             throw ValidationError("--max-frames-per-second-per-address \(maxFramesPerSecondPerAddress): use 1...1000000.")
+        }
+        for (flag, value) in [("per-home", maxBytesPerSecondPerHome), ("per-address", maxBytesPerSecondPerAddress)]
+        where !(1024...(1 << 30)).contains(value) {
+            throw ValidationError("--max-bytes-per-second-\(flag) \(value): use 1024...1073741824.")
         }
         switch mode {
         case .cloud:
@@ -113,6 +121,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.homeFrameBurst = 4 * maxFramesPerSecondPerHome
         configuration.maxFramesPerSecondPerAddress = maxFramesPerSecondPerAddress
         configuration.addressFrameBurst = 4 * maxFramesPerSecondPerAddress
+        configuration.maxBytesPerSecondPerHome = maxBytesPerSecondPerHome
+        configuration.homeByteBurst = 4 * maxBytesPerSecondPerHome
+        configuration.maxBytesPerSecondPerAddress = maxBytesPerSecondPerAddress
+        configuration.addressByteBurst = 4 * maxBytesPerSecondPerAddress
         return configuration
     }
 

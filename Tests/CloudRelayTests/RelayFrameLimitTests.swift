@@ -67,8 +67,7 @@ import Testing
     /// flooder's own home, get every command answered, and none of their frames is limited.
     @Test func aFloodIsLimitedWhileOtherConnectionsAreServed() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
+        let configuration = limitedConfiguration(on: clock) { _ in }
         let burst = configuration.frameBurst
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Flooder", device: "a-light")
@@ -120,10 +119,10 @@ import Testing
     /// is closed with 1008 in the fifth; its home's other connections stay.
     @Test func aSustainedFloodIsClosedWithPolicyViolation() async throws {
         let clock = ManualClock()
-        var configuration = RelayServerConfiguration()
-        configuration.clock = clock
-        configuration.maxFramesPerSecond = 10
-        configuration.frameBurst = 20
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxFramesPerSecond = 10
+            $0.frameBurst = 20
+        }
         try await withRelay(configuration: configuration) { relay in
             let a = try await relay.home("Flooder", device: "a-light")
             let device = RelayTestDevice(relayURL: relay.baseURL, credential: a.credential, configuration: deviceConfiguration())
@@ -134,19 +133,12 @@ import Testing
                 try await device.client.waitUntilConnected()
                 try await controller.waitUntilConnected()
                 let perSecond = 10 * 10 + 1
-                let close = try await WebSocketClient.connect(
-                    url: relay.baseURL + "/v1/controller",
-                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(a.token)"]), logger: testLogger
-                ) { inbound, outbound, _ in
-                    for second in 0..<5 {
-                        for n in 0..<perSecond {
-                            try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(second * perSecond + n))))
-                        }
-                        guard second < 4 else { break }
+                let close = try await withRawController(relay, token: a.token) { inbound, outbound in
+                    try await floodFiveSeconds(outbound, perSecond: perSecond, clock: clock) { second in
                         // Every frame of this second counted on the standing clock, then the next second.
                         let handled = (second + 1) * perSecond
                         #expect(await until(metrics.changes()) { metrics.snapshot.handledFrames == handled })
-                        await clock.advance(by: .seconds(1))
+                        return true
                     }
                     for try await _ in inbound.messages(maxSize: 1 << 16) {}
                 }
@@ -157,12 +149,6 @@ import Testing
             }
         }
     }
-}
-
-/// A controller frame for a device no home has: the relay answers each one it lets through
-/// with a failure (unknown device) and routes nothing.
-private func nobodyFrame(_ n: Int) -> [UInt8] {
-    RelayFrame.message(RelayMessage(deviceID: "nobody", exchangeID: UInt32(n), fromInitiator: true, opcode: 8, payload: [])).encoded()
 }
 
 extension RelayMetrics.Snapshot {
@@ -177,10 +163,7 @@ extension RelayMetrics.Snapshot {
 private func floodController(_ relay: RelayHarness, token: String, until stop: @escaping @Sendable () -> Bool) async throws -> Int {
     let sent = NIOLockedValueBox(0)
     let metrics = relay.server.metrics
-    _ = try await WebSocketClient.connect(
-        url: relay.baseURL + "/v1/controller",
-        configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: testLogger
-    ) { _, outbound, _ in
+    try await withRawController(relay, token: token) { _, outbound in
         var n = 0
         for _ in 0..<200 where !stop() {
             for _ in 0..<1000 {
