@@ -20,6 +20,36 @@ import Testing
             ).tlv, fabric: 99)
     }
 
+    /// TC-ACE-1.2 (Core 9.10.7.1): every entry an ACL write adds, changes or removes records an
+    /// AccessControlEntryChanged event with the writer (AdminNodeID for CASE), the ChangeType,
+    /// the entry's latest value and the fabric; entries the write leaves as they were record none.
+    @Test func aclWritesRecordAccessControlEntryChanged() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock)
+        let commissioner = try TestCommissioner()
+        let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
+        let admin = commissioner.adminSession(3, fabric: fabric)
+        func changes(_ write: [TLVValue]) async -> [TLVValue] {
+            let start = await node.events().last.map { $0.number + 1 } ?? 0
+            #expect(await node.write(aclPath, value: .arrayOf(write), session: admin) == .success)
+            return await node.events(from: start)
+                .filter { $0.cluster == CommissioningIDs.accessControl && $0.event == EventID(0) }.map(\.data)
+        }
+        let administrator = entry(.administer, [commissioner.adminNodeID])
+        let added = await changes([administrator, entry(.view, [0x3000])])
+        #expect(added.count == 1)
+        #expect(added.first?[context: 1] == .unsigned(commissioner.adminNodeID))
+        #expect(added.first?[context: 2] == .null)
+        #expect(added.first?[context: 3] == .unsigned(1))  // Added
+        #expect(added.first?[context: 4]?[context: 1] == .unsigned(1))  // Privilege View
+        #expect(added.first?[context: 254] == .unsigned(UInt64(fabric)))
+        let changed = await changes([administrator, entry(.operate, [0x3000])])
+        #expect(changed.map { $0[context: 3] } == [.unsigned(0)])  // Changed
+        #expect(changed.first?[context: 4]?[context: 1] == .unsigned(3))  // Privilege Operate
+        let removed = await changes([administrator])
+        #expect(removed.map { $0[context: 3] } == [.unsigned(2)])  // Removed, with its last value
+        #expect(removed.first?[context: 4]?[context: 1] == .unsigned(3))
+    }
+
     @Test func aclIsEnforcedOnReadWriteAndInvoke() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let commissioner = try TestCommissioner()

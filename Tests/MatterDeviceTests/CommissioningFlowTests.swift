@@ -148,15 +148,24 @@ import Testing
         await restarted.stop()
     }
 
+    /// TC-DA-1.2 step 13: a nonce that is not 32 bytes fails AttestationRequest (Core 11.18.6.1)
+    /// and CSRRequest (11.18.6.5) with INVALID_COMMAND, an unknown CertificateType fails
+    /// CertificateChainRequest (11.18.6.3) the same way; none is a CONSTRAINT_ERROR.
     @Test func attestationNeedsA32ByteNonceAndCSRNeedsTheFailSafe() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let pase = paseSession(1)
+        for length in [0, 31, 33] {
+            #expect(
+                await node.status(
+                    0, CommissioningIDs.operationalCredentials, 0x00, fields((0, .bytes(randomBytes(length)))), session: pase)
+                    == .status(InteractionStatus(.invalidCommand)))
+        }
         #expect(
-            await node.status(0, CommissioningIDs.operationalCredentials, 0x00, fields((0, .bytes(randomBytes(31)))), session: pase)
-                == .status(InteractionStatus(.constraintError)))
+            await node.status(0, CommissioningIDs.operationalCredentials, 0x04, fields((0, .bytes(randomBytes(31)))), session: pase)
+                == .status(InteractionStatus(.invalidCommand)))
         #expect(
             await node.status(0, CommissioningIDs.operationalCredentials, 0x02, fields((0, u(3))), session: pase)
-                == .status(InteractionStatus(.constraintError)))
+                == .status(InteractionStatus(.invalidCommand)))
         // No fail-safe armed: CSRRequest, AddTrustedRootCertificate and AddNOC need one.
         #expect(
             await node.status(0, CommissioningIDs.operationalCredentials, 0x04, fields((0, .bytes(randomBytes(32)))), session: pase)

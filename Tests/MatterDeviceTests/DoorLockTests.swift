@@ -175,6 +175,36 @@ import Testing
         #expect(cleared[context: 1] == .null)
     }
 
+    /// TC-DRLK-2.4 step 2d: SetCredentialResponse's UserIndex names the user an Add created
+    /// and is null where the credential went to an existing user or was modified
+    /// (Application Cluster spec 5.2, SetCredentialResponse UserIndex).
+    @Test func setCredentialResponseNamesOnlyTheUserItCreated() async throws {
+        let node = try await lockNode()
+        let add = fields((0, u(0)), (1, u(1)), (2, .utf8("Ada")), (3, .null), (4, .null), (5, .null), (6, .null))
+        #expect(await send(node, 0x1A, add) == .success)
+        func setPIN(_ operation: UInt64, _ code: String, index: UInt64, user: TLVValue) async -> TLVValue? {
+            guard
+                case .response(_, let value) = await send(
+                    node, 0x22,
+                    fields(
+                        (0, u(operation)), (1, .structure([.context(0, u(1)), .context(1, u(index))])),
+                        (2, .bytes(Array(code.utf8))), (3, user), (4, .null), (5, .null)))
+            else { return nil }
+            return value
+        }
+        let toExisting = await setPIN(0, "123456", index: 1, user: u(1))
+        #expect(toExisting?[context: 0] == u(0))
+        #expect(toExisting?[context: 1] == .null)
+        let modified = await setPIN(2, "654321", index: 1, user: .null)
+        #expect(modified?[context: 0] == u(0))
+        #expect(modified?[context: 1] == .null)
+        // No user given: the Add creates one at the first free index and names it.
+        let created = await setPIN(0, "112233", index: 2, user: .null)
+        #expect(created?[context: 0] == u(0))
+        #expect(created?[context: 1] == u(2))
+        await node.stop()
+    }
+
     @Test func byHandTheKeyAndTheKeypadLockAndUnlockWithTheirSource() async throws {
         let node = try await lockNode()
         _ = try #require(await addUserWithPIN(node, "4321"))

@@ -122,6 +122,17 @@ import Testing
             0, CommissioningIDs.generalCommissioning, 0x02,
             fields((0, u(1)), (1, .utf8("DE")), (2, u(3))), session: pase)
         #expect(outdoor[context: 0] == u(1))  // ValueOutsideRange
+        // TC-CGEN-2.4 step 19: a location outside RegulatoryLocationTypeEnum is a response
+        // with ValueOutsideRange (11.10.7.4), not an IM CONSTRAINT_ERROR; a CountryCode
+        // that is not two characters stays a CONSTRAINT_ERROR.
+        let unknown = try await node.call(
+            0, CommissioningIDs.generalCommissioning, 0x02,
+            fields((0, u(3)), (1, .utf8("DE")), (2, u(3))), session: pase)
+        #expect(unknown[context: 0] == u(1))
+        #expect(
+            await node.status(
+                0, CommissioningIDs.generalCommissioning, 0x02, fields((0, u(0)), (1, .utf8("DEU")), (2, u(3))), session: pase)
+                == .status(InteractionStatus(.constraintError)))
         let indoor = try await node.call(
             0, CommissioningIDs.generalCommissioning, 0x02,
             fields((0, u(0)), (1, .utf8("DE")), (2, u(3))), session: pase)

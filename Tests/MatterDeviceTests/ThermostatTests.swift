@@ -99,4 +99,31 @@ import Testing
         #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(2)), (1, .signed(-5)))) == .success)
         #expect(await (int(node, A.heating), int(node, A.cooling)) == (2050, 2550))
     }
+
+    /// TC-TSTAT-2.2 step 18 (4.3.10.1): Both moves each setpoint by Amount from its own value.
+    /// From 21/25 °C with a 2.5 °C deadband, +3 °C is 24/28 °C: the heating setpoint must not
+    /// push the cooling one first (it ended at 29.5 °C).
+    @Test func setpointRaiseLowerBothMovesTheTwoTogether() async throws {
+        let node = try thermostat(attributes: [AttributeID(A.heating): .signed(2100), AttributeID(A.cooling): .signed(2500)])
+        #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(2)), (1, .signed(30)))) == .success)
+        #expect(await (int(node, A.heating), int(node, A.cooling)) == (2400, 2800))
+        #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(2)), (1, .signed(-30)))) == .success)
+        #expect(await (int(node, A.heating), int(node, A.cooling)) == (2100, 2500))
+        // Cool alone moves the cooling setpoint by Amount and pushes heating to keep the deadband.
+        #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(1)), (1, .signed(-30)))) == .success)
+        #expect(await (int(node, A.heating), int(node, A.cooling)) == (1950, 2200))
+    }
+
+    /// 4.3.10.1: a raise past what the limits and the deadband allow is clamped, not refused:
+    /// heating at 29 °C raised 3 °C stops at 29.5 °C (cooling's 32 °C limit less the deadband)
+    /// and pushes cooling to 32 °C; cooling lowered past its floor stops at 16 °C, heating pushed.
+    @Test func setpointRaiseLowerClampsToTheLimitsAndTheDeadband() async throws {
+        let node = try thermostat(attributes: [AttributeID(A.heating): .signed(2900), AttributeID(A.cooling): .signed(3150)])
+        #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(0)), (1, .signed(30)))) == .success)
+        #expect(await (int(node, A.heating), int(node, A.cooling)) == (2950, 3200))
+        #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(1)), (1, .signed(-127)))) == .success)
+        #expect(await (int(node, A.heating), int(node, A.cooling)) == (1680, 1930))
+        #expect(await node.invoke(1, Self.thermostat, 0x00, fields((0, u(1)), (1, .signed(-127)))) == .success)
+        #expect(await (int(node, A.heating), int(node, A.cooling)) == (1350, 1600))
+    }
 }

@@ -230,7 +230,7 @@ class SensorsCheck(Check):
         written = await write(A.OccupiedHeatingSetpoint, 2200)
         heating = await self.read(endpoint, A.OccupiedHeatingSetpoint)
         beyond = await write(A.OccupiedHeatingSetpoint, 3500)
-        # 2400 is within 2.5 °C of the cooling setpoint (2500): cooling moves to 2650.
+        # 2400 is within 2.5 °C of the cooling setpoint (2600): cooling moves to 2650.
         pushed = await write(A.OccupiedHeatingSetpoint, 2400)
         cooling = await self.read(endpoint, A.OccupiedCoolingSetpoint)
         mode = await write(A.SystemMode, T.Enums.SystemModeEnum.kHeat)

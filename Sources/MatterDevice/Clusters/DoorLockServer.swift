@@ -374,8 +374,10 @@ final class DoorLockServer: PhysicallyOperated {
 
     // MARK: PIN credentials (USR, PIN)
 
-    /// SetCredential (PIN): answered with SetCredentialResponse's status, the user it went to
-    /// and the next free credential index.
+    /// SetCredential (PIN): answered with SetCredentialResponse's status, the user the Add
+    /// created and the next free credential index. UserIndex is null unless the Add created a
+    /// user (Application Cluster spec 5.2, SetCredentialResponse UserIndex): a credential added
+    /// to an existing user or modified answers null (TC-DRLK-2.4 step 2d).
     private func setCredential(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
         let fabric = callerFabric(context)
         let capacity = UInt16(clamping: context.unsigned(Attribute.numberOfPINUsersSupported) ?? 0)
@@ -396,6 +398,7 @@ final class DoorLockServer: PhysicallyOperated {
         else { return answer(.invalidField, next: next) }
         if stored.pins.contains(where: { $0.value.matches(code) }) { return answer(.duplicate, next: next) }
         var owner = fields.unsigned(3).flatMap { userIndexInRange($0, context) }
+        var createdUser: UInt16?
         if fields.field(3) != nil, !fields.isNull(3), owner == nil { return answer(.invalidField, next: next) }
         switch operation {
         case .add:
@@ -418,6 +421,7 @@ final class DoorLockServer: PhysicallyOperated {
                     credentialRule: 0, creatorFabric: fabric, lastModifiedFabric: fabric)
                 userChanged(.userIndex, .add, user: free, dataIndex: free, context)
                 owner = free
+                createdUser = free
             }
         default:
             guard let existing = stored.pins[index], owner == nil || owner == existing.user else {
@@ -431,7 +435,7 @@ final class DoorLockServer: PhysicallyOperated {
         stored.pins[index] = pin
         save(context)
         userChanged(.pin, operation, user: owner, dataIndex: index, context)
-        return answer(.success, user: owner, next: next)
+        return answer(.success, user: createdUser, next: next)
     }
 
     private func getCredentialStatus(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {

@@ -118,7 +118,7 @@ final class ThermostatServer: StandardClusterServer {
         guard setpoint >= low, setpoint <= high else { return false }
         var other: Int64?
         if auto {
-            let band = (context.value(Attribute.minSetpointDeadBand)?.intValue ?? 25) * 10  // tenths of a degree
+            let band = deadband(context)
             let otherAttribute = heating ? Attribute.occupiedCoolingSetpoint : Attribute.occupiedHeatingSetpoint
             if let current = context.value(otherAttribute)?.intValue {
                 let wanted = heating ? max(current, setpoint + band) : min(current, setpoint - band)
@@ -148,28 +148,47 @@ final class ThermostatServer: StandardClusterServer {
 
     // MARK: Commands
 
-    /// SetpointRaiseLower (4.3.10.1): Amount in steps of 0.1 °C on the heating, cooling or both
-    /// setpoints, each kept within its limits.
+    /// SetpointRaiseLower (4.3.10.1): each chosen setpoint moves by Amount (0.1 °C steps) from its
+    /// value before the command and is clamped to its limits; with AutoMode the deadband is kept
+    /// by moving the other setpoint, so the target is also clamped to where the other one can
+    /// still be MinSetpointDeadBand away within its own limits, and the command is not refused.
+    /// With Both the two move together: the one moving toward the other goes second, so the
+    /// first never pushes it and each ends Amount from where it was (TC-TSTAT-2.2 steps 15-18).
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         guard command == Command.setpointRaiseLower, let mode = fields.unsigned(0), let amount = fields.field(1)?.intValue else {
             return .failure(.invalidCommand)
         }
-        let targets: [Bool] =
+        let chosen: [Bool] =
             switch mode {
             case 0: [true]
             case 1: [false]
-            default: [true, false]
+            default: amount > 0 ? [false, true] : [true, false]
             }
-        for heating in targets where heating ? heat : cool {
+        let targets = chosen.filter { $0 ? heat : cool }.compactMap { heating -> (Bool, Int64)? in
             let attribute = heating ? Attribute.occupiedHeatingSetpoint : Attribute.occupiedCoolingSetpoint
-            guard let current = context.value(attribute)?.intValue else { continue }
-            let (low, high) = limits(heating: heating, context)
-            guard settle(heating: heating, to: min(max(current + amount * 10, low), high), context, apply: true) else {
-                return .failure(.constraintError)
-            }
+            guard let current = context.value(attribute)?.intValue else { return nil }
+            let (low, high) = reachable(heating: heating, context)
+            return (heating, min(max(current + amount * 10, low), high))
+        }
+        for (heating, setpoint) in targets where !settle(heating: heating, to: setpoint, context, apply: true) {
+            return .failure(.constraintError)
         }
         regulate(context)
         return .success
+    }
+
+    /// A setpoint's limits narrowed, with AutoMode, to where the other setpoint can keep the
+    /// deadband within its own limits.
+    private func reachable(heating: Bool, _ context: ClusterContext) -> (Int64, Int64) {
+        let (low, high) = limits(heating: heating, context)
+        guard auto else { return (low, high) }
+        let (otherLow, otherHigh) = limits(heating: !heating, context)
+        return heating ? (low, min(high, otherHigh - deadband(context))) : (max(low, otherLow + deadband(context)), high)
+    }
+
+    /// MinSetpointDeadBand in hundredths of a degree (the attribute is in tenths).
+    private func deadband(_ context: ClusterContext) -> Int64 {
+        (context.value(Attribute.minSetpointDeadBand)?.intValue ?? 25) * 10
     }
 
     // MARK: The room

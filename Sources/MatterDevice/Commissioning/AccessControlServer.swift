@@ -42,8 +42,44 @@ final class AccessControlServer: StandardClusterServer {
         guard attribute == Attribute.acl, case .success(let (fabric, entries)) = writtenEntries(value, context: context) else {
             return false
         }
+        let before = context.commissioning.accessControlEntries.filter { $0.fabricIndex == fabric }
         context.commissioning.replaceAccessControlEntries(of: fabric, with: entries)
+        recordChanges(from: before, to: entries, fabric: fabric, context: context)
         return true
+    }
+
+    enum Event {
+        static let accessControlEntryChanged = EventID(0x0000)
+    }
+
+    /// ChangeTypeEnum (9.10.4.1).
+    enum ChangeType: UInt64 { case changed = 0, added = 1, removed = 2 }
+
+    /// AccessControlEntryChanged (9.10.7.1), fabric-sensitive, one per entry the write changed,
+    /// added or removed, position by position: AdminNodeID [1] for a CASE writer or
+    /// AdminPasscodeID [2] (0, the commissioning passcode) for a PASE one, ChangeType [3],
+    /// LatestValue [4] (the removed entry's last value on removal), FabricIndex [254].
+    private func recordChanges(
+        from before: [AccessControlEntry], to after: [AccessControlEntry], fabric: FabricIndex, context: ClusterContext
+    ) {
+        let writer = context.session?.subject
+        let admin: [TLVElement] =
+            writer?.authMode == .case
+            ? [.context(1, .unsigned(writer?.subject ?? 0)), .context(2, .null)] : [.context(1, .null), .context(2, .unsigned(0))]
+        for index in 0..<max(before.count, after.count) {
+            let old = index < before.count ? before[index] : nil
+            let new = index < after.count ? after[index] : nil
+            let change: ChangeType
+            switch (old, new) {
+            case (let old?, let new?): if old == new { continue } else { change = .changed }
+            case (nil, _?): change = .added
+            default: change = .removed
+            }
+            guard let latest = new ?? old else { continue }
+            context.recordEvent(
+                Event.accessControlEntryChanged, priority: .info,
+                fields: admin + [.context(3, .unsigned(change.rawValue)), .context(4, latest.tlv), .context(254, .unsigned(UInt64(fabric)))])
+        }
     }
 
     /// The writer's entries from the merged list, each checked (9.10.5.5, 9.10.6).

@@ -55,6 +55,11 @@ final class GeneralCommissioningServer: StandardClusterServer {
         [Command.armFailSafe, Command.setRegulatoryConfig, Command.commissioningComplete].contains(command)
     }
 
+    /// A NewRegulatoryConfig outside RegulatoryLocationTypeEnum is answered in the
+    /// response's ErrorCode as ValueOutsideRange (11.10.7.4), not with an IM status
+    /// (TC-CGEN-2.4 step 19); the CountryCode length stays a CONSTRAINT_ERROR below.
+    func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.setRegulatoryConfig }
+
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         guard let session = context.session else {
             // The commissioning commands only make sense from a commissioner's session.

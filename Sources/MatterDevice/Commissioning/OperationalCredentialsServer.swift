@@ -69,6 +69,13 @@ final class OperationalCredentialsServer: StandardClusterServer {
         ].contains(command)
     }
 
+    /// A nonce that is not 32 bytes (11.18.6.1, 11.18.6.5) and an unknown CertificateType
+    /// (11.18.6.3) fail the command with INVALID_COMMAND, not the model's CONSTRAINT_ERROR
+    /// (TC-DA-1.2 step 13): invoke checks them itself.
+    func answersConstraintErrors(_ command: CommandID) -> Bool {
+        [Command.attestationRequest, Command.certificateChainRequest, Command.csrRequest].contains(command)
+    }
+
     func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         guard let session = context.session else { return .failure(.unsupportedAccess) }
         let coordinator = context.commissioning

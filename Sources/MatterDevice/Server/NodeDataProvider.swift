@@ -223,6 +223,13 @@ struct NodeDataProvider: InteractionDataProvider {
                 allowed[event.path] = await checkAccess(subject, to: cluster, privilege: privilege)
             }
             guard allowed[event.path] == true else { continue }
+            // A fabric-sensitive event (AccessControlEntryChanged) goes only to the fabric named
+            // in its FabricIndex field (Core 7.14.2.1).
+            if composition.definition(of: cluster)?.event(event.event)?.fabricSensitive == true,
+                event.data[context: 254]?.unsignedValue != UInt64(subject.fabricIndex)
+            {
+                continue
+            }
             reports.append(.data(event.dataIB))
         }
         return reports

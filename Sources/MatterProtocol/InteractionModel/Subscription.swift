@@ -180,6 +180,11 @@ extension InteractionServer {
             return try await reply(.pathsExhausted, on: exchange)
         }
         let subject = exchange.subject
+        // Core 8.5.1 / 8.2: a subscription none of whose paths the subscriber may read is
+        // refused with INVALID_ACTION, not primed with UNSUPPORTED_ACCESS (TC-IDM-4.2 step 3).
+        guard await mayReadAny(request, subject: subject) else {
+            return try await reply(.invalidAction, on: exchange)
+        }
         if !request.keepSubscriptions {
             await registry.end { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
         }
@@ -220,6 +225,35 @@ extension InteractionServer {
             return
         }
         logger.debug("subscription \(id) established, intervals \(request.minIntervalFloor)...\(maxInterval) s")
+    }
+
+    /// Whether one of the request's paths reaches something the subscriber may read. A concrete
+    /// attribute path to nothing counts (the priming report names what is missing); a path
+    /// whose every attribute is denied, or a wildcard that reaches nothing readable, does not.
+    /// An event path counts unless it names one cluster the subscriber may not view.
+    func mayReadAny(_ request: SubscribeRequestMessage, subject: SubjectDescriptor) async -> Bool {
+        for path in request.eventRequests {
+            guard let endpoint = path.endpoint, let cluster = path.cluster else { return true }
+            if await provider.checkAccess(subject, to: ClusterPath(endpoint: endpoint, cluster: cluster), privilege: .view) {
+                return true
+            }
+        }
+        let endpoints = await provider.endpoints()
+        for path in request.attributeRequests {
+            var reached = false
+            for endpoint in path.endpoint.map({ [$0] }) ?? endpoints where endpoints.contains(endpoint) {
+                let present = await provider.clusters(on: endpoint)
+                for cluster in path.cluster.map({ [$0] }) ?? present where present.contains(cluster) {
+                    let clusterPath = ClusterPath(endpoint: endpoint, cluster: cluster)
+                    for metadata in await provider.attributes(of: clusterPath) where path.attribute.map({ $0 == metadata.id }) ?? true {
+                        reached = true
+                        if await provider.checkAccess(subject, to: clusterPath, privilege: metadata.readPrivilege) { return true }
+                    }
+                }
+            }
+            if !reached && path.concretePath != nil { return true }
+        }
+        return false
     }
 
     /// The publisher's MaxInterval: the client's ceiling, capped at the

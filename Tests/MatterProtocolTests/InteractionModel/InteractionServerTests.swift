@@ -668,6 +668,28 @@ struct InteractionServerSubscribeTests {
         #expect(node.changes.listenerCount == 0)
     }
 
+    /// TC-IDM-4.2 step 3 (Core 8.5.1 / 8.2): a subscription whose every path the subscriber
+    /// may not read is refused with an INVALID_ACTION Status Response; one readable path, or a
+    /// wildcard that reaches one readable attribute, is enough to establish it.
+    @Test func aSubscriptionToNothingReadableIsInvalidAction() async throws {
+        let node = await makeIMNode()
+        let server = InteractionServer(provider: node, clock: ManualClock())
+        let running = Task { await server.run() }
+        defer { running.cancel() }
+        func request(_ paths: [AttributePathIB]) -> SubscribeRequestMessage {
+            SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths)
+        }
+        // LevelControl on endpoint 1 is denied: concretely, or every attribute of it by wildcard.
+        #expect(try imStatusCode(try await imExchangeOnce(server, request([apIB(1, 8, 0)]))) == .invalidAction)
+        #expect(try imStatusCode(try await imExchangeOnce(server, request([apIB(1, 8, nil)]))) == .invalidAction)
+        #expect(await server.activeSubscriptions().isEmpty)
+        // With a readable path beside it, or a wildcard that reaches a readable attribute, it is served.
+        let mixed = try await subscribe(server, request([apIB(1, 8, 0), apIB(1, 6, 0)]))
+        #expect(mixed.priming.dataByPath[ap(1, 6, 0)] == .bool(false))
+        _ = try await subscribe(server, request([apIB(1, 6, nil)]))
+        try await waitForSubscriptions(server, count: 2)
+    }
+
     @Test func keepSubscriptionsFalseDropsOlderOnes() async throws {
         let node = await makeIMNode()
         let server = InteractionServer(provider: node, clock: ManualClock())
