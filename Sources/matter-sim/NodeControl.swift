@@ -333,11 +333,8 @@ final class ControlConnectionHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
-        if let refusal {
-            answered = true
-            Self.answer(ControlResponse(error: refusal), on: channel)
-            return context.fireChannelActive()
-        }
+        // A refused peer still gets its request read and the refusal as the answer: closing at
+        // once could fail its write ("I/O on closed channel") before it reads why.
         requestDeadline = context.eventLoop.scheduleTask(in: NodeControlServer.requestTimeout) { channel.close(promise: nil) }
         context.fireChannelActive()
     }
@@ -349,6 +346,7 @@ final class ControlConnectionHandler: ChannelInboundHandler {
             if byte == UInt8(ascii: "\n") {
                 answered = true
                 requestDeadline?.cancel()
+                if let refusal { return Self.answer(ControlResponse(error: refusal), on: context.channel) }
                 return submit(line, on: context.channel)
             }
             line.append(byte)
