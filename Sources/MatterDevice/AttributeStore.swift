@@ -87,6 +87,17 @@ final class AttributeStore {
         return true
     }
 
+    /// A transition starts on a cluster: its start counts as a report of every Q attribute
+    /// (a step is reported only a second after it), so a transition shorter than a second is
+    /// reported once, at its end, and a subscriber's MinInterval does not hold that end back
+    /// behind a first step's report.
+    func begin(_ cluster: ClusterPath) {
+        let now = clock.now
+        for path in quietRules.keys where path.endpoint == cluster.endpoint && path.cluster == cluster.cluster {
+            lastReported[path] = now
+        }
+    }
+
     /// Reports every Q attribute of a cluster changed since its last report: a transition
     /// ended or stopped where its last step was not reported.
     func settle(_ cluster: ClusterPath) {

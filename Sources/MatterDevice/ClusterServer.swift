@@ -123,6 +123,11 @@ struct ClusterContext {
         runtime.store.update(path(attribute), to: value, change)
     }
 
+    /// A transition of this cluster starts: its Q attributes' steps are reported from a second on.
+    func beginQuietChanges() {
+        runtime.store.begin(cluster)
+    }
+
     /// Reports this cluster's Q attributes that changed unreported: its transition is over.
     func settleQuietChanges() {
         runtime.store.settle(cluster)

@@ -72,6 +72,35 @@ import Testing
         await node.stop()
     }
 
+    /// A fade shorter than a second (Off over the light's OnOffTransitionTime, 0.5 s) reports no
+    /// step: its start counts as a report, so a step's report cannot make the subscriber's
+    /// MinInterval (1 s here) hold back what follows.
+    @Test func aFadeShorterThanASecondReportsNoStep() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try await ProfileNode.start(profile: "devices/dimmable-light.yaml", stateDirectory: directory)
+        let commissioner = try await LoopbackCommissioner.start()
+        let session = try await commissioner.commission(try node.address, passcode: node.passcode).caseSession
+        let onOff = AttributePath(endpoint: 1, cluster: ClusterID(0x0006), attribute: AttributeID(0x0000))
+        _ = try await commissioner.subscribe(
+            session, [AttributePathIB(onOff), AttributePathIB(Self.currentLevel)], minInterval: 1, maxInterval: 60)
+        try await Task.sleep(for: .milliseconds(1100))  // past the priming report's MinInterval
+
+        var reports: [ReportDataMessage] = []
+        let collector = ReportCollector()
+        await commissioner.manager.register(collector, for: .interactionModel)
+        _ = try await commissioner.invoke(session, 1, ClusterID(0x0006), 0x00)  // Off
+        while let report = await collector.next(within: .seconds(3)) { reports.append(report) }
+        // The first report carries the OnOff FALSE the Off set at once; no report carries a step
+        // of the fade, only the level restored at its end (128) for the next On.
+        let carrying = reports.filter { $0.result(Self.currentLevel) != nil || $0.result(onOff) != nil }
+        let seen = "\(carrying.map { ($0.result(onOff), $0.result(Self.currentLevel)) })"
+        #expect(carrying.first?.result(onOff) == .success(.bool(false)), "\(seen)")
+        #expect(carrying.compactMap { $0.result(Self.currentLevel) }.allSatisfy { $0 == .success(u(128)) }, "\(seen)")
+        await commissioner.stop()
+        await node.stop()
+    }
+
     /// A Stop ends the movement: the level it stopped at is reported although the step that set
     /// it was not (a read and the last report agree).
     @Test func aStoppedTransitionReportsWhereItStopped() async throws {

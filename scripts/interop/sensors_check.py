@@ -205,7 +205,7 @@ class SensorsCheck(Check):
         events = unlocked + refused + turned
         kinds = [type(d).__name__ for _, d in events]
         u, e, t = unlocked[0][1], refused[0][1], turned[0][1]
-        ok = (untimed == 0xC6 and set_credential.status == 0 and set_credential.userIndex == 1
+        ok = (untimed == 0xC6 and set_credential.status == 0 and set_credential.userIndex is NullValue
               and kinds == ["LockOperation", "LockOperationError", "LockOperation"]
               and u.lockOperationType == Lock.Enums.LockOperationTypeEnum.kUnlock
               and u.operationSource == Lock.Enums.OperationSourceEnum.kRemote and u.userIndex == 1 and u.sourceNode == 112233
@@ -214,7 +214,10 @@ class SensorsCheck(Check):
               and t.operationSource == Lock.Enums.OperationSourceEnum.kManual
               and state_unlocked == Lock.Enums.DlLockState.kUnlocked and state_locked == Lock.Enums.DlLockState.kLocked
               and user.userName == "reference" and len(user.credentials) == 1 and self.rising(events))
-        return ok, {"untimedUnlock": untimed, "setCredentialStatus": int(set_credential.status), "events": kinds,
+        return ok, {"untimedUnlock": untimed, "setCredentialStatus": int(set_credential.status),
+                    # A credential added to an existing user: the response names no new user (TC-DRLK-2.4).
+                    "setCredentialUserIndex": None if set_credential.userIndex is NullValue else set_credential.userIndex,
+                    "events": kinds,
                     "unlockedBy": {"user": u.userIndex, "source": int(u.operationSource), "node": u.sourceNode},
                     "wrongPIN": wrong, "keyTurn": int(t.operationSource), "lockState": [int(state_unlocked), int(state_locked)],
                     "getUser": {"name": user.userName, "credentials": len(user.credentials or [])}}

@@ -457,6 +457,8 @@ final class ColorControlServer: StandardClusterServer {
     /// `.progress`: the Q attributes it moves are reported at most once a second, and at the end
     /// of their motion.
     private func reschedule(_ context: ClusterContext, _ change: QuietChange = .milestone) {
+        // A command that sets something moving: quieter reporting counts from here.
+        if change == .milestone, !motions.isEmpty || loop != nil { context.beginQuietChanges() }
         let elapsed = context.now - motionStart
         for motion in motions {
             apply(motion.attribute, motion.value(after: elapsed), context, motion.isDone(after: elapsed) ? .milestone : change)

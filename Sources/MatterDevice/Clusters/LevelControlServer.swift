@@ -239,6 +239,9 @@ final class LevelControlServer: StandardClusterServer {
             return
         }
         context.set(Attribute.remainingTime, .uint(Self.tenthsRemaining(next.duration)))
+        // Quieter reporting counts from the start (a coupled colour temperature moves too).
+        context.beginQuietChanges()
+        context.peer(ColorControlServer.self)?.context.beginQuietChanges()
         context.startTimer(Self.transitionTimer, after: min(Self.tick, next.duration))
     }
 
