@@ -87,7 +87,8 @@ public final class RelayMetrics: Sendable {
 
     public var snapshot: Snapshot { state.withLockedValue { $0 } }
 
-    /// Yields after frames were routed or rejected (coalesced while unread), so a watcher
+    /// Yields after frames were routed or rejected and connections opened or closed (coalesced
+    /// while unread), so a watcher
     /// waits for a count instead of polling.
     package func changes() -> AsyncStream<Void> { changed.subscribe(bufferLimit: 1) }
 
@@ -96,10 +97,12 @@ public final class RelayMetrics: Sendable {
             $0.connections[role, default: 0] += 1
             $0.connectionsAccepted[role, default: 0] += 1
         }
+        changed.publish(())
     }
 
     func connectionClosed(_ role: RelayRole) {
         state.withLockedValue { $0.connections[role, default: 0] -= 1 }
+        changed.publish(())
     }
 
     package func routed(_ direction: RelayDirection) {

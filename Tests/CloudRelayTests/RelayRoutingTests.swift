@@ -99,10 +99,13 @@ import Testing
                     let server = device.interactionServer
                     #expect(await until(server.subscriptionChanges()) { await server.activeSubscriptions().count == 1 })
                 }
-                // The leaver is gone; the next change makes the device report to a dead session.
+                // The leaver is gone (once the relay has seen its connection close: under load it
+                // may still be routing to it); the next change makes the device report to a dead session.
+                let metrics = relay.server.metrics
+                #expect(await until(metrics.changes()) { metrics.snapshot.connections[.controller] == 1 })
                 _ = try await stayer.invoke("hall-light", OnOff.command(OnOff.on))
                 #expect(await within { await device.interactionServer.untilActiveSubscriptions(0) })
-                #expect((relay.server.metrics.snapshot.rejected[.sessionGone] ?? 0) >= 1)
+                #expect(await until(metrics.changes()) { (metrics.snapshot.rejected[.sessionGone] ?? 0) >= 1 })
             }
         }
     }
