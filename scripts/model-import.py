@@ -90,20 +90,10 @@ def type_name(t, cluster_name):
     if origin in (list, typing.List):
         inner, _, _ = type_name(typing.get_args(t)[0], cluster_name)
         return "list[%s]" % inner, nullable, optional
-    if t is bool:
-        return "bool", nullable, optional
-    if t is uint:
-        return "uint64", nullable, optional
-    if t is int:
-        return "int64", nullable, optional
-    if t is float32:
-        return "single", nullable, optional
-    if t is float:
-        return "double", nullable, optional
-    if t is str:
-        return "string", nullable, optional
-    if t is bytes:
-        return "octstr", nullable, optional
+    scalar = next((name for kind, name in ((bool, "bool"), (uint, "uint64"), (int, "int64"), (float32, "single"),
+                                           (float, "double"), (str, "string"), (bytes, "octstr")) if t is kind), None)
+    if scalar:
+        return scalar, nullable, optional
     if inspect.isclass(t):
         return t.__name__, nullable, optional
     raise SystemExit("model-import: unknown field type %r in %s" % (t, cluster_name))
