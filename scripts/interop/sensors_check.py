@@ -210,7 +210,8 @@ class SensorsCheck(Check):
         events = unlocked + refused + turned
         kinds = [type(d).__name__ for _, d in events]
         u, e, t = unlocked[0][1], refused[0][1], turned[0][1]
-        ok = (untimed == 0xC6 and set_credential.status == 0 and set_credential.userIndex == 1
+        # UserIndex names only a user the Add created (TC-DRLK-2.4 step 2d): null for user 1, made by SetUser.
+        ok = (untimed == 0xC6 and set_credential.status == 0 and set_credential.userIndex is NullValue
               and kinds == ["LockOperation", "LockOperationError", "LockOperation"]
               and u.lockOperationType == Lock.Enums.LockOperationTypeEnum.kUnlock
               and u.operationSource == Lock.Enums.OperationSourceEnum.kRemote and u.userIndex == 1 and u.sourceNode == 112233
