@@ -3,7 +3,7 @@ commission a device, subscribe to the attribute each act changes, do the act at 
 (through the simulator's control socket, as `matter-sim act` does) and wait for the report.
 
 Runs as the checker of scripts/interop/run.sh (--checker) for any device; each endpoint's
-clusters decide what is done:
+clusters decide what is done (checks.clusters' DEVICE_ACTS):
 - OnOff: `button` (the device's own button) toggles OnOff; the subscription reports it.
 - LevelControl: `dim 50` moves CurrentLevel to 127 (50 % of 254), turning the light on.
 - WindowCovering: `cord close` sets TargetPositionLiftPercent100ths to 10000, `cord open` to 0.
@@ -12,62 +12,63 @@ clusters decide what is done:
 
 import asyncio
 
-import chip.clusters as Clusters
-from reference_check import NODE_ID, main
+from chip.clusters.ClusterObjects import ALL_ATTRIBUTES
+from reference_check import NODE_ID, ReadDriver, main
 from sensors_check import SensorsCheck
+from checks import clusters  # (reference_check put scripts/checks on sys.path)
 
-REPORT_WAIT_S = 10
 
+class ReportDriver(ReadDriver):
+    """What follows an act is seen as a report of a subscription made before it."""
 
-class ActsCheck(SensorsCheck):
-    async def act_reported(self, endpoint, attribute, action, value, wanted):
-        """Subscribes to `attribute`, does the act, and waits for a report of `wanted`."""
+    def __init__(self, check):
+        super().__init__(check)
+        self.subscription = None
+
+    async def before(self, endpoint, move):
         loop = asyncio.get_running_loop()
-        seen = []
-        arrived = asyncio.Event()
-        subscription = await self.controller.ReadAttribute(NODE_ID, [(endpoint, attribute)], reportInterval=(0, 10))
+        self.seen, self.arrived = [], asyncio.Event()
+        self.subscription = await self.check.controller.ReadAttribute(
+            NODE_ID, [(endpoint, ALL_ATTRIBUTES[move.cluster][move.attribute])], reportInterval=(0, 10))
 
         def reported(path, transaction):
-            current = transaction.GetAttribute(path)
-            seen.append(current)
-            if current == wanted:
-                loop.call_soon_threadsafe(arrived.set)
+            self.seen.append(transaction.GetAttribute(path))
+            loop.call_soon_threadsafe(self.arrived.set)
 
-        subscription.SetAttributeUpdateCallback(reported)
+        self.subscription.SetAttributeUpdateCallback(reported)
         await asyncio.sleep(0.3)  # the priming report may still be on its way
-        seen.clear()
-        self.act_ok(action, value)
+        self.seen.clear()
+
+    async def wait_for(self, endpoint, cluster, attribute, predicate, timeout_s, events=()):
+        """A report of a value that satisfies predicate within timeout_s."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
         try:
-            await asyncio.wait_for(arrived.wait(), REPORT_WAIT_S)
+            while not any(predicate(value) for value in self.seen):
+                self.arrived.clear()
+                await asyncio.wait_for(self.arrived.wait(), max(0.0, deadline - asyncio.get_running_loop().time()))
             ok = True
         except asyncio.TimeoutError:
             ok = False
-        subscription.Shutdown()
-        return ok, {"act": f"{action} {value or ''}".strip(), "wanted": wanted, "reported": seen[-5:]}
+        finally:
+            self.subscription.Shutdown()
+        return ok, self.seen[-5:]
 
-    async def button(self, endpoint):
-        before = await self.read(endpoint, Clusters.OnOff.Attributes.OnOff)
-        return await self.act_reported(endpoint, Clusters.OnOff.Attributes.OnOff, "button", None, not before)
+
+class ActsCheck(SensorsCheck):
+    def __init__(self, args):
+        super().__init__(args)
+        self.driver = ReportDriver(self)
 
     async def run(self):
         servers = await self.commissioned_endpoints()
         if servers is None:
             return
-        for endpoint, clusters in servers.items():
+        for endpoint, server_clusters in servers.items():
             if endpoint == 0:
                 continue
-            if Clusters.OnOff.id in clusters:
-                await self.step(f"act button ep{endpoint}", self.button(endpoint))
-            if Clusters.LevelControl.id in clusters:
-                await self.step(f"act dim ep{endpoint}", self.act_reported(
-                    endpoint, Clusters.LevelControl.Attributes.CurrentLevel, "dim", "50", 127))
-            if Clusters.WindowCovering.id in clusters:
-                target = Clusters.WindowCovering.Attributes.TargetPositionLiftPercent100ths
-                await self.step(f"act cord close ep{endpoint}", self.act_reported(endpoint, target, "cord", "close", 10000))
-                await self.step(f"act cord open ep{endpoint}", self.act_reported(endpoint, target, "cord", "open", 0))
-            if Clusters.Thermostat.id in clusters:
-                await self.step(f"act dial ep{endpoint}", self.act_reported(
-                    endpoint, Clusters.Thermostat.Attributes.OccupiedHeatingSetpoint, "dial", "22.5", 2250))
+            for cluster, moves in clusters.DEVICE_ACTS.items():
+                for move in moves if cluster in server_clusters else ():
+                    await self.step(f"act {move.title} ep{endpoint}", clusters.follow(self.driver, endpoint, move))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ It runs on the controller host of the fake LAN with the connectedhomeip Python c
 commissions the device on the network (DNS-SD discovery by long discriminator, PASE,
 attestation against --paa, CSR/NOC, CASE, CommissioningComplete), walks the endpoints named by
 the Descriptor of endpoint 0, and exercises each cluster the project's devices serve:
-BasicInformation, OnOff, LevelControl, WindowCovering; then one subscription and, with
---latency N, N timed invokes.
+BasicInformation, OnOff, LevelControl, WindowCovering, ColorControl (their moves are
+checks.clusters', shared with Home Assistant's check, run through ReadDriver); then one
+subscription and, with --latency N, N timed invokes.
 
 The report (--report) is a JSON list with one object per step: "step", "ok", the step's own
 values and "ms". Step names and values are the project's report format: scripts/interop-home.sh
@@ -24,9 +25,11 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checks"))
 from checks.report import Report, elapsed_ms  # noqa: E402 (the shared package, found above)
 from checks.stats import median, percentile  # noqa: E402
+from checks import clusters  # noqa: E402
 
 import chip.CertificateAuthority
 import chip.clusters as Clusters
+from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS
 import chip.discovery
 import chip.native
 from chip.ChipStack import ChipStack
@@ -45,6 +48,48 @@ REQUIRABLE = {
 }
 
 
+class ReadDriver:
+    """checks.clusters' driver for the reference controller: commands and attributes by ID as
+    its Clusters objects, and what must follow read back: once for what a command sets at once,
+    again and again until it is there for a transition or a movement."""
+
+    WITHIN_S = {clusters.AT_ONCE: 0, clusters.BEHIND_REPORTS: 0, clusters.TRANSITION: 5, clusters.MOVEMENT: 60,
+                clusters.ACT: 10}
+
+    def __init__(self, check):
+        self.check = check
+
+    async def read(self, endpoint, cluster, attribute):
+        return await self.check.read(endpoint, ALL_ATTRIBUTES[cluster][attribute])
+
+    async def command(self, endpoint, cluster, name, fields, timed_ms=None):
+        command = getattr(ALL_CLUSTERS[cluster].Commands, name)(**fields)
+        return await self.check.controller.SendCommand(NODE_ID, endpoint, command, timedRequestTimeoutMs=timed_ms)
+
+    async def write(self, endpoint, cluster, attribute, value):
+        [status] = await self.check.controller.WriteAttribute(NODE_ID, [(endpoint, ALL_ATTRIBUTES[cluster][attribute](value))])
+        return int(status.Status)
+
+    def act(self, action, value=None):
+        self.check.act_ok(action, value)
+
+    async def before(self, endpoint, move):
+        pass
+
+    async def wait_for(self, endpoint, cluster, attribute, predicate, timeout_s, events=()):
+        """Reads until predicate holds or timeout_s is out (one read for 0). The events an act
+        raises are the sensors check's own steps (its event subscriptions)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            value = await self.read(endpoint, cluster, attribute)
+            if predicate(value) or time.monotonic() >= deadline:
+                return predicate(value), value
+            await asyncio.sleep(0.2)
+
+    def within(self, pace):
+        return self.WITHIN_S[pace]
+
+
 class Check:
     """One controller on a fabric of its own, the device it commissions, and the report."""
 
@@ -53,6 +98,7 @@ class Check:
         # Written after every step: a run that is killed still leaves what it did.
         self.report = Report("interop", args.report, write_each=True)
         self.controller = None
+        self.driver = ReadDriver(self)
 
     # --- the report (checks.report, shared with Home Assistant's checker) -------------------
 
@@ -110,15 +156,6 @@ class Check:
                 return value
         raise KeyError(f"the read of {attribute.__name__} on endpoint {endpoint} reported nothing")
 
-    async def read_until(self, endpoint, attribute, wanted, timeout_s):
-        """Reads until the value is `wanted` (a transition is under way) or time runs out."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = await self.read(endpoint, attribute)
-            if value == wanted or time.monotonic() >= deadline:
-                return value == wanted, value
-            await asyncio.sleep(0.2)
-
     async def invoke(self, endpoint, command):
         return await self.controller.SendCommand(NODE_ID, endpoint, command)
 
@@ -155,41 +192,23 @@ class Check:
             "values": {name: str(value) for name, value in values.items()}, "nodeLabelAfterWrite": label}
 
     async def on_off(self, endpoint):
-        OnOff = Clusters.OnOff
-        await self.invoke(endpoint, OnOff.Commands.On())
-        on = await self.read(endpoint, OnOff.Attributes.OnOff)
-        await self.invoke(endpoint, OnOff.Commands.Off())
-        off = await self.read(endpoint, OnOff.Attributes.OnOff)
-        return on is True and off is False, {"on": on, "off": off}
+        """On and Off (checks.clusters), each read back."""
+        return await clusters.follow_all(self.driver, endpoint, (await clusters.on_off(self.driver, endpoint))[:2])
 
     async def toggle(self, endpoint):
-        OnOff = Clusters.OnOff
-        before = await self.read(endpoint, OnOff.Attributes.OnOff)
-        await self.invoke(endpoint, OnOff.Commands.Toggle())
-        after = await self.read(endpoint, OnOff.Attributes.OnOff)
-        return after is (not before), {"before": before, "after": after}
+        return await clusters.follow(self.driver, endpoint, clusters.TOGGLE)
 
     async def level_control(self, endpoint):
-        Level = Clusters.LevelControl
-        await self.invoke(endpoint, Level.Commands.MoveToLevelWithOnOff(
-            level=200, transitionTime=0, optionsMask=0, optionsOverride=0))
-        at_once, first = await self.read_until(endpoint, Level.Attributes.CurrentLevel, 200, 5)
-        # transitionTime is in tenths of a second: the node moves over 1 s.
-        await self.invoke(endpoint, Level.Commands.MoveToLevel(
-            level=60, transitionTime=10, optionsMask=0, optionsOverride=0))
-        moved, second = await self.read_until(endpoint, Level.Attributes.CurrentLevel, 60, 5)
-        return at_once and moved, {"level1": first, "level2": second}
+        """MoveToLevelWithOnOff at once (checks.clusters), then MoveToLevel over 1 s."""
+        moves = await clusters.level_control(self.driver, endpoint) + [clusters.LEVEL_TRANSITION]
+        return await clusters.follow_all(self.driver, endpoint, moves)
 
     async def window_covering(self, endpoint):
-        Covering = Clusters.WindowCovering
-        position = Covering.Attributes.CurrentPositionLiftPercent100ths
-        await self.invoke(endpoint, Covering.Commands.GoToLiftPercentage(liftPercent100thsValue=5000))
-        half_ok, half = await self.read_until(endpoint, position, 5000, 30)
-        await self.invoke(endpoint, Covering.Commands.DownOrClose())
-        closed_ok, closed = await self.read_until(endpoint, position, 10000, 30)
-        await self.invoke(endpoint, Covering.Commands.UpOrOpen())
-        open_ok, opened = await self.read_until(endpoint, position, 0, 30)
-        return half_ok and closed_ok and open_ok, {"half": half, "closed": closed, "open": opened}
+        """GoToLiftPercentage, UpOrOpen, DownOrClose (checks.clusters): the target at once, the
+        position once the covering has moved."""
+        moves = await clusters.window_covering(self.driver, endpoint)
+        ok, seen = await clusters.follow_all(self.driver, endpoint, moves)
+        return ok, seen if moves else {"skipped": "no position-aware lift (features LF, PA_LF)"}
 
     async def color_control(self, endpoint):
         """Each colour space the FeatureMap declares: colour temperature over a transition (and
@@ -201,17 +220,17 @@ class Check:
         C = Color.Commands
         features = int(await self.read(endpoint, A.FeatureMap))
         await self.invoke(endpoint, Clusters.OnOff.Commands.On())
-        ok, seen = True, {"featureMap": features}
+        # Each colour space at once with ColorMode (checks.clusters, as Home Assistant's check).
+        ok, seen = await clusters.follow_all(self.driver, endpoint, await clusters.color_control(self.driver, endpoint))
+        seen["featureMap"] = features
         if features & 0x10:
-            await self.invoke(endpoint, C.MoveToColorTemperature(
-                colorTemperatureMireds=300, transitionTime=10, optionsMask=0, optionsOverride=0))
-            moved, seen["mireds"] = await self.read_until(endpoint, A.ColorTemperatureMireds, 300, 5)
+            transition = await clusters.color_temperature_transition(self.driver, endpoint)
+            moved, seen["transition"] = await clusters.follow(self.driver, endpoint, transition)
             minimum = await self.read(endpoint, A.ColorTempPhysicalMinMireds)
             await self.invoke(endpoint, C.MoveToColorTemperature(
                 colorTemperatureMireds=1, transitionTime=0, optionsMask=0, optionsOverride=0))
             seen["clampedTo"] = await self.read(endpoint, A.ColorTemperatureMireds)
-            seen["colorMode"] = int(await self.read(endpoint, A.ColorMode))
-            ok = ok and moved and seen["clampedTo"] == minimum and seen["colorMode"] == 2
+            ok = ok and moved and seen["clampedTo"] == minimum
             await self.invoke(endpoint, C.StepColorTemperature(
                 stepMode=Color.Enums.StepModeEnum.kUp, stepSize=100, transitionTime=0, colorTemperatureMinimumMireds=0,
                 colorTemperatureMaximumMireds=0, optionsMask=0, optionsOverride=0))
@@ -224,19 +243,6 @@ class Check:
                     level=254, transitionTime=0, optionsMask=0, optionsOverride=0))
                 seen["coupledAt254"] = await self.read(endpoint, A.ColorTemperatureMireds)
                 ok = ok and seen["coupledAt254"] == couple
-        if features & 0x08:
-            await self.invoke(endpoint, C.MoveToColor(colorX=20000, colorY=30000, transitionTime=5, optionsMask=0, optionsOverride=0))
-            moved, seen["x"] = await self.read_until(endpoint, A.CurrentX, 20000, 5)
-            seen["y"] = await self.read(endpoint, A.CurrentY)
-            seen["colorModeXY"] = int(await self.read(endpoint, A.ColorMode))
-            ok = ok and moved and seen["y"] == 30000 and seen["colorModeXY"] == 1
-        if features & 0x01:
-            await self.invoke(endpoint, C.MoveToHueAndSaturation(
-                hue=120, saturation=200, transitionTime=0, optionsMask=0, optionsOverride=0))
-            seen["hue"] = await self.read(endpoint, A.CurrentHue)
-            seen["saturation"] = await self.read(endpoint, A.CurrentSaturation)
-            seen["colorModeHS"] = int(await self.read(endpoint, A.ColorMode))
-            ok = ok and (seen["hue"], seen["saturation"], seen["colorModeHS"]) == (120, 200, 0)
         if features & 0x04:
             flags = Color.Bitmaps.UpdateFlagsBitmap
             await self.invoke(endpoint, C.ColorLoopSet(
@@ -324,18 +330,18 @@ class Check:
         await self.step("basic-information ep0", self.basic_information())
         await self.step("basic-information StartUp event", self.startup_event())
         first_on_off = None
-        for endpoint, clusters in servers.items():
+        for endpoint, server_clusters in servers.items():
             if endpoint == 0:
                 continue
-            if Clusters.OnOff.id in clusters:
+            if Clusters.OnOff.id in server_clusters:
                 first_on_off = endpoint if first_on_off is None else first_on_off
                 await self.step(f"onoff ep{endpoint}", self.on_off(endpoint))
                 await self.step(f"onoff toggle ep{endpoint}", self.toggle(endpoint))
-            if Clusters.LevelControl.id in clusters:
+            if Clusters.LevelControl.id in server_clusters:
                 await self.step(f"level-control ep{endpoint}", self.level_control(endpoint))
-            if Clusters.WindowCovering.id in clusters:
+            if Clusters.WindowCovering.id in server_clusters:
                 await self.step(f"window-covering ep{endpoint}", self.window_covering(endpoint))
-            if Clusters.ColorControl.id in clusters:
+            if Clusters.ColorControl.id in server_clusters:
                 await self.step(f"color-control ep{endpoint}", self.color_control(endpoint))
         if first_on_off is not None:
             await self.step(f"subscribe onoff ep{first_on_off}", self.subscription(first_on_off))

@@ -10,7 +10,7 @@ clusters decide what is done:
   gives InitialPress, ShortRelease, MultiPressOngoing(2), ShortRelease, MultiPressComplete(2);
   a long press gives InitialPress, LongPress, LongRelease; CurrentPosition is back to 0.
 - OccupancySensing: occupied, then unoccupied; OccupancyChanged events and the Occupancy bitmap.
-- TemperatureMeasurement: a new reading (23.25 °C) read back as MeasuredValue 2325, and a
+- TemperatureMeasurement: a new reading (22.75 °C) read back as MeasuredValue 2275, and a
   reading outside MinMeasuredValue..MaxMeasuredValue refused.
 - DoorLock: an untimed UnlockDoor refused (NEEDS_TIMED_INTERACTION); SetUser and SetCredential
   (Timed) give a user a PIN; UnlockDoor with it raises LockOperation (Unlock, Remote, the user,
@@ -19,7 +19,9 @@ clusters decide what is done:
 - Thermostat: OccupiedHeatingSetpoint written and read back, one beyond its limit refused
   (CONSTRAINT_ERROR), one within the deadband of the cooling setpoint pushing it up, SystemMode
   Heat, SetpointRaiseLower, and the running state heating while the room is below the setpoint.
-The event numbers of the events seen must rise.
+The event numbers of the events seen must rise. The acts and commands Home Assistant's check
+sends too (open/close, the reading, the key turned, the setpoint write and SetpointRaiseLower)
+are checks.clusters' moves, run through reference_check's ReadDriver.
 """
 
 import asyncio
@@ -31,7 +33,8 @@ from chip import ChipUtility
 from chip.clusters.Types import NullValue
 from chip.interaction_model import InteractionModelError
 from reference_check import NODE_ID, Check, main
-from checks.control import act  # (reference_check put scripts/checks on sys.path)
+from checks import clusters  # (reference_check put scripts/checks on sys.path)
+from checks.control import act
 
 EVENT_WAIT_S = 10
 
@@ -96,19 +99,19 @@ class SensorsCheck(Check):
     async def boolean_state(self, endpoint):
         State = Clusters.BooleanState
         subscription, queue = await self.subscribe_events(endpoint, State)
+        # Open and close with StateValue following: checks.clusters, as Home Assistant's check.
+        open_move, close_move = clusters.SENSOR_ACTS[clusters.BOOLEAN_STATE]
         try:
-            self.act_ok("open")
+            open_ok, value_open = await clusters.follow(self.driver, endpoint, open_move)
             opened = await self.next_events(queue, 1)
-            value_open = await self.read(endpoint, State.Attributes.StateValue)
-            self.act_ok("close")
+            close_ok, value_closed = await clusters.follow(self.driver, endpoint, close_move)
             closed = await self.next_events(queue, 1)
-            value_closed = await self.read(endpoint, State.Attributes.StateValue)
         finally:
             subscription.Shutdown()
         kinds = [(type(d).__name__, d.stateValue) for _, d in opened + closed]
-        ok = (kinds == [("StateChange", False), ("StateChange", True)] and value_open is False and value_closed is True
+        ok = (kinds == [("StateChange", False), ("StateChange", True)] and open_ok and close_ok
               and self.rising(opened + closed))
-        return ok, {"events": kinds, "stateValueOpen": value_open, "stateValueClosed": value_closed}
+        return ok, {"events": kinds, "stateValueOpen": value_open["value"], "stateValueClosed": value_closed["value"]}
 
     async def switch(self, endpoint):
         Switch = Clusters.Switch
@@ -156,13 +159,14 @@ class SensorsCheck(Check):
         return ok, {"events": kinds, "occupied": int(occupied), "unoccupied": int(unoccupied)}
 
     async def temperature(self, endpoint):
+        """A new reading (checks.clusters, as Home Assistant's check), then one out of range."""
         Measurement = Clusters.TemperatureMeasurement.Attributes
-        self.act_ok("temperature", "23.25")
-        measured = await self.read(endpoint, Measurement.MeasuredValue)
+        [reading] = clusters.SENSOR_ACTS[clusters.TEMPERATURE_MEASUREMENT]
+        measured_ok, seen = await clusters.follow(self.driver, endpoint, reading)
         refused = self.act("temperature", "400")
         after = await self.read(endpoint, Measurement.MeasuredValue)
-        ok = measured == 2325 and bool(refused.get("error")) and after == 2325
-        return ok, {"measuredValue": measured, "outOfRangeRefused": bool(refused.get("error")), "afterRefusal": after}
+        ok = measured_ok and bool(refused.get("error")) and after == reading.wanted
+        return ok, {"measuredValue": seen["value"], "outOfRangeRefused": bool(refused.get("error")), "afterRefusal": after}
 
     async def door_lock(self, endpoint):
         Lock = Clusters.DoorLock
@@ -196,15 +200,17 @@ class SensorsCheck(Check):
             except InteractionModelError as error:
                 wrong = int(error.status)
             refused = await self.next_events(queue, 1)
-            self.act_ok("lock")
+            # The key turned at the lock: checks.clusters, as Home Assistant's check.
+            turned_ok, turned_seen = await clusters.follow(self.driver, endpoint, clusters.KEY_LOCK)
             turned = await self.next_events(queue, 1)
-            state_locked = await self.read(endpoint, Lock.Attributes.LockState)
+            state_locked = turned_seen["value"]
         finally:
             subscription.Shutdown()
         user = await self.controller.SendCommand(NODE_ID, endpoint, Lock.Commands.GetUser(userIndex=1))
         events = unlocked + refused + turned
         kinds = [type(d).__name__ for _, d in events]
         u, e, t = unlocked[0][1], refused[0][1], turned[0][1]
+        # UserIndex names only a user the Add created (TC-DRLK-2.4 step 2d): null for user 1, made by SetUser.
         ok = (untimed == 0xC6 and set_credential.status == 0 and set_credential.userIndex is NullValue
               and kinds == ["LockOperation", "LockOperationError", "LockOperation"]
               and u.lockOperationType == Lock.Enums.LockOperationTypeEnum.kUnlock
@@ -212,7 +218,7 @@ class SensorsCheck(Check):
               and wrong == 0x01 and e.operationError == Lock.Enums.OperationErrorEnum.kInvalidCredential
               and t.lockOperationType == Lock.Enums.LockOperationTypeEnum.kLock
               and t.operationSource == Lock.Enums.OperationSourceEnum.kManual
-              and state_unlocked == Lock.Enums.DlLockState.kUnlocked and state_locked == Lock.Enums.DlLockState.kLocked
+              and state_unlocked == Lock.Enums.DlLockState.kUnlocked and turned_ok
               and user.userName == "reference" and len(user.credentials) == 1 and self.rising(events))
         return ok, {"untimedUnlock": untimed, "setCredentialStatus": int(set_credential.status),
                     # A credential added to an existing user: the response names no new user (TC-DRLK-2.4).
@@ -233,18 +239,17 @@ class SensorsCheck(Check):
         written = await write(A.OccupiedHeatingSetpoint, 2200)
         heating = await self.read(endpoint, A.OccupiedHeatingSetpoint)
         beyond = await write(A.OccupiedHeatingSetpoint, 3500)
-        # 2400 is within 2.5 °C of the cooling setpoint (2600): cooling moves to 2650.
-        pushed = await write(A.OccupiedHeatingSetpoint, 2400)
-        cooling = await self.read(endpoint, A.OccupiedCoolingSetpoint)
+        # The deadband push and SetpointRaiseLower: checks.clusters, as Home Assistant's check.
+        push, lower = clusters.THERMOSTAT_MOVES
+        pushed_ok, pushed = await clusters.follow(self.driver, endpoint, push)
         mode = await write(A.SystemMode, T.Enums.SystemModeEnum.kHeat)
-        await self.invoke(endpoint, T.Commands.SetpointRaiseLower(mode=T.Enums.SetpointRaiseLowerModeEnum.kHeat, amount=-5))
-        lowered = await self.read(endpoint, A.OccupiedHeatingSetpoint)
+        lowered_ok, lowered = await clusters.follow(self.driver, endpoint, lower)
         local = await self.read(endpoint, A.LocalTemperature)
         running = int(await self.read(endpoint, A.ThermostatRunningState))
-        ok = (written == 0 and heating == 2200 and beyond == 0x87 and pushed == 0 and cooling == 2650 and mode == 0
-              and lowered == 2350 and (running & 1) == (1 if local < 2350 - 25 else running & 1))
-        return ok, {"writeStatus": written, "heating": heating, "beyondLimit": beyond, "deadbandPush": cooling,
-                    "systemModeHeat": mode, "afterRaiseLower": lowered, "local": local, "runningState": running}
+        ok = (written == 0 and heating == 2200 and beyond == 0x87 and pushed_ok and mode == 0 and lowered_ok
+              and (running & 1) == (1 if local < lower.wanted - 25 else running & 1))
+        return ok, {"writeStatus": written, "heating": heating, "beyondLimit": beyond, "deadbandPush": pushed["cooling"],
+                    "systemModeHeat": mode, "afterRaiseLower": lowered["value"], "local": local, "runningState": running}
 
     async def run(self):
         servers = await self.commissioned_endpoints()
@@ -259,9 +264,9 @@ class SensorsCheck(Check):
             (Clusters.DoorLock.id, "door-lock", self.door_lock),
             (Clusters.Thermostat.id, "thermostat", self.thermostat),
         ]
-        for endpoint, clusters in servers.items():
+        for endpoint, server_clusters in servers.items():
             for cluster_id, name, body in checks:
-                if endpoint != 0 and cluster_id in clusters:
+                if endpoint != 0 and cluster_id in server_clusters:
                     await self.step(f"{name} ep{endpoint}", body(endpoint))
 
 

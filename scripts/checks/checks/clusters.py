@@ -1,0 +1,311 @@
+"""Each cluster's steps, written once for every controller: what is sent to a node (a command,
+an attribute write, or what a person does at the device) and what must follow.
+
+A Move is data: what is sent and the attribute value that must follow (and any others that
+follow with it). `follow(driver, endpoint, move)` sends it through a driver and waits, and the
+functions below give each cluster's moves for a node's current state. A checker names its own
+steps (its report's vocabulary) and groups moves into them; the moves are the same whichever
+controller sends them.
+
+A driver speaks for one controller to one node, in Matter's IDs (cluster, attribute) and the
+spec's command and field names; it maps them to its controller's (the reference controller's
+Clusters objects, Home Assistant's server's WebSocket commands):
+
+    await driver.read(endpoint, cluster, attribute)             the value (the one it keeps)
+    await driver.command(endpoint, cluster, name, fields, timed_ms)
+    await driver.write(endpoint, cluster, attribute, value)     the status (0: SUCCESS)
+    driver.act(action, value)                                   `matter-sim act` at the device
+    await driver.before(endpoint, move)                         ready to see what follows
+    await driver.wait_for(endpoint, cluster, attribute, predicate, timeout_s, events)
+                                                                (ok, the last value seen)
+    driver.within(pace)                                         seconds it gives a pace
+
+Standard library only: both sides' Python environments import it.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+# Clusters (Matter Application Cluster Specification IDs).
+ON_OFF, LEVEL_CONTROL, COLOR_CONTROL, WINDOW_COVERING = 0x0006, 0x0008, 0x0300, 0x0102
+BOOLEAN_STATE, SWITCH, OCCUPANCY_SENSING, TEMPERATURE_MEASUREMENT = 0x0045, 0x003B, 0x0406, 0x0402
+DOOR_LOCK, THERMOSTAT = 0x0101, 0x0201
+FEATURE_MAP = 0xFFFC
+
+NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorControl",
+         WINDOW_COVERING: "WindowCovering", BOOLEAN_STATE: "BooleanState", SWITCH: "Switch",
+         OCCUPANCY_SENSING: "OccupancySensing", TEMPERATURE_MEASUREMENT: "TemperatureMeasurement",
+         DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat"}
+
+# How soon what follows a move is there (each driver says how long that is for it).
+AT_ONCE = "at once"                 # the command sets it
+BEHIND_REPORTS = "behind reports"   # at once, but the node's own reports may go first
+TRANSITION = "transition"           # over the command's transitionTime
+MOVEMENT = "movement"               # a covering travelling
+ACT = "act"                         # a person at the device: a report (and events) to see
+
+FLIPPED = "the opposite of its value before"   # a Move's wanted: a toggle
+
+
+class AtLeast:
+    """A wanted value that is a lower bound (a setpoint the deadband pushes)."""
+
+    def __init__(self, bound):
+        self.bound = bound
+
+    def __call__(self, value):
+        return isinstance(value, (int, float)) and value >= self.bound
+
+    def __repr__(self):
+        return f">= {self.bound}"
+
+
+@dataclass(frozen=True)
+class Move:
+    """One thing sent and what must follow. Exactly one of command, write, act is given.
+
+    title: the move as step names say it (after the cluster's name, or "act");
+    attribute/wanted: what must follow (wanted: a value, a predicate or FLIPPED);
+    also: (name, attribute, wanted, pace) that follow with it (ColorMode, a pushed setpoint,
+    a covering's position once it has moved);
+    events: the cluster's event IDs an act raises, in order (for a driver that sees events
+    beside values; the reference controller's sensors check reads them in its own steps)."""
+    title: str
+    cluster: int
+    attribute: int
+    wanted: object
+    command: str = None
+    fields: dict = field(default_factory=dict)
+    timed_ms: int = None
+    write: tuple = None
+    act: tuple = None
+    also: tuple = ()
+    events: tuple = ()
+    pace: str = AT_ONCE
+
+    def sent(self):
+        if self.command:
+            return f"{NAMES[self.cluster]} {self.command}" + (f" {self.fields}" if self.fields else "")
+        if self.write:
+            return f"write {NAMES[self.cluster]} attribute {self.write[0]} = {self.write[1]}"
+        return "act " + " ".join(str(v) for v in self.act if v is not None)
+
+
+def matcher(wanted):
+    return wanted if callable(wanted) else (lambda value: value == wanted)
+
+
+def shown(wanted):
+    return repr(wanted) if callable(wanted) else wanted
+
+
+def plain(value):
+    """A value as a report holds it (JSON): numbers, strings and booleans as they are."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value if value is None or isinstance(value, (bool, int, float, str)) else str(value)
+
+
+async def follow(driver, endpoint, move):
+    """Sends `move` and waits for what must follow; (ok, values) for a step."""
+    wanted = move.wanted
+    if wanted is FLIPPED:
+        wanted = not await driver.read(endpoint, move.cluster, move.attribute)
+    await driver.before(endpoint, move)
+    start = time.monotonic()
+    status = None
+    if move.command:
+        await driver.command(endpoint, move.cluster, move.command, move.fields, move.timed_ms)
+    elif move.write:
+        status = await driver.write(endpoint, move.cluster, *move.write)
+    else:
+        driver.act(*move.act)
+    # The pace's time counts from the sending: a slow answer uses it up too.
+    left = max(0.0, start + driver.within(move.pace) - time.monotonic())
+    ok, value = await driver.wait_for(endpoint, move.cluster, move.attribute, matcher(wanted), left, move.events)
+    values = {"sent": move.sent(), "wanted": shown(wanted), "value": plain(value)}
+    if status is not None:
+        values["writeStatus"] = status
+        ok = ok and status == 0
+    for name, attribute, also, pace in move.also:
+        also_ok, also_value = await driver.wait_for(endpoint, move.cluster, attribute, matcher(also), driver.within(pace), ())
+        values[name] = plain(also_value)
+        ok = ok and also_ok
+    values["followedMs"] = round((time.monotonic() - start) * 1000)
+    return ok, values
+
+
+async def follow_all(driver, endpoint, moves):
+    """Several moves as one step: all must follow; each one's values under its title."""
+    ok, seen = True, {}
+    for move in moves:
+        move_ok, seen[move.title] = await follow(driver, endpoint, move)
+        ok = ok and move_ok
+    return ok, seen
+
+
+# --- OnOff ----------------------------------------------------------------------------------
+
+ON = Move("On", ON_OFF, 0x0000, True, command="On")
+OFF = Move("Off", ON_OFF, 0x0000, False, command="Off")
+TOGGLE = Move("Toggle", ON_OFF, 0x0000, FLIPPED, command="Toggle")
+
+
+async def on_off(driver, endpoint):
+    """On and Off, in the order that changes the value first, then Toggle."""
+    is_on = await driver.read(endpoint, ON_OFF, 0x0000)
+    return [OFF, ON, TOGGLE] if is_on is True else [ON, OFF, TOGGLE]
+
+
+# --- LevelControl ---------------------------------------------------------------------------
+
+OPTIONS = {"optionsMask": 0, "optionsOverride": 0}
+
+
+def to_level(level, command="MoveToLevelWithOnOff", tenths=0, pace=AT_ONCE):
+    return Move(command, LEVEL_CONTROL, 0x0000, level, command=command,
+                fields={"level": level, "transitionTime": tenths, **OPTIONS}, pace=pace)
+
+
+async def level_control(driver, endpoint):
+    """MoveToLevelWithOnOff to a level other than the current one, at once."""
+    level = await driver.read(endpoint, LEVEL_CONTROL, 0x0000)
+    return [to_level(100 if level != 100 else 150)]
+
+
+# transitionTime is in tenths of a second: CurrentLevel arrives at 60 after 1 s.
+LEVEL_TRANSITION = to_level(60, "MoveToLevel", tenths=10, pace=TRANSITION)
+
+
+# --- ColorControl ---------------------------------------------------------------------------
+
+COLOR_MODE = 0x0008
+
+
+def color_move(command, fields, attribute, wanted, mode, also=(), tenths=0, pace=AT_ONCE):
+    return Move(f"{command} (and ColorMode)", COLOR_CONTROL, attribute, wanted, command=command,
+                fields={**fields, "transitionTime": tenths, **OPTIONS},
+                also=(*also, ("colorMode", COLOR_MODE, mode, BEHIND_REPORTS)), pace=pace)
+
+
+async def color_control(driver, endpoint):
+    """Each colour space the FeatureMap declares (CT, XY, HS): a value other than the current
+    one, with ColorMode following (2, 1, 0)."""
+    features = await driver.read(endpoint, COLOR_CONTROL, FEATURE_MAP) or 0
+    current = lambda attribute: driver.read(endpoint, COLOR_CONTROL, attribute)
+    moves = []
+    if features & 0x10:
+        mireds = 300 if await current(0x0007) != 300 else 350
+        moves.append(color_move("MoveToColorTemperature", {"colorTemperatureMireds": mireds}, 0x0007, mireds, 2))
+    if features & 0x08:
+        x = 20000 if await current(0x0003) != 20000 else 22000
+        moves.append(color_move("MoveToColor", {"colorX": x, "colorY": 30000}, 0x0003, x, 1,
+                                also=(("y", 0x0004, 30000, AT_ONCE),)))
+    if features & 0x01:
+        hue = 120 if await current(0x0000) != 120 else 60
+        moves.append(color_move("MoveToHueAndSaturation", {"hue": hue, "saturation": 200}, 0x0000, hue, 0,
+                                also=(("saturation", 0x0001, 200, AT_ONCE),)))
+    return moves
+
+
+async def color_temperature_transition(driver, endpoint):
+    """ColorTemperatureMireds over a 1 s transition, to a value other than the current one."""
+    mireds = 350 if await driver.read(endpoint, COLOR_CONTROL, 0x0007) != 350 else 300
+    return color_move("MoveToColorTemperature", {"colorTemperatureMireds": mireds}, 0x0007, mireds, 2, tenths=10,
+                      pace=TRANSITION)
+
+
+# --- WindowCovering -------------------------------------------------------------------------
+
+TARGET_LIFT, CURRENT_LIFT = 0x000B, 0x000E   # ...PositionLiftPercent100ths
+
+
+def covering_move(command, fields, lift):
+    """TargetPositionLiftPercent100ths follows at once; the current position arrives after
+    the movement."""
+    return Move(command, WINDOW_COVERING, TARGET_LIFT, lift, command=command, fields=fields,
+                also=(("arrived", CURRENT_LIFT, lift, MOVEMENT),), pace=AT_ONCE)
+
+
+async def window_covering(driver, endpoint):
+    """GoToLiftPercentage, UpOrOpen, DownOrClose; none without position-aware lift (features
+    LF and PA_LF: no lift target to follow)."""
+    features = await driver.read(endpoint, WINDOW_COVERING, FEATURE_MAP) or 0
+    if not (features & 0x1 and features & 0x4):
+        return []
+    lift = 2500 if await driver.read(endpoint, WINDOW_COVERING, TARGET_LIFT) != 2500 else 7500
+    return [covering_move("GoToLiftPercentage", {"liftPercent100thsValue": lift}, lift),
+            covering_move("UpOrOpen", {}, 0), covering_move("DownOrClose", {}, 10000)]
+
+
+# --- Thermostat -----------------------------------------------------------------------------
+
+LOCAL_TEMPERATURE, COOLING_SETPOINT, HEATING_SETPOINT = 0x0000, 0x0011, 0x0012
+
+# From the profile's 20/26 °C: 24 °C is within the 2.5 °C deadband of cooling, pushed to 26.5.
+# The room reports on its own every 30 s (LocalTemperature), so the reports of a write or a
+# command may wait behind one of those.
+THERMOSTAT_MOVES = [
+    Move("write OccupiedHeatingSetpoint (deadband pushes cooling)", THERMOSTAT, HEATING_SETPOINT, 2400,
+         write=(HEATING_SETPOINT, 2400), also=(("cooling", COOLING_SETPOINT, AtLeast(2650), BEHIND_REPORTS),), pace=BEHIND_REPORTS),
+    Move("SetpointRaiseLower", THERMOSTAT, HEATING_SETPOINT, 2300, command="SetpointRaiseLower",
+         fields={"mode": 0, "amount": -10}, pace=BEHIND_REPORTS),
+]
+
+
+# --- DoorLock -------------------------------------------------------------------------------
+
+LOCK_STATE, LOCKED, UNLOCKED = 0x0000, 1, 2
+LOCK_OPERATION = 2   # the event
+UNLOCK_DOOR = Move("UnlockDoor (timed)", DOOR_LOCK, LOCK_STATE, UNLOCKED, command="UnlockDoor", timed_ms=5000)
+LOCK_DOOR = Move("LockDoor (timed)", DOOR_LOCK, LOCK_STATE, LOCKED, command="LockDoor", timed_ms=5000)
+KEY_UNLOCK = Move("unlock (key): LockOperation event and LockState", DOOR_LOCK, LOCK_STATE, UNLOCKED,
+                  act=("unlock", None), events=(LOCK_OPERATION,), pace=ACT)
+KEY_LOCK = Move("lock (key): LockOperation event and LockState", DOOR_LOCK, LOCK_STATE, LOCKED, act=("lock", None),
+                events=(LOCK_OPERATION,), pace=ACT)
+DOOR_LOCK_MOVES = [UNLOCK_DOOR, LOCK_DOOR, KEY_UNLOCK, KEY_LOCK]
+
+
+# --- what a person does at a sensor or a switch ---------------------------------------------
+
+SENSOR_ACTS = {
+    BOOLEAN_STATE: [  # StateChange (0) with the new StateValue
+        Move("open: StateChange event and StateValue", BOOLEAN_STATE, 0x0000, False, act=("open", None),
+             events=(0,), pace=ACT),
+        Move("close: StateChange event and StateValue", BOOLEAN_STATE, 0x0000, True, act=("close", None),
+             events=(0,), pace=ACT)],
+    SWITCH: [  # InitialPress, ShortRelease, MultiPressComplete; CurrentPosition back to 0
+        Move("press single: InitialPress, ShortRelease, MultiPressComplete", SWITCH, 0x0001, 0,
+             act=("press", "single"), events=(1, 3, 6), pace=ACT)],
+    OCCUPANCY_SENSING: [
+        Move("occupied: OccupancyChanged event and Occupancy", OCCUPANCY_SENSING, 0x0000, 1, act=("occupied", None),
+             events=(0,), pace=ACT)],
+    TEMPERATURE_MEASUREMENT: [
+        Move("temperature 22.75: MeasuredValue", TEMPERATURE_MEASUREMENT, 0x0000, 2275, act=("temperature", "22.75"),
+             pace=ACT)],
+}
+
+
+# --- what a person does at a light, a blind and a thermostat ---------------------------------
+
+BUTTON = Move("button", ON_OFF, 0x0000, FLIPPED, act=("button", None), pace=ACT)
+DIM = Move("dim", LEVEL_CONTROL, 0x0000, 127, act=("dim", "50"), pace=ACT)   # 50 % of 254
+CORD_CLOSE = Move("cord close", WINDOW_COVERING, TARGET_LIFT, 10000, act=("cord", "close"), pace=ACT)
+CORD_OPEN = Move("cord open", WINDOW_COVERING, TARGET_LIFT, 0, act=("cord", "open"), pace=ACT)
+DIAL = Move("dial", THERMOSTAT, HEATING_SETPOINT, 2250, act=("dial", "22.5"), pace=ACT)   # heating mode
+DEVICE_ACTS = {ON_OFF: [BUTTON], LEVEL_CONTROL: [DIM], WINDOW_COVERING: [CORD_CLOSE, CORD_OPEN], THERMOSTAT: [DIAL]}
+
+
+# --- a node's steps, cluster by cluster -----------------------------------------------------
+
+def listed(moves):
+    """Moves that do not depend on the node's state."""
+    async def of(driver, endpoint):
+        return list(moves)
+    return of
+
+
+# Each cluster's moves for a node's current state, in the order a node's checks run them.
+STEPS = [(ON_OFF, on_off), (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color_control),
+         (WINDOW_COVERING, window_covering), *((cluster, listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
+         (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES))]
