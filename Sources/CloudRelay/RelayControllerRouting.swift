@@ -13,6 +13,14 @@ package protocol RelayControllerRouting: AnyObject, Sendable {
     func detachController(_ peer: RelayPeer)
     /// A message from a controller to one of its home's devices.
     func routeFromController(_ message: RelayMessage, from controller: RelayPeer) async
+    /// A device was registered or removed: what was known about it is stale.
+    func registrationChanged(homeID: String, deviceID: String)
+}
+
+extension RelayControllerRouting {
+    /// A routing that keeps no answers about registrations (a local hub reaches its devices
+    /// over Matter) has nothing to forget.
+    package func registrationChanged(homeID: String, deviceID: String) {}
 }
 
 extension RelayHub: RelayControllerRouting {}

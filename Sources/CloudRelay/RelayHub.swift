@@ -122,11 +122,18 @@ final class RelayHub: Sendable {
         var devices: [DeviceKey: RelayPeer] = [:]
         var controllers: [UInt32: RelayPeer] = [:]
         var pending: [PendingKey: Duration] = [:]
+        /// Whether a device not connected is registered, and when the store said so.
+        var registrations: [DeviceKey: (registered: Bool, at: Duration)] = [:]
         var nextID: UInt32 = 0
     }
 
     /// Requests remembered for the latency histogram before old ones are swept.
     private static let pendingLimit = 20_000
+    /// How long the store's answer for a device not connected is used: a controller sending
+    /// frame after frame to an unknown device costs one lookup a second, not one a frame. The
+    /// answer only picks the failure's reason (offline or unknown), so a second-old one is fine.
+    private static let registrationTTL = Duration.seconds(1)
+    private static let registrationLimit = 10_000
 
     // The lock guards the routing table; frames are queued to peers outside it.
     private let state = NIOLockedValueBox(State())
@@ -251,8 +258,7 @@ final class RelayHub: Sendable {
         }
         guard let device else {
             // Whether it exists is answered only within the controller's own home.
-            let registered = (try? await store.device(homeID: controller.homeID, deviceID: deviceID)) != nil
-            return registered ? fail(.deviceOffline, .deviceOffline) : fail(.unknownDevice, .unknownDevice)
+            return await isRegistered(key, now: now) ? fail(.deviceOffline, .deviceOffline) : fail(.unknownDevice, .unknownDevice)
         }
         var forwarded = message
         forwarded.deviceID = nil
@@ -262,6 +268,23 @@ final class RelayHub: Sendable {
         } else {
             fail(.overloaded, .overflow)
         }
+    }
+
+    /// Whether a device not connected is registered: the store's answer, kept `registrationTTL`.
+    private func isRegistered(_ key: DeviceKey, now: Duration) async -> Bool {
+        let kept = state.withLockedValue { s in s.registrations[key].flatMap { now - $0.at < Self.registrationTTL ? $0.registered : nil } }
+        if let kept { return kept }
+        let registered = (try? await store.device(homeID: key.homeID, deviceID: key.deviceID)) != nil
+        state.withLockedValue { s in
+            if s.registrations.count >= Self.registrationLimit { s.registrations.removeAll() }
+            s.registrations[key] = (registered, now)
+        }
+        return registered
+    }
+
+    /// A device was registered or removed through this relay: its kept answer goes.
+    func registrationChanged(homeID: String, deviceID: String) {
+        _ = state.withLockedValue { s in s.registrations.removeValue(forKey: DeviceKey(homeID: homeID, deviceID: deviceID)) }
     }
 
     /// A message from a device: to the controller session it names, if that

@@ -333,8 +333,9 @@ public final class RelayServer: Sendable {
         router.delete("/v1/admin/homes/:home/devices/:device") { request, context -> HTTPResponse.Status in
             try self.requireAdmin(request)
             do {
-                try await self.store.removeDevice(
-                    homeID: try context.parameters.require("home"), deviceID: try context.parameters.require("device"))
+                let homeID = try context.parameters.require("home"), deviceID = try context.parameters.require("device")
+                try await self.store.removeDevice(homeID: homeID, deviceID: deviceID)
+                self.controllers.registrationChanged(homeID: homeID, deviceID: deviceID)
             } catch let error as RelayStoreError {
                 throw HTTPError(.notFound, message: error.description)
             }
@@ -348,6 +349,7 @@ public final class RelayServer: Sendable {
         }
         do {
             let credential = try await store.registerDevice(homeID: homeID, deviceID: body.deviceID, label: body.label, limit: limit)
+            controllers.registrationChanged(homeID: homeID, deviceID: body.deviceID)
             return RelayDeviceCredential(homeID: homeID, deviceID: body.deviceID, credential: credential)
         } catch let error as RelayStoreError {
             if case .tooManyDevices = error { throw HTTPError(.forbidden, message: error.description) }

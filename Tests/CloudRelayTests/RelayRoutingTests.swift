@@ -151,6 +151,15 @@ import Testing
                 await #expect(throws: RelayError.unknownDevice("no-such-device")) {
                     _ = try await controller.invoke("no-such-device", OnOff.command(OnOff.on))
                 }
+                // The relay keeps the store's answer for a device not connected a second (a
+                // flood to an unknown device costs one lookup a second); registering forgets it.
+                let registered = try await RelayHTTP.request(
+                    "POST", relay.httpURL + "/v1/homes/\(home.id)/devices", bearer: token,
+                    json: Array(#"{"deviceID":"no-such-device"}"#.utf8))
+                #expect(registered.status == 201)
+                await #expect(throws: RelayError.deviceOffline("no-such-device")) {
+                    _ = try await controller.invoke("no-such-device", OnOff.command(OnOff.on))
+                }
 
                 // Fault injection: the device drops off, the controller learns it, and it comes back.
                 #expect(await until(controller.presenceUpdates()) { controller.presence["sensor"] == true })
