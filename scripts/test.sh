@@ -130,6 +130,8 @@ join_beside
 # HomeAPI's generated traits and device types are what the data model says.
 step codegen-check python3 scripts/matter-codegen.py --check
 step model-import-check python3 scripts/model-import.py --check
+# Package.swift declares exactly what each target imports.
+step package-deps python3 scripts/checks/package-deps.py
 # The guides' own code, byte for byte, is what Examples/GuideCode holds and what the build above
 # compiled (linked into the HomeAPI tests, against the SDK's products). Building Examples/GuideCode
 # as a package of its own (the whole dependency tree again, 600 CPU s) is `scripts/run guide-code-app`.

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Checks that Package.swift declares exactly the modules each target imports.
+
+    scripts/checks/package-deps.py            runs `swift package dump-package`
+    scripts/checks/package-deps.py FILE       reads that JSON from FILE (- for stdin)
+
+For every library and executable target under Sources/, the modules its Swift files import
+(the toolchain's own left out) must be its declared dependencies (targets and products),
+and every declared dependency must be imported somewhere in it. A module reached only through
+another one's imports builds by luck of the build order; one declared but never imported
+costs every build of the target. Exit 1 naming each target and module otherwise.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Modules of the toolchain and the C library: imported, never declared.
+TOOLCHAIN = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Musl",
+             "Darwin", "Synchronization", "_Concurrency", "os", "XCTest", "Testing"}
+
+IMPORT = re.compile(r"\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|package\s+|internal\s+)?import\s+"
+                    r"(?:struct\s+|class\s+|enum\s+|protocol\s+|func\s+|typealias\s+|var\s+|let\s+)?(\w+)")
+
+
+def declared(target):
+    names = set()
+    for dependency in target["dependencies"]:
+        for kind in ("byName", "target", "product"):
+            if kind in dependency:
+                names.add(dependency[kind][0])
+    return names
+
+
+def imported(directory):
+    modules = set()
+    for root, _, files in os.walk(directory):
+        for name in files:
+            if name.endswith(".swift"):
+                with open(os.path.join(root, name), encoding="utf-8") as source:
+                    for line in source:
+                        match = IMPORT.match(line)
+                        if match:
+                            modules.add(match.group(1))
+    return modules - TOOLCHAIN
+
+
+def main():
+    if len(sys.argv) > 1:
+        text = sys.stdin.read() if sys.argv[1] == "-" else open(sys.argv[1]).read()
+    else:
+        text = subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout
+    package = json.loads(text)
+    problems = []
+    checked = 0
+    for target in sorted(package["targets"], key=lambda t: t["name"]):
+        if target["type"] not in ("regular", "executable"):
+            continue
+        directory = os.path.join(ROOT, target.get("path") or f"Sources/{target['name']}")
+        if not os.path.isdir(directory):
+            continue
+        checked += 1
+        uses, says = imported(directory), declared(target)
+        # A system library target is declared by name and imported by name too.
+        for module in sorted(uses - says):
+            problems.append(f"{target['name']}: imports {module}, which Package.swift does not declare for it")
+        for module in sorted(says - uses):
+            problems.append(f"{target['name']}: declares {module}, which none of its files imports")
+    for problem in problems:
+        print(problem)
+    print(f"package-deps: {checked} targets, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
