@@ -167,7 +167,7 @@ let package = Package(
 
         // The Discovery guide's own code (Examples/GuideCode, linked) run on a home file: the
         // app on the fake LAN's controller host in GuideCodeFakeLANTests.
-        .executableTarget(name: "guide-code-run", dependencies: ["GoogleHomeSDK", "GoogleHomeTypes"]),
+        .executableTarget(name: "guide-code-run", dependencies: ["GoogleHomeSDK", "GoogleHomeTypes", "MatterProtocol"]),
 
         // Publishes and browses on command inside fake-LAN namespaces (tests, benchmark).
         .executableTarget(name: "dnssd-probe", dependencies: [

@@ -132,6 +132,8 @@ step codegen-check python3 scripts/matter-codegen.py --check
 step model-import-check python3 scripts/model-import.py --check
 # Package.swift declares exactly what each target imports.
 step package-deps python3 scripts/checks/package-deps.py
+# Every read of real time outside the clocks says why (issue #20).
+step clock-audit scripts/clock-audit.sh --strict
 # The guides' own code, byte for byte, is what Examples/GuideCode holds and what the build above
 # compiled (linked into the HomeAPI tests, against the SDK's products). Building Examples/GuideCode
 # as a package of its own (the whole dependency tree again, 600 CPU s) is `scripts/run guide-code-app`.

@@ -10,6 +10,7 @@
 // with what happened and exits 0 only when every step held.
 import Foundation
 import GoogleHomeSDK
+import MatterProtocol
 
 struct Report: Codable {
     var toastsBeforeAddress = 0
@@ -91,16 +92,16 @@ func run(_ home: Home, structureName: String) async throws -> Report {
     report.levelBounds = app.levelChecks.last.map { [$0.lowerBound, $0.upperBound] } ?? []
 
     // The automations run here, on a clock the run drives: 06:59 UTC, then past 07:00.
-    let clock = ManualAutomationClock(now: ISO8601DateFormatter().date(from: "2026-03-02T06:59:00Z")!)
+    let clock = ManualClock(wallClockOrigin: ISO8601DateFormatter().date(from: "2026-03-02T06:59:00Z")!)
     let runner = await home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(50))
     func target() async -> UInt16? {
         await (try? home.device(id: blinds.id))?.types.get(WindowCoveringDeviceType.self)?.matterTraits.windowCoveringTrait?
             .targetPositionLiftPercent100ths
     }
-    clock.advance(by: 30)
+    await clock.advance(by: .seconds(30))
     await runner.fireScheduledStarters()
     report.blindsTargetBefore0700 = await target()
-    clock.advance(by: 60)
+    await clock.advance(by: .seconds(60))
     await runner.fireScheduledStarters()
     report.blindsTargetAfter0700 = await waitFor(10000, within: .seconds(10), target)
 

@@ -134,7 +134,7 @@ struct AutomationsCommand: AsyncParsableCommand {
         func run() async throws {
             try await HomeAPIRun.run {
                 let home = try await global.open(live: true)
-                let clock: any AutomationClock = speed == 1 ? SystemAutomationClock() : AcceleratedAutomationClock(factor: speed)
+                let clock: any MatterClock = speed == 1 ? SystemClock() : ScaledClock(speed: speed)
                 let runner = await home.startAutomations(clock: clock)
                 print("running \(try await home.listAutomations().filter(\.isActive).count) active automation(s) at \(speed)x")
                 // --for DURATION of real time, or until interrupted.

@@ -47,7 +47,8 @@ final class BenchFlood: Sendable {
         defer { counts.withLockedValue { $0.finished += 1 } }
         guard let fd = Self.upgradedSocket(port: port, token: token) else { return }
         defer { close(fd) }
-        // Frames go out in batches every 10 ms; the clock is the real one (a load generator).
+        // Frames go out in batches every 10 ms.
+        // real time: benchmark: a load generator paces real traffic at a real rate.
         let clock = ContinuousClock()
         let start = clock.now
         let batch = max(1, rate / 100)

@@ -1,6 +1,7 @@
 import Foundation
 import HomeAPI
 import Logging
+import MatterProtocol
 import ServiceLifecycle
 
 /// Runs a home's automations inside the hub process (`serve --mode hub --automations FILE`),
@@ -35,7 +36,7 @@ final class HubAutomations: Service, Sendable {
         let h = ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : (host.contains(":") ? "[\(host)]" : host)
         c.hub = RelayEndpoint(url: "ws://\(h):\(port)", homeToken: homeToken)
         let home = try await Home.open(at: homeFile, configuration: c, logger: logger)
-        let clock: any AutomationClock = speed == 1 ? SystemAutomationClock() : AcceleratedAutomationClock(factor: speed)
+        let clock: any MatterClock = speed == 1 ? SystemClock() : ScaledClock(speed: speed)
         let runner = await home.startAutomations(clock: clock)
         let active = (try? await home.listAutomations().filter(\.isActive).count) ?? 0
         FileHandle.standardOutput.write(Data("matter-relay hub running \(active) active automation(s) from \(homeFile.path)\n".utf8))

@@ -2,6 +2,7 @@ import Foundation
 import HomeAPI
 import MatterDevice
 import MatterModel
+import MatterProtocol
 import MatterTLV
 import TestDevices
 import TestWaiting
@@ -216,15 +217,15 @@ struct DiscoveryAutomationTests {
                 }
                 action(blinds, WindowCoveringDeviceType.self) { Matter.WindowCoveringTrait.downOrClose() }
             })
-        let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
+        let clock = ManualClock(wallClockOrigin: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
         let before = await blind.value(Fixture.targetLiftPath)
-        clock.advance(by: 30)  // 06:59:30: not yet
+        await clock.advance(by: .seconds(30))  // 06:59:30: not yet
         await runner.fireScheduledStarters()
         #expect(await blind.value(Fixture.targetLiftPath) == before)
         #expect(try await structure.automationHistory().isEmpty)
 
-        clock.advance(by: 60)  // 07:00:30: the 07:00 starter fires once
+        await clock.advance(by: .seconds(60))  // 07:00:30: the 07:00 starter fires once
         #expect(
             await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         #expect(await until(runner.runs()) { (try? await structure.automationHistory().count) == 1 })
@@ -232,7 +233,7 @@ struct DiscoveryAutomationTests {
         #expect(run.outcome == .success, "\(run.message)")
         #expect(run.time == utc("2026-03-02T07:00:00Z"))
         #expect(run.starter.contains("07:00:00") && run.actions == ["Blinds: DownOrClose()"])
-        clock.advance(by: 3600)
+        await clock.advance(by: .seconds(3600))
         await runner.fireScheduledStarters()
         #expect(try await structure.automationHistory().count == 1, "the next day's 07:00 has not come")
         await runner.stop()

@@ -78,13 +78,13 @@ struct GuideCodeTests {
         #expect(created.id == id)
         #expect(created.name == "" && created.description == "")
 
-        let clock = ManualAutomationClock(now: utc("2026-03-02T06:59:00Z"))
+        let clock = ManualClock(wallClockOrigin: utc("2026-03-02T06:59:00Z"))
         let runner = await rig.home.startAutomations(clock: clock, timeZone: TimeZone(identifier: "UTC")!, pollInterval: .milliseconds(20))
         let before = await blind.value(Fixture.targetLiftPath)
-        clock.advance(by: 30)  // 06:59:30
+        await clock.advance(by: .seconds(30))  // 06:59:30
         await runner.fireScheduledStarters()
         #expect(await blind.value(Fixture.targetLiftPath) == before, "the blinds moved before 07:00")
-        clock.advance(by: 60)  // 07:00:30
+        await clock.advance(by: .seconds(60))  // 07:00:30
         #expect(
             await until(blind.attributeChanges(), within: .seconds(5)) { await blind.value(Fixture.targetLiftPath) == .unsigned(10000) })
         // The runner records the run after its action was answered.

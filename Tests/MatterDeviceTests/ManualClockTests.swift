@@ -1,3 +1,4 @@
+import Foundation
 import MatterProtocol
 import Synchronization
 import TestWaiting
@@ -62,6 +63,31 @@ import Testing
         let result = await sleeper.result
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(clock.pendingCount == 0)
+    }
+}
+
+/// One clock for the stack and the automations (#38 item 4): a clock's `date` is its wall-time
+/// origin plus its own time, so a manual clock's days move when told and a scaled one's faster.
+@Suite struct ClockDateTests {
+    @Test func aManualClocksDateMovesWithItsTimeFromItsOrigin() async {
+        let origin = Date(timeIntervalSince1970: 1_772_434_740)  // 2026-03-02 06:59 UTC
+        let clock = ManualClock(wallClockOrigin: origin)
+        #expect(clock.date == origin)
+        await clock.advance(by: .milliseconds(90_500))
+        #expect(clock.date == origin.addingTimeInterval(90.5))
+    }
+
+    @Test func aScaledClocksDateRunsSpeedTimesFasterThanRealTime() async throws {
+        let start = Date(timeIntervalSince1970: 0)
+        let clock = ScaledClock(speed: 3600, start: start)
+        // real time: clock: tests ScaledClock itself.
+        let before = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(50))
+        let real = before.duration(to: ContinuousClock.now)
+        let seconds = Double(real.components.seconds) + Double(real.components.attoseconds) / 1e18
+        // An hour of the clock's days per real second: at least 50 ms of real time is 180 s.
+        #expect(clock.date.timeIntervalSince(start) >= 180)
+        #expect(clock.date.timeIntervalSince(start) <= (seconds + 1) * 3600)
     }
 }
 

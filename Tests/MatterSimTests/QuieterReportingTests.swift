@@ -58,6 +58,7 @@ import Testing
             _ = try await commissioner.subscribe(session, paths, minInterval: 0, maxInterval: 60)
 
             // MoveToLevelWithOnOff to 20 over 100 tenths: the colour temperature follows the level.
+            // real time: external: the node runs on the real clock; a real transition's reports are what is counted.
             let start = ContinuousClock.now
             var seen = try await Self.collect(commissioner, quiet: .seconds(3)) {
                 _ = try await commissioner.invoke(session, 1, Self.level, 0x04, fields((0, u(20)), (1, u(100)), (2, u(0)), (3, u(0))))
@@ -91,6 +92,7 @@ import Testing
             let onOff = AttributePath(endpoint: 1, cluster: ClusterID(0x0006), attribute: AttributeID(0x0000))
             _ = try await commissioner.subscribe(
                 session, [AttributePathIB(onOff), AttributePathIB(Self.currentLevel)], minInterval: 1, maxInterval: 60)
+            // real time: external: the node's subscription runs on the real clock.
             try await Task.sleep(for: .milliseconds(1100))  // past the priming report's MinInterval
 
             var reports: [ReportDataMessage] = []
@@ -115,6 +117,7 @@ import Testing
 
             let seen = try await Self.collect(commissioner, quiet: .seconds(3)) {
                 _ = try await commissioner.invoke(session, 1, Self.level, 0x04, fields((0, u(254)), (1, u(100)), (2, u(0)), (3, u(0))))
+                // real time: external: the node's transition runs on the real clock; stop it midway.
                 try await Task.sleep(for: .milliseconds(2500))
                 _ = try await commissioner.invoke(session, 1, Self.level, 0x07, fields((0, u(0)), (1, u(0))))  // StopWithOnOff
             }

@@ -27,7 +27,7 @@ extension Home {
     /// the devices' live state, scheduled starters on `clock` in `timeZone`, actions through
     /// the normal command path. Runs until `stop()` or `close()`.
     public func startAutomations(
-        clock: any AutomationClock = SystemAutomationClock(), timeZone: TimeZone = .current,
+        clock: any MatterClock = SystemClock(), timeZone: TimeZone = .current,
         pollInterval: Duration = .milliseconds(100)
     ) async -> AutomationRunner {
         let runner = AutomationRunner(engine: engine, clock: clock, timeZone: timeZone, pollInterval: pollInterval)
@@ -51,7 +51,9 @@ extension Home {
 /// scheduled times, checks conditions on current state and sends the actions.
 public actor AutomationRunner {
     let engine: HomeEngine
-    let clock: any AutomationClock
+    /// Scheduled starters follow its `date`: read every poll, every clock time it passed since
+    /// the previous poll fires, so a clock that jumps still fires each once.
+    let clock: any MatterClock
     let timeZone: TimeZone
     let pollInterval: Duration
     private var lastTick: Date
@@ -63,12 +65,12 @@ public actor AutomationRunner {
     private var stopped = false
     private let logger: Logger
 
-    init(engine: HomeEngine, clock: any AutomationClock, timeZone: TimeZone, pollInterval: Duration) {
+    init(engine: HomeEngine, clock: any MatterClock, timeZone: TimeZone, pollInterval: Duration) {
         self.engine = engine
         self.clock = clock
         self.timeZone = timeZone
         self.pollInterval = pollInterval
-        lastTick = clock.now
+        lastTick = clock.date
         var l = engine.logger
         l[metadataKey: "part"] = "automations"
         logger = l
@@ -76,7 +78,7 @@ public actor AutomationRunner {
 
     func start() {
         guard !stopped, tasks.isEmpty else { return }
-        lastTick = clock.now
+        lastTick = clock.date
         for (loc, attributes) in traitStates(engine.snapshot) { seen[loc] = attributes }
         let (stream, continuation) = AsyncStream.makeStream(of: HomeSnapshot.self, bufferingPolicy: .bufferingNewest(256))
         cancellable = engine.snapshots().sink { continuation.yield($0) }
@@ -129,10 +131,10 @@ public actor AutomationRunner {
     /// Scheduled starters: fire every clock time passed since the last tick.
     /// Fires, now, the scheduled starters whose clock times passed since the last check
     /// (the runner checks every `pollInterval` on its own); returns once their runs are done.
-    /// For a manual `AutomationClock`: advance it, then call this.
+    /// For a `ManualClock`: advance it, then call this.
     public func fireScheduledStarters() async {
         guard !stopped else { return }
-        let now = clock.now
+        let now = clock.date
         let from = lastTick
         lastTick = now
         guard now > from else { return }
@@ -169,7 +171,7 @@ public actor AutomationRunner {
                         .filter { $0.deviceID == deviceID && $0.endpoint == endpoint && $0.cluster == cluster }
                         .map { AttributeID($0.attribute) })
                 guard watched.isEmpty || !watched.isDisjoint(with: ids) else { continue }
-                await run(automation, starter: starter.label, at: clock.now)
+                await run(automation, starter: starter.label, at: clock.date)
             }
         }
     }
@@ -188,7 +190,7 @@ public actor AutomationRunner {
                         event.report.data?[context: wanted.tag].map { compare($0, .equals, wanted.value) } ?? false
                     })
                 else { continue }
-                await run(automation, starter: starter.label, at: clock.now)
+                await run(automation, starter: starter.label, at: clock.date)
             }
         }
     }

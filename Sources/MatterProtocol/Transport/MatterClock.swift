@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The one time source of the stack: the message layer (MRP, ack and exchange timers), the
@@ -13,9 +14,18 @@ public protocol MatterClock: Sendable {
     /// deadline order, each to completion, while it advances; the default runs each in its
     /// own task after `sleep(until:)`.
     func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer
+    /// The wall-clock date at the clock's origin (`now == .zero`): what `date` counts from.
+    var wallClockOrigin: Date { get }
 }
 
 extension MatterClock {
+    /// Wall-clock time on this clock: its origin's date plus `now` (a scaled clock's days run
+    /// faster, a manual clock's move when told). Automations' times of day read it.
+    public var date: Date {
+        let elapsed = now.components
+        return wallClockOrigin.addingTimeInterval(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+    }
+
     public func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
         let task = Task {
             do { try await sleep(until: deadline) } catch { return }
@@ -41,8 +51,12 @@ public struct ClockTimer: Sendable {
 public struct SystemClock: MatterClock {
     // real time: clock: SystemClock, the real MatterClock.
     private let origin: ContinuousClock.Instant
+    public let wallClockOrigin: Date
 
-    public init() { origin = ContinuousClock.now }
+    public init() {
+        origin = ContinuousClock.now
+        wallClockOrigin = Date()
+    }
 
     public var now: Duration { origin.duration(to: ContinuousClock.now) }
 
@@ -58,11 +72,14 @@ public struct ScaledClock: MatterClock {
     // real time: clock: a SystemClock whose durations are divided by `speed`.
     private let origin: ContinuousClock.Instant
     public let speed: Double
+    public let wallClockOrigin: Date
 
-    public init(speed: Double) {
+    /// A clock from `start` (a date; now by default) running `speed` times real time.
+    public init(speed: Double, start: Date = Date()) {
         precondition(speed > 0 && speed.isFinite, "a clock's speed is a positive number")
         self.speed = speed
         origin = ContinuousClock.now
+        wallClockOrigin = start
     }
 
     public var now: Duration { origin.duration(to: ContinuousClock.now) * speed }
@@ -124,8 +141,12 @@ public final class ManualClock: MatterClock {
     private let state: Mutex<State>
     private let registered = EventBroadcaster<Void>()
 
-    public init(now: Duration = .zero) {
+    public let wallClockOrigin: Date
+
+    /// `wallClockOrigin`: the date at `now == .zero` (automations' tests start at a time of day).
+    public init(now: Duration = .zero, wallClockOrigin: Date = Date(timeIntervalSince1970: 0)) {
         state = Mutex(State(now: now))
+        self.wallClockOrigin = wallClockOrigin
     }
 
     public var now: Duration { state.withLock { $0.now } }
