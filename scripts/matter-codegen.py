@@ -4,6 +4,11 @@
     scripts/matter-codegen.py            rewrite Sources/HomeAPI/Generated/
     scripts/matter-codegen.py --check    exit 1 (naming the files) when they differ from the model
 
+Also writes Sources/MatterModel/Generated/: for EVERY cluster of the model a namespace
+`Clusters.<Name>` with its ID and its attribute, command, event and feature constants, its
+enums and bitmaps, plus the global attributes (`Clusters.Global.Attribute`) and the device
+type IDs (`DeviceTypes`). No other Swift file writes a data-model ID as a literal.
+
 Reads Sources/MatterModel/Resources/matter-model.json, the same file the device and the
 profile validator read, and writes for each cluster in TRAITS a `Matter.<Name>Trait` (its
 attributes typed from the model, the Discovery field table, the cluster's bitmaps and
@@ -20,12 +25,15 @@ device side) a server file in Sources/MatterDevice/Clusters/ for what differs fr
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "Sources/MatterModel/Resources/matter-model.json")
 OUT = os.path.join(ROOT, "Sources/HomeAPI/Generated")
+# The ID layer every side uses: `Clusters.<Name>` per cluster, `DeviceTypes`.
+MODEL_OUT = os.path.join(ROOT, "Sources/MatterModel/Generated")
 
 # Clusters whose traits are generated (hand-written additions go in Traits/<Name>Trait+*.swift).
 # Clusters of the root endpoint that are neither automatable nor event sources (Discovery
@@ -509,6 +517,95 @@ def registry_file(clusters):
     return "".join(out)
 
 
+SWIFT_KEYWORDS = {
+    "associatedtype", "as", "break", "case", "catch", "class", "continue", "default", "defer", "deinit", "do",
+    "else", "enum", "extension", "fallthrough", "false", "fileprivate", "for", "func", "guard", "if", "import",
+    "in", "init", "inout", "internal", "is", "let", "nil", "open", "operator", "private", "protocol", "public",
+    "repeat", "rethrows", "return", "self", "Self", "static", "struct", "subscript", "super", "switch", "throw",
+    "throws", "true", "try", "typealias", "var", "where", "while", "Any", "Type", "Protocol",
+}
+
+
+def ident(name):
+    """A Swift member name for a model name: lower camel case, `_` before a leading digit
+    (WiFiBandEnum's 2G4), keywords in backticks (`default`)."""
+    text = name.lower() if re.fullmatch(r"[A-Z]+s", name) else camel(name)  # NOCs → nocs
+    if text[:1].isdigit():
+        return "_" + text
+    return "`%s`" % text if text in SWIFT_KEYWORDS else text
+
+
+def id_table(kind, id_type, rows, width, indent):
+    """`public enum <kind> { public static let <name> = <id_type>(0x…) … }`, sorted by ID."""
+    pad = " " * indent
+    out = [pad + "public enum %s {\n" % kind]
+    for row in sorted(rows, key=lambda r: number(r["id"])):
+        out.append(pad + "    public static let %s = %s(%s)\n" % (ident(row["name"]), id_type, hex_id(number(row["id"]), width)))
+    out.append(pad + "}\n")
+    return out
+
+
+def cluster_ids_file(row):
+    """Clusters.<Name>: the cluster's ID, attribute/command/event IDs, feature codes, enums, bitmaps."""
+    name = row["name"]
+    out = [HEADER, "\n", "extension Clusters {\n"]
+    out.append("    /// %s (cluster %s, revision %d).\n" % (name, hex_id(number(row["id"]), 4), row["revision"]))
+    out.append("    public enum %s {\n" % name)
+    out.append("        public static let id = ClusterID(%s)\n" % hex_id(number(row["id"]), 4))
+    out.append("        public static let revision: UInt16 = %d\n\n" % row["revision"])
+    out += id_table("Attribute", "AttributeID", row.get("attributes", []), 4, 8)
+    out += id_table("Command", "CommandID", row.get("commands", []), 2, 8)
+    out += id_table("Event", "EventID", row.get("events", []), 2, 8)
+    out.append("\n        /// Feature codes as the model and a server's `features` spell them.\n")
+    out.append("        public enum Feature {\n")
+    for f in sorted(row.get("features", []), key=lambda f: f["bit"]):
+        out.append("            public static let %s = \"%s\"\n" % (ident(f["name"]), f["code"]))
+    out.append("        }\n")
+    for e in sorted(row.get("enums", []), key=lambda e: e["name"]):
+        out.append("\n        public enum %s: %s, Sendable, Hashable, CaseIterable {\n" % (e["name"], UNSIGNED[e["type"]]))
+        for value, vname in e["values"]:
+            out.append("            case %s = %d\n" % (ident(vname), value))
+        out.append("        }\n")
+    for b in sorted(row.get("bitmaps", []), key=lambda b: b["name"]):
+        raw = UNSIGNED[b["type"]]
+        out.append("\n        public struct %s: OptionSet, Sendable, Hashable {\n" % b["name"])
+        out.append("            public let rawValue: %s\n" % raw)
+        out.append("            public init(rawValue: %s) { self.rawValue = rawValue }\n" % raw)
+        for bit, fname in b["fields"]:
+            if isinstance(bit, str):  # a bit range "2..3": its mask
+                low, high = (int(x) for x in bit.split(".."))
+                out.append("            public static let %s = Self(rawValue: 0b%s << %d)\n" % (ident(fname), "1" * (high - low + 1), low))
+            else:
+                out.append("            public static let %s = Self(rawValue: 1 << %d)\n" % (ident(fname), bit))
+        out.append("        }\n")
+    out.append("    }\n}\n")
+    return "".join(out)
+
+
+def clusters_file(model):
+    """The namespace and the global attributes."""
+    out = [HEADER, "\n", "/// Every cluster of the model by name (`Clusters.OnOff.id`, `Clusters.OnOff.Attribute.onOff`).\n"]
+    out.append("public enum Clusters {\n")
+    out.append("    /// The global attributes every cluster has (Core spec 7.13).\n")
+    out.append("    public enum Global {\n")
+    out += id_table("Attribute", "AttributeID", model["globalAttributes"], 4, 8)
+    out.append("    }\n}\n")
+    return "".join(out)
+
+
+def device_type_ids_file(model):
+    out = [HEADER, "\n", "/// Every device type of the model (`DeviceTypes.onOffLight`).\n"]
+    out += id_table("DeviceTypes", "DeviceTypeID", model["deviceTypes"], 4, 0)
+    return "".join(out)
+
+
+def model_files(model):
+    files = {"%sCluster.swift" % row["name"]: cluster_ids_file(row) for row in model["clusters"]}
+    files["Clusters.swift"] = clusters_file(model)
+    files["DeviceTypeIDs.swift"] = device_type_ids_file(model)
+    return files
+
+
 def formatted(text):
     """The text as the project's `swift format` (.swift-format) lays it out, so the output
     passes scripts/format.sh --check as the hand-written files do."""
@@ -526,12 +623,22 @@ def generate():
     files = {"%sTrait.swift" % c.name: trait_file(c) for c in clusters}
     files["DeviceTypes.swift"] = device_types_file(model)
     files["Registry.swift"] = registry_file(clusters)
-    return {name: formatted(text) for name, text in files.items()}
+    return {name: formatted(text) for name, text in files.items()}, \
+        {name: formatted(text) for name, text in model_files(model).items()}
 
 
 def main():
     check = "--check" in sys.argv[1:]
-    files = generate()
+    home, ids = generate()
+    failed = False
+    for out, files in ((OUT, home), (MODEL_OUT, ids)):
+        failed |= write(out, files, check)
+    if failed:
+        sys.exit(1)
+
+
+def write(OUT, files, check):
+    """Writes (or with check, compares) one output directory; True when check found it stale."""
     stale = []
     existing = set(os.listdir(OUT)) if os.path.isdir(OUT) else set()
     for name, text in files.items():
@@ -546,14 +653,15 @@ def main():
     extra = sorted(existing - set(files))
     if check:
         if stale or extra:
-            print("matter-codegen: Sources/HomeAPI/Generated differs from the model: %s; run scripts/matter-codegen.py"
-                  % ", ".join(stale + ["%s (not generated)" % e for e in extra]), file=sys.stderr)
-            sys.exit(1)
-        print("matter-codegen: %d generated files match the model" % len(files))
-        return
+            print("matter-codegen: %s differs from the model: %s; run scripts/matter-codegen.py"
+                  % (os.path.relpath(OUT, ROOT), ", ".join(stale + ["%s (not generated)" % e for e in extra])), file=sys.stderr)
+            return True
+        print("matter-codegen: %d generated files in %s match the model" % (len(files), os.path.relpath(OUT, ROOT)))
+        return False
     for name in extra:
         os.remove(os.path.join(OUT, name))
-    print("matter-codegen: %d files written, %d changed, %d removed" % (len(files), len(stale), len(extra)))
+    print("matter-codegen: %s: %d files written, %d changed, %d removed" % (os.path.relpath(OUT, ROOT), len(files), len(stale), len(extra)))
+    return False
 
 
 if __name__ == "__main__":

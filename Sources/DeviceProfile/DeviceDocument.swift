@@ -553,7 +553,7 @@ struct DocumentParser {
             return nil
         }
         if attribute.isGlobal {
-            let hint = attribute.id.rawValue == 0xFFFC ? "; list the cluster's features under 'features' instead" : ""
+            let hint = attribute.id == Clusters.Global.Attribute.featureMap ? "; list the cluster's features under 'features' instead" : ""
             reader.error(p, entry.key, "\(attribute.lowerCamelName) is derived from the model and the profile, not set directly\(hint)")
             return nil
         }

@@ -41,7 +41,7 @@ struct DeviceResolver {
         let behaviourDocument = doc.behaviour.overlaid(with: overrides.behaviour)
         // A reading drives Temperature Measurement (0x0402), the one cluster it is for so far.
         if let reading = behaviourDocument.reading,
-            !endpoints.contains(where: { $0.resolved.clusters.contains { $0.id == ClusterID(0x0402) } })
+            !endpoints.contains(where: { $0.resolved.clusters.contains { $0.id == Clusters.TemperatureMeasurement.id } })
         {
             sink.error(reading.origin, "expected a device with a TemperatureMeasurement cluster for a reading; this one has none")
         }

@@ -39,7 +39,7 @@ public struct ProfileDescription: Sendable {
                 + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
         let room = b.room
         // The room is a thermostat's (Thermostat, 0x0201).
-        if device.endpoints.contains(where: { $0.clusters.contains { $0.id == ClusterID(0x0201) } }) {
+        if device.endpoints.contains(where: { $0.clusters.contains { $0.id == Clusters.Thermostat.id } }) {
             add(
                 "                 room: every \(Self.number(room.every)) s, heating +\(Self.number(room.heatingRate)) °C, "
                     + "cooling -\(Self.number(room.coolingRate)) °C, \(Self.number(room.leakPercent)) % toward outdoors")

@@ -340,7 +340,7 @@ struct HomeResolver {
                     sink.error(member.origin, "no device named \"\(member.value)\" in structure \"\(structure)\" (\(known))")
                     continue
                 }
-                guard device.profile.endpoints.contains(where: { $0.clusters.contains { $0.id == ClusterID(0x0004) } }) else {
+                guard device.profile.endpoints.contains(where: { $0.clusters.contains { $0.id == Clusters.Groups.id } }) else {
                     sink.error(
                         member.origin,
                         "device \"\(member.value)\" cannot join a group: its profile (\(device.profileReference)) "

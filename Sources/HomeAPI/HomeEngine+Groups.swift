@@ -16,7 +16,11 @@ public struct GroupDelivery: Sendable, Hashable, Codable {
 
 /// Device types whose Matter definition requires the Groups cluster (Device Library 1.3):
 /// the endpoints that join a device group.
-let groupableDeviceTypes: Set<UInt32> = [0x0100, 0x0101, 0x010A, 0x010B, 0x010C, 0x010D]
+let groupableDeviceTypes: Set<UInt32> = Set(
+    [
+        DeviceTypes.onOffLight, DeviceTypes.dimmableLight, DeviceTypes.onOffPlugInUnit, DeviceTypes.dimmablePlugInUnit,
+        DeviceTypes.colorTemperatureLight, DeviceTypes.extendedColorLight,
+    ].map(\.rawValue))
 
 extension HomeEngine {
     // MARK: Graph

@@ -218,7 +218,8 @@ extension HomeEngine {
     private func probeDirect(_ node: UInt64) async {
         guard !closed else { return }
         guard let controller = try? await controller() else { return }
-        let path = AttributePath(endpoint: 0, cluster: ControllerIDs.basicInformation, attribute: AttributeID(0x0000))
+        let path = AttributePath(
+            endpoint: 0, cluster: Clusters.BasicInformation.id, attribute: Clusters.BasicInformation.Attribute.dataModelRevision)
         do {
             _ = try await withDeadline(
                 configuration.routeProbeTimeout, "LAN probe of node 0x\(String(node, radix: 16))", clock: configuration.clock
@@ -249,8 +250,8 @@ extension HomeEngine {
     private func learnCloudOnly(_ deviceID: String, node: UInt64, serial: String) async {
         defer { cloudOnlyLearning.remove(node) }
         guard let relay = relayClient, let controller = try? await controller() else { return }
-        let path = AttributePathIB(cluster: ControllerIDs.descriptor, attribute: AttributeID(0x0001))
-        let types = AttributePathIB(cluster: ControllerIDs.descriptor, attribute: ControllerIDs.Descriptor.deviceTypeList)
+        let path = AttributePathIB(cluster: Clusters.Descriptor.id, attribute: Clusters.Descriptor.Attribute.serverList)
+        let types = AttributePathIB(cluster: Clusters.Descriptor.id, attribute: Clusters.Descriptor.Attribute.deviceTypeList)
         let timeout = configuration.responseTimeout
         do {
             let viaRelay = try await InteractionClient(channel: relay.channel(to: serial), timeout: timeout).read([path, types])

@@ -274,18 +274,22 @@ actor HomeEngine {
 
     /// Device type → its mandatory server clusters that have a trait (matter-model.json).
     static let requiredTraitClusters: [UInt32: [ClusterID]] = [
-        0x0100: [Matter.OnOffTrait.clusterID],  // On/Off Light
-        0x0101: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID],  // Dimmable Light
-        0x010A: [Matter.OnOffTrait.clusterID],  // On/Off Plug-in Unit
-        0x010C: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID],  // Color Temperature Light
-        0x010D: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID],  // Extended Color Light
-        0x0202: [Matter.WindowCoveringTrait.clusterID],  // Window Covering
-        0x0015: [Matter.BooleanStateTrait.clusterID],  // Contact Sensor
-        0x000F: [Matter.SwitchTrait.clusterID],  // Generic Switch
-        0x0107: [Matter.OccupancySensingTrait.clusterID],  // Occupancy Sensor
-        0x0302: [Matter.TemperatureMeasurementTrait.clusterID],  // Temperature Sensor
-        0x000A: [Matter.DoorLockTrait.clusterID],  // Door Lock
-        0x0301: [Matter.ThermostatTrait.clusterID],  // Thermostat
+        DeviceTypes.onOffLight.rawValue: [Matter.OnOffTrait.clusterID],
+        DeviceTypes.dimmableLight.rawValue: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID],
+        DeviceTypes.onOffPlugInUnit.rawValue: [Matter.OnOffTrait.clusterID],
+        DeviceTypes.colorTemperatureLight.rawValue: [
+            Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID,
+        ],
+        DeviceTypes.extendedColorLight.rawValue: [
+            Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID,
+        ],
+        DeviceTypes.windowCovering.rawValue: [Matter.WindowCoveringTrait.clusterID],
+        DeviceTypes.contactSensor.rawValue: [Matter.BooleanStateTrait.clusterID],
+        DeviceTypes.genericSwitch.rawValue: [Matter.SwitchTrait.clusterID],
+        DeviceTypes.occupancySensor.rawValue: [Matter.OccupancySensingTrait.clusterID],
+        DeviceTypes.temperatureSensor.rawValue: [Matter.TemperatureMeasurementTrait.clusterID],
+        DeviceTypes.doorLock.rawValue: [Matter.DoorLockTrait.clusterID],
+        DeviceTypes.thermostat.rawValue: [Matter.ThermostatTrait.clusterID],
     ]
 
     // MARK: Graph edits
@@ -344,15 +348,15 @@ actor HomeEngine {
             if let index = try? await controller.read(
                 record.nodeID,
                 AttributePath(
-                    endpoint: 0, cluster: ControllerIDs.operationalCredentials,
-                    attribute: ControllerIDs.OperationalCredentials.currentFabricIndex)),
+                    endpoint: 0, cluster: Clusters.OperationalCredentials.id,
+                    attribute: Clusters.OperationalCredentials.Attribute.currentFabricIndex)),
                 let fabricIndex = index.uintValue
             {
                 _ = try? await controller.invoke(
                     record.nodeID,
                     ConcreteCommandPath(
-                        endpoint: 0, cluster: ControllerIDs.operationalCredentials,
-                        command: ControllerIDs.OperationalCredentials.removeFabric),
+                        endpoint: 0, cluster: Clusters.OperationalCredentials.id,
+                        command: Clusters.OperationalCredentials.Command.removeFabric),
                     fields: .structure([.context(0, .unsigned(fabricIndex))]))
             }
         }
@@ -466,32 +470,34 @@ actor HomeEngine {
             reports = try await controller.read(
                 nodeID,
                 [
-                    AttributePathIB(cluster: ControllerIDs.descriptor, attribute: ControllerIDs.Descriptor.deviceTypeList),
-                    AttributePathIB(endpoint: 0, cluster: ControllerIDs.basicInformation),
+                    AttributePathIB(cluster: Clusters.Descriptor.id, attribute: Clusters.Descriptor.Attribute.deviceTypeList),
+                    AttributePathIB(endpoint: 0, cluster: Clusters.BasicInformation.id),
                 ])
         } catch {
             throw HomeError.from(error, "reading the new device's description")
         }
         var endpoints: [EndpointRecord] = []
-        for r in reports where r.path.cluster == ControllerIDs.descriptor {
+        for r in reports where r.path.cluster == Clusters.Descriptor.id {
             let types = (r.value?.members ?? []).compactMap { $0.value[context: 0]?.uintValue }.compactMap { UInt32(exactly: $0) }
             endpoints.append(EndpointRecord(endpoint: r.path.endpoint, deviceTypes: types))
         }
-        func basic(_ id: UInt32) -> TLVValue? {
-            reports.first { $0.path.cluster == ControllerIDs.basicInformation && $0.path.attribute == AttributeID(id) }?.value
+        typealias Basic = Clusters.BasicInformation.Attribute
+        func basic(_ id: AttributeID) -> TLVValue? {
+            reports.first { $0.path.cluster == Clusters.BasicInformation.id && $0.path.attribute == id }?.value
         }
-        let productName = basic(0x0003)?.stringValue
+        let productName = basic(Basic.productName)?.stringValue
         let record = DeviceRecord(
             id: "matter-" + String(nodeID, radix: 16), nodeID: nodeID,
             name: deviceName ?? (try? normalizedName(productName ?? "", "device")) ?? "Matter device",
             structureID: structure, roomID: roomID, host: target.ipAddress ?? "127.0.0.1", port: target.port ?? 5540,
             endpoints: endpoints.sorted { $0.endpoint < $1.endpoint },
-            vendorID: basic(0x0002)?.uintValue.flatMap { UInt16(exactly: $0) },
-            productID: basic(0x0004)?.uintValue.flatMap { UInt16(exactly: $0) },
-            vendorName: basic(0x0001)?.stringValue, productName: productName, serialNumber: basic(0x000F)?.stringValue)
+            vendorID: basic(Basic.vendorID)?.uintValue.flatMap { UInt16(exactly: $0) },
+            productID: basic(Basic.productID)?.uintValue.flatMap { UInt16(exactly: $0) },
+            vendorName: basic(Basic.vendorName)?.stringValue, productName: productName, serialNumber: basic(Basic.serialNumber)?.stringValue
+        )
         try await store.upsertDevice(record)
         var state = states[nodeID] ?? NodeState()
-        for r in reports where r.path.cluster == ControllerIDs.basicInformation {
+        for r in reports where r.path.cluster == Clusters.BasicInformation.id {
             if let v = r.value { state[.direct].attributes[r.path] = v }
         }
         states[nodeID] = state

@@ -104,7 +104,7 @@ extension HomeEngine {
     /// 0x001F, attribute ACL 0x0000, spec 9.10.5.3), keeping this fabric's other entries;
     /// nothing is written when an entry already names the hub with enough privilege.
     func grantHubAccess(nodeID: UInt64, hubNodeID: UInt64, access: HubAccess, controller: MatterController) async throws {
-        let path = AttributePath(endpoint: 0, cluster: ClusterID(0x001F), attribute: AttributeID(0x0000))
+        let path = AttributePath(endpoint: 0, cluster: Clusters.AccessControl.id, attribute: Clusters.AccessControl.Attribute.acl)
         let privilege: Privilege = access == .administer ? .administer : .operate
         let limit = configuration.commandTimeout
         // Fabric-filtered: the entries of our fabric, which a write replaces as a whole.

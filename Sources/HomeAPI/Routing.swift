@@ -82,7 +82,7 @@ struct CloudOnlyClusters: Sendable, Hashable, Codable {
 /// Descriptor (0x001D) ServerList (0x0001) per endpoint, from a report.
 func serverLists(_ reports: [AttributeReport]) -> [EndpointNumber: Set<UInt32>] {
     var lists: [EndpointNumber: Set<UInt32>] = [:]
-    for r in reports where r.path.cluster == ControllerIDs.descriptor && r.path.attribute == AttributeID(0x0001) {
+    for r in reports where r.path.cluster == Clusters.Descriptor.id && r.path.attribute == Clusters.Descriptor.Attribute.serverList {
         let clusters = (r.value?.members ?? []).compactMap { $0.value.uintValue }.compactMap { UInt32(exactly: $0) }
         lists[r.path.endpoint, default: []].formUnion(clusters)
     }
@@ -92,7 +92,7 @@ func serverLists(_ reports: [AttributeReport]) -> [EndpointNumber: Set<UInt32>] 
 /// Descriptor DeviceTypeList per endpoint, from reports (DeviceTypeStruct: DeviceType is field 0).
 func deviceTypeLists(_ reports: [AttributeReport]) -> [EndpointNumber: [UInt32]] {
     var lists: [EndpointNumber: [UInt32]] = [:]
-    for r in reports where r.path.cluster == ControllerIDs.descriptor && r.path.attribute == ControllerIDs.Descriptor.deviceTypeList {
+    for r in reports where r.path.cluster == Clusters.Descriptor.id && r.path.attribute == Clusters.Descriptor.Attribute.deviceTypeList {
         let types = (r.value?.members ?? []).compactMap { $0.value[context: 0]?.uintValue }.compactMap { UInt32(exactly: $0) }
         lists[r.path.endpoint, default: []].append(contentsOf: types)
     }
@@ -123,14 +123,31 @@ func cloudOnlyClusters(relay: [EndpointNumber: Set<UInt32>], lan: [EndpointNumbe
 /// have been applied, and a repeated Toggle or SetpointRaiseLower would show. Timed
 /// invokes are never repeated (their window has passed).
 enum IdempotentCommands {
-    static let all: Set<[UInt32]> = [
-        [0x0006, 0x00], [0x0006, 0x01],  // OnOff: Off, On
-        [0x0008, 0x00], [0x0008, 0x03], [0x0008, 0x04], [0x0008, 0x07],  // LevelControl: MoveToLevel(WithOnOff), Stop(WithOnOff)
-        [0x0102, 0x00], [0x0102, 0x01], [0x0102, 0x02],  // WindowCovering: UpOrOpen, DownOrClose, StopMotion
-        [0x0102, 0x04], [0x0102, 0x05], [0x0102, 0x07], [0x0102, 0x08],  // GoToLift/TiltValue, GoToLift/TiltPercentage
-        [0x0300, 0x00], [0x0300, 0x03], [0x0300, 0x06], [0x0300, 0x07], [0x0300, 0x0A],  // ColorControl: MoveTo…
-        [0x0300, 0x40], [0x0300, 0x43],  // EnhancedMoveToHue, EnhancedMoveToHueAndSaturation
-    ]
+    static let all: Set<[UInt32]> = {
+        typealias OnOff = Clusters.OnOff.Command
+        typealias Level = Clusters.LevelControl.Command
+        typealias Covering = Clusters.WindowCovering.Command
+        typealias Color = Clusters.ColorControl.Command
+        let commands: [(ClusterID, [CommandID])] = [
+            (Clusters.OnOff.id, [OnOff.off, OnOff.on]),
+            (Clusters.LevelControl.id, [Level.moveToLevel, Level.stop, Level.moveToLevelWithOnOff, Level.stopWithOnOff]),
+            (
+                Clusters.WindowCovering.id,
+                [
+                    Covering.upOrOpen, Covering.downOrClose, Covering.stopMotion, Covering.goToLiftValue,
+                    Covering.goToLiftPercentage, Covering.goToTiltValue, Covering.goToTiltPercentage,
+                ]
+            ),
+            (
+                Clusters.ColorControl.id,
+                [
+                    Color.moveToHue, Color.moveToSaturation, Color.moveToHueAndSaturation, Color.moveToColor,
+                    Color.moveToColorTemperature, Color.enhancedMoveToHue, Color.enhancedMoveToHueAndSaturation,
+                ]
+            ),
+        ]
+        return Set(commands.flatMap { cluster, ids in ids.map { [cluster.rawValue, $0.rawValue] } })
+    }()
 
     static func contains(_ path: ConcreteCommandPath) -> Bool {
         all.contains([path.cluster.rawValue, path.command.rawValue])

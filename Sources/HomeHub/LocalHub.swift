@@ -83,7 +83,8 @@ public final class LocalHub: Service, Sendable {
 
     /// The presence subscription: one small attribute (BasicInformation DataModelRevision);
     /// its empty keep-alive reports prove the node is there.
-    static let presencePath = AttributePathIB(endpoint: 0, cluster: ClusterID(0x0028), attribute: AttributeID(0x0000))
+    static let presencePath = AttributePathIB(
+        endpoint: 0, cluster: Clusters.BasicInformation.id, attribute: Clusters.BasicInformation.Attribute.dataModelRevision)
 
     public let credentials: HubCredentials
     public let configuration: Configuration

@@ -156,7 +156,7 @@ struct ClusterContext {
     /// attribute's.
     func executesWhileOff(_ fields: CommandFields, maskTag: UInt8, options: AttributeID) -> Bool {
         guard let onOff = peer(OnOffServer.self), onOff.context.bool(OnOffServer.Attribute.onOff) == false else { return true }
-        let executeIfOff: UInt64 = 0x01
+        let executeIfOff = UInt64(Clusters.LevelControl.OptionsBitmap.executeIfOff.rawValue)
         let mask = fields.unsigned(maskTag) ?? 0
         let effective = mask & executeIfOff != 0 ? fields.unsigned(maskTag + 1) ?? 0 : unsigned(options) ?? 0
         return effective & executeIfOff != 0

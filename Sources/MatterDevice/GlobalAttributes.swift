@@ -4,11 +4,11 @@ import MatterTLV
 /// Attributes every cluster instance has (Core spec 7.13 "Global Elements"),
 /// derived from the model and the enabled features rather than described.
 enum GlobalAttribute {
-    static let generatedCommandList = AttributeID(0xFFF8)
-    static let acceptedCommandList = AttributeID(0xFFF9)
-    static let attributeList = AttributeID(0xFFFB)
-    static let featureMap = AttributeID(0xFFFC)
-    static let clusterRevision = AttributeID(0xFFFD)
+    static let generatedCommandList = Clusters.Global.Attribute.generatedCommandList
+    static let acceptedCommandList = Clusters.Global.Attribute.acceptedCommandList
+    static let attributeList = Clusters.Global.Attribute.attributeList
+    static let featureMap = Clusters.Global.Attribute.featureMap
+    static let clusterRevision = Clusters.Global.Attribute.clusterRevision
 
     static let all: Set<AttributeID> = [
         generatedCommandList, acceptedCommandList, attributeList, featureMap, clusterRevision,

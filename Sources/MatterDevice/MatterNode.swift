@@ -80,14 +80,15 @@ public actor MatterNode {
         // BasicInformation StartUp (Core spec 11.1.6.1): critical, with the software version.
         let basic = ClusterPath(endpoint: 0, cluster: Self.basicInformation)
         if runtime.composition.clusters(on: 0).contains(Self.basicInformation) {
-            let version = runtime.store.value(AttributePath(endpoint: 0, cluster: Self.basicInformation, attribute: AttributeID(0x0009)))
+            let version = runtime.store.value(
+                AttributePath(endpoint: 0, cluster: Self.basicInformation, attribute: Clusters.BasicInformation.Attribute.softwareVersion))
             runtime.recordEvent(
-                basic, EventID(0x00), priority: .critical,
+                basic, Clusters.BasicInformation.Event.startUp, priority: .critical,
                 data: .structure([TLVElement(tag: .context(0), version ?? .unsigned(0))]))
         }
     }
 
-    static let basicInformation = ClusterID(0x0028)
+    static let basicInformation = Clusters.BasicInformation.id
 
     /// A new subscription to the events recorded from now on; ends when the node stops.
     public nonisolated var recordedEvents: AsyncStream<RecordedEvent> {
@@ -155,7 +156,8 @@ public actor MatterNode {
     public func stop() {
         // BasicInformation ShutDown (11.1.6.2): the last event of an orderly stop.
         if !runtime.stopped, runtime.composition.clusters(on: 0).contains(Self.basicInformation) {
-            runtime.recordEvent(ClusterPath(endpoint: 0, cluster: Self.basicInformation), EventID(0x01), priority: .critical)
+            runtime.recordEvent(
+                ClusterPath(endpoint: 0, cluster: Self.basicInformation), Clusters.BasicInformation.Event.shutDown, priority: .critical)
         }
         runtime.stop()
         broadcaster.finish()

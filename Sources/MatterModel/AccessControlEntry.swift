@@ -114,14 +114,14 @@ extension AccessControlEntry {
                     })
             } ?? .null
         members.append(TLVElement(tag: .context(4), targetValue))
-        members.append(TLVElement(tag: .context(0xFE), .unsigned(UInt64(fabricIndex))))
+        members.append(TLVElement(tag: .context(FieldDefinition.fabricIndexTag), .unsigned(UInt64(fabricIndex))))
         return .structure(members)
     }
 
     /// The entry as a controller writes it: without FabricIndex (0xFE), which the node fills
     /// in from the writer's session.
     public var writtenTLV: TLVValue {
-        .structure((tlv.members ?? []).filter { $0.tag != .context(0xFE) })
+        .structure((tlv.members ?? []).filter { $0.tag != .context(FieldDefinition.fabricIndexTag) })
     }
 
     /// Decodes a written entry; the fabric index always comes from the writer's session.

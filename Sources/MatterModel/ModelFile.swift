@@ -240,7 +240,7 @@ enum ModelBuilder {
             globalAttributes: globals, commands: commands, events: events,
             enums: enums, bitmaps: bitmaps, structs: structs)
         // ClusterRevision's default is this cluster's revision.
-        if let i = cluster.globalAttributes.firstIndex(where: { $0.id == AttributeID(0xFFFD) }) {
+        if let i = cluster.globalAttributes.firstIndex(where: { $0.id == Clusters.Global.Attribute.clusterRevision }) {
             cluster.globalAttributes[i].defaultValue = .unsigned(UInt64(row.revision))
         }
         return cluster

@@ -131,7 +131,7 @@ struct FleetBench: AsyncParsableCommand {
             Task {
                 var first = true
                 for await event in controller.subscribe(
-                    Self.nodeID(node), paths: [AttributePathIB(endpoint: 1, cluster: ClusterID(0x0006))])
+                    Self.nodeID(node), paths: [AttributePathIB(endpoint: 1, cluster: Clusters.OnOff.id)])
                 {
                     switch event {
                     case .established:
@@ -163,8 +163,8 @@ struct FleetBench: AsyncParsableCommand {
                     _ = try await controller.invoke(
                         Self.nodeID(node),
                         ConcreteCommandPath(
-                            endpoint: 1, cluster: ClusterID(0x0006),
-                            command: CommandID(0x02)))
+                            endpoint: 1, cluster: Clusters.OnOff.id,
+                            command: Clusters.OnOff.Command.toggle))
                     samples.append(Self.milliseconds(clock.now - begin))
                 } catch {
                     invokeFailures += 1

@@ -389,10 +389,10 @@ private struct IdleDevice: RelayInteractionHandler {
 
 /// The bench's device: one On/Off cluster on endpoint 1 whose Toggle flips OnOff.
 actor BenchLight: InteractionDataProvider {
-    static let cluster = ClusterID(0x0006)
-    static let onOffPath = AttributePath(endpoint: 1, cluster: cluster, attribute: AttributeID(0))
+    static let cluster = Clusters.OnOff.id
+    static let onOffPath = AttributePath(endpoint: 1, cluster: cluster, attribute: Clusters.OnOff.Attribute.onOff)
     static let toggleRequest = InvokeRequestMessage(
-        invokeRequests: [CommandDataIB(path: CommandPathIB(endpoint: 1, cluster: cluster, command: CommandID(0x02)))])
+        invokeRequests: [CommandDataIB(path: CommandPathIB(endpoint: 1, cluster: cluster, command: Clusters.OnOff.Command.toggle))])
 
     private var onOff = false
     private var version: DataVersion = 1
@@ -400,10 +400,10 @@ actor BenchLight: InteractionDataProvider {
     func endpoints() -> [EndpointNumber] { [1] }
     func clusters(on endpoint: EndpointNumber) -> [ClusterID] { endpoint == 1 ? [Self.cluster] : [] }
     func attributes(of cluster: ClusterPath) -> [AttributeMetadata] {
-        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? [AttributeMetadata(id: AttributeID(0))] : []
+        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? [AttributeMetadata(id: Clusters.OnOff.Attribute.onOff)] : []
     }
     func commands(of cluster: ClusterPath) -> [CommandMetadata] {
-        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? [CommandMetadata(id: CommandID(0x02))] : []
+        cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? [CommandMetadata(id: Clusters.OnOff.Command.toggle)] : []
     }
     func dataVersion(of cluster: ClusterPath) -> DataVersion? {
         cluster == ClusterPath(endpoint: 1, cluster: Self.cluster) ? version : nil

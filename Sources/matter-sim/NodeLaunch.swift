@@ -45,7 +45,7 @@ struct NodeLaunch {
             throw ExitCode(1)
         }
         let authority = command.authority
-        let deviceType = device.primaryDeviceType?.rawValue ?? 0x0016
+        let deviceType = device.primaryDeviceType?.rawValue ?? DeviceTypes.rootNode.rawValue
         let commissioning: CommissioningConfiguration
         do {
             let attestation = try DeviceAttestationProvisioning.loadOrMint(

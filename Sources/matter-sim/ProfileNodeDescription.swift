@@ -71,10 +71,10 @@ extension ResolvedDeviceProfile {
     }
 
     private func behavior(of cluster: ResolvedCluster) -> ClusterBehavior {
-        if cluster.id == ClusterID(0x0402), let reading = behaviour.reading {
+        if cluster.id == Clusters.TemperatureMeasurement.id, let reading = behaviour.reading {
             return ClusterBehavior(reading: sensorReading(reading))
         }
-        if cluster.id == ClusterID(0x0201) {
+        if cluster.id == Clusters.Thermostat.id {
             let room = behaviour.room
             func hundredths(_ celsius: Double) -> Int64 { Int64((celsius * 100).rounded()) }
             return ClusterBehavior(
@@ -83,7 +83,7 @@ extension ResolvedDeviceProfile {
                     coolingStep: hundredths(room.coolingRate), leakPercent: Int64(room.leakPercent.rounded())))
         }
         // Window Covering (0x0102) is the one cluster whose motion the profile times.
-        guard cluster.id == ClusterID(0x0102) else { return ClusterBehavior() }
+        guard cluster.id == Clusters.WindowCovering.id else { return ClusterBehavior() }
         func speed(_ percentPerSecond: Double) -> MotionSpeed {
             .percent100thsPerSecond(UInt32(clamping: Int((max(percentPerSecond, 0) * 100).rounded())))
         }

@@ -41,7 +41,7 @@ let deviceTypeTypes: [any MatterDeviceType.Type] =
 /// An On/Off Light (Matter device type 0x0100).
 public struct OnOffLightDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.0100"
-    static let matterDeviceTypeID: UInt32 = 0x0100
+    static let matterDeviceTypeID = DeviceTypes.onOffLight.rawValue
     let context: DeviceTypeContext
     init(context: DeviceTypeContext) { self.context = context }
     public var metadata: DeviceTypeMetadata { context.metadata }
@@ -52,7 +52,7 @@ public struct OnOffLightDeviceType: DeviceType, MatterDeviceType {
 /// A Dimmable Light (0x0101).
 public struct DimmableLightDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.0101"
-    static let matterDeviceTypeID: UInt32 = 0x0101
+    static let matterDeviceTypeID = DeviceTypes.dimmableLight.rawValue
     let context: DeviceTypeContext
     init(context: DeviceTypeContext) { self.context = context }
     public var metadata: DeviceTypeMetadata { context.metadata }
@@ -63,7 +63,7 @@ public struct DimmableLightDeviceType: DeviceType, MatterDeviceType {
 /// An On/Off Plug-in Unit (0x010A).
 public struct OnOffPluginUnitDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.010a"
-    static let matterDeviceTypeID: UInt32 = 0x010A
+    static let matterDeviceTypeID = DeviceTypes.onOffPlugInUnit.rawValue
     let context: DeviceTypeContext
     init(context: DeviceTypeContext) { self.context = context }
     public var metadata: DeviceTypeMetadata { context.metadata }
@@ -74,7 +74,7 @@ public struct OnOffPluginUnitDeviceType: DeviceType, MatterDeviceType {
 /// A Window Covering (0x0202).
 public struct WindowCoveringDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.0202"
-    static let matterDeviceTypeID: UInt32 = 0x0202
+    static let matterDeviceTypeID = DeviceTypes.windowCovering.rawValue
     let context: DeviceTypeContext
     init(context: DeviceTypeContext) { self.context = context }
     public var metadata: DeviceTypeMetadata { context.metadata }
@@ -85,7 +85,11 @@ public struct WindowCoveringDeviceType: DeviceType, MatterDeviceType {
 /// Superset relations of Matter's device library (Device Library spec, "superset of"):
 /// Dimmable Light ⊇ On/Off Light, Color Temperature Light ⊇ Dimmable Light, Extended Color
 /// Light ⊇ Color Temperature Light.
-private let matterSupersetOf: [UInt32: UInt32] = [0x0101: 0x0100, 0x010C: 0x0101, 0x010D: 0x010C]
+private let matterSupersetOf: [UInt32: UInt32] = [
+    DeviceTypes.dimmableLight.rawValue: DeviceTypes.onOffLight.rawValue,
+    DeviceTypes.colorTemperatureLight.rawValue: DeviceTypes.dimmableLight.rawValue,
+    DeviceTypes.extendedColorLight.rawValue: DeviceTypes.colorTemperatureLight.rawValue,
+]
 
 /// Whether a device of type `have` can be used where `wanted` is named: the same type or
 /// one of its Matter supersets.
@@ -106,7 +110,7 @@ func serves(_ have: any DeviceType.Type, as wanted: any DeviceType.Type) -> Bool
 /// A Fan (0x002B).
 public struct FanDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.002b"
-    static let matterDeviceTypeID: UInt32 = 0x002B
+    static let matterDeviceTypeID = DeviceTypes.fan.rawValue
     let context: DeviceTypeContext
     init(context: DeviceTypeContext) { self.context = context }
     public var metadata: DeviceTypeMetadata { context.metadata }
@@ -117,7 +121,7 @@ public struct FanDeviceType: DeviceType, MatterDeviceType {
 /// A Humidity Sensor (0x0307).
 public struct HumiditySensorDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.0307"
-    static let matterDeviceTypeID: UInt32 = 0x0307
+    static let matterDeviceTypeID = DeviceTypes.humiditySensor.rawValue
     let context: DeviceTypeContext
     init(context: DeviceTypeContext) { self.context = context }
     public var metadata: DeviceTypeMetadata { context.metadata }

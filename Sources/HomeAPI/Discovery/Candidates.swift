@@ -320,7 +320,7 @@ func deviceCandidates(_ device: HomeDevice, subscribes: Bool) -> [any NodeCandid
             TraitAttributesCandidate(
                 homeObject: device, deviceTypes: types, trait: traitType, fieldDetails: attributes,
                 unsupportedReasons: reasons, location: loc))
-        let listsCommands = context.has(0xFFF9)
+        let listsCommands = context.has(Clusters.Global.Attribute.acceptedCommandList.rawValue)
         for command in traitType.commandTypes {
             guard let definition = cluster.command(CommandID(command.commandID)) else { continue }
             // The device's AcceptedCommandList decides; before it is known, the mandatory commands.
@@ -339,7 +339,7 @@ func deviceCandidates(_ device: HomeDevice, subscribes: Bool) -> [any NodeCandid
         }
         // Events the cluster can raise with the features the device reports (a Switch without
         // MultiPress never sends MultiPressComplete); before the FeatureMap is known, all.
-        let features = context.uint(0xFFFC, as: UInt32.self).map { cluster.featureCodes(map: $0) }
+        let features = context.uint(Clusters.Global.Attribute.featureMap.rawValue, as: UInt32.self).map { cluster.featureCodes(map: $0) }
         for event in traitType.eventTypes {
             guard let definition = cluster.event(EventID(event.eventID)),
                 features.map({ definition.conformance.isAllowed(features: $0) }) ?? true

@@ -55,7 +55,7 @@ struct TraitContext: Sendable, Hashable {
 
     /// Whether the cluster lists the command in its AcceptedCommandList (0xFFF9).
     func accepts(_ command: UInt32) -> Bool {
-        guard case .array(let items)? = attributes[AttributeID(0xFFF9)] else { return false }
+        guard case .array(let items)? = attributes[Clusters.Global.Attribute.acceptedCommandList] else { return false }
         return items.contains { $0.value.uintValue == UInt64(command) }
     }
 

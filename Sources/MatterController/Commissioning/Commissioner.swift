@@ -66,7 +66,7 @@ extension MatterController {
         } catch {
             // Disarm the fail-safe so the node rolls back at once rather than on expiry.
             _ = try? await client.invoke(
-                command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),
+                command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.armFailSafe),
                 fields: .structure([.context(0, .unsigned(0)), .context(1, .unsigned(0))]))
             await manager.closeSession(pase.handle, notifyPeer: true)
             throw error
@@ -106,7 +106,7 @@ extension MatterController {
         // 1. Fail-safe (spec 11.10.6.2): ArmFailSafeResponse.ErrorCode must be OK.
         let arm = try await step("ArmFailSafe") {
             try await client.invoke(
-                command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.armFailSafe),
+                command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.armFailSafe),
                 fields: .structure([
                     .context(0, .unsigned(UInt64(options.failSafeSeconds))),
                     .context(1, .unsigned(1)),
@@ -116,7 +116,7 @@ extension MatterController {
 
         // 2. Regulatory configuration: indoor/outdoor, unknown country; a node that refuses it still commissions.
         if let regulatory = try? await client.invoke(
-            command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.setRegulatoryConfig),
+            command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.setRegulatoryConfig),
             fields: .structure([.context(0, .unsigned(2)), .context(1, .utf8("XX")), .context(2, .unsigned(2))])),
             regulatory.fields?[context: 0]?.uintValue != 0
         {
@@ -129,7 +129,7 @@ extension MatterController {
         let attestationNonce = SecureRandom.bytes(32)
         let attestation = try await step("AttestationRequest") {
             try await client.invoke(
-                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.attestationRequest),
+                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.attestationRequest),
                 fields: .structure([.context(0, .bytes(attestationNonce))]))
         }
         guard let elements = attestation.fields?[context: 0]?.bytesValue,
@@ -149,7 +149,7 @@ extension MatterController {
         let csrNonce = SecureRandom.bytes(32)
         let csrResponse = try await step("CSRRequest") {
             try await client.invoke(
-                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.csrRequest),
+                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.csrRequest),
                 fields: .structure([.context(0, .bytes(csrNonce))]))
         }
         guard let nocsr = csrResponse.fields?[context: 0]?.bytesValue,
@@ -175,7 +175,7 @@ extension MatterController {
         // 5. Trusted root, then the NOC (spec 11.18.6.13, 11.18.6.8).
         _ = try await step("AddTrustedRootCertificate") {
             try await client.invoke(
-                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.addTrustedRootCertificate),
+                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.addTrustedRootCertificate),
                 fields: .structure([.context(0, .bytes(fabric.rootCertificate))]))
         }
         let noc: [UInt8]
@@ -190,7 +190,7 @@ extension MatterController {
         ]
         let nocResponse = try await step("AddNOC") {
             try await client.invoke(
-                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.addNOC),
+                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.addNOC),
                 fields: .structure(nocFields))
         }
         guard let statusCode = nocResponse.fields?[context: 0]?.uintValue else {
@@ -213,7 +213,7 @@ extension MatterController {
         }
         let complete = try await step("CommissioningComplete") {
             try await operational.invoke(
-                command(ControllerIDs.generalCommissioning, ControllerIDs.GeneralCommissioning.commissioningComplete))
+                command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.commissioningComplete))
         }
         try checkCommissioningError(complete, "CommissioningComplete")
         return CommissioningResult(nodeID: nodeID, address: address, fabricIndex: fabricIndex, attestation: attestationResult)
@@ -222,7 +222,7 @@ extension MatterController {
     private func certificate(_ client: InteractionClient, type: UInt64) async throws -> [UInt8] {
         let response = try await step("CertificateChainRequest") {
             try await client.invoke(
-                command(ControllerIDs.operationalCredentials, ControllerIDs.OperationalCredentials.certificateChainRequest),
+                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.certificateChainRequest),
                 fields: .structure([.context(0, .unsigned(type))]))
         }
         guard let der = response.fields?[context: 0]?.bytesValue else {

@@ -22,9 +22,9 @@ public struct GroupKeySet: Sendable, Hashable {
 }
 
 extension MatterController {
-    static let groupsCluster = ClusterID(0x0004)
-    static let groupKeyManagement = ClusterID(0x003F)
-    static let accessControl = ClusterID(0x001F)
+    static let groupsCluster = Clusters.Groups.id
+    static let groupKeyManagement = Clusters.GroupKeyManagement.id
+    static let accessControl = Clusters.AccessControl.id
 
     /// Makes `endpoints` of `node` members of `groupID` under `keySet`, keeping what the node
     /// already has: KeySetWrite, the fabric's GroupKeyMap with this group's entry added,
@@ -44,11 +44,13 @@ extension MatterController {
                 TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
             ])
             _ = try await client.invoke(
-                ConcreteCommandPath(endpoint: 0, cluster: Self.groupKeyManagement, command: CommandID(0x00)),
+                ConcreteCommandPath(
+                    endpoint: 0, cluster: Self.groupKeyManagement, command: Clusters.GroupKeyManagement.Command.keySetWrite),
                 fields: .structure([TLVElement(tag: .context(0), set)]))
 
             // GroupKeyMap (fabric-scoped list): a write replaces this fabric's entries.
-            let mapPath = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
+            let mapPath = AttributePath(
+                endpoint: 0, cluster: Self.groupKeyManagement, attribute: Clusters.GroupKeyManagement.Attribute.groupKeyMap)
             var map = ((try await client.read(mapPath)).members ?? []).compactMap { element -> (UInt16, UInt16)? in
                 guard let group = element.value[context: 1]?.uintValue, let set = element.value[context: 2]?.uintValue else { return nil }
                 return (UInt16(truncatingIfNeeded: group), UInt16(truncatingIfNeeded: set))
@@ -70,7 +72,7 @@ extension MatterController {
 
             for endpoint in endpoints {
                 let response = try await client.invoke(
-                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x00)),
+                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: Clusters.Groups.Command.addGroup),
                     fields: .structure([
                         TLVElement(tag: .context(0), .unsigned(UInt64(groupID))),
                         TLVElement(tag: .context(1), .utf8(Self.groupName(name))),
@@ -84,7 +86,7 @@ extension MatterController {
             }
 
             // The ACL (fabric-scoped list, written whole): add Operate for the group once.
-            let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
+            let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: Clusters.AccessControl.Attribute.acl)
             let entries = try await Self.accessControlList(client, aclPath, node: node)
             let granted = entries.contains { $0.authMode == .group && ($0.subjects ?? []).contains(UInt64(groupID)) }
             if !granted {
@@ -123,10 +125,11 @@ extension MatterController {
         try await withClient(node) { client in
             for endpoint in endpoints {
                 _ = try await client.invoke(
-                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: CommandID(0x03)),
+                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: Clusters.Groups.Command.removeGroup),
                     fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID)))]))
             }
-            let mapPath = AttributePath(endpoint: 0, cluster: Self.groupKeyManagement, attribute: AttributeID(0x0000))
+            let mapPath = AttributePath(
+                endpoint: 0, cluster: Self.groupKeyManagement, attribute: Clusters.GroupKeyManagement.Attribute.groupKeyMap)
             let map = (try await client.read(mapPath)).members ?? []
             let keptMap = map.filter { $0.value[context: 1]?.uintValue != UInt64(groupID) }
             if keptMap.count != map.count {
@@ -134,10 +137,11 @@ extension MatterController {
                     mapPath,
                     value: .array(
                         keptMap.map { element in
-                            TLVElement(.structure((element.value.members ?? []).filter { $0.tag != .context(0xFE) }))
+                            TLVElement(
+                                .structure((element.value.members ?? []).filter { $0.tag != .context(FieldDefinition.fabricIndexTag) }))
                         }))
             }
-            let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: AttributeID(0x0000))
+            let aclPath = AttributePath(endpoint: 0, cluster: Self.accessControl, attribute: Clusters.AccessControl.Attribute.acl)
             let acl = try await Self.accessControlList(client, aclPath, node: node)
             let keptACL = acl.filter { !($0.authMode == .group && ($0.subjects ?? []).contains(UInt64(groupID))) }
             if keptACL.count != acl.count {

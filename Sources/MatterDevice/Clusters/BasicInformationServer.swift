@@ -5,25 +5,9 @@ import MatterTLV
 /// The description supplies identity; anything it leaves out gets a neutral
 /// default so every mandatory attribute is present.
 final class BasicInformationServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0028)
+    static let clusterID = Clusters.BasicInformation.id
 
-    enum Attribute {
-        static let dataModelRevision = AttributeID(0x0000)
-        static let vendorName = AttributeID(0x0001)
-        static let vendorID = AttributeID(0x0002)
-        static let productName = AttributeID(0x0003)
-        static let productID = AttributeID(0x0004)
-        static let nodeLabel = AttributeID(0x0005)
-        static let location = AttributeID(0x0006)
-        static let hardwareVersion = AttributeID(0x0007)
-        static let hardwareVersionString = AttributeID(0x0008)
-        static let softwareVersion = AttributeID(0x0009)
-        static let softwareVersionString = AttributeID(0x000A)
-        static let uniqueID = AttributeID(0x0012)
-        static let capabilityMinima = AttributeID(0x0013)
-        static let specificationVersion = AttributeID(0x0015)
-        static let maxPathsPerInvoke = AttributeID(0x0016)
-    }
+    typealias Attribute = Clusters.BasicInformation.Attribute
 
     /// Matter 1.4: data model revision 18, specification version 1.4.0.0 (11.1.5.22).
     static let dataModelRevision: UInt16 = 18

@@ -4,15 +4,10 @@ import MatterTLV
 /// Boolean State cluster (Application Cluster spec 1.7): one true/false reading (for a
 /// Contact Sensor, contact). A change raises StateChange (1.7.5.1).
 final class BooleanStateServer: PhysicallyOperated {
-    static let clusterID = ClusterID(0x0045)
+    static let clusterID = Clusters.BooleanState.id
 
-    enum Attribute {
-        static let stateValue = AttributeID(0x0000)
-    }
-
-    enum Event {
-        static let stateChange = EventID(0x00)
-    }
+    typealias Attribute = Clusters.BooleanState.Attribute
+    typealias Event = Clusters.BooleanState.Event
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {
         attribute == Attribute.stateValue ? .bool(false) : nil

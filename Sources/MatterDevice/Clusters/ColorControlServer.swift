@@ -10,53 +10,11 @@ import MatterTLV
 /// effective ExecuteIfOff option is set (3.2.6.x "Options"). Level Control drives the colour
 /// temperature when its CoupleColorTempToLevel option is set (`levelChanged`).
 final class ColorControlServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0300)
+    static let clusterID = Clusters.ColorControl.id
 
-    enum Attribute {
-        static let currentHue = AttributeID(0x0000)
-        static let currentSaturation = AttributeID(0x0001)
-        static let remainingTime = AttributeID(0x0002)
-        static let currentX = AttributeID(0x0003)
-        static let currentY = AttributeID(0x0004)
-        static let colorTemperatureMireds = AttributeID(0x0007)
-        static let colorMode = AttributeID(0x0008)
-        static let options = AttributeID(0x000F)
-        static let numberOfPrimaries = AttributeID(0x0010)
-        static let enhancedCurrentHue = AttributeID(0x4000)
-        static let enhancedColorMode = AttributeID(0x4001)
-        static let colorLoopActive = AttributeID(0x4002)
-        static let colorLoopDirection = AttributeID(0x4003)
-        static let colorLoopTime = AttributeID(0x4004)
-        static let colorLoopStartEnhancedHue = AttributeID(0x4005)
-        static let colorLoopStoredEnhancedHue = AttributeID(0x4006)
-        static let colorCapabilities = AttributeID(0x400A)
-        static let colorTempPhysicalMinMireds = AttributeID(0x400B)
-        static let colorTempPhysicalMaxMireds = AttributeID(0x400C)
-        static let coupleColorTempToLevelMinMireds = AttributeID(0x400D)
-        static let startUpColorTemperatureMireds = AttributeID(0x4010)
-    }
-
-    enum Command {
-        static let moveToHue = CommandID(0x00)
-        static let moveHue = CommandID(0x01)
-        static let stepHue = CommandID(0x02)
-        static let moveToSaturation = CommandID(0x03)
-        static let moveSaturation = CommandID(0x04)
-        static let stepSaturation = CommandID(0x05)
-        static let moveToHueAndSaturation = CommandID(0x06)
-        static let moveToColor = CommandID(0x07)
-        static let moveColor = CommandID(0x08)
-        static let stepColor = CommandID(0x09)
-        static let moveToColorTemperature = CommandID(0x0A)
-        static let enhancedMoveToHue = CommandID(0x40)
-        static let enhancedMoveHue = CommandID(0x41)
-        static let enhancedStepHue = CommandID(0x42)
-        static let enhancedMoveToHueAndSaturation = CommandID(0x43)
-        static let colorLoopSet = CommandID(0x44)
-        static let stopMoveStep = CommandID(0x47)
-        static let moveColorTemperature = CommandID(0x4B)
-        static let stepColorTemperature = CommandID(0x4C)
-    }
+    typealias Feature = Clusters.ColorControl.Feature
+    typealias Attribute = Clusters.ColorControl.Attribute
+    typealias Command = Clusters.ColorControl.Command
 
     /// ColorModeEnum / EnhancedColorModeEnum.
     enum Mode: UInt64 { case hueSaturation = 0, xy = 1, temperature = 2, enhancedHueSaturation = 3 }
@@ -113,16 +71,20 @@ final class ColorControlServer: StandardClusterServer {
     private let temperature: Bool
 
     init(features: Set<String>) {
-        hueSaturation = features.contains("HS")
-        enhancedHue = features.contains("EHUE")
-        colorLoop = features.contains("CL")
-        xy = features.contains("XY")
-        temperature = features.contains("CT")
+        hueSaturation = features.contains(Feature.hueSaturation)
+        enhancedHue = features.contains(Feature.enhancedHue)
+        colorLoop = features.contains(Feature.colorLoop)
+        xy = features.contains(Feature.xy)
+        temperature = features.contains(Feature.colorTemperature)
     }
 
     /// ColorCapabilities carries the feature bits (3.2.7.x).
     private var capabilities: UInt64 {
-        (hueSaturation ? 0x01 : 0) | (enhancedHue ? 0x02 : 0) | (colorLoop ? 0x04 : 0) | (xy ? 0x08 : 0) | (temperature ? 0x10 : 0)
+        let present: [(Bool, Clusters.ColorControl.ColorCapabilitiesBitmap)] = [
+            (hueSaturation, .hueSaturation), (enhancedHue, .enhancedHue), (colorLoop, .colorLoop), (xy, .xy),
+            (temperature, .colorTemperature),
+        ]
+        return UInt64(present.reduce(into: Clusters.ColorControl.ColorCapabilitiesBitmap()) { if $1.0 { $0.insert($1.1) } }.rawValue)
     }
 
     /// The colour space a light without a profile value starts in: the first it has of
@@ -355,16 +317,17 @@ final class ColorControlServer: StandardClusterServer {
     /// ColorLoopStoredEnhancedHue, deactivating goes back to it; a running loop takes a new
     /// direction or time at once.
     private func colorLoopSet(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        guard let flags = fields.unsigned(0), let action = fields.unsigned(1), action <= 2, let direction = fields.unsigned(2),
+        guard let flagBits = fields.unsigned(0), let action = fields.unsigned(1), action <= 2, let direction = fields.unsigned(2),
             direction <= 1, let time = fields.unsigned(3), let startHue = fields.unsigned(4)
         else { return .failure(.invalidCommand) }
         guard shouldExecute(fields, maskTag: 5, context) else { return .success }
-        if flags & 0x02 != 0 { context.set(Attribute.colorLoopDirection, .uint(direction)) }
-        if flags & 0x04 != 0 { context.set(Attribute.colorLoopTime, .uint(time)) }
-        if flags & 0x08 != 0 { context.set(Attribute.colorLoopStartEnhancedHue, .uint(startHue)) }
+        let flags = Clusters.ColorControl.UpdateFlagsBitmap(rawValue: UInt8(truncatingIfNeeded: flagBits))
+        if flags.contains(.updateDirection) { context.set(Attribute.colorLoopDirection, .uint(direction)) }
+        if flags.contains(.updateTime) { context.set(Attribute.colorLoopTime, .uint(time)) }
+        if flags.contains(.updateStartHue) { context.set(Attribute.colorLoopStartEnhancedHue, .uint(startHue)) }
         let active = context.unsigned(Attribute.colorLoopActive) == 1
         let current = value(Attribute.enhancedCurrentHue, context)
-        if flags & 0x01 != 0 {
+        if flags.contains(.updateAction) {
             switch action {
             case 0:
                 guard active else { break }
@@ -378,7 +341,7 @@ final class ColorControlServer: StandardClusterServer {
                 setMode(.enhancedHueSaturation, context)
                 startLoop(from: action == 1 ? value(Attribute.colorLoopStartEnhancedHue, context) : current, context: context)
             }
-        } else if active, flags & 0x06 != 0 {
+        } else if active, !flags.isDisjoint(with: [.updateDirection, .updateTime]) {
             startLoop(from: current, context: context)
         }
         reschedule(context)

@@ -4,15 +4,9 @@ import MatterTLV
 /// Descriptor cluster (Core spec 9.5): what an endpoint is and what it contains.
 /// All values derive from the node's layout.
 final class DescriptorServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x001D)
+    static let clusterID = Clusters.Descriptor.id
 
-    enum Attribute {
-        static let deviceTypeList = AttributeID(0x0000)
-        static let serverList = AttributeID(0x0001)
-        static let clientList = AttributeID(0x0002)
-        static let partsList = AttributeID(0x0003)
-        static let tagList = AttributeID(0x0004)
-    }
+    typealias Attribute = Clusters.Descriptor.Attribute
 
     private let endpoint: NodeLayout.Endpoint?
     private let parts: [EndpointNumber]

@@ -10,47 +10,12 @@ import MatterTLV
 /// Every operation raises the events controllers follow: LockOperation, LockOperationError,
 /// DoorLockAlarm, LockUserChange.
 final class DoorLockServer: PhysicallyOperated {
-    static let clusterID = ClusterID(0x0101)
+    static let clusterID = Clusters.DoorLock.id
 
-    enum Attribute {
-        static let lockState = AttributeID(0x0000)
-        static let lockType = AttributeID(0x0001)
-        static let actuatorEnabled = AttributeID(0x0002)
-        static let numberOfTotalUsersSupported = AttributeID(0x0011)
-        static let numberOfPINUsersSupported = AttributeID(0x0012)
-        static let maxPINCodeLength = AttributeID(0x0017)
-        static let minPINCodeLength = AttributeID(0x0018)
-        static let credentialRulesSupport = AttributeID(0x001B)
-        static let numberOfCredentialsSupportedPerUser = AttributeID(0x001C)
-        static let autoRelockTime = AttributeID(0x0023)
-        static let operatingMode = AttributeID(0x0025)
-        static let supportedOperatingModes = AttributeID(0x0026)
-        static let wrongCodeEntryLimit = AttributeID(0x0030)
-        static let userCodeTemporaryDisableTime = AttributeID(0x0031)
-        static let requirePINforRemoteOperation = AttributeID(0x0033)
-    }
-
-    enum Command {
-        static let lockDoor = CommandID(0x00)
-        static let unlockDoor = CommandID(0x01)
-        static let unlockWithTimeout = CommandID(0x03)
-        static let setUser = CommandID(0x1A)
-        static let getUser = CommandID(0x1B)
-        static let getUserResponse = CommandID(0x1C)
-        static let clearUser = CommandID(0x1D)
-        static let setCredential = CommandID(0x22)
-        static let setCredentialResponse = CommandID(0x23)
-        static let getCredentialStatus = CommandID(0x24)
-        static let getCredentialStatusResponse = CommandID(0x25)
-        static let clearCredential = CommandID(0x26)
-    }
-
-    enum Event {
-        static let doorLockAlarm = EventID(0x00)
-        static let lockOperation = EventID(0x02)
-        static let lockOperationError = EventID(0x03)
-        static let lockUserChange = EventID(0x04)
-    }
+    typealias Feature = Clusters.DoorLock.Feature
+    typealias Attribute = Clusters.DoorLock.Attribute
+    typealias Command = Clusters.DoorLock.Command
+    typealias Event = Clusters.DoorLock.Event
 
     /// LockStateEnum, LockOperationTypeEnum, OperationSourceEnum, OperationErrorEnum,
     /// LockDataTypeEnum, DataOperationTypeEnum and the SetCredentialResponse status (5.2.6).
@@ -145,8 +110,8 @@ final class DoorLockServer: PhysicallyOperated {
     func handles(_ command: CommandID) -> Bool {
         switch command {
         case Command.lockDoor, Command.unlockDoor, Command.unlockWithTimeout: true
-        case Command.setUser, Command.getUser, Command.clearUser: features.contains("USR")
-        case Command.setCredential, Command.getCredentialStatus, Command.clearCredential: features.contains("USR")
+        case Command.setUser, Command.getUser, Command.clearUser: features.contains(Feature.user)
+        case Command.setCredential, Command.getCredentialStatus, Command.clearCredential: features.contains(Feature.user)
         default: false
         }
     }
@@ -199,7 +164,9 @@ final class DoorLockServer: PhysicallyOperated {
             }
             user = owner
             wrongCodeEntries = 0
-        } else if features.contains("COTA"), features.contains("PIN"), context.bool(Attribute.requirePINforRemoteOperation) == true {
+        } else if features.contains(Feature.credentialOverTheAirAccess), features.contains(Feature.pinCredential),
+            context.bool(Attribute.requirePINforRemoteOperation) == true
+        {
             return wrongCode(operation, context)
         }
         let pinIndex = user.flatMap { u in stored.pins.first { $0.value.user == u }?.key }
@@ -272,7 +239,7 @@ final class DoorLockServer: PhysicallyOperated {
             nullable(3, remote ? context.session.map { UInt64($0.subject.fabricIndex) } : nil),
             nullable(4, remote ? context.session.map { $0.subject.subject } : nil),
         ]
-        if features.contains("USR") { fields.append(credentials(5, pinIndex)) }
+        if features.contains(Feature.user) { fields.append(credentials(5, pinIndex)) }
         context.recordEvent(Event.lockOperation, priority: .critical, fields: fields)
     }
 
@@ -284,7 +251,7 @@ final class DoorLockServer: PhysicallyOperated {
             nullable(4, source == .remote ? context.session.map { UInt64($0.subject.fabricIndex) } : nil),
             nullable(5, source == .remote ? context.session.map { $0.subject.subject } : nil),
         ]
-        if features.contains("USR") { fields.append(credentials(6, pinIndex)) }
+        if features.contains(Feature.user) { fields.append(credentials(6, pinIndex)) }
         context.recordEvent(Event.lockOperationError, priority: .critical, fields: fields)
     }
 

@@ -6,35 +6,21 @@ import MatterTLV
 /// per node, shown as GroupKeyManagement's GroupTable, Core spec 11.2.6.2) so it is kept,
 /// persisted and dropped with its fabric like the group keys it depends on.
 final class GroupsServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0004)
+    static let clusterID = Clusters.Groups.id
 
-    enum Attribute {
-        static let nameSupport = AttributeID(0x0000)
-    }
-
-    enum Command {
-        static let addGroup = CommandID(0x00)
-        static let viewGroup = CommandID(0x01)
-        static let getGroupMembership = CommandID(0x02)
-        static let removeGroup = CommandID(0x03)
-        static let removeAllGroups = CommandID(0x04)
-        static let addGroupIfIdentifying = CommandID(0x05)
-        // Responses share the request's ID.
-        static let addGroupResponse = CommandID(0x00)
-        static let viewGroupResponse = CommandID(0x01)
-        static let getGroupMembershipResponse = CommandID(0x02)
-        static let removeGroupResponse = CommandID(0x03)
-    }
+    typealias Feature = Clusters.Groups.Feature
+    typealias Attribute = Clusters.Groups.Attribute
+    typealias Command = Clusters.Groups.Command
 
     /// GroupName is at most 16 bytes (1.3.7.1).
     static let maxNameLength = 16
     /// NameSupportBitmap: GroupNames is bit 7 (1.3.5.1).
-    private static let groupNamesBit: UInt64 = 0x80
+    private static let groupNamesBit = UInt64(Clusters.Groups.NameSupportBitmap.groupNames.rawValue)
 
     private let namesSupported: Bool
 
     init(features: Set<String>) {
-        namesSupported = features.contains("GN")
+        namesSupported = features.contains(Feature.groupNames)
     }
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {

@@ -4,33 +4,13 @@ import MatterTLV
 /// Identify cluster (Application Cluster spec 1.2): IdentifyTime counts down once a
 /// second while the device identifies itself.
 final class IdentifyServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0003)
+    static let clusterID = Clusters.Identify.id
 
-    enum Attribute {
-        static let identifyTime = AttributeID(0x0000)
-        static let identifyType = AttributeID(0x0001)
-    }
-
-    enum Command {
-        static let identify = CommandID(0x00)
-        static let triggerEffect = CommandID(0x40)
-    }
+    typealias Attribute = Clusters.Identify.Attribute
+    typealias Command = Clusters.Identify.Command
 
     /// EffectIdentifierEnum (1.2.5.1).
-    enum Effect: UInt64 {
-        case blink = 0x00, breathe = 0x01, okay = 0x02, channelChange = 0x0B
-        case finishEffect = 0xFE, stopEffect = 0xFF
-
-        /// How long a simulated effect lasts; the spec leaves it to the device.
-        var duration: Duration {
-            switch self {
-            case .blink, .okay: .seconds(1)
-            case .breathe: .seconds(15)
-            case .channelChange: .seconds(8)
-            case .finishEffect, .stopEffect: .zero
-            }
-        }
-    }
+    typealias Effect = Clusters.Identify.EffectIdentifierEnum
 
     private static let countdown = "countdown"
     private static let effectTimer = "effect"
@@ -60,7 +40,7 @@ final class IdentifyServer: StandardClusterServer {
             return .success
         case Command.triggerEffect:
             // 1.2.6.2: an effect identifier outside the enum is a constraint error.
-            guard let raw = fields.unsigned(0), let effect = Effect(rawValue: raw) else {
+            guard let raw = fields.unsigned(0), let effect = UInt8(exactly: raw).flatMap(Effect.init(rawValue:)) else {
                 return .failure(.constraintError)
             }
             trigger(effect, context: context)
@@ -104,6 +84,18 @@ final class IdentifyServer: StandardClusterServer {
             activeEffect = effect
             context.logger.info("endpoint \(context.endpoint): identify effect \(effect)")
             context.startTimer(Self.effectTimer, after: effect.duration)
+        }
+    }
+}
+
+extension Clusters.Identify.EffectIdentifierEnum {
+    /// How long a simulated effect lasts; the spec leaves it to the device.
+    var duration: Duration {
+        switch self {
+        case .blink, .okay: .seconds(1)
+        case .breathe: .seconds(15)
+        case .channelChange: .seconds(8)
+        case .finishEffect, .stopEffect: .zero
         }
     }
 }

@@ -5,37 +5,16 @@ import MatterTLV
 /// node clock: CurrentLevel moves in steps every 100 ms (intermediate values are
 /// reported) and RemainingTime counts down in tenths of a second.
 final class LevelControlServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0008)
+    static let clusterID = Clusters.LevelControl.id
 
-    enum Attribute {
-        static let currentLevel = AttributeID(0x0000)
-        static let remainingTime = AttributeID(0x0001)
-        static let minLevel = AttributeID(0x0002)
-        static let maxLevel = AttributeID(0x0003)
-        static let options = AttributeID(0x000F)
-        static let onOffTransitionTime = AttributeID(0x0010)
-        static let onLevel = AttributeID(0x0011)
-        static let onTransitionTime = AttributeID(0x0012)
-        static let offTransitionTime = AttributeID(0x0013)
-        static let defaultMoveRate = AttributeID(0x0014)
-        static let startUpCurrentLevel = AttributeID(0x4000)
-    }
-
-    enum Command {
-        static let moveToLevel = CommandID(0x00)
-        static let move = CommandID(0x01)
-        static let step = CommandID(0x02)
-        static let stop = CommandID(0x03)
-        static let moveToLevelWithOnOff = CommandID(0x04)
-        static let moveWithOnOff = CommandID(0x05)
-        static let stepWithOnOff = CommandID(0x06)
-        static let stopWithOnOff = CommandID(0x07)
-    }
+    typealias Feature = Clusters.LevelControl.Feature
+    typealias Attribute = Clusters.LevelControl.Attribute
+    typealias Command = Clusters.LevelControl.Command
 
     /// Interval between intermediate CurrentLevel updates.
     static let tick = Duration.milliseconds(100)
     private static let transitionTimer = "transition"
-    private static let coupleColorTempToLevel: UInt64 = 0x02
+    private static let coupleColorTempToLevel = UInt64(Clusters.LevelControl.OptionsBitmap.coupleColorTempToLevel.rawValue)
 
     /// The OnOff feature (OO): On/Off commands on this endpoint drive the level.
     let coupledToOnOff: Bool
@@ -61,8 +40,8 @@ final class LevelControlServer: StandardClusterServer {
     private var transition: Transition?
 
     init(features: Set<String>) {
-        coupledToOnOff = features.contains("OO")
-        lighting = features.contains("LT")
+        coupledToOnOff = features.contains(Feature.onOff)
+        lighting = features.contains(Feature.lighting)
     }
 
     /// Whether an Off command's fade is running (the light counts as off already).

@@ -4,24 +4,20 @@ import MatterTLV
 /// Occupancy Sensing cluster (Application Cluster spec 2.7): the Occupied bit of
 /// Occupancy; a change raises OccupancyChanged (2.7.7.1).
 final class OccupancySensingServer: PhysicallyOperated {
-    static let clusterID = ClusterID(0x0406)
+    static let clusterID = Clusters.OccupancySensing.id
 
-    enum Attribute {
-        static let occupancy = AttributeID(0x0000)
-        static let occupancySensorType = AttributeID(0x0001)
-        static let occupancySensorTypeBitmap = AttributeID(0x0002)
-    }
-
-    enum Event {
-        static let occupancyChanged = EventID(0x00)
-    }
+    typealias Feature = Clusters.OccupancySensing.Feature
+    typealias Attribute = Clusters.OccupancySensing.Attribute
+    typealias Event = Clusters.OccupancySensing.Event
 
     /// The sensor type and its bitmap follow the feature the profile declares (2.7.4).
     private let sensorType: (type: UInt64, bitmap: UInt64)
 
     init(features: Set<String>) {
         sensorType =
-            if features.contains("PIR") { (0, 0b001) } else if features.contains("US") { (1, 0b010) } else if features.contains("PHY") {
+            if features.contains(Feature.passiveInfrared) { (0, 0b001) } else if features.contains(Feature.ultrasonic) {
+                (1, 0b010)
+            } else if features.contains(Feature.physicalContact) {
                 (3, 0b100)
             } else { (0, 0b001) }
     }

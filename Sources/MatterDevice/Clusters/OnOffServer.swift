@@ -6,24 +6,11 @@ import MatterTLV
 /// Level Control cluster (OnOff feature) on the same endpoint, turning on and off
 /// goes through the level (1.6.4.1.1).
 final class OnOffServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0006)
+    static let clusterID = Clusters.OnOff.id
 
-    enum Attribute {
-        static let onOff = AttributeID(0x0000)
-        static let globalSceneControl = AttributeID(0x4000)
-        static let onTime = AttributeID(0x4001)
-        static let offWaitTime = AttributeID(0x4002)
-        static let startUpOnOff = AttributeID(0x4003)
-    }
-
-    enum Command {
-        static let off = CommandID(0x00)
-        static let on = CommandID(0x01)
-        static let toggle = CommandID(0x02)
-        static let offWithEffect = CommandID(0x40)
-        static let onWithRecallGlobalScene = CommandID(0x41)
-        static let onWithTimedOff = CommandID(0x42)
-    }
+    typealias Feature = Clusters.OnOff.Feature
+    typealias Attribute = Clusters.OnOff.Attribute
+    typealias Command = Clusters.OnOff.Command
 
     private static let timedOnOffTimer = "timedOnOff"
     private static let tick = Duration.milliseconds(100)
@@ -36,7 +23,7 @@ final class OnOffServer: StandardClusterServer {
     private var globalSceneLevel: UInt8?
 
     init(features: Set<String>) {
-        lighting = features.contains("LT")
+        lighting = features.contains(Feature.lighting)
     }
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {
@@ -178,7 +165,7 @@ final class OnOffServer: StandardClusterServer {
 
     /// 1.5.7.6 OnWithTimedOff.
     private func onWithTimedOff(_ fields: CommandFields, context: ClusterContext) {
-        let acceptOnlyWhenOn = (fields.unsigned(0) ?? 0) & 0x01 != 0
+        let acceptOnlyWhenOn = (fields.unsigned(0) ?? 0) & UInt64(Clusters.OnOff.OnOffControlBitmap.acceptOnlyWhenOn.rawValue) != 0
         let requestedOnTime = fields.unsigned(1) ?? 0
         let requestedOffWaitTime = fields.unsigned(2) ?? 0
         let on = isOn(context)

@@ -8,23 +8,11 @@ import MatterTLV
 /// (MSR), LongPress and LongRelease for a held press (MSL), and MultiPressComplete once
 /// no further press came within the multi-press window (MSM; not after a long press).
 final class SwitchServer: PhysicallyOperated {
-    static let clusterID = ClusterID(0x003B)
+    static let clusterID = Clusters.Switch.id
 
-    enum Attribute {
-        static let numberOfPositions = AttributeID(0x0000)
-        static let currentPosition = AttributeID(0x0001)
-        static let multiPressMax = AttributeID(0x0002)
-    }
-
-    enum Event {
-        static let switchLatched = EventID(0x00)
-        static let initialPress = EventID(0x01)
-        static let longPress = EventID(0x02)
-        static let shortRelease = EventID(0x03)
-        static let longRelease = EventID(0x04)
-        static let multiPressOngoing = EventID(0x05)
-        static let multiPressComplete = EventID(0x06)
-    }
+    typealias Feature = Clusters.Switch.Feature
+    typealias Attribute = Clusters.Switch.Attribute
+    typealias Event = Clusters.Switch.Event
 
     /// How long a short press holds the button down, the pause between presses of a
     /// multi-press, how long a held press lasts past the long-press threshold, and the
@@ -59,19 +47,19 @@ final class SwitchServer: PhysicallyOperated {
         switch attribute {
         case Attribute.numberOfPositions: .uint(2)
         case Attribute.currentPosition: .uint(0)
-        case Attribute.multiPressMax: features.contains("MSM") ? .uint(2) : nil
+        case Attribute.multiPressMax: features.contains(Feature.momentarySwitchMultiPress) ? .uint(2) : nil
         default: nil
         }
     }
 
     /// A press in progress is cut short by a power loss: the switch starts released.
     func startUp(_ context: ClusterContext) {
-        if features.contains("MS") { context.set(Attribute.currentPosition, .uint(0)) }
+        if features.contains(Feature.momentarySwitch) { context.set(Attribute.currentPosition, .uint(0)) }
     }
 
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
         guard case .press(let press) = action else { throw PhysicalActionError("Switch cannot \(action)") }
-        if features.contains("LS") {
+        if features.contains(Feature.latchingSwitch) {
             let positions = max(2, context.unsigned(Attribute.numberOfPositions) ?? 2)
             let count = if case .short(let n) = press { n } else { 1 }
             // Each press moves the switch one position on: more presses than it has positions
@@ -88,16 +76,22 @@ final class SwitchServer: PhysicallyOperated {
             }
             return
         }
-        guard features.contains("MS") else { throw PhysicalActionError("this switch declares neither LatchingSwitch nor MomentarySwitch") }
+        guard features.contains(Feature.momentarySwitch) else {
+            throw PhysicalActionError("this switch declares neither LatchingSwitch nor MomentarySwitch")
+        }
         guard pending.isEmpty else { throw PhysicalActionError("the switch is still being pressed") }
         switch press {
         case .long:
             pending = [(.zero, .press(number: 1))]
-            if features.contains("MSL") { pending.append((Self.longPressThreshold, .longPressed)) }
+            if features.contains(Feature.momentarySwitchLongPress) { pending.append((Self.longPressThreshold, .longPressed)) }
             pending.append(
-                (features.contains("MSL") ? Self.longHold - Self.longPressThreshold : Self.longHold, .release(number: 1, long: true)))
+                (
+                    features.contains(Feature.momentarySwitchLongPress) ? Self.longHold - Self.longPressThreshold : Self.longHold,
+                    .release(number: 1, long: true)
+                ))
         case .short(let count):
-            let most = features.contains("MSM") ? Int(clamping: context.unsigned(Attribute.multiPressMax) ?? 2) : 1
+            let most =
+                features.contains(Feature.momentarySwitchMultiPress) ? Int(clamping: context.unsigned(Attribute.multiPressMax) ?? 2) : 1
             guard count >= 1, count <= most else {
                 throw PhysicalActionError("this switch counts 1 to \(most) presses in a row, not \(count)")
             }
@@ -106,7 +100,7 @@ final class SwitchServer: PhysicallyOperated {
                 pending.append((number == 1 ? .zero : Self.pressGap, .press(number: number)))
                 pending.append((Self.pressHold, .release(number: number, long: false)))
             }
-            if features.contains("MSM") { pending.append((Self.multiPressWindow, .complete(total: count))) }
+            if features.contains(Feature.momentarySwitchMultiPress) { pending.append((Self.multiPressWindow, .complete(total: count))) }
         }
         runSteps(context)
     }
@@ -136,16 +130,16 @@ final class SwitchServer: PhysicallyOperated {
             context.set(Attribute.currentPosition, .uint(position))
             if number == 1 {
                 context.recordEvent(Event.initialPress, priority: .info, fields: [field(0, position)])
-            } else if features.contains("MSM"), !features.contains("AS") {
+            } else if features.contains(Feature.momentarySwitchMultiPress), !features.contains(Feature.actionSwitch) {
                 context.recordEvent(Event.multiPressOngoing, priority: .info, fields: [field(0, position), field(1, UInt64(number))])
             }
         case .longPressed:
             context.recordEvent(Event.longPress, priority: .info, fields: [field(0, position)])
         case .release(_, let long):
             context.set(Attribute.currentPosition, .uint(0))
-            if long, features.contains("MSL") {
+            if long, features.contains(Feature.momentarySwitchLongPress) {
                 context.recordEvent(Event.longRelease, priority: .info, fields: [field(0, position)])
-            } else if features.contains("MSR") {
+            } else if features.contains(Feature.momentarySwitchRelease) {
                 context.recordEvent(Event.shortRelease, priority: .info, fields: [field(0, position)])
             }
         case .complete(let total):

@@ -6,13 +6,9 @@ import MatterTLV
 /// those are known (2.3.5.1: a reading outside them cannot be reported). The reading stays
 /// as set, follows the profile's schedule, or takes a bounded random walk (`SensorReading`).
 final class TemperatureMeasurementServer: PhysicallyOperated {
-    static let clusterID = ClusterID(0x0402)
+    static let clusterID = Clusters.TemperatureMeasurement.id
 
-    enum Attribute {
-        static let measuredValue = AttributeID(0x0000)
-        static let minMeasuredValue = AttributeID(0x0001)
-        static let maxMeasuredValue = AttributeID(0x0002)
-    }
+    typealias Attribute = Clusters.TemperatureMeasurement.Attribute
 
     private static let readingTimer = "reading"
     private let reading: SensorReading?

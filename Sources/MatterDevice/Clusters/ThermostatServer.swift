@@ -10,26 +10,11 @@ import MatterTLV
 /// gives one (the rates are the profile's `behaviour.room`). ThermostatRunningState says
 /// which relay is on.
 final class ThermostatServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0201)
+    static let clusterID = Clusters.Thermostat.id
 
-    enum Attribute {
-        static let localTemperature = AttributeID(0x0000)
-        static let outdoorTemperature = AttributeID(0x0001)
-        static let occupiedCoolingSetpoint = AttributeID(0x0011)
-        static let occupiedHeatingSetpoint = AttributeID(0x0012)
-        static let minHeatSetpointLimit = AttributeID(0x0015)
-        static let maxHeatSetpointLimit = AttributeID(0x0016)
-        static let minCoolSetpointLimit = AttributeID(0x0017)
-        static let maxCoolSetpointLimit = AttributeID(0x0018)
-        static let minSetpointDeadBand = AttributeID(0x0019)
-        static let controlSequenceOfOperation = AttributeID(0x001B)
-        static let systemMode = AttributeID(0x001C)
-        static let thermostatRunningState = AttributeID(0x0029)
-    }
-
-    enum Command {
-        static let setpointRaiseLower = CommandID(0x00)
-    }
+    typealias Feature = Clusters.Thermostat.Feature
+    typealias Attribute = Clusters.Thermostat.Attribute
+    typealias Command = Clusters.Thermostat.Command
 
     /// SystemModeEnum values this server acts on.
     enum Mode: UInt64 { case off = 0, auto = 1, cool = 3, heat = 4, emergencyHeat = 5, precooling = 6, fanOnly = 7 }
@@ -47,9 +32,9 @@ final class ThermostatServer: StandardClusterServer {
 
     init(features: Set<String>, room: RoomModel? = nil) {
         self.room = room ?? Self.defaultRoom
-        heat = features.contains("HEAT")
-        cool = features.contains("COOL")
-        auto = features.contains("AUTO")
+        heat = features.contains(Feature.heating)
+        cool = features.contains(Feature.cooling)
+        auto = features.contains(Feature.autoMode)
     }
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {

@@ -6,42 +6,34 @@ import MatterTLV
 /// covering travels towards its target at the speed the description sets,
 /// updating position and OperationalStatus every 100 ms.
 final class WindowCoveringServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0102)
+    static let clusterID = Clusters.WindowCovering.id
 
-    enum Attribute {
-        static let type = AttributeID(0x0000)
-        static let configStatus = AttributeID(0x0007)
-        static let operationalStatus = AttributeID(0x000A)
-        static let endProductType = AttributeID(0x000D)
-        static let mode = AttributeID(0x0017)
-    }
-
-    enum Command {
-        static let upOrOpen = CommandID(0x00)
-        static let downOrClose = CommandID(0x01)
-        static let stopMotion = CommandID(0x02)
-        static let goToLiftValue = CommandID(0x04)
-        static let goToLiftPercentage = CommandID(0x05)
-        static let goToTiltValue = CommandID(0x07)
-        static let goToTiltPercentage = CommandID(0x08)
-    }
+    typealias Feature = Clusters.WindowCovering.Feature
+    typealias Attribute = Clusters.WindowCovering.Attribute
+    typealias Command = Clusters.WindowCovering.Command
 
     /// One axis of motion: lift or tilt, each with its own attribute set.
     enum Axis: CaseIterable {
         case lift, tilt
 
-        var feature: String { self == .lift ? "LF" : "TL" }
+        var feature: String { self == .lift ? Feature.lift : Feature.tilt }
         var timerName: String { self == .lift ? "liftMotion" : "tiltMotion" }
         /// Bit position of this axis in OperationalStatus (5.3.5.16: global 0-1, lift 2-3, tilt 4-5).
         var statusShift: UInt64 { self == .lift ? 2 : 4 }
 
-        var currentPosition: AttributeID { AttributeID(self == .lift ? 0x0003 : 0x0004) }
-        var numberOfActuations: AttributeID { AttributeID(self == .lift ? 0x0005 : 0x0006) }
-        var currentPercentage: AttributeID { AttributeID(self == .lift ? 0x0008 : 0x0009) }
-        var targetPercent100ths: AttributeID { AttributeID(self == .lift ? 0x000B : 0x000C) }
-        var currentPercent100ths: AttributeID { AttributeID(self == .lift ? 0x000E : 0x000F) }
-        var installedOpenLimit: AttributeID { AttributeID(self == .lift ? 0x0010 : 0x0012) }
-        var installedClosedLimit: AttributeID { AttributeID(self == .lift ? 0x0011 : 0x0013) }
+        var currentPosition: AttributeID { self == .lift ? Attribute.currentPositionLift : Attribute.currentPositionTilt }
+        var numberOfActuations: AttributeID { self == .lift ? Attribute.numberOfActuationsLift : Attribute.numberOfActuationsTilt }
+        var currentPercentage: AttributeID {
+            self == .lift ? Attribute.currentPositionLiftPercentage : Attribute.currentPositionTiltPercentage
+        }
+        var targetPercent100ths: AttributeID {
+            self == .lift ? Attribute.targetPositionLiftPercent100ths : Attribute.targetPositionTiltPercent100ths
+        }
+        var currentPercent100ths: AttributeID {
+            self == .lift ? Attribute.currentPositionLiftPercent100ths : Attribute.currentPositionTiltPercent100ths
+        }
+        var installedOpenLimit: AttributeID { self == .lift ? Attribute.installedOpenLimitLift : Attribute.installedOpenLimitTilt }
+        var installedClosedLimit: AttributeID { self == .lift ? Attribute.installedClosedLimitLift : Attribute.installedClosedLimitTilt }
     }
 
     /// OperationalStatus values of one axis (MovementStatus, 5.3.4.x).
@@ -51,15 +43,17 @@ final class WindowCoveringServer: StandardClusterServer {
 
     /// ConfigStatus bits (5.3.5.8) and Mode bits (5.3.5.21).
     private enum ConfigStatusBit {
-        static let operational: UInt64 = 0x01
-        static let liftMovementReversed: UInt64 = 0x04
-        static let liftPositionAware: UInt64 = 0x08
-        static let tiltPositionAware: UInt64 = 0x10
+        typealias Bits = Clusters.WindowCovering.ConfigStatusBitmap
+        static let operational = UInt64(Bits.operational.rawValue)
+        static let liftMovementReversed = UInt64(Bits.liftMovementReversed.rawValue)
+        static let liftPositionAware = UInt64(Bits.liftPositionAware.rawValue)
+        static let tiltPositionAware = UInt64(Bits.tiltPositionAware.rawValue)
     }
     private enum ModeBit {
-        static let motorDirectionReversed: UInt64 = 0x01
-        static let calibrationMode: UInt64 = 0x02
-        static let maintenanceMode: UInt64 = 0x04
+        typealias Bits = Clusters.WindowCovering.ModeBitmap
+        static let motorDirectionReversed = UInt64(Bits.motorDirectionReversed.rawValue)
+        static let calibrationMode = UInt64(Bits.calibrationMode.rawValue)
+        static let maintenanceMode = UInt64(Bits.maintenanceMode.rawValue)
     }
 
     static let fullyOpen: Int64 = 0
@@ -96,8 +90,8 @@ final class WindowCoveringServer: StandardClusterServer {
             return .uint(0)
         case Attribute.configStatus:
             var status = ConfigStatusBit.operational
-            if features.contains("PA_LF") { status |= ConfigStatusBit.liftPositionAware }
-            if features.contains("PA_TL") { status |= ConfigStatusBit.tiltPositionAware }
+            if features.contains(Feature.positionAwareLift) { status |= ConfigStatusBit.liftPositionAware }
+            if features.contains(Feature.positionAwareTilt) { status |= ConfigStatusBit.tiltPositionAware }
             return .uint(status)
         default:
             break

@@ -6,14 +6,9 @@ import MatterTLV
 /// entries, which are the ones every access check uses; a write replaces the writer's
 /// fabric's entries there.
 final class AccessControlServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x001F)
+    static let clusterID = Clusters.AccessControl.id
 
-    enum Attribute {
-        static let acl = AttributeID(0x0000)
-        static let subjectsPerAccessControlEntry = AttributeID(0x0002)
-        static let targetsPerAccessControlEntry = AttributeID(0x0003)
-        static let accessControlEntriesPerFabric = AttributeID(0x0004)
-    }
+    typealias Attribute = Clusters.AccessControl.Attribute
 
     /// The spec's minimums (9.10.6.3-5), which are also what we support.
     static let subjectsPerEntry = 4
@@ -48,9 +43,7 @@ final class AccessControlServer: StandardClusterServer {
         return true
     }
 
-    enum Event {
-        static let accessControlEntryChanged = EventID(0x0000)
-    }
+    typealias Event = Clusters.AccessControl.Event
 
     /// ChangeTypeEnum (9.10.4.1).
     enum ChangeType: UInt64 { case changed = 0, added = 1, removed = 2 }
@@ -78,7 +71,10 @@ final class AccessControlServer: StandardClusterServer {
             guard let latest = new ?? old else { continue }
             context.recordEvent(
                 Event.accessControlEntryChanged, priority: .info,
-                fields: admin + [.context(3, .unsigned(change.rawValue)), .context(4, latest.tlv), .context(254, .unsigned(UInt64(fabric)))])
+                fields: admin + [
+                    .context(3, .unsigned(change.rawValue)), .context(4, latest.tlv),
+                    .context(FieldDefinition.fabricIndexTag, .unsigned(UInt64(fabric))),
+                ])
         }
     }
 

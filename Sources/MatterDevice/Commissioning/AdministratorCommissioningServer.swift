@@ -6,19 +6,10 @@ import MatterTLV
 /// window for another commissioner, with a passcode verifier of its own (enhanced) or
 /// the device's (basic, feature BC).
 final class AdministratorCommissioningServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x003C)
+    static let clusterID = Clusters.AdministratorCommissioning.id
 
-    enum Attribute {
-        static let windowStatus = AttributeID(0x0000)
-        static let adminFabricIndex = AttributeID(0x0001)
-        static let adminVendorID = AttributeID(0x0002)
-    }
-
-    enum Command {
-        static let openCommissioningWindow = CommandID(0x00)
-        static let openBasicCommissioningWindow = CommandID(0x01)
-        static let revokeCommissioning = CommandID(0x02)
-    }
+    typealias Attribute = Clusters.AdministratorCommissioning.Attribute
+    typealias Command = Clusters.AdministratorCommissioning.Command
 
     /// StatusCodeEnum (11.19.6.1), sent as cluster-specific statuses.
     enum Status: UInt8 {
@@ -34,7 +25,7 @@ final class AdministratorCommissioningServer: StandardClusterServer {
     func initialValue(for attribute: AttributeID) -> TLVValue? {
         switch attribute {
         case Attribute.windowStatus: .uint(0)
-        case Attribute.adminFabricIndex, Attribute.adminVendorID: .null
+        case Attribute.adminFabricIndex, Attribute.adminVendorId: .null
         default: nil
         }
     }

@@ -388,10 +388,10 @@ final class CommissioningCoordinator {
             failSafe = context
         }
         // BasicInformation Leave (11.1.6.3), before the fabric's state goes.
-        let basic = ClusterPath(endpoint: 0, cluster: ClusterID(0x0028))
+        let basic = ClusterPath(endpoint: 0, cluster: Clusters.BasicInformation.id)
         if runtime.composition.clusters(on: 0).contains(basic.cluster) {
             runtime.recordEvent(
-                basic, EventID(0x02), priority: .info,
+                basic, Clusters.BasicInformation.Event.leave, priority: .info,
                 data: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(index)))]))
         }
         removeFabricState(index)
@@ -654,7 +654,7 @@ final class CommissioningCoordinator {
         let adminVendor: TLVValue = status == 0 ? .null : (window?.openerVendorID.map { .uint($0) } ?? .null)
         runtime.store.update(rootPath(cluster, A.windowStatus), to: .uint(status))
         runtime.store.update(rootPath(cluster, A.adminFabricIndex), to: adminFabric)
-        runtime.store.update(rootPath(cluster, A.adminVendorID), to: adminVendor)
+        runtime.store.update(rootPath(cluster, A.adminVendorId), to: adminVendor)
     }
 
     // MARK: Persistence

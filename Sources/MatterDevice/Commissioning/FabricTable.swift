@@ -54,7 +54,7 @@ public struct FabricInfo: Sendable, Hashable, Codable {
             TLVElement(tag: .context(3), .unsigned(fabricID)),
             TLVElement(tag: .context(4), .unsigned(nodeID)),
             TLVElement(tag: .context(5), .utf8(label)),
-            TLVElement(tag: .context(0xFE), .unsigned(UInt64(index))),
+            TLVElement(tag: .context(FieldDefinition.fabricIndexTag), .unsigned(UInt64(index))),
         ])
     }
 
@@ -63,7 +63,7 @@ public struct FabricInfo: Sendable, Hashable, Codable {
         .structure([
             TLVElement(tag: .context(1), .bytes([UInt8](nodeOperationalCertificate))),
             TLVElement(tag: .context(2), intermediateCertificate.map { .bytes([UInt8]($0)) } ?? .null),
-            TLVElement(tag: .context(0xFE), .unsigned(UInt64(index))),
+            TLVElement(tag: .context(FieldDefinition.fabricIndexTag), .unsigned(UInt64(index))),
         ])
     }
 }

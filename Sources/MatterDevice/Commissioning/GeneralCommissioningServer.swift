@@ -4,24 +4,10 @@ import MatterTLV
 /// General Commissioning cluster (Core spec 11.10): the fail-safe, the regulatory
 /// configuration and the end of commissioning.
 final class GeneralCommissioningServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0030)
+    static let clusterID = Clusters.GeneralCommissioning.id
 
-    enum Attribute {
-        static let breadcrumb = AttributeID(0x0000)
-        static let basicCommissioningInfo = AttributeID(0x0001)
-        static let regulatoryConfig = AttributeID(0x0002)
-        static let locationCapability = AttributeID(0x0003)
-        static let supportsConcurrentConnection = AttributeID(0x0004)
-    }
-
-    enum Command {
-        static let armFailSafe = CommandID(0x00)
-        static let armFailSafeResponse = CommandID(0x01)
-        static let setRegulatoryConfig = CommandID(0x02)
-        static let setRegulatoryConfigResponse = CommandID(0x03)
-        static let commissioningComplete = CommandID(0x04)
-        static let commissioningCompleteResponse = CommandID(0x05)
-    }
+    typealias Attribute = Clusters.GeneralCommissioning.Attribute
+    typealias Command = Clusters.GeneralCommissioning.Command
 
     private let configuration: CommissioningConfiguration
 

@@ -4,20 +4,10 @@ import MatterTLV
 /// General Diagnostics cluster (Core spec 11.12): the network interface, how often the
 /// node has booted and for how long it has been up.
 final class GeneralDiagnosticsServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0033)
+    static let clusterID = Clusters.GeneralDiagnostics.id
 
-    enum Attribute {
-        static let networkInterfaces = AttributeID(0x0000)
-        static let rebootCount = AttributeID(0x0001)
-        static let upTime = AttributeID(0x0002)
-        static let testEventTriggersEnabled = AttributeID(0x0008)
-    }
-
-    enum Command {
-        static let testEventTrigger = CommandID(0x00)
-        static let timeSnapshot = CommandID(0x01)
-        static let timeSnapshotResponse = CommandID(0x02)
-    }
+    typealias Attribute = Clusters.GeneralDiagnostics.Attribute
+    typealias Command = Clusters.GeneralDiagnostics.Command
 
     /// InterfaceTypeEnum (11.12.4.4).
     static let ethernetInterfaceType: UInt8 = 2

@@ -5,29 +5,17 @@ import MatterTLV
 /// its IPK, from AddNOC) and the map from groups to key sets. Key material is written,
 /// never read back.
 final class GroupKeyManagementServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x003F)
+    static let clusterID = Clusters.GroupKeyManagement.id
 
-    enum Attribute {
-        static let groupKeyMap = AttributeID(0x0000)
-        static let groupTable = AttributeID(0x0001)
-        static let maxGroupsPerFabric = AttributeID(0x0002)
-        static let maxGroupKeysPerFabric = AttributeID(0x0003)
-    }
-
-    enum Command {
-        static let keySetWrite = CommandID(0x00)
-        static let keySetRead = CommandID(0x01)
-        static let keySetReadResponse = CommandID(0x02)
-        static let keySetRemove = CommandID(0x03)
-        static let keySetReadAllIndices = CommandID(0x04)
-        static let keySetReadAllIndicesResponse = CommandID(0x05)
-    }
+    typealias Feature = Clusters.GroupKeyManagement.Feature
+    typealias Attribute = Clusters.GroupKeyManagement.Attribute
+    typealias Command = Clusters.GroupKeyManagement.Command
 
     private let cacheAndSyncSupported: Bool
     private let configuration: CommissioningConfiguration
 
     init(features: Set<String>, configuration: CommissioningConfiguration) {
-        cacheAndSyncSupported = features.contains("CS")
+        cacheAndSyncSupported = features.contains(Feature.cacheAndSync)
         self.configuration = configuration
     }
 

@@ -115,7 +115,9 @@ public struct GroupKeyMapEntry: Sendable, Hashable, Codable {
     }
 
     var tlv: TLVValue {
-        .structure([.context(1, .uint(groupID)), .context(2, .uint(keySetID)), .context(0xFE, .uint(fabricIndex))])
+        .structure([
+            .context(1, .uint(groupID)), .context(2, .uint(keySetID)), .context(FieldDefinition.fabricIndexTag, .uint(fabricIndex)),
+        ])
     }
 
     init?(tlv: TLVValue, fabricIndex: FabricIndex) {

@@ -4,16 +4,9 @@ import MatterTLV
 /// Network Commissioning cluster (Core spec 11.9) for an Ethernet interface (feature ET):
 /// one network, always connected, nothing to configure.
 final class NetworkCommissioningServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x0031)
+    static let clusterID = Clusters.NetworkCommissioning.id
 
-    enum Attribute {
-        static let maxNetworks = AttributeID(0x0000)
-        static let networks = AttributeID(0x0001)
-        static let interfaceEnabled = AttributeID(0x0004)
-        static let lastNetworkingStatus = AttributeID(0x0005)
-        static let lastNetworkID = AttributeID(0x0006)
-        static let lastConnectErrorValue = AttributeID(0x0007)
-    }
+    typealias Attribute = Clusters.NetworkCommissioning.Attribute
 
     private let interface: NetworkInterfaceInfo
 

@@ -6,31 +6,10 @@ import MatterTLV
 /// and the NOCs that make the node a member of fabrics. Its list attributes mirror the
 /// coordinator's fabric table.
 final class OperationalCredentialsServer: StandardClusterServer {
-    static let clusterID = ClusterID(0x003E)
+    static let clusterID = Clusters.OperationalCredentials.id
 
-    enum Attribute {
-        static let nocs = AttributeID(0x0000)
-        static let fabrics = AttributeID(0x0001)
-        static let supportedFabrics = AttributeID(0x0002)
-        static let commissionedFabrics = AttributeID(0x0003)
-        static let trustedRootCertificates = AttributeID(0x0004)
-        static let currentFabricIndex = AttributeID(0x0005)
-    }
-
-    enum Command {
-        static let attestationRequest = CommandID(0x00)
-        static let attestationResponse = CommandID(0x01)
-        static let certificateChainRequest = CommandID(0x02)
-        static let certificateChainResponse = CommandID(0x03)
-        static let csrRequest = CommandID(0x04)
-        static let csrResponse = CommandID(0x05)
-        static let addNOC = CommandID(0x06)
-        static let updateNOC = CommandID(0x07)
-        static let nocResponse = CommandID(0x08)
-        static let updateFabricLabel = CommandID(0x09)
-        static let removeFabric = CommandID(0x0A)
-        static let addTrustedRootCertificate = CommandID(0x0B)
-    }
+    typealias Attribute = Clusters.OperationalCredentials.Attribute
+    typealias Command = Clusters.OperationalCredentials.Command
 
     /// CertificateChainTypeEnum (11.18.4.2).
     enum CertificateChainType: UInt64 {

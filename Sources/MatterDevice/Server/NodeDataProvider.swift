@@ -83,9 +83,9 @@ struct NodeDataProvider: InteractionDataProvider {
     }
 
     /// Descriptor (Core spec 9.5) and its ServerList attribute.
-    static let descriptor = ClusterID(0x001D)
-    static let serverList = AttributeID(0x0001)
-    static let deviceTypeList = AttributeID(0x0000)
+    static let descriptor = Clusters.Descriptor.id
+    static let serverList = Clusters.Descriptor.Attribute.serverList
+    static let deviceTypeList = Clusters.Descriptor.Attribute.deviceTypeList
 
     func endpoints() async -> [EndpointNumber] { composition.endpoints }
 

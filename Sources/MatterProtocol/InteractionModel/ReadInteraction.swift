@@ -165,11 +165,13 @@ extension InteractionServer {
     }
 
     private static func skippedByFlags(_ attribute: AttributeID, _ flags: UInt32) -> Bool {
-        switch attribute.rawValue {
-        case 0xFFFB: flags & WildcardPathFlag.skipAttributeList != 0
-        case 0xFFFA: flags & WildcardPathFlag.skipEventList != 0
-        case 0xFFF8, 0xFFF9: flags & WildcardPathFlag.skipCommandLists != 0
-        default: false
+        typealias Global = Clusters.Global.Attribute
+        switch attribute {
+        case Global.attributeList: return flags & WildcardPathFlag.skipAttributeList != 0
+        case Global.generatedCommandList, Global.acceptedCommandList: return flags & WildcardPathFlag.skipCommandLists != 0
+        // EventList, which the 1.4 model no longer has; the flag still names it.
+        case AttributeID(0xFFFA): return flags & WildcardPathFlag.skipEventList != 0
+        default: return false
         }
     }
 

@@ -256,6 +256,26 @@ struct InteractionServerReadTests {
         #expect(try imStatusCode(try await exchange.nextSent()) == .invalidAction)
     }
 
+    /// WildcardPathFlags (10.6.2.1): SkipAttributeList (bit 2), SkipEventList (bit 3) and
+    /// SkipCommandLists (bit 4) leave those global attributes out of a wildcard's expansion.
+    @Test func wildcardPathFlagsSkipTheListAttributes() async throws {
+        let node = IMFakeNode()
+        let ids: [UInt32] = [0, 0xFFF8, 0xFFF9, 0xFFFA, 0xFFFB, 0xFFFD]
+        await node.addCluster(
+            ClusterPath(endpoint: 1, cluster: ClusterID(6)), attributes: ids.map { (AttributeMetadata(id: AttributeID($0)), .unsigned(1)) })
+        let server = InteractionServer(provider: node, clock: ManualClock())
+        func read(flags: UInt32?) async throws -> [UInt32] {
+            let path = AttributePathIB(endpoint: 1, cluster: ClusterID(6), wildcardPathFlags: flags)
+            let reports = try await imRead(server, ReadRequestMessage(attributeRequests: [path]))
+            return reports.flatMap { $0.dataByPath.keys.map(\.attribute.rawValue) }.sorted()
+        }
+        #expect(try await read(flags: nil) == ids)
+        #expect(try await read(flags: 1 << 2) == [0, 0xFFF8, 0xFFF9, 0xFFFA, 0xFFFD])
+        #expect(try await read(flags: 1 << 3) == [0, 0xFFF8, 0xFFF9, 0xFFFB, 0xFFFD])
+        #expect(try await read(flags: 1 << 4) == [0, 0xFFFA, 0xFFFB, 0xFFFD])
+        #expect(try await read(flags: 1 << 2 | 1 << 3 | 1 << 4) == [0, 0xFFFD])
+    }
+
     @Test func globalAttributeUnderWildcardCluster() async throws {
         let server = InteractionServer(provider: await makeIMNode(), clock: ManualClock())
         let data = try #require(try await imRead(server, ReadRequestMessage(attributeRequests: [apIB(nil, nil, 0xFFFD)])).first)
