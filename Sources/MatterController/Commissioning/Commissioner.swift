@@ -211,11 +211,27 @@ extension MatterController {
         } catch {
             throw ControllerError.commissioningFailed(step: "CASE", reason: "\(error)")
         }
-        let complete = try await step("CommissioningComplete") {
-            try await operational.invoke(
-                command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.commissioningComplete))
+        let completeCommand = command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.commissioningComplete)
+        do {
+            let complete = try await operational.invoke(completeCommand)
+            try checkCommissioningError(complete, "CommissioningComplete")
+        } catch let error as ControllerError where error.isConnectivityFailure {
+            // MRP gave up, but what it lost may be the answer: the node may have committed. Asked
+            // again on the same CASE session, a node that did answers NoFailSafe (its fail-safe is
+            // disarmed, spec 11.10.7.6); one that did not answers as it would have the first time.
+            // (Seen at 20 % loss: the node on the fabric, the controller saying it failed, and a
+            // second commissioning unable to find it, its window closed.)
+            let again = try await step("CommissioningComplete") { try await operational.invoke(completeCommand) }
+            let code = again.fields?[context: 0]?.uintValue
+            if code != UInt64(Clusters.GeneralCommissioning.CommissioningErrorEnum.noFailSafe.rawValue) {
+                try checkCommissioningError(again, "CommissioningComplete")
+            }
+        } catch let error as ControllerError {
+            switch error {
+            case .commissioningFailed, .attestationFailed, .cancelled: throw error
+            default: throw ControllerError.commissioningFailed(step: "CommissioningComplete", reason: error.description)
+            }
         }
-        try checkCommissioningError(complete, "CommissioningComplete")
         return CommissioningResult(nodeID: nodeID, address: address, fabricIndex: fabricIndex, attestation: attestationResult)
     }
 
