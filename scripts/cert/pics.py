@@ -1,0 +1,78 @@
+"""The device's PICS, from what it declares: a chip.testing case (run by scripts/cert.sh) that
+commissions the device, reads every attribute once (a wildcard read) and writes, for each server
+cluster on any endpoint, the PICS codes of the certification test plans:
+
+    <code>.S=1  <code>.S.A<attr>=1  <code>.S.C<cmd>.Rsp=1  <code>.S.C<cmd>.Tx=1  <code>.S.F<bit>=1
+
+(<code> is the cluster's picsCode in connectedhomeip's data_model XML), <code>.C=1 for each
+client cluster in a Descriptor's ClientList, and MCORE.ROLE.COMMISSIONEE=1. Nothing is added or
+left out by hand. Also writes, beside the PICS file, a JSON map of picsCode -> endpoints.
+
+    python pics.py --string-arg out:FILE --string-arg data_model:DIR <chip.testing options>
+"""
+import glob
+import json
+import os
+import xml.etree.ElementTree as ET
+
+from chip.testing.matter_testing import MatterBaseTest, async_test_body, default_matter_test_main
+
+DESCRIPTOR, CLIENT_LIST = 0x001D, 0x0002
+FEATURE_MAP, ATTRIBUTE_LIST, ACCEPTED, GENERATED = 0xFFFC, 0xFFFB, 0xFFF9, 0xFFF8
+
+
+def pics_codes(data_model_dir: str) -> dict[int, str]:
+    """Cluster id -> picsCode, from the spec's cluster XML files."""
+    codes = {}
+    for path in glob.glob(os.path.join(data_model_dir, "clusters", "*.xml")):
+        root = ET.parse(path).getroot()
+        classification = root.find("classification")
+        code = classification.get("picsCode") if classification is not None else None
+        ids = [root.get("id")] + [c.get("id") for c in root.findall("clusterIds/clusterId")]
+        for cid in ids:
+            if cid and code:
+                codes.setdefault(int(cid, 16), code)
+    return codes
+
+
+class CertPics(MatterBaseTest):
+    @async_test_body
+    async def test_pics(self):
+        out = self.user_params["out"]
+        codes = pics_codes(self.user_params["data_model"])
+        read = await self.default_controller.Read(self.dut_node_id, [()])
+        pics = {"MCORE.ROLE.COMMISSIONEE": True}
+        endpoints: dict[str, list[int]] = {}
+        unknown = []
+        for endpoint, clusters in sorted(read.tlvAttributes.items()):
+            for cluster_id, attributes in sorted(clusters.items()):
+                code = codes.get(cluster_id)
+                if code is None:
+                    unknown.append(f"ep{endpoint}/0x{cluster_id:04X}")
+                    continue
+                endpoints.setdefault(code, []).append(endpoint)
+                pics[f"{code}.S"] = True
+                for attribute in attributes.get(ATTRIBUTE_LIST, []):
+                    pics[f"{code}.S.A{attribute:04X}"] = True
+                for command in attributes.get(ACCEPTED, []):
+                    pics[f"{code}.S.C{command:02X}.Rsp"] = True
+                for command in attributes.get(GENERATED, []):
+                    pics[f"{code}.S.C{command:02X}.Tx"] = True
+                feature_map = attributes.get(FEATURE_MAP, 0)
+                for bit in range(32):
+                    if feature_map & (1 << bit):
+                        pics[f"{code}.S.F{bit:02X}"] = True
+                if cluster_id == DESCRIPTOR:
+                    for client in attributes.get(CLIENT_LIST, []):
+                        if client in codes:
+                            pics[f"{codes[client]}.C"] = True
+        with open(out, "w") as f:
+            for key in sorted(pics):
+                f.write(f"{key}=1\n")
+        with open(out + ".endpoints.json", "w") as f:
+            json.dump({"endpoints": endpoints, "unknown": unknown}, f, indent=1)
+        print(f"pics: {len(pics)} codes, {len(endpoints)} clusters with a PICS code; unknown: {unknown}")
+
+
+if __name__ == "__main__":
+    default_matter_test_main()
