@@ -50,6 +50,24 @@ import Testing
         #expect(removed.first?[context: 4]?[context: 1] == .unsigned(3))
     }
 
+    /// TC-ACL-2.6 step 3 (Core 9.10.7.1, 11.18.6.8): the administrator entry AddNOC makes is
+    /// recorded as Added, made over PASE (AdminNodeID null, AdminPasscodeID 0), on its fabric.
+    @Test func addNOCRecordsItsAdministratorEntryAsAdded() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock)
+        let commissioner = try TestCommissioner()
+        let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
+        let changes = await node.events().filter { $0.cluster == CommissioningIDs.accessControl && $0.event == EventID(0) }
+        #expect(changes.count == 1)
+        let added = changes.first?.data
+        #expect(added?[context: 1] == .null)
+        #expect(added?[context: 2] == .unsigned(0))
+        #expect(added?[context: 3] == .unsigned(1))  // Added
+        #expect(added?[context: 4]?[context: 1] == .unsigned(5))  // Privilege Administer
+        #expect(added?[context: 4]?[context: 2] == .unsigned(2))  // AuthMode CASE
+        #expect(added?[context: 254] == .unsigned(UInt64(fabric)))
+        #expect(changes.first?.endpoint == 0)
+    }
+
     @Test func aclIsEnforcedOnReadWriteAndInvoke() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let commissioner = try TestCommissioner()
