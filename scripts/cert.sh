@@ -122,26 +122,21 @@ harness() {
     </dev/null >"$log" 2>&1
 }
 
-declare -A RESULT   # "case|profile" -> pass / FAIL / n/a / harness
-CASES=()
-record() {  # record CASE PROFILE RESULT
-  [ -n "${RESULT["$1|$2"]:-}" ] || { [[ " ${CASES[*]} " == *" $1 "* ]] || CASES+=("$1"); }
-  case "${RESULT["$1|$2"]:-}" in FAIL|harness) ;; *) RESULT["$1|$2"]="$3" ;; esac
-}
-
 for profile in $PROFILES; do
   dir="$OUT/$profile"; rm -rf "$dir"; mkdir -p "$dir"
+  # record CASE RESULT: one line of the profile's results (scripts/cert/table.py reads them).
+  record() { printf '%s\t%s\n' "$1" "$2" >>"$dir/results.tsv"; }
   echo "cert: $profile ..."
   if ! start_device "$profile" "$dir/pics-device.log" \
     || ! harness "$ROOT/scripts/cert/pics.py" "$dir/pics.log" --storage-path "$WORK/pics-storage.json" \
       --logs-path "$WORK/logs" --string-arg "out:$dir/pics.txt" --string-arg "data_model:$DATA_MODEL"; then
     echo "cert: $profile: no PICS (device or commissioning failed; $dir/pics.log)"
-    record "(commissioning)" "$profile" FAIL; continue
+    record "(commissioning)" FAIL; continue
   fi
   rm -f "$WORK/pics-storage.json"
   python3 "$ROOT/scripts/cert/plan.py" "$CHIP_DIR" "$dir/pics.txt" "$ONLY" >"$dir/plan.tsv"
   while IFS=$'\t' read -r kind file a b c; do
-    if [ "$kind" = n/a ]; then record "$a" "$profile" n/a; fi
+    if [ "$kind" = n/a ]; then record "$a" n/a; fi
   done <"$dir/plan.tsv"
   while IFS=$'\t' read -r kind file endpoint methods pixits; do
     [ "$kind" = run ] || continue
@@ -151,35 +146,20 @@ for profile in $PROFILES; do
     [ "${#extra[@]}" -gt 0 ] && [ -n "${extra[0]}" ] || extra=()
     rm -rf "$WORK/logs" "$WORK/storage.json"
     if ! start_device "$profile" "${log%.log}.device.log"; then
-      for m in ${methods//,/ }; do record "$("$VENV/bin/python" "$ROOT/scripts/cert/result.py" name "$m")" "$profile" FAIL; done
+      for m in ${methods//,/ }; do record "$("$VENV/bin/python" "$ROOT/scripts/cert/result.py" name "$m")" FAIL; done
       continue
     fi
     harness "$file" "$log" --storage-path "$WORK/storage.json" --logs-path "$WORK/logs" \
       --endpoint "$endpoint" --PICS "$dir/pics.txt" --app-pid $$ --bool-arg use_button_simulator:true \
       "${tests[@]}" "${extra[@]}" || true
     while IFS=$'\t' read -r case result; do
-      record "$case" "$profile" "$result"
+      record "$case" "$result"
       [ "$result" = pass ] || [ "$result" = n/a ] || echo "cert: $profile $case $result ($log)"
     done < <("$VENV/bin/python" "$ROOT/scripts/cert/result.py" results "$WORK/logs" "$log" "$methods" "$ROOT/scripts/cert/harness-limits.tsv")
   done <"$dir/plan.tsv"
   stop_device
 done
 
-# The table: one row per case, one column per profile.
-passed=0; failed=0; limits=0
-{
-  printf 'case'; for p in $PROFILES; do printf '\t%s' "$p"; done; printf '\n'
-  for case in $(printf '%s\n' "${CASES[@]}" | sort -V); do
-    printf '%s' "$case"
-    for p in $PROFILES; do
-      r="${RESULT["$case|$p"]:-n/a}"
-      case "$r" in pass) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; harness) limits=$((limits + 1)) ;; esac
-      printf '\t%s' "$r"
-    done
-    printf '\n'
-  done
-} >"$OUT/table.tsv"
-column -t -s $'\t' "$OUT/table.tsv"
-echo "cert: connectedhomeip $(cat "$CHIP_DIR/COMMIT" 2>/dev/null || echo "at $CHIP_DIR"); harness limits: $limits"
-echo "cert: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+# The table: one row per case, one column per profile; the counts.
+python3 "$ROOT/scripts/cert/table.py" "$OUT" $PROFILES
+echo "cert: connectedhomeip $(cat "$CHIP_DIR/COMMIT" 2>/dev/null || echo "at $CHIP_DIR")"

@@ -28,6 +28,11 @@ def summary(logs: str) -> dict[str, str]:
     return results
 
 
+def from_log(text: str) -> dict[str, str]:
+    """The results the run log names (`[Test] test_X PASS`), where mobly left no summary."""
+    return dict(re.findall(r"INFO \[Test\] (test_\w+) (PASS|FAIL|SKIP|ERROR)\b", text))
+
+
 def limits(path: str) -> list[tuple[str, re.Pattern, str]]:
     rows = []
     if os.path.exists(path):
@@ -43,8 +48,8 @@ def main() -> None:
         print(display_name(sys.argv[2]))
         return
     logs, run_log, methods, limits_file = sys.argv[2:6]
-    found = summary(logs)
     text = open(run_log, errors="replace").read() if os.path.exists(run_log) else ""
+    found = summary(logs) or from_log(text)
     for method in methods.split(","):
         case = display_name(method)
         raw = found.get(method)
