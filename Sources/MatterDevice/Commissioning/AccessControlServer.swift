@@ -55,8 +55,10 @@ final class AccessControlServer: StandardClusterServer {
     /// ChangeTypeEnum (9.10.4.1).
     enum ChangeType: UInt64 { case changed = 0, added = 1, removed = 2 }
 
-    /// AccessControlEntryChanged (9.10.7.1), fabric-sensitive, one per entry the write changed,
-    /// added or removed, position by position.
+    /// AccessControlEntryChanged (9.10.7.1), fabric-sensitive, one per entry the write updated,
+    /// added or removed, position by position. A position the write fills again is updated
+    /// (Changed) even with the same value: TC-ACL-2.6 step 5 expects two events for a write of
+    /// the existing entry and a new one, as connectedhomeip's UpdateEntry records.
     private func recordChanges(
         from before: [AccessControlEntry], to after: [AccessControlEntry], fabric: FabricIndex, context: ClusterContext
     ) {
@@ -65,7 +67,7 @@ final class AccessControlServer: StandardClusterServer {
             let new = index < after.count ? after[index] : nil
             let change: ChangeType
             switch (old, new) {
-            case (let old?, let new?): if old == new { continue } else { change = .changed }
+            case (_?, _?): change = .changed
             case (nil, _?): change = .added
             default: change = .removed
             }
