@@ -6,7 +6,9 @@ cluster on any endpoint, the PICS codes of the certification test plans:
 
 (<code> is the cluster's picsCode in connectedhomeip's data_model XML), <code>.C=1 for each
 client cluster in a Descriptor's ClientList, and MCORE.ROLE.COMMISSIONEE=1. Nothing is added or
-left out by hand. Also writes, beside the PICS file, a JSON map of picsCode -> endpoints.
+left out by hand. Also writes, beside the PICS file, a JSON map of picsCode -> endpoints and the
+PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
+cluster and an attribute of it), read from the device as the rest.
 
     python pics.py --string-arg out:FILE --string-arg data_model:DIR <chip.testing options>
 """
@@ -15,9 +17,13 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
+from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS
 from chip.testing.matter_testing import MatterBaseTest, async_test_body, default_matter_test_main
 
-DESCRIPTOR, CLIENT_LIST = 0x001D, 0x0002
+DESCRIPTOR, DEVICE_TYPE_LIST, CLIENT_LIST = 0x001D, 0x0000, 0x0002
+# Clusters every endpoint may carry (Identify, Groups, Descriptor, Binding, labels): not what
+# an application endpoint is about.
+INFRASTRUCTURE = {0x0003, 0x0004, 0x001D, 0x001E, 0x0040, 0x0041}
 FEATURE_MAP, ATTRIBUTE_LIST, ACCEPTED, GENERATED = 0xFFFC, 0xFFFB, 0xFFF9, 0xFFF8
 
 
@@ -70,8 +76,26 @@ class CertPics(MatterBaseTest):
             for key in sorted(pics):
                 f.write(f"{key}=1\n")
         with open(out + ".endpoints.json", "w") as f:
-            json.dump({"endpoints": endpoints, "unknown": unknown}, f, indent=1)
+            json.dump({"endpoints": endpoints, "unknown": unknown, "pixits": self.pixits(read.tlvAttributes)}, f, indent=1)
         print(f"pics: {len(pics)} codes, {len(endpoints)} clusters with a PICS code; unknown: {unknown}")
+
+    @staticmethod
+    def pixits(attributes: dict) -> dict[str, str]:
+        """The first application endpoint, its first device type, and the first attribute of
+        its first application cluster, as TC-ACE-1.4's PIXIT.ACE.APP* name them."""
+        for endpoint in sorted(e for e in attributes if e != 0):
+            clusters = attributes[endpoint]
+            device_types = clusters.get(DESCRIPTOR, {}).get(DEVICE_TYPE_LIST, [])
+            for cluster_id in sorted(c for c in clusters if c not in INFRASTRUCTURE and c in ALL_CLUSTERS):
+                ids = sorted(a for a in clusters[cluster_id].get(ATTRIBUTE_LIST, []) if a in ALL_ATTRIBUTES.get(cluster_id, {}))
+                if device_types and ids:
+                    return {
+                        "PIXIT.ACE.APPENDPOINT": str(endpoint),
+                        "PIXIT.ACE.APPDEVTYPEID": str(device_types[0][0]),
+                        "PIXIT.ACE.APPCLUSTER": ALL_CLUSTERS[cluster_id].__name__,
+                        "PIXIT.ACE.APPATTRIBUTE": ALL_ATTRIBUTES[cluster_id][ids[0]].__name__,
+                    }
+        return {}
 
 
 if __name__ == "__main__":

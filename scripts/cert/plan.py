@@ -8,7 +8,8 @@ the first endpoint that serves it, an application endpoint before the root), or 
 the node as a whole (CORE, against endpoint 0). The case's own guards (its PICS and
 run_if_endpoint_matches) decide the rest: a case whose pics_ list (the PICS the test harness
 selects it by) names a code the device does not declare is not applicable; the others run. PIXITs come from the case's CI arguments
-(the `--int-arg`, `--bool-arg`, ... of the CI run that lists it). Prints one run per line, tab
+(the `--int-arg`, `--bool-arg`, ... of the CI run that lists it), except those that name a part
+of the device (pics.py reads them from it: the CI values name connectedhomeip's example app). Prints one run per line, tab
 separated: file, endpoint, the cases (comma separated), the PIXIT arguments (JSON list); and one
 `n/a` line per case whose cluster the device does not serve.
 """
@@ -90,7 +91,8 @@ def required_pics(text: str, case: str) -> list[str]:
 def main() -> None:
     chip, pics_file = sys.argv[1], sys.argv[2]
     only = re.compile(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None
-    served = json.load(open(pics_file + ".endpoints.json"))["endpoints"]
+    declared_map = json.load(open(pics_file + ".endpoints.json"))
+    served, device_pixits = declared_map["endpoints"], declared_map.get("pixits", {})
     declared = {line.split("=")[0] for line in open(pics_file) if line.strip().endswith("=1")}
     testing = os.path.join(chip, "src", "python_testing")
     for name in sorted(os.listdir(testing)):
@@ -119,6 +121,7 @@ def main() -> None:
             args = next((p for p, cases in runs if method in cases), None)
             if args is None:
                 args = next((p for p, cases in runs if not cases), runs[0][0] if runs else [])
+            args = [f"{a.split(':')[0]}:{device_pixits[a.split(':')[0]]}" if a.split(":")[0] in device_pixits else a for a in args]
             groups.setdefault((endpoint, json.dumps(args)), []).append(method)
         for (endpoint, args), methods in groups.items():
             print(f"run\t{name}\t{endpoint}\t{','.join(methods)}\t{args}")
