@@ -78,6 +78,7 @@ final class CommissioningCoordinator {
     func restore(_ snapshot: CommissioningSnapshot) {
         var table = FabricTable(capacity: fabrics.capacity)
         for fabric in snapshot.fabrics.fabrics { table.upsert(fabric) }
+        table.lastAllocatedIndex = snapshot.fabrics.lastAllocatedIndex ?? table.lastAllocatedIndex
         fabrics = table
         let known = Set(table.fabrics.map(\.index))
         accessControlEntries = snapshot.accessControlEntries.filter { known.contains($0.fabricIndex) }
