@@ -121,6 +121,26 @@ import Testing
         await node.stop()
     }
 
+    /// TC-OPCREDS-3.4 step 20: a trusted root added under the fail-safe is for a new fabric, so
+    /// an UpdateNOC after it answers MissingCsr, as connectedhomeip does.
+    @Test func updateNOCAfterAddTrustedRootIsMissingCSR() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock)
+        let commissioner = try TestCommissioner()
+        let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
+        let admin = commissioner.adminSession(3, fabric: fabric)
+        _ = try await node.call(0, CommissioningIDs.generalCommissioning, 0x00, fields((0, u(60)), (1, u(0))), session: admin)
+        let csrResponse = try await node.call(
+            0, CommissioningIDs.operationalCredentials, 0x04, fields((0, .bytes(randomBytes(32))), (1, .bool(true))), session: admin)
+        let csr = try DeviceAttestation.parseNOCSRElements(try #require(csrResponse[context: 0]?.bytesValue)).csr
+        let noc = try commissioner.noc(fromCSR: csr, nodeID: 0x5555)
+        let otherRoot = try TestCommissioner().root.tlvEncoded
+        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x0B, fields((0, .bytes(otherRoot))), session: admin) == .success)
+        let response = try await node.call(
+            0, CommissioningIDs.operationalCredentials, 0x07, fields((0, .bytes(noc.tlvEncoded))), session: admin)
+        #expect(response[context: 0] == u(4))  // MissingCsr
+        #expect(await node.fabrics.first?.nodeID != 0x5555)
+    }
+
     @Test func openCommissioningWindowNeedsATimedInvokeAndAValidVerifier() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let recorder = EventRecorder(node.commissioningEvents)
