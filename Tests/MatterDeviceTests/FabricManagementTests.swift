@@ -160,6 +160,16 @@ import Testing
         #expect(
             await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, badVerifier, session: admin, timed: true)
                 == .status(InteractionStatus(.failure, clusterStatus: 3)))
+        // Iterations under 1000 or a salt under 16 bytes: PAKEParameterError, not the generic
+        // CONSTRAINT_ERROR of the field's range (11.19.8.1; TC-CADMIN-1.5 step 9).
+        let fewIterations = fields((0, u(180)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(999)), (4, .bytes(salt)))
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, fewIterations, session: admin, timed: true)
+                == .status(InteractionStatus(.failure, clusterStatus: 3)))
+        let shortSalt = fields((0, u(180)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(1000)), (4, .bytes(randomBytes(15))))
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, shortSalt, session: admin, timed: true)
+                == .status(InteractionStatus(.failure, clusterStatus: 3)))
         let tooShort = fields((0, u(60)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(1000)), (4, .bytes(salt)))
         #expect(
             await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, tooShort, session: admin, timed: true)
