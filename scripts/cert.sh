@@ -35,7 +35,6 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$PROFILES" ] || PROFILES="$(cd DeviceProfiles/devices && ls *.yaml | sed 's/\.yaml$//' | tr '\n' ' ')"
 CASE_TIMEOUT_S="${CERT_CASE_TIMEOUT:-600}"
-PASSCODE=20202021; DISCRIMINATOR=3840
 
 build_products matter-sim
 SIM="$BIN/matter-sim"
@@ -84,7 +83,7 @@ start_device() {
   stop_device
   rm -rf "$WORK/state"
   (cd "$WORK" && exec "$FAKELAN" exec "$LAN" dev -- "$SIM" run "$ROOT/DeviceProfiles/devices/$1.yaml" \
-    --passcode "$PASSCODE" --discriminator "$DISCRIMINATOR" --state-dir "$WORK/state" --commissioning-window 0) \
+    --state-dir "$WORK/state" --commissioning-window 0) \
     </dev/null >"$2" 2>&1 &
   DEVICE_PID=$!
   local deadline=$((SECONDS + 60))
@@ -110,15 +109,19 @@ elif n == "SimulateMultiPress": k = c.get("MultiPressNumPresses", 1); print("sin
 ) &
 PIPE_PID=$!
 
-# harness PY LOG: runs chip.testing's PY on the harness host (a private /data for the
-# controller's native stack), bounded in time.
+# harness PY LOG [nocommission] [qr] ARGS...: runs chip.testing's PY on the harness host (a
+# private /data for the controller's native stack), bounded in time; it commissions first (not
+# with nocommission) with the profile's own passcode and discriminator, or its QR code (qr).
 harness() {
-  local py="$1" log="$2"; shift 2
+  local py="$1" log="$2" setup method=(--commissioning-method on-network); shift 2
+  if [ "${1:-}" = nocommission ]; then method=(); shift; fi
+  setup=(--discriminator "$DISCRIMINATOR" --passcode "$PASSCODE")
+  if [ "${1:-}" = qr ]; then setup=(--qr-code "$QR_CODE"); shift; fi
   "$FAKELAN" exec "$LAN" ctl -- unshare -m --propagation private bash -c '
     mkdir -p /data && mount -t tmpfs tmpfs /data && cd "$1" && shift && exec "$@"
   ' cert-harness "$CHIP_DIR/src/python_testing" env PYTHONPATH="$CHIP_DIR/src/python_testing" \
     timeout "$CASE_TIMEOUT_S" "$VENV/bin/python" "$py" --paa-trust-store-path "$WORK/paa" \
-    --commissioning-method on-network --discriminator "$DISCRIMINATOR" --passcode "$PASSCODE" "$@" \
+    "${method[@]}" "${setup[@]}" "$@" \
     </dev/null >"$log" 2>&1
 }
 
@@ -127,6 +130,9 @@ for profile in $PROFILES; do
   # record CASE RESULT: one line of the profile's results (scripts/cert/table.py reads them).
   record() { printf '%s\t%s\n' "$1" "$2" >>"$dir/results.tsv"; }
   echo "cert: $profile ..."
+  # The profile's own setup codes (TC-SC-7.1 refuses the SDK's default passcode and discriminator).
+  read -r PASSCODE DISCRIMINATOR QR_CODE < <("$SIM" describe "DeviceProfiles/devices/$profile.yaml" --json \
+    | python3 -c 'import json, sys; d = json.load(sys.stdin)["devices"][0]; print(d["passcode"], d["discriminator"], d["qrCode"])')
   if ! start_device "$profile" "$dir/pics-device.log" \
     || ! harness "$ROOT/scripts/cert/pics.py" "$dir/pics.log" --storage-path "$WORK/pics-storage.json" \
       --logs-path "$WORK/logs" --string-arg "out:$dir/pics.txt" --string-arg "data_model:$DATA_MODEL"; then
@@ -144,13 +150,17 @@ for profile in $PROFILES; do
     tests=(); for m in ${methods//,/ }; do tests+=(--tests "$m"); done
     mapfile -t extra < <(python3 -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])))' "$pixits")
     [ "${#extra[@]}" -gt 0 ] && [ -n "${extra[0]}" ] || extra=()
+    setup=()
+    while [ "${extra[0]:-}" = nocommission ] || [ "${extra[0]:-}" = qr ]; do setup+=("${extra[0]}"); extra=("${extra[@]:1}"); done
+    # The PICS checker compares one endpoint with that endpoint's own PICS.
+    pics="$dir/pics.txt"; [ "$file" != TC_pics_checker.py ] || pics="$dir/pics.txt.ep$endpoint"
     rm -rf "$WORK/logs" "$WORK/storage.json"
     if ! start_device "$profile" "${log%.log}.device.log"; then
       for m in ${methods//,/ }; do record "$("$VENV/bin/python" "$ROOT/scripts/cert/result.py" name "$m")" FAIL; done
       continue
     fi
-    harness "$file" "$log" --storage-path "$WORK/storage.json" --logs-path "$WORK/logs" \
-      --endpoint "$endpoint" --PICS "$dir/pics.txt" --app-pid $$ --bool-arg use_button_simulator:true \
+    harness "$file" "$log" "${setup[@]}" --storage-path "$WORK/storage.json" --logs-path "$WORK/logs" \
+      --endpoint "$endpoint" --PICS "$pics" --app-pid $$ --bool-arg use_button_simulator:true \
       "${tests[@]}" "${extra[@]}" || true
     while IFS=$'\t' read -r case result; do
       record "$case" "$result"

@@ -6,7 +6,7 @@ cluster on any endpoint, the PICS codes of the certification test plans:
 
 (<code> is the cluster's picsCode in connectedhomeip's data_model XML), <code>.C=1 for each
 client cluster in a Descriptor's ClientList, and MCORE.ROLE.COMMISSIONEE=1. Nothing is added or
-left out by hand. Also writes, beside the PICS file, a JSON map of picsCode -> endpoints and the
+left out by hand. Also writes each endpoint's own PICS (FILE.ep<N>) and, beside them, a JSON map of picsCode -> endpoints and the
 PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
 cluster and an attribute of it), read from the device as the rest.
 
@@ -48,6 +48,7 @@ class CertPics(MatterBaseTest):
         codes = pics_codes(self.user_params["data_model"])
         read = await self.default_controller.Read(self.dut_node_id, [()])
         pics = {"MCORE.ROLE.COMMISSIONEE": True}
+        per_endpoint: dict[int, dict[str, bool]] = {}
         endpoints: dict[str, list[int]] = {}
         unknown = []
         for endpoint, clusters in sorted(read.tlvAttributes.items()):
@@ -57,24 +58,21 @@ class CertPics(MatterBaseTest):
                     unknown.append(f"ep{endpoint}/0x{cluster_id:04X}")
                     continue
                 endpoints.setdefault(code, []).append(endpoint)
-                pics[f"{code}.S"] = True
-                for attribute in attributes.get(ATTRIBUTE_LIST, []):
-                    pics[f"{code}.S.A{attribute:04X}"] = True
-                for command in attributes.get(ACCEPTED, []):
-                    pics[f"{code}.S.C{command:02X}.Rsp"] = True
-                for command in attributes.get(GENERATED, []):
-                    pics[f"{code}.S.C{command:02X}.Tx"] = True
+                here = per_endpoint.setdefault(endpoint, {"MCORE.ROLE.COMMISSIONEE": True})
+                keys = [f"{code}.S"]
+                keys += [f"{code}.S.A{attribute:04x}" for attribute in attributes.get(ATTRIBUTE_LIST, [])]
+                keys += [f"{code}.S.C{command:02x}.Rsp" for command in attributes.get(ACCEPTED, [])]
+                keys += [f"{code}.S.C{command:02x}.Tx" for command in attributes.get(GENERATED, [])]
                 feature_map = attributes.get(FEATURE_MAP, 0)
-                for bit in range(32):
-                    if feature_map & (1 << bit):
-                        pics[f"{code}.S.F{bit:02X}"] = True
+                keys += [f"{code}.S.F{bit:02x}" for bit in range(32) if feature_map & (1 << bit)]
                 if cluster_id == DESCRIPTOR:
-                    for client in attributes.get(CLIENT_LIST, []):
-                        if client in codes:
-                            pics[f"{codes[client]}.C"] = True
-        with open(out, "w") as f:
-            for key in sorted(pics):
-                f.write(f"{key}=1\n")
+                    keys += [f"{codes[client]}.C" for client in attributes.get(CLIENT_LIST, []) if client in codes]
+                for key in keys:
+                    pics[key] = here[key] = True
+        # The whole device's, and each endpoint's (what TC_pics_checker compares one endpoint with).
+        for path, codes_here in [(out, pics)] + [(f"{out}.ep{e}", p) for e, p in per_endpoint.items()]:
+            with open(path, "w") as f:
+                f.writelines(f"{key}=1\n" for key in sorted(codes_here))
         with open(out + ".endpoints.json", "w") as f:
             json.dump({"endpoints": endpoints, "unknown": unknown, "pixits": self.pixits(read.tlvAttributes)}, f, indent=1)
         print(f"pics: {len(pics)} codes, {len(endpoints)} clusters with a PICS code; unknown: {unknown}")

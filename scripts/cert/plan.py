@@ -10,7 +10,9 @@ run_if_endpoint_matches) decide the rest: a case whose pics_ list (the PICS the 
 selects it by) names a code the device does not declare is not applicable; the others run. PIXITs come from the case's CI arguments
 (the `--int-arg`, `--bool-arg`, ... of the CI run that lists it), except those that name a part
 of the device (pics.py reads them from it: the CI values name connectedhomeip's example app). Prints one run per line, tab
-separated: file, endpoint, the cases (comma separated), the PIXIT arguments (JSON list); and one
+separated: file, endpoint, the cases (comma separated), the PIXIT arguments (JSON list, first
+"qr" where the case commissions by setup code, before it "nocommission" where the case's CI run
+does not commission first); TC_pics_checker once per endpoint; and one
 `n/a` line per case whose cluster the device does not serve.
 """
 import json
@@ -61,7 +63,8 @@ def ci_runs(text: str) -> list[list[str]]:
 
 
 def pixits(args: list[str]) -> tuple[list[str], list[str]]:
-    """(the PIXIT options, the --test-case names) of one CI run."""
+    """(the PIXIT options, and "qr" when the run commissions by setup code, then the --test-case
+    names) of one CI run."""
     out, cases, i = [], [], 0
     while i < len(args):
         if args[i] in PIXIT_OPTIONS:
@@ -79,7 +82,14 @@ def pixits(args: list[str]) -> tuple[list[str], list[str]]:
         else:
             i += 1
     # The all-clusters app's own test event trigger key means nothing to another device.
-    return [a for a in out if "enableKey:" not in a] if "--hex-arg" in out else out, cases
+    out = [a for a in out if "enableKey:" not in a] if "--hex-arg" in out else out
+    # A case that wants the setup code (TC-SC-7.1 reads it) gets the device's own QR code.
+    if "--qr-code" in args or "--manual-code" in args:
+        out = ["qr"] + out
+        # A case whose CI run does not commission first (TC-SC-7.1) commissions by itself.
+        if "--commissioning-method" not in args:
+            out = ["nocommission"] + out
+    return out, cases
 
 
 def required_pics(text: str, case: str) -> list[str]:
@@ -113,6 +123,11 @@ def main() -> None:
                 endpoint = 0
             else:
                 print(f"n/a\t{name}\t{display_name(method)}\tthe device serves no {code} cluster")
+                continue
+            if name == "TC_pics_checker.py":
+                # The PICS checker compares one endpoint with that endpoint's PICS: every endpoint.
+                for e in sorted({e for eps in served.values() for e in eps}):
+                    groups.setdefault((e, json.dumps([])), []).append(method)
                 continue
             missing = [p for p in required_pics(text, case) if p not in declared]
             if missing:

@@ -4,7 +4,7 @@
 
 Reads OUT_DIR/<profile>/results.tsv (case<TAB>result, as cert.sh records them; a case listed
 twice, e.g. run on two endpoints, keeps its worst result). Writes OUT_DIR/table.tsv, prints it
-aligned and ends with "N passed, M failed" (exit status 1 when anything failed).
+aligned (without the cases that apply to no profile, which are only counted) and ends with "N passed, M failed" (exit status 1 when anything failed).
 """
 import os
 import re
@@ -28,13 +28,16 @@ def main() -> None:
                 row[profile] = result
     key = lambda case: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", case)]
     rows = [["case"] + profiles] + [[case] + [table[case].get(p, "n/a") for p in profiles] for case in sorted(table, key=key)]
+    # Cases no profile serves are counted, not listed.
+    hidden = [r for r in rows[1:] if all(c == "n/a" for c in r[1:])]
+    rows = [rows[0]] + [r for r in rows[1:] if r not in hidden]
     with open(os.path.join(out, "table.tsv"), "w") as f:
         f.writelines("\t".join(r) + "\n" for r in rows)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     counts = {k: sum(r[1:].count(k) for r in rows[1:]) for k in RANK}
-    print(f"cert: {counts['harness']} harness limits, {counts['n/a']} not applicable")
+    print(f"cert: {counts['harness']} harness limits, {counts['n/a']} not applicable; {len(hidden)} cases apply to no profile")
     print(f"cert: {counts['pass']} passed, {counts['FAIL']} failed")
     sys.exit(1 if counts["FAIL"] else 0)
 

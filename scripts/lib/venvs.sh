@@ -13,7 +13,7 @@
 #   soak           matplotlib, for the soak's plot                             SOAK_VENV
 #   circuitmatter  the third-party Python device circuitmatter                 CIRCUITMATTER_VENV
 #   cert           the reference controller, as interop, with what connectedhomeip's  CERT_VENV
-#                  test framework chip.testing needs (mobly, pyasn1, zeroconf, ...)
+#                  test framework chip.testing and its cases need (mobly, pyasn1, zeroconf, ...)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="$HOME/.cache/matter-sim"
@@ -66,8 +66,9 @@ assert version('esp-matter-dm-validator') == '1.0.5'" ;;
     DIR="${CERT_VENV:-$CACHE/cert-venv}"
     DEBS=(libnl-3-200 libnl-route-3-200)
     REQUIRE=("home-assistant-chip-core==$CHIP_VERSION" "home-assistant-chip-clusters==$CHIP_VERSION"
-      "mobly==1.12.4" "pyasn1==0.6.1" "pyasn1-modules==0.4.1" "zeroconf==0.147.0" "langcodes==3.5.0")
-    CHECK="import chip.ChipDeviceCtrl, chip.clusters, mobly, pyasn1_modules, zeroconf, langcodes
+      "mobly==1.12.4" "pyasn1==0.6.1" "pyasn1-modules==0.4.1" "zeroconf==0.147.0" "langcodes==3.5.0"
+      "nest_asyncio==1.6.0")
+    CHECK="import chip.ChipDeviceCtrl, chip.clusters, mobly, pyasn1_modules, zeroconf, langcodes, nest_asyncio
 from importlib.metadata import version
 assert version('home-assistant-chip-core') == '$CHIP_VERSION'" ;;
   circuitmatter)
