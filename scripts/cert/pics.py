@@ -5,8 +5,9 @@ cluster on any endpoint, the PICS codes of the certification test plans:
     <code>.S=1  <code>.S.A<attr>=1  <code>.S.C<cmd>.Rsp=1  <code>.S.C<cmd>.Tx=1  <code>.S.F<bit>=1
 
 (<code> is the cluster's picsCode in connectedhomeip's data_model XML), <code>.C=1 for each
-client cluster in a Descriptor's ClientList, and MCORE.ROLE.COMMISSIONEE=1. Nothing is added or
-left out by hand. Also writes each endpoint's own PICS (FILE.ep<N>) and, beside them, a JSON map of picsCode -> endpoints and the
+client cluster in a Descriptor's ClientList, MCORE.ROLE.COMMISSIONEE=1, and the few manual
+PICS (.M.) that state matter-sim's behaviour where the spec leaves a choice (MANUAL). Nothing is
+added or left out to pass or skip a case. Also writes each endpoint's own PICS (FILE.ep<N>) and, beside them, a JSON map of picsCode -> endpoints and the
 PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
 cluster and an attribute of it), read from the device as the rest.
 
@@ -20,6 +21,10 @@ import xml.etree.ElementTree as ET
 from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS
 from chip.testing.matter_testing import MatterBaseTest, async_test_body, default_matter_test_main
 
+# Manual PICS (.M.) state how the device behaves where the data model leaves a choice; the
+# vendor declares them. matter-sim's behaviour, when the device has the element named:
+# RequirePINforRemoteOperation accepts writes (RW VA, as the spec's access has it).
+MANUAL = {("DRLK", 0x0033): "DRLK.S.M.RequirePINForRemoteOperationAttributeWritable"}
 DESCRIPTOR, DEVICE_TYPE_LIST, CLIENT_LIST = 0x001D, 0x0000, 0x0002
 # Clusters every endpoint may carry (Identify, Groups, Descriptor, Binding, labels): not what
 # an application endpoint is about.
@@ -65,6 +70,7 @@ class CertPics(MatterBaseTest):
                 keys += [f"{code}.S.C{command:02x}.Tx" for command in attributes.get(GENERATED, [])]
                 feature_map = attributes.get(FEATURE_MAP, 0)
                 keys += [f"{code}.S.F{bit:02x}" for bit in range(32) if feature_map & (1 << bit)]
+                keys += [MANUAL[(code, a)] for a in attributes.get(ATTRIBUTE_LIST, []) if (code, a) in MANUAL]
                 if cluster_id == DESCRIPTOR:
                     keys += [f"{codes[client]}.C" for client in attributes.get(CLIENT_LIST, []) if client in codes]
                 for key in keys:
