@@ -13,9 +13,10 @@
 #      names, or the node as a whole) with the PIXITs of the case's own CI arguments;
 #   3. each case file runs against the device started factory-new again, commissioned by the
 #      case (the framework's on-network commissioning), bounded in time.
-# Operator steps: the Generic Switch cases' button presses come through the case's own hook,
-# the all-clusters app's named pipe (--app-pid, use_button_simulator), which this script reads
-# and turns into `matter-sim act NODE press single|double|N|long`.
+# Operator steps: the Generic Switch cases' button presses and the Occupancy Sensing cases'
+# occupancy come through the cases' own hook, the all-clusters app's named pipe (--app-pid,
+# use_button_simulator, simulate_occupancy), which this script reads and turns into
+# `matter-sim act NODE press single|double|N|long` or `occupied|unoccupied`.
 # Prints the table case x profile (pass, FAIL, n/a = not applicable or skipped by the case's
 # own guards, harness = a limit of the harness, scripts/cert/harness-limits.tsv, with the log
 # line that shows it) and closes with "N passed, M failed". Logs land in $OUT/<profile>/.
@@ -95,16 +96,21 @@ start_device() {
   return 1
 }
 
-# The Generic Switch cases' simulator hook: JSON commands on a named pipe, as `matter-sim act`.
+# The cases' simulator hook (the all-clusters app's named pipe, --app-pid): JSON commands
+# that stand for an operator at the device, done as `matter-sim act` (a switch pressed, a
+# room occupied). Commands with no act are left undone (the case then fails and says why).
 mkfifo "/tmp/chip_all_clusters_fifo_$$"
 (
   exec 3<>"/tmp/chip_all_clusters_fifo_$$"
   while read -r line <&3; do
-    press="$(python3 -c 'import json, sys
+    act="$(python3 -c 'import json, sys
 c = json.loads(sys.argv[1]); n = c.get("Name")
-if n == "SimulateLongPress": print("long")
-elif n == "SimulateMultiPress": k = c.get("MultiPressNumPresses", 1); print("single" if k == 1 else "double" if k == 2 else k)' "$line" 2>/dev/null || true)"
-    [ -z "$press" ] || "$SIM" act --control "$WORK/state/control.sock" all press "$press" >>"$WORK/act.log" 2>&1 || true
+if n == "SimulateLongPress": print("press long")
+elif n == "SimulateMultiPress":
+    k = c.get("MultiPressNumPresses", 1); print("press", "single" if k == 1 else "double" if k == 2 else k)
+elif n == "SetOccupancy": print("occupied" if c.get("Occupancy") else "unoccupied")' "$line" 2>/dev/null || true)"
+    # shellcheck disable=SC2086
+    [ -z "$act" ] || "$SIM" act --control "$WORK/state/control.sock" all $act >>"$WORK/act.log" 2>&1 || true
   done
 ) &
 PIPE_PID=$!
@@ -160,7 +166,7 @@ for profile in $PROFILES; do
       continue
     fi
     harness "$file" "$log" "${setup[@]}" --storage-path "$WORK/storage.json" --logs-path "$WORK/logs" \
-      --endpoint "$endpoint" --PICS "$pics" --app-pid $$ --bool-arg use_button_simulator:true \
+      --endpoint "$endpoint" --PICS "$pics" --app-pid $$ --app-pipe_prefix /tmp/chip_all_clusters_fifo_ --bool-arg use_button_simulator:true \
       "${tests[@]}" "${extra[@]}" || true
     while IFS=$'\t' read -r case result; do
       record "$case" "$result"
