@@ -175,9 +175,10 @@ import Testing
         #expect(cleared[context: 1] == .null)
     }
 
-    /// TC-DRLK-2.9 step 4 (Application Cluster 5.2.10.40): SetCredential with a UserStatus or
-    /// UserType outside its enum is INVALID_COMMAND, before the credential itself is looked at.
-    @Test func setCredentialWithAnUnknownUserStatusOrTypeIsInvalidCommand() async throws {
+    /// TC-DRLK-2.9 steps 4 and 14b (Application Cluster 5.2.10.40, 5.2.10.44): SetCredential with
+    /// a UserStatus or UserType outside its enum, or ClearCredential with an unknown
+    /// CredentialType, is INVALID_COMMAND, before the credential itself is looked at.
+    @Test func credentialCommandsWithAnUnknownEnumAreInvalidCommand() async throws {
         let node = try await lockNode()
         func setPIN(status: TLVValue, type: TLVValue) async -> InvokeResult {
             await send(
@@ -195,6 +196,9 @@ import Testing
             return
         }
         #expect(added[context: 0] == u(0))
+        // ClearCredential of a CredentialType outside its enum (9): INVALID_COMMAND (step 14b).
+        let unknownType = fields((0, .structure([.context(0, u(9)), .context(1, u(1))])))
+        #expect(await send(node, 0x26, unknownType) == .failure(.invalidCommand))
         await node.stop()
     }
 

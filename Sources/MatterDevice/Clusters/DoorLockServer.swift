@@ -144,9 +144,12 @@ final class DoorLockServer: PhysicallyOperated {
         }
     }
 
-    /// SetCredential answers its own field errors: an unknown UserStatus or UserType is
-    /// INVALID_COMMAND, not the generic CONSTRAINT_ERROR of the enum (TC-DRLK-2.9 step 4).
-    func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.setCredential }
+    /// SetCredential and ClearCredential answer their own field errors: an unknown UserStatus,
+    /// UserType or CredentialType is INVALID_COMMAND, not the generic CONSTRAINT_ERROR of the
+    /// enum (TC-DRLK-2.9 steps 4 and 14b).
+    func answersConstraintErrors(_ command: CommandID) -> Bool {
+        command == Command.setCredential || command == Command.clearCredential
+    }
 
     func handles(_ command: CommandID) -> Bool {
         switch command {
