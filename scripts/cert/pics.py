@@ -7,8 +7,8 @@ cluster on any endpoint, the PICS codes of the certification test plans:
 (<code> is the cluster's picsCode in connectedhomeip's data_model XML), <code>.C=1 for each
 client cluster in a Descriptor's ClientList, MCORE.ROLE.COMMISSIONEE=1, and the few manual
 PICS (.M.) that state matter-sim's behaviour where the spec leaves a choice (MANUAL). Nothing is
-added or left out to pass or skip a case. Also writes each endpoint's own PICS (FILE.ep<N>) and, beside them, a JSON map of picsCode -> endpoints and the
-PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
+added or left out to pass or skip a case. Also writes each endpoint's own PICS (FILE.ep<N>)
+and, beside them, a JSON map of picsCode -> endpoints and the PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
 cluster and an attribute of it), read from the device as the rest.
 
     python pics.py --string-arg out:FILE --string-arg data_model:DIR <chip.testing options>
@@ -23,8 +23,14 @@ from chip.testing.matter_testing import MatterBaseTest, async_test_body, default
 
 # Manual PICS (.M.) state how the device behaves where the data model leaves a choice; the
 # vendor declares them. matter-sim's behaviour, when the device has the element named:
-# RequirePINforRemoteOperation accepts writes (RW VA, as the spec's access has it).
-MANUAL = {("DRLK", 0x0033): "DRLK.S.M.RequirePINForRemoteOperationAttributeWritable"}
+# the Door Lock's AutoRelockTime, WrongCodeEntryLimit, UserCodeTemporaryDisableTime and
+# RequirePINforRemoteOperation accept writes (RW VA, as the spec's access has it).
+MANUAL = {
+    ("DRLK", 0x0023): "DRLK.S.M.AutoRelockTimeAttributeWritable",
+    ("DRLK", 0x0030): "DRLK.S.M.WrongCodeEntryLimitAttributeWritable",
+    ("DRLK", 0x0031): "DRLK.S.M.UserCodedTemporaryDisableTimeAttributeWritable",
+    ("DRLK", 0x0033): "DRLK.S.M.RequirePINForRemoteOperationAttributeWritable",
+}
 DESCRIPTOR, DEVICE_TYPE_LIST, CLIENT_LIST = 0x001D, 0x0000, 0x0002
 # Clusters every endpoint may carry (Identify, Groups, Descriptor, Binding, labels): not what
 # an application endpoint is about.
