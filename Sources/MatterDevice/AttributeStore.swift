@@ -19,10 +19,18 @@ enum QuietRule {
     /// RemainingTime: when it changes from 0 to more than 10, by more than 10 at a
     /// milestone (a command), or to 0.
     case remainingTime
+    /// IdentifyTime (Application Cluster 1.2.5.1, Q): when it changes from 0 or to 0, or when
+    /// a client writes it or an Identify command sets it (a milestone); not the countdown's
+    /// seconds (TC-I-2.4). Its Q comes from the model overlay: the imported data lacks it.
+    case identifyTime
 
     static func of(_ attribute: AttributeDefinition) -> QuietRule? {
         guard attribute.quality.contains(.quieterReporting) else { return nil }
-        return attribute.name == "RemainingTime" ? .remainingTime : .oncePerSecond
+        switch attribute.name {
+        case "RemainingTime": return .remainingTime
+        case "IdentifyTime": return .identifyTime
+        default: return .oncePerSecond
+        }
     }
 }
 
@@ -126,6 +134,8 @@ final class AttributeStore {
             let before = old.unsignedValue ?? 0, after = new.unsignedValue ?? 0
             if after == 0 || (before == 0 && after > 10) { return true }
             return change == .milestone && (after > before ? after - before : before - after) > 10
+        case .identifyTime:
+            return change == .milestone || (old.unsignedValue == 0) != (new.unsignedValue == 0)
         }
     }
 }

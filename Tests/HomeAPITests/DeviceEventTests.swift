@@ -87,11 +87,12 @@ struct DeviceEventTests {
 
         try await button.node.act(.press(.double))
         #expect(await completes.values.until { $0.count == 1 })
-        #expect(presses.values.value.map(\.newPosition) == [1])
+        // Each press starts with InitialPress; the second adds MultiPressOngoing (TC-SWTCH-2.5).
+        #expect(presses.values.value.map(\.newPosition) == [1, 1])
         #expect(ongoing.values.value.map(\.currentNumberOfPressesCounted) == [2])
         let complete = try #require(completes.values.value.first)
         #expect(complete.totalNumberOfPressesCounted == 2 && complete.previousPosition == 1)
-        #expect(presses.values.value[0].number < ongoing.values.value[0].number)
+        #expect(presses.values.value[1].number < ongoing.values.value[0].number)
         #expect(ongoing.values.value[0].number < complete.number)
     }
 

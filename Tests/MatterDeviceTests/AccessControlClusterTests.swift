@@ -20,9 +20,10 @@ import Testing
             ).tlv, fabric: 99)
     }
 
-    /// TC-ACE-1.2 (Core 9.10.7.1): every entry an ACL write adds, changes or removes records an
-    /// AccessControlEntryChanged event with the writer (AdminNodeID for CASE), the ChangeType,
-    /// the entry's latest value and the fabric; entries the write leaves as they were record none.
+    /// TC-ACE-1.2, TC-ACL-2.6 step 5 (Core 9.10.7.1): every entry an ACL write adds, updates or
+    /// removes records an AccessControlEntryChanged event with the writer (AdminNodeID for
+    /// CASE), the ChangeType, the entry's latest value and the fabric; a position the write fills
+    /// again is an update (Changed) even when its value is the same.
     @Test func aclWritesRecordAccessControlEntryChanged() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let commissioner = try TestCommissioner()
@@ -36,18 +37,36 @@ import Testing
         }
         let administrator = entry(.administer, [commissioner.adminNodeID])
         let added = await changes([administrator, entry(.view, [0x3000])])
-        #expect(added.count == 1)
-        #expect(added.first?[context: 1] == .unsigned(commissioner.adminNodeID))
-        #expect(added.first?[context: 2] == .null)
-        #expect(added.first?[context: 3] == .unsigned(1))  // Added
-        #expect(added.first?[context: 4]?[context: 1] == .unsigned(1))  // Privilege View
-        #expect(added.first?[context: 254] == .unsigned(UInt64(fabric)))
+        #expect(added.map { $0[context: 3] } == [.unsigned(0), .unsigned(1)])  // Changed (the same), Added
+        #expect(added.first?[context: 4]?[context: 1] == .unsigned(5))  // Privilege Administer
+        #expect(added.last?[context: 1] == .unsigned(commissioner.adminNodeID))
+        #expect(added.last?[context: 2] == .null)
+        #expect(added.last?[context: 4]?[context: 1] == .unsigned(1))  // Privilege View
+        #expect(added.last?[context: 254] == .unsigned(UInt64(fabric)))
         let changed = await changes([administrator, entry(.operate, [0x3000])])
-        #expect(changed.map { $0[context: 3] } == [.unsigned(0)])  // Changed
-        #expect(changed.first?[context: 4]?[context: 1] == .unsigned(3))  // Privilege Operate
+        #expect(changed.map { $0[context: 3] } == [.unsigned(0), .unsigned(0)])  // Changed, Changed
+        #expect(changed.last?[context: 4]?[context: 1] == .unsigned(3))  // Privilege Operate
         let removed = await changes([administrator])
-        #expect(removed.map { $0[context: 3] } == [.unsigned(2)])  // Removed, with its last value
-        #expect(removed.first?[context: 4]?[context: 1] == .unsigned(3))
+        #expect(removed.map { $0[context: 3] } == [.unsigned(0), .unsigned(2)])  // Removed, with its last value
+        #expect(removed.last?[context: 4]?[context: 1] == .unsigned(3))
+    }
+
+    /// TC-ACL-2.6 step 3 (Core 9.10.7.1, 11.18.6.8): the administrator entry AddNOC makes is
+    /// recorded as Added, made over PASE (AdminNodeID null, AdminPasscodeID 0), on its fabric.
+    @Test func addNOCRecordsItsAdministratorEntryAsAdded() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock)
+        let commissioner = try TestCommissioner()
+        let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
+        let changes = await node.events().filter { $0.cluster == CommissioningIDs.accessControl && $0.event == EventID(0) }
+        #expect(changes.count == 1)
+        let added = changes.first?.data
+        #expect(added?[context: 1] == .null)
+        #expect(added?[context: 2] == .unsigned(0))
+        #expect(added?[context: 3] == .unsigned(1))  // Added
+        #expect(added?[context: 4]?[context: 1] == .unsigned(5))  // Privilege Administer
+        #expect(added?[context: 4]?[context: 2] == .unsigned(2))  // AuthMode CASE
+        #expect(added?[context: 254] == .unsigned(UInt64(fabric)))
+        #expect(changes.first?.endpoint == 0)
     }
 
     @Test func aclIsEnforcedOnReadWriteAndInvoke() async throws {

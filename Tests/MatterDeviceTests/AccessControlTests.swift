@@ -82,7 +82,9 @@ import Testing
         #expect(AccessControlEntry(tlv: .utf8("junk"), fabricIndex: 1) == nil)
     }
 
-    @Test func fabricTableAllocatesLowestFreeIndexAndDetectsConflicts() {
+    /// TC-CADMIN-1.15 step 15 (Core 11.18.6.8): a removed fabric's index is not the next one
+    /// given; indexes go on from the last allocated, wrap after 254, and skip those in use.
+    @Test func fabricTableAllocatesIndexesInTurnAndDetectsConflicts() throws {
         var table = FabricTable(capacity: 2)
         let key = Data([4] + [UInt8](repeating: 1, count: 64))
         func fabric(_ index: FabricIndex, id: UInt64) -> FabricInfo {
@@ -98,6 +100,21 @@ import Testing
         #expect(table.conflicts(rootPublicKey: key, fabricID: 10))
         #expect(!table.conflicts(rootPublicKey: key, fabricID: 12))
         table.remove(1)
+        #expect(table.nextIndex() == 3)
+        table.upsert(fabric(3, id: 12))
+        table.remove(2)
+        #expect(table.nextIndex() == 4)
+        // After 254 it wraps to the lowest index not in use.
+        table.lastAllocatedIndex = 254
+        #expect(table.nextIndex() == 1)
+        table.upsert(fabric(1, id: 13))
+        #expect(table.nextIndex() == 2)
+        // The allocation survives a restart (the snapshot is JSON).
+        let restored = try JSONDecoder().decode(FabricTable.self, from: JSONEncoder().encode(table))
+        #expect(restored.nextIndex() == 2)
+        // On no fabric at all the node starts again at 1, as at first boot.
+        table.remove(1)
+        table.remove(3)
         #expect(table.nextIndex() == 1)
     }
 

@@ -175,6 +175,33 @@ import Testing
         #expect(cleared[context: 1] == .null)
     }
 
+    /// TC-DRLK-2.9 steps 4 and 14b (Application Cluster 5.2.10.40, 5.2.10.44): SetCredential with
+    /// a UserStatus or UserType outside its enum, or ClearCredential with an unknown
+    /// CredentialType, is INVALID_COMMAND, before the credential itself is looked at.
+    @Test func credentialCommandsWithAnUnknownEnumAreInvalidCommand() async throws {
+        let node = try await lockNode()
+        func setPIN(status: TLVValue, type: TLVValue) async -> InvokeResult {
+            await send(
+                node, 0x22,
+                fields(
+                    (0, u(0)), (1, .structure([.context(0, u(1)), .context(1, u(2))])), (2, .bytes(Array("8642097".utf8))),
+                    (3, .null), (4, status), (5, type)))
+        }
+        let both = await setPIN(status: u(5), type: u(10))
+        #expect(both == .failure(.invalidCommand), "\(both)")
+        #expect(await setPIN(status: u(0), type: .null) == .failure(.invalidCommand))  // Available
+        #expect(await setPIN(status: .null, type: u(10)) == .failure(.invalidCommand))
+        guard case .response(_, let added) = await setPIN(status: u(3), type: u(9)) else {
+            Issue.record("no SetCredentialResponse")
+            return
+        }
+        #expect(added[context: 0] == u(0))
+        // ClearCredential of a CredentialType outside its enum (9): INVALID_COMMAND (step 14b).
+        let unknownType = fields((0, .structure([.context(0, u(9)), .context(1, u(1))])))
+        #expect(await send(node, 0x26, unknownType) == .failure(.invalidCommand))
+        await node.stop()
+    }
+
     /// TC-DRLK-2.4 step 2d: SetCredentialResponse's UserIndex names the user an Add created
     /// and is null where the credential went to an existing user or was modified
     /// (Application Cluster spec 5.2, SetCredentialResponse UserIndex).

@@ -121,6 +121,26 @@ import Testing
         await node.stop()
     }
 
+    /// TC-OPCREDS-3.4 step 20: a trusted root added under the fail-safe is for a new fabric, so
+    /// an UpdateNOC after it answers MissingCsr, as connectedhomeip does.
+    @Test func updateNOCAfterAddTrustedRootIsMissingCSR() async throws {
+        let node = try commissionableNode(stateDirectory: nil, clock: clock)
+        let commissioner = try TestCommissioner()
+        let fabric = try await commissioner.commission(node, paseID: 1, caseID: 2)
+        let admin = commissioner.adminSession(3, fabric: fabric)
+        _ = try await node.call(0, CommissioningIDs.generalCommissioning, 0x00, fields((0, u(60)), (1, u(0))), session: admin)
+        let csrResponse = try await node.call(
+            0, CommissioningIDs.operationalCredentials, 0x04, fields((0, .bytes(randomBytes(32))), (1, .bool(true))), session: admin)
+        let csr = try DeviceAttestation.parseNOCSRElements(try #require(csrResponse[context: 0]?.bytesValue)).csr
+        let noc = try commissioner.noc(fromCSR: csr, nodeID: 0x5555)
+        let otherRoot = try TestCommissioner().root.tlvEncoded
+        #expect(await node.status(0, CommissioningIDs.operationalCredentials, 0x0B, fields((0, .bytes(otherRoot))), session: admin) == .success)
+        let response = try await node.call(
+            0, CommissioningIDs.operationalCredentials, 0x07, fields((0, .bytes(noc.tlvEncoded))), session: admin)
+        #expect(response[context: 0] == u(4))  // MissingCsr
+        #expect(await node.fabrics.first?.nodeID != 0x5555)
+    }
+
     @Test func openCommissioningWindowNeedsATimedInvokeAndAValidVerifier() async throws {
         let node = try commissionableNode(stateDirectory: nil, clock: clock)
         let recorder = EventRecorder(node.commissioningEvents)
@@ -139,6 +159,16 @@ import Testing
         let badVerifier = fields((0, u(180)), (1, .bytes(randomBytes(97))), (2, u(3840)), (3, u(1000)), (4, .bytes(salt)))
         #expect(
             await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, badVerifier, session: admin, timed: true)
+                == .status(InteractionStatus(.failure, clusterStatus: 3)))
+        // Iterations under 1000 or a salt under 16 bytes: PAKEParameterError, not the generic
+        // CONSTRAINT_ERROR of the field's range (11.19.8.1; TC-CADMIN-1.5 step 9).
+        let fewIterations = fields((0, u(180)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(999)), (4, .bytes(salt)))
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, fewIterations, session: admin, timed: true)
+                == .status(InteractionStatus(.failure, clusterStatus: 3)))
+        let shortSalt = fields((0, u(180)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(1000)), (4, .bytes(randomBytes(15))))
+        #expect(
+            await node.status(0, CommissioningIDs.administratorCommissioning, 0x00, shortSalt, session: admin, timed: true)
                 == .status(InteractionStatus(.failure, clusterStatus: 3)))
         let tooShort = fields((0, u(60)), (1, .bytes(verifier.serialized)), (2, u(3840)), (3, u(1000)), (4, .bytes(salt)))
         #expect(

@@ -19,8 +19,28 @@ import Testing
         #expect(await node.uint(1, IDs.identify, 0) == 2)
         await clock.advance(by: .seconds(5))
         #expect(await node.uint(1, IDs.identify, 0) == 0)
+        // Quieter reporting (Q): the start and the end are reported, not each second.
         let seen = await drain(changes, stopping: node)
-        #expect(seen.values(IDs.identify, 0) == [3, 2, 1, 0])
+        #expect(seen.values(IDs.identify, 0) == [3, 0])
+    }
+
+    /// TC-I-2.4 (Application Cluster 1.2.5.1, quality Q): IdentifyTime is reported when a client
+    /// writes it or an Identify command sets it, and when it changes from or to 0; the
+    /// countdown between is not reported.
+    @Test func identifyTimeIsReportedOnlyWhenSetOrAtZero() async throws {
+        let node = try dimmableLight(clock: clock)
+        let changes = node.changes
+        #expect(await node.write(1, IDs.identify, 0, u(5)) == .success)
+        await clock.advance(by: .seconds(1))
+        #expect(await node.write(1, IDs.identify, 0, u(10)) == .success)
+        await clock.advance(by: .seconds(12))
+        #expect(await node.uint(1, IDs.identify, 0) == 0)
+        #expect(await node.write(1, IDs.identify, 0, u(5)) == .success)
+        await clock.advance(by: .seconds(1))
+        #expect(await node.invoke(1, IDs.identify, 0x00, fields((0, u(0)))) == .success)
+        await clock.advance(by: .seconds(1))
+        let seen = await drain(changes, stopping: node)
+        #expect(seen.values(IDs.identify, 0) == [5, 10, 0, 5, 0])
     }
 
     @Test func writingIdentifyTimeStartsAndStopsIdentification() async throws {

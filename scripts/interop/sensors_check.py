@@ -7,7 +7,8 @@ clusters decide what is done:
 - BooleanState (Contact Sensor): open, then close; a StateChange event carrying each new
   StateValue, on an urgent event subscription, and the attribute read back.
 - Switch (Generic Switch, momentary with release, long press and multi-press): a double press
-  gives InitialPress, ShortRelease, MultiPressOngoing(2), ShortRelease, MultiPressComplete(2);
+  gives InitialPress, ShortRelease, InitialPress, MultiPressOngoing(2), ShortRelease,
+  MultiPressComplete(2) (TC-SWTCH-2.5 step 5a);
   a long press gives InitialPress, LongPress, LongRelease; CurrentPosition is back to 0.
 - OccupancySensing: occupied, then unoccupied; OccupancyChanged events and the Occupancy bitmap.
 - TemperatureMeasurement: a new reading (22.75 °C) read back as MeasuredValue 2275, and a
@@ -133,6 +134,7 @@ class SensorsCheck(Check):
             return out
 
         want_double = [["InitialPress", {"newPosition": 1}], ["ShortRelease", {"previousPosition": 1}],
+                       ["InitialPress", {"newPosition": 1}],
                        ["MultiPressOngoing", {"newPosition": 1, "currentNumberOfPressesCounted": 2}],
                        ["ShortRelease", {"previousPosition": 1}],
                        ["MultiPressComplete", {"previousPosition": 1, "totalNumberOfPressesCounted": 2}]]

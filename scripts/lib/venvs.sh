@@ -12,6 +12,8 @@
 #   dashboard      selenium, for the browser check                             DASHBOARD_VENV
 #   soak           matplotlib, for the soak's plot                             SOAK_VENV
 #   circuitmatter  the third-party Python device circuitmatter                 CIRCUITMATTER_VENV
+#   cert           the reference controller, as interop, with what connectedhomeip's  CERT_VENV
+#                  test framework chip.testing and its cases need (mobly, pyasn1, zeroconf, ...)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="$HOME/.cache/matter-sim"
@@ -60,10 +62,19 @@ assert version('esp-matter-dm-validator') == '1.0.5'" ;;
   soak)
     DIR="${SOAK_VENV:-$CACHE/soak-venv}"
     REQUIRE=('matplotlib>=3.8,<4'); CHECK="import matplotlib" ;;
+  cert)
+    DIR="${CERT_VENV:-$CACHE/cert-venv}"
+    DEBS=(libnl-3-200 libnl-route-3-200)
+    REQUIRE=("home-assistant-chip-core==$CHIP_VERSION" "home-assistant-chip-clusters==$CHIP_VERSION"
+      "mobly==1.12.4" "pyasn1==0.6.1" "pyasn1-modules==0.4.1" "zeroconf==0.147.0" "langcodes==3.5.0"
+      "nest_asyncio==1.6.0")
+    CHECK="import chip.ChipDeviceCtrl, chip.clusters, mobly, pyasn1_modules, zeroconf, langcodes, nest_asyncio
+from importlib.metadata import version
+assert version('home-assistant-chip-core') == '$CHIP_VERSION'" ;;
   circuitmatter)
     DIR="${CIRCUITMATTER_VENV:-$CACHE/circuitmatter-venv}"
     REQUIRE=("circuitmatter==0.4.1"); CHECK="import circuitmatter" ;;
-  *) echo "venvs: NAME is one of interop, ohf, dm-validator, dashboard, soak, circuitmatter (not '$name')" >&2; exit 2 ;;
+  *) echo "venvs: NAME is one of interop, cert, ohf, dm-validator, dashboard, soak, circuitmatter (not '$name')" >&2; exit 2 ;;
 esac
 
 # Jobs side by side may ask for the same environment: one makes it, the others wait for it.

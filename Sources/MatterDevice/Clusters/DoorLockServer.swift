@@ -35,6 +35,8 @@ final class DoorLockServer: PhysicallyOperated {
     /// UserStatusEnum.OccupiedEnabled / OccupiedDisabled.
     static let enabled: UInt64 = 1
     static let disabled: UInt64 = 3
+    /// UserTypeEnum's last value, RemoteOnlyUser.
+    static let lastUserType: UInt64 = 9
 
     private static let relockTimer = "relock"
     private static let lockoutTimer = "lockout"
@@ -105,6 +107,13 @@ final class DoorLockServer: PhysicallyOperated {
         case Attribute.requirePINforRemoteOperation: .bool(false)
         default: nil
         }
+    }
+
+    /// SetCredential and ClearCredential answer their own field errors: an unknown UserStatus,
+    /// UserType or CredentialType is INVALID_COMMAND, not the generic CONSTRAINT_ERROR of the
+    /// enum (TC-DRLK-2.9 steps 4 and 14b).
+    func answersConstraintErrors(_ command: CommandID) -> Bool {
+        command == Command.setCredential || command == Command.clearCredential
     }
 
     func handles(_ command: CommandID) -> Bool {
@@ -346,6 +355,12 @@ final class DoorLockServer: PhysicallyOperated {
     /// user (Application Cluster spec 5.2, SetCredentialResponse UserIndex): a credential added
     /// to an existing user or modified answers null (TC-DRLK-2.4 step 2d).
     private func setCredential(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
+        // UserStatus [4] is OccupiedEnabled or OccupiedDisabled, UserType [5] one of UserTypeEnum's
+        // ten values (5.2.6), or null; anything else is INVALID_COMMAND (5.2.10.40).
+        if !fields.isNull(4), let status = fields.unsigned(4), status != Self.enabled, status != Self.disabled {
+            return .failure(.invalidCommand)
+        }
+        if !fields.isNull(5), let type = fields.unsigned(5), type > Self.lastUserType { return .failure(.invalidCommand) }
         let fabric = callerFabric(context)
         let capacity = UInt16(clamping: context.unsigned(Attribute.numberOfPINUsersSupported) ?? 0)
         func answer(_ status: CredentialStatus, user: UInt16? = nil, next: UInt16?) -> InvokeResult {

@@ -55,7 +55,8 @@ final class IdentifyServer: StandardClusterServer {
         case Self.countdown:
             let remaining = context.unsigned(Attribute.identifyTime) ?? 0
             let next = remaining > 0 ? remaining - 1 : 0
-            context.set(Attribute.identifyTime, .uint(next))
+            // A second of the countdown is progress: only its end is reported (Q).
+            context.set(Attribute.identifyTime, .uint(next), .progress)
             if next > 0 { context.startTimer(Self.countdown, after: .seconds(1)) }
         case Self.effectTimer:
             context.logger.info("endpoint \(context.endpoint): identify effect \(String(describing: activeEffect)) ended")

@@ -128,9 +128,13 @@ final class SwitchServer: PhysicallyOperated {
         switch step {
         case .press(let number):
             context.set(Attribute.currentPosition, .uint(position))
-            if number == 1 {
+            // Every press starts with InitialPress; a later press of a multi-press sequence adds
+            // MultiPressOngoing (1.13.7.2, 1.13.7.6; TC-SWTCH-2.5 step 5a). An Action Switch (AS)
+            // reports only the sequence's first press and its completion.
+            if number == 1 || !features.contains(Feature.actionSwitch) {
                 context.recordEvent(Event.initialPress, priority: .info, fields: [field(0, position)])
-            } else if features.contains(Feature.momentarySwitchMultiPress), !features.contains(Feature.actionSwitch) {
+            }
+            if number > 1, features.contains(Feature.momentarySwitchMultiPress), !features.contains(Feature.actionSwitch) {
                 context.recordEvent(Event.multiPressOngoing, priority: .info, fields: [field(0, position), field(1, UInt64(number))])
             }
         case .longPressed:

@@ -48,34 +48,43 @@ final class AccessControlServer: StandardClusterServer {
     /// ChangeTypeEnum (9.10.4.1).
     enum ChangeType: UInt64 { case changed = 0, added = 1, removed = 2 }
 
-    /// AccessControlEntryChanged (9.10.7.1), fabric-sensitive, one per entry the write changed,
-    /// added or removed, position by position: AdminNodeID [1] for a CASE writer or
-    /// AdminPasscodeID [2] (0, the commissioning passcode) for a PASE one, ChangeType [3],
-    /// LatestValue [4] (the removed entry's last value on removal), FabricIndex [254].
+    /// AccessControlEntryChanged (9.10.7.1), fabric-sensitive, one per entry the write updated,
+    /// added or removed, position by position. A position the write fills again is updated
+    /// (Changed) even with the same value: TC-ACL-2.6 step 5 expects two events for a write of
+    /// the existing entry and a new one, as connectedhomeip's UpdateEntry records.
     private func recordChanges(
         from before: [AccessControlEntry], to after: [AccessControlEntry], fabric: FabricIndex, context: ClusterContext
     ) {
-        let writer = context.session?.subject
-        let admin: [TLVElement] =
-            writer?.authMode == .case
-            ? [.context(1, .unsigned(writer?.subject ?? 0)), .context(2, .null)] : [.context(1, .null), .context(2, .unsigned(0))]
         for index in 0..<max(before.count, after.count) {
             let old = index < before.count ? before[index] : nil
             let new = index < after.count ? after[index] : nil
             let change: ChangeType
             switch (old, new) {
-            case (let old?, let new?): if old == new { continue } else { change = .changed }
+            case (_?, _?): change = .changed
             case (nil, _?): change = .added
             default: change = .removed
             }
             guard let latest = new ?? old else { continue }
-            context.recordEvent(
-                Event.accessControlEntryChanged, priority: .info,
-                fields: admin + [
-                    .context(3, .unsigned(change.rawValue)), .context(4, latest.tlv),
-                    .context(FieldDefinition.fabricIndexTag, .unsigned(UInt64(fabric))),
-                ])
+            Self.recordChange(change, of: latest, by: context.session, context: context)
         }
+    }
+
+    /// One AccessControlEntryChanged on the root endpoint's Access Control cluster: AdminNodeID
+    /// [1] for a CASE writer or AdminPasscodeID [2] (0, the commissioning passcode) for a PASE
+    /// one, ChangeType [3], LatestValue [4] (the removed entry's last value on removal),
+    /// FabricIndex [254] (the entry's fabric).
+    static func recordChange(_ change: ChangeType, of entry: AccessControlEntry, by writer: SessionContext?, context: ClusterContext) {
+        let subject = writer?.subject
+        let admin: [TLVElement] =
+            subject?.authMode == .case
+            ? [.context(1, .unsigned(subject?.subject ?? 0)), .context(2, .null)] : [.context(1, .null), .context(2, .unsigned(0))]
+        context.runtime.recordEvent(
+            ClusterPath(endpoint: 0, cluster: clusterID), Event.accessControlEntryChanged, priority: .info,
+            data: .structure(
+                admin + [
+                    .context(3, .unsigned(change.rawValue)), .context(4, entry.tlv),
+                    .context(FieldDefinition.fabricIndexTag, .unsigned(UInt64(entry.fabricIndex))),
+                ]))
     }
 
     /// The writer's entries from the merged list, each checked (9.10.5.5, 9.10.6).

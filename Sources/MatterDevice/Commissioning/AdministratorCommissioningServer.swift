@@ -30,6 +30,10 @@ final class AdministratorCommissioningServer: StandardClusterServer {
         }
     }
 
+    /// OpenCommissioningWindow answers its fields' range errors itself: an Iterations or Salt
+    /// out of range is PAKEParameterError, not CONSTRAINT_ERROR (11.19.8.1; TC-CADMIN-1.5 step 9).
+    func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.openCommissioningWindow }
+
     func handles(_ command: CommandID) -> Bool {
         [Command.openCommissioningWindow, Command.openBasicCommissioningWindow, Command.revokeCommissioning].contains(command)
     }

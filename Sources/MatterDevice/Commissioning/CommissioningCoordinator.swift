@@ -78,6 +78,7 @@ final class CommissioningCoordinator {
     func restore(_ snapshot: CommissioningSnapshot) {
         var table = FabricTable(capacity: fabrics.capacity)
         for fabric in snapshot.fabrics.fabrics { table.upsert(fabric) }
+        table.lastAllocatedIndex = snapshot.fabrics.lastAllocatedIndex ?? table.lastAllocatedIndex
         fabrics = table
         let known = Set(table.fabrics.map(\.index))
         accessControlEntries = snapshot.accessControlEntries.filter { known.contains($0.fabricIndex) }
@@ -327,7 +328,9 @@ final class CommissioningCoordinator {
             return .status(InteractionStatus(.failsafeRequired))
         }
         guard !context.nocCommandInvoked else { return .status(InteractionStatus(.constraintError)) }
-        guard let pending = pendingKey else { return .response(.missingCSR, nil) }
+        // A trusted root added under this fail-safe is for a new fabric (AddNOC), not this
+        // one's update: the CSR is not for it (TC-OPCREDS-3.4 step 20, as connectedhomeip answers).
+        guard let pending = pendingKey, pendingRoot == nil else { return .response(.missingCSR, nil) }
         guard pending.forUpdateNOC else { return .status(InteractionStatus(.constraintError)) }
         guard var fabric = fabrics[session.fabricIndex],
             let root = try? MatterCertificate(tlv: [UInt8](fabric.rootCertificate))

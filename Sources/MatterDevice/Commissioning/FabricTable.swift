@@ -79,9 +79,18 @@ public struct FabricTable: Sendable, Hashable, Codable {
 
     public subscript(index: FabricIndex) -> FabricInfo? { fabrics.first { $0.index == index } }
 
-    /// The lowest unused index, as connectedhomeip allocates them.
+    /// The index the last added fabric got; kept across restarts (nil on no fabric, and in
+    /// older state files, where the highest index in use stands for it).
+    public var lastAllocatedIndex: FabricIndex?
+
+    /// The first unused index after the last one allocated, wrapping from 254 to 1: a removed
+    /// fabric's index is not given to the next fabric (TC-CADMIN-1.15 step 15), as
+    /// connectedhomeip's FabricTable allocates them (its next available fabric index).
     public func nextIndex() -> FabricIndex? {
-        (1...254).lazy.map { FabricIndex($0) }.first { candidate in !fabrics.contains { $0.index == candidate } }
+        let last = Int(lastAllocatedIndex ?? fabrics.map(\.index).max() ?? 0)
+        return (1...254).lazy.map { FabricIndex((last - 1 + $0) % 254 + 1) }.first { candidate in
+            !fabrics.contains { $0.index == candidate }
+        }
     }
 
     /// Spec 11.18.6.8: the same root public key and fabric ID may not be added twice.
@@ -95,12 +104,16 @@ public struct FabricTable: Sendable, Hashable, Codable {
         } else {
             fabrics.append(fabric)
             fabrics.sort { $0.index < $1.index }
+            lastAllocatedIndex = fabric.index
         }
     }
 
     @discardableResult
     public mutating func remove(_ index: FabricIndex) -> FabricInfo? {
         guard let i = fabrics.firstIndex(where: { $0.index == index }) else { return nil }
-        return fabrics.remove(at: i)
+        let removed = fabrics.remove(at: i)
+        // On no fabric the node is as at first boot: indexes start again at 1.
+        if fabrics.isEmpty { lastAllocatedIndex = nil }
+        return removed
     }
 }

@@ -9,6 +9,9 @@ final class GeneralDiagnosticsServer: StandardClusterServer {
     typealias Attribute = Clusters.GeneralDiagnostics.Attribute
     typealias Command = Clusters.GeneralDiagnostics.Command
 
+    /// Time Synchronization (Core 11.17), the one source of UTC time a TimeSnapshot may name.
+    static let timeSynchronization = Clusters.TimeSynchronization.id
+
     /// InterfaceTypeEnum (11.12.4.4).
     static let ethernetInterfaceType: UInt8 = 2
 
@@ -67,9 +70,12 @@ final class GeneralDiagnosticsServer: StandardClusterServer {
             // never does), which is CONSTRAINT_ERROR.
             return .failure(.constraintError)
         case Command.timeSnapshot:
-            // SystemTimeMs [0] since boot; PosixTimeMs [1], null without wall-clock time.
+            // SystemTimeMs [0] since boot; PosixTimeMs [1] only from a Time Synchronization
+            // cluster's UTC time: a node without one answers null (11.12.7.3; TC-DGGEN-2.4 step 4).
             let sinceBoot = max(context.now - context.runtime.startedAt, .zero).totalMilliseconds
-            let posix: TLVValue = configuration.posixTimeMilliseconds().map { .unsigned($0) } ?? .null
+            let timeSync = AttributePath(endpoint: 0, cluster: Self.timeSynchronization, attribute: AttributeID(0xFFFD))
+            let posix: TLVValue =
+                context.runtime.store.contains(timeSync) ? configuration.posixTimeMilliseconds().map { .unsigned($0) } ?? .null : .null
             let members: [(UInt8, TLVValue)] = [(0, .uint(sinceBoot)), (1, posix)]
             return .response(Command.timeSnapshotResponse, .contextStructure(members))
         default:

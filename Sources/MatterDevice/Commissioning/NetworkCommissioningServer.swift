@@ -26,8 +26,12 @@ final class NetworkCommissioningServer: StandardClusterServer {
         // NetworkInfoStruct: NetworkID [0], Connected [1].
         case Attribute.networks: .arrayOf([.contextStructure([(0, .bytes(networkID)), (1, .bool(true))])])
         case Attribute.interfaceEnabled: .bool(true)
-        // Null until a network operation ran (11.9.6.5-7); Ethernet has none.
-        case Attribute.lastNetworkingStatus, Attribute.lastNetworkID, Attribute.lastConnectErrorValue: .null
+        // The Ethernet link the node is on is its last network connection: Success on that
+        // network, no connect error (11.9.6.5-7, as TC-CNET-4.3 steps 5-7 expect of the
+        // connected Ethernet network).
+        case Attribute.lastNetworkingStatus: .uint(0)
+        case Attribute.lastNetworkID: .bytes(networkID)
+        case Attribute.lastConnectErrorValue: .null
         default: nil
         }
     }

@@ -91,7 +91,15 @@ final class OperationalCredentialsServer: StandardClusterServer {
             }
             let request = CommissioningCoordinator.NOCRequest(
                 noc: noc, icac: fields.field(1)?.bytesValue, ipk: ipk, caseAdminSubject: subject, adminVendorID: vendorID)
-            return Self.nocResponse(coordinator.addNOC(request, session: session))
+            let outcome = coordinator.addNOC(request, session: session)
+            if case .response(.ok, let index?) = outcome,
+                let added = coordinator.accessControlEntries.last(where: { $0.fabricIndex == index })
+            {
+                // The administrator entry AddNOC made is an ACL change like a write's (Core
+                // 9.10.7.1, 11.18.6.8; TC-ACL-2.6 step 3): recorded as made over this PASE session.
+                AccessControlServer.recordChange(.added, of: added, by: session, context: context)
+            }
+            return Self.nocResponse(outcome)
         case Command.updateNOC:
             guard let noc = fields.field(0)?.bytesValue else { return .failure(.invalidCommand) }
             return Self.nocResponse(coordinator.updateNOC(noc: noc, icac: fields.field(1)?.bytesValue, session: session))

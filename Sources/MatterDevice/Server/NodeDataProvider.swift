@@ -109,6 +109,10 @@ struct NodeDataProvider: InteractionDataProvider {
         return await node.canAccess(subject, cluster, privilege: privilege)
     }
 
+    func eventReadPrivilege(_ event: EventID, of cluster: ClusterPath) async -> Privilege {
+        composition.definition(of: cluster)?.event(event)?.readPrivilege ?? .view
+    }
+
     func read(_ path: AttributePath, context: AttributeReadContext) async -> Result<VersionedAttributeValue, InteractionStatus> {
         guard !withheld.contains(path.clusterPath) else { return .failure(InteractionStatus(.unsupportedCluster)) }
         let session = SessionContext(subject: context.subject, session: context.session)
@@ -219,7 +223,7 @@ struct NodeDataProvider: InteractionDataProvider {
             guard !withheld.contains(cluster) else { continue }
             // Each event's own read privilege (AccessControlEntryChanged needs Administer).
             if allowed[event.path] == nil {
-                let privilege = composition.definition(of: cluster)?.event(event.event)?.readPrivilege ?? .view
+                let privilege = await eventReadPrivilege(event.event, of: cluster)
                 allowed[event.path] = await checkAccess(subject, to: cluster, privilege: privilege)
             }
             guard allowed[event.path] == true else { continue }

@@ -130,6 +130,10 @@ public protocol InteractionDataProvider: Sendable {
     /// Events matching the paths, numbered at or above `minimumEventNumber`.
     func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB]
 
+    /// The privilege reading one of the cluster's events needs (Core 9.10.7: most need View,
+    /// AccessControlEntryChanged Administer).
+    func eventReadPrivilege(_ event: EventID, of cluster: ClusterPath) async -> Privilege
+
     /// A fresh stream of attributes whose value changed, one per subscription.
     func attributeChanges() -> AsyncStream<AttributePath>
 
@@ -166,6 +170,9 @@ extension InteractionDataProvider {
     public func events(matching paths: [EventPathIB], minimumEventNumber: UInt64?, subject: SubjectDescriptor) async -> [EventReportIB] {
         []
     }
+
+    /// Without event definitions every event is readable with View.
+    public func eventReadPrivilege(_ event: EventID, of cluster: ClusterPath) async -> Privilege { .view }
 
     /// Nodes without an event log record none.
     public func recordedEvents() -> AsyncStream<EventPathIB> {

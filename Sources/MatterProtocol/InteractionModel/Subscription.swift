@@ -230,11 +230,14 @@ extension InteractionServer {
     /// Whether one of the request's paths reaches something the subscriber may read. A concrete
     /// attribute path to nothing counts (the priming report names what is missing); a path
     /// whose every attribute is denied, or a wildcard that reaches nothing readable, does not.
-    /// An event path counts unless it names one cluster the subscriber may not view.
+    /// An event path counts unless it names one cluster the subscriber may not view, or one
+    /// event it may not read (AccessControlEntryChanged needs Administer: TC-ACE-1.2 step 14).
     func mayReadAny(_ request: SubscribeRequestMessage, subject: SubjectDescriptor) async -> Bool {
         for path in request.eventRequests {
             guard let endpoint = path.endpoint, let cluster = path.cluster else { return true }
-            if await provider.checkAccess(subject, to: ClusterPath(endpoint: endpoint, cluster: cluster), privilege: .view) {
+            let clusterPath = ClusterPath(endpoint: endpoint, cluster: cluster)
+            let privilege = if let event = path.event { await provider.eventReadPrivilege(event, of: clusterPath) } else { Privilege.view }
+            if await provider.checkAccess(subject, to: clusterPath, privilege: privilege) {
                 return true
             }
         }

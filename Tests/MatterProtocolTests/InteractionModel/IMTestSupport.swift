@@ -248,6 +248,9 @@ actor IMFakeNode: InteractionDataProvider {
 
     func deny(_ path: ClusterPath) { deniedClusters.insert(path) }
     func grant(_ privilege: Privilege) { granted = privilege }
+    /// Events that need more than View to read (AccessControlEntryChanged: Administer).
+    private var eventPrivileges: [EventPath: Privilege] = [:]
+    func requirePrivilege(_ privilege: Privilege, toRead event: EventPath) { eventPrivileges[event] = privilege }
     func failReads(_ path: AttributePath, with status: InteractionStatus) {
         clusters[ClusterPath(endpoint: path.endpoint, cluster: path.cluster)]?.attributes[path.attribute]?.readStatus = status
     }
@@ -301,6 +304,10 @@ actor IMFakeNode: InteractionDataProvider {
     func commands(of cluster: ClusterPath) -> [CommandMetadata] { clusters[cluster]?.commands ?? [] }
 
     func dataVersion(of cluster: ClusterPath) -> DataVersion? { clusters[cluster]?.dataVersion }
+
+    func eventReadPrivilege(_ event: EventID, of cluster: ClusterPath) -> Privilege {
+        eventPrivileges[EventPath(endpoint: cluster.endpoint, cluster: cluster.cluster, event: event)] ?? .view
+    }
 
     func checkAccess(_ subject: SubjectDescriptor, to cluster: ClusterPath, privilege: Privilege) -> Bool {
         !deniedClusters.contains(cluster) && privilege <= granted

@@ -710,6 +710,26 @@ struct InteractionServerSubscribeTests {
         try await waitForSubscriptions(server, count: 2)
     }
 
+    /// TC-ACE-1.2 step 14 (Core 8.5.1, 9.10.7.1): a subscription to an event the subscriber
+    /// may not read (AccessControlEntryChanged needs Administer) is refused with INVALID_ACTION,
+    /// though the subscriber may view the cluster; an event it may read is enough.
+    @Test func aSubscriptionToAnEventItMayNotReadIsInvalidAction() async throws {
+        let node = await makeIMNode()
+        await node.grant(.operate)
+        await node.requirePrivilege(.administer, toRead: EventPath(endpoint: 1, cluster: ClusterID(0x1F), event: EventID(0)))
+        let server = InteractionServer(provider: node, clock: ManualClock())
+        let running = Task { await server.run() }
+        defer { running.cancel() }
+        func request(_ paths: [EventPathIB]) -> SubscribeRequestMessage {
+            SubscribeRequestMessage(keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, eventRequests: paths)
+        }
+        let adminOnly = EventPathIB(endpoint: 1, cluster: ClusterID(0x1F), event: EventID(0))
+        #expect(try imStatusCode(try await imExchangeOnce(server, request([adminOnly]))) == .invalidAction)
+        #expect(await server.activeSubscriptions().isEmpty)
+        _ = try await subscribe(server, request([adminOnly, EventPathIB(endpoint: 1, cluster: ClusterID(6), event: EventID(0))]))
+        try await waitForSubscriptions(server, count: 1)
+    }
+
     @Test func keepSubscriptionsFalseDropsOlderOnes() async throws {
         let node = await makeIMNode()
         let server = InteractionServer(provider: node, clock: ManualClock())

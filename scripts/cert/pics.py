@@ -1,0 +1,112 @@
+"""The device's PICS, from what it declares: a chip.testing case (run by scripts/cert.sh) that
+commissions the device, reads every attribute once (a wildcard read) and writes, for each server
+cluster on any endpoint, the PICS codes of the certification test plans:
+
+    <code>.S=1  <code>.S.A<attr>=1  <code>.S.C<cmd>.Rsp=1  <code>.S.C<cmd>.Tx=1  <code>.S.F<bit>=1
+
+(<code> is the cluster's picsCode in connectedhomeip's data_model XML), <code>.C=1 for each
+client cluster in a Descriptor's ClientList, MCORE.ROLE.COMMISSIONEE=1, and the few manual
+PICS (.M.) that state matter-sim's behaviour where the spec leaves a choice (MANUAL). Nothing is
+added or left out to pass or skip a case. Also writes each endpoint's own PICS (FILE.ep<N>)
+and, beside them, a JSON map of picsCode -> endpoints and the PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
+cluster and an attribute of it), read from the device as the rest.
+
+    python pics.py --string-arg out:FILE --string-arg data_model:DIR <chip.testing options>
+"""
+import glob
+import json
+import os
+import xml.etree.ElementTree as ET
+
+from chip.clusters.ClusterObjects import ALL_ATTRIBUTES, ALL_CLUSTERS
+from chip.testing.matter_testing import MatterBaseTest, async_test_body, default_matter_test_main
+
+# Manual PICS (.M.) state how the device behaves where the data model leaves a choice; the
+# vendor declares them. matter-sim's behaviour, when the device has the element named:
+# the Door Lock's AutoRelockTime, WrongCodeEntryLimit, UserCodeTemporaryDisableTime and
+# RequirePINforRemoteOperation accept writes (RW VA, as the spec's access has it).
+MANUAL = {
+    ("DRLK", 0x0023): "DRLK.S.M.AutoRelockTimeAttributeWritable",
+    ("DRLK", 0x0030): "DRLK.S.M.WrongCodeEntryLimitAttributeWritable",
+    ("DRLK", 0x0031): "DRLK.S.M.UserCodedTemporaryDisableTimeAttributeWritable",
+    ("DRLK", 0x0033): "DRLK.S.M.RequirePINForRemoteOperationAttributeWritable",
+}
+DESCRIPTOR, DEVICE_TYPE_LIST, CLIENT_LIST = 0x001D, 0x0000, 0x0002
+# Clusters every endpoint may carry (Identify, Groups, Descriptor, Binding, labels): not what
+# an application endpoint is about.
+INFRASTRUCTURE = {0x0003, 0x0004, 0x001D, 0x001E, 0x0040, 0x0041}
+FEATURE_MAP, ATTRIBUTE_LIST, ACCEPTED, GENERATED = 0xFFFC, 0xFFFB, 0xFFF9, 0xFFF8
+
+
+def pics_codes(data_model_dir: str) -> dict[int, str]:
+    """Cluster id -> picsCode, from the spec's cluster XML files."""
+    codes = {}
+    for path in glob.glob(os.path.join(data_model_dir, "clusters", "*.xml")):
+        root = ET.parse(path).getroot()
+        classification = root.find("classification")
+        code = classification.get("picsCode") if classification is not None else None
+        ids = [root.get("id")] + [c.get("id") for c in root.findall("clusterIds/clusterId")]
+        for cid in ids:
+            if cid and code:
+                codes.setdefault(int(cid, 16), code)
+    return codes
+
+
+class CertPics(MatterBaseTest):
+    @async_test_body
+    async def test_pics(self):
+        out = self.user_params["out"]
+        codes = pics_codes(self.user_params["data_model"])
+        read = await self.default_controller.Read(self.dut_node_id, [()])
+        pics = {"MCORE.ROLE.COMMISSIONEE": True}
+        per_endpoint: dict[int, dict[str, bool]] = {}
+        endpoints: dict[str, list[int]] = {}
+        unknown = []
+        for endpoint, clusters in sorted(read.tlvAttributes.items()):
+            for cluster_id, attributes in sorted(clusters.items()):
+                code = codes.get(cluster_id)
+                if code is None:
+                    unknown.append(f"ep{endpoint}/0x{cluster_id:04X}")
+                    continue
+                endpoints.setdefault(code, []).append(endpoint)
+                here = per_endpoint.setdefault(endpoint, {"MCORE.ROLE.COMMISSIONEE": True})
+                keys = [f"{code}.S"]
+                keys += [f"{code}.S.A{attribute:04x}" for attribute in attributes.get(ATTRIBUTE_LIST, [])]
+                keys += [f"{code}.S.C{command:02x}.Rsp" for command in attributes.get(ACCEPTED, [])]
+                keys += [f"{code}.S.C{command:02x}.Tx" for command in attributes.get(GENERATED, [])]
+                feature_map = attributes.get(FEATURE_MAP, 0)
+                keys += [f"{code}.S.F{bit:02x}" for bit in range(32) if feature_map & (1 << bit)]
+                keys += [MANUAL[(code, a)] for a in attributes.get(ATTRIBUTE_LIST, []) if (code, a) in MANUAL]
+                if cluster_id == DESCRIPTOR:
+                    keys += [f"{codes[client]}.C" for client in attributes.get(CLIENT_LIST, []) if client in codes]
+                for key in keys:
+                    pics[key] = here[key] = True
+        # The whole device's, and each endpoint's (what TC_pics_checker compares one endpoint with).
+        for path, codes_here in [(out, pics)] + [(f"{out}.ep{e}", p) for e, p in per_endpoint.items()]:
+            with open(path, "w") as f:
+                f.writelines(f"{key}=1\n" for key in sorted(codes_here))
+        with open(out + ".endpoints.json", "w") as f:
+            json.dump({"endpoints": endpoints, "unknown": unknown, "pixits": self.pixits(read.tlvAttributes)}, f, indent=1)
+        print(f"pics: {len(pics)} codes, {len(endpoints)} clusters with a PICS code; unknown: {unknown}")
+
+    @staticmethod
+    def pixits(attributes: dict) -> dict[str, str]:
+        """The first application endpoint, its first device type, and the first attribute of
+        its first application cluster, as TC-ACE-1.4's PIXIT.ACE.APP* name them."""
+        for endpoint in sorted(e for e in attributes if e != 0):
+            clusters = attributes[endpoint]
+            device_types = clusters.get(DESCRIPTOR, {}).get(DEVICE_TYPE_LIST, [])
+            for cluster_id in sorted(c for c in clusters if c not in INFRASTRUCTURE and c in ALL_CLUSTERS):
+                ids = sorted(a for a in clusters[cluster_id].get(ATTRIBUTE_LIST, []) if a in ALL_ATTRIBUTES.get(cluster_id, {}))
+                if device_types and ids:
+                    return {
+                        "PIXIT.ACE.APPENDPOINT": str(endpoint),
+                        "PIXIT.ACE.APPDEVTYPEID": str(device_types[0][0]),
+                        "PIXIT.ACE.APPCLUSTER": ALL_CLUSTERS[cluster_id].__name__,
+                        "PIXIT.ACE.APPATTRIBUTE": ALL_ATTRIBUTES[cluster_id][ids[0]].__name__,
+                    }
+        return {}
+
+
+if __name__ == "__main__":
+    default_matter_test_main()
