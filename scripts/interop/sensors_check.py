@@ -119,7 +119,7 @@ class SensorsCheck(Check):
         subscription, queue = await self.subscribe_events(endpoint, Switch)
         try:
             self.act_ok("press", "double")
-            double = await self.next_events(queue, 5)
+            double = await self.next_events(queue, 6)
             self.act_ok("press", "long")
             long = await self.next_events(queue, 3)
             position = await self.read(endpoint, Switch.Attributes.CurrentPosition)
