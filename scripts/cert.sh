@@ -102,13 +102,17 @@ start_device() {
 mkfifo "/tmp/chip_all_clusters_fifo_$$"
 (
   exec 3<>"/tmp/chip_all_clusters_fifo_$$"
+  # Parsed in bash, not a python3 per line: a case reads the result 50 ms after it writes.
   while read -r line <&3; do
-    act="$(python3 -c 'import json, sys
-c = json.loads(sys.argv[1]); n = c.get("Name")
-if n == "SimulateLongPress": print("press long")
-elif n == "SimulateMultiPress":
-    k = c.get("MultiPressNumPresses", 1); print("press", "single" if k == 1 else "double" if k == 2 else k)
-elif n == "SetOccupancy": print("occupied" if c.get("Occupancy") else "unoccupied")' "$line" 2>/dev/null || true)"
+    act=""
+    [[ "$line" =~ \"Name\":\ *\"([A-Za-z]+)\" ]] && name="${BASH_REMATCH[1]}" || name=""
+    field() { [[ "$line" =~ \"$1\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}" || echo "$2"; }
+    case "$name" in
+      SimulateLongPress) act="press long" ;;
+      SimulateMultiPress)
+        case "$(field MultiPressNumPresses 1)" in 1) act="press single" ;; 2) act="press double" ;; *) act="press $(field MultiPressNumPresses 1)" ;; esac ;;
+      SetOccupancy) [ "$(field Occupancy 0)" = 0 ] && act="unoccupied" || act="occupied" ;;
+    esac
     # shellcheck disable=SC2086
     [ -z "$act" ] || "$SIM" act --control "$WORK/state/control.sock" all $act >>"$WORK/act.log" 2>&1 || true
   done
