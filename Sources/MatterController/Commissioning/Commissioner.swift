@@ -227,10 +227,7 @@ extension MatterController {
                 try checkCommissioningError(again, "CommissioningComplete")
             }
         } catch let error as ControllerError {
-            switch error {
-            case .commissioningFailed, .attestationFailed, .cancelled: throw error
-            default: throw ControllerError.commissioningFailed(step: "CommissioningComplete", reason: error.description)
-            }
+            throw Self.failure(error, step: "CommissioningComplete")
         }
         return CommissioningResult(nodeID: nodeID, address: address, fabricIndex: fabricIndex, attestation: attestationResult)
     }
@@ -262,10 +259,16 @@ extension MatterController {
         do {
             return try await body()
         } catch let error as ControllerError {
-            switch error {
-            case .commissioningFailed, .attestationFailed, .cancelled: throw error
-            default: throw ControllerError.commissioningFailed(step: name, reason: error.description)
-            }
+            throw Self.failure(error, step: name)
+        }
+    }
+
+    /// A step's error as commissioning reports it: its own verdicts as they are, anything
+    /// else as that step's failure.
+    private static func failure(_ error: ControllerError, step: String) -> ControllerError {
+        switch error {
+        case .commissioningFailed, .attestationFailed, .cancelled: error
+        default: .commissioningFailed(step: step, reason: error.description)
         }
     }
 }
