@@ -193,7 +193,9 @@ import Testing
             }
             #expect(close?.closeCode == .policyViolation)
             #expect(close?.reason == "frame rate limit exceeded")
-            #expect(stalled.withLockedValue { $0 }?.entered == 1, "the relay read one frame of the flood")
+            // At most the one frame the bucket let through reached the stalled routing; whether
+            // its read began before the close is a race (a lone-clone CI run saw 0).
+            #expect((stalled.withLockedValue { $0 }?.entered ?? 0) <= 1, "the relay read at most one frame of the flood")
             stalled.withLockedValue { $0 }?.release()
         }
     }
