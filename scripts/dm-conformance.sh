@@ -23,6 +23,8 @@
 #
 #   DMV_VENV   the validator's venv (default ~/.cache/matter-sim/dm-validator-venv)
 #   DMV_OUT    wildcard reads and the validator's reports (default .build/dm-conformance)
+#   DMV_JOBS   how many targets are read at once, each on a fake LAN of its own (default 2:
+#              a target mostly waits on the controller, 5 s of CPU in 10 s)
 . "$(dirname "$0")/lib/common.sh"
 OUT="${DMV_OUT:-$ROOT/.build/dm-conformance}"
 EXCEPTIONS="$ROOT/scripts/dm-conformance-exceptions.tsv"
@@ -47,9 +49,21 @@ fi
 VENV="$(scripts/lib/venvs.sh dm-validator)"
 build
 
-passed=0; failed=0
-# run_target LABEL PASSCODE DISCRIMINATOR DEVICE-COMMAND...: reads the node and validates it.
+JOBS="${DMV_JOBS:-2}"
+[[ "$JOBS" =~ ^[1-9][0-9]?$ ]] || die "DMV_JOBS=$JOBS: expected a number of targets from 1 to 99"
+LABELS=()
+# run_target LABEL PASSCODE DISCRIMINATOR DEVICE-COMMAND...: reads the node and validates it in
+# the background (at most JOBS at once); its output goes to $OUT/LABEL.out and its verdict to
+# $OUT/LABEL.verdict, which the end collects in the order the targets were given.
 run_target() {
+  local label="$1"
+  LABELS+=("$label")
+  rm -f "$OUT/$label.verdict"
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  read_and_validate "$@" >"$OUT/$label.out" 2>&1 &
+}
+
+read_and_validate() {
   local label="$1" passcode="$2" discriminator="$3"; shift 3
   local keep="$OUT/$label"
   rm -rf "$keep"
@@ -57,7 +71,7 @@ run_target() {
   if ! scripts/interop/run.sh --passcode "$passcode" --discriminator "$discriminator" \
       --checker "$ROOT/scripts/interop/wildcard_read.py" --keep "$keep" -- "$@" >"$OUT/$label.log" 2>&1 \
       || ! [ -f "$keep/controller/wildcard.json" ]; then
-    failed=$((failed + 1))
+    echo fail >"$OUT/$label.verdict"
     echo "dm-conformance: $label FAIL (no wildcard read; log: $OUT/$label.log)"
     tail -n 20 "$OUT/$label.log" | sed 's/^/    /'
     return
@@ -71,9 +85,9 @@ for step in json.load(open(sys.argv[1])):
     "$keep/report.json" || true
   if "$VENV/bin/python" "$ROOT/scripts/dm_validate.py" "$OUT/$label.json" --label "$label" \
       --exceptions "$EXCEPTIONS" --all-exceptions-used --report "$OUT/$label.report.txt"; then
-    passed=$((passed + 1))
+    echo pass >"$OUT/$label.verdict"
   else
-    failed=$((failed + 1))
+    echo fail >"$OUT/$label.verdict"
     echo "dm-conformance: $label FAIL (validator report: $OUT/$label.report.txt)"
   fi
   rm -rf "$keep"
@@ -105,6 +119,12 @@ json.dump(certificates.generate_initial_state(0xFFF4, 0x1234, "CircuitMatter Dev
       run_target "$(basename "$file" .yaml)" 20202021 3840 \
         "$SIM" run "$ROOT/$file" --passcode 20202021 --discriminator 3840 ;;
   esac
+done
+wait
+passed=0; failed=0
+for label in "${LABELS[@]}"; do
+  cat "$OUT/$label.out"
+  if [ "$(cat "$OUT/$label.verdict" 2>/dev/null)" = pass ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 echo "dm-conformance: $passed passed, $failed failed"
 [ "$failed" = 0 ]
