@@ -377,9 +377,28 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
                         service.type, domain, subtype)
                     guard result >= 0 else { return result }
                 }
-                return result
+                return addHostAddresses(service, to: group)
             }
         }
+    }
+
+    /// The A/AAAA records of the service's own host name. Avahi adds them unique but allowing
+    /// the same record in another group (a node's commissionable and operational services
+    /// both carry its host); no reverse PTR, which would be unique per address and so collide
+    /// between the nodes of one host.
+    private func addHostAddresses(_ service: DNSSDService, to group: OpaquePointer) -> Int32 {
+        guard let hostName = service.hostName else { return 0 }
+        let flags = AvahiPublishFlags(AVAHI_PUBLISH_NO_REVERSE.rawValue | (service.probe ? 0 : AVAHI_PUBLISH_NO_PROBE.rawValue))
+        for address in service.hostAddresses {
+            var parsed = AvahiAddress()
+            guard avahi_address_parse(address.text, AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed) != nil else {
+                return Int32(AVAHI_ERR_INVALID_ADDRESS)
+            }
+            let result = avahi_entry_group_add_address(
+                group, AvahiIfIndex(address.interfaceIndex), AvahiProtocol(AVAHI_PROTO_UNSPEC), flags, hostName, &parsed)
+            guard result >= 0 else { return result }
+        }
+        return 0
     }
 
     /// The records `avahi_entry_group_add_service` would add (RFC 6763 §4, §7.1, §9), added
@@ -436,7 +455,7 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
             }
             guard result >= 0 else { return result }
         }
-        return 0
+        return addHostAddresses(service, to: group)
     }
 
     /// Avahi's rule for the next name to try: `Name` → `Name #2` → `Name #3` ...
