@@ -227,3 +227,20 @@ import Testing
         #expect(throws: DNSSDError.self) { try orphan.validate() }
     }
 }
+
+/// The shared PTRs of an unprobed (operational) service: service type enumeration (RFC 6763 §9)
+/// lists the `_I<fabric>` subtype too, where TC-SC-4.3 step 10 looks for it.
+@Suite struct SharedPointerTests {
+    @Test func enumerationListsTheTypeAndEachSubtype() throws {
+        let service = try MatterOperationalRecord(compressedFabricID: 0x2906_C908_D115_D362, nodeID: 1).service()
+        let pointers = PublisherEngine.sharedPointers(service, instance: service.instanceName, domain: "local")
+        let enumerated = pointers.filter { $0.name == "_services._dns-sd._udp.local" }.map(\.target)
+        #expect(
+            enumerated == [
+                DNSWireName.encode(labels: ["_matter", "_tcp", "local"]),
+                DNSWireName.encode(labels: ["_I2906C908D115D362", "_sub", "_matter", "_tcp", "local"]),
+            ])
+        let instance = DNSWireName.encode(labels: [service.instanceName, "_matter", "_tcp", "local"])
+        #expect(pointers.filter { $0.target == instance }.map(\.name) == ["_matter._tcp.local", "_I2906C908D115D362._sub._matter._tcp.local"])
+    }
+}
