@@ -10,7 +10,9 @@
 #   1. the device starts factory-new; scripts/cert/pics.py commissions it, reads every
 #      attribute once and writes its PICS from what it declares (never picked by hand);
 #   2. scripts/cert/plan.py picks the cases that apply (by the cluster each case's PICS code
-#      names, or the node as a whole) with the PIXITs of the case's own CI arguments;
+#      names, or the node as a whole) with the PIXITs of the case's own CI arguments, and the
+#      automated YAML cases (src/app/tests/suites/certification/Test_TC_*.yaml), which
+#      scripts/cert/yaml_cases.py runs through connectedhomeip's matter.yamltests and chip.yaml;
 #   3. each case file runs against the device started factory-new again, commissioned by the
 #      case (the framework's on-network commissioning), bounded in time.
 # Operator steps: the Generic Switch cases' button presses and the Occupancy Sensing cases'
@@ -129,7 +131,8 @@ harness() {
   if [ "${1:-}" = qr ]; then setup=(--qr-code "$QR_CODE"); shift; fi
   "$FAKELAN" exec "$LAN" ctl -- unshare -m --propagation private bash -c '
     mkdir -p /data && mount -t tmpfs tmpfs /data && cd "$1" && shift && exec "$@"
-  ' cert-harness "$CHIP_DIR/src/python_testing" env PYTHONPATH="$CHIP_DIR/src/python_testing" \
+  ' cert-harness "$CHIP_DIR/src/python_testing" env CHIP_DIR="$CHIP_DIR" \
+    PYTHONPATH="$CHIP_DIR/src/python_testing:$CHIP_DIR/scripts/py_matter_yamltests:$CHIP_DIR/scripts/py_matter_idl" \
     timeout "$CASE_TIMEOUT_S" "$VENV/bin/python" "$py" --paa-trust-store-path "$WORK/paa" \
     "${method[@]}" "${setup[@]}" "$@" \
     </dev/null >"$log" 2>&1
@@ -150,13 +153,15 @@ for profile in $PROFILES; do
     record "(commissioning)" FAIL; continue
   fi
   rm -f "$WORK/pics-storage.json"
-  python3 "$ROOT/scripts/cert/plan.py" "$CHIP_DIR" "$dir/pics.txt" "$ONLY" >"$dir/plan.tsv"
+  "$VENV/bin/python" "$ROOT/scripts/cert/plan.py" "$CHIP_DIR" "$dir/pics.txt" "$ONLY" >"$dir/plan.tsv"
   while IFS=$'\t' read -r kind file a b c; do
     if [ "$kind" = n/a ]; then record "$a" n/a; fi
   done <"$dir/plan.tsv"
   while IFS=$'\t' read -r kind file endpoint methods pixits; do
     [ "$kind" = run ] || continue
     log="$dir/${file%.py}-ep$endpoint.log"
+    # The YAML cases share one runner: one run (and log) per case.
+    if [ "$file" = yaml_cases.py ]; then file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"; fi
     tests=(); for m in ${methods//,/ }; do tests+=(--tests "$m"); done
     mapfile -t extra < <(python3 -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])))' "$pixits")
     [ "${#extra[@]}" -gt 0 ] && [ -n "${extra[0]}" ] || extra=()

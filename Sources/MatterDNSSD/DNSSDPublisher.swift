@@ -377,9 +377,28 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
                         service.type, domain, subtype)
                     guard result >= 0 else { return result }
                 }
-                return result
+                return addHostAddresses(service, to: group)
             }
         }
+    }
+
+    /// The A/AAAA records of the service's own host name. Avahi adds them unique but allowing
+    /// the same record in another group (a node's commissionable and operational services
+    /// both carry its host); no reverse PTR, which would be unique per address and so collide
+    /// between the nodes of one host.
+    private func addHostAddresses(_ service: DNSSDService, to group: OpaquePointer) -> Int32 {
+        guard let hostName = service.hostName else { return 0 }
+        let flags = AvahiPublishFlags(AVAHI_PUBLISH_NO_REVERSE.rawValue | (service.probe ? 0 : AVAHI_PUBLISH_NO_PROBE.rawValue))
+        for address in service.hostAddresses {
+            var parsed = AvahiAddress()
+            guard avahi_address_parse(address.text, AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed) != nil else {
+                return Int32(AVAHI_ERR_INVALID_ADDRESS)
+            }
+            let result = avahi_entry_group_add_address(
+                group, AvahiIfIndex(address.interfaceIndex), AvahiProtocol(AVAHI_PROTO_UNSPEC), flags, hostName, &parsed)
+            guard result >= 0 else { return result }
+        }
+        return 0
     }
 
     /// The records `avahi_entry_group_add_service` would add (RFC 6763 §4, §7.1, §9), added
@@ -401,8 +420,6 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
         let joined = avahi_service_name_join(&fullName, fullName.count, record.name, service.type, domain)
         guard joined >= 0 else { return joined }
         let instance = String(decoding: fullName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let instanceWire = DNSWireName.encode(labels: [record.name] + DNSWireName.labels(service.type) + DNSWireName.labels(domain))
-        let typeName = "\(service.type).\(domain)"
 
         var failed = false
         let list = AvahiTXT.make(service.txt, failed: &failed)
@@ -418,14 +435,9 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
         var records: [(name: String, type: Int32, ttl: UInt32, flags: AvahiPublishFlags, rdata: [UInt8])] = [
             (instance, Int32(AVAHI_DNS_TYPE_SRV), UInt32(AVAHI_DEFAULT_TTL_HOST_NAME), unique, srv),
             (instance, Int32(AVAHI_DNS_TYPE_TXT), UInt32(AVAHI_DEFAULT_TTL), unique, Array(txt[0..<txtSize])),
-            (typeName, Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, instanceWire),
-            (
-                "_services._dns-sd._udp.\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared,
-                DNSWireName.encode(labels: DNSWireName.labels(service.type) + DNSWireName.labels(domain))
-            ),
         ]
-        for subtype in service.subtypeServiceTypes {
-            records.append(("\(subtype).\(domain)", Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, instanceWire))
+        for pointer in Self.sharedPointers(service, instance: record.name, domain: domain) {
+            records.append((pointer.name, Int32(AVAHI_DNS_TYPE_PTR), UInt32(AVAHI_DEFAULT_TTL), shared, pointer.target))
         }
         for r in records {
             let result = r.rdata.withUnsafeBytes { bytes in
@@ -436,7 +448,22 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
             }
             guard result >= 0 else { return result }
         }
-        return 0
+        return addHostAddresses(service, to: group)
+    }
+
+    /// The shared PTR records of a service (RFC 6763 §4.1, §7.1, §9): its type and each subtype
+    /// point at the instance; service type enumeration points at the type and at each subtype,
+    /// as connectedhomeip's responder does (TC-SC-4.3 step 10 finds a node's fabric there,
+    /// `_I<fabric>._sub._matter._tcp`).
+    static func sharedPointers(_ service: DNSSDService, instance: String, domain: String) -> [(name: String, target: [UInt8])] {
+        let instanceWire = DNSWireName.encode(labels: [instance] + DNSWireName.labels(service.type) + DNSWireName.labels(domain))
+        let enumeration = "_services._dns-sd._udp.\(domain)"
+        let wire = { (type: String) in DNSWireName.encode(labels: DNSWireName.labels(type) + DNSWireName.labels(domain)) }
+        var pointers = [("\(service.type).\(domain)", instanceWire), (enumeration, wire(service.type))]
+        for subtype in service.subtypeServiceTypes {
+            pointers += [("\(subtype).\(domain)", instanceWire), (enumeration, wire(subtype))]
+        }
+        return pointers
     }
 
     /// Avahi's rule for the next name to try: `Name` → `Name #2` → `Name #3` ...

@@ -13,6 +13,10 @@ public struct DNSSDService: Sendable, Hashable {
     public var domain: String?
     /// `nil`: this host's own name (the daemon's).
     public var hostName: String?
+    /// The A/AAAA records of `hostName`, published with the service (each on its address's
+    /// interface, without a reverse PTR: nodes of one host share its addresses). Empty: the
+    /// name's addresses are someone else's to publish (the daemon's, for its own name).
+    public var hostAddresses: [DNSSDAddress]
     /// `nil`: every interface the daemon uses.
     public var interfaceIndex: Int32?
     /// Whether the daemon probes the name before announcing it (RFC 6762 §8.1, about
@@ -23,7 +27,7 @@ public struct DNSSDService: Sendable, Hashable {
     public init(
         instanceName: String, type: String, port: UInt16, subtypes: [String] = [],
         txt: DNSSDTXTRecord = DNSSDTXTRecord(), domain: String? = nil, hostName: String? = nil,
-        interfaceIndex: Int32? = nil, probe: Bool = true
+        hostAddresses: [DNSSDAddress] = [], interfaceIndex: Int32? = nil, probe: Bool = true
     ) {
         self.probe = probe
         self.instanceName = instanceName
@@ -33,6 +37,7 @@ public struct DNSSDService: Sendable, Hashable {
         self.txt = txt
         self.domain = domain
         self.hostName = hostName
+        self.hostAddresses = hostAddresses
         self.interfaceIndex = interfaceIndex
     }
 
@@ -60,6 +65,12 @@ public struct DNSSDService: Sendable, Hashable {
         }
         if let domain { try Self.validateDomain(domain, field: "domain") }
         if let hostName { try Self.validateDomain(hostName, field: "host name") }
+        if hostName == nil, let address = hostAddresses.first {
+            throw .invalidName(field: "host address", value: address.description, reason: "addresses need a host name")
+        }
+        if let hostName, !hostAddresses.isEmpty, !hostName.contains(".") {
+            throw .invalidName(field: "host name", value: hostName, reason: "a host with addresses needs a domain, e.g. <name>.local")
+        }
         if let interfaceIndex, interfaceIndex < 0 {
             throw .invalidName(field: "interface index", value: "\(interfaceIndex)", reason: "negative")
         }

@@ -134,12 +134,13 @@ public struct MatterCommissionableRecord: Sendable, Hashable {
         try common.validate()
     }
 
-    /// The service to publish, with `hostName` / `interfaceIndex` passed through.
-    public func service(hostName: String? = nil, interfaceIndex: Int32? = nil) throws(DNSSDError) -> DNSSDService {
+    /// The service to publish, on `host` (nil: the daemon's own host name and addresses), with
+    /// `interfaceIndex` passed through.
+    public func service(host: MatterHost? = nil, interfaceIndex: Int32? = nil) throws(DNSSDError) -> DNSSDService {
         try validate()
         return DNSSDService(
             instanceName: instanceName, type: Self.serviceType, port: port, subtypes: subtypes, txt: txt,
-            hostName: hostName, interfaceIndex: interfaceIndex)
+            hostName: host?.name, hostAddresses: host?.addresses ?? [], interfaceIndex: interfaceIndex)
     }
 
     /// Decodes a browsed commissionable node. The instance name must start with 16 hex

@@ -57,17 +57,18 @@ public struct MatterOperationalRecord: Sendable, Hashable {
         try common.validate()
     }
 
-    /// The service to publish, with `hostName` / `interfaceIndex` passed through.
+    /// The service to publish, on `host` (nil: the daemon's own host name and addresses), with
+    /// `interfaceIndex` passed through.
     ///
     /// Published without probing: the name is unique by construction (one node ID per
     /// fabric), and a commissioner looks it up right after AddNOC (Core §4.3.2.1), so the
     /// daemon's 750 ms of probes were most of commissioning's time. connectedhomeip's own
     /// responder (minimal mDNS) does not probe either.
-    public func service(hostName: String? = nil, interfaceIndex: Int32? = nil) throws(DNSSDError) -> DNSSDService {
+    public func service(host: MatterHost? = nil, interfaceIndex: Int32? = nil) throws(DNSSDError) -> DNSSDService {
         try validate()
         return DNSSDService(
             instanceName: instanceName, type: Self.serviceType, port: port, subtypes: subtypes, txt: txt,
-            hostName: hostName, interfaceIndex: interfaceIndex, probe: false)
+            hostName: host?.name, hostAddresses: host?.addresses ?? [], interfaceIndex: interfaceIndex, probe: false)
     }
 
     /// The compressed fabric ID and node ID an instance name stands for. Exactly

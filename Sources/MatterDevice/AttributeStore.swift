@@ -43,10 +43,12 @@ final class AttributeStore {
     private var attributeIDs: [ClusterPath: [AttributeID]] = [:]
     private let broadcaster: ChangeBroadcaster
     private let clock: any MatterClock
-    /// Quieter reporting: the rule of each Q attribute, when each was last reported, and
-    /// those changed since without a report (their value is current, their data version not).
+    /// Quieter reporting: the rule of each Q attribute, when and with which value each was last
+    /// reported, and those changed since without a report (their value is current, their data
+    /// version not).
     private var quietRules: [AttributePath: QuietRule] = [:]
     private var lastReported: [AttributePath: Duration] = [:]
+    private var reportedValues: [AttributePath: TLVValue] = [:]
     private var unreported: Set<AttributePath> = []
     /// Told of every change, synchronously on the node actor (persistence listens here).
     var onUpdate: ((AttributePath) -> Void)?
@@ -64,8 +66,11 @@ final class AttributeStore {
         for (attribute, value) in initial {
             values[AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)] = value
         }
-        for (attribute, rule) in quiet where initial[attribute] != nil {
-            quietRules[AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)] = rule
+        for (attribute, rule) in quiet {
+            guard let value = initial[attribute] else { continue }
+            let path = AttributePath(endpoint: cluster.endpoint, cluster: cluster.cluster, attribute: attribute)
+            quietRules[path] = rule
+            reportedValues[path] = value
         }
     }
 
@@ -80,14 +85,23 @@ final class AttributeStore {
 
     /// Sets an existing attribute. Returns false (and changes nothing) when the path
     /// is not in the store or the value is unchanged. A Q attribute's change that its rule does
-    /// not make reportable is kept without a report; a later milestone reports it.
+    /// not make reportable is kept without a report; a later milestone reports it. A Q attribute
+    /// back at the value it was last reported with, no report between, is not reported again: for
+    /// a subscriber nothing changed (a Move done within a tick takes RemainingTime 0 → 1 → 0,
+    /// and "changes to 0" would report a 0 the subscriber already has: TC-CC-2.2 step 40).
     @discardableResult
     func update(_ path: AttributePath, to value: TLVValue, _ change: QuietChange = .milestone) -> Bool {
         guard let old = values[path] else { return false }
         guard old != value || (change == .milestone && unreported.contains(path)) else { return false }
         values[path] = value
-        if let rule = quietRules[path], !reportable(path, rule, old: old, new: value, change) {
-            unreported.insert(path)
+        if let rule = quietRules[path] {
+            if unreported.contains(path), reportedValues[path] == value {
+                unreported.remove(path)
+            } else if reportable(path, rule, old: old, new: value, change) {
+                report(path)
+            } else {
+                unreported.insert(path)
+            }
         } else {
             report(path)
         }
@@ -120,7 +134,10 @@ final class AttributeStore {
         let version = (versions[cluster] ?? 0) &+ 1
         versions[cluster] = version
         unreported.remove(path)
-        if quietRules[path] != nil { lastReported[path] = clock.now }
+        if quietRules[path] != nil {
+            lastReported[path] = clock.now
+            reportedValues[path] = value
+        }
         broadcaster.publish(AttributeChange(path: path, value: value, dataVersion: version))
     }
 

@@ -69,7 +69,7 @@ struct NodeLaunch {
             bootWindowTimeout: command.commissioningWindow,
             advertisement: NodeServerConfiguration.Advertisement(
                 vendorID: device.identity.vendorID, productID: device.identity.productID, deviceType: deviceType,
-                deviceName: device.name),
+                deviceName: device.name, hostSeed: device.identity.serialNumber),
             cloudOnlyClusters: Set(device.cloudOnlyClusters))
         configuration.traceCommissioning = command.traceCommissioning
         serverConfiguration = configuration

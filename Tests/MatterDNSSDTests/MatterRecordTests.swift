@@ -195,3 +195,52 @@ import Testing
         #expect(throws: DNSSDError.self) { try node.service() }
     }
 }
+
+/// A node's own host (Core spec 4.3.1, 4.3.2): the name is a link-layer address in capital hex.
+@Suite struct MatterHostTests {
+    let address = DNSSDAddress("fe80::1", interfaceIndex: 2)!
+
+    @Test func theNameIsTheLinkLayerAddressInCapitalHex() throws {
+        let mac = try #require(MatterHost(linkLayerAddress: [0xB7, 0x5A, 0xFB, 0x45, 0x8E, 0xCD], addresses: [address]))
+        #expect(mac.name == "B75AFB458ECD.local")
+        let eui64 = try #require(MatterHost(linkLayerAddress: [0, 1, 2, 3, 4, 5, 6, 0xAB], addresses: []))
+        #expect(eui64.name == "00010203040506AB.local")
+        #expect(MatterHost(linkLayerAddress: [1, 2, 3], addresses: []) == nil)
+    }
+
+    @Test func simulatedAddressesAreLocallyAdministeredUnicastStableAndApart() {
+        let seeds = (0..<200).map { "SIM-OO-\($0)/5540" }
+        let macs = seeds.map(MatterHost.simulatedMACAddress)
+        #expect(macs.allSatisfy { $0.count == 6 && $0[0] & 0x02 == 0x02 && $0[0] & 0x01 == 0 })
+        #expect(Set(macs).count == 200)
+        #expect(MatterHost.simulatedMACAddress(seed: seeds[0]) == macs[0])
+        #expect(MatterHost.simulatedMACAddress(seed: "SIM-OO-0/5541") != macs[0])
+    }
+
+    @Test func theServiceCarriesTheHostAndItsAddresses() throws {
+        let host = try #require(MatterHost(linkLayerAddress: [2, 0, 0, 0, 0, 1], addresses: [address]))
+        let service = try MatterOperationalRecord(compressedFabricID: 1, nodeID: 2).service(host: host)
+        #expect(service.hostName == "020000000001.local")
+        #expect(service.hostAddresses == [address])
+        var orphan = service
+        orphan.hostName = nil
+        #expect(throws: DNSSDError.self) { try orphan.validate() }
+    }
+}
+
+/// The shared PTRs of an unprobed (operational) service: service type enumeration (RFC 6763 §9)
+/// lists the `_I<fabric>` subtype too, where TC-SC-4.3 step 10 looks for it.
+@Suite struct SharedPointerTests {
+    @Test func enumerationListsTheTypeAndEachSubtype() throws {
+        let service = try MatterOperationalRecord(compressedFabricID: 0x2906_C908_D115_D362, nodeID: 1).service()
+        let pointers = PublisherEngine.sharedPointers(service, instance: service.instanceName, domain: "local")
+        let enumerated = pointers.filter { $0.name == "_services._dns-sd._udp.local" }.map(\.target)
+        #expect(
+            enumerated == [
+                DNSWireName.encode(labels: ["_matter", "_tcp", "local"]),
+                DNSWireName.encode(labels: ["_I2906C908D115D362", "_sub", "_matter", "_tcp", "local"]),
+            ])
+        let instance = DNSWireName.encode(labels: [service.instanceName, "_matter", "_tcp", "local"])
+        #expect(pointers.filter { $0.target == instance }.map(\.name) == ["_matter._tcp.local", "_I2906C908D115D362._sub._matter._tcp.local"])
+    }
+}

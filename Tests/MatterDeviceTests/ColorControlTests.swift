@@ -151,6 +151,22 @@ import Testing
         #expect(await (get(node, A.x), get(node, A.y)) == (500, 2_500))
     }
 
+    /// TC-CC-2.2 step 34/40: MoveColorTemperature Down at 65535 mireds/s is done within
+    /// milliseconds, RemainingTime going 0 → 1 tenth (not reportable, 3.2.7.4) → 0. That 0 is
+    /// the value last reported, so it is not reported again (Core 7.7.9 Quieter Reporting): the
+    /// case counts the reports of the next two transitions and wants exactly theirs.
+    @Test func aMoveDoneWithinATickReportsNoRemainingTime() async throws {
+        let node = try light()
+        let changes = node.changes
+        _ = await node.invoke(
+            1, Self.color, C.moveColorTemperature, fields((0, u(3)), (1, u(65535)), (2, u(0)), (3, u(0)), (4, u(0)), (5, u(0))))
+        await clock.advance(by: .seconds(1))
+        #expect(await (get(node, A.mireds), get(node, A.remaining)) == (153, 0))
+        let seen = await drain(changes, stopping: node)
+        #expect(seen.values(Self.color, A.remaining) == [])
+        #expect(seen.values(Self.color, A.mireds).last == 153)
+    }
+
     @Test func whileOffACommandRunsOnlyWithExecuteIfOff() async throws {
         let node = try light(on: false)
         _ = await node.invoke(1, Self.color, C.moveToColorTemperature, fields((0, u(200)), (1, u(0)), (2, u(0)), (3, u(0))))

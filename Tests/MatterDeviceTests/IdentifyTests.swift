@@ -58,5 +58,7 @@ import Testing
         #expect(await node.invoke(1, IDs.identify, 0x40, fields((0, u(0x01)), (1, u(0)))) == .success)
         let unknown = await node.invoke(1, IDs.identify, 0x40, fields((0, u(0x10)), (1, u(0))))
         #expect(unknown == .status(InteractionStatus(.constraintError)))
+        // 1.2.6.2.2: a variant the server does not know runs as the default one (TC-I-2.3 step 3a).
+        #expect(await node.invoke(1, IDs.identify, 0x40, fields((0, u(0x00)), (1, u(0x42)))) == .success)
     }
 }

@@ -68,6 +68,20 @@ import Testing
         #expect(await node.uint(1, IDs.onOff, offWaitTime) == 0)
     }
 
+    /// TC-OO-2.3 step 15: a 300-tenth OffWaitTime reads 0 thirty seconds after the Off even
+    /// when every tick's timer fires late (1.5.6.3: OffWaitTime counts tenths of a second).
+    @Test func theTimedCountdownKeepsToTheClockWhenItsTimerFiresLate() async throws {
+        let node = try dimmableLight(on: true, clock: LateClock(base: clock, lateness: .milliseconds(10)))
+        _ = await node.invoke(1, IDs.onOff, onWithTimedOff, fields((0, u(1)), (1, u(300)), (2, u(300))))
+        await clock.advance(by: .seconds(10))
+        #expect((199...201).contains(await node.uint(1, IDs.onOff, onTime) ?? 0))
+        _ = await node.invoke(1, IDs.onOff, off)
+        await clock.advance(by: .seconds(15))
+        #expect((149...151).contains(await node.uint(1, IDs.onOff, offWaitTime) ?? 0))
+        await clock.advance(by: .seconds(15) + .milliseconds(20))
+        #expect(await node.uint(1, IDs.onOff, offWaitTime) == 0)
+    }
+
     @Test func acceptOnlyWhenOnIgnoresTheCommandWhileOff() async throws {
         let node = try dimmableLight(on: false, clock: clock)
         let result = await node.invoke(1, IDs.onOff, onWithTimedOff, fields((0, u(1)), (1, u(20)), (2, u(0))))

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MatterModel
 import MatterProtocol
@@ -34,7 +35,7 @@ let quietLogger: Logger = {
     return logger
 }()
 
-func makeNode(_ endpoints: [EndpointDescription], clock: ManualClock) throws(NodeDescriptionError) -> MatterNode {
+func makeNode(_ endpoints: [EndpointDescription], clock: any MatterClock) throws(NodeDescriptionError) -> MatterNode {
     try MatterNode(description: NodeDescription(endpoints: endpoints), clock: clock, logger: quietLogger)
 }
 
@@ -58,7 +59,7 @@ func dimmableLight(
     onOffAttributes: [AttributeID: TLVValue] = [:],
     level: UInt8 = 100,
     levelAttributes: [AttributeID: TLVValue] = [:],
-    clock: ManualClock
+    clock: any MatterClock
 ) throws -> MatterNode {
     var onOff = onOffAttributes
     onOff[AttributeID(0x0000)] = onOff[AttributeID(0x0000)] ?? .bool(on)
@@ -177,4 +178,17 @@ extension [AttributeChange] {
 func uintList(_ value: TLVValue?) -> [UInt64] {
     guard case .array(let elements)? = value else { return [] }
     return elements.compactMap { if case .unsigned(let v) = $0.value { v } else { nil } }
+}
+
+/// A clock whose timers fire `lateness` after their deadline, as a loaded machine's do; time
+/// itself is the manual clock's.
+struct LateClock: MatterClock {
+    let base: ManualClock
+    let lateness: Duration
+    var now: Duration { base.now }
+    var wallClockOrigin: Date { base.wallClockOrigin }
+    func sleep(until deadline: Duration) async throws { try await base.sleep(until: deadline + lateness) }
+    func schedule(at deadline: Duration, _ action: @escaping @Sendable () async -> Void) -> ClockTimer {
+        base.schedule(at: deadline + lateness, action)
+    }
 }

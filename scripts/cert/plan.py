@@ -2,7 +2,11 @@
 
     python3 plan.py CHIP_DIR PICS_FILE [REGEX]
 
-PICS_FILE is pics.py's output, beside it its map of picsCode -> endpoints. A case
+PICS_FILE is pics.py's output, beside it its map of picsCode -> endpoints. The YAML cases
+(src/app/tests/suites/certification/Test_TC_*.yaml, run by yaml_cases.py) are planned alike,
+their file's top-level PICS standing for a pics_ method, with file `yaml_cases.py`: those with
+an automated step only (a case all of whose steps are disabled, operator prompts, logs or the
+commissioning wait is a manual one), and not those a Python case of the same name replaced. A case
 TC_<CODE>_x_y applies when the device serves the cluster whose picsCode is CODE (it runs against
 the first endpoint that serves it, an application endpoint before the root), or when CODE names
 the node as a whole (CORE, against endpoint 0). The case's own guards (its PICS and
@@ -15,11 +19,14 @@ separated: file, endpoint, the cases (comma separated), the PIXIT arguments (JSO
 does not commission first); TC_pics_checker once per endpoint; and one
 `n/a` line per case whose cluster the device does not serve.
 """
+import glob
 import json
 import os
 import re
 import shlex
 import sys
+
+import yaml
 
 # Cases about the node as a whole rather than one cluster: interaction model, device
 # attestation, secure channel, device types, system model, access control enforcement,
@@ -103,6 +110,34 @@ def required_pics(text: str, case: str) -> list[str]:
     return PICS_CODE.findall(body.group(1)) if body else PLAN_PICS.get(case, [])
 
 
+# YAML steps that are no automated check: an operator's prompt, a log line, the commissioning wait.
+MANUAL_STEPS = {"UserPrompt", "WaitForCommissionee", "Log"}
+
+
+def yaml_cases(chip: str, python_methods: set[str]) -> list[tuple[str, str, list[str]]]:
+    """(method, code, top-level PICS) of each automated YAML case no Python case replaced."""
+    cases = []
+    for path in sorted(glob.glob(os.path.join(chip, "src", "app", "tests", "suites", "certification", "Test_TC_*.yaml"))):
+        method = "test_" + os.path.basename(path)[len("Test_"):-len(".yaml")]
+        match = re.match(r"test_TC_([A-Za-z]+)_\w+$", method)
+        if not match or method in python_methods:
+            continue
+        try:
+            doc = yaml.safe_load(open(path)) or {}
+        except yaml.YAMLError:
+            continue
+        steps = [t for t in doc.get("tests") or [] if isinstance(t, dict)]
+        automated = [
+            t for t in steps
+            if not t.get("disabled") and t.get("command") not in MANUAL_STEPS
+            and not str(t.get("PICS") or "").strip().startswith("PICS_USER_PROMPT")
+        ]
+        if automated:
+            top = doc.get("PICS") or []
+            cases.append((method, ALIASES.get(match.group(1), match.group(1)), [top] if isinstance(top, str) else list(top)))
+    return cases
+
+
 def main() -> None:
     chip, pics_file = sys.argv[1], sys.argv[2]
     only = re.compile(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None
@@ -110,6 +145,25 @@ def main() -> None:
     served, device_pixits = declared_map["endpoints"], declared_map.get("pixits", {})
     declared = {line.split("=")[0] for line in open(pics_file) if line.strip().endswith("=1")}
     testing = os.path.join(chip, "src", "python_testing")
+    python_methods = set()
+    for name in sorted(os.listdir(testing)):
+        if name.startswith("TC_") and name.endswith(".py"):
+            python_methods.update(m for m, _ in CASE.findall(open(os.path.join(testing, name)).read()))
+    for method, code, top_pics in yaml_cases(chip, python_methods):
+        if only and not only.search(method[len("test_"):]):
+            continue
+        if code in served:
+            endpoint = next((e for e in served[code] if e != 0), served[code][0])
+        elif code in CORE:
+            endpoint = 0
+        else:
+            print(f"n/a\tyaml_cases.py\t{display_name(method)}\tthe device serves no {code} cluster")
+            continue
+        missing = [p for p in top_pics if p not in declared]
+        if missing:
+            print(f"n/a\tyaml_cases.py\t{display_name(method)}\tthe device declares no {', '.join(missing)}")
+            continue
+        print(f"run\tyaml_cases.py\t{endpoint}\t{method}\t[]")
     for name in sorted(os.listdir(testing)):
         if not (name.startswith("TC_") and name.endswith(".py")):
             continue

@@ -14,6 +14,7 @@
 #   circuitmatter  the third-party Python device circuitmatter                 CIRCUITMATTER_VENV
 #   cert           the reference controller, as interop, with what connectedhomeip's  CERT_VENV
 #                  test framework chip.testing and its cases need (mobly, pyasn1, zeroconf, ...)
+#                  and its YAML parser matter.yamltests (lark, click, jinja2)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="$HOME/.cache/matter-sim"
@@ -67,8 +68,8 @@ assert version('esp-matter-dm-validator') == '1.0.5'" ;;
     DEBS=(libnl-3-200 libnl-route-3-200)
     REQUIRE=("home-assistant-chip-core==$CHIP_VERSION" "home-assistant-chip-clusters==$CHIP_VERSION"
       "mobly==1.12.4" "pyasn1==0.6.1" "pyasn1-modules==0.4.1" "zeroconf==0.147.0" "langcodes==3.5.0"
-      "nest_asyncio==1.6.0")
-    CHECK="import chip.ChipDeviceCtrl, chip.clusters, mobly, pyasn1_modules, zeroconf, langcodes, nest_asyncio
+      "nest_asyncio==1.6.0" "lark==1.3.1" "click==8.1.8" "jinja2==3.1.6")
+    CHECK="import chip.ChipDeviceCtrl, chip.clusters, mobly, pyasn1_modules, zeroconf, langcodes, nest_asyncio, lark, click, jinja2
 from importlib.metadata import version
 assert version('home-assistant-chip-core') == '$CHIP_VERSION'" ;;
   circuitmatter)

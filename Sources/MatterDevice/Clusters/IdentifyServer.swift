@@ -22,6 +22,10 @@ final class IdentifyServer: StandardClusterServer {
         command == Command.identify || command == Command.triggerEffect
     }
 
+    /// TriggerEffect checks its own fields: an EffectVariant the server does not know is not
+    /// a constraint error but the default variant (1.2.6.2.2, TC-I-2.3 step 3a).
+    func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.triggerEffect }
+
     func startUp(_ context: ClusterContext) {
         restartCountdown(context)
     }
@@ -39,7 +43,8 @@ final class IdentifyServer: StandardClusterServer {
             restartCountdown(context)
             return .success
         case Command.triggerEffect:
-            // 1.2.6.2: an effect identifier outside the enum is a constraint error.
+            // 1.2.6.2: an effect identifier outside the enum is a constraint error; any variant
+            // runs as the default one (a simulated effect has no variants to show).
             guard let raw = fields.unsigned(0), let effect = UInt8(exactly: raw).flatMap(Effect.init(rawValue:)) else {
                 return .failure(.constraintError)
             }

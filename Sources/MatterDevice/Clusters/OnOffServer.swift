@@ -184,32 +184,48 @@ final class OnOffServer: StandardClusterServer {
         let onTime = context.unsigned(Attribute.onTime) ?? 0
         let newOffWaitTime = context.unsigned(Attribute.offWaitTime) ?? 0
         if onTime < Self.noTimeLimit && newOffWaitTime < Self.noTimeLimit {
-            context.startTimer(Self.timedOnOffTimer, after: Self.tick)
+            nextTenth = context.now + Self.tick
+            context.startTimer(Self.timedOnOffTimer, at: nextTenth)
         }
+    }
+
+    /// When the timed on/off countdown's next tenth is due, on a grid from its start: a timer
+    /// that fires late (a loaded machine) does not push the rest of the countdown later, and
+    /// tenths it missed are counted at once (TC-OO-2.3 reads OffWaitTime 0 thirty seconds after
+    /// a 300-tenth wait began).
+    private var nextTenth: Duration = .zero
+
+    /// The tenths due now (at least the one the timer fired for), and the next one armed.
+    private func dueTenths(_ context: ClusterContext) -> UInt64 {
+        var due: UInt64 = 1
+        if context.now > nextTenth { due += UInt64((context.now - nextTenth) / Self.tick) }
+        nextTenth += Self.tick * Int(clamping: due)
+        return due
     }
 
     /// Every 1/10 s (1.5.7.6): while on, OnTime counts down and turns the light off
     /// at 0 (clearing OffWaitTime); while off, OffWaitTime counts down to 0.
     func timerFired(_ name: String, context: ClusterContext) {
         guard name == Self.timedOnOffTimer else { return }
+        let due = dueTenths(context)
         if isOn(context) {
             var onTime = context.unsigned(Attribute.onTime) ?? 0
             if onTime > 0 {
-                onTime -= 1
+                onTime -= min(onTime, due)
                 context.set(Attribute.onTime, .uint(onTime))
             }
             if onTime == 0 {
                 context.set(Attribute.offWaitTime, .uint(0))
                 setOnOff(false, context: context)
             }
-            context.startTimer(Self.timedOnOffTimer, after: Self.tick)
+            context.startTimer(Self.timedOnOffTimer, at: nextTenth)
         } else {
             var offWaitTime = context.unsigned(Attribute.offWaitTime) ?? 0
             if offWaitTime > 0 {
-                offWaitTime -= 1
+                offWaitTime -= min(offWaitTime, due)
                 context.set(Attribute.offWaitTime, .uint(offWaitTime))
             }
-            if offWaitTime > 0 { context.startTimer(Self.timedOnOffTimer, after: Self.tick) }
+            if offWaitTime > 0 { context.startTimer(Self.timedOnOffTimer, at: nextTenth) }
         }
     }
 }

@@ -27,33 +27,46 @@ extension NodeServer {
             commissioningMode: mode, sessionIdleInterval: timing.idle, sessionActiveInterval: timing.active,
             sessionActiveThreshold: timing.threshold, tcpSupport: 0, port: UInt16(clamping: port))
         do {
-            await advertiser.advertise(try record.service(), as: .commissionable)
+            await advertiser.advertise(try record.service(host: Self.host(configuration, transport: transport)), as: .commissionable)
         } catch {
             logger.error("cannot build the commissionable advertisement: \(error)")
         }
     }
 
     func advertiseOperational(_ fabric: FabricInfo) async {
-        await Self.advertiseOperational(fabric, advertiser: advertiser, configuration: configuration, port: port, logger: logger)
+        await Self.advertiseOperational(
+            fabric, advertiser: advertiser, configuration: configuration, transport: transport, logger: logger)
     }
 
     /// Also called on AddNOC before its response goes out (see `NodeDataProvider.fabricAdded`);
     /// the fabricAdded event that follows finds the same record published and leaves it.
     static func advertiseOperational(
         _ fabric: FabricInfo, advertiser: NodeAdvertiser, configuration: NodeServerConfiguration,
-        port: Int, logger: Logger
+        transport: UDPTransport, logger: Logger
     ) async {
         guard configuration.advertisement != nil else { return }
         let timing = advertisedTiming(configuration)
         let record = MatterOperationalRecord(
             compressedFabricID: fabric.compressedFabricID, nodeID: fabric.nodeID, sessionIdleInterval: timing.idle,
             sessionActiveInterval: timing.active, sessionActiveThreshold: timing.threshold, tcpSupport: 0,
-            port: UInt16(clamping: port))
+            port: UInt16(clamping: transport.port))
         do {
-            await advertiser.advertise(try record.service(), as: .operational(fabric.index))
+            await advertiser.advertise(try record.service(host: host(configuration, transport: transport)), as: .operational(fabric.index))
         } catch {
             logger.error("cannot build the operational advertisement of fabric \(fabric.index): \(error)")
         }
+    }
+
+    /// The node's own host (Core spec 4.3.1, 4.3.2: a host name of a link-layer address, which
+    /// TC-SC-4.3 checks), with the addresses it is reached at; nil (the daemon's host name) without
+    /// a seed or an address. The simulated MAC derives from the seed, the port and the addresses:
+    /// two nodes of one profile on two hosts (same serial number and port) get two names.
+    static func host(_ configuration: NodeServerConfiguration, transport: UDPTransport) -> MatterHost? {
+        guard let seed = configuration.advertisement?.hostSeed else { return nil }
+        let addresses = transport.reachableAddresses().compactMap { DNSSDAddress($0.address, interfaceIndex: Int32($0.interfaceIndex)) }
+        guard !addresses.isEmpty else { return nil }
+        let mac = MatterHost.simulatedMACAddress(seed: "\(seed)/\(transport.port)/\(addresses.sorted().map(\.description))")
+        return MatterHost(linkLayerAddress: mac, addresses: addresses)
     }
 
     private var advertisedTiming: (idle: UInt32, active: UInt32, threshold: UInt16) {

@@ -68,12 +68,12 @@ public final class NodeServer: Sendable {
             manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
             configuration: configuration.secureChannel, logger: logger)
         let advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
-        let port = transport.port
         let trace = configuration.traceCommissioning ? CommissioningTrace(clock: node.clock, logger: logger) : nil
         let interactionServer = InteractionServer(
             provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters, trace: trace) { index in
                 guard let fabric = await node.fabrics.first(where: { $0.index == index }) else { return }
-                await Self.advertiseOperational(fabric, advertiser: advertiser, configuration: configuration, port: port, logger: logger)
+                await Self.advertiseOperational(
+                    fabric, advertiser: advertiser, configuration: configuration, transport: transport, logger: logger)
                 // Bounded: a slow daemon delays the response a little, never fails it.
                 await advertiser.waitUntilPublished(.operational(index), limit: .milliseconds(250))
                 if configuration.advertisement != nil { trace?.mark("operational record of fabric \(index) on the daemon") }

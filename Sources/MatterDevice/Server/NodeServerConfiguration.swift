@@ -11,12 +11,19 @@ public struct NodeServerConfiguration: Sendable {
         public var deviceType: UInt32?
         /// DN: at most 32 bytes; longer names are cut at a character boundary.
         public var deviceName: String?
+        /// What the node's simulated MAC address is derived from, with its UDP port and addresses
+        /// (the serial number): its services go on a host name of their own made of it (Core spec
+        /// 4.3.1, 4.3.2), with the node's addresses. nil: on the Avahi daemon's host name.
+        public var hostSeed: String?
 
-        public init(vendorID: UInt16, productID: UInt16, deviceType: UInt32? = nil, deviceName: String? = nil) {
+        public init(
+            vendorID: UInt16, productID: UInt16, deviceType: UInt32? = nil, deviceName: String? = nil, hostSeed: String? = nil
+        ) {
             self.vendorID = vendorID
             self.productID = productID
             self.deviceType = deviceType
             self.deviceName = deviceName.map(Self.deviceNameField)
+            self.hostSeed = hostSeed
         }
 
         /// DN carries at most 32 bytes of UTF-8 (Core spec 4.3.1.5): a longer name is cut

@@ -289,6 +289,34 @@ public final class UDPTransport: DatagramTransport {
         }
     }
 
+    /// The addresses peers reach the node at, each with its interface index (what its host's
+    /// A/AAAA records carry): the bound ones, or for a wildcard binding every address of the
+    /// families it takes on every multicast interface but loopback.
+    public func reachableAddresses() -> [(address: String, interfaceIndex: Int)] {
+        let devices = (try? System.enumerateDevices()) ?? []
+        var bound: Set<String>?
+        if case .addresses(let hosts) = binding {
+            bound = Set(hosts.compactMap { try? SocketAddress(ipAddress: $0, port: 0).ipAddress })
+        }
+        let families: Set<NIOBSDSocket.ProtocolFamily> =
+            switch binding {
+            case .ipv4: [.inet]
+            case .ipv6Only: [.inet6]
+            case .dualStack, .addresses: [.inet, .inet6]
+            }
+        var seen: Set<String> = []
+        return devices.compactMap { device in
+            guard let address = device.address, let ip = address.ipAddress, families.contains(address.protocol) else { return nil }
+            if let bound {
+                guard bound.contains(ip) else { return nil }
+            } else {
+                guard device.multicastSupported, ip != "::1", !ip.hasPrefix("127.") else { return nil }
+            }
+            guard seen.insert("\(ip)%\(device.interfaceIndex)").inserted else { return nil }
+            return (ip, device.interfaceIndex)
+        }
+    }
+
     /// Joins on each interface of `groupDevices()` (loopback included: nodes of one host);
     /// true if any took it.
     private func join(_ channel: any MulticastChannel, _ target: SocketAddress) async -> Bool {
