@@ -603,7 +603,7 @@ FIELD_TYPES.update({
 })
 # Names the generated types use unqualified: a cluster type of the same name would shadow them.
 SUPPORT_NAMES = {"Data", "String", "Bool", "Float", "Double", "Nullable", "TLVValue", "ClusterFieldReader", "ClusterFieldWriter",
-                 "TLVCodable", "ClusterCommand", "ClusterEvent", "ClusterID", "CommandID", "EventID", "EventPriority",
+                 "TLVCodable", "ClusterCommand", "ClusterCommandWithResponse", "ClusterEvent", "ClusterID", "CommandID", "EventID", "EventPriority",
                  "Clusters", "Commands", "Events"}
 
 
@@ -760,7 +760,8 @@ def cluster_types(row):
                 doc = "%s (%s), answered with %s." % (cmd["name"], hex_id(number(cmd["id"]), 2), response)
             else:
                 doc = "%s (%s), answered with a status." % (cmd["name"], hex_id(number(cmd["id"]), 2))
-            out += typed_struct(row, cmd["name"], "command", cmd.get("fields", []), "ClusterCommand", lines, 8, doc)
+            protocol = "ClusterCommandWithResponse" if cmd.get("direction") != "response" and response != "Y" else "ClusterCommand"
+            out += typed_struct(row, cmd["name"], "command", cmd.get("fields", []), protocol, lines, 8, doc)
         out.append("    }\n")
     if events:
         out.append("\n    /// The cluster's events: each one's payload.\n")

@@ -20,6 +20,11 @@ public protocol ClusterCommand: TLVCodable, Hashable {
     static var commandID: CommandID { get }
 }
 
+/// A generated request answered with a response command (not a bare status).
+public protocol ClusterCommandWithResponse: ClusterCommand {
+    associatedtype Response: ClusterCommand
+}
+
 /// A generated event payload of a cluster, as its fields' structure.
 public protocol ClusterEvent: TLVCodable, Hashable {
     static var clusterID: ClusterID { get }

@@ -245,7 +245,7 @@ extension Clusters.AccessControl {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ReviewFabricRestrictions (0x00), answered with ReviewFabricRestrictionsResponse.
-        public struct ReviewFabricRestrictions: ClusterCommand {
+        public struct ReviewFabricRestrictions: ClusterCommandWithResponse {
             public static let clusterID = Clusters.AccessControl.id
             public static let commandID = Clusters.AccessControl.Command.reviewFabricRestrictions
             public typealias Response = Clusters.AccessControl.Commands.ReviewFabricRestrictionsResponse

@@ -31,7 +31,7 @@ extension Clusters.AccountLogin {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// GetSetupPIN (0x00), answered with GetSetupPINResponse.
-        public struct GetSetupPIN: ClusterCommand {
+        public struct GetSetupPIN: ClusterCommandWithResponse {
             public static let clusterID = Clusters.AccountLogin.id
             public static let commandID = Clusters.AccountLogin.Command.getSetupPIN
             public typealias Response = Clusters.AccountLogin.Commands.GetSetupPINResponse

@@ -90,7 +90,7 @@ extension Clusters.ApplicationLauncher {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// LaunchApp (0x00), answered with LauncherResponse.
-        public struct LaunchApp: ClusterCommand {
+        public struct LaunchApp: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ApplicationLauncher.id
             public static let commandID = Clusters.ApplicationLauncher.Command.launchApp
             public typealias Response = Clusters.ApplicationLauncher.Commands.LauncherResponse
@@ -118,7 +118,7 @@ extension Clusters.ApplicationLauncher {
         }
 
         /// StopApp (0x01), answered with LauncherResponse.
-        public struct StopApp: ClusterCommand {
+        public struct StopApp: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ApplicationLauncher.id
             public static let commandID = Clusters.ApplicationLauncher.Command.stopApp
             public typealias Response = Clusters.ApplicationLauncher.Commands.LauncherResponse
@@ -142,7 +142,7 @@ extension Clusters.ApplicationLauncher {
         }
 
         /// HideApp (0x02), answered with LauncherResponse.
-        public struct HideApp: ClusterCommand {
+        public struct HideApp: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ApplicationLauncher.id
             public static let commandID = Clusters.ApplicationLauncher.Command.hideApp
             public typealias Response = Clusters.ApplicationLauncher.Commands.LauncherResponse

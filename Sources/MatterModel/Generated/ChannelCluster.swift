@@ -396,7 +396,7 @@ extension Clusters.Channel {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeChannel (0x00), answered with ChangeChannelResponse.
-        public struct ChangeChannel: ClusterCommand {
+        public struct ChangeChannel: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Channel.id
             public static let commandID = Clusters.Channel.Command.changeChannel
             public typealias Response = Clusters.Channel.Commands.ChangeChannelResponse
@@ -497,7 +497,7 @@ extension Clusters.Channel {
         }
 
         /// GetProgramGuide (0x04), answered with ProgramGuideResponse.
-        public struct GetProgramGuide: ClusterCommand {
+        public struct GetProgramGuide: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Channel.id
             public static let commandID = Clusters.Channel.Command.getProgramGuide
             public typealias Response = Clusters.Channel.Commands.ProgramGuideResponse

@@ -72,7 +72,7 @@ extension Clusters.CommissionerControl {
         }
 
         /// CommissionNode (0x01), answered with ReverseOpenCommissioningWindow.
-        public struct CommissionNode: ClusterCommand {
+        public struct CommissionNode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.CommissionerControl.id
             public static let commandID = Clusters.CommissionerControl.Command.commissionNode
             public typealias Response = Clusters.CommissionerControl.Commands.ReverseOpenCommissioningWindow

@@ -33,7 +33,7 @@ extension Clusters.ContentAppObserver {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ContentAppMessage (0x00), answered with ContentAppMessageResponse.
-        public struct ContentAppMessage: ClusterCommand {
+        public struct ContentAppMessage: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ContentAppObserver.id
             public static let commandID = Clusters.ContentAppObserver.Command.contentAppMessage
             public typealias Response = Clusters.ContentAppObserver.Commands.ContentAppMessageResponse

@@ -102,7 +102,7 @@ extension Clusters.ContentControl {
         }
 
         /// ResetPIN (0x01), answered with ResetPINResponse.
-        public struct ResetPIN: ClusterCommand {
+        public struct ResetPIN: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ContentControl.id
             public static let commandID = Clusters.ContentControl.Command.resetPIN
             public typealias Response = Clusters.ContentControl.Commands.ResetPINResponse

@@ -333,7 +333,7 @@ extension Clusters.ContentLauncher {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// LaunchContent (0x00), answered with LauncherResponse.
-        public struct LaunchContent: ClusterCommand {
+        public struct LaunchContent: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ContentLauncher.id
             public static let commandID = Clusters.ContentLauncher.Command.launchContent
             public typealias Response = Clusters.ContentLauncher.Commands.LauncherResponse
@@ -376,7 +376,7 @@ extension Clusters.ContentLauncher {
         }
 
         /// LaunchURL (0x01), answered with LauncherResponse.
-        public struct LaunchURL: ClusterCommand {
+        public struct LaunchURL: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ContentLauncher.id
             public static let commandID = Clusters.ContentLauncher.Command.launchURL
             public typealias Response = Clusters.ContentLauncher.Commands.LauncherResponse

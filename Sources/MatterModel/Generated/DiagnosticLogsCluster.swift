@@ -47,7 +47,7 @@ extension Clusters.DiagnosticLogs {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// RetrieveLogsRequest (0x00), answered with RetrieveLogsResponse.
-        public struct RetrieveLogsRequest: ClusterCommand {
+        public struct RetrieveLogsRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DiagnosticLogs.id
             public static let commandID = Clusters.DiagnosticLogs.Command.retrieveLogsRequest
             public typealias Response = Clusters.DiagnosticLogs.Commands.RetrieveLogsResponse

@@ -98,7 +98,7 @@ extension Clusters.DishwasherMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DishwasherMode.id
             public static let commandID = Clusters.DishwasherMode.Command.changeToMode
             public typealias Response = Clusters.DishwasherMode.Commands.ChangeToModeResponse

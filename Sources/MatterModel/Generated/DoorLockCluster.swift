@@ -512,7 +512,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetPINCode (0x06), answered with GetPINCodeResponse.
-        public struct GetPINCode: ClusterCommand {
+        public struct GetPINCode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getPINCode
             public typealias Response = Clusters.DoorLock.Commands.GetPINCodeResponse
@@ -641,7 +641,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetUserStatus (0x0A), answered with GetUserStatusResponse.
-        public struct GetUserStatus: ClusterCommand {
+        public struct GetUserStatus: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getUserStatus
             public typealias Response = Clusters.DoorLock.Commands.GetUserStatusResponse
@@ -742,7 +742,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetWeekDaySchedule (0x0C), answered with GetWeekDayScheduleResponse.
-        public struct GetWeekDaySchedule: ClusterCommand {
+        public struct GetWeekDaySchedule: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getWeekDaySchedule
             public typealias Response = Clusters.DoorLock.Commands.GetWeekDayScheduleResponse
@@ -886,7 +886,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetYearDaySchedule (0x0F), answered with GetYearDayScheduleResponse.
-        public struct GetYearDaySchedule: ClusterCommand {
+        public struct GetYearDaySchedule: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getYearDaySchedule
             public typealias Response = Clusters.DoorLock.Commands.GetYearDayScheduleResponse
@@ -1019,7 +1019,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetHolidaySchedule (0x12), answered with GetHolidayScheduleResponse.
-        public struct GetHolidaySchedule: ClusterCommand {
+        public struct GetHolidaySchedule: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getHolidaySchedule
             public typealias Response = Clusters.DoorLock.Commands.GetHolidayScheduleResponse
@@ -1135,7 +1135,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetUserType (0x15), answered with GetUserTypeResponse.
-        public struct GetUserType: ClusterCommand {
+        public struct GetUserType: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getUserType
             public typealias Response = Clusters.DoorLock.Commands.GetUserTypeResponse
@@ -1224,7 +1224,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetRFIDCode (0x17), answered with GetRFIDCodeResponse.
-        public struct GetRFIDCode: ClusterCommand {
+        public struct GetRFIDCode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getRFIDCode
             public typealias Response = Clusters.DoorLock.Commands.GetRFIDCodeResponse
@@ -1377,7 +1377,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetUser (0x1B), answered with GetUserResponse.
-        public struct GetUser: ClusterCommand {
+        public struct GetUser: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getUser
             public typealias Response = Clusters.DoorLock.Commands.GetUserResponse
@@ -1488,7 +1488,7 @@ extension Clusters.DoorLock {
         }
 
         /// SetCredential (0x22), answered with SetCredentialResponse.
-        public struct SetCredential: ClusterCommand {
+        public struct SetCredential: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.setCredential
             public typealias Response = Clusters.DoorLock.Commands.SetCredentialResponse
@@ -1567,7 +1567,7 @@ extension Clusters.DoorLock {
         }
 
         /// GetCredentialStatus (0x24), answered with GetCredentialStatusResponse.
-        public struct GetCredentialStatus: ClusterCommand {
+        public struct GetCredentialStatus: ClusterCommandWithResponse {
             public static let clusterID = Clusters.DoorLock.id
             public static let commandID = Clusters.DoorLock.Command.getCredentialStatus
             public typealias Response = Clusters.DoorLock.Commands.GetCredentialStatusResponse

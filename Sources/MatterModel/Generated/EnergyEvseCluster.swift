@@ -315,7 +315,7 @@ extension Clusters.EnergyEvse {
         }
 
         /// GetTargets (0x06), answered with GetTargetsResponse.
-        public struct GetTargets: ClusterCommand {
+        public struct GetTargets: ClusterCommandWithResponse {
             public static let clusterID = Clusters.EnergyEvse.id
             public static let commandID = Clusters.EnergyEvse.Command.getTargets
             public typealias Response = Clusters.EnergyEvse.Commands.GetTargetsResponse

@@ -100,7 +100,7 @@ extension Clusters.EnergyEvseMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.EnergyEvseMode.id
             public static let commandID = Clusters.EnergyEvseMode.Command.changeToMode
             public typealias Response = Clusters.EnergyEvseMode.Commands.ChangeToModeResponse

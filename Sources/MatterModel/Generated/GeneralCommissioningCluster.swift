@@ -86,7 +86,7 @@ extension Clusters.GeneralCommissioning {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ArmFailSafe (0x00), answered with ArmFailSafeResponse.
-        public struct ArmFailSafe: ClusterCommand {
+        public struct ArmFailSafe: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GeneralCommissioning.id
             public static let commandID = Clusters.GeneralCommissioning.Command.armFailSafe
             public typealias Response = Clusters.GeneralCommissioning.Commands.ArmFailSafeResponse
@@ -141,7 +141,7 @@ extension Clusters.GeneralCommissioning {
         }
 
         /// SetRegulatoryConfig (0x02), answered with SetRegulatoryConfigResponse.
-        public struct SetRegulatoryConfig: ClusterCommand {
+        public struct SetRegulatoryConfig: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GeneralCommissioning.id
             public static let commandID = Clusters.GeneralCommissioning.Command.setRegulatoryConfig
             public typealias Response = Clusters.GeneralCommissioning.Commands.SetRegulatoryConfigResponse
@@ -202,7 +202,7 @@ extension Clusters.GeneralCommissioning {
         }
 
         /// CommissioningComplete (0x04), answered with CommissioningCompleteResponse.
-        public struct CommissioningComplete: ClusterCommand {
+        public struct CommissioningComplete: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GeneralCommissioning.id
             public static let commandID = Clusters.GeneralCommissioning.Command.commissioningComplete
             public typealias Response = Clusters.GeneralCommissioning.Commands.CommissioningCompleteResponse
@@ -247,7 +247,7 @@ extension Clusters.GeneralCommissioning {
         }
 
         /// SetTCAcknowledgements (0x06), answered with SetTCAcknowledgementsResponse.
-        public struct SetTCAcknowledgements: ClusterCommand {
+        public struct SetTCAcknowledgements: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GeneralCommissioning.id
             public static let commandID = Clusters.GeneralCommissioning.Command.setTCAcknowledgements
             public typealias Response = Clusters.GeneralCommissioning.Commands.SetTCAcknowledgementsResponse

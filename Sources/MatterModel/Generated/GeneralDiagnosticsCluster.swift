@@ -172,7 +172,7 @@ extension Clusters.GeneralDiagnostics {
         }
 
         /// TimeSnapshot (0x01), answered with TimeSnapshotResponse.
-        public struct TimeSnapshot: ClusterCommand {
+        public struct TimeSnapshot: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GeneralDiagnostics.id
             public static let commandID = Clusters.GeneralDiagnostics.Command.timeSnapshot
             public typealias Response = Clusters.GeneralDiagnostics.Commands.TimeSnapshotResponse
@@ -217,7 +217,7 @@ extension Clusters.GeneralDiagnostics {
         }
 
         /// PayloadTestRequest (0x03), answered with PayloadTestResponse.
-        public struct PayloadTestRequest: ClusterCommand {
+        public struct PayloadTestRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GeneralDiagnostics.id
             public static let commandID = Clusters.GeneralDiagnostics.Command.payloadTestRequest
             public typealias Response = Clusters.GeneralDiagnostics.Commands.PayloadTestResponse

@@ -186,7 +186,7 @@ extension Clusters.GroupKeyManagement {
         }
 
         /// KeySetRead (0x01), answered with KeySetReadResponse.
-        public struct KeySetRead: ClusterCommand {
+        public struct KeySetRead: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GroupKeyManagement.id
             public static let commandID = Clusters.GroupKeyManagement.Command.keySetRead
             public typealias Response = Clusters.GroupKeyManagement.Commands.KeySetReadResponse
@@ -256,7 +256,7 @@ extension Clusters.GroupKeyManagement {
         }
 
         /// KeySetReadAllIndices (0x04), answered with KeySetReadAllIndicesResponse.
-        public struct KeySetReadAllIndices: ClusterCommand {
+        public struct KeySetReadAllIndices: ClusterCommandWithResponse {
             public static let clusterID = Clusters.GroupKeyManagement.id
             public static let commandID = Clusters.GroupKeyManagement.Command.keySetReadAllIndices
             public typealias Response = Clusters.GroupKeyManagement.Commands.KeySetReadAllIndicesResponse

@@ -44,7 +44,7 @@ extension Clusters.Groups {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// AddGroup (0x00), answered with AddGroupResponse.
-        public struct AddGroup: ClusterCommand {
+        public struct AddGroup: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Groups.id
             public static let commandID = Clusters.Groups.Command.addGroup
             public typealias Response = Clusters.Groups.Commands.AddGroupResponse
@@ -99,7 +99,7 @@ extension Clusters.Groups {
         }
 
         /// ViewGroup (0x01), answered with ViewGroupResponse.
-        public struct ViewGroup: ClusterCommand {
+        public struct ViewGroup: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Groups.id
             public static let commandID = Clusters.Groups.Command.viewGroup
             public typealias Response = Clusters.Groups.Commands.ViewGroupResponse
@@ -154,7 +154,7 @@ extension Clusters.Groups {
         }
 
         /// GetGroupMembership (0x02), answered with GetGroupMembershipResponse.
-        public struct GetGroupMembership: ClusterCommand {
+        public struct GetGroupMembership: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Groups.id
             public static let commandID = Clusters.Groups.Command.getGroupMembership
             public typealias Response = Clusters.Groups.Commands.GetGroupMembershipResponse
@@ -205,7 +205,7 @@ extension Clusters.Groups {
         }
 
         /// RemoveGroup (0x03), answered with RemoveGroupResponse.
-        public struct RemoveGroup: ClusterCommand {
+        public struct RemoveGroup: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Groups.id
             public static let commandID = Clusters.Groups.Command.removeGroup
             public typealias Response = Clusters.Groups.Commands.RemoveGroupResponse

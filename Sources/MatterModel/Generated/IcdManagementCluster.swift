@@ -111,7 +111,7 @@ extension Clusters.IcdManagement {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// RegisterClient (0x00), answered with RegisterClientResponse.
-        public struct RegisterClient: ClusterCommand {
+        public struct RegisterClient: ClusterCommandWithResponse {
             public static let clusterID = Clusters.IcdManagement.id
             public static let commandID = Clusters.IcdManagement.Command.registerClient
             public typealias Response = Clusters.IcdManagement.Commands.RegisterClientResponse
@@ -204,7 +204,7 @@ extension Clusters.IcdManagement {
         }
 
         /// StayActiveRequest (0x03), answered with StayActiveResponse.
-        public struct StayActiveRequest: ClusterCommand {
+        public struct StayActiveRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.IcdManagement.id
             public static let commandID = Clusters.IcdManagement.Command.stayActiveRequest
             public typealias Response = Clusters.IcdManagement.Commands.StayActiveResponse

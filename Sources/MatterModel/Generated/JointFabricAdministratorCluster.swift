@@ -53,7 +53,7 @@ extension Clusters.JointFabricAdministrator {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ICACCSRRequest (0x00), answered with ICACCSRResponse.
-        public struct ICACCSRRequest: ClusterCommand {
+        public struct ICACCSRRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.JointFabricAdministrator.id
             public static let commandID = Clusters.JointFabricAdministrator.Command.icaccsrRequest
             public typealias Response = Clusters.JointFabricAdministrator.Commands.ICACCSRResponse
@@ -94,7 +94,7 @@ extension Clusters.JointFabricAdministrator {
         }
 
         /// AddICAC (0x02), answered with ICACResponse.
-        public struct AddICAC: ClusterCommand {
+        public struct AddICAC: ClusterCommandWithResponse {
             public static let clusterID = Clusters.JointFabricAdministrator.id
             public static let commandID = Clusters.JointFabricAdministrator.Command.addICAC
             public typealias Response = Clusters.JointFabricAdministrator.Commands.ICACResponse
@@ -180,7 +180,7 @@ extension Clusters.JointFabricAdministrator {
         }
 
         /// TransferAnchorRequest (0x05), answered with TransferAnchorResponse.
-        public struct TransferAnchorRequest: ClusterCommand {
+        public struct TransferAnchorRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.JointFabricAdministrator.id
             public static let commandID = Clusters.JointFabricAdministrator.Command.transferAnchorRequest
             public typealias Response = Clusters.JointFabricAdministrator.Commands.TransferAnchorResponse

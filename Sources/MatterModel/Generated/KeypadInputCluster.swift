@@ -126,7 +126,7 @@ extension Clusters.KeypadInput {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// SendKey (0x00), answered with SendKeyResponse.
-        public struct SendKey: ClusterCommand {
+        public struct SendKey: ClusterCommandWithResponse {
             public static let clusterID = Clusters.KeypadInput.id
             public static let commandID = Clusters.KeypadInput.Command.sendKey
             public typealias Response = Clusters.KeypadInput.Commands.SendKeyResponse

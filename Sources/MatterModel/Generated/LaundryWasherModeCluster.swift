@@ -99,7 +99,7 @@ extension Clusters.LaundryWasherMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.LaundryWasherMode.id
             public static let commandID = Clusters.LaundryWasherMode.Command.changeToMode
             public typealias Response = Clusters.LaundryWasherMode.Commands.ChangeToModeResponse

@@ -167,7 +167,7 @@ extension Clusters.MediaPlayback {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// Play (0x00), answered with PlaybackResponse.
-        public struct Play: ClusterCommand {
+        public struct Play: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.play
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -185,7 +185,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// Pause (0x01), answered with PlaybackResponse.
-        public struct Pause: ClusterCommand {
+        public struct Pause: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.pause
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -203,7 +203,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// Stop (0x02), answered with PlaybackResponse.
-        public struct Stop: ClusterCommand {
+        public struct Stop: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.stop
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -221,7 +221,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// StartOver (0x03), answered with PlaybackResponse.
-        public struct StartOver: ClusterCommand {
+        public struct StartOver: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.startOver
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -239,7 +239,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// Previous (0x04), answered with PlaybackResponse.
-        public struct Previous: ClusterCommand {
+        public struct Previous: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.previous
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -257,7 +257,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// Next (0x05), answered with PlaybackResponse.
-        public struct Next: ClusterCommand {
+        public struct Next: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.next
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -275,7 +275,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// Rewind (0x06), answered with PlaybackResponse.
-        public struct Rewind: ClusterCommand {
+        public struct Rewind: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.rewind
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -299,7 +299,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// FastForward (0x07), answered with PlaybackResponse.
-        public struct FastForward: ClusterCommand {
+        public struct FastForward: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.fastForward
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -323,7 +323,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// SkipForward (0x08), answered with PlaybackResponse.
-        public struct SkipForward: ClusterCommand {
+        public struct SkipForward: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.skipForward
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -347,7 +347,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// SkipBackward (0x09), answered with PlaybackResponse.
-        public struct SkipBackward: ClusterCommand {
+        public struct SkipBackward: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.skipBackward
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse
@@ -398,7 +398,7 @@ extension Clusters.MediaPlayback {
         }
 
         /// Seek (0x0B), answered with PlaybackResponse.
-        public struct Seek: ClusterCommand {
+        public struct Seek: ClusterCommandWithResponse {
             public static let clusterID = Clusters.MediaPlayback.id
             public static let commandID = Clusters.MediaPlayback.Command.seek
             public typealias Response = Clusters.MediaPlayback.Commands.PlaybackResponse

@@ -212,7 +212,7 @@ extension Clusters.NetworkCommissioning {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ScanNetworks (0x00), answered with ScanNetworksResponse.
-        public struct ScanNetworks: ClusterCommand {
+        public struct ScanNetworks: ClusterCommandWithResponse {
             public static let clusterID = Clusters.NetworkCommissioning.id
             public static let commandID = Clusters.NetworkCommissioning.Command.scanNetworks
             public typealias Response = Clusters.NetworkCommissioning.Commands.ScanNetworksResponse
@@ -279,7 +279,7 @@ extension Clusters.NetworkCommissioning {
         }
 
         /// AddOrUpdateWiFiNetwork (0x02), answered with NetworkConfigResponse.
-        public struct AddOrUpdateWiFiNetwork: ClusterCommand {
+        public struct AddOrUpdateWiFiNetwork: ClusterCommandWithResponse {
             public static let clusterID = Clusters.NetworkCommissioning.id
             public static let commandID = Clusters.NetworkCommissioning.Command.addOrUpdateWiFiNetwork
             public typealias Response = Clusters.NetworkCommissioning.Commands.NetworkConfigResponse
@@ -311,7 +311,7 @@ extension Clusters.NetworkCommissioning {
         }
 
         /// AddOrUpdateThreadNetwork (0x03), answered with NetworkConfigResponse.
-        public struct AddOrUpdateThreadNetwork: ClusterCommand {
+        public struct AddOrUpdateThreadNetwork: ClusterCommandWithResponse {
             public static let clusterID = Clusters.NetworkCommissioning.id
             public static let commandID = Clusters.NetworkCommissioning.Command.addOrUpdateThreadNetwork
             public typealias Response = Clusters.NetworkCommissioning.Commands.NetworkConfigResponse
@@ -339,7 +339,7 @@ extension Clusters.NetworkCommissioning {
         }
 
         /// RemoveNetwork (0x04), answered with NetworkConfigResponse.
-        public struct RemoveNetwork: ClusterCommand {
+        public struct RemoveNetwork: ClusterCommandWithResponse {
             public static let clusterID = Clusters.NetworkCommissioning.id
             public static let commandID = Clusters.NetworkCommissioning.Command.removeNetwork
             public typealias Response = Clusters.NetworkCommissioning.Commands.NetworkConfigResponse
@@ -401,7 +401,7 @@ extension Clusters.NetworkCommissioning {
         }
 
         /// ConnectNetwork (0x06), answered with ConnectNetworkResponse.
-        public struct ConnectNetwork: ClusterCommand {
+        public struct ConnectNetwork: ClusterCommandWithResponse {
             public static let clusterID = Clusters.NetworkCommissioning.id
             public static let commandID = Clusters.NetworkCommissioning.Command.connectNetwork
             public typealias Response = Clusters.NetworkCommissioning.Commands.ConnectNetworkResponse
@@ -462,7 +462,7 @@ extension Clusters.NetworkCommissioning {
         }
 
         /// ReorderNetwork (0x08), answered with NetworkConfigResponse.
-        public struct ReorderNetwork: ClusterCommand {
+        public struct ReorderNetwork: ClusterCommandWithResponse {
             public static let clusterID = Clusters.NetworkCommissioning.id
             public static let commandID = Clusters.NetworkCommissioning.Command.reorderNetwork
             public typealias Response = Clusters.NetworkCommissioning.Commands.NetworkConfigResponse

@@ -131,7 +131,7 @@ extension Clusters.OperationalCredentials {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// AttestationRequest (0x00), answered with AttestationResponse.
-        public struct AttestationRequest: ClusterCommand {
+        public struct AttestationRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.attestationRequest
             public typealias Response = Clusters.OperationalCredentials.Commands.AttestationResponse
@@ -182,7 +182,7 @@ extension Clusters.OperationalCredentials {
         }
 
         /// CertificateChainRequest (0x02), answered with CertificateChainResponse.
-        public struct CertificateChainRequest: ClusterCommand {
+        public struct CertificateChainRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.certificateChainRequest
             public typealias Response = Clusters.OperationalCredentials.Commands.CertificateChainResponse
@@ -229,7 +229,7 @@ extension Clusters.OperationalCredentials {
         }
 
         /// CSRRequest (0x04), answered with CSRResponse.
-        public struct CSRRequest: ClusterCommand {
+        public struct CSRRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.csrRequest
             public typealias Response = Clusters.OperationalCredentials.Commands.CSRResponse
@@ -284,7 +284,7 @@ extension Clusters.OperationalCredentials {
         }
 
         /// AddNOC (0x06), answered with NOCResponse.
-        public struct AddNOC: ClusterCommand {
+        public struct AddNOC: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.addNOC
             public typealias Response = Clusters.OperationalCredentials.Commands.NOCResponse
@@ -324,7 +324,7 @@ extension Clusters.OperationalCredentials {
         }
 
         /// UpdateNOC (0x07), answered with NOCResponse.
-        public struct UpdateNOC: ClusterCommand {
+        public struct UpdateNOC: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.updateNOC
             public typealias Response = Clusters.OperationalCredentials.Commands.NOCResponse
@@ -386,7 +386,7 @@ extension Clusters.OperationalCredentials {
         }
 
         /// UpdateFabricLabel (0x09), answered with NOCResponse.
-        public struct UpdateFabricLabel: ClusterCommand {
+        public struct UpdateFabricLabel: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.updateFabricLabel
             public typealias Response = Clusters.OperationalCredentials.Commands.NOCResponse
@@ -410,7 +410,7 @@ extension Clusters.OperationalCredentials {
         }
 
         /// RemoveFabric (0x0A), answered with NOCResponse.
-        public struct RemoveFabric: ClusterCommand {
+        public struct RemoveFabric: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalCredentials.id
             public static let commandID = Clusters.OperationalCredentials.Command.removeFabric
             public typealias Response = Clusters.OperationalCredentials.Commands.NOCResponse

@@ -105,7 +105,7 @@ extension Clusters.OperationalState {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// Pause (0x00), answered with OperationalCommandResponse.
-        public struct Pause: ClusterCommand {
+        public struct Pause: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalState.id
             public static let commandID = Clusters.OperationalState.Command.pause
             public typealias Response = Clusters.OperationalState.Commands.OperationalCommandResponse
@@ -123,7 +123,7 @@ extension Clusters.OperationalState {
         }
 
         /// Stop (0x01), answered with OperationalCommandResponse.
-        public struct Stop: ClusterCommand {
+        public struct Stop: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalState.id
             public static let commandID = Clusters.OperationalState.Command.stop
             public typealias Response = Clusters.OperationalState.Commands.OperationalCommandResponse
@@ -141,7 +141,7 @@ extension Clusters.OperationalState {
         }
 
         /// Start (0x02), answered with OperationalCommandResponse.
-        public struct Start: ClusterCommand {
+        public struct Start: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalState.id
             public static let commandID = Clusters.OperationalState.Command.start
             public typealias Response = Clusters.OperationalState.Commands.OperationalCommandResponse
@@ -159,7 +159,7 @@ extension Clusters.OperationalState {
         }
 
         /// Resume (0x03), answered with OperationalCommandResponse.
-        public struct Resume: ClusterCommand {
+        public struct Resume: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OperationalState.id
             public static let commandID = Clusters.OperationalState.Command.resume
             public typealias Response = Clusters.OperationalState.Commands.OperationalCommandResponse

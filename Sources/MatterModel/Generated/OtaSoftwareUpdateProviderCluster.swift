@@ -51,7 +51,7 @@ extension Clusters.OtaSoftwareUpdateProvider {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// QueryImage (0x00), answered with QueryImageResponse.
-        public struct QueryImage: ClusterCommand {
+        public struct QueryImage: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OtaSoftwareUpdateProvider.id
             public static let commandID = Clusters.OtaSoftwareUpdateProvider.Command.queryImage
             public typealias Response = Clusters.OtaSoftwareUpdateProvider.Commands.QueryImageResponse
@@ -162,7 +162,7 @@ extension Clusters.OtaSoftwareUpdateProvider {
         }
 
         /// ApplyUpdateRequest (0x02), answered with ApplyUpdateResponse.
-        public struct ApplyUpdateRequest: ClusterCommand {
+        public struct ApplyUpdateRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OtaSoftwareUpdateProvider.id
             public static let commandID = Clusters.OtaSoftwareUpdateProvider.Command.applyUpdateRequest
             public typealias Response = Clusters.OtaSoftwareUpdateProvider.Commands.ApplyUpdateResponse

@@ -103,7 +103,7 @@ extension Clusters.OvenCavityOperationalState {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// Stop (0x01), answered with OperationalCommandResponse.
-        public struct Stop: ClusterCommand {
+        public struct Stop: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OvenCavityOperationalState.id
             public static let commandID = Clusters.OvenCavityOperationalState.Command.stop
             public typealias Response = Clusters.OvenCavityOperationalState.Commands.OperationalCommandResponse
@@ -121,7 +121,7 @@ extension Clusters.OvenCavityOperationalState {
         }
 
         /// Start (0x02), answered with OperationalCommandResponse.
-        public struct Start: ClusterCommand {
+        public struct Start: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OvenCavityOperationalState.id
             public static let commandID = Clusters.OvenCavityOperationalState.Command.start
             public typealias Response = Clusters.OvenCavityOperationalState.Commands.OperationalCommandResponse

@@ -105,7 +105,7 @@ extension Clusters.OvenMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.OvenMode.id
             public static let commandID = Clusters.OvenMode.Command.changeToMode
             public typealias Response = Clusters.OvenMode.Commands.ChangeToModeResponse

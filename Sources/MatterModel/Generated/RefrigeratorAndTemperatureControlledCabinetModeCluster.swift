@@ -97,7 +97,7 @@ extension Clusters.RefrigeratorAndTemperatureControlledCabinetMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.RefrigeratorAndTemperatureControlledCabinetMode.id
             public static let commandID = Clusters.RefrigeratorAndTemperatureControlledCabinetMode.Command.changeToMode
             public typealias Response = Clusters.RefrigeratorAndTemperatureControlledCabinetMode.Commands.ChangeToModeResponse

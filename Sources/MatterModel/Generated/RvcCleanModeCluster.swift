@@ -104,7 +104,7 @@ extension Clusters.RvcCleanMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.RvcCleanMode.id
             public static let commandID = Clusters.RvcCleanMode.Command.changeToMode
             public typealias Response = Clusters.RvcCleanMode.Commands.ChangeToModeResponse

@@ -126,7 +126,7 @@ extension Clusters.RvcOperationalState {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// Pause (0x00), answered with OperationalCommandResponse.
-        public struct Pause: ClusterCommand {
+        public struct Pause: ClusterCommandWithResponse {
             public static let clusterID = Clusters.RvcOperationalState.id
             public static let commandID = Clusters.RvcOperationalState.Command.pause
             public typealias Response = Clusters.RvcOperationalState.Commands.OperationalCommandResponse
@@ -144,7 +144,7 @@ extension Clusters.RvcOperationalState {
         }
 
         /// Resume (0x03), answered with OperationalCommandResponse.
-        public struct Resume: ClusterCommand {
+        public struct Resume: ClusterCommandWithResponse {
             public static let clusterID = Clusters.RvcOperationalState.id
             public static let commandID = Clusters.RvcOperationalState.Command.resume
             public typealias Response = Clusters.RvcOperationalState.Commands.OperationalCommandResponse
@@ -185,7 +185,7 @@ extension Clusters.RvcOperationalState {
         }
 
         /// GoHome (0x80), answered with OperationalCommandResponse.
-        public struct GoHome: ClusterCommand {
+        public struct GoHome: ClusterCommandWithResponse {
             public static let clusterID = Clusters.RvcOperationalState.id
             public static let commandID = Clusters.RvcOperationalState.Command.goHome
             public typealias Response = Clusters.RvcOperationalState.Commands.OperationalCommandResponse

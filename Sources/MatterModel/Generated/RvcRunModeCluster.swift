@@ -110,7 +110,7 @@ extension Clusters.RvcRunMode {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// ChangeToMode (0x00), answered with ChangeToModeResponse.
-        public struct ChangeToMode: ClusterCommand {
+        public struct ChangeToMode: ClusterCommandWithResponse {
             public static let clusterID = Clusters.RvcRunMode.id
             public static let commandID = Clusters.RvcRunMode.Command.changeToMode
             public typealias Response = Clusters.RvcRunMode.Commands.ChangeToModeResponse

@@ -174,7 +174,7 @@ extension Clusters.ScenesManagement {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// AddScene (0x00), answered with AddSceneResponse.
-        public struct AddScene: ClusterCommand {
+        public struct AddScene: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.addScene
             public typealias Response = Clusters.ScenesManagement.Commands.AddSceneResponse
@@ -248,7 +248,7 @@ extension Clusters.ScenesManagement {
         }
 
         /// ViewScene (0x01), answered with ViewSceneResponse.
-        public struct ViewScene: ClusterCommand {
+        public struct ViewScene: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.viewScene
             public typealias Response = Clusters.ScenesManagement.Commands.ViewSceneResponse
@@ -322,7 +322,7 @@ extension Clusters.ScenesManagement {
         }
 
         /// RemoveScene (0x02), answered with RemoveSceneResponse.
-        public struct RemoveScene: ClusterCommand {
+        public struct RemoveScene: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.removeScene
             public typealias Response = Clusters.ScenesManagement.Commands.RemoveSceneResponse
@@ -381,7 +381,7 @@ extension Clusters.ScenesManagement {
         }
 
         /// RemoveAllScenes (0x03), answered with RemoveAllScenesResponse.
-        public struct RemoveAllScenes: ClusterCommand {
+        public struct RemoveAllScenes: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.removeAllScenes
             public typealias Response = Clusters.ScenesManagement.Commands.RemoveAllScenesResponse
@@ -432,7 +432,7 @@ extension Clusters.ScenesManagement {
         }
 
         /// StoreScene (0x04), answered with StoreSceneResponse.
-        public struct StoreScene: ClusterCommand {
+        public struct StoreScene: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.storeScene
             public typealias Response = Clusters.ScenesManagement.Commands.StoreSceneResponse
@@ -522,7 +522,7 @@ extension Clusters.ScenesManagement {
         }
 
         /// GetSceneMembership (0x06), answered with GetSceneMembershipResponse.
-        public struct GetSceneMembership: ClusterCommand {
+        public struct GetSceneMembership: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.getSceneMembership
             public typealias Response = Clusters.ScenesManagement.Commands.GetSceneMembershipResponse
@@ -581,7 +581,7 @@ extension Clusters.ScenesManagement {
         }
 
         /// CopyScene (0x40), answered with CopySceneResponse.
-        public struct CopyScene: ClusterCommand {
+        public struct CopyScene: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ScenesManagement.id
             public static let commandID = Clusters.ScenesManagement.Command.copyScene
             public typealias Response = Clusters.ScenesManagement.Commands.CopySceneResponse

@@ -383,7 +383,7 @@ extension Clusters.ServiceArea {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// SelectAreas (0x00), answered with SelectAreasResponse.
-        public struct SelectAreas: ClusterCommand {
+        public struct SelectAreas: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ServiceArea.id
             public static let commandID = Clusters.ServiceArea.Command.selectAreas
             public typealias Response = Clusters.ServiceArea.Commands.SelectAreasResponse
@@ -434,7 +434,7 @@ extension Clusters.ServiceArea {
         }
 
         /// SkipArea (0x02), answered with SkipAreaResponse.
-        public struct SkipArea: ClusterCommand {
+        public struct SkipArea: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ServiceArea.id
             public static let commandID = Clusters.ServiceArea.Command.skipArea
             public typealias Response = Clusters.ServiceArea.Commands.SkipAreaResponse

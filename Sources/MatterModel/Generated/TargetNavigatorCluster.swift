@@ -61,7 +61,7 @@ extension Clusters.TargetNavigator {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// NavigateTarget (0x00), answered with NavigateTargetResponse.
-        public struct NavigateTarget: ClusterCommand {
+        public struct NavigateTarget: ClusterCommandWithResponse {
             public static let clusterID = Clusters.TargetNavigator.id
             public static let commandID = Clusters.TargetNavigator.Command.navigateTarget
             public typealias Response = Clusters.TargetNavigator.Commands.NavigateTargetResponse

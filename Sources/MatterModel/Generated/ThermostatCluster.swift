@@ -619,7 +619,7 @@ extension Clusters.Thermostat {
         }
 
         /// GetWeeklySchedule (0x02), answered with GetWeeklyScheduleResponse.
-        public struct GetWeeklySchedule: ClusterCommand {
+        public struct GetWeeklySchedule: ClusterCommandWithResponse {
             public static let clusterID = Clusters.Thermostat.id
             public static let commandID = Clusters.Thermostat.Command.getWeeklySchedule
             public typealias Response = Clusters.Thermostat.Commands.GetWeeklyScheduleResponse

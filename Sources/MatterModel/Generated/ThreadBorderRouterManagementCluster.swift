@@ -38,7 +38,7 @@ extension Clusters.ThreadBorderRouterManagement {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// GetActiveDatasetRequest (0x00), answered with DatasetResponse.
-        public struct GetActiveDatasetRequest: ClusterCommand {
+        public struct GetActiveDatasetRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ThreadBorderRouterManagement.id
             public static let commandID = Clusters.ThreadBorderRouterManagement.Command.getActiveDatasetRequest
             public typealias Response = Clusters.ThreadBorderRouterManagement.Commands.DatasetResponse
@@ -56,7 +56,7 @@ extension Clusters.ThreadBorderRouterManagement {
         }
 
         /// GetPendingDatasetRequest (0x01), answered with DatasetResponse.
-        public struct GetPendingDatasetRequest: ClusterCommand {
+        public struct GetPendingDatasetRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ThreadBorderRouterManagement.id
             public static let commandID = Clusters.ThreadBorderRouterManagement.Command.getPendingDatasetRequest
             public typealias Response = Clusters.ThreadBorderRouterManagement.Commands.DatasetResponse

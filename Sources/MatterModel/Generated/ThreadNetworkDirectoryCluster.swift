@@ -111,7 +111,7 @@ extension Clusters.ThreadNetworkDirectory {
         }
 
         /// GetOperationalDataset (0x02), answered with OperationalDatasetResponse.
-        public struct GetOperationalDataset: ClusterCommand {
+        public struct GetOperationalDataset: ClusterCommandWithResponse {
             public static let clusterID = Clusters.ThreadNetworkDirectory.id
             public static let commandID = Clusters.ThreadNetworkDirectory.Command.getOperationalDataset
             public typealias Response = Clusters.ThreadNetworkDirectory.Commands.OperationalDatasetResponse

@@ -257,7 +257,7 @@ extension Clusters.TimeSynchronization {
         }
 
         /// SetTimeZone (0x02), answered with SetTimeZoneResponse.
-        public struct SetTimeZone: ClusterCommand {
+        public struct SetTimeZone: ClusterCommandWithResponse {
             public static let clusterID = Clusters.TimeSynchronization.id
             public static let commandID = Clusters.TimeSynchronization.Command.setTimeZone
             public typealias Response = Clusters.TimeSynchronization.Commands.SetTimeZoneResponse

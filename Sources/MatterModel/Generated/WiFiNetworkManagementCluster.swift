@@ -30,7 +30,7 @@ extension Clusters.WiFiNetworkManagement {
     /// The cluster's commands: each request's and response's fields.
     public enum Commands {
         /// NetworkPassphraseRequest (0x00), answered with NetworkPassphraseResponse.
-        public struct NetworkPassphraseRequest: ClusterCommand {
+        public struct NetworkPassphraseRequest: ClusterCommandWithResponse {
             public static let clusterID = Clusters.WiFiNetworkManagement.id
             public static let commandID = Clusters.WiFiNetworkManagement.Command.networkPassphraseRequest
             public typealias Response = Clusters.WiFiNetworkManagement.Commands.NetworkPassphraseResponse
