@@ -76,7 +76,7 @@ let package = Package(
         ]),
         // The Google Home API-shaped library over the controller, with the home graph in SQLite.
         .target(name: "HomeAPI", dependencies: [
-            "MatterController", "RelayClients", "RelayProtocol", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
+            "MatterController", "RelayProtocol", "MatterTLV", "MatterModel", "MatterProtocol", "MatterCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -91,10 +91,13 @@ let package = Package(
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
         .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
+        // A home's relay and hub links over RelayClients' WebSocket client, for the apps and
+        // CLIs to give a Home: HomeAPI itself reaches the relay through a protocol.
+        .target(name: "HomeRelayLink", dependencies: ["HomeAPI", "MatterProtocol", "RelayClients"]),
         // glibc's allocator statistics, for `homectl soak`'s heap-in-use figure.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
-            "HomeAPI", "MatterController", "MatterCrypto", "MatterDNSSD", "MatterModel", "MatterProtocol", "DeviceProfile", "CMalloc",
+            "HomeAPI", "HomeRelayLink", "MatterController", "MatterCrypto", "MatterDNSSD", "MatterModel", "MatterProtocol", "DeviceProfile", "CMalloc",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -137,7 +140,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "matter-relay", dependencies: [
-            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "HomeAPI", "MatterController", "MatterCrypto", "MatterProtocol", "MatterModel", "MatterTLV",
+            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "HomeAPI", "HomeRelayLink", "MatterController", "MatterCrypto", "MatterProtocol", "MatterModel", "MatterTLV",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -223,7 +226,7 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess", "TestDevices", "TestWaiting",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
             "guide-code-run",  // the guides' code on the fake LAN
-            "HomeAPI", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "HomeAPI", "HomeRelayLink", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
             "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version

@@ -34,6 +34,8 @@ MODEL = os.path.join(ROOT, "Sources/MatterModel/Resources/matter-model.json")
 OUT = os.path.join(ROOT, "Sources/HomeAPI/Generated")
 # The ID layer every side uses: `Clusters.<Name>` per cluster, `DeviceTypes`.
 MODEL_OUT = os.path.join(ROOT, "Sources/MatterModel/Generated")
+# The device side's typed command handlers: `<Name>Handler` per cluster with commands.
+DEVICE_OUT = os.path.join(ROOT, "Sources/MatterDevice/Generated")
 
 # Clusters whose traits are generated (hand-written additions go in Traits/<Name>Trait+*.swift).
 # Clusters of the root endpoint that are neither automatable nor event sources (Discovery
@@ -548,7 +550,7 @@ def id_table(kind, id_type, rows, width, indent):
 def cluster_ids_file(row):
     """Clusters.<Name>: the cluster's ID, attribute/command/event IDs, feature codes, enums, bitmaps."""
     name = row["name"]
-    out = [HEADER, "\n", "extension Clusters {\n"]
+    out = [HEADER, "\nimport Foundation\nimport MatterTLV\n\n", "extension Clusters {\n"]
     out.append("    /// %s (cluster %s, revision %d).\n" % (name, hex_id(number(row["id"]), 4), row["revision"]))
     out.append("    public enum %s {\n" % name)
     out.append("        public static let id = ClusterID(%s)\n" % hex_id(number(row["id"]), 4))
@@ -562,13 +564,13 @@ def cluster_ids_file(row):
         out.append("            public static let %s = \"%s\"\n" % (ident(f["name"]), f["code"]))
     out.append("        }\n")
     for e in sorted(row.get("enums", []), key=lambda e: e["name"]):
-        out.append("\n        public enum %s: %s, Sendable, Hashable, CaseIterable {\n" % (e["name"], UNSIGNED[e["type"]]))
+        out.append("\n        public enum %s: %s, Sendable, Hashable, CaseIterable, TLVEnum {\n" % (e["name"], UNSIGNED[e["type"]]))
         for value, vname in e["values"]:
             out.append("            case %s = %d\n" % (ident(vname), value))
         out.append("        }\n")
     for b in sorted(row.get("bitmaps", []), key=lambda b: b["name"]):
         raw = UNSIGNED[b["type"]]
-        out.append("\n        public struct %s: OptionSet, Sendable, Hashable {\n" % b["name"])
+        out.append("\n        public struct %s: OptionSet, Sendable, Hashable, TLVBitmap {\n" % b["name"])
         out.append("            public let rawValue: %s\n" % raw)
         out.append("            public init(rawValue: %s) { self.rawValue = rawValue }\n" % raw)
         for bit, fname in b["fields"]:
@@ -579,7 +581,198 @@ def cluster_ids_file(row):
                 out.append("            public static let %s = Self(rawValue: 1 << %d)\n" % (ident(fname), bit))
         out.append("        }\n")
     out.append("    }\n}\n")
+    out += cluster_types(row)
     return "".join(out)
+
+
+# The Swift type of each model type that is not the cluster's own (enums, bitmaps, structs):
+# integers by width (semantic types by their base), octet strings and addresses as Data.
+FIELD_TYPES = dict(UNSIGNED)
+FIELD_TYPES.update(SIGNED)
+FIELD_TYPES.update({
+    "bool": "Bool", "string": "String", "octstr": "Data", "ipadr": "Data", "ipv4adr": "Data", "ipv6adr": "Data",
+    "ipv6pre": "Data", "hwadr": "Data", "single": "Float", "double": "Double",
+    "uint40": "UInt64", "uint48": "UInt64", "uint56": "UInt64", "int24": "Int32", "int40": "Int64", "int48": "Int64", "int56": "Int64",
+    "map64": "UInt64", "tag": "UInt8", "namespace": "UInt8", "group-id": "UInt16", "endpoint-no": "UInt16",
+    "cluster-id": "UInt32", "attrib-id": "UInt32", "field-id": "UInt32", "event-id": "UInt32", "command-id": "UInt32",
+    "action-id": "UInt8", "trans-id": "UInt32", "devtype-id": "UInt32", "data-ver": "UInt32", "entry-idx": "UInt16",
+    "fabric-id": "UInt64", "subject-id": "UInt64", "event-no": "UInt64", "epoch-us": "UInt64", "systime-us": "UInt64",
+    "systime-ms": "UInt64", "posix-ms": "UInt64", "elapsed-s": "UInt32", "utc": "UInt32", "date": "UInt32",
+    "tod": "UInt32", "amperage-mA": "Int64", "voltage-mV": "Int64", "power-mW": "Int64", "energy-mWh": "Int64",
+    "money": "Int64", "priority": "UInt8", "status": "UInt8", "percent": "UInt8", "percent100ths": "UInt16",
+})
+# Names the generated types use unqualified: a cluster type of the same name would shadow them.
+SUPPORT_NAMES = {"Data", "String", "Bool", "Float", "Double", "Nullable", "TLVValue", "ClusterFieldReader", "ClusterFieldWriter",
+                 "TLVCodable", "ClusterCommand", "ClusterCommandWithResponse", "ClusterEvent", "ClusterID", "CommandID", "EventID", "EventPriority",
+                 "Clusters", "Commands", "Events"}
+
+
+class TypedField:
+    """One field of a struct, command or event: its Swift member and how it is read and written."""
+
+    def __init__(self, row, f, owner, kind):
+        self.f = f
+        self.tag = f["id"]
+        self.name = f["name"]
+        self.member = ident(f["name"])
+        self.base = swift_type_of(row, f["type"], owner)
+        self.nullable = "X" in f.get("quality", "").split()
+        # A fabric-scoped struct's FabricIndex may be left out: the server fills it in (Core spec 7.13.7).
+        self.mandatory = f["conformance"] == "M" and not (kind == "struct" and self.tag == 254)
+        # Only a command's fields may be left out for their default (the node's field check agrees).
+        self.decode_default = kind == "command"
+        if self.mandatory:
+            self.swift = self.base + ("?" if self.nullable else "")
+            self.read = "nullable" if self.nullable else "mandatory"
+            self.write = "nullable" if self.nullable else "mandatory"
+        else:
+            self.swift = ("Nullable<%s>?" if self.nullable else "%s?") % self.base
+            self.read = "optionalNullable" if self.nullable else "optional"
+            self.write = "optional"
+        self.default_tlv, self.default_swift = self.defaults(row)
+
+    def defaults(self, row):
+        """(TLV a missing mandatory field decodes as, the init parameter's default) from the
+        model's default, where it is a value of the field's type."""
+        if not self.mandatory or "default" not in self.f:
+            return None, None
+        value, t = self.f["default"], self.f["type"]
+        # A nullable field left out reads as null, as servers take it: "no change" or "the
+        # default" by their own rules (SetUser's Modify keeps a left-out UserStatus).
+        if self.nullable:
+            return ".null", "nil"
+        if value is None:
+            return None, None
+        enums = {e["name"]: e for e in row.get("enums", [])}
+        bitmaps = {b["name"]: b for b in row.get("bitmaps", [])}
+        if isinstance(value, bool):
+            return (".bool(%s)" % str(value).lower(), str(value).lower()) if t == "bool" else (None, None)
+        if isinstance(value, int):
+            if t in enums:
+                names = [n for v, n in enums[t]["values"] if v == value]
+                return (".unsigned(%d)" % value, ".%s" % ident(names[0])) if names else (None, None)
+            if t in bitmaps:
+                return ".unsigned(%d)" % value, ("[]" if value == 0 else "%s(rawValue: %d)" % (self.base, value))
+            if self.base.startswith("UInt") and value >= 0:
+                return ".unsigned(%d)" % value, str(value)
+            if self.base.startswith("Int"):
+                return ".signed(%d)" % value, str(value)
+            return None, None
+        if isinstance(value, str) and t == "string":
+            literal = json.dumps(value)
+            return ".utf8(%s)" % literal, literal
+        return None, None
+
+    def parameter(self):
+        if not self.mandatory:
+            return "%s: %s = nil" % (self.member, self.swift)
+        if self.default_swift is not None:
+            return "%s: %s = %s" % (self.member, self.swift, self.default_swift)
+        return "%s: %s" % (self.member, self.swift)
+
+    def reading(self, label):
+        default = ", default: %s" % self.default_tlv if self.default_tlv is not None and self.decode_default else ""
+        return "%s = try r.%s(%d, %s%s)" % (self.member, self.read, self.tag, json.dumps(self.name), default)
+
+
+def swift_type_of(row, model_type, owner):
+    if model_type.startswith("list[") and model_type.endswith("]"):
+        return "[%s]" % swift_type_of(row, model_type[5:-1], owner)
+    local = {e["name"] for e in row.get("enums", [])} | {b["name"] for b in row.get("bitmaps", [])} | \
+        {st["name"] for st in row.get("structs", [])}
+    if model_type in local:
+        return "Clusters.%s.%s" % (row["name"], model_type)
+    if model_type in FIELD_TYPES:
+        return FIELD_TYPES[model_type]
+    sys.exit("matter-codegen: %s.%s: no Swift type for the model type %r" % (row["name"], owner, model_type))
+
+
+def typed_struct(row, name, kind, fields, protocol, statics, indent, doc):
+    """A generated struct (kind: struct, command or event) with its members, memberwise init and
+    TLV conversions."""
+    i = " " * indent
+    typed = [TypedField(row, f, name, kind) for f in fields]
+    members = [t.member for t in typed]
+    if len(set(members)) != len(members):
+        sys.exit("matter-codegen: %s.%s: two fields with one Swift name" % (row["name"], name))
+    out = ["\n" + i + "/// %s\n" % doc, i + "public struct %s: %s {\n" % (name, protocol)]
+    out += [i + "    " + line + "\n" for line in statics]
+    if statics:
+        out.append("\n")
+    for t in typed:
+        out.append(i + "    public var %s: %s\n" % (t.member, t.swift))
+    if typed:
+        out.append("\n")
+    out.append(i + "    public init(%s) {\n" % ", ".join(t.parameter() for t in typed))
+    for t in typed:
+        out.append(i + "        self.%s = %s\n" % (t.member, t.member))
+    out.append(i + "    }\n\n")
+    label = "%s.%s" % (row["name"], name)
+    out.append(i + "    public init(tlv: TLVValue) throws {\n")
+    if typed:
+        out.append(i + "        let r = try ClusterFieldReader(tlv, %s)\n" % json.dumps(label))
+        for t in typed:
+            out.append(i + "        " + t.reading(label) + "\n")
+    else:
+        out.append(i + "        _ = try ClusterFieldReader(tlv, %s)\n" % json.dumps(label))
+    out.append(i + "    }\n\n")
+    out.append(i + "    public var tlv: TLVValue {\n")
+    if typed:
+        out.append(i + "        var w = ClusterFieldWriter()\n")
+        for t in typed:
+            out.append(i + "        w.%s(%d, %s)\n" % (t.write, t.tag, t.member))
+        out.append(i + "        return w.value\n")
+    else:
+        out.append(i + "        .structure([])\n")
+    out.append(i + "    }\n")
+    out.append(i + "}\n")
+    return out
+
+
+def cluster_types(row):
+    """The cluster's structs, commands (requests and responses) and event payloads, typed."""
+    name = row["name"]
+    own = [e["name"] for e in row.get("enums", [])] + [b["name"] for b in row.get("bitmaps", [])] + \
+        [st["name"] for st in row.get("structs", [])]
+    clash = SUPPORT_NAMES.intersection(own)
+    if clash:
+        sys.exit("matter-codegen: %s defines %s, a name the generated types use" % (name, ", ".join(sorted(clash))))
+    commands, events, structs = row.get("commands", []), row.get("events", []), row.get("structs", [])
+    if not (commands or events or structs):
+        return []
+    out = ["\nextension Clusters.%s {" % name]
+    for st in sorted(structs, key=lambda st: st["name"]):
+        out += typed_struct(row, st["name"], "struct", st["fields"], "Sendable, Hashable, TLVCodable", [], 4,
+                            "%s, a struct of the cluster." % st["name"])
+    statics = lambda kind, id_table, element: [
+        "public static let clusterID = Clusters.%s.id" % name,
+        "public static let %sID = Clusters.%s.%s.%s" % (kind, name, id_table, ident(element["name"]))]
+    if commands:
+        out.append("\n    /// The cluster's commands: each request's and response's fields.\n")
+        out.append("    public enum Commands {")
+        for cmd in sorted(commands, key=lambda c: (number(c["id"]), c.get("direction", ""))):
+            lines = statics("command", "Command", cmd)
+            response = cmd.get("response", "Y")
+            if cmd.get("direction") == "response":
+                doc = "%s (%s), a response." % (cmd["name"], hex_id(number(cmd["id"]), 2))
+            elif response != "Y":
+                lines.append("public typealias Response = Clusters.%s.Commands.%s" % (name, response))
+                doc = "%s (%s), answered with %s." % (cmd["name"], hex_id(number(cmd["id"]), 2), response)
+            else:
+                doc = "%s (%s), answered with a status." % (cmd["name"], hex_id(number(cmd["id"]), 2))
+            protocol = "ClusterCommandWithResponse" if cmd.get("direction") != "response" and response != "Y" else "ClusterCommand"
+            out += typed_struct(row, cmd["name"], "command", cmd.get("fields", []), protocol, lines, 8, doc)
+        out.append("    }\n")
+    if events:
+        out.append("\n    /// The cluster's events: each one's payload.\n")
+        out.append("    public enum Events {")
+        for ev in sorted(events, key=lambda e: number(e["id"])):
+            lines = statics("event", "Event", ev) + ["public static let priority = EventPriority.%s" % ev["priority"]]
+            doc = "%s (%s, %s priority)." % (ev["name"], hex_id(number(ev["id"]), 2), ev["priority"])
+            out += typed_struct(row, ev["name"], "event", ev.get("fields", []), "ClusterEvent", lines, 8, doc)
+        out.append("    }\n")
+    out.append("}\n")
+    return out
 
 
 def clusters_file(model):
@@ -597,6 +790,59 @@ def device_type_ids_file(model):
     out = [HEADER, "\n", "/// Every device type of the model (`DeviceTypes.onOffLight`).\n"]
     out += id_table("DeviceTypes", "DeviceTypeID", model["deviceTypes"], 4, 0)
     return "".join(out)
+
+
+# The methods of MatterDevice's ClusterServer a command's typed method must not shadow.
+SERVER_METHODS = {"invoke", "handles", "startUp", "validateWrite", "didWrite", "commitWrite", "readValue", "timerFired",
+                  "initialValue", "answersConstraintErrors", "reply", "answerStatus", "answerResponse"}
+
+
+def handler_file(row):
+    """MatterDevice's `<Name>Handler`: the cluster's requests as typed methods of a server, and
+    the `invoke` that decodes each request and encodes each response."""
+    name = row["name"]
+    requests = sorted((c for c in row.get("commands", []) if c.get("direction") != "response"), key=lambda c: number(c["id"]))
+    out = [HEADER, "\nimport MatterModel\n\n"]
+    out.append("/// %s's commands as typed calls: a server implements those it handles (the rest answer\n" % name)
+    out.append("/// UNSUPPORTED_COMMAND); the generated `invoke` decodes the request's fields into its type,\n")
+    out.append("/// answering a decoding error as `TypedClusterServer.reply(to:decoding:context:)` says,\n")
+    out.append("/// and encodes the response.\n")
+    out.append("protocol %sHandler: TypedClusterServer {\n" % name)
+    signatures = []
+    for cmd in requests:
+        method = ident(cmd["name"])
+        if method.strip("`") in SERVER_METHODS:
+            sys.exit("matter-codegen: %s.%s: its method would shadow a cluster server's" % (name, cmd["name"]))
+        response = cmd.get("response", "Y")
+        returns = "InteractionStatus" if response == "Y" else "CommandReply<Clusters.%s.Commands.%s>" % (name, response)
+        signature = "func %s(_ request: Clusters.%s.Commands.%s, context: ClusterContext) -> %s" % (
+            method, name, cmd["name"], returns)
+        signatures.append((cmd, method, response, signature))
+        out.append("    /// %s (%s).\n" % (cmd["name"], hex_id(number(cmd["id"]), 2)))
+        out.append("    %s\n" % signature)
+    out.append("}\n\n")
+    out.append("extension %sHandler {\n" % name)
+    out.append("    static var clusterID: ClusterID { Clusters.%s.id }\n" % name)
+    for cmd, method, response, signature in signatures:
+        unsupported = "InteractionStatus(.unsupportedCommand)" if response == "Y" else ".failure(.unsupportedCommand)"
+        out.append("\n    %s { %s }\n" % (signature, unsupported))
+    out.append("\n    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {\n")
+    out.append("        switch command {\n")
+    for cmd, method, response, signature in signatures:
+        helper = "answerStatus" if response == "Y" else "answerResponse"
+        out.append("        case Clusters.%s.Command.%s:\n" % (name, ident(cmd["name"])))
+        out.append("            %s(fields, command, context) { (request: Clusters.%s.Commands.%s) in %s(request, context: context) }\n" % (
+            helper, name, cmd["name"], method))
+    out.append("        default: .failure(.unsupportedCommand)\n")
+    out.append("        }\n")
+    out.append("    }\n")
+    out.append("}\n")
+    return "".join(out)
+
+
+def handler_files(model):
+    return {"%sHandler.swift" % row["name"]: handler_file(row) for row in model["clusters"]
+            if any(c.get("direction") != "response" for c in row.get("commands", []))}
 
 
 def model_files(model):
@@ -624,14 +870,15 @@ def generate():
     files["DeviceTypes.swift"] = device_types_file(model)
     files["Registry.swift"] = registry_file(clusters)
     return {name: formatted(text) for name, text in files.items()}, \
-        {name: formatted(text) for name, text in model_files(model).items()}
+        {name: formatted(text) for name, text in model_files(model).items()}, \
+        {name: formatted(text) for name, text in handler_files(model).items()}
 
 
 def main():
     check = "--check" in sys.argv[1:]
-    home, ids = generate()
+    home, ids, handlers = generate()
     failed = False
-    for out, files in ((OUT, home), (MODEL_OUT, ids)):
+    for out, files in ((OUT, home), (MODEL_OUT, ids), (DEVICE_OUT, handlers)):
         failed |= write(out, files, check)
     if failed:
         sys.exit(1)

@@ -35,7 +35,8 @@ enum RelayCredentials {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         // A bounded, printable token: anything else cannot be one we issued.
-        guard !token.isEmpty, token.utf8.count <= 256, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+        guard !token.isEmpty, token.utf8.count <= 256, token.utf8.allSatisfy({ (UInt8(ascii: "!")...UInt8(ascii: "~")).contains($0) })
+        else { return nil }
         return token
     }
 

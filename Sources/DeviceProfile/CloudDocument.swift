@@ -127,7 +127,7 @@ extension DocumentParser {
     /// tokens of at most 256 printable ASCII characters without spaces.
     static func secretProblem(_ text: String, key: String) -> String? {
         let what = key == "credential" ? "a device credential from `matter-relay device add`" : "a home token from `matter-relay home add`"
-        guard !text.isEmpty, text.utf8.count <= 256, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard !text.isEmpty, text.utf8.count <= 256, text.utf8.allSatisfy({ (UInt8(ascii: "!")...UInt8(ascii: "~")).contains($0) }) else {
             return "expected \(what) (printable characters, no spaces, at most 256)"
         }
         if key == "credential", text.hasPrefix(CloudKeys.homeTokenPrefix) {

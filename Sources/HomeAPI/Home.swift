@@ -35,6 +35,9 @@ public struct HomeConfiguration: Sendable {
     public var relay: RelayEndpoint?
     /// A hub on the LAN that reaches devices over Matter (the relay protocol, locality `localPeer`).
     public var hub: RelayEndpoint?
+    /// Makes the links to `relay` and `hub` (HomeRelayLink's `HomeRelayLinks.webSocket`); a
+    /// relay or hub without it fails `Home.open`.
+    public var relayLinks: RelayLinkMaker?
     /// The routing policy a Home starts with (see `Home.routingPolicy`).
     public var routingPolicy: RoutingPolicy = .preferLocal
     /// How often a device's LAN session is checked when nothing was heard from it, and how
@@ -77,6 +80,10 @@ public final class Home: Sendable {
             try SecretFiles.createDirectory(url.deletingLastPathComponent())
         } catch {
             throw HomeError.unavailable("cannot create \(url.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        if (configuration.relay != nil || configuration.hub != nil) && configuration.relayLinks == nil {
+            throw HomeError.invalidArgument(
+                "a relay or hub is configured without relayLinks to reach it (HomeRelayLink's HomeRelayLinks.webSocket)")
         }
         let store = try HomeStore(path: url.path)
         let engine = HomeEngine(store: store, configuration: configuration, logger: logger)

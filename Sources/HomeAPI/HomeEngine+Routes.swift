@@ -4,7 +4,6 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
-import RelayClients
 import RelayProtocol
 
 /// Routing (issue #6): each trait reaches its device over the LAN session when it works,
@@ -48,7 +47,7 @@ extension HomeEngine {
         d.isCloudOnly(endpoint: endpoint, cluster: cluster.rawValue) ? kinds.filter { $0 == .relay } : kinds
     }
 
-    nonisolated func client(_ kind: RouteKind) -> RelayControllerClient? {
+    nonisolated func client(_ kind: RouteKind) -> (any RelayControllerLink)? {
         switch kind {
         case .direct: nil
         case .hub: hubClient
@@ -116,7 +115,7 @@ extension HomeEngine {
     /// Waits out a pause between subscription attempts through a relay or hub, ending it
     /// early when the device comes (back) online there.
     private static func pauseUntilPresent(
-        _ client: RelayControllerClient, _ deviceID: String, clock: any MatterClock
+        _ client: any RelayControllerLink, _ deviceID: String, clock: any MatterClock
     ) -> @Sendable (Duration) async throws -> Void {
         { delay in
             let updates = client.presenceUpdates()
@@ -254,7 +253,8 @@ extension HomeEngine {
         let types = AttributePathIB(cluster: Clusters.Descriptor.id, attribute: Clusters.Descriptor.Attribute.deviceTypeList)
         let timeout = configuration.responseTimeout
         do {
-            let viaRelay = try await InteractionClient(channel: relay.channel(to: serial), timeout: timeout).read([path, types])
+            let viaRelay = try await InteractionClient(channel: relay.interactionChannel(to: serial, connectionWait: nil), timeout: timeout)
+                .read([path, types])
             let viaLAN = try await withDeadline(timeout, "reading the ServerList over the LAN", clock: configuration.clock) {
                 try await controller.read(node, [path])
             }
@@ -366,7 +366,7 @@ extension HomeEngine {
         // A connection that does not come up within a response time counts as a failed attempt,
         // so the route shows down (not unknown) while the relay or hub is unreachable.
         let timeout = configuration.responseTimeout
-        let channel = client.channel(to: serial, connectionWait: timeout)
+        let channel = client.interactionChannel(to: serial, connectionWait: timeout)
         return Route(kind: kind, router: relayRouter, client: { InteractionClient(channel: channel, timeout: timeout) })
     }
 

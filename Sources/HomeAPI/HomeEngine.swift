@@ -7,8 +7,6 @@ import MatterTLV
 import NIOConcurrencyHelpers
 import NIOCore
 import OpenCombine
-import RelayClients
-import RelayProtocol
 import Synchronization
 
 /// Everything the public values are derived from, at one moment.
@@ -63,8 +61,8 @@ actor HomeEngine {
     nonisolated let configuration: HomeConfiguration
     private nonisolated let hub: SnapshotHub<HomeSnapshot>
     /// The cloud relay and the LAN hub, when configured.
-    nonisolated let relayClient: RelayControllerClient?
-    nonisolated let hubClient: RelayControllerClient?
+    nonisolated let relayClient: (any RelayControllerLink)?
+    nonisolated let hubClient: (any RelayControllerLink)?
     /// Where the reports of subscriptions through the relay and the hub arrive.
     nonisolated let relayRouter = SubscriptionRouter()
     nonisolated let policyBox: NIOLockedValueBox<RoutingPolicy>
@@ -111,16 +109,12 @@ actor HomeEngine {
         self.logger = logger
         self.hub = SnapshotHub(HomeSnapshot())
         self.policyBox = NIOLockedValueBox(configuration.routingPolicy)
-        func client(_ endpoint: RelayEndpoint?, _ label: String) -> RelayControllerClient? {
-            guard let endpoint else { return nil }
-            var c = RelayControllerClient.Configuration()
-            c.operationTimeout = configuration.commandTimeout
-            c.settings.minimumBackoff = .milliseconds(100)
-            c.settings.maximumBackoff = configuration.relayMaxReconnectDelay
-            c.settings.clock = configuration.clock
-            var relayLogger = logger
-            relayLogger[metadataKey: "route"] = "\(label)"
-            return RelayControllerClient(relayURL: endpoint.url, homeToken: endpoint.homeToken, configuration: c, logger: relayLogger)
+        func client(_ endpoint: RelayEndpoint?, _ route: String) -> (any RelayControllerLink)? {
+            guard let endpoint, let make = configuration.relayLinks else { return nil }
+            return make(
+                RelayLinkSettings(
+                    endpoint: endpoint, route: route, operationTimeout: configuration.commandTimeout,
+                    maximumReconnectDelay: configuration.relayMaxReconnectDelay, clock: configuration.clock, logger: logger))
         }
         relayClient = client(configuration.relay, "relay")
         hubClient = client(configuration.hub, "hub")

@@ -3,7 +3,6 @@ import MatterController
 import MatterModel
 import MatterProtocol
 import NIOConcurrencyHelpers
-import RelayClients
 import RelayProtocol
 
 /// The error every HomeAPI call throws (as the Google Home APIs' `HomeError`): a code

@@ -4,6 +4,7 @@ import MatterCrypto
 import MatterModel
 import MatterProtocol
 import MatterTLV
+import RelayProtocol
 
 /// What a local hub may do on the home's devices (the privilege of its ACL entry).
 public enum HubAccess: Sendable, Hashable {
@@ -61,7 +62,8 @@ extension HomeEngine {
             throw HomeError.invalidArgument("home ID '\(homeID)': use 1...64 of A-Z a-z 0-9 . _ -")
         }
         let token = homeToken ?? "mrh_" + SecureRandom.bytes(24).map { String(format: "%02x", $0) }.joined()
-        guard !token.isEmpty, token.utf8.count <= 256, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard !token.isEmpty, token.utf8.count <= 256, token.utf8.allSatisfy({ (UInt8(ascii: "!")...UInt8(ascii: "~")).contains($0) })
+        else {
             throw HomeError.invalidArgument("home token: use 1...256 printable ASCII characters without spaces")
         }
         let controller = try await controller()
@@ -129,10 +131,6 @@ extension HomeEngine {
         }
     }
 
-    static func isRelayIdentifier(_ s: String) -> Bool {
-        guard !s.isEmpty, s.utf8.count <= 64 else { return false }
-        return s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D
-        }
-    }
+    /// A home or device ID the relay accepts (the relay protocol's own rule).
+    static func isRelayIdentifier(_ s: String) -> Bool { RelayFrame.isValidIdentifier(s) }
 }

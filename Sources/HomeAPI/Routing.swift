@@ -2,7 +2,6 @@ import MatterController
 import MatterModel
 import MatterProtocol
 import MatterTLV
-import RelayClients
 import RelayProtocol
 
 /// A relay (or a hub speaking the relay's controller protocol) and the home token the

@@ -109,7 +109,8 @@ public struct DNSSDService: Sendable, Hashable {
         guard bytes.count >= 1 && bytes.count <= 63 else {
             throw .invalidName(field: "subtype", value: subtype, reason: "1 to 63 bytes allowed")
         }
-        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "\\") }) else {
+        let printable = UInt8(ascii: "!")...UInt8(ascii: "~")
+        guard bytes.allSatisfy({ printable.contains($0) && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "\\") }) else {
             throw .invalidName(field: "subtype", value: subtype, reason: "a single printable ASCII label")
         }
     }
@@ -129,8 +130,7 @@ public struct DNSSDService: Sendable, Hashable {
         }
     }
 
-    private static func isLetterDigitHyphen(_ byte: UInt8) -> Bool {
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-            || byte == UInt8(ascii: "-")
-    }
+    private static func isLetterDigitHyphen(_ byte: UInt8) -> Bool { letterDigitHyphen.contains(byte) }
+
+    private static let letterDigitHyphen = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-".utf8)
 }

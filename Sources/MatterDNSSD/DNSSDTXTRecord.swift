@@ -42,7 +42,7 @@ public struct DNSSDTXTRecord: Sendable, Hashable, CustomStringConvertible {
             let separator = string.firstIndex(of: UInt8(ascii: "="))
             let keyBytes = separator.map { string[..<$0] } ?? string[...]
             // Keys are printable US-ASCII (§6.4); anything else cannot be looked up by name.
-            guard keyBytes.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { continue }
+            guard keyBytes.allSatisfy({ (UInt8(ascii: " ")...UInt8(ascii: "~")).contains($0) }) else { continue }
             let key = String(decoding: keyBytes, as: UTF8.self)
             guard index(of: key) == nil else { continue }
             let value = separator.map { Array(string[string.index(after: $0)...]) }
@@ -110,7 +110,7 @@ public struct DNSSDTXTRecord: Sendable, Hashable, CustomStringConvertible {
         for entry in entries {
             let key = Array(entry.key.utf8)
             guard !key.isEmpty else { throw .invalidTXT(key: entry.key, reason: "empty key") }
-            guard key.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E && $0 != UInt8(ascii: "=") }) else {
+            guard key.allSatisfy({ (UInt8(ascii: " ")...UInt8(ascii: "~")).contains($0) && $0 != UInt8(ascii: "=") }) else {
                 throw .invalidTXT(key: entry.key, reason: "keys are printable ASCII without '='")
             }
             let length = key.count + (entry.value.map { $0.count + 1 } ?? 0)
@@ -140,6 +140,6 @@ public struct DNSSDTXTRecord: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 {
-        byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte - UInt8(ascii: "A") + UInt8(ascii: "a") : byte
     }
 }

@@ -55,14 +55,14 @@ enum MatterTXT {
         return UInt64(text, radix: 16)
     }
 
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
-    }
+    static func isHexDigit(_ byte: UInt8) -> Bool { hexDigits.contains(byte) }
+
+    private static let hexDigits = Set("0123456789ABCDEFabcdef".utf8)
 
     /// Digits only (no sign, no spaces), within `T`'s range.
     static func parseDecimal<T: FixedWidthInteger & UnsignedInteger, S: StringProtocol>(_ text: S, as: T.Type) -> T? {
         guard !text.isEmpty, text.utf8.count <= 20,
-            text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         else { return nil }
         return T(text, radix: 10)
     }

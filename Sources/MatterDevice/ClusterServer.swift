@@ -138,6 +138,12 @@ struct ClusterContext {
         runtime.recordEvent(cluster, event, priority: priority, data: .structure(fields))
     }
 
+    /// Records one of this cluster's events from its generated payload, at the model's priority.
+    func record<Event: ClusterEvent>(_ event: Event) {
+        let priority = EventDataIB.Priority(rawValue: Event.priority.rawLevel) ?? .info
+        runtime.recordEvent(cluster, Event.eventID, priority: priority, data: event.tlv)
+    }
+
     func startTimer(_ name: String, after delay: Duration) {
         runtime.startTimer(TimerKey(cluster: cluster, name: name), at: now + delay)
     }
@@ -152,13 +158,12 @@ struct ClusterContext {
 
     /// Options processing of Level Control (1.6.6.9) and Color Control (3.2.6.x): while the
     /// endpoint's OnOff is FALSE a command runs only with the effective ExecuteIfOff bit (bit 0),
-    /// OptionsOverride's where OptionsMask (the field at `maskTag`) selects it, else the Options
+    /// the command's OptionsOverride where its OptionsMask selects it, else the Options
     /// attribute's.
-    func executesWhileOff(_ fields: CommandFields, maskTag: UInt8, options: AttributeID) -> Bool {
+    func executesWhileOff(mask: UInt64, override: UInt64, options: AttributeID) -> Bool {
         guard let onOff = peer(OnOffServer.self), onOff.context.bool(OnOffServer.Attribute.onOff) == false else { return true }
         let executeIfOff = UInt64(Clusters.LevelControl.OptionsBitmap.executeIfOff.rawValue)
-        let mask = fields.unsigned(maskTag) ?? 0
-        let effective = mask & executeIfOff != 0 ? fields.unsigned(maskTag + 1) ?? 0 : unsigned(options) ?? 0
+        let effective = mask & executeIfOff != 0 ? override : unsigned(options) ?? 0
         return effective & executeIfOff != 0
     }
 

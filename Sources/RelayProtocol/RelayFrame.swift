@@ -254,10 +254,10 @@ extension RelayFrame {
     /// letters, digits, '.', '_' and '-'.
     public static func isValidIdentifier(_ s: String) -> Bool {
         guard !s.isEmpty, s.utf8.count <= maxIdentifierLength else { return false }
-        return s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D
-        }
+        return s.utf8.allSatisfy(identifierBytes.contains)
     }
+
+    private static let identifierBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".utf8)
 }
 
 /// Typed access to the envelope's context-tagged members.

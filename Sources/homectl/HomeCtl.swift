@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HomeAPI
+import HomeRelayLink
 import MatterController
 import MatterCrypto
 import NIOCore
@@ -149,6 +150,7 @@ struct GlobalOptions: ParsableArguments {
         c.allowUntrustedAttestation = allowUntrusted
         c.connectDevices = live
         c.useDNSSD = dnssd
+        c.relayLinks = HomeRelayLinks.webSocket
         if let relay, let relayToken { c.relay = RelayEndpoint(url: relay, homeToken: relayToken) }
         if let hub, let hubToken { c.hub = RelayEndpoint(url: hub, homeToken: hubToken) }
         c.routingPolicy = RoutingPolicy(rawValue: policy) ?? .preferLocal

@@ -1,5 +1,6 @@
 import Foundation
 import HomeAPI
+import HomeRelayLink
 import Logging
 import MatterProtocol
 import ServiceLifecycle
@@ -35,6 +36,7 @@ final class HubAutomations: Service, Sendable {
         // A wildcard listener is reached on loopback.
         let h = ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : (host.contains(":") ? "[\(host)]" : host)
         c.hub = RelayEndpoint(url: "ws://\(h):\(port)", homeToken: homeToken)
+        c.relayLinks = HomeRelayLinks.webSocket
         let home = try await Home.open(at: homeFile, configuration: c, logger: logger)
         let clock: any MatterClock = speed == 1 ? SystemClock() : ScaledClock(speed: speed)
         let runner = await home.startAutomations(clock: clock)

@@ -8,7 +8,9 @@ For every library and executable target under Sources/, the modules its Swift fi
 (the toolchain's own left out) must be its declared dependencies (targets and products),
 and every declared dependency must be imported somewhere in it. A module reached only through
 another one's imports builds by luck of the build order; one declared but never imported
-costs every build of the target. Exit 1 naming each target and module otherwise.
+costs every build of the target. The layer rule of docs/ARCHITECTURE.md holds too: a target
+in LAYER_RULES reaches none of the modules listed for it, directly or through its dependencies.
+Exit 1 naming each target and module otherwise.
 """
 
 import json
@@ -25,6 +27,26 @@ TOOLCHAIN = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Disp
 
 IMPORT = re.compile(r"\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|package\s+|internal\s+)?import\s+"
                     r"(?:struct\s+|class\s+|enum\s+|protocol\s+|func\s+|typealias\s+|var\s+|let\s+)?(\w+)")
+
+
+# Modules a target must not reach, even through another dependency, and why.
+LAYER_RULES = {
+    "HomeAPI": {"RelayClients": "HomeAPI reaches the relay through its RelayControllerLink protocol; "
+                                "the RelayClients implementation is HomeRelayLink's, given by the app"},
+}
+
+
+def reachable(name, targets):
+    """Every target `name` depends on, directly or through others (targets of this package only)."""
+    seen, stack = set(), list(declared(targets[name]))
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in targets:
+            stack.extend(declared(targets[current]))
+    return seen
 
 
 def declared(target):
@@ -71,6 +93,14 @@ def main():
             problems.append(f"{target['name']}: imports {module}, which Package.swift does not declare for it")
         for module in sorted(says - uses):
             problems.append(f"{target['name']}: declares {module}, which none of its files imports")
+    targets = {t["name"]: t for t in package["targets"]}
+    for name, forbidden in sorted(LAYER_RULES.items()):
+        if name not in targets:
+            continue
+        reached = reachable(name, targets) | imported(os.path.join(ROOT, targets[name].get("path") or f"Sources/{name}"))
+        for module, why in sorted(forbidden.items()):
+            if module in reached:
+                problems.append(f"{name}: reaches {module}, against the layer rule: {why}")
     for problem in problems:
         print(problem)
     print(f"package-deps: {checked} targets, {len(problems)} problem(s)")

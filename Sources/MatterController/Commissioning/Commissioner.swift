@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MatterCrypto
 import MatterModel
@@ -65,9 +66,7 @@ extension MatterController {
             return result
         } catch {
             // Disarm the fail-safe so the node rolls back at once rather than on expiry.
-            _ = try? await client.invoke(
-                command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.armFailSafe),
-                fields: .structure([.context(0, .unsigned(0)), .context(1, .unsigned(0))]))
+            _ = try? await client.invoke(GeneralCommissioning.ArmFailSafe(expiryLengthSeconds: 0, breadcrumb: 0))
             await manager.closeSession(pase.handle, notifyPeer: true)
             throw error
         }
@@ -106,37 +105,25 @@ extension MatterController {
         // 1. Fail-safe (spec 11.10.6.2): ArmFailSafeResponse.ErrorCode must be OK.
         let arm = try await step("ArmFailSafe") {
             try await client.invoke(
-                command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.armFailSafe),
-                fields: .structure([
-                    .context(0, .unsigned(UInt64(options.failSafeSeconds))),
-                    .context(1, .unsigned(1)),
-                ]))
+                GeneralCommissioning.ArmFailSafe(expiryLengthSeconds: options.failSafeSeconds, breadcrumb: 1))
         }
-        try checkCommissioningError(arm, "ArmFailSafe")
+        try checkCommissioningError(arm.errorCode, arm.debugText, "ArmFailSafe")
 
         // 2. Regulatory configuration: indoor/outdoor, unknown country; a node that refuses it still commissions.
-        if let regulatory = try? await client.invoke(
-            command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.setRegulatoryConfig),
-            fields: .structure([.context(0, .unsigned(2)), .context(1, .utf8("XX")), .context(2, .unsigned(2))])),
-            regulatory.fields?[context: 0]?.uintValue != 0
-        {
-            logger.debug("SetRegulatoryConfig answered \(String(describing: regulatory.fields))")
+        let regulatoryConfig = GeneralCommissioning.SetRegulatoryConfig(
+            newRegulatoryConfig: .indoorOutdoor, countryCode: "XX", breadcrumb: 2)
+        if let regulatory = try? await client.invoke(regulatoryConfig), regulatory.errorCode != .ok {
+            logger.debug("SetRegulatoryConfig answered \(regulatory)")
         }
 
         // 3. Device attestation (spec 6.2.3).
-        let dac = try await certificate(client, type: 1)
-        let pai = try await certificate(client, type: 2)
+        let dac = try await certificate(client, type: .dacCertificate)
+        let pai = try await certificate(client, type: .paiCertificate)
         let attestationNonce = SecureRandom.bytes(32)
         let attestation = try await step("AttestationRequest") {
-            try await client.invoke(
-                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.attestationRequest),
-                fields: .structure([.context(0, .bytes(attestationNonce))]))
+            try await client.invoke(OperationalCredentials.AttestationRequest(attestationNonce: Data(attestationNonce)))
         }
-        guard let elements = attestation.fields?[context: 0]?.bytesValue,
-            let signature = attestation.fields?[context: 1]?.bytesValue
-        else {
-            throw ControllerError.commissioningFailed(step: "AttestationRequest", reason: "AttestationResponse lacks its fields")
-        }
+        let elements = [UInt8](attestation.attestationElements), signature = [UInt8](attestation.attestationSignature)
         let verifier = AttestationVerifier(trustStore: options.trustStore, allowUntrusted: options.allowUntrustedAttestation)
         let (attestationResult, dacKey) = try verifier.verify(
             dacDER: dac, paiDER: pai, attestationElements: elements, signature: signature, nonce: attestationNonce,
@@ -148,15 +135,9 @@ extension MatterController {
         // 4. Operational CSR (spec 11.18.6.5), signed with the DAC over our nonce and the challenge.
         let csrNonce = SecureRandom.bytes(32)
         let csrResponse = try await step("CSRRequest") {
-            try await client.invoke(
-                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.csrRequest),
-                fields: .structure([.context(0, .bytes(csrNonce))]))
+            try await client.invoke(OperationalCredentials.CSRRequest(csrNonce: Data(csrNonce)))
         }
-        guard let nocsr = csrResponse.fields?[context: 0]?.bytesValue,
-            let csrSignature = csrResponse.fields?[context: 1]?.bytesValue
-        else {
-            throw ControllerError.commissioningFailed(step: "CSRRequest", reason: "CSRResponse lacks its fields")
-        }
+        let nocsr = [UInt8](csrResponse.nocsrElements), csrSignature = [UInt8](csrResponse.attestationSignature)
         guard
             DeviceAttestation.verify(
                 elements: nocsr, attestationChallenge: pase.attestationChallenge,
@@ -173,34 +154,22 @@ extension MatterController {
         }
 
         // 5. Trusted root, then the NOC (spec 11.18.6.13, 11.18.6.8).
-        _ = try await step("AddTrustedRootCertificate") {
-            try await client.invoke(
-                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.addTrustedRootCertificate),
-                fields: .structure([.context(0, .bytes(fabric.rootCertificate))]))
+        try await step("AddTrustedRootCertificate") {
+            try await client.invoke(OperationalCredentials.AddTrustedRootCertificate(rootCACertificate: Data(fabric.rootCertificate)))
         }
         let noc: [UInt8]
         do { noc = try fabric.issueNOC(csr: parsedCSR.csr, nodeID: nodeID) } catch {
             throw ControllerError.commissioningFailed(step: "AddNOC", reason: "cannot sign the NOC: \(error)")
         }
-        var nocFields: [TLVElement] = [.context(0, .bytes(noc))]
-        if let icac = fabric.intermediateCertificate { nocFields.append(.context(1, .bytes(icac))) }
-        nocFields += [
-            .context(2, .bytes(fabric.ipkEpochKey)), .context(3, .unsigned(fabric.controllerNodeID)),
-            .context(4, .unsigned(UInt64(fabric.credentials.adminVendorID))),
-        ]
-        let nocResponse = try await step("AddNOC") {
-            try await client.invoke(
-                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.addNOC),
-                fields: .structure(nocFields))
+        let addNOC = OperationalCredentials.AddNOC(
+            nocValue: Data(noc), icacValue: fabric.intermediateCertificate.map { Data($0) }, ipkValue: Data(fabric.ipkEpochKey),
+            caseAdminSubject: fabric.controllerNodeID, adminVendorId: fabric.credentials.adminVendorID)
+        let nocResponse = try await step("AddNOC") { try await client.invoke(addNOC) }
+        guard nocResponse.statusCode == .ok else {
+            throw ControllerError.commissioningFailed(
+                step: "AddNOC", reason: "NOCResponse status \(nocResponse.statusCode.rawValue) \(nocResponse.debugText ?? "")")
         }
-        guard let statusCode = nocResponse.fields?[context: 0]?.uintValue else {
-            throw ControllerError.commissioningFailed(step: "AddNOC", reason: "NOCResponse lacks its status")
-        }
-        guard statusCode == 0 else {
-            let debug = nocResponse.fields?[context: 2]?.stringValue ?? ""
-            throw ControllerError.commissioningFailed(step: "AddNOC", reason: "NOCResponse status \(statusCode) \(debug)")
-        }
-        let fabricIndex = UInt8(clamping: nocResponse.fields?[context: 1]?.uintValue ?? 0)
+        let fabricIndex = nocResponse.fabricIndex ?? 0
 
         // 6. CASE on the new fabric, then CommissioningComplete over it (spec 5.5 steps 15-16).
         setAddress(address, for: nodeID)
@@ -211,10 +180,10 @@ extension MatterController {
         } catch {
             throw ControllerError.commissioningFailed(step: "CASE", reason: "\(error)")
         }
-        let completeCommand = command(Clusters.GeneralCommissioning.id, Clusters.GeneralCommissioning.Command.commissioningComplete)
+        let completeCommand = GeneralCommissioning.CommissioningComplete()
         do {
             let complete = try await operational.invoke(completeCommand)
-            try checkCommissioningError(complete, "CommissioningComplete")
+            try checkCommissioningError(complete.errorCode, complete.debugText, "CommissioningComplete")
         } catch let error as ControllerError where error.isConnectivityFailure {
             // MRP gave up, but what it lost may be the answer: the node may have committed. Asked
             // again on the same CASE session, a node that did answers NoFailSafe (its fail-safe is
@@ -222,9 +191,8 @@ extension MatterController {
             // (Seen at 20 % loss: the node on the fabric, the controller saying it failed, and a
             // second commissioning unable to find it, its window closed.)
             let again = try await step("CommissioningComplete") { try await operational.invoke(completeCommand) }
-            let code = again.fields?[context: 0]?.uintValue
-            if code != UInt64(Clusters.GeneralCommissioning.CommissioningErrorEnum.noFailSafe.rawValue) {
-                try checkCommissioningError(again, "CommissioningComplete")
+            if again.errorCode != .noFailSafe {
+                try checkCommissioningError(again.errorCode, again.debugText, "CommissioningComplete")
             }
         } catch let error as ControllerError {
             throw Self.failure(error, step: "CommissioningComplete")
@@ -232,26 +200,21 @@ extension MatterController {
         return CommissioningResult(nodeID: nodeID, address: address, fabricIndex: fabricIndex, attestation: attestationResult)
     }
 
-    private func certificate(_ client: InteractionClient, type: UInt64) async throws -> [UInt8] {
+    private func certificate(
+        _ client: InteractionClient, type: Clusters.OperationalCredentials.CertificateChainTypeEnum
+    ) async throws -> [UInt8] {
         let response = try await step("CertificateChainRequest") {
-            try await client.invoke(
-                command(Clusters.OperationalCredentials.id, Clusters.OperationalCredentials.Command.certificateChainRequest),
-                fields: .structure([.context(0, .unsigned(type))]))
+            try await client.invoke(OperationalCredentials.CertificateChainRequest(certificateType: type))
         }
-        guard let der = response.fields?[context: 0]?.bytesValue else {
-            throw ControllerError.commissioningFailed(step: "CertificateChainRequest", reason: "no certificate in the response")
-        }
-        return der
+        return [UInt8](response.certificate)
     }
 
-    /// GeneralCommissioning responses carry ErrorCode (0 = OK) and DebugText.
-    private func checkCommissioningError(_ response: CommandResponse, _ step: String) throws {
-        guard let code = response.fields?[context: 0]?.uintValue else {
-            throw ControllerError.commissioningFailed(step: step, reason: "response lacks its error code")
-        }
-        guard code == 0 else {
-            let debug = response.fields?[context: 1]?.stringValue ?? ""
-            throw ControllerError.commissioningFailed(step: step, reason: "error code \(code) \(debug)")
+    /// GeneralCommissioning's responses carry ErrorCode (OK or why not) and DebugText.
+    private func checkCommissioningError(
+        _ code: Clusters.GeneralCommissioning.CommissioningErrorEnum, _ debugText: String, _ step: String
+    ) throws {
+        guard code == .ok else {
+            throw ControllerError.commissioningFailed(step: step, reason: "error code \(code.rawValue) \(debugText)")
         }
     }
 
@@ -273,6 +236,6 @@ extension MatterController {
     }
 }
 
-func command(_ cluster: ClusterID, _ command: CommandID, endpoint: EndpointNumber = 0) -> ConcreteCommandPath {
-    ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: command)
-}
+/// The commissioning clusters' generated commands.
+private typealias GeneralCommissioning = Clusters.GeneralCommissioning.Commands
+private typealias OperationalCredentials = Clusters.OperationalCredentials.Commands

@@ -7,7 +7,6 @@ final class BooleanStateServer: PhysicallyOperated {
     static let clusterID = Clusters.BooleanState.id
 
     typealias Attribute = Clusters.BooleanState.Attribute
-    typealias Event = Clusters.BooleanState.Event
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {
         attribute == Attribute.stateValue ? .bool(false) : nil
@@ -17,6 +16,6 @@ final class BooleanStateServer: PhysicallyOperated {
         guard case .contact(let state) = action else { throw PhysicalActionError("Boolean State cannot \(action)") }
         guard context.bool(Attribute.stateValue) != state else { return }
         context.set(Attribute.stateValue, .bool(state))
-        context.recordEvent(Event.stateChange, priority: .info, fields: [TLVElement(tag: .context(0), .bool(state))])
+        context.record(Clusters.BooleanState.Events.StateChange(stateValue: state))
     }
 }

@@ -9,12 +9,14 @@ import MatterTLV
 /// own colour space (3.2.7.9). While OnOff is FALSE a command does nothing unless the
 /// effective ExecuteIfOff option is set (3.2.6.x "Options"). Level Control drives the colour
 /// temperature when its CoupleColorTempToLevel option is set (`levelChanged`).
-final class ColorControlServer: StandardClusterServer {
+final class ColorControlServer: ColorControlHandler {
     static let clusterID = Clusters.ColorControl.id
 
     typealias Feature = Clusters.ColorControl.Feature
     typealias Attribute = Clusters.ColorControl.Attribute
     typealias Command = Clusters.ColorControl.Command
+    typealias Commands = Clusters.ColorControl.Commands
+    typealias Options = Clusters.ColorControl.OptionsBitmap
 
     /// ColorModeEnum / EnhancedColorModeEnum.
     enum Mode: UInt64 { case hueSaturation = 0, xy = 1, temperature = 2, enhancedHueSaturation = 3 }
@@ -131,215 +133,257 @@ final class ColorControlServer: StandardClusterServer {
 
     // MARK: Commands (3.2.11)
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        switch command {
-        case Command.moveToHue, Command.enhancedMoveToHue:
-            let enhanced = command == Command.enhancedMoveToHue
-            guard let hue = fields.field(0)?.integerValue, let direction = fields.unsigned(1), direction <= 3 else {
-                return .failure(.invalidCommand)
-            }
-            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
-            let attribute = enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
-            let range = enhanced ? Self.enhancedHueRange : Self.hueRange
-            let change = Self.hueChange(from: value(attribute, context), to: hue, direction: direction, range: range)
-            return start(
-                [
-                    Motion(
-                        attribute: attribute, from: value(attribute, context), change: change, duration: tenths(fields, 2), range: range,
-                        wraps: true)
-                ],
-                mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+    func moveToHue(_ request: Commands.MoveToHue, context: ClusterContext) -> InteractionStatus {
+        moveToHue(
+            Int64(request.hue), request.direction, request.transitionTime, (request.optionsMask, request.optionsOverride), enhanced: false,
+            context)
+    }
 
-        case Command.moveHue, Command.enhancedMoveHue, Command.moveSaturation:
-            let saturation = command == Command.moveSaturation
-            let enhanced = command == Command.enhancedMoveHue
-            guard let mode = fields.unsigned(0), [0, 1, 3].contains(mode), let rate = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
-            let attribute = saturation ? Attribute.currentSaturation : enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
-            // MoveMode Stop ends the movement (3.2.11.5.1); a zero rate with Up or Down is invalid.
-            if mode == 0 {
-                stop(attribute, context)
-                return .success
-            }
-            guard rate > 0 else { return .failure(.invalidCommand) }
-            let signedRate = mode == 1 ? rate : -rate
-            let current = value(attribute, context)
-            let motion: Motion
-            if saturation {
-                motion = Self.move(attribute, from: current, rate: signedRate, within: Self.hueRange)
-            } else {
-                let range = enhanced ? Self.enhancedHueRange : Self.hueRange
-                motion = Motion(attribute: attribute, from: current, change: signedRate, duration: nil, range: range, wraps: true)
-            }
-            return start([motion], mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+    func enhancedMoveToHue(_ request: Commands.EnhancedMoveToHue, context: ClusterContext) -> InteractionStatus {
+        moveToHue(
+            Int64(request.enhancedHue), request.direction, request.transitionTime, (request.optionsMask, request.optionsOverride),
+            enhanced: true, context)
+    }
 
-        case Command.stepHue, Command.enhancedStepHue, Command.stepSaturation:
-            let saturation = command == Command.stepSaturation
-            let enhanced = command == Command.enhancedStepHue
-            guard let mode = fields.unsigned(0), mode == 1 || mode == 3, let size = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            // A step of zero has no effect and is an invalid command.
-            guard size > 0 else { return .failure(.invalidCommand) }
-            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
-            let attribute = saturation ? Attribute.currentSaturation : enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
-            let range = enhanced ? Self.enhancedHueRange : Self.hueRange
-            let current = value(attribute, context)
-            let change = mode == 1 ? size : -size
-            let target = saturation ? min(max(current + change, range.lowerBound), range.upperBound) : current + change
-            return start(
-                [
-                    Motion(
-                        attribute: attribute, from: current, change: target - current, duration: tenths(fields, 2), range: range,
-                        wraps: !saturation)
-                ],
-                mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+    func moveHue(_ request: Commands.MoveHue, context: ClusterContext) -> InteractionStatus {
+        moveHue(request.moveMode, Int64(request.rate), (request.optionsMask, request.optionsOverride), .hue, context)
+    }
 
-        case Command.moveToSaturation:
-            guard let saturation = fields.field(0)?.integerValue else { return .failure(.invalidCommand) }
-            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
-            return start([to(Attribute.currentSaturation, saturation, over: tenths(fields, 1), context)], mode: .hueSaturation, context)
+    func enhancedMoveHue(_ request: Commands.EnhancedMoveHue, context: ClusterContext) -> InteractionStatus {
+        moveHue(request.moveMode, Int64(request.rate), (request.optionsMask, request.optionsOverride), .enhancedHue, context)
+    }
 
-        case Command.moveToHueAndSaturation, Command.enhancedMoveToHueAndSaturation:
-            let enhanced = command == Command.enhancedMoveToHueAndSaturation
-            guard let hue = fields.field(0)?.integerValue, let saturation = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
-            let attribute = enhanced ? Attribute.enhancedCurrentHue : Attribute.currentHue
-            let range = enhanced ? Self.enhancedHueRange : Self.hueRange
-            let duration = tenths(fields, 2)
-            // The shortest way round (3.2.11.10).
-            let change = Self.hueChange(from: value(attribute, context), to: hue, direction: 0, range: range)
-            return start(
-                [
-                    Motion(
-                        attribute: attribute, from: value(attribute, context), change: change, duration: duration, range: range, wraps: true
-                    ),
-                    to(Attribute.currentSaturation, saturation, over: duration, context),
-                ], mode: enhanced ? .enhancedHueSaturation : .hueSaturation, context)
+    func moveSaturation(_ request: Commands.MoveSaturation, context: ClusterContext) -> InteractionStatus {
+        moveHue(request.moveMode, Int64(request.rate), (request.optionsMask, request.optionsOverride), .saturation, context)
+    }
 
-        case Command.moveToColor:
-            guard let x = fields.field(0)?.integerValue, let y = fields.field(1)?.integerValue else { return .failure(.invalidCommand) }
-            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
-            let duration = tenths(fields, 2)
-            return start(
-                [to(Attribute.currentX, x, over: duration, context), to(Attribute.currentY, y, over: duration, context)], mode: .xy, context
-            )
+    func stepHue(_ request: Commands.StepHue, context: ClusterContext) -> InteractionStatus {
+        stepHue(
+            request.stepMode, Int64(request.stepSize), UInt16(request.transitionTime), (request.optionsMask, request.optionsOverride), .hue,
+            context)
+    }
 
-        case Command.moveColor:
-            guard let rateX = fields.field(0)?.integerValue, let rateY = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
-            // Both rates zero: the colour stops where it is (3.2.11.12).
-            if rateX == 0 && rateY == 0 {
-                stopMotions(context)
-                return .success
-            }
-            let range = 0...Self.maxColorValue
-            var moving: [Motion] = []
-            for (attribute, rate) in [(Attribute.currentX, rateX), (Attribute.currentY, rateY)] where rate != 0 {
-                moving.append(Self.move(attribute, from: value(attribute, context), rate: rate, within: range))
-            }
-            return start(moving, mode: .xy, context)
+    func enhancedStepHue(_ request: Commands.EnhancedStepHue, context: ClusterContext) -> InteractionStatus {
+        stepHue(
+            request.stepMode, Int64(request.stepSize), request.transitionTime, (request.optionsMask, request.optionsOverride), .enhancedHue,
+            context)
+    }
 
-        case Command.stepColor:
-            guard let stepX = fields.field(0)?.integerValue, let stepY = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            // Both steps zero: an invalid command (3.2.11.13).
-            guard stepX != 0 || stepY != 0 else { return .failure(.invalidCommand) }
-            guard shouldExecute(fields, maskTag: 3, context) else { return .success }
-            let duration = tenths(fields, 2)
-            return start(
-                [
-                    to(Attribute.currentX, value(Attribute.currentX, context) + stepX, over: duration, context),
-                    to(Attribute.currentY, value(Attribute.currentY, context) + stepY, over: duration, context),
-                ], mode: .xy, context)
+    func stepSaturation(_ request: Commands.StepSaturation, context: ClusterContext) -> InteractionStatus {
+        stepHue(
+            request.stepMode, Int64(request.stepSize), UInt16(request.transitionTime), (request.optionsMask, request.optionsOverride),
+            .saturation, context)
+    }
 
-        case Command.moveToColorTemperature:
-            guard let mireds = fields.field(0)?.integerValue else { return .failure(.invalidCommand) }
-            guard shouldExecute(fields, maskTag: 2, context) else { return .success }
-            return start(
-                [to(Attribute.colorTemperatureMireds, mireds, over: tenths(fields, 1), within: physicalMireds(context), context)],
-                mode: .temperature, context)
+    func moveToSaturation(_ request: Commands.MoveToSaturation, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let motion = to(Attribute.currentSaturation, Int64(request.saturation), over: .tenths(request.transitionTime), context)
+        return start([motion], mode: .hueSaturation, context)
+    }
 
-        case Command.moveColorTemperature:
-            guard let mode = fields.unsigned(0), [0, 1, 3].contains(mode), let rate = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            guard shouldExecute(fields, maskTag: 4, context) else { return .success }
-            if mode == 0 {
-                stopMotions(context)
-                return .success
-            }
-            guard rate > 0 else { return .failure(.invalidCommand) }
-            let bounds = temperatureBounds(fields, minimumTag: 2, maximumTag: 3, context)
-            let motion = Self.move(
-                Attribute.colorTemperatureMireds, from: value(Attribute.colorTemperatureMireds, context),
-                rate: mode == 1 ? rate : -rate, within: bounds)
-            return start([motion], mode: .temperature, context)
+    func moveToHueAndSaturation(_ request: Commands.MoveToHueAndSaturation, context: ClusterContext) -> InteractionStatus {
+        moveToHueAndSaturation(
+            Int64(request.hue), Int64(request.saturation), request.transitionTime, (request.optionsMask, request.optionsOverride),
+            enhanced: false, context)
+    }
 
-        case Command.stepColorTemperature:
-            guard let mode = fields.unsigned(0), mode == 1 || mode == 3, let size = fields.field(1)?.integerValue else {
-                return .failure(.invalidCommand)
-            }
-            guard size > 0 else { return .failure(.invalidCommand) }
-            guard shouldExecute(fields, maskTag: 5, context) else { return .success }
-            let bounds = temperatureBounds(fields, minimumTag: 3, maximumTag: 4, context)
-            let current = value(Attribute.colorTemperatureMireds, context)
-            return start(
-                [
-                    to(
-                        Attribute.colorTemperatureMireds, current + (mode == 1 ? size : -size), over: tenths(fields, 2), within: bounds,
-                        context)
-                ],
-                mode: .temperature, context)
+    func enhancedMoveToHueAndSaturation(_ request: Commands.EnhancedMoveToHueAndSaturation, context: ClusterContext) -> InteractionStatus {
+        moveToHueAndSaturation(
+            Int64(request.enhancedHue), Int64(request.saturation), request.transitionTime, (request.optionsMask, request.optionsOverride),
+            enhanced: true, context)
+    }
 
-        case Command.stopMoveStep:
-            guard shouldExecute(fields, maskTag: 0, context) else { return .success }
+    func moveToColor(_ request: Commands.MoveToColor, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let duration = Duration.tenths(request.transitionTime)
+        return start(
+            [
+                to(Attribute.currentX, Int64(request.colorX), over: duration, context),
+                to(Attribute.currentY, Int64(request.colorY), over: duration, context),
+            ], mode: .xy, context)
+    }
+
+    func moveColor(_ request: Commands.MoveColor, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let rateX = Int64(request.rateX), rateY = Int64(request.rateY)
+        // Both rates zero: the colour stops where it is (3.2.11.12).
+        if rateX == 0 && rateY == 0 {
             stopMotions(context)
             return .success
-
-        case Command.colorLoopSet:
-            return colorLoopSet(fields, context)
-
-        default:
-            return .failure(.unsupportedCommand)
         }
+        let range = 0...Self.maxColorValue
+        var moving: [Motion] = []
+        for (attribute, rate) in [(Attribute.currentX, rateX), (Attribute.currentY, rateY)] where rate != 0 {
+            moving.append(Self.move(attribute, from: value(attribute, context), rate: rate, within: range))
+        }
+        return start(moving, mode: .xy, context)
+    }
+
+    func stepColor(_ request: Commands.StepColor, context: ClusterContext) -> InteractionStatus {
+        let stepX = Int64(request.stepX), stepY = Int64(request.stepY)
+        // Both steps zero: an invalid command (3.2.11.13).
+        guard stepX != 0 || stepY != 0 else { return InteractionStatus(.invalidCommand) }
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let duration = Duration.tenths(request.transitionTime)
+        return start(
+            [
+                to(Attribute.currentX, value(Attribute.currentX, context) + stepX, over: duration, context),
+                to(Attribute.currentY, value(Attribute.currentY, context) + stepY, over: duration, context),
+            ], mode: .xy, context)
+    }
+
+    func moveToColorTemperature(_ request: Commands.MoveToColorTemperature, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let motion = to(
+            Attribute.colorTemperatureMireds, Int64(request.colorTemperatureMireds), over: .tenths(request.transitionTime),
+            within: physicalMireds(context), context)
+        return start([motion], mode: .temperature, context)
+    }
+
+    func moveColorTemperature(_ request: Commands.MoveColorTemperature, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let rate = Int64(request.rate)
+        if request.moveMode == .stop {
+            stopMotions(context)
+            return .success
+        }
+        guard rate > 0 else { return InteractionStatus(.invalidCommand) }
+        let bounds = temperatureBounds(request.colorTemperatureMinimumMireds, request.colorTemperatureMaximumMireds, context)
+        let motion = Self.move(
+            Attribute.colorTemperatureMireds, from: value(Attribute.colorTemperatureMireds, context),
+            rate: request.moveMode == .up ? rate : -rate, within: bounds)
+        return start([motion], mode: .temperature, context)
+    }
+
+    func stepColorTemperature(_ request: Commands.StepColorTemperature, context: ClusterContext) -> InteractionStatus {
+        let size = Int64(request.stepSize)
+        guard size > 0 else { return InteractionStatus(.invalidCommand) }
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let bounds = temperatureBounds(request.colorTemperatureMinimumMireds, request.colorTemperatureMaximumMireds, context)
+        let current = value(Attribute.colorTemperatureMireds, context)
+        let motion = to(
+            Attribute.colorTemperatureMireds, current + (request.stepMode == .up ? size : -size), over: .tenths(request.transitionTime),
+            within: bounds, context)
+        return start([motion], mode: .temperature, context)
+    }
+
+    func stopMoveStep(_ request: Commands.StopMoveStep, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        stopMotions(context)
+        return .success
+    }
+
+    /// Which attribute a Move or Step of hue or saturation drives.
+    private enum HueTarget {
+        case hue, enhancedHue, saturation
+
+        var attribute: AttributeID {
+            switch self {
+            case .hue: Attribute.currentHue
+            case .enhancedHue: Attribute.enhancedCurrentHue
+            case .saturation: Attribute.currentSaturation
+            }
+        }
+
+        var range: ClosedRange<Int64> { self == .enhancedHue ? ColorControlServer.enhancedHueRange : ColorControlServer.hueRange }
+        var mode: Mode { self == .enhancedHue ? .enhancedHueSaturation : .hueSaturation }
+    }
+
+    private func moveToHue(
+        _ hue: Int64, _ direction: Clusters.ColorControl.DirectionEnum, _ transitionTime: UInt16, _ options: OptionFields, enhanced: Bool,
+        _ context: ClusterContext
+    ) -> InteractionStatus {
+        guard shouldExecute(options, context) else { return .success }
+        let target: HueTarget = enhanced ? .enhancedHue : .hue
+        let current = value(target.attribute, context)
+        let change = Self.hueChange(from: current, to: hue, direction: direction, range: target.range)
+        let motion = Motion(
+            attribute: target.attribute, from: current, change: change, duration: .tenths(transitionTime), range: target.range, wraps: true)
+        return start([motion], mode: target.mode, context)
+    }
+
+    private func moveHue(
+        _ mode: Clusters.ColorControl.MoveModeEnum, _ rate: Int64, _ options: OptionFields, _ target: HueTarget, _ context: ClusterContext
+    ) -> InteractionStatus {
+        guard shouldExecute(options, context) else { return .success }
+        // MoveMode Stop ends the movement (3.2.11.5.1); a zero rate with Up or Down is invalid.
+        if mode == .stop {
+            stop(target.attribute, context)
+            return .success
+        }
+        guard rate > 0 else { return InteractionStatus(.invalidCommand) }
+        let signedRate = mode == .up ? rate : -rate
+        let current = value(target.attribute, context)
+        let motion: Motion
+        if target == .saturation {
+            motion = Self.move(target.attribute, from: current, rate: signedRate, within: Self.hueRange)
+        } else {
+            motion = Motion(attribute: target.attribute, from: current, change: signedRate, duration: nil, range: target.range, wraps: true)
+        }
+        return start([motion], mode: target.mode, context)
+    }
+
+    private func stepHue(
+        _ mode: Clusters.ColorControl.StepModeEnum, _ size: Int64, _ transitionTime: UInt16, _ options: OptionFields,
+        _ target: HueTarget, _ context: ClusterContext
+    ) -> InteractionStatus {
+        // A step of zero has no effect and is an invalid command.
+        guard size > 0 else { return InteractionStatus(.invalidCommand) }
+        guard shouldExecute(options, context) else { return .success }
+        let saturation = target == .saturation
+        let range = target.range
+        let current = value(target.attribute, context)
+        let change = mode == .up ? size : -size
+        let goal = saturation ? min(max(current + change, range.lowerBound), range.upperBound) : current + change
+        let motion = Motion(
+            attribute: target.attribute, from: current, change: goal - current, duration: .tenths(transitionTime), range: range,
+            wraps: !saturation)
+        return start([motion], mode: target.mode, context)
+    }
+
+    private func moveToHueAndSaturation(
+        _ hue: Int64, _ saturation: Int64, _ transitionTime: UInt16, _ options: OptionFields, enhanced: Bool, _ context: ClusterContext
+    ) -> InteractionStatus {
+        guard shouldExecute(options, context) else { return .success }
+        let target: HueTarget = enhanced ? .enhancedHue : .hue
+        let duration = Duration.tenths(transitionTime)
+        // The shortest way round (3.2.11.10).
+        let current = value(target.attribute, context)
+        let change = Self.hueChange(from: current, to: hue, direction: .shortest, range: target.range)
+        return start(
+            [
+                Motion(attribute: target.attribute, from: current, change: change, duration: duration, range: target.range, wraps: true),
+                to(Attribute.currentSaturation, saturation, over: duration, context),
+            ], mode: target.mode, context)
     }
 
     /// ColorLoopSet (3.2.11.19): UpdateFlags says which of Direction, Time and StartHue to
     /// take, and whether to act. Activating keeps the current enhanced hue in
     /// ColorLoopStoredEnhancedHue, deactivating goes back to it; a running loop takes a new
     /// direction or time at once.
-    private func colorLoopSet(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        guard let flagBits = fields.unsigned(0), let action = fields.unsigned(1), action <= 2, let direction = fields.unsigned(2),
-            direction <= 1, let time = fields.unsigned(3), let startHue = fields.unsigned(4)
-        else { return .failure(.invalidCommand) }
-        guard shouldExecute(fields, maskTag: 5, context) else { return .success }
-        let flags = Clusters.ColorControl.UpdateFlagsBitmap(rawValue: UInt8(truncatingIfNeeded: flagBits))
-        if flags.contains(.updateDirection) { context.set(Attribute.colorLoopDirection, .uint(direction)) }
-        if flags.contains(.updateTime) { context.set(Attribute.colorLoopTime, .uint(time)) }
-        if flags.contains(.updateStartHue) { context.set(Attribute.colorLoopStartEnhancedHue, .uint(startHue)) }
+    func colorLoopSet(_ request: Commands.ColorLoopSet, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute((request.optionsMask, request.optionsOverride), context) else { return .success }
+        let flags = request.updateFlags
+        if flags.contains(.updateDirection) { context.set(Attribute.colorLoopDirection, .uint(request.direction.rawValue)) }
+        if flags.contains(.updateTime) { context.set(Attribute.colorLoopTime, .uint(request.time)) }
+        if flags.contains(.updateStartHue) { context.set(Attribute.colorLoopStartEnhancedHue, .uint(request.startHue)) }
         let active = context.unsigned(Attribute.colorLoopActive) == 1
         let current = value(Attribute.enhancedCurrentHue, context)
         if flags.contains(.updateAction) {
-            switch action {
-            case 0:
+            switch request.action {
+            case .deactivate:
                 guard active else { break }
                 loop = nil
                 context.set(Attribute.colorLoopActive, .uint(0))
                 setHue(value(Attribute.colorLoopStoredEnhancedHue, context), enhanced: true, context)
-            default:
+            case .activateFromColorLoopStartEnhancedHue, .activateFromEnhancedCurrentHue:
                 stopMotions(context)
                 context.set(Attribute.colorLoopStoredEnhancedHue, .uint(current))
                 context.set(Attribute.colorLoopActive, .uint(1))
                 setMode(.enhancedHueSaturation, context)
-                startLoop(from: action == 1 ? value(Attribute.colorLoopStartEnhancedHue, context) : current, context: context)
+                let from =
+                    request.action == .activateFromColorLoopStartEnhancedHue ? value(Attribute.colorLoopStartEnhancedHue, context) : current
+                startLoop(from: from, context: context)
             }
         } else if active, !flags.isDisjoint(with: [.updateDirection, .updateTime]) {
             startLoop(from: current, context: context)
@@ -386,7 +430,7 @@ final class ColorControlServer: StandardClusterServer {
     // MARK: Transitions
 
     /// Runs a command's motions in its colour space (3.2.7.9: each command sets ColorMode).
-    private func start(_ next: [Motion], mode: Mode, _ context: ClusterContext) -> InvokeResult {
+    private func start(_ next: [Motion], mode: Mode, _ context: ClusterContext) -> InteractionStatus {
         // A hue command ends a running colour loop, which would otherwise overwrite the hue.
         if next.contains(where: { $0.attribute == Attribute.enhancedCurrentHue || $0.attribute == Attribute.currentHue }), loop != nil {
             loop = nil
@@ -469,18 +513,17 @@ final class ColorControlServer: StandardClusterServer {
 
     // MARK: Helpers
 
+    /// A command's OptionsMask and OptionsOverride.
+    typealias OptionFields = (mask: Options, override: Options)
+
     /// Options processing (3.2.6.x), as Level Control's.
-    private func shouldExecute(_ fields: CommandFields, maskTag: UInt8, _ context: ClusterContext) -> Bool {
-        context.executesWhileOff(fields, maskTag: maskTag, options: Attribute.options)
+    private func shouldExecute(_ options: OptionFields, _ context: ClusterContext) -> Bool {
+        context.executesWhileOff(
+            mask: UInt64(options.mask.rawValue), override: UInt64(options.override.rawValue), options: Attribute.options)
     }
 
     private func value(_ attribute: AttributeID, _ context: ClusterContext) -> Int64 {
         context.value(attribute)?.integerValue ?? 0
-    }
-
-    /// A TransitionTime field in tenths of a second.
-    private func tenths(_ fields: CommandFields, _ tag: UInt8) -> Duration {
-        fields.unsigned(tag).map { Duration.tenths($0) } ?? .zero
     }
 
     /// A MoveTo within bounds (0 to 0xFEFF for x/y, 0 to 254 for saturation unless given).
@@ -505,16 +548,18 @@ final class ColorControlServer: StandardClusterServer {
     }
 
     /// The signed way round the hue circle for DirectionEnum: Shortest, Longest, Up, Down.
-    static func hueChange(from current: Int64, to target: Int64, direction: UInt64, range: ClosedRange<Int64>) -> Int64 {
+    static func hueChange(
+        from current: Int64, to target: Int64, direction: Clusters.ColorControl.DirectionEnum, range: ClosedRange<Int64>
+    ) -> Int64 {
         let size = range.upperBound - range.lowerBound + 1
         let up = ((target - current) % size + size) % size
         guard up != 0 else { return 0 }
         let down = up - size
         switch direction {
-        case 0: return up <= -down ? up : down
-        case 1: return up > -down ? up : down
-        case 2: return up
-        default: return down
+        case .shortest: return up <= -down ? up : down
+        case .longest: return up > -down ? up : down
+        case .up: return up
+        case .down: return down
         }
     }
 
@@ -527,12 +572,10 @@ final class ColorControlServer: StandardClusterServer {
 
     /// A Move/Step's ColorTemperatureMinimumMireds/MaximumMireds: 0 means the physical bound,
     /// and neither goes past it (3.2.11.21.3).
-    private func temperatureBounds(
-        _ fields: CommandFields, minimumTag: UInt8, maximumTag: UInt8, _ context: ClusterContext
-    ) -> ClosedRange<Int64> {
+    private func temperatureBounds(_ minimum: UInt16, _ maximum: UInt16, _ context: ClusterContext) -> ClosedRange<Int64> {
         let physical = physicalMireds(context)
-        let low = fields.field(minimumTag)?.integerValue.flatMap { $0 == 0 ? nil : $0 } ?? physical.lowerBound
-        let high = fields.field(maximumTag)?.integerValue.flatMap { $0 == 0 ? nil : $0 } ?? physical.upperBound
+        let low = minimum == 0 ? physical.lowerBound : Int64(minimum)
+        let high = maximum == 0 ? physical.upperBound : Int64(maximum)
         let clampedLow = min(max(low, physical.lowerBound), physical.upperBound)
         let clampedHigh = min(max(high, clampedLow), physical.upperBound)
         return clampedLow...clampedHigh

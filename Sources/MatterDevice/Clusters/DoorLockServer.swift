@@ -9,34 +9,31 @@ import MatterTLV
 /// PIN) kept in the state directory with each PIN stored as a salted HMAC, never in clear.
 /// Every operation raises the events controllers follow: LockOperation, LockOperationError,
 /// DoorLockAlarm, LockUserChange.
-final class DoorLockServer: PhysicallyOperated {
+final class DoorLockServer: DoorLockHandler, PhysicallyOperated {
     static let clusterID = Clusters.DoorLock.id
 
     typealias Feature = Clusters.DoorLock.Feature
     typealias Attribute = Clusters.DoorLock.Attribute
     typealias Command = Clusters.DoorLock.Command
-    typealias Event = Clusters.DoorLock.Event
+    typealias Commands = Clusters.DoorLock.Commands
 
-    /// LockStateEnum, LockOperationTypeEnum, OperationSourceEnum, OperationErrorEnum,
-    /// LockDataTypeEnum, DataOperationTypeEnum and the SetCredentialResponse status (5.2.6).
-    enum LockState: UInt64 { case notFullyLocked = 0, locked = 1, unlocked = 2 }
-    enum Operation: UInt64 { case lock = 0, unlock = 1 }
-    enum Source: UInt64 { case manual = 1, keypad = 3, auto = 4, remote = 7 }
-    enum OperationError: UInt64 { case unspecified = 0, invalidCredential = 1, disabledUserDenied = 2 }
-    enum DataType: UInt64 { case userIndex = 2, pin = 6 }
-    enum DataOperation: UInt64 { case add = 0, clear = 1, modify = 2 }
-    enum CredentialStatus: UInt64 {
+    typealias Events = Clusters.DoorLock.Events
+    typealias LockState = Clusters.DoorLock.LockStateEnum
+    typealias Operation = Clusters.DoorLock.LockOperationTypeEnum
+    typealias Source = Clusters.DoorLock.OperationSourceEnum
+    typealias OperationError = Clusters.DoorLock.OperationErrorEnum
+    typealias DataType = Clusters.DoorLock.LockDataTypeEnum
+    typealias DataOperation = Clusters.DoorLock.DataOperationTypeEnum
+
+    /// SetCredentialResponse's status (5.2.10.x): an IM status code, or one of the cluster's.
+    enum CredentialStatus: UInt8 {
         case success = 0, failure = 1, duplicate = 2, occupied = 3, invalidField = 0x85, resourceExhausted = 0x89
     }
-    static let pinCredential: UInt64 = 1
-    static let wrongCodeEntryLimitAlarm: UInt64 = 4
     /// UserIndex / CredentialIndex meaning every one (ClearUser, ClearCredential).
     static let all: UInt64 = 0xFFFE
     /// UserStatusEnum.OccupiedEnabled / OccupiedDisabled.
     static let enabled: UInt64 = 1
     static let disabled: UInt64 = 3
-    /// UserTypeEnum's last value, RemoteOnlyUser.
-    static let lastUserType: UInt64 = 9
 
     private static let relockTimer = "relock"
     private static let lockoutTimer = "lockout"
@@ -135,41 +132,51 @@ final class DoorLockServer: PhysicallyOperated {
 
     // MARK: Commands
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+    /// SetCredential's and ClearCredential's fields reach here unchecked against their ranges:
+    /// an unknown UserStatus or UserType, or anything wrong in ClearCredential, is INVALID_COMMAND;
+    /// anything else wrong in SetCredential is its response's INVALID_FIELD.
+    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
         switch command {
-        case Command.lockDoor:
-            return remote(.lock, pin: fields.field(0)?.bytesValue, relockAfter: nil, context)
-        case Command.unlockDoor:
-            return remote(.unlock, pin: fields.field(0)?.bytesValue, relockAfter: nil, context)
-        case Command.unlockWithTimeout:
-            return remote(.unlock, pin: fields.field(1)?.bytesValue, relockAfter: fields.unsigned(0) ?? 0, context)
-        case Command.setUser: return setUser(fields, context)
-        case Command.getUser: return getUser(fields, context)
-        case Command.clearUser: return clearUser(fields, context)
-        case Command.setCredential: return setCredential(fields, context)
-        case Command.getCredentialStatus: return getCredentialStatus(fields, context)
-        case Command.clearCredential: return clearCredential(fields, context)
-        default: return .failure(.unsupportedCommand)
+        case Command.setCredential where !error.concerns(field: "UserStatus") && !error.concerns(field: "UserType"):
+            let response = Commands.SetCredentialResponse(
+                status: CredentialStatus.invalidField.rawValue, userIndex: nil, nextCredentialIndex: .null)
+            return .response(Command.setCredentialResponse, response.tlv)
+        case Command.setCredential, Command.clearCredential:
+            return .failure(.invalidCommand)
+        default:
+            return .failure(error.status)
         }
+    }
+
+    func lockDoor(_ request: Commands.LockDoor, context: ClusterContext) -> InteractionStatus {
+        remote(.lock, pin: request.pinCode.map { [UInt8]($0) }, relockAfter: nil, context)
+    }
+
+    func unlockDoor(_ request: Commands.UnlockDoor, context: ClusterContext) -> InteractionStatus {
+        remote(.unlock, pin: request.pinCode.map { [UInt8]($0) }, relockAfter: nil, context)
+    }
+
+    func unlockWithTimeout(_ request: Commands.UnlockWithTimeout, context: ClusterContext) -> InteractionStatus {
+        remote(.unlock, pin: request.pinCode.map { [UInt8]($0) }, relockAfter: UInt64(request.timeout), context)
     }
 
     /// LockDoor, UnlockDoor, UnlockWithTimeout (5.2.7.1-3): refused outright during a wrong-code
     /// lockout or in a mode that forbids remote operation; a PIN given is always checked, and a
     /// missing one is wrong only when RequirePINforRemoteOperation says so. Plain SUCCESS or
     /// FAILURE either way.
-    private func remote(_ operation: Operation, pin: [UInt8]?, relockAfter: UInt64?, _ context: ClusterContext) -> InvokeResult {
+    private func remote(_ operation: Operation, pin: [UInt8]?, relockAfter: UInt64?, _ context: ClusterContext) -> InteractionStatus {
         let mode = context.unsigned(Attribute.operatingMode) ?? 0
         guard mode != 2, mode != 3 else {  // Privacy, NoRemoteLockUnlock
             raiseError(operation, .remote, .unspecified, user: nil, context)
-            return .failure(.failure)
+            return InteractionStatus(.failure)
         }
-        guard !lockedOut else { return .failure(.failure) }
+        guard !lockedOut else { return InteractionStatus(.failure) }
         var user: UInt16?
         if let pin {
             guard let (index, owner) = credential(matching: pin) else { return wrongCode(operation, context) }
             guard stored.users[owner]?.status == UInt8(Self.enabled) else {
                 raiseError(operation, .remote, .disabledUserDenied, user: owner, pinIndex: index, context)
-                return .failure(.failure)
+                return InteractionStatus(.failure)
             }
             user = owner
             wrongCodeEntries = 0
@@ -188,23 +195,25 @@ final class DoorLockServer: PhysicallyOperated {
 
     /// A wrong or missing PIN: LockOperationError, and at the WrongCodeEntryLimit-th one a
     /// DoorLockAlarm and a lockout of UserCodeTemporaryDisableTime seconds.
-    private func wrongCode(_ operation: Operation, _ context: ClusterContext) -> InvokeResult {
+    private func wrongCode(_ operation: Operation, _ context: ClusterContext) -> InteractionStatus {
         wrongCodeEntries += 1
         let limit = Int(context.unsigned(Attribute.wrongCodeEntryLimit) ?? 0)
         if limit > 0, wrongCodeEntries >= limit {
             wrongCodeEntries = 0
             lockedOut = true
             context.startTimer(Self.lockoutTimer, after: .seconds(Int64(context.unsigned(Attribute.userCodeTemporaryDisableTime) ?? 0)))
-            context.recordEvent(Event.doorLockAlarm, priority: .critical, fields: [field(0, Self.wrongCodeEntryLimitAlarm)])
+            context.record(Events.DoorLockAlarm(alarmCode: .wrongCodeEntryLimit))
         }
         raiseError(operation, .remote, .invalidCredential, user: nil, context)
-        return .failure(.failure)
+        return InteractionStatus(.failure)
     }
 
     func timerFired(_ name: String, context: ClusterContext) {
         switch name {
         case Self.relockTimer:
-            if context.unsigned(Attribute.lockState) != LockState.locked.rawValue { set(.locked, source: .auto, user: nil, context) }
+            if context.unsigned(Attribute.lockState) != UInt64(LockState.locked.rawValue) {
+                set(.locked, source: .auto, user: nil, context)
+            }
         case Self.lockoutTimer:
             lockedOut = false
         default: break
@@ -241,27 +250,21 @@ final class DoorLockServer: PhysicallyOperated {
         if state == .unlocked, let seconds = context.unsigned(Attribute.autoRelockTime), seconds > 0 {
             context.startTimer(Self.relockTimer, after: .seconds(Int64(seconds)))
         }
-        let remote = source == .remote
-        var fields = [
-            field(0, (state == .locked ? Operation.lock : Operation.unlock).rawValue), field(1, source.rawValue),
-            nullable(2, user.map(UInt64.init)),
-            nullable(3, remote ? context.session.map { UInt64($0.subject.fabricIndex) } : nil),
-            nullable(4, remote ? context.session.map { $0.subject.subject } : nil),
-        ]
-        if features.contains(Feature.user) { fields.append(credentials(5, pinIndex)) }
-        context.recordEvent(Event.lockOperation, priority: .critical, fields: fields)
+        let caller = source == .remote ? context.session?.subject : nil
+        context.record(
+            Events.LockOperation(
+                lockOperationType: state == .locked ? .lock : .unlock, operationSource: source, userIndex: user,
+                fabricIndex: caller?.fabricIndex, sourceNode: caller?.subject, credentials: credentials(pinIndex)))
     }
 
     private func raiseError(
         _ operation: Operation, _ source: Source, _ error: OperationError, user: UInt16?, pinIndex: UInt16? = nil, _ context: ClusterContext
     ) {
-        var fields = [
-            field(0, operation.rawValue), field(1, source.rawValue), field(2, error.rawValue), nullable(3, user.map(UInt64.init)),
-            nullable(4, source == .remote ? context.session.map { UInt64($0.subject.fabricIndex) } : nil),
-            nullable(5, source == .remote ? context.session.map { $0.subject.subject } : nil),
-        ]
-        if features.contains(Feature.user) { fields.append(credentials(6, pinIndex)) }
-        context.recordEvent(Event.lockOperationError, priority: .critical, fields: fields)
+        let caller = source == .remote ? context.session?.subject : nil
+        context.record(
+            Events.LockOperationError(
+                lockOperationType: operation, operationSource: source, operationError: error, userIndex: user,
+                fabricIndex: caller?.fabricIndex, sourceNode: caller?.subject, credentials: credentials(pinIndex)))
     }
 
     // MARK: Users (USR)
@@ -273,74 +276,71 @@ final class DoorLockServer: PhysicallyOperated {
 
     /// SetUser (5.2.7.x): Add to a free index or Modify an occupied one; null fields take
     /// their defaults on Add and keep their values on Modify.
-    private func setUser(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
+    func setUser(_ request: Commands.SetUser, context: ClusterContext) -> InteractionStatus {
         let fabric = callerFabric(context)
-        guard let operation = fields.unsigned(0).flatMap(DataOperation.init(rawValue:)), operation != .clear,
-            let index = userIndexInRange(fields.unsigned(1), context)
-        else { return .failure(.invalidCommand) }
-        let name = fields.field(2)?.stringValue
-        if let name, name.utf8.count > 10 { return .failure(.invalidCommand) }
+        guard request.operationType != .clear, let index = userIndexInRange(UInt64(request.userIndex), context) else {
+            return InteractionStatus(.invalidCommand)
+        }
+        let name = request.userName
+        if let name, name.utf8.count > 10 { return InteractionStatus(.invalidCommand) }
+        let operation: DataOperation = request.operationType == .add ? .add : .modify
         var user: User
         switch operation {
         case .add:
-            guard stored.users[index] == nil else { return .status(InteractionStatus(.failure, clusterStatus: 3)) }  // OCCUPIED
+            guard stored.users[index] == nil else { return InteractionStatus(.failure, clusterStatus: 3) }  // OCCUPIED
             user = User(
                 name: name ?? "", uniqueID: nil, status: UInt8(Self.enabled), type: 0, credentialRule: 0, creatorFabric: fabric,
                 lastModifiedFabric: fabric)
         default:
-            guard let existing = stored.users[index] else { return .failure(.invalidCommand) }
-            if existing.creatorFabric != fabric, name != nil || !fields.isNull(3) && fields.field(3) != nil {
-                return .failure(.invalidCommand)
-            }
+            guard let existing = stored.users[index] else { return InteractionStatus(.invalidCommand) }
+            if existing.creatorFabric != fabric, name != nil || request.userUniqueID != nil { return InteractionStatus(.invalidCommand) }
             user = existing
             user.lastModifiedFabric = fabric
             if let name { user.name = name }
         }
-        if let uniqueID = fields.unsigned(3) { user.uniqueID = UInt32(truncatingIfNeeded: uniqueID) }
-        if let status = fields.unsigned(4) {
-            guard status == Self.enabled || status == Self.disabled else { return .failure(.invalidCommand) }
-            user.status = UInt8(status)
+        if let uniqueID = request.userUniqueID { user.uniqueID = uniqueID }
+        if let status = request.userStatus {
+            guard status == .occupiedEnabled || status == .occupiedDisabled else { return InteractionStatus(.invalidCommand) }
+            user.status = status.rawValue
         }
-        if let type = fields.unsigned(5) { user.type = UInt8(truncatingIfNeeded: type) }
-        if let rule = fields.unsigned(6) { user.credentialRule = UInt8(truncatingIfNeeded: rule) }
+        if let type = request.userType { user.type = type.rawValue }
+        if let rule = request.credentialRule { user.credentialRule = rule.rawValue }
         stored.users[index] = user
         save(context)
         userChanged(.userIndex, operation, user: index, dataIndex: index, context)
         return .success
     }
 
-    private func getUser(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        guard let index = userIndexInRange(fields.unsigned(0), context) else { return .failure(.invalidCommand) }
+    func getUser(_ request: Commands.GetUser, context: ClusterContext) -> CommandReply<Commands.GetUserResponse> {
+        guard let index = userIndexInRange(UInt64(request.userIndex), context) else { return .failure(.invalidCommand) }
         let next = stored.users.keys.filter { $0 > index }.min()
         guard let user = stored.users[index] else {
             return .response(
-                Command.getUserResponse,
-                .structure([
-                    field(0, UInt64(index)), .context(1, .null), .context(2, .null), .context(3, .null), .context(4, .null),
-                    .context(5, .null), .context(6, .null), .context(7, .null), .context(8, .null), nullable(9, next.map(UInt64.init)),
-                ]))
+                Commands.GetUserResponse(
+                    userIndex: index, userName: nil, userUniqueID: nil, userStatus: nil, userType: nil, credentialRule: nil,
+                    credentials: nil, creatorFabricIndex: nil, lastModifiedFabricIndex: nil, nextUserIndex: next))
         }
         let pins = stored.pins.filter { $0.value.user == index }.keys.sorted()
         return .response(
-            Command.getUserResponse,
-            .structure([
-                field(0, UInt64(index)), .context(1, .utf8(user.name)), nullable(2, user.uniqueID.map(UInt64.init)),
-                field(3, UInt64(user.status)), field(4, UInt64(user.type)), field(5, UInt64(user.credentialRule)),
-                .context(6, .array(pins.map { TLVElement(credentialStruct($0)) })), field(7, UInt64(user.creatorFabric)),
-                field(8, UInt64(user.lastModifiedFabric)), nullable(9, next.map(UInt64.init)),
-            ]))
+            Commands.GetUserResponse(
+                userIndex: index, userName: user.name, userUniqueID: user.uniqueID,
+                userStatus: Clusters.DoorLock.UserStatusEnum(rawValue: user.status),
+                userType: Clusters.DoorLock.UserTypeEnum(rawValue: user.type),
+                credentialRule: Clusters.DoorLock.CredentialRuleEnum(rawValue: user.credentialRule),
+                credentials: pins.map(Self.pinCredentialStruct), creatorFabricIndex: user.creatorFabric,
+                lastModifiedFabricIndex: user.lastModifiedFabric, nextUserIndex: next))
     }
 
     /// ClearUser: the user with its credentials; 0xFFFE every user.
-    private func clearUser(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        guard let requested = fields.unsigned(0) else { return .failure(.invalidCommand) }
+    func clearUser(_ request: Commands.ClearUser, context: ClusterContext) -> InteractionStatus {
+        let requested = UInt64(request.userIndex)
         if requested == Self.all {
             stored = Stored()
             save(context)
             userChanged(.userIndex, .clear, user: UInt16(Self.all), dataIndex: UInt16(Self.all), context)
             return .success
         }
-        guard let index = userIndexInRange(requested, context) else { return .failure(.invalidCommand) }
+        guard let index = userIndexInRange(requested, context) else { return InteractionStatus(.invalidCommand) }
         stored.users[index] = nil
         stored.pins = stored.pins.filter { $0.value.user != index }
         save(context)
@@ -354,24 +354,21 @@ final class DoorLockServer: PhysicallyOperated {
     /// created and the next free credential index. UserIndex is null unless the Add created a
     /// user (Application Cluster spec 5.2, SetCredentialResponse UserIndex): a credential added
     /// to an existing user or modified answers null (TC-DRLK-2.4 step 2d).
-    private func setCredential(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        // UserStatus [4] is OccupiedEnabled or OccupiedDisabled, UserType [5] one of UserTypeEnum's
+    func setCredential(_ request: Commands.SetCredential, context: ClusterContext) -> CommandReply<Commands.SetCredentialResponse> {
+        // UserStatus is OccupiedEnabled or OccupiedDisabled, UserType one of UserTypeEnum's
         // ten values (5.2.6), or null; anything else is INVALID_COMMAND (5.2.10.40).
-        if !fields.isNull(4), let status = fields.unsigned(4), status != Self.enabled, status != Self.disabled {
+        if let status = request.userStatus, status != .occupiedEnabled, status != .occupiedDisabled {
             return .failure(.invalidCommand)
         }
-        if !fields.isNull(5), let type = fields.unsigned(5), type > Self.lastUserType { return .failure(.invalidCommand) }
         let fabric = callerFabric(context)
         let capacity = UInt16(clamping: context.unsigned(Attribute.numberOfPINUsersSupported) ?? 0)
-        func answer(_ status: CredentialStatus, user: UInt16? = nil, next: UInt16?) -> InvokeResult {
-            .response(
-                Command.setCredentialResponse,
-                .structure([field(0, status.rawValue), nullable(1, user.map(UInt64.init)), nullable(2, next.map(UInt64.init))]))
+        func answer(_ status: CredentialStatus, user: UInt16? = nil, next: UInt16?) -> CommandReply<Commands.SetCredentialResponse> {
+            .response(Commands.SetCredentialResponse(status: status.rawValue, userIndex: user, nextCredentialIndex: Nullable(next)))
         }
-        guard let operation = fields.unsigned(0).flatMap(DataOperation.init(rawValue:)), operation != .clear,
-            let credential = fields.field(1), credential[context: 0]?.unsignedValue == Self.pinCredential,
-            let rawIndex = credential[context: 1]?.unsignedValue, let code = fields.field(2)?.bytesValue
-        else { return answer(.invalidField, next: nil) }
+        guard request.operationType != .clear, request.credential.credentialType == .pin else { return answer(.invalidField, next: nil) }
+        let rawIndex = UInt64(request.credential.credentialIndex)
+        let code = [UInt8](request.credentialData)
+        let operation: DataOperation = request.operationType == .add ? .add : .modify
         let next = rawIndex < UInt64(capacity) ? (UInt16(rawIndex + 1)...capacity).first { stored.pins[$0] == nil } : nil
         guard rawIndex >= 1, rawIndex <= UInt64(capacity) else { return answer(.invalidField, next: next) }
         let index = UInt16(rawIndex)
@@ -379,9 +376,9 @@ final class DoorLockServer: PhysicallyOperated {
         guard length >= context.unsigned(Attribute.minPINCodeLength) ?? 0, length <= context.unsigned(Attribute.maxPINCodeLength) ?? 255
         else { return answer(.invalidField, next: next) }
         if stored.pins.contains(where: { $0.value.matches(code) }) { return answer(.duplicate, next: next) }
-        var owner = fields.unsigned(3).flatMap { userIndexInRange($0, context) }
+        var owner = request.userIndex.flatMap { userIndexInRange(UInt64($0), context) }
         var createdUser: UInt16?
-        if fields.field(3) != nil, !fields.isNull(3), owner == nil { return answer(.invalidField, next: next) }
+        if request.userIndex != nil, owner == nil { return answer(.invalidField, next: next) }
         switch operation {
         case .add:
             guard stored.pins[index] == nil else { return answer(.occupied, next: next) }
@@ -397,9 +394,9 @@ final class DoorLockServer: PhysicallyOperated {
                 guard let free = (1...max(total, 1)).first(where: { stored.users[$0] == nil && $0 <= total }) else {
                     return answer(.occupied, next: next)
                 }
-                let status = fields.unsigned(4).map(UInt8.init(truncatingIfNeeded:)) ?? UInt8(Self.enabled)
+                let status = request.userStatus?.rawValue ?? UInt8(Self.enabled)
                 stored.users[free] = User(
-                    name: "", uniqueID: nil, status: status, type: fields.unsigned(5).map(UInt8.init(truncatingIfNeeded:)) ?? 0,
+                    name: "", uniqueID: nil, status: status, type: request.userType?.rawValue ?? 0,
                     credentialRule: 0, creatorFabric: fabric, lastModifiedFabric: fabric)
                 userChanged(.userIndex, .add, user: free, dataIndex: free, context)
                 owner = free
@@ -420,36 +417,31 @@ final class DoorLockServer: PhysicallyOperated {
         return answer(.success, user: createdUser, next: next)
     }
 
-    private func getCredentialStatus(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        guard let credential = fields.field(0), credential[context: 0]?.unsignedValue == Self.pinCredential,
-            let rawIndex = credential[context: 1]?.unsignedValue
-        else { return .failure(.invalidCommand) }
-        let index = UInt16(clamping: rawIndex)
+    func getCredentialStatus(
+        _ request: Commands.GetCredentialStatus, context: ClusterContext
+    ) -> CommandReply<Commands.GetCredentialStatusResponse> {
+        guard request.credential.credentialType == .pin else { return .failure(.invalidCommand) }
+        let index = request.credential.credentialIndex
         let pin = stored.pins[index]
         let next = stored.pins.keys.filter { $0 > index }.min()
         return .response(
-            Command.getCredentialStatusResponse,
-            .structure([
-                .context(0, .bool(pin != nil)), nullable(1, pin.map { UInt64($0.user) }),
-                nullable(2, pin.map { UInt64($0.creatorFabric) }), nullable(3, pin.map { UInt64($0.lastModifiedFabric) }),
-                nullable(4, next.map(UInt64.init)),
-            ]))
+            Commands.GetCredentialStatusResponse(
+                credentialExists: pin != nil, userIndex: pin?.user, creatorFabricIndex: pin?.creatorFabric,
+                lastModifiedFabricIndex: pin?.lastModifiedFabric, nextCredentialIndex: Nullable(next)))
     }
 
     /// ClearCredential: one PIN (a user left without credentials goes too), 0xFFFE or null every one.
-    private func clearCredential(_ fields: CommandFields, _ context: ClusterContext) -> InvokeResult {
-        let credential = fields.field(0)
-        let type = credential?[context: 0]?.unsignedValue
-        let rawIndex = credential?[context: 1]?.unsignedValue
-        if credential == nil || fields.isNull(0) || rawIndex == Self.all {
-            guard type == nil || type == Self.pinCredential else { return .failure(.invalidCommand) }
+    func clearCredential(_ request: Commands.ClearCredential, context: ClusterContext) -> InteractionStatus {
+        let type = request.credential?.credentialType
+        guard let credential = request.credential, UInt64(credential.credentialIndex) != Self.all else {
+            guard type == nil || type == .pin else { return InteractionStatus(.invalidCommand) }
             stored.pins = [:]
             save(context)
             userChanged(.pin, .clear, user: nil, dataIndex: UInt16(Self.all), context)
             return .success
         }
-        guard type == Self.pinCredential, let rawIndex else { return .failure(.invalidCommand) }
-        let index = UInt16(clamping: rawIndex)
+        guard credential.credentialType == .pin else { return InteractionStatus(.invalidCommand) }
+        let index = credential.credentialIndex
         guard let pin = stored.pins.removeValue(forKey: index) else { return .success }
         if !stored.pins.values.contains(where: { $0.user == pin.user }) {
             stored.users[pin.user] = nil
@@ -470,14 +462,11 @@ final class DoorLockServer: PhysicallyOperated {
     }
 
     private func userChanged(_ type: DataType, _ operation: DataOperation, user: UInt16?, dataIndex: UInt16, _ context: ClusterContext) {
-        context.recordEvent(
-            Event.lockUserChange, priority: .info,
-            fields: [
-                field(0, type.rawValue), field(1, operation.rawValue), field(2, Source.remote.rawValue), nullable(3, user.map(UInt64.init)),
-                nullable(4, context.session.map { UInt64($0.subject.fabricIndex) }),
-                nullable(5, context.session.map { $0.subject.subject }),
-                field(6, UInt64(dataIndex)),
-            ])
+        let caller = context.session?.subject
+        context.record(
+            Events.LockUserChange(
+                lockDataType: type, dataOperationType: operation, operationSource: .remote, userIndex: user,
+                fabricIndex: caller?.fabricIndex, sourceNode: caller?.subject, dataIndex: dataIndex))
     }
 
     private func callerFabric(_ context: ClusterContext) -> UInt8 { UInt8(truncatingIfNeeded: context.session?.subject.fabricIndex ?? 0) }
@@ -490,15 +479,13 @@ final class DoorLockServer: PhysicallyOperated {
         }
     }
 
-    private func credentialStruct(_ index: UInt16) -> TLVValue {
-        .structure([field(0, Self.pinCredential), field(1, UInt64(index))])
+    private static func pinCredentialStruct(_ index: UInt16) -> Clusters.DoorLock.CredentialStruct {
+        Clusters.DoorLock.CredentialStruct(credentialType: .pin, credentialIndex: index)
     }
 
-    /// The events' Credentials field: the PIN used, or null.
-    private func credentials(_ tag: UInt8, _ pinIndex: UInt16?) -> TLVElement {
-        .context(tag, pinIndex.map { .array([TLVElement(credentialStruct($0))]) } ?? .null)
+    /// The events' Credentials field (with USR): the PIN used, or null.
+    private func credentials(_ pinIndex: UInt16?) -> Nullable<[Clusters.DoorLock.CredentialStruct]>? {
+        guard features.contains(Feature.user) else { return nil }
+        return Nullable(pinIndex.map { [Self.pinCredentialStruct($0)] })
     }
-
-    private func field(_ tag: UInt8, _ value: UInt64) -> TLVElement { .context(tag, .unsigned(value)) }
-    private func nullable(_ tag: UInt8, _ value: UInt64?) -> TLVElement { .context(tag, value.map { .unsigned($0) } ?? .null) }
 }

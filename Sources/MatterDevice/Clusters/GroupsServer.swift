@@ -5,12 +5,13 @@ import MatterTLV
 /// this endpoint is in. The membership itself lives in the commissioning state (one table
 /// per node, shown as GroupKeyManagement's GroupTable, Core spec 11.2.6.2) so it is kept,
 /// persisted and dropped with its fabric like the group keys it depends on.
-final class GroupsServer: StandardClusterServer {
+final class GroupsServer: GroupsHandler {
     static let clusterID = Clusters.Groups.id
 
     typealias Feature = Clusters.Groups.Feature
     typealias Attribute = Clusters.Groups.Attribute
     typealias Command = Clusters.Groups.Command
+    typealias Commands = Clusters.Groups.Commands
 
     /// GroupName is at most 16 bytes (1.3.7.1).
     static let maxNameLength = 16
@@ -39,68 +40,76 @@ final class GroupsServer: StandardClusterServer {
         [Command.addGroup, Command.viewGroup, Command.removeGroup, Command.addGroupIfIdentifying].contains(command)
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        // Every Groups command is fabric-scoped: the table is the accessing fabric's.
-        guard let fabric = context.session?.fabricIndex, fabric != 0 else { return .failure(.unsupportedAccess) }
-        let coordinator = context.commissioning
-        let endpoint = context.endpoint
-        switch command {
-        case Command.addGroup, Command.addGroupIfIdentifying:
-            guard let id = groupID(fields), let name = fields.field(1)?.stringValue else { return .failure(.invalidCommand) }
-            var status: InteractionStatus
-            if command == Command.addGroupIfIdentifying, !isIdentifying(context) {
-                // 1.3.7.6: not identifying, nothing to do, yet the arguments are still checked.
-                status = Self.check(id: id, name: name) ?? .success
-            } else {
-                status =
-                    Self.check(id: id, name: name)
-                    ?? coordinator.addGroup(id, name: namesSupported ? name : "", endpoint: endpoint, fabric: fabric)
-            }
-            if command == Command.addGroupIfIdentifying { return .status(status) }
-            return .response(Command.addGroupResponse, .contextStructure([(0, .uint(status.status.rawValue)), (1, .uint(id))]))
-        case Command.viewGroup:
-            guard let id = groupID(fields) else { return .failure(.invalidCommand) }
-            var status = InteractionStatus(.success)
-            var name = ""
-            if id == 0 {
-                status = InteractionStatus(.constraintError)
-            } else if let entry = coordinator.group(id, fabric: fabric), entry.endpoints.contains(endpoint) {
-                name = namesSupported ? entry.name : ""
-            } else {
-                status = InteractionStatus(.notFound)
-            }
-            return .response(
-                Command.viewGroupResponse,
-                .contextStructure([(0, .uint(status.status.rawValue)), (1, .uint(id)), (2, .utf8(name))]))
-        case Command.getGroupMembership:
-            guard let asked = fields.field(0)?.listItems else { return .failure(.invalidCommand) }
-            let askedIDs = asked.compactMap { $0.unsignedValue.flatMap { UInt16(exactly: $0) } }
-            let member = coordinator.groups(on: endpoint, fabric: fabric)
-            // 1.3.7.3: all of the endpoint's groups for an empty list, else those asked for.
-            let listed = askedIDs.isEmpty ? member : member.filter { askedIDs.contains($0) }
-            let capacity = coordinator.groupCapacity(fabric: fabric)
-            return .response(
-                Command.getGroupMembershipResponse,
-                .contextStructure([
-                    (0, .uint(min(capacity, 0xFE))), (1, .arrayOf(listed.map { .uint($0) })),
-                ]))
-        case Command.removeGroup:
-            guard let id = groupID(fields) else { return .failure(.invalidCommand) }
-            let status =
-                id == 0
-                ? InteractionStatus(.constraintError)
-                : coordinator.removeGroup(id, endpoint: endpoint, fabric: fabric)
-            return .response(Command.removeGroupResponse, .contextStructure([(0, .uint(status.status.rawValue)), (1, .uint(id))]))
-        case Command.removeAllGroups:
-            coordinator.removeAllGroups(endpoint: endpoint, fabric: fabric)
-            return .success
-        default:
-            return .failure(.unsupportedCommand)
-        }
+    /// A GroupID too wide for its type makes these commands invalid; the range errors they
+    /// answer in their responses reach their methods.
+    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+        .failure(answersConstraintErrors(command) ? .invalidCommand : error.status)
     }
 
-    private func groupID(_ fields: CommandFields) -> UInt16? {
-        fields.unsigned(0).flatMap { UInt16(exactly: $0) }
+    /// Every Groups command is fabric-scoped: the table is the accessing fabric's.
+    private func fabric(_ context: ClusterContext) -> FabricIndex? {
+        context.session.flatMap { $0.fabricIndex == 0 ? nil : $0.fabricIndex }
+    }
+
+    func addGroup(_ request: Commands.AddGroup, context: ClusterContext) -> CommandReply<Commands.AddGroupResponse> {
+        guard let fabric = fabric(context) else { return .failure(.unsupportedAccess) }
+        let status =
+            Self.check(id: request.groupID, name: request.groupName)
+            ?? context.commissioning.addGroup(
+                request.groupID, name: namesSupported ? request.groupName : "", endpoint: context.endpoint, fabric: fabric)
+        return .response(Commands.AddGroupResponse(status: status.status.rawValue, groupID: request.groupID))
+    }
+
+    func addGroupIfIdentifying(_ request: Commands.AddGroupIfIdentifying, context: ClusterContext) -> InteractionStatus {
+        guard let fabric = fabric(context) else { return InteractionStatus(.unsupportedAccess) }
+        let id = request.groupID, name = request.groupName
+        // 1.3.7.6: not identifying, nothing to do, yet the arguments are still checked.
+        guard isIdentifying(context) else { return Self.check(id: id, name: name) ?? .success }
+        return Self.check(id: id, name: name)
+            ?? context.commissioning.addGroup(id, name: namesSupported ? name : "", endpoint: context.endpoint, fabric: fabric)
+    }
+
+    func viewGroup(_ request: Commands.ViewGroup, context: ClusterContext) -> CommandReply<Commands.ViewGroupResponse> {
+        guard let fabric = fabric(context) else { return .failure(.unsupportedAccess) }
+        let id = request.groupID
+        var status = InteractionStatus(.success)
+        var name = ""
+        if id == 0 {
+            status = InteractionStatus(.constraintError)
+        } else if let entry = context.commissioning.group(id, fabric: fabric), entry.endpoints.contains(context.endpoint) {
+            name = namesSupported ? entry.name : ""
+        } else {
+            status = InteractionStatus(.notFound)
+        }
+        return .response(Commands.ViewGroupResponse(status: status.status.rawValue, groupID: id, groupName: name))
+    }
+
+    func getGroupMembership(
+        _ request: Commands.GetGroupMembership, context: ClusterContext
+    ) -> CommandReply<Commands.GetGroupMembershipResponse> {
+        guard let fabric = fabric(context) else { return .failure(.unsupportedAccess) }
+        let coordinator = context.commissioning
+        let member = coordinator.groups(on: context.endpoint, fabric: fabric)
+        // 1.3.7.3: all of the endpoint's groups for an empty list, else those asked for.
+        let listed = request.groupList.isEmpty ? member : member.filter { request.groupList.contains($0) }
+        let capacity = UInt8(min(coordinator.groupCapacity(fabric: fabric), 0xFE))
+        return .response(Commands.GetGroupMembershipResponse(capacity: capacity, groupList: listed))
+    }
+
+    func removeGroup(_ request: Commands.RemoveGroup, context: ClusterContext) -> CommandReply<Commands.RemoveGroupResponse> {
+        guard let fabric = fabric(context) else { return .failure(.unsupportedAccess) }
+        let id = request.groupID
+        let status =
+            id == 0
+            ? InteractionStatus(.constraintError)
+            : context.commissioning.removeGroup(id, endpoint: context.endpoint, fabric: fabric)
+        return .response(Commands.RemoveGroupResponse(status: status.status.rawValue, groupID: id))
+    }
+
+    func removeAllGroups(_ request: Commands.RemoveAllGroups, context: ClusterContext) -> InteractionStatus {
+        guard let fabric = fabric(context) else { return InteractionStatus(.unsupportedAccess) }
+        context.commissioning.removeAllGroups(endpoint: context.endpoint, fabric: fabric)
+        return .success
     }
 
     /// 1.3.7.1: GroupID 0 and names over 16 bytes are constraint errors.

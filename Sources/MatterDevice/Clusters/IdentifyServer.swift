@@ -3,7 +3,7 @@ import MatterTLV
 
 /// Identify cluster (Application Cluster spec 1.2): IdentifyTime counts down once a
 /// second while the device identifies itself.
-final class IdentifyServer: StandardClusterServer {
+final class IdentifyServer: IdentifyHandler {
     static let clusterID = Clusters.Identify.id
 
     typealias Attribute = Clusters.Identify.Attribute
@@ -22,10 +22,6 @@ final class IdentifyServer: StandardClusterServer {
         command == Command.identify || command == Command.triggerEffect
     }
 
-    /// TriggerEffect checks its own fields: an EffectVariant the server does not know is not
-    /// a constraint error but the default variant (1.2.6.2.2, TC-I-2.3 step 3a).
-    func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.triggerEffect }
-
     func startUp(_ context: ClusterContext) {
         restartCountdown(context)
     }
@@ -34,25 +30,17 @@ final class IdentifyServer: StandardClusterServer {
         if attribute == Attribute.identifyTime { restartCountdown(context) }
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        switch command {
-        case Command.identify:
-            // 1.2.6.1: starts, restarts or (with 0) stops identification.
-            guard let time = fields.unsigned(0), time <= UInt64(UInt16.max) else { return .failure(.invalidCommand) }
-            context.set(Attribute.identifyTime, .uint(time))
-            restartCountdown(context)
-            return .success
-        case Command.triggerEffect:
-            // 1.2.6.2: an effect identifier outside the enum is a constraint error; any variant
-            // runs as the default one (a simulated effect has no variants to show).
-            guard let raw = fields.unsigned(0), let effect = UInt8(exactly: raw).flatMap(Effect.init(rawValue:)) else {
-                return .failure(.constraintError)
-            }
-            trigger(effect, context: context)
-            return .success
-        default:
-            return .failure(.unsupportedCommand)
-        }
+    /// 1.2.6.1: starts, restarts or (with 0) stops identification.
+    func identify(_ request: Clusters.Identify.Commands.Identify, context: ClusterContext) -> InteractionStatus {
+        context.set(Attribute.identifyTime, .uint(request.identifyTime))
+        restartCountdown(context)
+        return .success
+    }
+
+    /// 1.2.6.2: an effect identifier outside the enum is a constraint error (the decoding's).
+    func triggerEffect(_ request: Clusters.Identify.Commands.TriggerEffect, context: ClusterContext) -> InteractionStatus {
+        trigger(request.effectIdentifier, context: context)
+        return .success
     }
 
     func timerFired(_ name: String, context: ClusterContext) {

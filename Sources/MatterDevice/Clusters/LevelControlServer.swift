@@ -4,12 +4,14 @@ import MatterTLV
 /// Level Control cluster (Application Cluster spec 1.6). Transitions run on the
 /// node clock: CurrentLevel moves in steps every 100 ms (intermediate values are
 /// reported) and RemainingTime counts down in tenths of a second.
-final class LevelControlServer: StandardClusterServer {
+final class LevelControlServer: LevelControlHandler {
     static let clusterID = Clusters.LevelControl.id
 
     typealias Feature = Clusters.LevelControl.Feature
     typealias Attribute = Clusters.LevelControl.Attribute
     typealias Command = Clusters.LevelControl.Command
+    typealias Commands = Clusters.LevelControl.Commands
+    typealias Options = Clusters.LevelControl.OptionsBitmap
 
     /// Interval between intermediate CurrentLevel updates.
     static let tick = Duration.milliseconds(100)
@@ -85,56 +87,104 @@ final class LevelControlServer: StandardClusterServer {
 
     // MARK: Commands (1.6.7)
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        let withOnOff = command.rawValue >= Command.moveToLevelWithOnOff.rawValue
-        switch command {
-        case Command.moveToLevel, Command.moveToLevelWithOnOff:
-            guard let level = fields.unsigned(0), level <= 254 else { return .failure(.constraintError) }
-            guard shouldExecute(withOnOff, fields: fields, maskTag: 2, context: context) else { return .success }
-            // 1.6.7.1.1: a null TransitionTime falls back to OnOffTransitionTime, else as fast as possible.
-            let duration = fields.unsigned(1).map { Duration.tenths($0) } ?? onOffTransitionTime(context)
-            return startMove(to: Int(level), over: duration, withOnOff: withOnOff, context: context)
+    func moveToLevel(_ request: Commands.MoveToLevel, context: ClusterContext) -> InteractionStatus {
+        moveToLevel(
+            request.level, request.transitionTime, options: (request.optionsMask, request.optionsOverride), withOnOff: false,
+            context: context)
+    }
 
-        case Command.move, Command.moveWithOnOff:
-            guard let mode = fields.unsigned(0), mode <= 1 else { return .failure(.constraintError) }
-            // 1.6.7.2.3: a zero rate has no effect and is an invalid command.
-            if fields.unsigned(1) == 0 { return .failure(.invalidCommand) }
-            guard shouldExecute(withOnOff, fields: fields, maskTag: 2, context: context) else { return .success }
-            guard let current = currentLevel(context) else { return .failure(.failure) }
-            let bounds = self.bounds(context)
-            let target = mode == 0 ? bounds.max : bounds.min
-            // 1.6.7.2.2: a null rate means DefaultMoveRate, else as fast as possible.
-            let rate = fields.unsigned(1) ?? context.unsigned(Attribute.defaultMoveRate).flatMap { $0 > 0 ? $0 : nil }
-            let distance = Int64(abs(target - Int(current)))
-            let duration = rate.map { Duration.milliseconds(distance * 1000 / Int64(clamping: $0)) } ?? .zero
-            return startMove(to: target, over: duration, withOnOff: withOnOff, context: context)
+    func moveToLevelWithOnOff(_ request: Commands.MoveToLevelWithOnOff, context: ClusterContext) -> InteractionStatus {
+        moveToLevel(
+            request.level, request.transitionTime, options: (request.optionsMask, request.optionsOverride), withOnOff: true,
+            context: context)
+    }
 
-        case Command.step, Command.stepWithOnOff:
-            guard let mode = fields.unsigned(0), mode <= 1 else { return .failure(.constraintError) }
-            // 1.6.7.3.4: a zero step has no effect and is an invalid command.
-            guard let size = fields.unsigned(1), size > 0, size <= 255 else { return .failure(.invalidCommand) }
-            guard shouldExecute(withOnOff, fields: fields, maskTag: 3, context: context) else { return .success }
-            guard let current = currentLevel(context) else { return .failure(.failure) }
-            let target = clamp(Int(current) + (mode == 0 ? Int(size) : -Int(size)), bounds(context))
-            // A step cut short by MinLevel/MaxLevel takes proportionally less time.
-            let actual = Int64(abs(target - Int(current)))
-            let duration = fields.unsigned(2).map { Duration.tenths($0) * Int(actual) / Int(size) } ?? .zero
-            return startMove(to: target, over: duration, withOnOff: withOnOff, context: context)
+    func move(_ request: Commands.Move, context: ClusterContext) -> InteractionStatus {
+        move(
+            request.moveMode, rate: request.rate, options: (request.optionsMask, request.optionsOverride), withOnOff: false,
+            context: context)
+    }
 
-        case Command.stop, Command.stopWithOnOff:
-            guard shouldExecute(withOnOff, fields: fields, maskTag: 0, context: context) else { return .success }
-            // 1.6.7.4.1: the level stays where it is; RemainingTime goes to 0.
-            transition = nil
-            context.cancelTimer(Self.transitionTimer)
-            context.set(Attribute.remainingTime, .uint(0))
-            // The end of the movement: a level kept unreported is reported now.
-            context.settleQuietChanges()
-            context.peer(ColorControlServer.self)?.context.settleQuietChanges()
-            return .success
+    func moveWithOnOff(_ request: Commands.MoveWithOnOff, context: ClusterContext) -> InteractionStatus {
+        move(
+            request.moveMode, rate: request.rate, options: (request.optionsMask, request.optionsOverride), withOnOff: true, context: context
+        )
+    }
 
-        default:
-            return .failure(.unsupportedCommand)
-        }
+    func step(_ request: Commands.Step, context: ClusterContext) -> InteractionStatus {
+        step(
+            request.stepMode, size: request.stepSize, request.transitionTime, options: (request.optionsMask, request.optionsOverride),
+            withOnOff: false, context: context)
+    }
+
+    func stepWithOnOff(_ request: Commands.StepWithOnOff, context: ClusterContext) -> InteractionStatus {
+        step(
+            request.stepMode, size: request.stepSize, request.transitionTime, options: (request.optionsMask, request.optionsOverride),
+            withOnOff: true, context: context)
+    }
+
+    func stop(_ request: Commands.Stop, context: ClusterContext) -> InteractionStatus {
+        stop(options: (request.optionsMask, request.optionsOverride), withOnOff: false, context: context)
+    }
+
+    func stopWithOnOff(_ request: Commands.StopWithOnOff, context: ClusterContext) -> InteractionStatus {
+        stop(options: (request.optionsMask, request.optionsOverride), withOnOff: true, context: context)
+    }
+
+    /// A command's OptionsMask and OptionsOverride.
+    typealias OptionFields = (mask: Options, override: Options)
+
+    private func moveToLevel(
+        _ level: UInt8, _ transitionTime: UInt16?, options: OptionFields, withOnOff: Bool, context: ClusterContext
+    ) -> InteractionStatus {
+        guard level <= 254 else { return InteractionStatus(.constraintError) }
+        guard shouldExecute(withOnOff, options, context: context) else { return .success }
+        // 1.6.7.1.1: a null TransitionTime falls back to OnOffTransitionTime, else as fast as possible.
+        let duration = transitionTime.map { Duration.tenths(UInt64($0)) } ?? onOffTransitionTime(context)
+        return startMove(to: Int(level), over: duration, withOnOff: withOnOff, context: context)
+    }
+
+    private func move(
+        _ mode: Clusters.LevelControl.MoveModeEnum, rate: UInt8?, options: OptionFields, withOnOff: Bool, context: ClusterContext
+    ) -> InteractionStatus {
+        // 1.6.7.2.3: a zero rate has no effect and is an invalid command.
+        if rate == 0 { return InteractionStatus(.invalidCommand) }
+        guard shouldExecute(withOnOff, options, context: context) else { return .success }
+        guard let current = currentLevel(context) else { return InteractionStatus(.failure) }
+        let bounds = self.bounds(context)
+        let target = mode == .up ? bounds.max : bounds.min
+        // 1.6.7.2.2: a null rate means DefaultMoveRate, else as fast as possible.
+        let rate = rate.map { UInt64($0) } ?? context.unsigned(Attribute.defaultMoveRate).flatMap { $0 > 0 ? $0 : nil }
+        let distance = Int64(abs(target - Int(current)))
+        let duration = rate.map { Duration.milliseconds(distance * 1000 / Int64(clamping: $0)) } ?? .zero
+        return startMove(to: target, over: duration, withOnOff: withOnOff, context: context)
+    }
+
+    private func step(
+        _ mode: Clusters.LevelControl.StepModeEnum, size: UInt8, _ transitionTime: UInt16?, options: OptionFields, withOnOff: Bool,
+        context: ClusterContext
+    ) -> InteractionStatus {
+        // 1.6.7.3.4: a zero step has no effect and is an invalid command.
+        guard size > 0 else { return InteractionStatus(.invalidCommand) }
+        guard shouldExecute(withOnOff, options, context: context) else { return .success }
+        guard let current = currentLevel(context) else { return InteractionStatus(.failure) }
+        let target = clamp(Int(current) + (mode == .up ? Int(size) : -Int(size)), bounds(context))
+        // A step cut short by MinLevel/MaxLevel takes proportionally less time.
+        let actual = Int64(abs(target - Int(current)))
+        let duration = transitionTime.map { Duration.tenths(UInt64($0)) * Int(actual) / Int(size) } ?? .zero
+        return startMove(to: target, over: duration, withOnOff: withOnOff, context: context)
+    }
+
+    private func stop(options: OptionFields, withOnOff: Bool, context: ClusterContext) -> InteractionStatus {
+        guard shouldExecute(withOnOff, options, context: context) else { return .success }
+        // 1.6.7.4.1: the level stays where it is; RemainingTime goes to 0.
+        transition = nil
+        context.cancelTimer(Self.transitionTimer)
+        context.set(Attribute.remainingTime, .uint(0))
+        // The end of the movement: a level kept unreported is reported now.
+        context.settleQuietChanges()
+        context.peer(ColorControlServer.self)?.context.settleQuietChanges()
+        return .success
     }
 
     /// Moves to a level with this cluster's own transition time (used for scene recall).
@@ -144,12 +194,14 @@ final class LevelControlServer: StandardClusterServer {
 
     /// Options processing (1.6.6.9): a command without On/Off does nothing while the
     /// OnOff attribute is FALSE, unless the effective ExecuteIfOff bit is set.
-    private func shouldExecute(_ withOnOff: Bool, fields: CommandFields, maskTag: UInt8, context: ClusterContext) -> Bool {
-        withOnOff || context.executesWhileOff(fields, maskTag: maskTag, options: Attribute.options)
+    private func shouldExecute(_ withOnOff: Bool, _ options: OptionFields, context: ClusterContext) -> Bool {
+        withOnOff
+            || context.executesWhileOff(
+                mask: UInt64(options.mask.rawValue), override: UInt64(options.override.rawValue), options: Attribute.options)
     }
 
-    private func startMove(to requested: Int, over duration: Duration, withOnOff: Bool, context: ClusterContext) -> InvokeResult {
-        guard let current = currentLevel(context) else { return .failure(.failure) }
+    private func startMove(to requested: Int, over duration: Duration, withOnOff: Bool, context: ClusterContext) -> InteractionStatus {
+        guard let current = currentLevel(context) else { return InteractionStatus(.failure) }
         let bounds = self.bounds(context)
         let target = clamp(requested, bounds)
         if withOnOff, target > bounds.min, let onOff = context.peer(OnOffServer.self) {
@@ -314,7 +366,6 @@ extension LevelControlServer: PhysicallyOperated {
         }
         let (low, high) = bounds(context)
         let level = percent == 0 ? low : max(low, min(high, Int((percent / 100 * Double(high)).rounded())))
-        let fields = TLVValue.contextStructure([(0, .uint(level)), (1, .null), (2, .uint(0)), (3, .uint(0))])
-        _ = invoke(Command.moveToLevelWithOnOff, fields: CommandFields(fields), context: context)
+        _ = moveToLevelWithOnOff(Commands.MoveToLevelWithOnOff(level: UInt8(clamping: level), transitionTime: nil), context: context)
     }
 }

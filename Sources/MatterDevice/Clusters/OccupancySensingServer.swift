@@ -8,7 +8,6 @@ final class OccupancySensingServer: PhysicallyOperated {
 
     typealias Feature = Clusters.OccupancySensing.Feature
     typealias Attribute = Clusters.OccupancySensing.Attribute
-    typealias Event = Clusters.OccupancySensing.Event
 
     /// The sensor type and its bitmap follow the feature the profile declares (2.7.4).
     private let sensorType: (type: UInt64, bitmap: UInt64)
@@ -36,6 +35,6 @@ final class OccupancySensingServer: PhysicallyOperated {
         let bitmap: UInt64 = occupied ? 1 : 0
         guard context.unsigned(Attribute.occupancy) != bitmap else { return }
         context.set(Attribute.occupancy, .uint(bitmap))
-        context.recordEvent(Event.occupancyChanged, priority: .info, fields: [TLVElement(tag: .context(0), .uint(bitmap))])
+        context.record(Clusters.OccupancySensing.Events.OccupancyChanged(occupancy: occupied ? .occupied : []))
     }
 }

@@ -5,7 +5,7 @@ import MatterTLV
 /// the global scene, timed on/off (OnTime/OffWaitTime) and StartUpOnOff; with a
 /// Level Control cluster (OnOff feature) on the same endpoint, turning on and off
 /// goes through the level (1.6.4.1.1).
-final class OnOffServer: StandardClusterServer {
+final class OnOffServer: OnOffHandler {
     static let clusterID = Clusters.OnOff.id
 
     typealias Feature = Clusters.OnOff.Feature
@@ -57,23 +57,18 @@ final class OnOffServer: StandardClusterServer {
         }
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        switch command {
-        case Command.off:
-            setOnOff(false, context: context)
-        case Command.on:
-            setOnOff(true, context: context)
-        case Command.toggle:
-            setOnOff(!isOn(context), context: context)
-        case Command.offWithEffect:
-            offWithEffect(fields, context: context)
-        case Command.onWithRecallGlobalScene:
-            onWithRecallGlobalScene(context)
-        case Command.onWithTimedOff:
-            onWithTimedOff(fields, context: context)
-        default:
-            return .failure(.unsupportedCommand)
-        }
+    func off(_ request: Clusters.OnOff.Commands.Off, context: ClusterContext) -> InteractionStatus {
+        setOnOff(false, context: context)
+        return .success
+    }
+
+    func on(_ request: Clusters.OnOff.Commands.On, context: ClusterContext) -> InteractionStatus {
+        setOnOff(true, context: context)
+        return .success
+    }
+
+    func toggle(_ request: Clusters.OnOff.Commands.Toggle, context: ClusterContext) -> InteractionStatus {
+        setOnOff(!isOn(context), context: context)
         return .success
     }
 
@@ -127,32 +122,33 @@ final class OnOffServer: StandardClusterServer {
     }
 
     /// 1.5.7.4 OffWithEffect: store the global scene, then turn off with the effect.
-    private func offWithEffect(_ fields: CommandFields, context: ClusterContext) {
+    func offWithEffect(_ request: Clusters.OnOff.Commands.OffWithEffect, context: ClusterContext) -> InteractionStatus {
         if context.bool(Attribute.globalSceneControl) == true {
             if let level = context.peer(LevelControlServer.self) {
                 globalSceneLevel = level.server.currentLevel(level.context)
             }
             context.set(Attribute.globalSceneControl, .bool(false))
         }
-        let fade = Self.effectFade(identifier: fields.unsigned(0) ?? 0, variant: fields.unsigned(1) ?? 0)
+        let fade = Self.effectFade(identifier: request.effectIdentifier, variant: request.effectVariant)
         setOnOff(false, levelOverride: LevelOverride(fade: fade), context: context)
+        return .success
     }
 
     /// Fade-out time of each OffWithEffect variant (1.5.5.x effect enums), summed
     /// over the effect's phases: the simulation fades linearly.
-    private static func effectFade(identifier: UInt64, variant: UInt64) -> Duration {
+    private static func effectFade(identifier: Clusters.OnOff.EffectIdentifierEnum, variant: UInt8) -> Duration {
         switch (identifier, variant) {
-        case (0, 0): .milliseconds(800)  // DelayedAllOff: fade to off in 0.8 s
-        case (0, 1): .zero  // DelayedAllOff: no fade
-        case (0, 2): .milliseconds(12_800)  // DelayedAllOff: 50 % dim in 0.8 s, then off in 12 s
-        case (1, 0): .milliseconds(1_500)  // DyingLight: 20 % up in 0.5 s, then off in 1 s
+        case (.delayedAllOff, 0): .milliseconds(800)  // DelayedAllOff: fade to off in 0.8 s
+        case (.delayedAllOff, 1): .zero  // DelayedAllOff: no fade
+        case (.delayedAllOff, 2): .milliseconds(12_800)  // DelayedAllOff: 50 % dim in 0.8 s, then off in 12 s
+        case (.dyingLight, 0): .milliseconds(1_500)  // DyingLight: 20 % up in 0.5 s, then off in 1 s
         default: .milliseconds(800)
         }
     }
 
     /// 1.5.7.5 OnWithRecallGlobalScene: ignored while GlobalSceneControl is TRUE.
-    private func onWithRecallGlobalScene(_ context: ClusterContext) {
-        guard context.bool(Attribute.globalSceneControl) == false else { return }
+    func onWithRecallGlobalScene(_ request: Clusters.OnOff.Commands.OnWithRecallGlobalScene, context: ClusterContext) -> InteractionStatus {
+        guard context.bool(Attribute.globalSceneControl) == false else { return .success }
         if isOn(context) {
             if let target = globalSceneLevel, let level = context.peer(LevelControlServer.self) {
                 level.server.moveToLevel(target, context: level.context)
@@ -161,15 +157,16 @@ final class OnOffServer: StandardClusterServer {
             setOnOff(true, levelOverride: LevelOverride(target: globalSceneLevel), context: context)
         }
         context.set(Attribute.globalSceneControl, .bool(true))
+        return .success
     }
 
     /// 1.5.7.6 OnWithTimedOff.
-    private func onWithTimedOff(_ fields: CommandFields, context: ClusterContext) {
-        let acceptOnlyWhenOn = (fields.unsigned(0) ?? 0) & UInt64(Clusters.OnOff.OnOffControlBitmap.acceptOnlyWhenOn.rawValue) != 0
-        let requestedOnTime = fields.unsigned(1) ?? 0
-        let requestedOffWaitTime = fields.unsigned(2) ?? 0
+    func onWithTimedOff(_ request: Clusters.OnOff.Commands.OnWithTimedOff, context: ClusterContext) -> InteractionStatus {
+        let acceptOnlyWhenOn = request.onOffControl.contains(.acceptOnlyWhenOn)
+        let requestedOnTime = UInt64(request.onTime)
+        let requestedOffWaitTime = UInt64(request.offWaitTime)
         let on = isOn(context)
-        if acceptOnlyWhenOn && !on { return }
+        if acceptOnlyWhenOn && !on { return .success }
 
         let offWaitTime = context.unsigned(Attribute.offWaitTime) ?? 0
         if offWaitTime > 0 && !on {
@@ -187,6 +184,7 @@ final class OnOffServer: StandardClusterServer {
             nextTenth = context.now + Self.tick
             context.startTimer(Self.timedOnOffTimer, at: nextTenth)
         }
+        return .success
     }
 
     /// When the timed on/off countdown's next tenth is due, on a grid from its start: a timer
@@ -234,6 +232,6 @@ extension OnOffServer: PhysicallyOperated {
     /// The device's own button: a press toggles it, through the same path as Toggle.
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
         guard case .toggle = action else { throw PhysicalActionError("On/Off cannot \(action)") }
-        _ = invoke(Command.toggle, fields: CommandFields(.structure([])), context: context)
+        _ = toggle(Clusters.OnOff.Commands.Toggle(), context: context)
     }
 }

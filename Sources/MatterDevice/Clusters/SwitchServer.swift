@@ -12,7 +12,7 @@ final class SwitchServer: PhysicallyOperated {
 
     typealias Feature = Clusters.Switch.Feature
     typealias Attribute = Clusters.Switch.Attribute
-    typealias Event = Clusters.Switch.Event
+    typealias Events = Clusters.Switch.Events
 
     /// How long a short press holds the button down, the pause between presses of a
     /// multi-press, how long a held press lasts past the long-press threshold, and the
@@ -72,7 +72,7 @@ final class SwitchServer: PhysicallyOperated {
             for _ in 0..<count {
                 position = (position % positions + 1) % positions
                 context.set(Attribute.currentPosition, .uint(position))
-                context.recordEvent(Event.switchLatched, priority: .info, fields: [field(0, position)])
+                context.record(Events.SwitchLatched(newPosition: UInt8(clamping: position)))
             }
             return
         }
@@ -124,7 +124,7 @@ final class SwitchServer: PhysicallyOperated {
     }
 
     private func run(_ step: Step, _ context: ClusterContext) {
-        let position = Self.pressedPosition
+        let position = UInt8(clamping: Self.pressedPosition)
         switch step {
         case .press(let number):
             context.set(Attribute.currentPosition, .uint(position))
@@ -132,26 +132,22 @@ final class SwitchServer: PhysicallyOperated {
             // MultiPressOngoing (1.13.7.2, 1.13.7.6; TC-SWTCH-2.5 step 5a). An Action Switch (AS)
             // reports only the sequence's first press and its completion.
             if number == 1 || !features.contains(Feature.actionSwitch) {
-                context.recordEvent(Event.initialPress, priority: .info, fields: [field(0, position)])
+                context.record(Events.InitialPress(newPosition: position))
             }
             if number > 1, features.contains(Feature.momentarySwitchMultiPress), !features.contains(Feature.actionSwitch) {
-                context.recordEvent(Event.multiPressOngoing, priority: .info, fields: [field(0, position), field(1, UInt64(number))])
+                context.record(Events.MultiPressOngoing(newPosition: position, currentNumberOfPressesCounted: UInt8(clamping: number)))
             }
         case .longPressed:
-            context.recordEvent(Event.longPress, priority: .info, fields: [field(0, position)])
+            context.record(Events.LongPress(newPosition: position))
         case .release(_, let long):
             context.set(Attribute.currentPosition, .uint(0))
             if long, features.contains(Feature.momentarySwitchLongPress) {
-                context.recordEvent(Event.longRelease, priority: .info, fields: [field(0, position)])
+                context.record(Events.LongRelease(previousPosition: position))
             } else if features.contains(Feature.momentarySwitchRelease) {
-                context.recordEvent(Event.shortRelease, priority: .info, fields: [field(0, position)])
+                context.record(Events.ShortRelease(previousPosition: position))
             }
         case .complete(let total):
-            context.recordEvent(Event.multiPressComplete, priority: .info, fields: [field(0, position), field(1, UInt64(total))])
+            context.record(Events.MultiPressComplete(previousPosition: position, totalNumberOfPressesCounted: UInt8(clamping: total)))
         }
-    }
-
-    private func field(_ tag: UInt8, _ value: UInt64) -> TLVElement {
-        TLVElement(tag: .context(tag), .unsigned(value))
     }
 }

@@ -9,7 +9,7 @@ import MatterTLV
 /// reaches the setpoint, and otherwise it drifts toward OutdoorTemperature when the profile
 /// gives one (the rates are the profile's `behaviour.room`). ThermostatRunningState says
 /// which relay is on.
-final class ThermostatServer: StandardClusterServer {
+final class ThermostatServer: ThermostatHandler {
     static let clusterID = Clusters.Thermostat.id
 
     typealias Feature = Clusters.Thermostat.Feature
@@ -139,15 +139,13 @@ final class ThermostatServer: StandardClusterServer {
     /// still be MinSetpointDeadBand away within its own limits, and the command is not refused.
     /// With Both the two move together: the one moving toward the other goes second, so the
     /// first never pushes it and each ends Amount from where it was (TC-TSTAT-2.2 steps 15-18).
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard command == Command.setpointRaiseLower, let mode = fields.unsigned(0), let amount = fields.field(1)?.intValue else {
-            return .failure(.invalidCommand)
-        }
+    func setpointRaiseLower(_ request: Clusters.Thermostat.Commands.SetpointRaiseLower, context: ClusterContext) -> InteractionStatus {
+        let amount = Int64(request.amount)
         let chosen: [Bool] =
-            switch mode {
-            case 0: [true]
-            case 1: [false]
-            default: amount > 0 ? [false, true] : [true, false]
+            switch request.mode {
+            case .heat: [true]
+            case .cool: [false]
+            case .both: amount > 0 ? [false, true] : [true, false]
             }
         let targets = chosen.filter { $0 ? heat : cool }.compactMap { heating -> (Bool, Int64)? in
             let attribute = heating ? Attribute.occupiedHeatingSetpoint : Attribute.occupiedCoolingSetpoint
@@ -156,7 +154,7 @@ final class ThermostatServer: StandardClusterServer {
             return (heating, min(max(current + amount * 10, low), high))
         }
         for (heating, setpoint) in targets where !settle(heating: heating, to: setpoint, context, apply: true) {
-            return .failure(.constraintError)
+            return InteractionStatus(.constraintError)
         }
         regulate(context)
         return .success

@@ -5,12 +5,13 @@ import MatterTLV
 /// percent100ths where 0 is fully open and 10000 fully closed (5.3.5.x); the
 /// covering travels towards its target at the speed the description sets,
 /// updating position and OperationalStatus every 100 ms.
-final class WindowCoveringServer: StandardClusterServer {
+final class WindowCoveringServer: WindowCoveringHandler {
     static let clusterID = Clusters.WindowCovering.id
 
     typealias Feature = Clusters.WindowCovering.Feature
     typealias Attribute = Clusters.WindowCovering.Attribute
     typealias Command = Clusters.WindowCovering.Command
+    typealias Commands = Clusters.WindowCovering.Commands
 
     /// One axis of motion: lift or tilt, each with its own attribute set.
     enum Axis: CaseIterable {
@@ -137,38 +138,58 @@ final class WindowCoveringServer: StandardClusterServer {
 
     // MARK: Commands (5.3.6)
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        if command != Command.stopMotion, let busy = motionLock(context) { return busy }
-        switch command {
-        case Command.upOrOpen:
-            for axis in axes { move(axis, to: Self.fullyOpen, context: context) }
-        case Command.downOrClose:
-            for axis in axes { move(axis, to: Self.fullyClosed, context: context) }
-        case Command.stopMotion:
-            for axis in axes { stop(axis, context: context) }
-        case Command.goToLiftPercentage, Command.goToTiltPercentage:
-            let axis: Axis = command == Command.goToLiftPercentage ? .lift : .tilt
-            guard axes.contains(axis) else { return .failure(.unsupportedCommand) }
-            guard let target = fields.unsigned(0), target <= UInt64(Self.fullyClosed) else {
-                return .failure(.constraintError)
-            }
-            move(axis, to: Int64(target), context: context)
-        case Command.goToLiftValue, Command.goToTiltValue:
-            let axis: Axis = command == Command.goToLiftValue ? .lift : .tilt
-            guard axes.contains(axis) else { return .failure(.unsupportedCommand) }
-            guard let value = fields.unsigned(0), let target = percent100ths(fromAbsolute: value, axis, context) else {
-                return .failure(.constraintError)
-            }
-            move(axis, to: target, context: context)
-        default:
-            return .failure(.unsupportedCommand)
-        }
+    func upOrOpen(_ request: Commands.UpOrOpen, context: ClusterContext) -> InteractionStatus {
+        if let busy = motionLock(context) { return busy }
+        for axis in axes { move(axis, to: Self.fullyOpen, context: context) }
+        return .success
+    }
+
+    func downOrClose(_ request: Commands.DownOrClose, context: ClusterContext) -> InteractionStatus {
+        if let busy = motionLock(context) { return busy }
+        for axis in axes { move(axis, to: Self.fullyClosed, context: context) }
+        return .success
+    }
+
+    func stopMotion(_ request: Commands.StopMotion, context: ClusterContext) -> InteractionStatus {
+        for axis in axes { stop(axis, context: context) }
+        return .success
+    }
+
+    func goToLiftPercentage(_ request: Commands.GoToLiftPercentage, context: ClusterContext) -> InteractionStatus {
+        goToPercentage(.lift, request.liftPercent100thsValue, context: context)
+    }
+
+    func goToTiltPercentage(_ request: Commands.GoToTiltPercentage, context: ClusterContext) -> InteractionStatus {
+        goToPercentage(.tilt, request.tiltPercent100thsValue, context: context)
+    }
+
+    func goToLiftValue(_ request: Commands.GoToLiftValue, context: ClusterContext) -> InteractionStatus {
+        goToValue(.lift, request.liftValue, context: context)
+    }
+
+    func goToTiltValue(_ request: Commands.GoToTiltValue, context: ClusterContext) -> InteractionStatus {
+        goToValue(.tilt, request.tiltValue, context: context)
+    }
+
+    private func goToPercentage(_ axis: Axis, _ target: UInt16, context: ClusterContext) -> InteractionStatus {
+        if let busy = motionLock(context) { return busy }
+        guard axes.contains(axis) else { return InteractionStatus(.unsupportedCommand) }
+        guard target <= Self.fullyClosed else { return InteractionStatus(.constraintError) }
+        move(axis, to: Int64(target), context: context)
+        return .success
+    }
+
+    private func goToValue(_ axis: Axis, _ value: UInt16, context: ClusterContext) -> InteractionStatus {
+        if let busy = motionLock(context) { return busy }
+        guard axes.contains(axis) else { return InteractionStatus(.unsupportedCommand) }
+        guard let target = percent100ths(fromAbsolute: UInt64(value), axis, context) else { return InteractionStatus(.constraintError) }
+        move(axis, to: target, context: context)
         return .success
     }
 
     /// A covering in maintenance mode refuses to move (5.3.5.21 Mode, MaintenanceMode).
-    private func motionLock(_ context: ClusterContext) -> InvokeResult? {
-        (context.unsigned(Attribute.mode) ?? 0) & ModeBit.maintenanceMode != 0 ? .failure(.busy) : nil
+    private func motionLock(_ context: ClusterContext) -> InteractionStatus? {
+        (context.unsigned(Attribute.mode) ?? 0) & ModeBit.maintenanceMode != 0 ? InteractionStatus(.busy) : nil
     }
 
     /// Absolute positions lie between the installed open and closed limits (5.3.6.5).
@@ -288,14 +309,12 @@ extension WindowCoveringServer: PhysicallyOperated {
     /// The cord or wall control: UpOrOpen, DownOrClose or StopMotion, done at the blind.
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
         guard case .cord(let pull) = action else { throw PhysicalActionError("Window Covering cannot \(action)") }
-        let command =
+        let status =
             switch pull {
-            case .open: Command.upOrOpen
-            case .close: Command.downOrClose
-            case .stop: Command.stopMotion
+            case .open: upOrOpen(Commands.UpOrOpen(), context: context)
+            case .close: downOrClose(Commands.DownOrClose(), context: context)
+            case .stop: stopMotion(Commands.StopMotion(), context: context)
             }
-        if case .status(let status) = invoke(command, fields: CommandFields(.structure([])), context: context), status != .success {
-            throw PhysicalActionError("the blind did not move: \(status)")
-        }
+        if status != .success { throw PhysicalActionError("the blind did not move: \(status)") }
     }
 }

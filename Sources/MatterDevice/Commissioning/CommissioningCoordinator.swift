@@ -6,27 +6,12 @@ import MatterProtocol
 import MatterTLV
 
 /// CommissioningErrorEnum (Core spec 11.10.5.1).
-enum CommissioningError: UInt8 {
-    case ok = 0
-    case valueOutsideRange = 1
-    case invalidAuthentication = 2
-    case noFailSafe = 3
-    case busyWithOtherAdmin = 4
-}
+typealias CommissioningError = Clusters.GeneralCommissioning.CommissioningErrorEnum
 
-/// NodeOperationalCertStatusEnum (Core spec 11.18.4.3).
-enum NodeOperationalCertStatus: UInt8, Error {
-    case ok = 0
-    case invalidPublicKey = 1
-    case invalidNodeOpID = 2
-    case invalidNOC = 3
-    case missingCSR = 4
-    case tableFull = 5
-    case invalidAdminSubject = 6
-    case fabricConflict = 9
-    case labelConflict = 10
-    case invalidFabricIndex = 11
-}
+/// NodeOperationalCertStatusEnum (Core spec 11.18.4.3), the generated one.
+typealias NodeOperationalCertStatus = Clusters.OperationalCredentials.NodeOperationalCertStatusEnum
+
+extension Clusters.OperationalCredentials.NodeOperationalCertStatusEnum: Error {}
 
 /// The outcome of a command answered with NOCResponse: the response, or a plain status
 /// when a precondition of the command itself failed.
@@ -42,7 +27,7 @@ enum NOCOutcome: Equatable {
 /// Owned by the node runtime and only touched on the node actor.
 final class CommissioningCoordinator {
     /// Timer owner for the coordinator's own timers (no cluster has this path).
-    static let timerOwner = ClusterPath(endpoint: 0xFFFF, cluster: ClusterID(0xFFFF_FFFF))
+    static let timerOwner = ClusterPath(endpoint: .max, cluster: ClusterID(.max))
     static let failSafeTimer = "fail-safe"
     static let windowTimer = "commissioning-window"
     static let rootEndpoint: EndpointNumber = 0
@@ -272,7 +257,7 @@ final class CommissioningCoordinator {
             return .status(InteractionStatus(.failsafeRequired))
         }
         guard !context.nocCommandInvoked else { return .status(InteractionStatus(.constraintError)) }
-        guard let pending = pendingKey else { return .response(.missingCSR, nil) }
+        guard let pending = pendingKey else { return .response(.missingCsr, nil) }
         guard !pending.forUpdateNOC else { return .status(InteractionStatus(.constraintError)) }
         guard context.addTrustedRootInvoked, let root = pendingRoot else { return .response(.invalidNOC, nil) }
         guard Self.isValidAdminSubject(request.caseAdminSubject) else { return .response(.invalidAdminSubject, nil) }
@@ -330,7 +315,7 @@ final class CommissioningCoordinator {
         guard !context.nocCommandInvoked else { return .status(InteractionStatus(.constraintError)) }
         // A trusted root added under this fail-safe is for a new fabric (AddNOC), not this
         // one's update: the CSR is not for it (TC-OPCREDS-3.4 step 20, as connectedhomeip answers).
-        guard let pending = pendingKey, pendingRoot == nil else { return .response(.missingCSR, nil) }
+        guard let pending = pendingKey, pendingRoot == nil else { return .response(.missingCsr, nil) }
         guard pending.forUpdateNOC else { return .status(InteractionStatus(.constraintError)) }
         guard var fabric = fabrics[session.fabricIndex],
             let root = try? MatterCertificate(tlv: [UInt8](fabric.rootCertificate))
@@ -434,7 +419,7 @@ final class CommissioningCoordinator {
             // No trusted wall clock: validity periods are not checked (Core spec 6.5.1, last known good time).
             return .success(try CertificateChain.validate(noc: nocCertificate, icac: icacCertificate, rcac: root, at: nil))
         } catch .invalidIdentifier(let what) where what.contains("node ID") {
-            return .failure(.invalidNodeOpID)
+            return .failure(.invalidNodeOpId)
         } catch {
             return .failure(.invalidNOC)
         }

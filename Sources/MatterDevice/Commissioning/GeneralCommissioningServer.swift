@@ -3,11 +3,12 @@ import MatterTLV
 
 /// General Commissioning cluster (Core spec 11.10): the fail-safe, the regulatory
 /// configuration and the end of commissioning.
-final class GeneralCommissioningServer: StandardClusterServer {
+final class GeneralCommissioningServer: GeneralCommissioningHandler {
     static let clusterID = Clusters.GeneralCommissioning.id
 
     typealias Attribute = Clusters.GeneralCommissioning.Attribute
     typealias Command = Clusters.GeneralCommissioning.Command
+    typealias Commands = Clusters.GeneralCommissioning.Commands
 
     private let configuration: CommissioningConfiguration
 
@@ -46,53 +47,57 @@ final class GeneralCommissioningServer: StandardClusterServer {
     /// (TC-CGEN-2.4 step 19); the CountryCode length stays a CONSTRAINT_ERROR below.
     func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.setRegulatoryConfig }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard let session = context.session else {
-            // The commissioning commands only make sense from a commissioner's session.
-            return .failure(.unsupportedAccess)
+    /// A NewRegulatoryConfig outside RegulatoryLocationTypeEnum (or too wide for it): the
+    /// response's ValueOutsideRange.
+    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+        guard command == Command.setRegulatoryConfig, error.concerns(field: "NewRegulatoryConfig"), error.status == .constraintError else {
+            return .failure(error.status)
         }
-        switch command {
-        case Command.armFailSafe:
-            // 11.10.7.2: ExpiryLengthSeconds (default 900 when a legacy client omits it), Breadcrumb.
-            let expiry = UInt16(clamping: fields.unsigned(0) ?? 900)
-            guard let breadcrumb = fields.unsigned(1) else { return .failure(.invalidCommand) }
-            let error = context.commissioning.armFailSafe(expiryLengthSeconds: expiry, breadcrumb: breadcrumb, session: session)
-            return Self.response(Command.armFailSafeResponse, error)
-        case Command.setRegulatoryConfig:
-            return setRegulatoryConfig(fields, context: context)
-        case Command.commissioningComplete:
-            // The state could not be saved: FAILURE, the fail-safe still armed.
-            guard let error = try? context.commissioning.completeCommissioning(session: session) else { return .failure(.failure) }
-            return Self.response(Command.commissioningCompleteResponse, error)
-        default:
-            return .failure(.unsupportedCommand)
-        }
+        let response = Commands.SetRegulatoryConfigResponse(errorCode: .valueOutsideRange, debugText: Self.debugText("\(error)"))
+        return .response(Command.setRegulatoryConfigResponse, response.tlv)
+    }
+
+    /// 11.10.7.2: ExpiryLengthSeconds (default 900 when a legacy client omits it), Breadcrumb.
+    func armFailSafe(_ request: Commands.ArmFailSafe, context: ClusterContext) -> CommandReply<Commands.ArmFailSafeResponse> {
+        // The commissioning commands only make sense from a commissioner's session.
+        guard let session = context.session else { return .failure(.unsupportedAccess) }
+        let error = context.commissioning.armFailSafe(
+            expiryLengthSeconds: request.expiryLengthSeconds, breadcrumb: request.breadcrumb, session: session)
+        return .response(Commands.ArmFailSafeResponse(errorCode: error))
+    }
+
+    func commissioningComplete(
+        _ request: Commands.CommissioningComplete, context: ClusterContext
+    ) -> CommandReply<Commands.CommissioningCompleteResponse> {
+        guard let session = context.session else { return .failure(.unsupportedAccess) }
+        // The state could not be saved: FAILURE, the fail-safe still armed.
+        guard let error = try? context.commissioning.completeCommissioning(session: session) else { return .failure(.failure) }
+        return .response(Commands.CommissioningCompleteResponse(errorCode: error))
     }
 
     /// 11.10.7.4: the new location must be one LocationCapability allows; the country
     /// code becomes Basic Information's Location.
-    private func setRegulatoryConfig(_ fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard let raw = fields.unsigned(0), let countryCode = fields.field(1)?.stringValue,
-            let breadcrumb = fields.unsigned(2)
-        else { return .failure(.invalidCommand) }
+    func setRegulatoryConfig(
+        _ request: Commands.SetRegulatoryConfig, context: ClusterContext
+    ) -> CommandReply<Commands.SetRegulatoryConfigResponse> {
+        guard context.session != nil else { return .failure(.unsupportedAccess) }
+        let countryCode = request.countryCode
         guard countryCode.utf8.count == 2 else { return .failure(.constraintError) }
         let capability =
             RegulatoryLocation(rawValue: UInt8(clamping: context.unsigned(Attribute.locationCapability) ?? 2)) ?? .indoorOutdoor
-        guard let location = RegulatoryLocation(rawValue: UInt8(clamping: raw)),
+        guard let location = RegulatoryLocation(rawValue: request.newRegulatoryConfig.rawValue),
             capability == .indoorOutdoor || location == capability
         else {
-            return Self.response(Command.setRegulatoryConfigResponse, .valueOutsideRange, debugText: countryCode)
+            return .response(Commands.SetRegulatoryConfigResponse(errorCode: .valueOutsideRange, debugText: countryCode))
         }
         context.set(Attribute.regulatoryConfig, .uint(location.rawValue))
         if let basic = context.peer(BasicInformationServer.self) {
             basic.context.set(BasicInformationServer.Attribute.location, .utf8(countryCode))
         }
-        context.commissioning.setBreadcrumb(breadcrumb)
-        return Self.response(Command.setRegulatoryConfigResponse, .ok)
+        context.commissioning.setBreadcrumb(request.breadcrumb)
+        return .response(Commands.SetRegulatoryConfigResponse(errorCode: .ok))
     }
 
-    /// ErrorCode [0], DebugText [1]: the shape of all three responses.
-    private static func response(_ id: CommandID, _ error: CommissioningError, debugText: String = "") -> InvokeResult {
-        .response(id, .contextStructure([(0, .uint(error.rawValue)), (1, .utf8(String(debugText.prefix(128))))]))
-    }
+    /// DebugText is at most 128 bytes (11.10.7.3).
+    private static func debugText(_ text: String) -> String { String(text.prefix(128)) }
 }

@@ -3,11 +3,12 @@ import MatterTLV
 
 /// General Diagnostics cluster (Core spec 11.12): the network interface, how often the
 /// node has booted and for how long it has been up.
-final class GeneralDiagnosticsServer: StandardClusterServer {
+final class GeneralDiagnosticsServer: GeneralDiagnosticsHandler {
     static let clusterID = Clusters.GeneralDiagnostics.id
 
     typealias Attribute = Clusters.GeneralDiagnostics.Attribute
     typealias Command = Clusters.GeneralDiagnostics.Command
+    typealias Commands = Clusters.GeneralDiagnostics.Commands
 
     /// Time Synchronization (Core 11.17), the one source of UTC time a TimeSnapshot may name.
     static let timeSynchronization = Clusters.TimeSynchronization.id
@@ -63,24 +64,19 @@ final class GeneralDiagnosticsServer: StandardClusterServer {
         command == Command.testEventTrigger || command == Command.timeSnapshot
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        switch command {
-        case Command.testEventTrigger:
-            // 11.12.7.1: without a configured enable key no key matches (an all-zero key
-            // never does), which is CONSTRAINT_ERROR.
-            return .failure(.constraintError)
-        case Command.timeSnapshot:
-            // SystemTimeMs [0] since boot; PosixTimeMs [1] only from a Time Synchronization
-            // cluster's UTC time: a node without one answers null (11.12.7.3; TC-DGGEN-2.4 step 4).
-            let sinceBoot = max(context.now - context.runtime.startedAt, .zero).totalMilliseconds
-            let timeSync = AttributePath(endpoint: 0, cluster: Self.timeSynchronization, attribute: AttributeID(0xFFFD))
-            let posix: TLVValue =
-                context.runtime.store.contains(timeSync) ? configuration.posixTimeMilliseconds().map { .unsigned($0) } ?? .null : .null
-            let members: [(UInt8, TLVValue)] = [(0, .uint(sinceBoot)), (1, posix)]
-            return .response(Command.timeSnapshotResponse, .contextStructure(members))
-        default:
-            return .failure(.unsupportedCommand)
-        }
+    /// 11.12.7.1: without a configured enable key no key matches (an all-zero key never
+    /// does), which is CONSTRAINT_ERROR.
+    func testEventTrigger(_ request: Commands.TestEventTrigger, context: ClusterContext) -> InteractionStatus {
+        InteractionStatus(.constraintError)
+    }
+
+    /// SystemTimeMs since boot; PosixTimeMs only from a Time Synchronization cluster's UTC
+    /// time: a node without one answers null (11.12.7.3; TC-DGGEN-2.4 step 4).
+    func timeSnapshot(_ request: Commands.TimeSnapshot, context: ClusterContext) -> CommandReply<Commands.TimeSnapshotResponse> {
+        let sinceBoot = max(context.now - context.runtime.startedAt, .zero).totalMilliseconds
+        let timeSync = AttributePath(endpoint: 0, cluster: Self.timeSynchronization, attribute: Clusters.Global.Attribute.clusterRevision)
+        let posix = context.runtime.store.contains(timeSync) ? configuration.posixTimeMilliseconds() : nil
+        return .response(Commands.TimeSnapshotResponse(systemTimeMs: UInt64(clamping: sinceBoot), posixTimeMs: posix))
     }
 
     private func upTimeSeconds(_ context: ClusterContext) -> UInt64 {

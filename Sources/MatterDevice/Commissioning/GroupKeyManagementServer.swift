@@ -4,12 +4,13 @@ import MatterTLV
 /// Group Key Management cluster (Core spec 11.2): a fabric's group key sets (set 0 is
 /// its IPK, from AddNOC) and the map from groups to key sets. Key material is written,
 /// never read back.
-final class GroupKeyManagementServer: StandardClusterServer {
+final class GroupKeyManagementServer: GroupKeyManagementHandler {
     static let clusterID = Clusters.GroupKeyManagement.id
 
     typealias Feature = Clusters.GroupKeyManagement.Feature
     typealias Attribute = Clusters.GroupKeyManagement.Attribute
     typealias Command = Clusters.GroupKeyManagement.Command
+    typealias Commands = Clusters.GroupKeyManagement.Commands
 
     private let cacheAndSyncSupported: Bool
     private let configuration: CommissioningConfiguration
@@ -32,34 +33,37 @@ final class GroupKeyManagementServer: StandardClusterServer {
         [Command.keySetWrite, Command.keySetRead, Command.keySetRemove, Command.keySetReadAllIndices].contains(command)
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        // All four commands are fabric-scoped: the node has checked there is an accessing fabric.
-        guard let fabric = context.session?.fabricIndex, fabric != 0 else { return .failure(.unsupportedAccess) }
-        let coordinator = context.commissioning
-        switch command {
-        case Command.keySetWrite:
-            guard let value = fields.field(0) else { return .failure(.invalidCommand) }
-            do {
-                let set = try GroupKeySet(written: value, fabricIndex: fabric, cacheAndSyncSupported: cacheAndSyncSupported)
-                return .status(coordinator.writeKeySet(set))
-            } catch {
-                return .status(error)
-            }
-        case Command.keySetRead:
-            guard let raw = fields.unsigned(0), let id = UInt16(exactly: raw) else { return .failure(.invalidCommand) }
-            guard let set = coordinator.keySet(id, fabric: fabric) else { return .failure(.notFound) }
-            let members: [(UInt8, TLVValue)] = [(0, set.readResponseTLV)]
-            return .response(Command.keySetReadResponse, .contextStructure(members))
-        case Command.keySetRemove:
-            guard let raw = fields.unsigned(0), let id = UInt16(exactly: raw) else { return .failure(.invalidCommand) }
-            return .status(coordinator.removeKeySet(id, fabric: fabric))
-        case Command.keySetReadAllIndices:
-            let ids = coordinator.keySetIDs(fabric: fabric).map { TLVValue.uint($0) }
-            let members: [(UInt8, TLVValue)] = [(0, .arrayOf(ids))]
-            return .response(Command.keySetReadAllIndicesResponse, .contextStructure(members))
-        default:
-            return .failure(.unsupportedCommand)
+    /// All four commands are fabric-scoped: the node has checked there is an accessing fabric.
+    private func fabric(_ context: ClusterContext) -> FabricIndex? {
+        context.session.flatMap { $0.fabricIndex == 0 ? nil : $0.fabricIndex }
+    }
+
+    func keySetWrite(_ request: Commands.KeySetWrite, context: ClusterContext) -> InteractionStatus {
+        guard let fabric = fabric(context) else { return InteractionStatus(.unsupportedAccess) }
+        do {
+            let set = try GroupKeySet(written: request.groupKeySet, fabricIndex: fabric, cacheAndSyncSupported: cacheAndSyncSupported)
+            return context.commissioning.writeKeySet(set)
+        } catch {
+            return error
         }
+    }
+
+    func keySetRead(_ request: Commands.KeySetRead, context: ClusterContext) -> CommandReply<Commands.KeySetReadResponse> {
+        guard let fabric = fabric(context) else { return .failure(.unsupportedAccess) }
+        guard let set = context.commissioning.keySet(request.groupKeySetID, fabric: fabric) else { return .failure(.notFound) }
+        return .response(Commands.KeySetReadResponse(groupKeySet: set.readResponse))
+    }
+
+    func keySetRemove(_ request: Commands.KeySetRemove, context: ClusterContext) -> InteractionStatus {
+        guard let fabric = fabric(context) else { return InteractionStatus(.unsupportedAccess) }
+        return context.commissioning.removeKeySet(request.groupKeySetID, fabric: fabric)
+    }
+
+    func keySetReadAllIndices(
+        _ request: Commands.KeySetReadAllIndices, context: ClusterContext
+    ) -> CommandReply<Commands.KeySetReadAllIndicesResponse> {
+        guard let fabric = fabric(context) else { return .failure(.unsupportedAccess) }
+        return .response(Commands.KeySetReadAllIndicesResponse(groupKeySetIDs: context.commissioning.keySetIDs(fabric: fabric)))
     }
 
     func validateWrite(_ attribute: AttributeID, value: TLVValue, context: ClusterContext) -> InteractionStatus? {

@@ -49,56 +49,45 @@ public struct GroupKeySet: Sendable, Hashable, Codable {
     }
 
     /// The struct as KeySetRead returns it: start times, never the keys (11.2.7.2).
-    var readResponseTLV: TLVValue {
-        var members: [TLVElement] = [
-            .context(0, .uint(id)),
-            .context(1, .uint(policy.rawValue)),
-        ]
-        for slot in 0..<3 {
-            members.append(.context(UInt8(2 + 2 * slot), .null))
-            let start: TLVValue = slot < epochKeys.count ? .unsigned(epochKeys[slot].startTime) : .null
-            members.append(.context(UInt8(3 + 2 * slot), start))
-        }
-        return .structure(members)
+    var readResponse: Clusters.GroupKeyManagement.GroupKeySetStruct {
+        let starts = (0..<3).map { slot in slot < epochKeys.count ? epochKeys[slot].startTime : nil }
+        return Clusters.GroupKeyManagement.GroupKeySetStruct(
+            groupKeySetID: id, groupKeySecurityPolicy: policy == .cacheAndSync ? .cacheAndSync : .trustFirst,
+            epochKey0: nil, epochStartTime0: starts[0], epochKey1: nil, epochStartTime1: starts[1], epochKey2: nil,
+            epochStartTime2: starts[2])
     }
 
-    /// Decodes a KeySetWrite GroupKeySetStruct, with the checks of 11.2.7.1. The
-    /// error is the status the command fails with.
-    init(written value: TLVValue, fabricIndex: FabricIndex, cacheAndSyncSupported: Bool) throws(InteractionStatus) {
-        guard case .structure = value, let id = value[context: 0]?.unsignedValue, let rawID = UInt16(exactly: id),
-            let rawPolicy = value[context: 1]?.unsignedValue,
-            let policy = GroupKeySecurityPolicy(rawValue: UInt8(clamping: rawPolicy))
-        else {
-            throw InteractionStatus(.invalidCommand)
-        }
+    /// A KeySetWrite GroupKeySetStruct, with the checks of 11.2.7.1. The error is the status
+    /// the command fails with.
+    init(
+        written value: Clusters.GroupKeyManagement.GroupKeySetStruct, fabricIndex: FabricIndex, cacheAndSyncSupported: Bool
+    ) throws(InteractionStatus) {
         // The IPK is only set through AddNOC.
-        guard rawID != Self.identityProtectionKeySetID else { throw InteractionStatus(.invalidCommand) }
+        guard value.groupKeySetID != Self.identityProtectionKeySetID else { throw InteractionStatus(.invalidCommand) }
+        let policy: GroupKeySecurityPolicy = value.groupKeySecurityPolicy == .cacheAndSync ? .cacheAndSync : .trustFirst
         if policy == .cacheAndSync && !cacheAndSyncSupported { throw InteractionStatus(.constraintError) }
 
+        let slots = [
+            (value.epochKey0, value.epochStartTime0), (value.epochKey1, value.epochStartTime1), (value.epochKey2, value.epochStartTime2),
+        ]
         var keys: [EpochKey] = []
         var previousStart: UInt64?
-        for slot in 0..<3 {
-            let keyValue = value[context: UInt8(2 + 2 * slot)] ?? .null
-            let startValue = value[context: UInt8(3 + 2 * slot)] ?? .null
-            if keyValue.isNull && startValue.isNull {
+        for (slot, (key, start)) in slots.enumerated() {
+            if key == nil && start == nil {
                 // Key 0 is mandatory; a later key may not follow a missing one.
                 if slot == 0 { throw InteractionStatus(.invalidCommand) }
-                for later in (slot + 1)..<3 where !(value[context: UInt8(2 + 2 * later)] ?? .null).isNull {
-                    throw InteractionStatus(.invalidCommand)
-                }
+                if slots[(slot + 1)...].contains(where: { $0.0 != nil }) { throw InteractionStatus(.invalidCommand) }
                 break
             }
-            guard case .bytes(let key) = keyValue, let start = startValue.unsignedValue else {
-                throw InteractionStatus(.invalidCommand)
-            }
+            guard let key, let start else { throw InteractionStatus(.invalidCommand) }
             guard key.count == Self.epochKeyLength else { throw InteractionStatus(.constraintError) }
             // Key 0 must start after the epoch; later keys strictly after their predecessor.
             if slot == 0 && start == 0 { throw InteractionStatus(.invalidCommand) }
             if let previousStart, start <= previousStart { throw InteractionStatus(.invalidCommand) }
             previousStart = start
-            keys.append(EpochKey(key: Data(key), startTime: start))
+            keys.append(EpochKey(key: key, startTime: start))
         }
-        self.init(fabricIndex: fabricIndex, id: rawID, policy: policy, epochKeys: keys)
+        self.init(fabricIndex: fabricIndex, id: value.groupKeySetID, policy: policy, epochKeys: keys)
     }
 }
 

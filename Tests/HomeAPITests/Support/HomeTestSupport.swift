@@ -1,5 +1,6 @@
 import Foundation
 import HomeAPI
+import HomeRelayLink
 import MatterProtocol
 import NIOConcurrencyHelpers
 import NIOCore
@@ -17,6 +18,7 @@ func testConfiguration() -> HomeConfiguration {
     c.subscriptionMaxInterval = 2
     c.maxResubscribeDelay = .seconds(2)
     c.allowUntrustedAttestation = false
+    c.relayLinks = HomeRelayLinks.webSocket
     return c
 }
 
