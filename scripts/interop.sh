@@ -44,11 +44,19 @@ declare -A CHECKER=(
   [temperature-sensor]=sensors_check.py
   [door-lock]=sensors_check.py
   [thermostat]=sensors_check.py
+  [fan]=sensors_check.py
+  [humidity-sensor]=sensors_check.py
+  [light-sensor]=sensors_check.py
+  [pressure-sensor]=sensors_check.py
+  [flow-sensor]=sensors_check.py
+  [air-quality-sensor]=sensors_check.py
+  [air-purifier]=sensors_check.py
 )
 profiles=("$@")
 [ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering \
   color-temperature-light extended-color-light \
-  contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat)
+  contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat \
+  fan humidity-sensor light-sensor pressure-sensor flow-sensor air-quality-sensor air-purifier)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 build_products matter-sim

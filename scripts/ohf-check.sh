@@ -16,7 +16,8 @@
 #   scripts/ohf-check.sh [--keep DIR] PROFILE...             device profiles (names or paths)
 #   scripts/ohf-check.sh [--keep DIR] --home FILE [--process-per-device]
 #
-# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of at most 6.
+# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of 6 (up to 9
+# when that keeps the runs to OHF_PARALLEL).
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
 #   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
 . "$(dirname "$0")/lib/common.sh"
@@ -38,7 +39,7 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
   PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml)
-  # One host per profile and at most 9 a run: every shipped profile, in runs of 6 at most,
+  # One host per profile and at most 9 a run: every shipped profile, in runs of 6 to 9,
   # each with its own report (profiles-1.json, …) unless OHF_REPORT names one.
   if [ "${#PROFILES[@]}" -gt 9 ]; then
     # OHF_PARALLEL batches at once (default 1), each on its own fake LAN with its own server:
@@ -46,9 +47,13 @@ if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
     status=0; batch=0; pids=()
     mkdir -p "$ROOT/.build/ohf"
     "$ROOT/scripts/lib/venvs.sh" ohf >/dev/null
-    for ((i = 0; i < ${#PROFILES[@]}; i += 6)); do
+    # Batches of 6, larger (up to 9) when that keeps them to OHF_PARALLEL: a batch that waits
+    # for a free slot costs a whole batch's time, a seventh profile in a running one far less.
+    parallel="${OHF_PARALLEL:-1}"; size=$(( (${#PROFILES[@]} + parallel - 1) / parallel ))
+    [ "$size" -ge 6 ] || size=6; [ "$size" -le 9 ] || size=9
+    for ((i = 0; i < ${#PROFILES[@]}; i += size)); do
       batch=$((batch + 1))
-      OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:6}" \
+      OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:size}" \
         >"$ROOT/.build/ohf/profiles-$batch.log" 2>&1 &
       pids+=($!)
       if [ "${#pids[@]}" -ge "${OHF_PARALLEL:-1}" ]; then

@@ -14,7 +14,7 @@ enum DeviceKeys {
         "hardwareVersion", "hardwareVersionString", "softwareVersion", "softwareVersionString", "uniqueID",
     ]
     static let commissioning = ["passcode", "discriminator"]
-    static let behaviour = ["level", "windowCovering", "reading", "room"]
+    static let behaviour = ["level", "windowCovering", "reading", "readings", "room"]
     static let behaviourRoom = ["every", "heatingRate", "coolingRate", "leakPercent"]
     static let behaviourReading = ["schedule", "randomWalk"]
     static let readingSchedule = ["points", "repeatEvery"]
@@ -65,6 +65,9 @@ struct BehaviourDocument {
     var liftSpeed: Located<Double>?
     var tiltSpeed: Located<Double>?
     var reading: Located<DeviceBehaviour.Reading>?
+    /// Per measurement cluster (by name), for a device with several: each on its own, so a
+    /// home can change one.
+    var readings: [String: Located<DeviceBehaviour.Reading>] = [:]
     /// Each room setting on its own, so a home can change one.
     var room: [String: Located<Double>] = [:]
 
@@ -76,6 +79,7 @@ struct BehaviourDocument {
             liftSpeed: other.liftSpeed ?? liftSpeed,
             tiltSpeed: other.tiltSpeed ?? tiltSpeed,
             reading: other.reading ?? reading,
+            readings: readings.merging(other.readings) { _, theirs in theirs },
             room: room.merging(other.room) { _, theirs in theirs })
     }
 }
@@ -270,8 +274,19 @@ struct DocumentParser {
             let p = path.key("reading")
             if let reading = parseReading(n, at: p) { out.reading = Located(value: reading, origin: reader.origin(p, n)) }
         }
+        if let n = fields["readings"], let entries = reader.mappingEntries(n, at: path.key("readings"), what: "a mapping of cluster names to readings") {
+            for entry in entries {
+                guard let cluster = reader.scalarKey(entry, at: path.key("readings")) else { continue }
+                let p = path.key("readings").key(cluster)
+                if let reading = parseReading(entry.value, at: p) { out.readings[cluster] = Located(value: reading, origin: reader.origin(p, entry.key)) }
+            }
+        }
         return out
     }
+
+    /// What a reading's values may be, in its cluster's unit (°C, %, lux, kPa, m³/h, ppm, µg/m³,
+    /// ppb); the cluster keeps them within what its sensor measures.
+    static let readingValues = -1_000_000.0...1_000_000.0
 
     /// `reading: {schedule: {points: [[SECONDS, VALUE], …], repeatEvery: SECONDS}}` or
     /// `reading: {randomWalk: {every: SECONDS, step: S, min: LOW, max: HIGH}}`.
@@ -296,7 +311,7 @@ struct DocumentParser {
                     continue
                 }
                 guard let at = reader.number(pair[0], at: q.index(0), in: day, unit: " (seconds since the node started)"),
-                    let value = reader.number(pair[1], at: q.index(1), in: -273.15...327.67)
+                    let value = reader.number(pair[1], at: q.index(1), in: Self.readingValues)
                 else { continue }
                 points.append(.init(at: at, value: value))
             }
@@ -322,8 +337,8 @@ struct DocumentParser {
             guard let walk = reader.fields(n, at: p, known: DeviceKeys.readingRandomWalk, what: "a randomWalk mapping") else { return nil }
             var numbers: [String: Double] = [:]
             for (key, range, unit) in [
-                ("every", 0.1...day.upperBound, " (seconds)"), ("step", 0.0...100.0, ""), ("min", -273.15...327.67, ""),
-                ("max", -273.15...327.67, ""),
+                ("every", 0.1...day.upperBound, " (seconds)"), ("step", 0.0...Self.readingValues.upperBound, ""),
+                ("min", Self.readingValues, ""), ("max", Self.readingValues, ""),
             ] {
                 guard let v = reader.require(walk, key, at: p, node: n),
                     let number = reader.number(v, at: p.key(key), in: range, unit: unit)

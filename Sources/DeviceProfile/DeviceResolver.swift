@@ -39,17 +39,13 @@ struct DeviceResolver {
         let cloud = CloudDocument.combine(CloudDocument.combine(overrides.homeCloud, doc.cloud), overrides.cloud)
         applyCloudOnly(cloud?.cloudOnly ?? [], to: &endpoints)
         let behaviourDocument = doc.behaviour.overlaid(with: overrides.behaviour)
-        // A reading drives Temperature Measurement (0x0402), the one cluster it is for so far.
-        if let reading = behaviourDocument.reading,
-            !endpoints.contains(where: { $0.resolved.clusters.contains { $0.id == Clusters.TemperatureMeasurement.id } })
-        {
-            sink.error(reading.origin, "expected a device with a TemperatureMeasurement cluster for a reading; this one has none")
-        }
+        let readings = resolveReadings(behaviourDocument, endpoints: endpoints)
 
         guard sink.count == before else { return nil }
 
         let resolvedIdentity = extractIdentity(endpoints)
-        let behaviour = resolveBehaviour(behaviourDocument)
+        var behaviour = resolveBehaviour(behaviourDocument)
+        behaviour.readings = readings
         let generated = CommissioningCodes.generated(
             serialNumber: resolvedIdentity.serialNumber, vendorID: resolvedIdentity.vendorID, productID: resolvedIdentity.productID)
         let passcode = overrides.passcode ?? doc.passcode
@@ -474,6 +470,31 @@ struct DeviceResolver {
     }
 
     // MARK: Behaviour
+
+    /// `reading` drives the device's one measurement cluster; `readings` names each of several.
+    private func resolveReadings(_ doc: BehaviourDocument, endpoints: [EndpointState]) -> [ClusterID: DeviceBehaviour.Reading] {
+        let present = Set(endpoints.flatMap { $0.resolved.clusters.map(\.id) }).filter { DeviceBehaviour.readingClusters.contains($0) }
+        let names = present.compactMap { model.cluster($0)?.name }.sorted()
+        if let reading = doc.reading {
+            if present.isEmpty {
+                sink.error(
+                    reading.origin, "expected a device with a measurement cluster (e.g. TemperatureMeasurement) for a reading; this one has none")
+            } else if present.count > 1 {
+                sink.error(
+                    reading.origin, "expected one measurement cluster for a reading, this device has \(names.joined(separator: ", ")); use readings")
+            }
+        }
+        var result: [ClusterID: DeviceBehaviour.Reading] = [:]
+        for (name, reading) in doc.readings.sorted(by: { $0.key < $1.key }) {
+            guard let cluster = model.cluster(named: name), present.contains(cluster.id) else {
+                let known = names.isEmpty ? "none" : names.joined(separator: ", ")
+                sink.error(reading.origin, "expected a measurement cluster of this device for a reading (\(known)), got '\(name)'")
+                continue
+            }
+            result[cluster.id] = reading.value
+        }
+        return result
+    }
 
     private func resolveBehaviour(_ doc: BehaviourDocument) -> DeviceBehaviour {
         let defaults = DeviceBehaviour()

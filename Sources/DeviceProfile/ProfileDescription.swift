@@ -44,16 +44,19 @@ public struct ProfileDescription: Sendable {
                 "                 room: every \(Self.number(room.every)) s, heating +\(Self.number(room.heatingRate)) °C, "
                     + "cooling -\(Self.number(room.coolingRate)) °C, \(Self.number(room.leakPercent)) % toward outdoors")
         }
-        switch b.reading {
-        case .schedule(let points, let repeatEvery)?:
-            let list = points.map { "\(Self.number($0.value)) at \(Self.number($0.at)) s" }.joined(separator: ", ")
-            add("                 reading: schedule \(list)" + (repeatEvery.map { ", every \(Self.number($0)) s" } ?? ""))
-        case .randomWalk(let every, let step, let low, let high)?:
-            add(
-                "                 reading: random walk, up to \(Self.number(step)) every \(Self.number(every)) s, within \(Self.number(low)) to \(Self.number(high))"
-            )
-        case nil:
-            break
+        let readings: [(String, DeviceBehaviour.Reading?)] = [("reading", b.reading)] + b.readings.sorted { $0.key < $1.key }.map { ("reading (\(model.cluster($0.key)?.name ?? "\($0.key)"))", $0.value) }
+        for (label, reading) in readings {
+            switch reading {
+            case .schedule(let points, let repeatEvery)?:
+                let list = points.map { "\(Self.number($0.value)) at \(Self.number($0.at)) s" }.joined(separator: ", ")
+                add("                 \(label): schedule \(list)" + (repeatEvery.map { ", every \(Self.number($0)) s" } ?? ""))
+            case .randomWalk(let every, let step, let low, let high)?:
+                add(
+                    "                 \(label): random walk, up to \(Self.number(step)) every \(Self.number(every)) s, within \(Self.number(low)) to \(Self.number(high))"
+                )
+            case nil:
+                break
+            }
         }
         if !device.cloud.isEmpty {
             // Secrets are not printed, only which one the device will use.

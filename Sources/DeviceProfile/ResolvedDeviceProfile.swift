@@ -148,15 +148,35 @@ public struct DeviceBehaviour: Sendable, Hashable {
 
     public var windowCovering: WindowCovering
     public var level: Level
-    /// nil: the reading stays as set (the profile's value, or the last `act`).
+    /// nil: the reading stays as set (the profile's value, or the last `act`). For the device's
+    /// one measurement cluster (`readingClusters`).
     public var reading: Reading?
+    /// Readings of a device with several measurement clusters, by cluster.
+    public var readings: [ClusterID: Reading]
     public var room: Room
 
-    public init(windowCovering: WindowCovering = .init(), level: Level = .init(), reading: Reading? = nil, room: Room = .init()) {
+    public init(
+        windowCovering: WindowCovering = .init(), level: Level = .init(), reading: Reading? = nil, readings: [ClusterID: Reading] = [:],
+        room: Room = .init()
+    ) {
         self.windowCovering = windowCovering
         self.level = level
         self.reading = reading
+        self.readings = readings
         self.room = room
+    }
+
+    /// The clusters a reading drives: those whose MeasuredValue a sensor reads.
+    public static let readingClusters: [ClusterID] = [
+        Clusters.TemperatureMeasurement.id, Clusters.RelativeHumidityMeasurement.id, Clusters.IlluminanceMeasurement.id,
+        Clusters.PressureMeasurement.id, Clusters.FlowMeasurement.id, Clusters.CarbonDioxideConcentrationMeasurement.id,
+        Clusters.Pm25ConcentrationMeasurement.id, Clusters.Pm10ConcentrationMeasurement.id,
+        Clusters.TotalVolatileOrganicCompoundsConcentrationMeasurement.id,
+    ]
+
+    /// The reading that drives `cluster`: its own, or the device's one reading.
+    public func reading(for cluster: ClusterID) -> Reading? {
+        readings[cluster] ?? (Self.readingClusters.contains(cluster) ? reading : nil)
     }
 }
 

@@ -114,6 +114,18 @@ enum ShownAttributes {
         "OccupancySensing": ["Occupancy"],
         "TemperatureMeasurement": ["MeasuredValue"],
         "Switch": ["CurrentPosition"],
+        "FanControl": ["FanMode", "PercentCurrent"],
+        "RelativeHumidityMeasurement": ["MeasuredValue"],
+        "IlluminanceMeasurement": ["MeasuredValue"],
+        "PressureMeasurement": ["MeasuredValue"],
+        "FlowMeasurement": ["MeasuredValue"],
+        "AirQuality": ["AirQuality"],
+        "CarbonDioxideConcentrationMeasurement": ["MeasuredValue"],
+        "Pm25ConcentrationMeasurement": ["MeasuredValue"],
+        "Pm10ConcentrationMeasurement": ["MeasuredValue"],
+        "TotalVolatileOrganicCompoundsConcentrationMeasurement": ["MeasuredValue"],
+        "HepaFilterMonitoring": ["Condition"],
+        "ActivatedCarbonFilterMonitoring": ["Condition"],
     ]
 
     /// The shown attribute paths of a node, with their names.
@@ -147,6 +159,14 @@ enum ShownAttributes {
         if names.contains("OccupancySensing") { acts += ["occupied", "unoccupied"] }
         if names.contains("TemperatureMeasurement"), !names.contains("Thermostat") { acts.append("temperature") }
         if names.contains("Switch") { acts.append("press") }
+        if names.contains("FanControl") { acts.append("fan") }
+        let readings: [(cluster: String, act: String)] = [
+            ("RelativeHumidityMeasurement", "humidity"), ("IlluminanceMeasurement", "light"), ("PressureMeasurement", "pressure"),
+            ("FlowMeasurement", "flow"), ("CarbonDioxideConcentrationMeasurement", "co2"), ("Pm25ConcentrationMeasurement", "pm25"),
+            ("Pm10ConcentrationMeasurement", "pm10"), ("TotalVolatileOrganicCompoundsConcentrationMeasurement", "tvoc"),
+        ]
+        acts += readings.filter { names.contains($0.cluster) }.map(\.act)
+        if names.contains("HepaFilterMonitoring") || names.contains("ActivatedCarbonFilterMonitoring") { acts.append("replace") }
         return acts
     }
 }

@@ -128,7 +128,7 @@ public actor MatterNode {
         let endpoints = endpoint.map { [$0] } ?? runtime.composition.endpoints
         for candidate in endpoints {
             let path = ClusterPath(endpoint: candidate, cluster: action.cluster)
-            guard let server = runtime.servers[path] as? any PhysicallyOperated else { continue }
+            guard let server = runtime.servers[path] as? any PhysicallyOperable else { continue }
             try server.perform(action, context: runtime.context(path))
             return candidate
         }

@@ -231,8 +231,22 @@ extension NodeRuntime {
             GroupKeyManagementServer(features: instance.features, configuration: commissioningConfiguration)
         case AdministratorCommissioningServer.clusterID: AdministratorCommissioningServer()
         case GeneralDiagnosticsServer.clusterID: GeneralDiagnosticsServer(configuration: commissioningConfiguration)
-        default: PlainClusterServer()
+        case FanControlServer.clusterID: FanControlServer(features: instance.features)
+        case RelativeHumidityMeasurementServer.clusterID: RelativeHumidityMeasurementServer(reading: instance.behavior.reading)
+        case IlluminanceMeasurementServer.clusterID: IlluminanceMeasurementServer(reading: instance.behavior.reading)
+        case PressureMeasurementServer.clusterID: PressureMeasurementServer(reading: instance.behavior.reading)
+        case FlowMeasurementServer.clusterID: FlowMeasurementServer(reading: instance.behavior.reading)
+        case AirQualityServer.clusterID: AirQualityServer(features: instance.features)
+        default: familyServer(for: instance) ?? PlainClusterServer()
         }
+    }
+
+    /// Servers of cluster families (one definition, an ID per substance or resource).
+    private func familyServer(for instance: ClusterInstanceDescription) -> (any ClusterServer)? {
+        if let substance = Substance(clusterID: instance.id) {
+            return ConcentrationMeasurementServer(substance: substance, features: instance.features, reading: instance.behavior.reading)
+        }
+        return FilterKind(clusterID: instance.id).map { ResourceMonitoringServer(kind: $0) }
     }
 
     /// Publishes the commissioning state into its clusters, runs every server's

@@ -297,6 +297,22 @@ struct Cover: AsyncParsableCommand {
     }
 }
 
+struct Fan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Set a fan or purifier to a mode, or to a speed in percent.")
+    @OptionGroup var global: GlobalOptions
+    @Argument var device: String
+    @Argument(help: "off | low | medium | high | auto | PERCENT (0-100)") var setting: String
+    func run() async throws {
+        let modes: [String: Matter.FanControlTrait.FanModeEnum] = ["off": .off, "low": .low, "medium": .medium, "high": .high, "auto": .auto]
+        let mode = modes[setting.lowercased()]
+        let percent = UInt8(setting.trimmingCharacters(in: CharacterSet(charactersIn: "%")))
+        guard mode != nil || (percent ?? 101) <= 100 else { throw ValidationError("fan takes off, low, medium, high, auto or a percentage 0-100") }
+        try await withTrait(Matter.FanControlTrait.self, device: device, global: global) { trait in
+            if let mode { try await trait.setFanMode(mode) } else { try await trait.setPercentSetting(percent) }
+        }
+    }
+}
+
 struct Rename: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rename a device.")
     @OptionGroup var global: GlobalOptions

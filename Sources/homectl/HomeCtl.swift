@@ -15,7 +15,7 @@ struct HomeCtl: AsyncParsableCommand {
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [
             Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Rename.self, RoomCommand.self, Watch.self, Bench.self,
+            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Fan.self, Rename.self, RoomCommand.self, Watch.self, Bench.self,
             HubCommand.self,
             FleetBench.self, Soak.self, AutomationsCommand.self, GroupCommand.self,
         ])
@@ -275,6 +275,31 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         if let v = traits[Matter.TemperatureMeasurementTrait.self]?.attributes.measuredValue {
             state["temperature"] = String(format: "%.2f °C", Double(v) / 100)
         }
+        if let t = traits[Matter.FanControlTrait.self]?.attributes {
+            if let v = t.fanMode { state["fan"] = "\(v)" }
+            if let v = t.percentCurrent { state["fan speed"] = "\(v) %" }
+        }
+        if let v = traits[Matter.RelativeHumidityMeasurementTrait.self]?.attributes.measuredValue {
+            state["humidity"] = String(format: "%.2f %%", Double(v) / 100)
+        }
+        if let v = traits[Matter.IlluminanceMeasurementTrait.self]?.attributes.measuredValue {
+            state["illuminance"] = String(format: "%.0f lx", v == 0 ? 0 : pow(10, (Double(v) - 1) / 10_000))
+        }
+        if let v = traits[Matter.PressureMeasurementTrait.self]?.attributes.measuredValue {
+            state["pressure"] = String(format: "%.1f kPa", Double(v) / 10)
+        }
+        if let v = traits[Matter.FlowMeasurementTrait.self]?.attributes.measuredValue { state["flow"] = String(format: "%.1f m³/h", Double(v) / 10) }
+        if let v = traits[Matter.AirQualityTrait.self]?.attributes.airQuality { state["air quality"] = "\(v)" }
+        if let v = traits[Matter.CarbonDioxideConcentrationMeasurementTrait.self]?.attributes.measuredValue {
+            state["co2"] = String(format: "%.0f ppm", v)
+        }
+        if let v = traits[Matter.Pm25ConcentrationMeasurementTrait.self]?.attributes.measuredValue { state["pm2.5"] = String(format: "%.1f µg/m³", v) }
+        if let v = traits[Matter.Pm10ConcentrationMeasurementTrait.self]?.attributes.measuredValue { state["pm10"] = String(format: "%.1f µg/m³", v) }
+        if let v = traits[Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self]?.attributes.measuredValue {
+            state["tvoc"] = String(format: "%.0f ppb", v)
+        }
+        if let v = traits[Matter.HepaFilterMonitoringTrait.self]?.attributes.condition { state["hepa filter"] = "\(v) %" }
+        if let v = traits[Matter.ActivatedCarbonFilterMonitoringTrait.self]?.attributes.condition { state["carbon filter"] = "\(v) %" }
         if let t = traits[Matter.BasicInformationTrait.self] {
             if let v = t.attributes.vendorName { state["vendor"] = v }
             if let v = t.attributes.productName { state["product"] = v }

@@ -4,10 +4,12 @@
 // report or event.
 import ArgumentParser
 import MatterDevice
+import MatterModel
 
 /// The actions `matter-sim act` knows, by name.
 enum PhysicalActionName: String, CaseIterable, Sendable {
     case open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial
+    case humidity, light, pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -61,6 +63,27 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
                 )
             }
             return .success(.temperature(celsius))
+        case .humidity, .light, .pressure, .flow, .co2, .pm25, .pm10, .tvoc:
+            return ActRanges.measurement(known, value: value)
+        case .air:
+            let grades = Clusters.AirQuality.AirQualityEnum.allCases.filter { $0 != .unknown }
+            guard let value, let grade = grades.first(where: { ActRanges.spoken("\($0)") == value }) else {
+                return fail(
+                    "'air' takes \(grades.map { ActRanges.spoken("\($0)") }.joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.airQuality(grade))
+        case .fan:
+            let modes: [Clusters.FanControl.FanModeEnum] = [.off, .low, .medium, .high, .auto]
+            if let value, let mode = modes.first(where: { "\($0)" == value }) { return .success(.fan(.mode(mode))) }
+            guard let value, let percent = UInt8(value.hasSuffix("%") ? String(value.dropLast()) : value), percent <= 100 else {
+                return fail("'fan' takes off, low, medium, high, auto or a speed from 0 to 100 (%); got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.fan(.percent(percent)))
+        case .replace:
+            guard let value, let kind = FilterKind(rawValue: value) else {
+                return fail("'replace' takes the filter: hepa or carbon; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.replaceFilter(kind))
         case .press:
             switch value ?? "single" {
             case "single": return .success(.press(.single))
@@ -98,6 +121,16 @@ struct ActCommand: AsyncParsableCommand {
               dim PERCENT          a light's dimmer, 0 to 100 (0 turns it off)
               cord open|close|stop a blind's cord or wall control
               dial C               a thermostat's dial: the setpoint of its mode, in °C
+              humidity %, light LUX, pressure KPA, flow M3H
+                                   a humidity, light, pressure or flow sensor's reading
+              co2 PPM, pm25 UGM3, pm10 UGM3, tvoc PPB
+                                   an air-quality sensor's concentration (its Air
+                                   Quality follows)
+              air good|fair|moderate|poor|very-poor|extremely-poor
+                                   the air as a sensor without concentrations grades it
+              fan off|low|medium|high|auto|PERCENT
+                                   a fan's own buttons or remote
+              replace hepa|carbon  a purifier's worn filter swapped for a new one
             The node changes its own state, so every controller sees it as an ordinary
             report or event. NODE is a serial number, a device name or `all`; the socket
             is found as for `matter-sim fault`.
@@ -111,12 +144,14 @@ struct ActCommand: AsyncParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord or dial.", valueName: "action"))
+            "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial, humidity, light, "
+                + "pressure, flow, co2, pm25, pm10, tvoc, air, fan or replace.", valueName: "action"))
     var action: String
 
     @Argument(
         help: ArgumentHelp(
-            "The action's value: a temperature in °C, how to press, a keypad PIN, a dimmer percent or a cord pull.", valueName: "value"))
+            "The action's value: a temperature in °C, how to press, a keypad PIN, a dimmer percent, a cord pull, a reading, a fan "
+                + "setting or a filter.", valueName: "value"))
     var value: String?
 
     func validate() throws {

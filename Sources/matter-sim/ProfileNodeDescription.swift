@@ -71,8 +71,8 @@ extension ResolvedDeviceProfile {
     }
 
     private func behavior(of cluster: ResolvedCluster) -> ClusterBehavior {
-        if cluster.id == Clusters.TemperatureMeasurement.id, let reading = behaviour.reading {
-            return ClusterBehavior(reading: sensorReading(reading))
+        if let reading = behaviour.reading(for: cluster.id) {
+            return ClusterBehavior(reading: sensorReading(reading, cluster: cluster.id))
         }
         if cluster.id == Clusters.Thermostat.id {
             let room = behaviour.room
@@ -92,16 +92,17 @@ extension ResolvedDeviceProfile {
             tiltSpeed: speed(behaviour.windowCovering.tiltSpeed))
     }
 
-    /// The profile's reading for the node clock; a walk is seeded from the serial number, so
-    /// a device walks the same way on every run and two devices walk differently.
-    private func sensorReading(_ reading: DeviceBehaviour.Reading) -> SensorReading {
+    /// The profile's reading for the node clock; a walk is seeded from the serial number (and
+    /// the cluster), so a device walks the same way on every run and two devices walk differently.
+    private func sensorReading(_ reading: DeviceBehaviour.Reading, cluster: ClusterID) -> SensorReading {
         func duration(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
         switch reading {
         case .schedule(let points, let repeatEvery):
             return .schedule(points.map { .init(at: duration($0.at), value: $0.value) }, repeatEvery: repeatEvery.map(duration))
         case .randomWalk(let every, let step, let low, let high):
-            // FNV-1a of the serial number.
-            let seed = identity.serialNumber.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            // FNV-1a of the serial number; each further cluster of the device walks its own way.
+            let serial = identity.serialNumber.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            let seed = cluster == Clusters.TemperatureMeasurement.id ? serial : serial &+ UInt64(cluster.rawValue)
             return .randomWalk(every: duration(every), step: step, range: low...high, seed: seed)
         }
     }

@@ -463,7 +463,31 @@ struct ValidationErrorTests {
             device("deviceTypes: [OnOffLight]", extra: "behaviour:\n  reading: {randomWalk: {every: 60, step: 1, min: 0, max: 1}}"))
         #expect(
             expectOne(light, at: "behaviour.reading")
-                == "expected a device with a TemperatureMeasurement cluster for a reading; this one has none")
+                == "expected a device with a measurement cluster (e.g. TemperatureMeasurement) for a reading; this one has none")
+
+        // A device with several measurement clusters gives each its reading under `readings`.
+        let monitor = """
+            deviceTypes: [AirQualitySensor]
+            clusters: {CarbonDioxideConcentrationMeasurement: {features: [NumericMeasurement]}, \
+            Pm25ConcentrationMeasurement: {features: [NumericMeasurement]}}
+            """
+        let walkOf = "{randomWalk: {every: 30, step: 25, min: 450, max: 1100}}"
+        let one = diagnostics(device(monitor, extra: "behaviour:\n  reading: \(walkOf)"))
+        #expect(
+            expectOne(one, at: "behaviour.reading")
+                == "expected one measurement cluster for a reading, this device has CarbonDioxideConcentrationMeasurement, "
+                + "Pm25ConcentrationMeasurement; use readings")
+        let absent = diagnostics(device(monitor, extra: "behaviour:\n  readings: {Pm10ConcentrationMeasurement: \(walkOf)}"))
+        #expect(
+            expectOne(absent, at: "behaviour.readings.Pm10ConcentrationMeasurement")
+                == "expected a measurement cluster of this device for a reading (CarbonDioxideConcentrationMeasurement, "
+                + "Pm25ConcentrationMeasurement), got 'Pm10ConcentrationMeasurement'")
+        let each = try #require(
+            try memoryLoader([:]).loadDevice(
+                yaml: device(monitor, extra: "behaviour:\n  readings: {CarbonDioxideConcentrationMeasurement: \(walkOf)}"),
+                file: "t.yaml"))
+        #expect(each.behaviour.readings == [Clusters.CarbonDioxideConcentrationMeasurement.id: .randomWalk(every: 30, step: 25, min: 450, max: 1100)])
+        #expect(each.behaviour.reading(for: Clusters.Pm25ConcentrationMeasurement.id) == nil)
     }
 
     @Test("a thermostat's room rates are range-checked and a home changes one of them")

@@ -38,6 +38,10 @@ from checks import clusters  # (reference_check put scripts/checks on sys.path)
 from checks.control import act
 
 EVENT_WAIT_S = 10
+# The sensors whose step is their act alone (checks.clusters' SENSOR_ACTS), by step name.
+NAMES_OF_ACTS = {clusters.RELATIVE_HUMIDITY: "relative-humidity", clusters.ILLUMINANCE: "illuminance",
+                 clusters.PRESSURE: "pressure", clusters.FLOW: "flow", clusters.CO2_CONCENTRATION: "co2-concentration",
+                 clusters.AIR_QUALITY: "air-quality"}
 
 
 @dataclass
@@ -266,14 +270,22 @@ class SensorsCheck(Check):
             (Clusters.DoorLock.id, "door-lock", self.door_lock),
             (Clusters.Thermostat.id, "thermostat", self.thermostat),
         ]
+        # Clusters whose steps are checks.clusters' moves alone (the driver reads what follows).
+        moves = {clusters.FAN_CONTROL: "fan-control", clusters.HEPA_FILTER_MONITORING: "hepa-filter-monitoring"}
+        moves.update({cluster: NAMES_OF_ACTS[cluster] for cluster in NAMES_OF_ACTS})
         for endpoint, server_clusters in servers.items():
             for cluster_id, name, body in checks:
                 if endpoint != 0 and cluster_id in server_clusters:
                     await self.step(f"{name} ep{endpoint}", body(endpoint))
+            for cluster_id, name in moves.items():
+                if endpoint != 0 and cluster_id in server_clusters:
+                    listed = [m for c, of in clusters.STEPS if c == cluster_id for m in await of(self.driver, endpoint)]
+                    await self.step(f"{name} ep{endpoint}", clusters.follow_all(self.driver, endpoint, listed))
 
 
 if __name__ == "__main__":
     # Commissioning, the endpoint steps and at least one cluster step.
     main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
-        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock", "thermostat")
+        "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock", "thermostat", "fan-control",
+        "hepa-filter-monitoring", *NAMES_OF_ACTS.values())
         for s in steps))

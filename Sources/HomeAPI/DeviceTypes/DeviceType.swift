@@ -35,7 +35,6 @@ protocol MatterDeviceType: DeviceType {
 let deviceTypeTypes: [any MatterDeviceType.Type] =
     [
         OnOffLightDeviceType.self, DimmableLightDeviceType.self, OnOffPluginUnitDeviceType.self, WindowCoveringDeviceType.self,
-        FanDeviceType.self, HumiditySensorDeviceType.self,
     ] + generatedDeviceTypeTypes
 
 /// An On/Off Light (Matter device type 0x0100).
@@ -102,31 +101,6 @@ func serves(_ have: any DeviceType.Type, as wanted: any DeviceType.Type) -> Bool
         id = parent
     }
     return false
-}
-
-// Device types the guides name that the simulator's profiles do not model yet: a device
-// that reports one gets it, with the traits this library knows (OnOff, LevelControl…).
-
-/// A Fan (0x002B).
-public struct FanDeviceType: DeviceType, MatterDeviceType {
-    public static let identifier = "home.matter.0000.types.002b"
-    static let matterDeviceTypeID = DeviceTypes.fan.rawValue
-    let context: DeviceTypeContext
-    init(context: DeviceTypeContext) { self.context = context }
-    public var metadata: DeviceTypeMetadata { context.metadata }
-    public var traits: TraitCollection { context.traits }
-    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
-}
-
-/// A Humidity Sensor (0x0307).
-public struct HumiditySensorDeviceType: DeviceType, MatterDeviceType {
-    public static let identifier = "home.matter.0000.types.0307"
-    static let matterDeviceTypeID = DeviceTypes.humiditySensor.rawValue
-    let context: DeviceTypeContext
-    init(context: DeviceTypeContext) { self.context = context }
-    public var metadata: DeviceTypeMetadata { context.metadata }
-    public var traits: TraitCollection { context.traits }
-    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
 }
 
 /// A Google doorbell (`GoogleHomeTypes.GoogleDoorbellDeviceType`, a cloud device type).

@@ -96,3 +96,87 @@ public struct ExtendedColorLightDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Fan (Matter device type 0x002B, revision 3).
+public struct FanDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.002b"
+    static let matterDeviceTypeID: UInt32 = 0x002B
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// An Air Purifier (Matter device type 0x002D, revision 2).
+public struct AirPurifierDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.002d"
+    static let matterDeviceTypeID: UInt32 = 0x002D
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// An Air Quality Sensor (Matter device type 0x002C, revision 1).
+public struct AirQualitySensorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.002c"
+    static let matterDeviceTypeID: UInt32 = 0x002C
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Humidity Sensor (Matter device type 0x0307, revision 2).
+public struct HumiditySensorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0307"
+    static let matterDeviceTypeID: UInt32 = 0x0307
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Light Sensor (Matter device type 0x0106, revision 3).
+public struct LightSensorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0106"
+    static let matterDeviceTypeID: UInt32 = 0x0106
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Pressure Sensor (Matter device type 0x0305, revision 2).
+public struct PressureSensorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0305"
+    static let matterDeviceTypeID: UInt32 = 0x0305
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Flow Sensor (Matter device type 0x0306, revision 2).
+public struct FlowSensorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0306"
+    static let matterDeviceTypeID: UInt32 = 0x0306
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

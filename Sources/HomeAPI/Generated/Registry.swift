@@ -4,7 +4,11 @@
 let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self, Matter.BooleanStateTrait.self,
     Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self, Matter.DoorLockTrait.self,
-    Matter.ThermostatTrait.self, Matter.ColorControlTrait.self,
+    Matter.ThermostatTrait.self, Matter.ColorControlTrait.self, Matter.FanControlTrait.self, Matter.RelativeHumidityMeasurementTrait.self,
+    Matter.IlluminanceMeasurementTrait.self, Matter.PressureMeasurementTrait.self, Matter.FlowMeasurementTrait.self,
+    Matter.AirQualityTrait.self, Matter.CarbonDioxideConcentrationMeasurementTrait.self, Matter.Pm25ConcentrationMeasurementTrait.self,
+    Matter.Pm10ConcentrationMeasurementTrait.self, Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self,
+    Matter.HepaFilterMonitoringTrait.self, Matter.ActivatedCarbonFilterMonitoringTrait.self,
 ]
 
 /// The generated traits of the root endpoint (read on endpoint 0, not automatable).
@@ -14,6 +18,8 @@ let generatedRootTraitTypes: [any ClusterTrait.Type] = [Matter.BasicInformationT
 let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     ContactSensorDeviceType.self, GenericSwitchDeviceType.self, OccupancySensorDeviceType.self, TemperatureSensorDeviceType.self,
     DoorLockDeviceType.self, ThermostatDeviceType.self, ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self,
+    FanDeviceType.self, AirPurifierDeviceType.self, AirQualitySensorDeviceType.self, HumiditySensorDeviceType.self,
+    LightSensorDeviceType.self, PressureSensorDeviceType.self, FlowSensorDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -28,4 +34,28 @@ extension MatterTraits {
     public var doorLockTrait: Matter.DoorLockTrait? { collection[Matter.DoorLockTrait.self] }
     public var thermostatTrait: Matter.ThermostatTrait? { collection[Matter.ThermostatTrait.self] }
     public var colorControlTrait: Matter.ColorControlTrait? { collection[Matter.ColorControlTrait.self] }
+    public var fanControlTrait: Matter.FanControlTrait? { collection[Matter.FanControlTrait.self] }
+    public var relativeHumidityMeasurementTrait: Matter.RelativeHumidityMeasurementTrait? {
+        collection[Matter.RelativeHumidityMeasurementTrait.self]
+    }
+    public var illuminanceMeasurementTrait: Matter.IlluminanceMeasurementTrait? { collection[Matter.IlluminanceMeasurementTrait.self] }
+    public var pressureMeasurementTrait: Matter.PressureMeasurementTrait? { collection[Matter.PressureMeasurementTrait.self] }
+    public var flowMeasurementTrait: Matter.FlowMeasurementTrait? { collection[Matter.FlowMeasurementTrait.self] }
+    public var airQualityTrait: Matter.AirQualityTrait? { collection[Matter.AirQualityTrait.self] }
+    public var carbonDioxideConcentrationMeasurementTrait: Matter.CarbonDioxideConcentrationMeasurementTrait? {
+        collection[Matter.CarbonDioxideConcentrationMeasurementTrait.self]
+    }
+    public var pm25ConcentrationMeasurementTrait: Matter.Pm25ConcentrationMeasurementTrait? {
+        collection[Matter.Pm25ConcentrationMeasurementTrait.self]
+    }
+    public var pm10ConcentrationMeasurementTrait: Matter.Pm10ConcentrationMeasurementTrait? {
+        collection[Matter.Pm10ConcentrationMeasurementTrait.self]
+    }
+    public var totalVolatileOrganicCompoundsConcentrationMeasurementTrait:
+        Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait?
+    { collection[Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self] }
+    public var hepaFilterMonitoringTrait: Matter.HepaFilterMonitoringTrait? { collection[Matter.HepaFilterMonitoringTrait.self] }
+    public var activatedCarbonFilterMonitoringTrait: Matter.ActivatedCarbonFilterMonitoringTrait? {
+        collection[Matter.ActivatedCarbonFilterMonitoringTrait.self]
+    }
 }

@@ -49,6 +49,7 @@ struct TraitContext: Sendable, Hashable {
     }
     func bool(_ id: UInt32) -> Bool? { attributes[AttributeID(id)]?.boolValue }
     func string(_ id: UInt32) -> String? { attributes[AttributeID(id)]?.stringValue }
+    func float(_ id: UInt32) -> Float? { attributes[AttributeID(id)]?.floatValue }
     /// A nullable unsigned attribute: nil when null or absent.
     func nullableUInt<T: FixedWidthInteger>(_ id: UInt32, as: T.Type = T.self) -> T? { uint(id) }
     func has(_ id: UInt32) -> Bool { attributes[AttributeID(id)] != nil }

@@ -45,6 +45,19 @@ function shown(key, value) {
     case "ColorControl.CurrentSaturation": return ["sat", Math.round(value / 254 * 100) + " %"];
     case "ColorControl.CurrentX": return ["x", (value / 65536).toFixed(3)];
     case "ColorControl.CurrentY": return ["y", (value / 65536).toFixed(3)];
+    case "FanControl.FanMode": return ["fan", ({0: "off", 1: "low", 2: "medium", 3: "high", 4: "on", 5: "auto", 6: "smart"})[value] ?? value];
+    case "FanControl.PercentCurrent": return ["speed", value + " %"];
+    case "RelativeHumidityMeasurement.MeasuredValue": return ["humidity", (value / 100).toFixed(1) + " %"];
+    case "IlluminanceMeasurement.MeasuredValue": return ["light", (value ? Math.round(10 ** ((value - 1) / 10000)) : 0) + " lx"];
+    case "PressureMeasurement.MeasuredValue": return ["pressure", (value / 10).toFixed(1) + " kPa"];
+    case "FlowMeasurement.MeasuredValue": return ["flow", (value / 10).toFixed(1) + " m³/h"];
+    case "AirQuality.AirQuality": return ["air", ({0: "unknown", 1: "good", 2: "fair", 3: "moderate", 4: "poor", 5: "very poor", 6: "extremely poor"})[value] ?? value];
+    case "CarbonDioxideConcentrationMeasurement.MeasuredValue": return ["CO₂", Math.round(value) + " ppm"];
+    case "Pm25ConcentrationMeasurement.MeasuredValue": return ["PM2.5", value.toFixed(1) + " µg/m³"];
+    case "Pm10ConcentrationMeasurement.MeasuredValue": return ["PM10", value.toFixed(1) + " µg/m³"];
+    case "TotalVolatileOrganicCompoundsConcentrationMeasurement.MeasuredValue": return ["TVOC", Math.round(value) + " ppb"];
+    case "HepaFilterMonitoring.Condition": return ["HEPA filter", value + " %"];
+    case "ActivatedCarbonFilterMonitoring.Condition": return ["carbon filter", value + " %"];
     case "BasicInformation.NodeLabel": return ["label", value === "" ? "–" : value];
     default: return [name.split(".")[1], String(value)];
   }
@@ -84,6 +97,10 @@ function flash(text) {
   setTimeout(() => m.remove(), 4000);
 }
 
+// Acts that set a sensor's reading: the unit shown and a value to start from.
+const readingActs = {humidity: ["%", "55"], light: ["lx", "300"], pressure: ["kPa", "101.3"], flow: ["m³/h", "1.5"],
+  co2: ["ppm", "1200"], pm25: ["µg/m³", "40"], pm10: ["µg/m³", "60"], tvoc: ["ppb", "500"]};
+
 function actButtons(d) {
   const box = el("div", {class: "acts"});
   const stop = (f) => (e) => { e.stopPropagation(); f(); };
@@ -92,6 +109,14 @@ function actButtons(d) {
       const input = el("input", {class: "value", type: "number", step: a === "dim" ? "10" : "0.5",
         value: a === "dim" ? "50" : "21", onclick: (e) => e.stopPropagation(), "data-input": a});
       box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, a === "dim" ? "dim %" : a + " °C"));
+    } else if (a in readingActs) {
+      const [unit, initial] = readingActs[a];
+      const input = el("input", {class: "value", type: "number", value: initial, onclick: (e) => e.stopPropagation(), "data-input": a});
+      box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, a + " " + unit));
+    } else if (a === "fan") {
+      for (const v of ["off", "low", "medium", "high"]) box.append(el("button", {"data-act": "fan-" + v, onclick: stop(() => act(d.serial, "fan", v))}, "fan " + v));
+    } else if (a === "replace") {
+      for (const v of ["hepa", "carbon"]) box.append(el("button", {"data-act": "replace-" + v, onclick: stop(() => act(d.serial, "replace", v))}, "new " + v + " filter"));
     } else if (a === "cord") {
       for (const v of ["open", "close", "stop"]) box.append(el("button", {"data-act": "cord-" + v, onclick: stop(() => act(d.serial, "cord", v))}, "cord " + v));
     } else if (a === "press") {

@@ -25,6 +25,22 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     case cord(CordPull)
     /// A thermostat's dial turned to a temperature in °C: the setpoint of the mode it is in.
     case dial(celsius: Double)
+    /// The air's relative humidity as a humidity sensor reads it, in %.
+    case humidity(Double)
+    /// The light falling on a light sensor, in lux.
+    case illuminance(Double)
+    /// The pressure at a pressure sensor, in kPa.
+    case pressure(Double)
+    /// The flow through a flow sensor, in m³/h.
+    case flow(Double)
+    /// A substance's concentration at an air-quality sensor, in its unit (ppm, µg/m³, ppb).
+    case concentration(Substance, Double)
+    /// The air as a sensor without concentration readings grades it.
+    case airQuality(Clusters.AirQuality.AirQualityEnum)
+    /// A fan's own buttons or remote: a speed mode, or a speed in percent.
+    case fan(FanSetting)
+    /// A worn filter swapped for a new one (its ResetCondition, by hand).
+    case replaceFilter(FilterKind)
 
     public var description: String {
         switch self {
@@ -38,6 +54,14 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .dim(let percent): "turn its dimmer to \(percent) %"
         case .cord(let pull): "pull the cord to \(pull)"
         case .dial(let celsius): "turn the dial to \(celsius) °C"
+        case .humidity(let percent): "humidity \(percent) %"
+        case .illuminance(let lux): "light \(lux) lx"
+        case .pressure(let kilopascals): "pressure \(kilopascals) kPa"
+        case .flow(let rate): "flow \(rate) m³/h"
+        case .concentration(let substance, let value): "\(substance) \(value) \(substance.unitName)"
+        case .airQuality(let grade): "air quality \(grade)"
+        case .fan(let setting): "set the fan to \(setting)"
+        case .replaceFilter(let kind): "replace the \(kind) filter"
         }
     }
 
@@ -53,6 +77,27 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .dim: LevelControlServer.clusterID
         case .cord: WindowCoveringServer.clusterID
         case .dial: ThermostatServer.clusterID
+        case .humidity: RelativeHumidityMeasurementServer.clusterID
+        case .illuminance: IlluminanceMeasurementServer.clusterID
+        case .pressure: PressureMeasurementServer.clusterID
+        case .flow: FlowMeasurementServer.clusterID
+        case .concentration(let substance, _): substance.clusterID
+        case .airQuality: AirQualityServer.clusterID
+        case .fan: FanControlServer.clusterID
+        case .replaceFilter(let kind): kind.clusterID
+        }
+    }
+}
+
+/// What a fan is set to at the device.
+public enum FanSetting: Sendable, Hashable, CustomStringConvertible {
+    case mode(Clusters.FanControl.FanModeEnum)
+    case percent(UInt8)
+
+    public var description: String {
+        switch self {
+        case .mode(let mode): "\(mode)"
+        case .percent(let percent): "\(percent) %"
         }
     }
 }
@@ -90,7 +135,10 @@ public struct PhysicalActionError: Error, Sendable, Hashable, CustomStringConver
 }
 
 /// A cluster server a person can operate at the device.
-protocol PhysicallyOperated: StandardClusterServer {
+protocol PhysicallyOperable: ClusterServer {
     /// Carries out the action; throws when this instance cannot (a feature it lacks).
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError)
 }
+
+/// A server of one specific cluster that a person can operate.
+protocol PhysicallyOperated: StandardClusterServer, PhysicallyOperable {}

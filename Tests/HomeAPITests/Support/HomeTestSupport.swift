@@ -80,6 +80,12 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(GenericSwitchDeviceType.self) {
             return await dev.types.get(GenericSwitchDeviceType.self)?.matterTraits.switchTrait?.numberOfPositions != nil
         }
+        if dev.types.contains(FanDeviceType.self) {
+            return await dev.types.get(FanDeviceType.self)?.matterTraits.fanControlTrait?.percentCurrent != nil
+        }
+        if dev.types.contains(AirQualitySensorDeviceType.self) {
+            return await dev.types.get(AirQualitySensorDeviceType.self)?.matterTraits.airQualityTrait?.airQuality != nil
+        }
         return await dev.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
     }
     #expect(reported, "device \(name) never reported")

@@ -30,12 +30,18 @@ from dataclasses import dataclass, field
 ON_OFF, LEVEL_CONTROL, COLOR_CONTROL, WINDOW_COVERING = 0x0006, 0x0008, 0x0300, 0x0102
 BOOLEAN_STATE, SWITCH, OCCUPANCY_SENSING, TEMPERATURE_MEASUREMENT = 0x0045, 0x003B, 0x0406, 0x0402
 DOOR_LOCK, THERMOSTAT = 0x0101, 0x0201
+FAN_CONTROL, AIR_QUALITY, HEPA_FILTER_MONITORING = 0x0202, 0x005B, 0x0071
+RELATIVE_HUMIDITY, ILLUMINANCE, PRESSURE, FLOW = 0x0405, 0x0400, 0x0403, 0x0404
+CO2_CONCENTRATION, PM25_CONCENTRATION = 0x040D, 0x042A
 FEATURE_MAP = 0xFFFC
 
 NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorControl",
          WINDOW_COVERING: "WindowCovering", BOOLEAN_STATE: "BooleanState", SWITCH: "Switch",
          OCCUPANCY_SENSING: "OccupancySensing", TEMPERATURE_MEASUREMENT: "TemperatureMeasurement",
-         DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat"}
+         DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat", FAN_CONTROL: "FanControl", AIR_QUALITY: "AirQuality",
+         HEPA_FILTER_MONITORING: "HepaFilterMonitoring", RELATIVE_HUMIDITY: "RelativeHumidityMeasurement",
+         ILLUMINANCE: "IlluminanceMeasurement", PRESSURE: "PressureMeasurement", FLOW: "FlowMeasurement",
+         CO2_CONCENTRATION: "CarbonDioxideConcentrationMeasurement", PM25_CONCENTRATION: "Pm25ConcentrationMeasurement"}
 
 # How soon what follows a move is there (each driver says how long that is for it).
 AT_ONCE = "at once"                 # the command sets it
@@ -266,6 +272,32 @@ KEY_LOCK = Move("lock (key): LockOperation event and LockState", DOOR_LOCK, LOCK
 DOOR_LOCK_MOVES = [UNLOCK_DOOR, LOCK_DOOR, KEY_UNLOCK, KEY_LOCK]
 
 
+# --- FanControl (a fan, a purifier) --------------------------------------------------------
+
+FAN_MODE, PERCENT_SETTING, PERCENT_CURRENT, SPEED_SETTING = 0x0000, 0x0002, 0x0003, 0x0005
+HIGH, MEDIUM = 3, 2
+
+# FanMode, PercentSetting and SpeedSetting follow each other (spec 4.4.6): High is 100 %, 40 % is
+# Medium; with SpeedMax 10, 40 % is speed 4 and Step down makes it 3. The motor (PercentCurrent)
+# takes up to a second to get there.
+FAN_MOVES = [
+    Move("write FanMode High (PercentSetting follows, the motor spins up)", FAN_CONTROL, PERCENT_SETTING, 100,
+         write=(FAN_MODE, HIGH), also=(("percentCurrent", PERCENT_CURRENT, 100, MOVEMENT),), pace=BEHIND_REPORTS),
+    Move("write PercentSetting 40 (FanMode Medium)", FAN_CONTROL, FAN_MODE, MEDIUM, write=(PERCENT_SETTING, 40),
+         also=(("speedSetting", SPEED_SETTING, 4, BEHIND_REPORTS),), pace=BEHIND_REPORTS),
+    Move("Step down (SpeedSetting 3)", FAN_CONTROL, SPEED_SETTING, 3, command="Step", fields={"direction": 1},
+         pace=BEHIND_REPORTS),
+    Move("fan off (the remote): FanMode Off, the motor stops", FAN_CONTROL, FAN_MODE, 0, act=("fan", "off"),
+         also=(("percentCurrent", PERCENT_CURRENT, 0, MOVEMENT),), pace=ACT),
+]
+
+
+# --- a purifier's filter --------------------------------------------------------------------
+
+RESET_CONDITION = Move("ResetCondition: Condition 100", HEPA_FILTER_MONITORING, 0x0000, 100, command="ResetCondition",
+                       pace=BEHIND_REPORTS)
+
+
 # --- what a person does at a sensor or a switch ---------------------------------------------
 
 SENSOR_ACTS = {
@@ -283,6 +315,14 @@ SENSOR_ACTS = {
     TEMPERATURE_MEASUREMENT: [
         Move("temperature 22.75: MeasuredValue", TEMPERATURE_MEASUREMENT, 0x0000, 2275, act=("temperature", "22.75"),
              pace=ACT)],
+    RELATIVE_HUMIDITY: [Move("humidity 55.5: MeasuredValue", RELATIVE_HUMIDITY, 0x0000, 5550, act=("humidity", "55.5"), pace=ACT)],
+    # 10,000 × log10(300) + 1
+    ILLUMINANCE: [Move("light 300 lx: MeasuredValue", ILLUMINANCE, 0x0000, 24772, act=("light", "300"), pace=ACT)],
+    PRESSURE: [Move("pressure 99.5 kPa: MeasuredValue", PRESSURE, 0x0000, 995, act=("pressure", "99.5"), pace=ACT)],
+    FLOW: [Move("flow 1.5 m3/h: MeasuredValue", FLOW, 0x0000, 15, act=("flow", "1.5"), pace=ACT)],
+    CO2_CONCENTRATION: [Move("co2 1500 ppm: MeasuredValue", CO2_CONCENTRATION, 0x0000, 1500, act=("co2", "1500"), pace=ACT)],
+    # PM2.5 at 60 µg/m³ is Very Poor air (5), worse than any other reading of the shipped profiles' walks.
+    AIR_QUALITY: [Move("pm25 60: AirQuality very poor", AIR_QUALITY, 0x0000, 5, act=("pm25", "60"), pace=ACT)],
 }
 
 
@@ -308,4 +348,5 @@ def listed(moves):
 # Each cluster's moves for a node's current state, in the order a node's checks run them.
 STEPS = [(ON_OFF, on_off), (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color_control),
          (WINDOW_COVERING, window_covering), *((cluster, listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
-         (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES))]
+         (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES)), (FAN_CONTROL, listed(FAN_MOVES)),
+         (HEPA_FILTER_MONITORING, listed([RESET_CONDITION]))]

@@ -1,0 +1,43 @@
+import MatterDevice
+import MatterModel
+import Testing
+@testable import matter_sim
+
+/// Issue #40: the acts of the fan, the purifier and the new sensors, as `matter-sim act`, the
+/// dashboard and scenarios give them: parsed into actions, and values no sensor reads refused
+/// before they reach a node.
+@Suite struct BreadthActTests {
+    func parsed(_ name: String, _ value: String?) -> PhysicalAction? {
+        if case .success(let action) = PhysicalActionName.parse(name, value: value) { action } else { nil }
+    }
+
+    func refusal(_ name: String, _ value: String?) -> String? {
+        if case .failure(let error) = PhysicalActionName.parse(name, value: value) { error.description } else { nil }
+    }
+
+    @Test func readingsParseInTheirUnitsAndAreBounded() {
+        #expect(parsed("humidity", "55.5") == .humidity(55.5))
+        #expect(parsed("light", "350") == .illuminance(350))
+        #expect(parsed("pressure", "101.3") == .pressure(101.3))
+        #expect(parsed("flow", "1.5") == .flow(1.5))
+        #expect(parsed("co2", "1200") == .concentration(.co2, 1200))
+        #expect(parsed("pm25", "40") == .concentration(.pm25, 40))
+        #expect(parsed("tvoc", "300") == .concentration(.tvoc, 300))
+        #expect(refusal("humidity", "101") == "'humidity' needs a reading from 0 to 100 %; got '101'")
+        #expect(refusal("co2", "1e300")?.hasPrefix("'co2' needs a reading from 0 to 1e+06 ppm") == true)
+        #expect(refusal("pressure", "nan") != nil)
+        #expect(refusal("flow", nil) != nil)
+    }
+
+    @Test func aFanTakesAModeOrAPercentAndTheAirAGrade() {
+        #expect(parsed("fan", "high") == .fan(.mode(.high)))
+        #expect(parsed("fan", "auto") == .fan(.mode(.auto)))
+        #expect(parsed("fan", "50%") == .fan(.percent(50)))
+        #expect(refusal("fan", "150") != nil)
+        #expect(refusal("fan", "smart") != nil)
+        #expect(parsed("air", "very-poor") == .airQuality(.veryPoor))
+        #expect(refusal("air", "unknown") != nil)
+        #expect(parsed("replace", "hepa") == .replaceFilter(.hepa))
+        #expect(refusal("replace", "paper") == "'replace' takes the filter: hepa or carbon; got 'paper'")
+    }
+}
