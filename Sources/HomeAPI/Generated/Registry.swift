@@ -4,7 +4,8 @@
 let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.OnOffTrait.self, Matter.LevelControlTrait.self, Matter.WindowCoveringTrait.self, Matter.BooleanStateTrait.self,
     Matter.SwitchTrait.self, Matter.OccupancySensingTrait.self, Matter.TemperatureMeasurementTrait.self, Matter.DoorLockTrait.self,
-    Matter.ThermostatTrait.self, Matter.ColorControlTrait.self,
+    Matter.ThermostatTrait.self, Matter.ColorControlTrait.self, Matter.SmokeCoAlarmTrait.self, Matter.BooleanStateConfigurationTrait.self,
+    Matter.PowerSourceTrait.self, Matter.BridgedDeviceBasicInformationTrait.self,
 ]
 
 /// The generated traits of the root endpoint (read on endpoint 0, not automatable).
@@ -14,6 +15,8 @@ let generatedRootTraitTypes: [any ClusterTrait.Type] = [Matter.BasicInformationT
 let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     ContactSensorDeviceType.self, GenericSwitchDeviceType.self, OccupancySensorDeviceType.self, TemperatureSensorDeviceType.self,
     DoorLockDeviceType.self, ThermostatDeviceType.self, ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self,
+    SmokeCoAlarmDeviceType.self, WaterLeakDetectorDeviceType.self, OnOffLightSwitchDeviceType.self, DimmerSwitchDeviceType.self,
+    AggregatorDeviceType.self, BridgedNodeDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -28,4 +31,12 @@ extension MatterTraits {
     public var doorLockTrait: Matter.DoorLockTrait? { collection[Matter.DoorLockTrait.self] }
     public var thermostatTrait: Matter.ThermostatTrait? { collection[Matter.ThermostatTrait.self] }
     public var colorControlTrait: Matter.ColorControlTrait? { collection[Matter.ColorControlTrait.self] }
+    public var smokeCoAlarmTrait: Matter.SmokeCoAlarmTrait? { collection[Matter.SmokeCoAlarmTrait.self] }
+    public var booleanStateConfigurationTrait: Matter.BooleanStateConfigurationTrait? {
+        collection[Matter.BooleanStateConfigurationTrait.self]
+    }
+    public var powerSourceTrait: Matter.PowerSourceTrait? { collection[Matter.PowerSourceTrait.self] }
+    public var bridgedDeviceBasicInformationTrait: Matter.BridgedDeviceBasicInformationTrait? {
+        collection[Matter.BridgedDeviceBasicInformationTrait.self]
+    }
 }

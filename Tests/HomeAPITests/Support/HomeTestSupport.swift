@@ -78,6 +78,13 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(GenericSwitchDeviceType.self) {
             return await dev.types.get(GenericSwitchDeviceType.self)?.matterTraits.switchTrait?.numberOfPositions != nil
         }
+        if dev.types.contains(SmokeCoAlarmDeviceType.self) {
+            return await dev.types.get(SmokeCoAlarmDeviceType.self)?.matterTraits.powerSourceTrait?.batPercentRemaining != nil
+        }
+        if dev.types.contains(WaterLeakDetectorDeviceType.self) {
+            return await dev.types.get(WaterLeakDetectorDeviceType.self)?.matterTraits.booleanStateConfigurationTrait?.alarmsSupported
+                != nil
+        }
         return await dev.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
     }
     #expect(reported, "device \(name) never reported")

@@ -30,12 +30,16 @@ from dataclasses import dataclass, field
 ON_OFF, LEVEL_CONTROL, COLOR_CONTROL, WINDOW_COVERING = 0x0006, 0x0008, 0x0300, 0x0102
 BOOLEAN_STATE, SWITCH, OCCUPANCY_SENSING, TEMPERATURE_MEASUREMENT = 0x0045, 0x003B, 0x0406, 0x0402
 DOOR_LOCK, THERMOSTAT = 0x0101, 0x0201
+SMOKE_CO_ALARM, BOOLEAN_STATE_CONFIGURATION, POWER_SOURCE = 0x005C, 0x0080, 0x002F
+BRIDGED_DEVICE_BASIC_INFORMATION = 0x0039
 FEATURE_MAP = 0xFFFC
 
 NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorControl",
          WINDOW_COVERING: "WindowCovering", BOOLEAN_STATE: "BooleanState", SWITCH: "Switch",
          OCCUPANCY_SENSING: "OccupancySensing", TEMPERATURE_MEASUREMENT: "TemperatureMeasurement",
-         DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat"}
+         DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat", SMOKE_CO_ALARM: "SmokeCoAlarm",
+         BOOLEAN_STATE_CONFIGURATION: "BooleanStateConfiguration", POWER_SOURCE: "PowerSource",
+         BRIDGED_DEVICE_BASIC_INFORMATION: "BridgedDeviceBasicInformation"}
 
 # How soon what follows a move is there (each driver says how long that is for it).
 AT_ONCE = "at once"                 # the command sets it
@@ -283,7 +287,39 @@ SENSOR_ACTS = {
     TEMPERATURE_MEASUREMENT: [
         Move("temperature 22.75: MeasuredValue", TEMPERATURE_MEASUREMENT, 0x0000, 2275, act=("temperature", "22.75"),
              pace=ACT)],
+    SMOKE_CO_ALARM: [  # ExpressedState (0): SmokeAlarm (1) with the SmokeAlarm event (0); Normal with AllClear (0x0A)
+        Move("smoke: SmokeAlarm event and ExpressedState", SMOKE_CO_ALARM, 0x0000, 1, act=("smoke", "critical"),
+             events=(0x00,), pace=ACT),
+        Move("clear: AllClear event and ExpressedState", SMOKE_CO_ALARM, 0x0000, 0, act=("clear", None),
+             events=(0x0A,), pace=ACT)],
+    BOOLEAN_STATE_CONFIGURATION: [  # AlarmsActive (3): every enabled mode while wet; AlarmsStateChanged (0)
+        Move("leak: AlarmsStateChanged event and AlarmsActive", BOOLEAN_STATE_CONFIGURATION, 0x0003, 3,
+             act=("leak", None), events=(0x00,), pace=ACT),
+        Move("dry: AlarmsStateChanged event and AlarmsActive", BOOLEAN_STATE_CONFIGURATION, 0x0003, 0,
+             act=("dry", None), events=(0x00,), pace=ACT)],
+    POWER_SOURCE: [  # BatPercentRemaining (0x0C) in half-percent units
+        Move("battery 15: BatPercentRemaining", POWER_SOURCE, 0x000C, 30, act=("battery", "15"), pace=ACT)],
 }
+
+
+async def boolean_state(driver, endpoint):
+    """Open and close, in the order that changes the value first (a leak detector starts dry:
+    StateValue false)."""
+    open_move, close_move = SENSOR_ACTS[BOOLEAN_STATE]
+    is_true = await driver.read(endpoint, BOOLEAN_STATE, 0x0000)
+    return [close_move, open_move] if is_true is False else [open_move, close_move]
+
+
+REACHABLE, REACHABLE_CHANGED = 0x0011, 0x03
+
+
+async def bridged(driver, endpoint):
+    """The device behind a bridge's endpoint unplugged, then plugged back in: Reachable with
+    ReachableChanged each time."""
+    return [Move(f"unplug {endpoint}: ReachableChanged event and Reachable", BRIDGED_DEVICE_BASIC_INFORMATION, REACHABLE,
+                 False, act=("unplug", str(endpoint)), events=(REACHABLE_CHANGED,), pace=ACT),
+            Move(f"plug {endpoint}: ReachableChanged event and Reachable", BRIDGED_DEVICE_BASIC_INFORMATION, REACHABLE,
+                 True, act=("plug", str(endpoint)), events=(REACHABLE_CHANGED,), pace=ACT)]
 
 
 # --- what a person does at a light, a blind and a thermostat ---------------------------------
@@ -307,5 +343,7 @@ def listed(moves):
 
 # Each cluster's moves for a node's current state, in the order a node's checks run them.
 STEPS = [(ON_OFF, on_off), (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color_control),
-         (WINDOW_COVERING, window_covering), *((cluster, listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
-         (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES))]
+         (WINDOW_COVERING, window_covering),
+         *((cluster, boolean_state if cluster == BOOLEAN_STATE else listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
+         (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES)),
+         (BRIDGED_DEVICE_BASIC_INFORMATION, bridged)]
