@@ -16,7 +16,8 @@
 #   scripts/ohf-check.sh [--keep DIR] PROFILE...             device profiles (names or paths)
 #   scripts/ohf-check.sh [--keep DIR] --home FILE [--process-per-device]
 #
-# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of at most 6.
+# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of 6 (up to 9
+# when that fits them all in one round of OHF_PARALLEL runs).
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
 #   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
 . "$(dirname "$0")/lib/common.sh"
@@ -46,9 +47,16 @@ if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
     status=0; batch=0; pids=()
     mkdir -p "$ROOT/.build/ohf"
     "$ROOT/scripts/lib/venvs.sh" ohf >/dev/null
-    for ((i = 0; i < ${#PROFILES[@]}; i += 6)); do
+    # Runs of 6, or more (at most 9) when that keeps every run in one round of OHF_PARALLEL:
+    # a round takes about as long whatever its runs hold, and a second round for a few
+    # profiles left over doubles the step.
+    parallel="${OHF_PARALLEL:-1}"
+    size=$(( (${#PROFILES[@]} + parallel - 1) / parallel ))
+    [ "$size" -ge 6 ] || size=6
+    [ "$size" -le 9 ] || size=6
+    for ((i = 0; i < ${#PROFILES[@]}; i += size)); do
       batch=$((batch + 1))
-      OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:6}" \
+      OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:size}" \
         >"$ROOT/.build/ohf/profiles-$batch.log" 2>&1 &
       pids+=($!)
       if [ "${#pids[@]}" -ge "${OHF_PARALLEL:-1}" ]; then
