@@ -51,12 +51,18 @@ declare -A CHECKER=(
   [flow-sensor]=sensors_check.py
   [air-quality-sensor]=sensors_check.py
   [air-purifier]=sensors_check.py
+  [smoke-co-alarm]=sensors_check.py
+  [water-leak-detector]=sensors_check.py
+  [on-off-light-switch]=sensors_check.py
+  [dimmer-switch]=sensors_check.py
+  [bridge]=sensors_check.py
 )
 profiles=("$@")
 [ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering \
   color-temperature-light extended-color-light \
   contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat \
-  fan humidity-sensor light-sensor pressure-sensor flow-sensor air-quality-sensor air-purifier)
+  fan humidity-sensor light-sensor pressure-sensor flow-sensor air-quality-sensor air-purifier \
+  smoke-co-alarm water-leak-detector on-off-light-switch dimmer-switch bridge)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 build_products matter-sim

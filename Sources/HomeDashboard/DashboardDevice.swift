@@ -126,6 +126,10 @@ enum ShownAttributes {
         "TotalVolatileOrganicCompoundsConcentrationMeasurement": ["MeasuredValue"],
         "HepaFilterMonitoring": ["Condition"],
         "ActivatedCarbonFilterMonitoring": ["Condition"],
+        "SmokeCoAlarm": ["ExpressedState", "SmokeState", "COState", "TestInProgress"],
+        "BooleanStateConfiguration": ["AlarmsActive"],
+        "PowerSource": ["BatPercentRemaining"],
+        "BridgedDeviceBasicInformation": ["Reachable"],
     ]
 
     /// The shown attribute paths of a node, with their names.
@@ -155,7 +159,8 @@ enum ShownAttributes {
         if names.contains("WindowCovering") { acts.append("cord") }
         if names.contains("Thermostat") { acts.append("dial") }
         if names.contains("DoorLock") { acts += ["lock", "unlock"] }
-        if names.contains("BooleanState") { acts += ["open", "close"] }
+        // A leak detector (Boolean State with its alarm) gets wet or dries; a contact opens or closes.
+        if names.contains("BooleanState") { acts += names.contains("BooleanStateConfiguration") ? ["leak", "dry"] : ["open", "close"] }
         if names.contains("OccupancySensing") { acts += ["occupied", "unoccupied"] }
         if names.contains("TemperatureMeasurement"), !names.contains("Thermostat") { acts.append("temperature") }
         if names.contains("Switch") { acts.append("press") }
@@ -167,6 +172,11 @@ enum ShownAttributes {
         ]
         acts += readings.filter { names.contains($0.cluster) }.map(\.act)
         if names.contains("HepaFilterMonitoring") || names.contains("ActivatedCarbonFilterMonitoring") { acts.append("replace") }
+        // A light switch: its press goes to the lights its Binding names (a dimmer's dial too).
+        if names.contains("Binding"), !names.contains("Switch") { acts += names.contains("LevelControl") ? ["press"] : ["press", "dim"] }
+        if names.contains("SmokeCoAlarm") { acts += ["smoke", "co", "clear", "test"] }
+        if names.contains("PowerSource") { acts.append("battery") }
+        if names.contains("BridgedDeviceBasicInformation") { acts += ["unplug", "plug"] }
         return acts
     }
 }

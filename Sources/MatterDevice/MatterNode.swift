@@ -47,6 +47,7 @@ public actor MatterNode {
     private nonisolated let broadcaster: ChangeBroadcaster
     private nonisolated let commissioningBroadcaster: Broadcaster<CommissioningEvent>
     private nonisolated let eventBroadcaster: Broadcaster<RecordedEvent>
+    private nonisolated let boundCommandBroadcaster: Broadcaster<BoundCommand>
     private let logger: Logger
 
     /// Builds a node, restores what `commissioning.stateStore` holds (non-volatile
@@ -75,6 +76,7 @@ public actor MatterNode {
         self.logger = logger
         self.runtime = runtime
         self.eventBroadcaster = runtime.recordedEvents
+        self.boundCommandBroadcaster = runtime.boundCommands
         runtime.owner = self
         runtime.startUp()
         // BasicInformation StartUp (Core spec 11.1.6.1): critical, with the software version.
@@ -93,6 +95,12 @@ public actor MatterNode {
     /// A new subscription to the events recorded from now on; ends when the node stops.
     public nonisolated var recordedEvents: AsyncStream<RecordedEvent> {
         eventBroadcaster.subscribe()
+    }
+
+    /// Commands the node sends on its own to the targets its Binding names, from now on (a light
+    /// switch's press); the node's server sends them. Ends when the node stops.
+    public nonisolated var boundCommands: AsyncStream<BoundCommand> {
+        boundCommandBroadcaster.subscribe()
     }
 
     /// The events the log still holds, numbered at or above `minimumNumber`, in order.
@@ -125,12 +133,14 @@ public actor MatterNode {
     /// ordinary report or event. Returns the endpoint it acted on.
     @discardableResult
     public func act(_ action: PhysicalAction, on endpoint: EndpointNumber? = nil) throws(PhysicalActionError) -> EndpointNumber {
-        let endpoints = endpoint.map { [$0] } ?? runtime.composition.endpoints
-        for candidate in endpoints {
-            let path = ClusterPath(endpoint: candidate, cluster: action.cluster)
-            guard let server = runtime.servers[path] as? any PhysicallyOperable else { continue }
-            try server.perform(action, context: runtime.context(path))
-            return candidate
+        let endpoints = (endpoint ?? action.endpoint).map { [$0] } ?? runtime.composition.endpoints
+        for cluster in action.clusters {
+            for candidate in endpoints {
+                let path = ClusterPath(endpoint: candidate, cluster: cluster)
+                guard let server = runtime.servers[path] as? any PhysicallyOperable else { continue }
+                try server.perform(action, context: runtime.context(path))
+                return candidate
+            }
         }
         let missing = endpoint.map { "endpoint \($0) has no cluster" } ?? "no endpoint has a cluster"
         throw PhysicalActionError("\(missing) that can \(action) (it takes cluster \(action.cluster))")
@@ -138,7 +148,7 @@ public actor MatterNode {
 
     /// Whether some endpoint has the cluster that carries out `action`.
     public nonisolated func canAct(_ action: PhysicalAction) -> Bool {
-        composition.endpoints.contains { composition.clusters(on: $0).contains(action.cluster) }
+        composition.endpoints.contains { !Set(composition.clusters(on: $0)).isDisjoint(with: action.clusters) }
     }
 
     /// A new subscription to every attribute change from now on. Each access
@@ -163,6 +173,7 @@ public actor MatterNode {
         broadcaster.finish()
         commissioningBroadcaster.finish()
         runtime.recordedEvents.finish()
+        runtime.boundCommands.finish()
     }
 
     // MARK: Interaction Model surface

@@ -26,6 +26,8 @@ final class NodeRuntime {
     /// The event log (Events/NodeEventLog.swift) and who listens for new events.
     var events: NodeEventLog
     let recordedEvents = Broadcaster<RecordedEvent>()
+    /// Commands the node sends to its bound targets (a switch's press), for its server to send.
+    let boundCommands = Broadcaster<BoundCommand>()
     private let commissioningEvents: Broadcaster<CommissioningEvent>
     /// Fabrics, ACL, group keys, fail-safe and commissioning window.
     lazy var commissioning = CommissioningCoordinator(

@@ -313,6 +313,15 @@ struct Fan: AsyncParsableCommand {
     }
 }
 
+struct SelfTest: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "self-test", abstract: "Start a smoke/CO alarm's self-test.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Device ID or unique name.") var device: String
+    func run() async throws {
+        try await withTrait(Matter.SmokeCoAlarmTrait.self, device: device, global: global) { try await $0.selfTestRequest() }
+    }
+}
+
 struct Rename: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rename a device.")
     @OptionGroup var global: GlobalOptions

@@ -15,7 +15,8 @@ struct HomeCtl: AsyncParsableCommand {
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [
             Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Fan.self, Rename.self, RoomCommand.self, Watch.self, Bench.self,
+            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Fan.self, SelfTest.self, Rename.self, RoomCommand.self, Watch.self,
+            Bench.self,
             HubCommand.self,
             FleetBench.self, Soak.self, AutomationsCommand.self, GroupCommand.self,
         ])
@@ -300,6 +301,22 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         }
         if let v = traits[Matter.HepaFilterMonitoringTrait.self]?.attributes.condition { state["hepa filter"] = "\(v) %" }
         if let v = traits[Matter.ActivatedCarbonFilterMonitoringTrait.self]?.attributes.condition { state["carbon filter"] = "\(v) %" }
+        if let t = traits[Matter.SmokeCoAlarmTrait.self]?.attributes {
+            if let v = t.expressedState { state["alarm"] = "\(v)" }
+            if let v = t.smokeState { state["smoke"] = "\(v)" }
+            if let v = t.coState { state["co"] = "\(v)" }
+            if t.testInProgress == true { state["self-test"] = "running" }
+        }
+        if let v = traits[Matter.BooleanStateConfigurationTrait.self]?.attributes.alarmsActive {
+            state["alarms active"] =
+                v.isEmpty
+                ? "none"
+                : [v.contains(.visual) ? "visual" : nil, v.contains(.audible) ? "audible" : nil]
+                    .compactMap { $0 }.joined(separator: "+")
+        }
+        if let v = traits[Matter.PowerSourceTrait.self]?.attributes.batPercentRemaining {
+            state["battery"] = String(format: "%.1f%%", Double(v) / 2)
+        }
         if let t = traits[Matter.BasicInformationTrait.self] {
             if let v = t.attributes.vendorName { state["vendor"] = v }
             if let v = t.attributes.productName { state["product"] = v }

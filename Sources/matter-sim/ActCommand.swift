@@ -10,6 +10,7 @@ import MatterModel
 enum PhysicalActionName: String, CaseIterable, Sendable {
     case open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial
     case humidity, light, pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace
+    case smoke, co, clear, test, mute, leak, dry, battery, unplug, plug
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -53,6 +54,30 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
                 return fail("'dial' takes a setpoint from \(ActRanges.text(ActRanges.dial)) °C (Thermostat setpoint); got '\(value)'")
             }
             return .success(.dial(celsius: celsius))
+        case .smoke, .co:
+            guard let severity = AlarmSeverity(rawValue: value ?? AlarmSeverity.critical.rawValue) else {
+                return fail("'\(name)' takes warning or critical (default critical); got '\(value ?? "")'")
+            }
+            return .success(.alarm(known == .smoke ? .smoke(severity) : .co(severity)))
+        case .clear, .test, .mute, .leak, .dry:
+            if let value { return fail("'\(name)' takes no value, but '\(value)' was given") }
+            switch known {
+            case .clear: return .success(.alarm(.clear))
+            case .test: return .success(.alarm(.test))
+            case .mute: return .success(.alarm(.mute))
+            default: return .success(.leak(known == .leak))
+            }
+        case .battery:
+            guard let value, let percent = Double(value.hasSuffix("%") ? String(value.dropLast()) : value), (0...100).contains(percent)
+            else {
+                return fail("'battery' needs a charge from 0 to 100 (%), e.g. 15; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.battery(percent: percent))
+        case .unplug, .plug:
+            guard let value, let endpoint = UInt16(value), endpoint > 0 else {
+                return fail("'\(name)' needs a bridged device's endpoint number, e.g. 2; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.bridged(endpoint: endpoint, reachable: known == .plug))
         case .temperature:
             guard let value, let celsius = Double(value), celsius.isFinite else {
                 return fail("'temperature' needs a reading in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
@@ -131,6 +156,16 @@ struct ActCommand: AsyncParsableCommand {
               fan off|low|medium|high|auto|PERCENT
                                    a fan's own buttons or remote
               replace hepa|carbon  a purifier's worn filter swapped for a new one
+              smoke | co [warning|critical]
+                                   smoke or carbon monoxide at a smoke/CO alarm (SmokeAlarm,
+                                   COAlarm events; ExpressedState)
+              clear | test | mute  the air clears (AllClear), its test button (a self-test),
+                                   its hush button (AlarmMuted)
+              leak | dry           water at a leak detector, or dry again (Boolean State;
+                                   StateChange, AlarmsStateChanged)
+              battery PERCENT      a battery at that charge (Power Source BatPercentRemaining)
+              unplug | plug N      the device behind a bridge's endpoint N (Bridged Device
+                                   Basic Information Reachable; ReachableChanged event)
             The node changes its own state, so every controller sees it as an ordinary
             report or event. NODE is a serial number, a device name or `all`; the socket
             is found as for `matter-sim fault`.
@@ -145,7 +180,8 @@ struct ActCommand: AsyncParsableCommand {
     @Argument(
         help: ArgumentHelp(
             "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial, humidity, light, "
-                + "pressure, flow, co2, pm25, pm10, tvoc, air, fan or replace.", valueName: "action"))
+                + "pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace, smoke, co, clear, test, mute, leak, dry, battery, "
+                + "unplug or plug.", valueName: "action"))
     var action: String
 
     @Argument(

@@ -12,6 +12,8 @@ extension ResolvedDeviceProfile {
         let rootClusters = Dictionary(
             ClusterInstanceDescription.rootNodeCommissioningClusters.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var endpointDescriptions: [EndpointDescription] = []
+        // A bridge (Core spec 9.12): its bridged nodes are parts of its Aggregator endpoint.
+        let aggregator = endpoints.first { $0.deviceTypes.contains { $0.id == DeviceTypes.aggregator } }?.number
         for endpoint in endpoints {
             var clusters: [ClusterInstanceDescription] = endpoint.clusters.map { cluster in
                 var instance = ClusterInstanceDescription(
@@ -28,11 +30,15 @@ extension ResolvedDeviceProfile {
                 let present = Set(clusters.map(\.id))
                 clusters += ClusterInstanceDescription.rootNodeCommissioningClusters.filter { !present.contains($0.id) }
             }
+            // The client clusters its device types require (a light switch's On/Off, a dimmer's
+            // Level Control): Descriptor ClientList, and what its Binding sends.
+            let clients = Set(endpoint.deviceTypes.flatMap { model.deviceType($0.id)?.requiredClientClusters ?? [] })
             endpointDescriptions.append(
                 EndpointDescription(
                     number: endpoint.number,
                     deviceTypes: endpoint.deviceTypes.map { DeviceTypeInstance(id: $0.id, revision: $0.revision) },
-                    serverClusters: clusters))
+                    serverClusters: clusters, clientClusters: clients.sorted(),
+                    parent: endpoint.deviceTypes.contains { $0.id == DeviceTypes.bridgedNode } ? aggregator : nil))
         }
         return NodeDescription(endpoints: endpointDescriptions)
     }

@@ -13,7 +13,7 @@ import Testing
 // simulated devices on loopback UDP, each event done at the device (`MatterNode.act`).
 
 /// What a publisher sent, as the test waits for it.
-private final class Received<Output: Sendable>: @unchecked Sendable {
+final class Received<Output: Sendable>: @unchecked Sendable {
     // @unchecked: `cancellable` is set once in init, then only cancelled (AnyCancellable.cancel is thread-safe).
     let values = Watched<[Output]>([])
     private var cancellable: AnyCancellable?

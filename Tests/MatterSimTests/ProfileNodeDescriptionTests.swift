@@ -17,7 +17,10 @@ private func profile(_ name: String) throws -> ResolvedDeviceProfile {
 
 @Suite("matter-sim run: from profile to node")
 struct ProfileNodeDescriptionTests {
-    @Test(arguments: ["dimmable-light.yaml", "window-covering.yaml", "light-and-covering.yaml", "on-off-light.yaml", "on-off-plug.yaml"])
+    @Test(arguments: [
+        "dimmable-light.yaml", "window-covering.yaml", "light-and-covering.yaml", "on-off-light.yaml", "on-off-plug.yaml",
+        "smoke-co-alarm.yaml", "water-leak-detector.yaml", "on-off-light-switch.yaml", "dimmer-switch.yaml", "bridge.yaml",
+    ])
     func everyShippedProfileBuildsACommissionableNode(_ name: String) async throws {
         let device = try profile(name)
         let node = try MatterNode(description: device.nodeDescription(model: .standard), logger: quietLogger)
@@ -50,6 +53,22 @@ struct ProfileNodeDescriptionTests {
         let level = try? await node.read(AttributePath(endpoint: 1, cluster: ClusterID(0x0008), attribute: AttributeID(0x0000))).get().value
         #expect(level == .unsigned(128))
         await node.stop()
+    }
+
+    /// Issue #40: a light switch's client clusters come from its device type (Descriptor
+    /// ClientList, what its Binding sends); a bridge's bridged nodes are parts of its Aggregator.
+    @Test func aSwitchHasItsClientClustersAndABridgesNodesArePartsOfItsAggregator() async throws {
+        let dimmer = try profile("dimmer-switch.yaml").nodeDescription(model: .standard)
+        #expect(
+            dimmer.endpoints.first { $0.number == 1 }?.clientClusters == [
+                Clusters.Identify.id, Clusters.OnOff.id, Clusters.LevelControl.id,
+            ])
+        let bridge = try MatterNode(description: profile("bridge.yaml").nodeDescription(model: .standard), logger: quietLogger)
+        let parts = try await bridge.read(
+            AttributePath(endpoint: 1, cluster: Clusters.Descriptor.id, attribute: Clusters.Descriptor.Attribute.partsList)
+        ).get().value
+        #expect(parts.members?.compactMap(\.value.uintValue) == [2, 3, 4])
+        await bridge.stop()
     }
 
     @Test func windowCoveringSpeedsComeFromTheBehaviour() throws {

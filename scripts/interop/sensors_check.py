@@ -20,6 +20,14 @@ clusters decide what is done:
 - Thermostat: OccupiedHeatingSetpoint written and read back, one beyond its limit refused
   (CONSTRAINT_ERROR), one within the deadband of the cooling setpoint pushing it up, SystemMode
   Heat, SetpointRaiseLower, and the running state heating while the room is below the setpoint.
+- SmokeCoAlarm: smoke and clear at the device (SmokeAlarm, AllClear), SelfTestRequest (BUSY
+  during an alarm; TestInProgress, then SelfTestComplete).
+- BooleanStateConfiguration (Water Leak Detector): wet, SuppressAlarm, dry, each an
+  AlarmsStateChanged with AlarmsActive/AlarmsSuppressed.
+- PowerSource: a battery at 15 %: BatPercentRemaining, BatChargeLevel, BatReplacementNeeded.
+- Binding (a light switch): written and read back fabric-scoped, a bad target refused, a press.
+- BridgedDeviceBasicInformation (a bridge's bulbs): unplugged and plugged back in, each a
+  ReachableChanged with Reachable following.
 The event numbers of the events seen must rise. The acts and commands Home Assistant's check
 sends too (open/close, the reading, the key turned, the setpoint write and SetpointRaiseLower)
 are checks.clusters' moves, run through reference_check's ReadDriver.
@@ -104,19 +112,20 @@ class SensorsCheck(Check):
     async def boolean_state(self, endpoint):
         State = Clusters.BooleanState
         subscription, queue = await self.subscribe_events(endpoint, State)
-        # Open and close with StateValue following: checks.clusters, as Home Assistant's check.
-        open_move, close_move = clusters.SENSOR_ACTS[clusters.BOOLEAN_STATE]
+        # Open and close (a leak detector: wet, then dry) with StateValue following: checks.clusters,
+        # as Home Assistant's check.
+        first, second = await clusters.boolean_state(self.driver, endpoint)
         try:
-            open_ok, value_open = await clusters.follow(self.driver, endpoint, open_move)
-            opened = await self.next_events(queue, 1)
-            close_ok, value_closed = await clusters.follow(self.driver, endpoint, close_move)
-            closed = await self.next_events(queue, 1)
+            first_ok, first_value = await clusters.follow(self.driver, endpoint, first)
+            events = await self.next_events(queue, 1)
+            second_ok, second_value = await clusters.follow(self.driver, endpoint, second)
+            events += await self.next_events(queue, 1)
         finally:
             subscription.Shutdown()
-        kinds = [(type(d).__name__, d.stateValue) for _, d in opened + closed]
-        ok = (kinds == [("StateChange", False), ("StateChange", True)] and open_ok and close_ok
-              and self.rising(opened + closed))
-        return ok, {"events": kinds, "stateValueOpen": value_open["value"], "stateValueClosed": value_closed["value"]}
+        kinds = [(type(d).__name__, d.stateValue) for _, d in events]
+        ok = (kinds == [("StateChange", first.wanted), ("StateChange", second.wanted)] and first_ok and second_ok
+              and self.rising(events))
+        return ok, {"events": kinds, "stateValues": [first_value["value"], second_value["value"]]}
 
     async def switch(self, endpoint):
         Switch = Clusters.Switch
@@ -257,6 +266,104 @@ class SensorsCheck(Check):
         return ok, {"writeStatus": written, "heating": heating, "beyondLimit": beyond, "deadbandPush": pushed["cooling"],
                     "systemModeHeat": mode, "afterRaiseLower": lowered["value"], "local": local, "runningState": running}
 
+    async def smoke_co_alarm(self, endpoint):
+        """Smoke (critical) then clear at the device (checks.clusters, as Home Assistant's check):
+        SmokeAlarm with severity Critical, AllClear; then SelfTestRequest: TestInProgress at once,
+        SelfTestComplete and AllClear when the 5 s test ends; a SelfTestRequest during an alarm
+        is BUSY."""
+        Smoke = Clusters.SmokeCoAlarm
+        smoke, clear = clusters.SENSOR_ACTS[clusters.SMOKE_CO_ALARM]
+        subscription, queue = await self.subscribe_events(endpoint, Smoke)
+        try:
+            smoke_ok, _ = await clusters.follow(self.driver, endpoint, smoke)
+            alarm = await self.next_events(queue, 1)
+            try:
+                await self.invoke(endpoint, Smoke.Commands.SelfTestRequest())
+                busy = "accepted"
+            except InteractionModelError as error:
+                busy = int(error.status)
+            clear_ok, _ = await clusters.follow(self.driver, endpoint, clear)
+            cleared = await self.next_events(queue, 1)
+            await self.invoke(endpoint, Smoke.Commands.SelfTestRequest())
+            testing = await self.read(endpoint, Smoke.Attributes.TestInProgress)
+            tested = await self.next_events(queue, 2)
+            after = await self.read(endpoint, Smoke.Attributes.TestInProgress)
+        finally:
+            subscription.Shutdown()
+        events = alarm + cleared + tested
+        kinds = [type(d).__name__ for _, d in events]
+        severity = int(alarm[0][1].alarmSeverityLevel)
+        ok = (smoke_ok and clear_ok and busy == 0x9C and kinds == ["SmokeAlarm", "AllClear", "SelfTestComplete", "AllClear"]
+              and severity == 2 and testing is True and after is False and self.rising(events))
+        return ok, {"events": kinds, "smokeSeverity": severity, "selfTestDuringAlarm": busy, "testInProgress": [testing, after]}
+
+    async def boolean_state_configuration(self, endpoint):
+        """Water at the detector (checks.clusters): AlarmsActive visual+audible with
+        AlarmsStateChanged; SuppressAlarm(audible) sets AlarmsSuppressed; dry again clears both."""
+        Config = Clusters.BooleanStateConfiguration
+        leak, dry = clusters.SENSOR_ACTS[clusters.BOOLEAN_STATE_CONFIGURATION]
+        subscription, queue = await self.subscribe_events(endpoint, Config)
+        try:
+            leak_ok, _ = await clusters.follow(self.driver, endpoint, leak)
+            events = await self.next_events(queue, 1)
+            await self.invoke(endpoint, Config.Commands.SuppressAlarm(alarmsToSuppress=2))
+            events += await self.next_events(queue, 1)
+            suppressed = int(await self.read(endpoint, Config.Attributes.AlarmsSuppressed))
+            dry_ok, _ = await clusters.follow(self.driver, endpoint, dry)
+            events += await self.next_events(queue, 1)
+        finally:
+            subscription.Shutdown()
+        seen = [(int(d.alarmsActive), int(d.alarmsSuppressed)) for _, d in events]
+        ok = leak_ok and dry_ok and suppressed == 2 and seen == [(3, 0), (3, 2), (0, 0)] and self.rising(events)
+        return ok, {"alarmsStateChanged": seen, "suppressed": suppressed}
+
+    async def power_source(self, endpoint):
+        """A battery at 15 % (checks.clusters): BatPercentRemaining 30 (half-percent units),
+        BatChargeLevel Warning, BatReplacementNeeded; a full one puts them back."""
+        Power = Clusters.PowerSource.Attributes
+        [battery] = clusters.SENSOR_ACTS[clusters.POWER_SOURCE]
+        low_ok, low = await clusters.follow(self.driver, endpoint, battery)
+        level = int(await self.read(endpoint, Power.BatChargeLevel))
+        needed = await self.read(endpoint, Power.BatReplacementNeeded)
+        self.act_ok("battery", "100")
+        full = await self.read(endpoint, Power.BatPercentRemaining)
+        ok = low_ok and level == 1 and needed is True and full == 200
+        return ok, {"batPercentRemaining": low["value"], "batChargeLevel": level, "replacementNeeded": needed, "afterNew": full}
+
+    async def binding(self, endpoint):
+        """A light switch's Binding (fabric-scoped): written with a light's node and endpoint, read
+        back with this fabric's index; a target with both a node and a group is refused
+        (CONSTRAINT_ERROR); a press at the switch is accepted (it goes to the bound node)."""
+        Binding = Clusters.Binding
+        target = Binding.Structs.TargetStruct(node=0x1234, endpoint=1, cluster=Clusters.OnOff.id)
+        [written] = await self.controller.WriteAttribute(NODE_ID, [(endpoint, Binding.Attributes.Binding([target]))])
+        entries = await self.read(endpoint, Binding.Attributes.Binding)
+        both = Binding.Structs.TargetStruct(node=0x1234, group=1, endpoint=1)
+        [refused] = await self.controller.WriteAttribute(NODE_ID, [(endpoint, Binding.Attributes.Binding([both]))])
+        after = await self.read(endpoint, Binding.Attributes.Binding)
+        pressed = self.act("press")
+        ok = (int(written.Status) == 0 and len(entries) == 1 and entries[0].node == 0x1234 and entries[0].fabricIndex >= 1
+              and int(refused.Status) == 0x87 and len(after) == 1 and not pressed.get("error"))
+        return ok, {"writeStatus": int(written.Status), "entries": len(entries), "bothRefused": int(refused.Status),
+                    "pressed": pressed.get("error") or "ok"}
+
+    async def bridged(self, endpoint):
+        """A bridged device unplugged and plugged back in (checks.clusters, as Home Assistant's
+        check): ReachableChanged false, then true, with Reachable following."""
+        Info = Clusters.BridgedDeviceBasicInformation
+        unplug, plug = await clusters.bridged(self.driver, endpoint)
+        subscription, queue = await self.subscribe_events(endpoint, Info)
+        try:
+            unplug_ok, _ = await clusters.follow(self.driver, endpoint, unplug)
+            events = await self.next_events(queue, 1)
+            plug_ok, _ = await clusters.follow(self.driver, endpoint, plug)
+            events += await self.next_events(queue, 1)
+        finally:
+            subscription.Shutdown()
+        seen = [(type(d).__name__, d.reachableNewValue) for _, d in events]
+        ok = unplug_ok and plug_ok and seen == [("ReachableChanged", False), ("ReachableChanged", True)] and self.rising(events)
+        return ok, {"events": seen}
+
     async def run(self):
         servers = await self.commissioned_endpoints()
         if servers is None:
@@ -269,6 +376,11 @@ class SensorsCheck(Check):
             (Clusters.TemperatureMeasurement.id, "temperature-measurement", self.temperature),
             (Clusters.DoorLock.id, "door-lock", self.door_lock),
             (Clusters.Thermostat.id, "thermostat", self.thermostat),
+            (Clusters.SmokeCoAlarm.id, "smoke-co-alarm", self.smoke_co_alarm),
+            (Clusters.BooleanStateConfiguration.id, "boolean-state-configuration", self.boolean_state_configuration),
+            (Clusters.PowerSource.id, "power-source", self.power_source),
+            (Clusters.Binding.id, "binding", self.binding),
+            (Clusters.BridgedDeviceBasicInformation.id, "bridged", self.bridged),
         ]
         # Clusters whose steps are checks.clusters' moves alone (the driver reads what follows).
         moves = {clusters.FAN_CONTROL: "fan-control", clusters.HEPA_FILTER_MONITORING: "hepa-filter-monitoring"}
@@ -287,5 +399,6 @@ if __name__ == "__main__":
     # Commissioning, the endpoint steps and at least one cluster step.
     main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
         "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock", "thermostat", "fan-control",
-        "hepa-filter-monitoring", *NAMES_OF_ACTS.values())
+        "hepa-filter-monitoring", "smoke-co-alarm", "boolean-state-configuration", "power-source", "binding", "bridged",
+        *NAMES_OF_ACTS.values())
         for s in steps))

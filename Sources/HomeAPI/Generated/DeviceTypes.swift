@@ -180,3 +180,75 @@ public struct FlowSensorDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Smoke Co Alarm (Matter device type 0x0076, revision 1).
+public struct SmokeCoAlarmDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0076"
+    static let matterDeviceTypeID: UInt32 = 0x0076
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Water Leak Detector (Matter device type 0x0043, revision 1).
+public struct WaterLeakDetectorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0043"
+    static let matterDeviceTypeID: UInt32 = 0x0043
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// An On Off Light Switch (Matter device type 0x0103, revision 3).
+public struct OnOffLightSwitchDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0103"
+    static let matterDeviceTypeID: UInt32 = 0x0103
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Dimmer Switch (Matter device type 0x0104, revision 3).
+public struct DimmerSwitchDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0104"
+    static let matterDeviceTypeID: UInt32 = 0x0104
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// An Aggregator (Matter device type 0x000E, revision 2).
+public struct AggregatorDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.000e"
+    static let matterDeviceTypeID: UInt32 = 0x000E
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Bridged Node (Matter device type 0x0013, revision 3).
+public struct BridgedNodeDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0013"
+    static let matterDeviceTypeID: UInt32 = 0x0013
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

@@ -8,7 +8,8 @@ let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.IlluminanceMeasurementTrait.self, Matter.PressureMeasurementTrait.self, Matter.FlowMeasurementTrait.self,
     Matter.AirQualityTrait.self, Matter.CarbonDioxideConcentrationMeasurementTrait.self, Matter.Pm25ConcentrationMeasurementTrait.self,
     Matter.Pm10ConcentrationMeasurementTrait.self, Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self,
-    Matter.HepaFilterMonitoringTrait.self, Matter.ActivatedCarbonFilterMonitoringTrait.self,
+    Matter.HepaFilterMonitoringTrait.self, Matter.ActivatedCarbonFilterMonitoringTrait.self, Matter.SmokeCoAlarmTrait.self,
+    Matter.BooleanStateConfigurationTrait.self, Matter.PowerSourceTrait.self, Matter.BridgedDeviceBasicInformationTrait.self,
 ]
 
 /// The generated traits of the root endpoint (read on endpoint 0, not automatable).
@@ -19,7 +20,9 @@ let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     ContactSensorDeviceType.self, GenericSwitchDeviceType.self, OccupancySensorDeviceType.self, TemperatureSensorDeviceType.self,
     DoorLockDeviceType.self, ThermostatDeviceType.self, ColorTemperatureLightDeviceType.self, ExtendedColorLightDeviceType.self,
     FanDeviceType.self, AirPurifierDeviceType.self, AirQualitySensorDeviceType.self, HumiditySensorDeviceType.self,
-    LightSensorDeviceType.self, PressureSensorDeviceType.self, FlowSensorDeviceType.self,
+    LightSensorDeviceType.self, PressureSensorDeviceType.self, FlowSensorDeviceType.self, SmokeCoAlarmDeviceType.self,
+    WaterLeakDetectorDeviceType.self, OnOffLightSwitchDeviceType.self, DimmerSwitchDeviceType.self, AggregatorDeviceType.self,
+    BridgedNodeDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -57,5 +60,13 @@ extension MatterTraits {
     public var hepaFilterMonitoringTrait: Matter.HepaFilterMonitoringTrait? { collection[Matter.HepaFilterMonitoringTrait.self] }
     public var activatedCarbonFilterMonitoringTrait: Matter.ActivatedCarbonFilterMonitoringTrait? {
         collection[Matter.ActivatedCarbonFilterMonitoringTrait.self]
+    }
+    public var smokeCoAlarmTrait: Matter.SmokeCoAlarmTrait? { collection[Matter.SmokeCoAlarmTrait.self] }
+    public var booleanStateConfigurationTrait: Matter.BooleanStateConfigurationTrait? {
+        collection[Matter.BooleanStateConfigurationTrait.self]
+    }
+    public var powerSourceTrait: Matter.PowerSourceTrait? { collection[Matter.PowerSourceTrait.self] }
+    public var bridgedDeviceBasicInformationTrait: Matter.BridgedDeviceBasicInformationTrait? {
+        collection[Matter.BridgedDeviceBasicInformationTrait.self]
     }
 }

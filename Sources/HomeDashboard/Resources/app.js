@@ -36,9 +36,16 @@ function shown(key, value) {
     case "Thermostat.ThermostatRunningState": return ["running", value & 1 ? "heating" : value & 2 ? "cooling" : "idle"];
     case "TemperatureMeasurement.MeasuredValue": return ["", (value / 100).toFixed(1) + " °C"];
     case "DoorLock.LockState": return ["", ({0: "not fully locked", 1: "locked", 2: "unlocked", 3: "unlatched"})[value] ?? value];
-    case "BooleanState.StateValue": return ["", value ? "closed" : "open"];
+    case "BooleanState.StateValue": return ["", value ? "closed / wet" : "open / dry"];
     case "OccupancySensing.Occupancy": return ["", value & 1 ? "occupied" : "unoccupied"];
     case "Switch.CurrentPosition": return ["position", value];
+    case "SmokeCoAlarm.ExpressedState": return ["", ["normal", "SMOKE", "CO", "battery low", "testing", "fault", "end of service", "smoke (linked)", "CO (linked)"][value] ?? value];
+    case "SmokeCoAlarm.SmokeState": return ["smoke", ["none", "warning", "critical"][value] ?? value];
+    case "SmokeCoAlarm.COState": return ["CO", ["none", "warning", "critical"][value] ?? value];
+    case "SmokeCoAlarm.TestInProgress": return ["", value ? "self-test" : ""];
+    case "BooleanStateConfiguration.AlarmsActive": return ["alarm", value ? [value & 1 ? "light" : "", value & 2 ? "beep" : ""].filter(Boolean).join("+") : "off"];
+    case "BridgedDeviceBasicInformation.Reachable": return ["", value ? "reachable" : "unreachable"];
+    case "PowerSource.BatPercentRemaining": return ["battery", (value / 2).toFixed(0) + " %"];
     case "ColorControl.ColorMode": return ["colour mode", ({0: "hue/sat", 1: "xy", 2: "temperature"})[value] ?? value];
     case "ColorControl.ColorTemperatureMireds": return ["", Math.round(1e6 / Math.max(value, 1)) + " K"];
     case "ColorControl.CurrentHue": return ["hue", Math.round(value / 254 * 360) + "°"];
@@ -105,10 +112,15 @@ function actButtons(d) {
   const box = el("div", {class: "acts"});
   const stop = (f) => (e) => { e.stopPropagation(); f(); };
   for (const a of d.acts) {
-    if (a === "dim" || a === "dial" || a === "temperature") {
-      const input = el("input", {class: "value", type: "number", step: a === "dim" ? "10" : "0.5",
-        value: a === "dim" ? "50" : "21", onclick: (e) => e.stopPropagation(), "data-input": a});
-      box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, a === "dim" ? "dim %" : a + " °C"));
+    if (a === "dim" || a === "dial" || a === "temperature" || a === "battery") {
+      const percent = a === "dim" || a === "battery";
+      const input = el("input", {class: "value", type: "number", step: percent ? "10" : "0.5",
+        value: a === "dim" ? "50" : a === "battery" ? "15" : "21", onclick: (e) => e.stopPropagation(), "data-input": a});
+      box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, percent ? a + " %" : a + " °C"));
+    } else if (a === "unplug" || a === "plug") {
+      // Which bridged device: its endpoint number.
+      const input = el("input", {class: "value", type: "number", step: "1", value: "2", onclick: (e) => e.stopPropagation(), "data-input": a});
+      box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, a + " #"));
     } else if (a in readingActs) {
       const [unit, initial] = readingActs[a];
       const input = el("input", {class: "value", type: "number", value: initial, onclick: (e) => e.stopPropagation(), "data-input": a});

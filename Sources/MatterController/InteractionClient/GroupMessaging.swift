@@ -97,7 +97,7 @@ extension MatterController {
     }
 
     /// This fabric's ACL entries on `node`, decoded (the node fills in their fabric index).
-    private static func accessControlList(
+    static func accessControlList(
         _ client: InteractionClient, _ path: AttributePath, node: NodeID
     ) async throws -> [AccessControlEntry] {
         try ((try await client.read(path)).members ?? []).map { element in

@@ -41,6 +41,14 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     case fan(FanSetting)
     /// A worn filter swapped for a new one (its ResetCondition, by hand).
     case replaceFilter(FilterKind)
+    /// Smoke or CO at a smoke/CO alarm, the air clearing, its test or hush button.
+    case alarm(AlarmSense)
+    /// Water reaches a leak detector (`true`) or dries off (`false`): Boolean State StateValue.
+    case leak(Bool)
+    /// A battery at this charge, in percent, is put in.
+    case battery(percent: Double)
+    /// The device behind a bridge's endpoint is unplugged (`false`) or plugged back in (`true`).
+    case bridged(endpoint: EndpointNumber, reachable: Bool)
 
     public var description: String {
         switch self {
@@ -62,7 +70,25 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .airQuality(let grade): "air quality \(grade)"
         case .fan(let setting): "set the fan to \(setting)"
         case .replaceFilter(let kind): "replace the \(kind) filter"
+        case .alarm(let sense): sense.description
+        case .leak(let wet): wet ? "water (leak)" : "dry"
+        case .battery(let percent): "put in a battery at \(percent) %"
+        case .bridged(let endpoint, let reachable): reachable ? "plug in bridged device \(endpoint)" : "unplug bridged device \(endpoint)"
         }
+    }
+
+    /// The clusters that carry out the action, in order: a light switch has no Switch or Level
+    /// Control server, and its press and dimmer go out through its Binding.
+    public var clusters: [ClusterID] {
+        switch self {
+        case .press, .dim, .toggle: [cluster, BindingServer.clusterID]
+        default: [cluster]
+        }
+    }
+
+    /// The endpoint the action names itself (a bridged device), else nil: the first that can.
+    public var endpoint: EndpointNumber? {
+        if case .bridged(let endpoint, _) = self { endpoint } else { nil }
     }
 
     /// The cluster that carries out the action.
@@ -85,6 +111,10 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .airQuality: AirQualityServer.clusterID
         case .fan: FanControlServer.clusterID
         case .replaceFilter(let kind): kind.clusterID
+        case .alarm: SmokeCoAlarmServer.clusterID
+        case .leak: BooleanStateServer.clusterID
+        case .battery: PowerSourceServer.clusterID
+        case .bridged: BridgedDeviceBasicInformationServer.clusterID
         }
     }
 }

@@ -142,6 +142,7 @@ public final class NodeServer: Sendable {
                 self.logger.debug("commissioning events ended")
             }
             group.addTask { await self.followRequests() }
+            group.addTask { await self.sendBoundCommands() }
             // Cancellation ends them all; the socket closing ends the exchange manager
             // alone, and then the rest with it.
             await group.next()
@@ -217,6 +218,23 @@ public final class NodeServer: Sendable {
     }
 
     /// Every Interaction Model request, into the traffic log.
+    /// A light switch's presses, sent to the lights its Binding names (NodeBindingSender), one
+    /// after another; each outcome goes to the traffic log.
+    private func sendBoundCommands() async {
+        let sender = NodeBindingSender(
+            manager: exchangeManager, fabrics: NodeFabricProvider(node: node, logger: logger), lookup: configuration.boundNodeAddresses,
+            logger: logger)
+        for await command in node.boundCommands {
+            switch await sender.send(command) {
+            case .success(let status):
+                traffic.record(.invoke, peer: "node 0x\(String(command.node, radix: 16))", "bound \(command.path): \(status)")
+            case .failure(let error):
+                logger.warning("bound command not delivered: \(error)")
+                traffic.record(.invoke, peer: "node 0x\(String(command.node, radix: 16))", "bound \(command.path) failed: \(error)")
+            }
+        }
+    }
+
     private func followRequests() async {
         for await request in interactionServer.requests() {
             let (kind, summary) = TrafficWording.describe(request, model: node.model)

@@ -61,6 +61,8 @@ public struct NodeServerConfiguration: Sendable {
     public var cloudOnlyClusters: Set<ClusterPath>
     /// Logs each commissioning's phases with their times (`matter-sim run --trace`).
     public var traceCommissioning = false
+    /// Where the nodes a switch is bound to listen; nil looks up their operational DNS-SD records.
+    public var boundNodeAddresses: OperationalAddressLookup?
 
     public init(
         port: Int = 5540, binding: UDPTransport.Binding = .dualStack, passcode: UInt32, discriminator: UInt16,

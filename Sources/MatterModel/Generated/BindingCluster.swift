@@ -27,12 +27,12 @@ extension Clusters.Binding {
     /// TargetStruct, a struct of the cluster.
     public struct TargetStruct: Sendable, Hashable, TLVCodable {
         public var node: UInt64?
-        public var group: UInt64?
-        public var endpoint: UInt64?
-        public var cluster: UInt64?
+        public var group: UInt16?
+        public var endpoint: UInt16?
+        public var cluster: UInt32?
         public var fabricIndex: UInt8?
 
-        public init(node: UInt64? = nil, group: UInt64? = nil, endpoint: UInt64? = nil, cluster: UInt64? = nil, fabricIndex: UInt8? = nil) {
+        public init(node: UInt64? = nil, group: UInt16? = nil, endpoint: UInt16? = nil, cluster: UInt32? = nil, fabricIndex: UInt8? = nil) {
             self.node = node
             self.group = group
             self.endpoint = endpoint

@@ -59,9 +59,9 @@ extension Clusters.BooleanStateConfiguration {
             public static let clusterID = Clusters.BooleanStateConfiguration.id
             public static let commandID = Clusters.BooleanStateConfiguration.Command.suppressAlarm
 
-            public var alarmsToSuppress: UInt64
+            public var alarmsToSuppress: Clusters.BooleanStateConfiguration.AlarmModeBitmap
 
-            public init(alarmsToSuppress: UInt64) {
+            public init(alarmsToSuppress: Clusters.BooleanStateConfiguration.AlarmModeBitmap) {
                 self.alarmsToSuppress = alarmsToSuppress
             }
 
@@ -82,9 +82,9 @@ extension Clusters.BooleanStateConfiguration {
             public static let clusterID = Clusters.BooleanStateConfiguration.id
             public static let commandID = Clusters.BooleanStateConfiguration.Command.enableDisableAlarm
 
-            public var alarmsToEnableDisable: UInt64
+            public var alarmsToEnableDisable: Clusters.BooleanStateConfiguration.AlarmModeBitmap
 
-            public init(alarmsToEnableDisable: UInt64) {
+            public init(alarmsToEnableDisable: Clusters.BooleanStateConfiguration.AlarmModeBitmap) {
                 self.alarmsToEnableDisable = alarmsToEnableDisable
             }
 
@@ -109,10 +109,13 @@ extension Clusters.BooleanStateConfiguration {
             public static let eventID = Clusters.BooleanStateConfiguration.Event.alarmsStateChanged
             public static let priority = EventPriority.info
 
-            public var alarmsActive: UInt64
-            public var alarmsSuppressed: UInt64?
+            public var alarmsActive: Clusters.BooleanStateConfiguration.AlarmModeBitmap
+            public var alarmsSuppressed: Clusters.BooleanStateConfiguration.AlarmModeBitmap?
 
-            public init(alarmsActive: UInt64, alarmsSuppressed: UInt64? = nil) {
+            public init(
+                alarmsActive: Clusters.BooleanStateConfiguration.AlarmModeBitmap,
+                alarmsSuppressed: Clusters.BooleanStateConfiguration.AlarmModeBitmap? = nil
+            ) {
                 self.alarmsActive = alarmsActive
                 self.alarmsSuppressed = alarmsSuppressed
             }
@@ -137,9 +140,9 @@ extension Clusters.BooleanStateConfiguration {
             public static let eventID = Clusters.BooleanStateConfiguration.Event.sensorFault
             public static let priority = EventPriority.info
 
-            public var sensorFault: UInt64
+            public var sensorFault: Clusters.BooleanStateConfiguration.SensorFaultBitmap
 
-            public init(sensorFault: UInt64) {
+            public init(sensorFault: Clusters.BooleanStateConfiguration.SensorFaultBitmap) {
                 self.sensorFault = sensorFault
             }
 

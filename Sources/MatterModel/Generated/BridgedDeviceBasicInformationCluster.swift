@@ -140,11 +140,11 @@ extension Clusters.BridgedDeviceBasicInformation {
 
     /// The cluster's events: each one's payload.
     public enum Events {
-        /// StartUp (0x00, info priority).
+        /// StartUp (0x00, critical priority).
         public struct StartUp: ClusterEvent {
             public static let clusterID = Clusters.BridgedDeviceBasicInformation.id
             public static let eventID = Clusters.BridgedDeviceBasicInformation.Event.startUp
-            public static let priority = EventPriority.info
+            public static let priority = EventPriority.critical
 
             public var softwareVersion: UInt64
 
@@ -164,11 +164,11 @@ extension Clusters.BridgedDeviceBasicInformation {
             }
         }
 
-        /// ShutDown (0x01, info priority).
+        /// ShutDown (0x01, critical priority).
         public struct ShutDown: ClusterEvent {
             public static let clusterID = Clusters.BridgedDeviceBasicInformation.id
             public static let eventID = Clusters.BridgedDeviceBasicInformation.Event.shutDown
-            public static let priority = EventPriority.info
+            public static let priority = EventPriority.critical
 
             public init() {
             }

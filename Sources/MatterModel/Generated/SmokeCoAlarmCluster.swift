@@ -113,11 +113,11 @@ extension Clusters.SmokeCoAlarm {
 
     /// The cluster's events: each one's payload.
     public enum Events {
-        /// SmokeAlarm (0x00, info priority).
+        /// SmokeAlarm (0x00, critical priority).
         public struct SmokeAlarm: ClusterEvent {
             public static let clusterID = Clusters.SmokeCoAlarm.id
             public static let eventID = Clusters.SmokeCoAlarm.Event.smokeAlarm
-            public static let priority = EventPriority.info
+            public static let priority = EventPriority.critical
 
             public var alarmSeverityLevel: Clusters.SmokeCoAlarm.AlarmStateEnum
 
@@ -137,11 +137,11 @@ extension Clusters.SmokeCoAlarm {
             }
         }
 
-        /// COAlarm (0x01, info priority).
+        /// COAlarm (0x01, critical priority).
         public struct COAlarm: ClusterEvent {
             public static let clusterID = Clusters.SmokeCoAlarm.id
             public static let eventID = Clusters.SmokeCoAlarm.Event.coAlarm
-            public static let priority = EventPriority.info
+            public static let priority = EventPriority.critical
 
             public var alarmSeverityLevel: Clusters.SmokeCoAlarm.AlarmStateEnum
 
@@ -275,11 +275,11 @@ extension Clusters.SmokeCoAlarm {
             }
         }
 
-        /// InterconnectSmokeAlarm (0x08, info priority).
+        /// InterconnectSmokeAlarm (0x08, critical priority).
         public struct InterconnectSmokeAlarm: ClusterEvent {
             public static let clusterID = Clusters.SmokeCoAlarm.id
             public static let eventID = Clusters.SmokeCoAlarm.Event.interconnectSmokeAlarm
-            public static let priority = EventPriority.info
+            public static let priority = EventPriority.critical
 
             public var alarmSeverityLevel: Clusters.SmokeCoAlarm.AlarmStateEnum
 
@@ -299,11 +299,11 @@ extension Clusters.SmokeCoAlarm {
             }
         }
 
-        /// InterconnectCOAlarm (0x09, info priority).
+        /// InterconnectCOAlarm (0x09, critical priority).
         public struct InterconnectCOAlarm: ClusterEvent {
             public static let clusterID = Clusters.SmokeCoAlarm.id
             public static let eventID = Clusters.SmokeCoAlarm.Event.interconnectCOAlarm
-            public static let priority = EventPriority.info
+            public static let priority = EventPriority.critical
 
             public var alarmSeverityLevel: Clusters.SmokeCoAlarm.AlarmStateEnum
 

@@ -86,6 +86,13 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(AirQualitySensorDeviceType.self) {
             return await dev.types.get(AirQualitySensorDeviceType.self)?.matterTraits.airQualityTrait?.airQuality != nil
         }
+        if dev.types.contains(SmokeCoAlarmDeviceType.self) {
+            return await dev.types.get(SmokeCoAlarmDeviceType.self)?.matterTraits.powerSourceTrait?.batPercentRemaining != nil
+        }
+        if dev.types.contains(WaterLeakDetectorDeviceType.self) {
+            return await dev.types.get(WaterLeakDetectorDeviceType.self)?.matterTraits.booleanStateConfigurationTrait?.alarmsSupported
+                != nil
+        }
         return await dev.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
     }
     #expect(reported, "device \(name) never reported")

@@ -33,6 +33,8 @@ DOOR_LOCK, THERMOSTAT = 0x0101, 0x0201
 FAN_CONTROL, AIR_QUALITY, HEPA_FILTER_MONITORING = 0x0202, 0x005B, 0x0071
 RELATIVE_HUMIDITY, ILLUMINANCE, PRESSURE, FLOW = 0x0405, 0x0400, 0x0403, 0x0404
 CO2_CONCENTRATION, PM25_CONCENTRATION = 0x040D, 0x042A
+SMOKE_CO_ALARM, BOOLEAN_STATE_CONFIGURATION, POWER_SOURCE = 0x005C, 0x0080, 0x002F
+BRIDGED_DEVICE_BASIC_INFORMATION = 0x0039
 FEATURE_MAP = 0xFFFC
 
 NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorControl",
@@ -41,7 +43,10 @@ NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorCo
          DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat", FAN_CONTROL: "FanControl", AIR_QUALITY: "AirQuality",
          HEPA_FILTER_MONITORING: "HepaFilterMonitoring", RELATIVE_HUMIDITY: "RelativeHumidityMeasurement",
          ILLUMINANCE: "IlluminanceMeasurement", PRESSURE: "PressureMeasurement", FLOW: "FlowMeasurement",
-         CO2_CONCENTRATION: "CarbonDioxideConcentrationMeasurement", PM25_CONCENTRATION: "Pm25ConcentrationMeasurement"}
+         CO2_CONCENTRATION: "CarbonDioxideConcentrationMeasurement", PM25_CONCENTRATION: "Pm25ConcentrationMeasurement",
+         DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat", SMOKE_CO_ALARM: "SmokeCoAlarm",
+         BOOLEAN_STATE_CONFIGURATION: "BooleanStateConfiguration", POWER_SOURCE: "PowerSource",
+         BRIDGED_DEVICE_BASIC_INFORMATION: "BridgedDeviceBasicInformation"}
 
 # How soon what follows a move is there (each driver says how long that is for it).
 AT_ONCE = "at once"                 # the command sets it
@@ -323,7 +328,39 @@ SENSOR_ACTS = {
     CO2_CONCENTRATION: [Move("co2 1500 ppm: MeasuredValue", CO2_CONCENTRATION, 0x0000, 1500, act=("co2", "1500"), pace=ACT)],
     # PM2.5 at 60 µg/m³ is Very Poor air (5), worse than any other reading of the shipped profiles' walks.
     AIR_QUALITY: [Move("pm25 60: AirQuality very poor", AIR_QUALITY, 0x0000, 5, act=("pm25", "60"), pace=ACT)],
+    SMOKE_CO_ALARM: [  # ExpressedState (0): SmokeAlarm (1) with the SmokeAlarm event (0); Normal with AllClear (0x0A)
+        Move("smoke: SmokeAlarm event and ExpressedState", SMOKE_CO_ALARM, 0x0000, 1, act=("smoke", "critical"),
+             events=(0x00,), pace=ACT),
+        Move("clear: AllClear event and ExpressedState", SMOKE_CO_ALARM, 0x0000, 0, act=("clear", None),
+             events=(0x0A,), pace=ACT)],
+    BOOLEAN_STATE_CONFIGURATION: [  # AlarmsActive (3): every enabled mode while wet; AlarmsStateChanged (0)
+        Move("leak: AlarmsStateChanged event and AlarmsActive", BOOLEAN_STATE_CONFIGURATION, 0x0003, 3,
+             act=("leak", None), events=(0x00,), pace=ACT),
+        Move("dry: AlarmsStateChanged event and AlarmsActive", BOOLEAN_STATE_CONFIGURATION, 0x0003, 0,
+             act=("dry", None), events=(0x00,), pace=ACT)],
+    POWER_SOURCE: [  # BatPercentRemaining (0x0C) in half-percent units
+        Move("battery 15: BatPercentRemaining", POWER_SOURCE, 0x000C, 30, act=("battery", "15"), pace=ACT)],
 }
+
+
+async def boolean_state(driver, endpoint):
+    """Open and close, in the order that changes the value first (a leak detector starts dry:
+    StateValue false)."""
+    open_move, close_move = SENSOR_ACTS[BOOLEAN_STATE]
+    is_true = await driver.read(endpoint, BOOLEAN_STATE, 0x0000)
+    return [close_move, open_move] if is_true is False else [open_move, close_move]
+
+
+REACHABLE, REACHABLE_CHANGED = 0x0011, 0x03
+
+
+async def bridged(driver, endpoint):
+    """The device behind a bridge's endpoint unplugged, then plugged back in: Reachable with
+    ReachableChanged each time."""
+    return [Move(f"unplug {endpoint}: ReachableChanged event and Reachable", BRIDGED_DEVICE_BASIC_INFORMATION, REACHABLE,
+                 False, act=("unplug", str(endpoint)), events=(REACHABLE_CHANGED,), pace=ACT),
+            Move(f"plug {endpoint}: ReachableChanged event and Reachable", BRIDGED_DEVICE_BASIC_INFORMATION, REACHABLE,
+                 True, act=("plug", str(endpoint)), events=(REACHABLE_CHANGED,), pace=ACT)]
 
 
 # --- what a person does at a light, a blind and a thermostat ---------------------------------
@@ -347,6 +384,7 @@ def listed(moves):
 
 # Each cluster's moves for a node's current state, in the order a node's checks run them.
 STEPS = [(ON_OFF, on_off), (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color_control),
-         (WINDOW_COVERING, window_covering), *((cluster, listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
+         (WINDOW_COVERING, window_covering),
+         *((cluster, boolean_state if cluster == BOOLEAN_STATE else listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
          (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES)), (FAN_CONTROL, listed(FAN_MOVES)),
-         (HEPA_FILTER_MONITORING, listed([RESET_CONDITION]))]
+         (HEPA_FILTER_MONITORING, listed([RESET_CONDITION])), (BRIDGED_DEVICE_BASIC_INFORMATION, bridged)]
