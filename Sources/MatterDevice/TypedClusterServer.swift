@@ -9,8 +9,8 @@ protocol TypedClusterServer: StandardClusterServer {
     /// error says (Core spec 8.8.3.2: INVALID_COMMAND for a missing field or a wrong type,
     /// CONSTRAINT_ERROR for a value outside its type); a cluster whose spec asks otherwise
     /// (CertificateChainRequest's unknown type is INVALID_COMMAND, SetRegulatoryConfig's unknown
-    /// location a response with ValueOutsideRange) says so here.
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult
+    /// location a response with ValueOutsideRange) says so here, from the fields as they came.
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult
 }
 
 /// What a command answered with a response command returns: the response, or a status.
@@ -22,7 +22,7 @@ enum CommandReply<Response: ClusterCommand> {
 }
 
 extension TypedClusterServer {
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         .failure(error.status)
     }
 
@@ -32,7 +32,7 @@ extension TypedClusterServer {
     ) -> InvokeResult {
         switch decode(Request.self, fields, command, context) {
         case .success(let request): .status(call(request))
-        case .failure(let error): reply(to: error, decoding: command, context: context)
+        case .failure(let error): reply(to: error, decoding: command, fields: fields, context: context)
         }
     }
 
@@ -46,7 +46,7 @@ extension TypedClusterServer {
             case .response(let response): .response(Response.commandID, response.tlv)
             case .status(let status): .status(status)
             }
-        case .failure(let error): reply(to: error, decoding: command, context: context)
+        case .failure(let error): reply(to: error, decoding: command, fields: fields, context: context)
         }
     }
 

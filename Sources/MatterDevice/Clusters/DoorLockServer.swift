@@ -135,7 +135,7 @@ final class DoorLockServer: DoorLockHandler, PhysicallyOperated {
     /// SetCredential's and ClearCredential's fields reach here unchecked against their ranges:
     /// an unknown UserStatus or UserType, or anything wrong in ClearCredential, is INVALID_COMMAND;
     /// anything else wrong in SetCredential is its response's INVALID_FIELD.
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         switch command {
         case Command.setCredential where !error.concerns(field: "UserStatus") && !error.concerns(field: "UserType"):
             let response = Commands.SetCredentialResponse(

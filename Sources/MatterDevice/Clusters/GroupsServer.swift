@@ -42,7 +42,7 @@ final class GroupsServer: GroupsHandler {
 
     /// A GroupID too wide for its type makes these commands invalid; the range errors they
     /// answer in their responses reach their methods.
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         .failure(answersConstraintErrors(command) ? .invalidCommand : error.status)
     }
 

@@ -43,6 +43,17 @@ final class IdentifyServer: IdentifyHandler {
         return .success
     }
 
+    /// An EffectVariant the server does not know is no error: the effect runs as its default
+    /// variant (1.2.6.2.2; TC-I-2.3 step 3a). Every other decoding error is the decoding's.
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
+        guard command == Command.triggerEffect, case .unknownEnumValue = error.problem, error.field.hasPrefix("EffectVariant"),
+            case .structure(let elements) = fields.value,
+            let request = try? Clusters.Identify.Commands.TriggerEffect(
+                tlv: .structure(elements.map { $0.tag == .context(1) ? TLVElement(tag: .context(1), .uint(0)) : $0 }))
+        else { return .failure(error.status) }
+        return .status(triggerEffect(request, context: context))
+    }
+
     func timerFired(_ name: String, context: ClusterContext) {
         switch name {
         case Self.countdown:

@@ -42,7 +42,7 @@ final class AdministratorCommissioningServer: AdministratorCommissioningHandler 
     /// OpenCommissioningWindow's fields reach here unchecked against their ranges: a number too
     /// wide for its field is, after the busy check, PAKEParameterError for Iterations and
     /// INVALID_COMMAND otherwise, as the values out of range below are.
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         guard command == Command.openCommissioningWindow else { return .failure(error.status) }
         if let busy = busyStatus(context.commissioning) { return .status(busy) }
         if case .outOfRange = error.problem, error.concerns(field: "Iterations") { return .status(Self.status(.pakeParameterError)) }

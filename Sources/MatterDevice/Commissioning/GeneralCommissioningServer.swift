@@ -49,7 +49,7 @@ final class GeneralCommissioningServer: GeneralCommissioningHandler {
 
     /// A NewRegulatoryConfig outside RegulatoryLocationTypeEnum (or too wide for it): the
     /// response's ValueOutsideRange.
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         guard command == Command.setRegulatoryConfig, error.concerns(field: "NewRegulatoryConfig"), error.status == .constraintError else {
             return .failure(error.status)
         }

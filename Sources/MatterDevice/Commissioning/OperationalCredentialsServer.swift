@@ -52,7 +52,7 @@ final class OperationalCredentialsServer: OperationalCredentialsHandler {
     }
 
     /// An unknown CertificateType fails CertificateChainRequest with INVALID_COMMAND (11.18.6.3).
-    func reply(to error: TLVDecodingError, decoding command: CommandID, context: ClusterContext) -> InvokeResult {
+    func reply(to error: TLVDecodingError, decoding command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
         .failure(command == Command.certificateChainRequest ? .invalidCommand : error.status)
     }
 
