@@ -1,3 +1,4 @@
+import Foundation
 import MatterModel
 import MatterProtocol
 import MatterTLV
@@ -22,7 +23,6 @@ public struct GroupKeySet: Sendable, Hashable {
 }
 
 extension MatterController {
-    static let groupsCluster = Clusters.Groups.id
     static let groupKeyManagement = Clusters.GroupKeyManagement.id
     static let accessControl = Clusters.AccessControl.id
 
@@ -35,18 +35,10 @@ extension MatterController {
         endpoints: [EndpointNumber]
     ) async throws {
         try await withClient(node) { client in
-            let set = TLVValue.structure([
-                TLVElement(tag: .context(0), .unsigned(UInt64(keySet.keySetID))),
-                TLVElement(tag: .context(1), .unsigned(0)),  // TrustFirst
-                TLVElement(tag: .context(2), .bytes(keySet.epochKey)),
-                TLVElement(tag: .context(3), .unsigned(keySet.epochStartTime)),
-                TLVElement(tag: .context(4), .null), TLVElement(tag: .context(5), .null),
-                TLVElement(tag: .context(6), .null), TLVElement(tag: .context(7), .null),
-            ])
-            _ = try await client.invoke(
-                ConcreteCommandPath(
-                    endpoint: 0, cluster: Self.groupKeyManagement, command: Clusters.GroupKeyManagement.Command.keySetWrite),
-                fields: .structure([TLVElement(tag: .context(0), set)]))
+            let set = Clusters.GroupKeyManagement.GroupKeySetStruct(
+                groupKeySetID: keySet.keySetID, groupKeySecurityPolicy: .trustFirst, epochKey0: Data(keySet.epochKey),
+                epochStartTime0: keySet.epochStartTime, epochKey1: nil, epochStartTime1: nil, epochKey2: nil, epochStartTime2: nil)
+            try await client.invoke(Clusters.GroupKeyManagement.Commands.KeySetWrite(groupKeySet: set))
 
             // GroupKeyMap (fabric-scoped list): a write replaces this fabric's entries.
             let mapPath = AttributePath(
@@ -71,13 +63,8 @@ extension MatterController {
             }
 
             for endpoint in endpoints {
-                let response = try await client.invoke(
-                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: Clusters.Groups.Command.addGroup),
-                    fields: .structure([
-                        TLVElement(tag: .context(0), .unsigned(UInt64(groupID))),
-                        TLVElement(tag: .context(1), .utf8(Self.groupName(name))),
-                    ]))
-                let status = response.fields?[context: 0]?.uintValue ?? 0
+                let addGroup = Clusters.Groups.Commands.AddGroup(groupID: groupID, groupName: Self.groupName(name))
+                let status = try await client.invoke(addGroup, endpoint: endpoint).status
                 guard status == 0 else {
                     throw ControllerError.invalidArgument(
                         "AddGroup 0x\(String(groupID, radix: 16)) on endpoint \(endpoint) of node "
@@ -124,9 +111,7 @@ extension MatterController {
     public func leaveGroup(_ node: NodeID, groupID: UInt16, endpoints: [EndpointNumber]) async throws {
         try await withClient(node) { client in
             for endpoint in endpoints {
-                _ = try await client.invoke(
-                    ConcreteCommandPath(endpoint: endpoint, cluster: Self.groupsCluster, command: Clusters.Groups.Command.removeGroup),
-                    fields: .structure([TLVElement(tag: .context(0), .unsigned(UInt64(groupID)))]))
+                _ = try await client.invoke(Clusters.Groups.Commands.RemoveGroup(groupID: groupID), endpoint: endpoint)
             }
             let mapPath = AttributePath(
                 endpoint: 0, cluster: Self.groupKeyManagement, attribute: Clusters.GroupKeyManagement.Attribute.groupKeyMap)
