@@ -23,7 +23,7 @@
 #
 #   DMV_VENV   the validator's venv (default ~/.cache/matter-sim/dm-validator-venv)
 #   DMV_OUT    wildcard reads and the validator's reports (default .build/dm-conformance)
-#   DMV_JOBS   how many targets are read at once, each on a fake LAN of its own (default 2:
+#   DMV_JOBS   how many targets are read at once, each on a fake LAN of its own (default 3:
 #              a target mostly waits on the controller, 5 s of CPU in 10 s)
 . "$(dirname "$0")/lib/common.sh"
 OUT="${DMV_OUT:-$ROOT/.build/dm-conformance}"
@@ -49,7 +49,7 @@ fi
 VENV="$(scripts/lib/venvs.sh dm-validator)"
 build
 
-JOBS="${DMV_JOBS:-2}"
+JOBS="${DMV_JOBS:-3}"
 [[ "$JOBS" =~ ^[1-9][0-9]?$ ]] || die "DMV_JOBS=$JOBS: expected a number of targets from 1 to 99"
 LABELS=()
 # run_target LABEL PASSCODE DISCRIMINATOR DEVICE-COMMAND...: reads the node and validates it in

@@ -28,6 +28,7 @@ import Testing
         func run() async throws {
             runs.withLockedValue { $0 += 1 }
             startedSink.yield()
+            // real time: external: a stand-in for the link's connection loop, which runs until cancelled.
             while !Task.isCancelled { try await Task.sleep(for: .milliseconds(20)) }
         }
 

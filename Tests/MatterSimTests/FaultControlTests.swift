@@ -117,8 +117,8 @@ struct FaultControlTests {
                 try await Self.fault("no-such-node", "lan-down", at: socket).error?.hasPrefix(
                     "no node 'no-such-node' in this simulator; it runs: Cloud Dimmer (SIM-CD-0001)") == true)
             #expect(
-                try await Self.fault(serial, "unplug", at: socket).error
-                    == "unknown action 'unplug'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on, lan-impair) or an act (\(PhysicalActionName.names))"
+                try await Self.fault(serial, "juggle", at: socket).error
+                    == "unknown action 'juggle'; expected a fault (lan-down, lan-up, cloud-down, cloud-up, power-off, power-on, lan-impair) or an act (\(PhysicalActionName.names))"
             )
             #expect(node.server.isLANUp)
 

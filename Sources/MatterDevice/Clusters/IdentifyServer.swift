@@ -22,6 +22,10 @@ final class IdentifyServer: IdentifyHandler {
         command == Command.identify || command == Command.triggerEffect
     }
 
+    /// TriggerEffect's fields reach the server unchecked: an EffectVariant it does not know is
+    /// not a constraint error (1.2.6.2.2), so the model's enum check is its decoding's here.
+    func answersConstraintErrors(_ command: CommandID) -> Bool { command == Command.triggerEffect }
+
     func startUp(_ context: ClusterContext) {
         restartCountdown(context)
     }
