@@ -303,10 +303,14 @@ struct Fan: AsyncParsableCommand {
     @Argument var device: String
     @Argument(help: "off | low | medium | high | auto | PERCENT (0-100)") var setting: String
     func run() async throws {
-        let modes: [String: Matter.FanControlTrait.FanModeEnum] = ["off": .off, "low": .low, "medium": .medium, "high": .high, "auto": .auto]
+        let modes: [String: Matter.FanControlTrait.FanModeEnum] = [
+            "off": .off, "low": .low, "medium": .medium, "high": .high, "auto": .auto,
+        ]
         let mode = modes[setting.lowercased()]
         let percent = UInt8(setting.trimmingCharacters(in: CharacterSet(charactersIn: "%")))
-        guard mode != nil || (percent ?? 101) <= 100 else { throw ValidationError("fan takes off, low, medium, high, auto or a percentage 0-100") }
+        guard mode != nil || (percent ?? 101) <= 100 else {
+            throw ValidationError("fan takes off, low, medium, high, auto or a percentage 0-100")
+        }
         try await withTrait(Matter.FanControlTrait.self, device: device, global: global) { trait in
             if let mode { try await trait.setFanMode(mode) } else { try await trait.setPercentSetting(percent) }
         }
