@@ -198,7 +198,13 @@ struct Get: AsyncParsableCommand {
 func withTrait<T: Trait>(_ trait: T.Type, device: String, global: GlobalOptions, _ action: (T) async throws -> Void) async throws {
     try await HomeAPIRun.run {
         let home = try await global.open()
-        let d = try await resolveDevice(device, in: home)
+        var d = try await resolveDevice(device, in: home)
+        if !d.types.all.all.contains(where: { $0.traits[trait] != nil }) {
+            // Not in what the home kept of the device (its clusters may be newer than the home's
+            // snapshot): read the device, as `get` does, before giving up.
+            try await home.refresh(deviceID: d.id)
+            d = try await home.device(id: d.id)
+        }
         guard let t = d.types.all.all.lazy.compactMap({ $0.traits[trait] }).first else {
             await home.close()
             throw ValidationError("\(d.name) has no \(T.identifier) trait")
