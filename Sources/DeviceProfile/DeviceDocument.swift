@@ -274,11 +274,15 @@ struct DocumentParser {
             let p = path.key("reading")
             if let reading = parseReading(n, at: p) { out.reading = Located(value: reading, origin: reader.origin(p, n)) }
         }
-        if let n = fields["readings"], let entries = reader.mappingEntries(n, at: path.key("readings"), what: "a mapping of cluster names to readings") {
+        if let n = fields["readings"],
+            let entries = reader.mappingEntries(n, at: path.key("readings"), what: "a mapping of cluster names to readings")
+        {
             for entry in entries {
                 guard let cluster = reader.scalarKey(entry, at: path.key("readings")) else { continue }
                 let p = path.key("readings").key(cluster)
-                if let reading = parseReading(entry.value, at: p) { out.readings[cluster] = Located(value: reading, origin: reader.origin(p, entry.key)) }
+                if let reading = parseReading(entry.value, at: p) {
+                    out.readings[cluster] = Located(value: reading, origin: reader.origin(p, entry.key))
+                }
             }
         }
         return out

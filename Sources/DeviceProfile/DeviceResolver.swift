@@ -478,10 +478,12 @@ struct DeviceResolver {
         if let reading = doc.reading {
             if present.isEmpty {
                 sink.error(
-                    reading.origin, "expected a device with a measurement cluster (e.g. TemperatureMeasurement) for a reading; this one has none")
+                    reading.origin,
+                    "expected a device with a measurement cluster (e.g. TemperatureMeasurement) for a reading; this one has none")
             } else if present.count > 1 {
                 sink.error(
-                    reading.origin, "expected one measurement cluster for a reading, this device has \(names.joined(separator: ", ")); use readings")
+                    reading.origin,
+                    "expected one measurement cluster for a reading, this device has \(names.joined(separator: ", ")); use readings")
             }
         }
         var result: [ClusterID: DeviceBehaviour.Reading] = [:]

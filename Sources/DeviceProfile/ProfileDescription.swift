@@ -44,7 +44,9 @@ public struct ProfileDescription: Sendable {
                 "                 room: every \(Self.number(room.every)) s, heating +\(Self.number(room.heatingRate)) °C, "
                     + "cooling -\(Self.number(room.coolingRate)) °C, \(Self.number(room.leakPercent)) % toward outdoors")
         }
-        let readings: [(String, DeviceBehaviour.Reading?)] = [("reading", b.reading)] + b.readings.sorted { $0.key < $1.key }.map { ("reading (\(model.cluster($0.key)?.name ?? "\($0.key)"))", $0.value) }
+        let readings: [(String, DeviceBehaviour.Reading?)] =
+            [("reading", b.reading)]
+            + b.readings.sorted { $0.key < $1.key }.map { ("reading (\(model.cluster($0.key)?.name ?? "\($0.key)"))", $0.value) }
         for (label, reading) in readings {
             switch reading {
             case .schedule(let points, let repeatEvery)?:

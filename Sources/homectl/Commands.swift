@@ -198,7 +198,13 @@ struct Get: AsyncParsableCommand {
 func withTrait<T: Trait>(_ trait: T.Type, device: String, global: GlobalOptions, _ action: (T) async throws -> Void) async throws {
     try await HomeAPIRun.run {
         let home = try await global.open()
-        let d = try await resolveDevice(device, in: home)
+        var d = try await resolveDevice(device, in: home)
+        if !d.types.all.all.contains(where: { $0.traits[trait] != nil }) {
+            // Not in what the home kept of the device (its clusters may be newer than the home's
+            // snapshot): read the device, as `get` does, before giving up.
+            try await home.refresh(deviceID: d.id)
+            d = try await home.device(id: d.id)
+        }
         guard let t = d.types.all.all.lazy.compactMap({ $0.traits[trait] }).first else {
             await home.close()
             throw ValidationError("\(d.name) has no \(T.identifier) trait")
@@ -303,10 +309,14 @@ struct Fan: AsyncParsableCommand {
     @Argument var device: String
     @Argument(help: "off | low | medium | high | auto | PERCENT (0-100)") var setting: String
     func run() async throws {
-        let modes: [String: Matter.FanControlTrait.FanModeEnum] = ["off": .off, "low": .low, "medium": .medium, "high": .high, "auto": .auto]
+        let modes: [String: Matter.FanControlTrait.FanModeEnum] = [
+            "off": .off, "low": .low, "medium": .medium, "high": .high, "auto": .auto,
+        ]
         let mode = modes[setting.lowercased()]
         let percent = UInt8(setting.trimmingCharacters(in: CharacterSet(charactersIn: "%")))
-        guard mode != nil || (percent ?? 101) <= 100 else { throw ValidationError("fan takes off, low, medium, high, auto or a percentage 0-100") }
+        guard mode != nil || (percent ?? 101) <= 100 else {
+            throw ValidationError("fan takes off, low, medium, high, auto or a percentage 0-100")
+        }
         try await withTrait(Matter.FanControlTrait.self, device: device, global: global) { trait in
             if let mode { try await trait.setFanMode(mode) } else { try await trait.setPercentSetting(percent) }
         }

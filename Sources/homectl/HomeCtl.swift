@@ -289,13 +289,19 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         if let v = traits[Matter.PressureMeasurementTrait.self]?.attributes.measuredValue {
             state["pressure"] = String(format: "%.1f kPa", Double(v) / 10)
         }
-        if let v = traits[Matter.FlowMeasurementTrait.self]?.attributes.measuredValue { state["flow"] = String(format: "%.1f m³/h", Double(v) / 10) }
+        if let v = traits[Matter.FlowMeasurementTrait.self]?.attributes.measuredValue {
+            state["flow"] = String(format: "%.1f m³/h", Double(v) / 10)
+        }
         if let v = traits[Matter.AirQualityTrait.self]?.attributes.airQuality { state["air quality"] = "\(v)" }
         if let v = traits[Matter.CarbonDioxideConcentrationMeasurementTrait.self]?.attributes.measuredValue {
             state["co2"] = String(format: "%.0f ppm", v)
         }
-        if let v = traits[Matter.Pm25ConcentrationMeasurementTrait.self]?.attributes.measuredValue { state["pm2.5"] = String(format: "%.1f µg/m³", v) }
-        if let v = traits[Matter.Pm10ConcentrationMeasurementTrait.self]?.attributes.measuredValue { state["pm10"] = String(format: "%.1f µg/m³", v) }
+        if let v = traits[Matter.Pm25ConcentrationMeasurementTrait.self]?.attributes.measuredValue {
+            state["pm2.5"] = String(format: "%.1f µg/m³", v)
+        }
+        if let v = traits[Matter.Pm10ConcentrationMeasurementTrait.self]?.attributes.measuredValue {
+            state["pm10"] = String(format: "%.1f µg/m³", v)
+        }
         if let v = traits[Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self]?.attributes.measuredValue {
             state["tvoc"] = String(format: "%.0f ppb", v)
         }

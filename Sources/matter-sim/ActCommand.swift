@@ -94,14 +94,16 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
             let grades = Clusters.AirQuality.AirQualityEnum.allCases.filter { $0 != .unknown }
             guard let value, let grade = grades.first(where: { ActRanges.spoken("\($0)") == value }) else {
                 return fail(
-                    "'air' takes \(grades.map { ActRanges.spoken("\($0)") }.joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")")
+                    "'air' takes \(grades.map { ActRanges.spoken("\($0)") }.joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")"
+                )
             }
             return .success(.airQuality(grade))
         case .fan:
             let modes: [Clusters.FanControl.FanModeEnum] = [.off, .low, .medium, .high, .auto]
             if let value, let mode = modes.first(where: { "\($0)" == value }) { return .success(.fan(.mode(mode))) }
             guard let value, let percent = UInt8(value.hasSuffix("%") ? String(value.dropLast()) : value), percent <= 100 else {
-                return fail("'fan' takes off, low, medium, high, auto or a speed from 0 to 100 (%); got \(value.map { "'\($0)'" } ?? "none")")
+                return fail(
+                    "'fan' takes off, low, medium, high, auto or a speed from 0 to 100 (%); got \(value.map { "'\($0)'" } ?? "none")")
             }
             return .success(.fan(.percent(percent)))
         case .replace:

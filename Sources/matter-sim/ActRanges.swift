@@ -38,7 +38,8 @@ enum ActRanges {
         guard let value, let number = Double(value), number.isFinite, range.contains(number) else {
             return .failure(
                 ControlSocketError(
-                    description: "'\(name.rawValue)' needs a reading from \(text(range)) \(unit); got \(value.map { "'\($0)'" } ?? "none")"))
+                    description: "'\(name.rawValue)' needs a reading from \(text(range)) \(unit); got \(value.map { "'\($0)'" } ?? "none")")
+            )
         }
         return .success(make(number))
     }

@@ -486,7 +486,10 @@ struct ValidationErrorTests {
             try memoryLoader([:]).loadDevice(
                 yaml: device(monitor, extra: "behaviour:\n  readings: {CarbonDioxideConcentrationMeasurement: \(walkOf)}"),
                 file: "t.yaml"))
-        #expect(each.behaviour.readings == [Clusters.CarbonDioxideConcentrationMeasurement.id: .randomWalk(every: 30, step: 25, min: 450, max: 1100)])
+        #expect(
+            each.behaviour.readings == [
+                Clusters.CarbonDioxideConcentrationMeasurement.id: .randomWalk(every: 30, step: 25, min: 450, max: 1100)
+            ])
         #expect(each.behaviour.reading(for: Clusters.Pm25ConcentrationMeasurement.id) == nil)
     }
 

@@ -18,7 +18,9 @@ struct FanAndAirQualityTraitTests {
         let fan = try await TestDevice.start(
             Fixture.singleCluster(
                 0x002B, Clusters.FanControl.id, features: ["SPD", "AUT"],
-                attributes: [Clusters.FanControl.Attribute.fanModeSequence: .unsigned(2), Clusters.FanControl.Attribute.speedMax: .unsigned(10)],
+                attributes: [
+                    Clusters.FanControl.Attribute.fanModeSequence: .unsigned(2), Clusters.FanControl.Attribute.speedMax: .unsigned(10),
+                ],
                 product: "Ceiling Fan", serial: "FAN-1"))
         defer {
             Task {
@@ -31,7 +33,8 @@ struct FanAndAirQualityTraitTests {
         #expect(trait.fanMode == .off && trait.speedMax == 10 && trait.fanModeSequence == .offLowMedHighAuto)
         #expect(await fan.untilSubscribed())
         try await trait.setFanMode(.high)
-        let percentSetting = AttributePath(endpoint: 1, cluster: Clusters.FanControl.id, attribute: Clusters.FanControl.Attribute.percentSetting)
+        let percentSetting = AttributePath(
+            endpoint: 1, cluster: Clusters.FanControl.id, attribute: Clusters.FanControl.Attribute.percentSetting)
         #expect(await fan.value(percentSetting) == .unsigned(100))
         let spun = await until(signals(rig.home.devices().batched())) {
             let t = await (try? rig.home.device(id: device.id))?.types.get(FanDeviceType.self)?.matterTraits.fanControlTrait

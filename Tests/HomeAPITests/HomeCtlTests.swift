@@ -1,4 +1,6 @@
 import Foundation
+import MatterModel
+import MatterProtocol
 import NIOConcurrencyHelpers
 import TestDevices
 import TestWaiting
@@ -93,6 +95,37 @@ struct HomeCtlTests {
             #expect(process.terminationStatus == 64, "\(arguments): exit \(process.terminationStatus): \(error)")
             #expect(error.contains(option), "\(arguments): the message does not name \(option): \(error)")
         }
+    }
+
+    @Test func aFanIsSetByModeAndByPercentAndGetShowsItsState() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let home = dir.appendingPathComponent("home.sqlite")
+        let fan = try await TestDevice.start(
+            Fixture.singleCluster(
+                0x002B, Clusters.FanControl.id, features: ["SPD"],
+                attributes: [
+                    Clusters.FanControl.Attribute.fanModeSequence: .unsigned(0), Clusters.FanControl.Attribute.speedMax: .unsigned(10),
+                ],
+                product: "Ceiling Fan", serial: "FAN-CLI"))
+        defer { Task { await fan.stop() } }
+        let commissioned = try Self.homectl(
+            [
+                "commission", "--code", try fan.setupCode, "--address", "127.0.0.1:\(fan.port)", "--structure", "Flat", "--room", "Bedroom",
+                "--name", "Ceiling fan", "--allow-untrusted",
+            ], home: home)
+        #expect(commissioned.status == 0, "\(commissioned.error)")
+        let percentSetting = AttributePath(
+            endpoint: 1, cluster: Clusters.FanControl.id, attribute: Clusters.FanControl.Attribute.percentSetting)
+        let high = try Self.homectl(["fan", "Ceiling fan", "high"], home: home)
+        #expect(high.status == 0, "\(high.error) \(high.output)")
+        #expect(await fan.value(percentSetting) == .unsigned(100))
+        #expect(try Self.homectl(["fan", "Ceiling fan", "40%"], home: home).status == 0)
+        #expect(await fan.value(percentSetting) == .unsigned(40))
+        #expect(try Self.homectl(["fan", "Ceiling fan", "auto"], home: home).status != 0)  // no Auto in its sequence
+        #expect(try Self.homectl(["fan", "Ceiling fan", "150"], home: home).status != 0)
+        let got = try Self.homectl(["get", "Ceiling fan", "--json"], home: home)
+        #expect(got.output.contains("\"fan\" : \"medium\""), "\(got.output)")
     }
 
     @Test func commissionListControlRenameAndRooms() async throws {

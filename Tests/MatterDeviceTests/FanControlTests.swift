@@ -14,7 +14,8 @@ import Testing
     typealias Mode = Clusters.FanControl.FanModeEnum
 
     func fan(
-        features: Set<String> = ["SPD", "AUT", "STEP", "RCK", "WND"], sequence: Clusters.FanControl.FanModeSequenceEnum = .offLowMedHighAuto,
+        features: Set<String> = ["SPD", "AUT", "STEP", "RCK", "WND"],
+        sequence: Clusters.FanControl.FanModeSequenceEnum = .offLowMedHighAuto,
         attributes: [AttributeID: TLVValue] = [:]
     ) throws -> MatterNode {
         var values: [AttributeID: TLVValue] = [A.fanModeSequence: u(sequence.rawValue)]
@@ -37,7 +38,8 @@ import Testing
         var members: [(UInt8, TLVValue)] = [(0, u(increase ? 0 : 1))]
         if let wrap { members.append((1, .bool(wrap))) }
         if let lowestOff { members.append((2, .bool(lowestOff))) }
-        return await node.invoke(1, Self.fan, Clusters.FanControl.Command.step.rawValue, .structure(members.map { TLVElement(tag: .context($0.0), $0.1) }))
+        return await node.invoke(
+            1, Self.fan, Clusters.FanControl.Command.step.rawValue, .structure(members.map { TLVElement(tag: .context($0.0), $0.1) }))
     }
 
     @Test func aModeSetsTheSettingsToTheTopOfItsBandAndTheMotorFollowsInASecond() async throws {

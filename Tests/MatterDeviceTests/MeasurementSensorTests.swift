@@ -10,7 +10,9 @@ import Testing
 @Suite struct MeasurementSensorTests {
     let clock = ManualClock()
 
-    func sensor(_ deviceType: UInt32, _ cluster: ClusterID, _ attributes: [AttributeID: TLVValue] = [:], reading: SensorReading? = nil)
+    func sensor(
+        _ deviceType: UInt32, _ cluster: ClusterID, _ attributes: [AttributeID: TLVValue] = [:], reading: SensorReading? = nil
+    )
         throws -> MatterNode
     {
         try singleClusterNode(deviceType, cluster, attributes: attributes, behavior: ClusterBehavior(reading: reading), clock: clock)
@@ -64,7 +66,8 @@ import Testing
 
     @Test func pressureIsSignedTenthsOfAKilopascal() async throws {
         let cluster = Clusters.PressureMeasurement.id
-        let node = try sensor(0x0305, cluster, [AttributeID(0): .signed(1_013), AttributeID(1): .signed(300), AttributeID(2): .signed(1_100)])
+        let node = try sensor(
+            0x0305, cluster, [AttributeID(0): .signed(1_013), AttributeID(1): .signed(300), AttributeID(2): .signed(1_100)])
         try await node.act(.pressure(99.5))
         #expect(await node.value(1, cluster, 0) == .signed(995))
         await #expect(throws: PhysicalActionError.self) { try await node.act(.pressure(120)) }
@@ -74,7 +77,8 @@ import Testing
     @Test func flowFollowsItsScheduleInTenthsOfACubicMetrePerHour() async throws {
         let cluster = Clusters.FlowMeasurement.id
         let watering: [SensorReading.SchedulePoint] = [.init(at: .zero, value: 0), .init(at: .seconds(600), value: 1.2)]
-        let node = try sensor(0x0306, cluster, [AttributeID(1): u(0), AttributeID(2): u(500)], reading: .schedule(watering, repeatEvery: nil))
+        let node = try sensor(
+            0x0306, cluster, [AttributeID(1): u(0), AttributeID(2): u(500)], reading: .schedule(watering, repeatEvery: nil))
         #expect(await measured(node, cluster) == 0)
         await clock.advance(by: .seconds(600))
         #expect(await measured(node, cluster) == 12)

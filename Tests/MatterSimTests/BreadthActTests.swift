@@ -1,3 +1,6 @@
+import DeviceProfile
+import Foundation
+@testable import HomeDashboard
 import MatterDevice
 import MatterModel
 import Testing
@@ -39,5 +42,32 @@ import Testing
         #expect(refusal("air", "unknown") != nil)
         #expect(parsed("replace", "hepa") == .replaceFilter(.hepa))
         #expect(refusal("replace", "paper") == "'replace' takes the filter: hepa or carbon; got 'paper'")
+    }
+
+    /// A value for each act the dashboard offers, as its inputs start.
+    static let samples = [
+        "fan": "high", "humidity": "55", "light": "300", "pressure": "101.3", "flow": "1.5", "co2": "1200", "pm25": "40",
+        "pm10": "60", "tvoc": "500", "replace": "hepa", "temperature": "21",
+    ]
+
+    @Test(arguments: [
+        "fan.yaml", "humidity-sensor.yaml", "light-sensor.yaml", "pressure-sensor.yaml", "flow-sensor.yaml", "air-quality-sensor.yaml",
+        "air-purifier.yaml",
+    ])
+    func everyActTheDashboardOffersWorksOnTheShippedDevice(_ name: String) async throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("DeviceProfiles/devices/\(name)").path
+        let device = try ProfileLoader().loadDevice(file: file)
+        let node = try MatterNode(description: device.nodeDescription(model: .standard), logger: quietLogger)
+        let acts = ShownAttributes.acts(of: node.composition, model: .standard)
+        #expect(!acts.isEmpty, "\(name) offers no act")
+        for act in acts {
+            guard case .success(let action) = PhysicalActionName.parse(act, value: Self.samples[act]) else {
+                Issue.record("\(name): the dashboard's '\(act)' does not parse")
+                continue
+            }
+            do { try await node.act(action) } catch { Issue.record("\(name): \(act) \(Self.samples[act] ?? ""): \(error)") }
+        }
+        await node.stop()
     }
 }

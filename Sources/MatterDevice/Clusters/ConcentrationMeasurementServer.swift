@@ -112,7 +112,8 @@ final class ConcentrationMeasurementServer: PhysicallyOperable {
         let range = bounds(context)
         guard value.isFinite, range.contains(value) else {
             throw PhysicalActionError(
-                "\(value) \(substance.unitName) is outside what this sensor measures (\(range.lowerBound) to \(range.upperBound) \(substance.unitName))")
+                "\(value) \(substance.unitName) is outside what this sensor measures (\(range.lowerBound) to \(range.upperBound) \(substance.unitName))"
+            )
         }
         setReading(value, context)
         walk.forced(context)

@@ -319,7 +319,9 @@ final class FanControlServer: PhysicallyOperated {
     private func setCurrent(_ percent: Int64, _ context: ClusterContext) {
         context.set(Attribute.percentCurrent, .uint(percent))
         guard let speedMax = speedMax(context) else { return }
-        if percent == context.value(Attribute.percentSetting)?.integerValue, let setting = context.value(Attribute.speedSetting)?.integerValue {
+        if percent == context.value(Attribute.percentSetting)?.integerValue,
+            let setting = context.value(Attribute.speedSetting)?.integerValue
+        {
             context.set(Attribute.speedCurrent, .uint(setting))
         } else {
             context.set(Attribute.speedCurrent, .uint(Self.speed(percent: percent, max: speedMax)))

@@ -70,7 +70,9 @@ final class ResourceMonitoringServer: PhysicallyOperable {
     }
 
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
-        guard case .replaceFilter(let kind) = action, kind == self.kind else { throw PhysicalActionError("\(kind) filter cannot \(action)") }
+        guard case .replaceFilter(let kind) = action, kind == self.kind else {
+            throw PhysicalActionError("\(kind) filter cannot \(action)")
+        }
         reset(context)
     }
 

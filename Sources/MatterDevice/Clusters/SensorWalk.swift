@@ -132,7 +132,8 @@ extension MeasuredQuantityServer {
         guard encoded.isFinite, encoded >= Double(range.lowerBound), encoded <= Double(range.upperBound) else {
             throw PhysicalActionError(
                 "\(value) \(Self.quantity.unit) is outside what this sensor measures "
-                    + "(\(Self.shown(Self.decode(range.lowerBound))) to \(Self.shown(Self.decode(range.upperBound))) \(Self.quantity.unit))")
+                    + "(\(Self.shown(Self.decode(range.lowerBound))) to \(Self.shown(Self.decode(range.upperBound))) \(Self.quantity.unit))"
+            )
         }
         context.set(Self.measuredValue, Self.tlv(Int64(encoded)))
         walk.forced(context)
