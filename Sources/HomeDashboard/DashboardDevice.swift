@@ -176,7 +176,7 @@ enum ShownAttributes {
         if names.contains("Binding"), !names.contains("Switch") { acts += names.contains("LevelControl") ? ["press"] : ["press", "dim"] }
         if names.contains("SmokeCoAlarm") { acts += ["smoke", "co", "clear", "test"] }
         if names.contains("PowerSource") { acts.append("battery") }
-        if names.contains("BridgedDeviceBasicInformation") { acts += ["unplug", "plug"] }
+        if names.contains("BridgedDeviceBasicInformation") { acts += ["unplug", "plug", "remove-bridged", "add-bridged"] }
         return acts
     }
 }

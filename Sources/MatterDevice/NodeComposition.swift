@@ -1,8 +1,10 @@
 import MatterModel
+import Synchronization
 
 /// What a node is made of: endpoints, their server clusters, and each cluster
 /// instance's attributes and commands. Fixed once the node is built, so the
-/// Interaction Model can expand wildcard paths without waiting on the node.
+/// Interaction Model can expand wildcard paths without waiting on the node; only a bridge
+/// takes a bridged device's endpoint out and puts it back (`absent`, shared by every copy).
 public struct NodeComposition: Sendable {
     struct ClusterEntry: Sendable {
         var definition: ClusterDefinition
@@ -12,22 +14,38 @@ public struct NodeComposition: Sendable {
         var generatedCommands: [CommandID]
     }
 
-    /// Ascending.
-    public let endpoints: [EndpointNumber]
+    /// Endpoints taken out at run time: a bridged device removed from its bridge.
+    final class AbsentEndpoints: Sendable {
+        private let numbers = Mutex<Set<EndpointNumber>>([])
+        var all: Set<EndpointNumber> { numbers.withLock { $0 } }
+        func contains(_ endpoint: EndpointNumber) -> Bool { numbers.withLock { $0.contains(endpoint) } }
+        /// True when it changed.
+        func set(_ endpoint: EndpointNumber, absent: Bool) -> Bool {
+            numbers.withLock { absent ? $0.insert(endpoint).inserted : $0.remove(endpoint) != nil }
+        }
+    }
+
+    /// Ascending, without the absent ones.
+    public var endpoints: [EndpointNumber] {
+        let gone = absent.all
+        return gone.isEmpty ? allEndpoints : allEndpoints.filter { !gone.contains($0) }
+    }
+    private let allEndpoints: [EndpointNumber]
+    let absent = AbsentEndpoints()
     private let clustersByEndpoint: [EndpointNumber: [ClusterID]]
     let entries: [ClusterPath: ClusterEntry]
 
     init(entries: [ClusterPath: ClusterEntry], endpoints: [EndpointNumber]) {
         self.entries = entries
-        self.endpoints = endpoints.sorted()
+        self.allEndpoints = endpoints.sorted()
         var byEndpoint: [EndpointNumber: [ClusterID]] = [:]
         for path in entries.keys { byEndpoint[path.endpoint, default: []].append(path.cluster) }
         clustersByEndpoint = byEndpoint.mapValues { $0.sorted() }
     }
 
-    /// Server clusters on an endpoint, ascending; empty for an unknown endpoint.
+    /// Server clusters on an endpoint, ascending; empty for an unknown or absent endpoint.
     public func clusters(on endpoint: EndpointNumber) -> [ClusterID] {
-        clustersByEndpoint[endpoint] ?? []
+        absent.contains(endpoint) ? [] : clustersByEndpoint[endpoint] ?? []
     }
 
     /// Attributes of a cluster instance (global ones included), ascending.

@@ -63,6 +63,17 @@ final class NodeRuntime {
         self.commissioningEvents = commissioningEvents
     }
 
+    /// Every Descriptor's PartsList without the endpoints taken out (a bridged device removed).
+    func refreshPartsLists() {
+        let absent = composition.absent.all
+        for endpoint in composition.endpoints where composition.clusters(on: endpoint).contains(DescriptorServer.clusterID) {
+            let parts = layout.parts(of: endpoint).filter { !absent.contains($0) }
+            store.update(
+                AttributePath(endpoint: endpoint, cluster: DescriptorServer.clusterID, attribute: Clusters.Descriptor.Attribute.partsList),
+                to: .arrayOf(parts.map { .uint($0) }))
+        }
+    }
+
     func context(_ cluster: ClusterPath, session: SessionContext? = nil) -> ClusterContext {
         ClusterContext(cluster: cluster, runtime: self, session: session)
     }

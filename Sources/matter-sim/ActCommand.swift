@@ -11,6 +11,7 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
     case open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial
     case humidity, light, pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace
     case smoke, co, clear, test, mute, leak, dry, battery, unplug, plug
+    case removeBridged = "remove-bridged", addBridged = "add-bridged"
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -73,11 +74,14 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
                 return fail("'battery' needs a charge from 0 to 100 (%), e.g. 15; got \(value.map { "'\($0)'" } ?? "none")")
             }
             return .success(.battery(percent: percent))
-        case .unplug, .plug:
+        case .unplug, .plug, .removeBridged, .addBridged:
             guard let value, let endpoint = UInt16(value), endpoint > 0 else {
                 return fail("'\(name)' needs a bridged device's endpoint number, e.g. 2; got \(value.map { "'\($0)'" } ?? "none")")
             }
-            return .success(.bridged(endpoint: endpoint, reachable: known == .plug))
+            switch known {
+            case .unplug, .plug: return .success(.bridged(endpoint: endpoint, reachable: known == .plug))
+            default: return .success(.bridgedPresence(endpoint: endpoint, present: known == .addBridged))
+            }
         case .temperature:
             guard let value, let celsius = Double(value), celsius.isFinite else {
                 return fail("'temperature' needs a reading in °C, e.g. 21.5; got \(value.map { "'\($0)'" } ?? "none")")
@@ -168,6 +172,9 @@ struct ActCommand: AsyncParsableCommand {
               battery PERCENT      a battery at that charge (Power Source BatPercentRemaining)
               unplug | plug N      the device behind a bridge's endpoint N (Bridged Device
                                    Basic Information Reachable; ReachableChanged event)
+              remove-bridged | add-bridged N
+                                   a bridged device leaves the bridge (Leave event; its
+                                   endpoint leaves the PartsLists) or comes back
             The node changes its own state, so every controller sees it as an ordinary
             report or event. NODE is a serial number, a device name or `all`; the socket
             is found as for `matter-sim fault`.
@@ -183,7 +190,7 @@ struct ActCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial, humidity, light, "
                 + "pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace, smoke, co, clear, test, mute, leak, dry, battery, "
-                + "unplug or plug.", valueName: "action"))
+                + "unplug, plug, remove-bridged or add-bridged.", valueName: "action"))
     var action: String
 
     @Argument(

@@ -114,4 +114,39 @@ import Testing
         #expect(raised.map { $0.data[context: 0] } == [.bool(false), .bool(true)])
         await #expect(throws: PhysicalActionError.self) { try await node.act(.bridged(endpoint: 1, reachable: false)) }
     }
+
+    /// A bridged device removed from the bridge: Leave (9.13.5.3) and Reachable false, its
+    /// endpoint gone from the node and from the PartsLists; added back, it is there again.
+    @Test func removingABridgedDeviceTakesItsEndpointOutOfThePartsListsAndAddingPutsItBack() async throws {
+        let node = try bridge()
+        let info = Clusters.BridgedDeviceBasicInformation.self
+        let parts = { (endpoint: EndpointNumber) in
+            uintList(await node.value(endpoint, Clusters.Descriptor.id, Clusters.Descriptor.Attribute.partsList.rawValue))
+        }
+        let changes = node.changes
+        let from = await node.events().last.map { $0.number + 1 } ?? 0
+        try await node.act(.bridgedPresence(endpoint: 3, present: false))
+        #expect(await parts(0) == [1, 2])
+        #expect(await parts(1) == [2])
+        #expect(node.composition.endpoints == [0, 1, 2])
+        let onOff3 = AttributePath(endpoint: 3, cluster: Clusters.OnOff.id, attribute: Clusters.OnOff.Attribute.onOff)
+        guard case .failure(let status) = await node.read(onOff3) else {
+            Issue.record("a removed bridged device's attribute was read")
+            return
+        }
+        #expect(status == InteractionStatus(.unsupportedEndpoint))
+        #expect(!node.composition.expand(endpoint: nil, cluster: Clusters.OnOff.id, attribute: nil).contains(onOff3))
+        await #expect(throws: PhysicalActionError.self) { try await node.act(.bridged(endpoint: 3, reachable: true)) }
+        try await node.act(.bridgedPresence(endpoint: 3, present: true))
+        #expect(await parts(0) == [1, 2, 3])
+        #expect(await parts(1) == [2, 3])
+        #expect(await node.bool(3, info.id, info.Attribute.reachable.rawValue) == true)
+        let raised = await node.events(from: from).filter { $0.cluster == info.id }.map(\.event)
+        #expect(raised == [info.Event.leave, info.Event.reachableChanged, info.Event.reachableChanged])
+        // Only a bridged node's endpoint leaves.
+        await #expect(throws: PhysicalActionError.self) { try await node.act(.bridgedPresence(endpoint: 1, present: false)) }
+        // The Descriptors report each PartsList change (endpoints 0 and 1, out and back).
+        let reported = await drain(changes, stopping: node).filter { $0.path.attribute == Clusters.Descriptor.Attribute.partsList }
+        #expect(reported.count == 4)
+    }
 }

@@ -27,7 +27,8 @@ clusters decide what is done:
 - PowerSource: a battery at 15 %: BatPercentRemaining, BatChargeLevel, BatReplacementNeeded.
 - Binding (a light switch): written and read back fabric-scoped, a bad target refused, a press.
 - BridgedDeviceBasicInformation (a bridge's bulbs): unplugged and plugged back in, each a
-  ReachableChanged with Reachable following.
+  ReachableChanged with Reachable following; removed from the bridge and added back, endpoint
+  0's PartsList without it, then with it.
 The event numbers of the events seen must rise. The acts and commands Home Assistant's check
 sends too (open/close, the reading, the key turned, the setpoint write and SetpointRaiseLower)
 are checks.clusters' moves, run through reference_check's ReadDriver.
@@ -361,8 +362,15 @@ class SensorsCheck(Check):
         finally:
             subscription.Shutdown()
         seen = [(type(d).__name__, d.reachableNewValue) for _, d in events]
-        ok = unplug_ok and plug_ok and seen == [("ReachableChanged", False), ("ReachableChanged", True)] and self.rising(events)
-        return ok, {"events": seen}
+        # Removed from the bridge and added back: out of endpoint 0's PartsList, then in again.
+        Descriptor = Clusters.Descriptor.Attributes
+        self.act_ok("remove-bridged", str(endpoint))
+        removed = list(await self.read(0, Descriptor.PartsList))
+        self.act_ok("add-bridged", str(endpoint))
+        added = list(await self.read(0, Descriptor.PartsList))
+        ok = (unplug_ok and plug_ok and seen == [("ReachableChanged", False), ("ReachableChanged", True)] and self.rising(events)
+              and endpoint not in removed and endpoint in added)
+        return ok, {"events": seen, "partsListRemoved": removed, "partsListAdded": added}
 
     async def run(self):
         servers = await self.commissioned_endpoints()

@@ -117,7 +117,7 @@ function actButtons(d) {
       const input = el("input", {class: "value", type: "number", step: percent ? "10" : "0.5",
         value: a === "dim" ? "50" : a === "battery" ? "15" : "21", onclick: (e) => e.stopPropagation(), "data-input": a});
       box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, percent ? a + " %" : a + " °C"));
-    } else if (a === "unplug" || a === "plug") {
+    } else if (["unplug", "plug", "remove-bridged", "add-bridged"].includes(a)) {
       // Which bridged device: its endpoint number.
       const input = el("input", {class: "value", type: "number", step: "1", value: "2", onclick: (e) => e.stopPropagation(), "data-input": a});
       box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, a + " #"));

@@ -49,6 +49,9 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     case battery(percent: Double)
     /// The device behind a bridge's endpoint is unplugged (`false`) or plugged back in (`true`).
     case bridged(endpoint: EndpointNumber, reachable: Bool)
+    /// A bridged device is removed from its bridge (`false`: its endpoint leaves the bridge's
+    /// PartsList) or added back (`true`).
+    case bridgedPresence(endpoint: EndpointNumber, present: Bool)
 
     public var description: String {
         switch self {
@@ -74,6 +77,7 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .leak(let wet): wet ? "water (leak)" : "dry"
         case .battery(let percent): "put in a battery at \(percent) %"
         case .bridged(let endpoint, let reachable): reachable ? "plug in bridged device \(endpoint)" : "unplug bridged device \(endpoint)"
+        case .bridgedPresence(let endpoint, let present): present ? "add bridged device \(endpoint)" : "remove bridged device \(endpoint)"
         }
     }
 
@@ -88,7 +92,10 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
 
     /// The endpoint the action names itself (a bridged device), else nil: the first that can.
     public var endpoint: EndpointNumber? {
-        if case .bridged(let endpoint, _) = self { endpoint } else { nil }
+        switch self {
+        case .bridged(let endpoint, _), .bridgedPresence(let endpoint, _): endpoint
+        default: nil
+        }
     }
 
     /// The cluster that carries out the action.
@@ -114,7 +121,7 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .alarm: SmokeCoAlarmServer.clusterID
         case .leak: BooleanStateServer.clusterID
         case .battery: PowerSourceServer.clusterID
-        case .bridged: BridgedDeviceBasicInformationServer.clusterID
+        case .bridged, .bridgedPresence: BridgedDeviceBasicInformationServer.clusterID
         }
     }
 }
