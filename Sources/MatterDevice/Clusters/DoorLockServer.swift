@@ -109,11 +109,11 @@ final class DoorLockServer: PhysicallyOperated {
         }
     }
 
-    /// SetCredential and ClearCredential answer their own field errors: an unknown UserStatus,
-    /// UserType or CredentialType is INVALID_COMMAND, not the generic CONSTRAINT_ERROR of the
-    /// enum (TC-DRLK-2.9 steps 4 and 14b).
+    /// SetUser, SetCredential and ClearCredential answer their own field errors: an unknown
+    /// UserStatus, UserType, CredentialRule or CredentialType is INVALID_COMMAND, not the generic
+    /// CONSTRAINT_ERROR of the enum (TC-DRLK-2.9 steps 4 and 14b, TC-DRLK-2.8 step 4).
     func answersConstraintErrors(_ command: CommandID) -> Bool {
-        command == Command.setCredential || command == Command.clearCredential
+        command == Command.setUser || command == Command.setCredential || command == Command.clearCredential
     }
 
     func handles(_ command: CommandID) -> Bool {
@@ -301,8 +301,18 @@ final class DoorLockServer: PhysicallyOperated {
             guard status == Self.enabled || status == Self.disabled else { return .failure(.invalidCommand) }
             user.status = UInt8(status)
         }
-        if let type = fields.unsigned(5) { user.type = UInt8(truncatingIfNeeded: type) }
-        if let rule = fields.unsigned(6) { user.credentialRule = UInt8(truncatingIfNeeded: rule) }
+        if let type = fields.unsigned(5) {
+            guard let known = UInt8(exactly: type).flatMap(Clusters.DoorLock.UserTypeEnum.init(rawValue:)) else {
+                return .failure(.invalidCommand)
+            }
+            user.type = known.rawValue
+        }
+        if let rule = fields.unsigned(6) {
+            guard let known = UInt8(exactly: rule).flatMap(Clusters.DoorLock.CredentialRuleEnum.init(rawValue:)) else {
+                return .failure(.invalidCommand)
+            }
+            user.credentialRule = known.rawValue
+        }
         stored.users[index] = user
         save(context)
         userChanged(.userIndex, operation, user: index, dataIndex: index, context)
