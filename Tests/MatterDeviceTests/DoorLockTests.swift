@@ -205,6 +205,8 @@ import Testing
         }
         #expect(await send(node, 0x1A, setUser(10, 0)) == .failure(.invalidCommand))
         #expect(await send(node, 0x1A, setUser(0, 3)) == .failure(.invalidCommand))
+        // GetUser of UserIndex 0 (out of range): INVALID_COMMAND (TC-DRLK-2.8 step 6c).
+        #expect(await send(node, 0x1B, fields((0, u(0)))) == .failure(.invalidCommand))
         await node.stop()
     }
 

@@ -109,11 +109,13 @@ final class DoorLockServer: PhysicallyOperated {
         }
     }
 
-    /// SetUser, SetCredential and ClearCredential answer their own field errors: an unknown
-    /// UserStatus, UserType, CredentialRule or CredentialType is INVALID_COMMAND, not the generic
-    /// CONSTRAINT_ERROR of the enum (TC-DRLK-2.9 steps 4 and 14b, TC-DRLK-2.8 step 4).
+    /// SetUser, GetUser, SetCredential and ClearCredential answer their own field errors: an
+    /// unknown UserStatus, UserType, CredentialRule or CredentialType, or a UserIndex out of
+    /// range, is INVALID_COMMAND, not the generic CONSTRAINT_ERROR (TC-DRLK-2.9 steps 4 and 14b,
+    /// TC-DRLK-2.8 steps 4 and 6c).
     func answersConstraintErrors(_ command: CommandID) -> Bool {
-        command == Command.setUser || command == Command.setCredential || command == Command.clearCredential
+        command == Command.setUser || command == Command.getUser || command == Command.setCredential
+            || command == Command.clearCredential
     }
 
     func handles(_ command: CommandID) -> Bool {
