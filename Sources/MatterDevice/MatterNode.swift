@@ -78,8 +78,20 @@ public actor MatterNode {
         self.eventBroadcaster = runtime.recordedEvents
         self.boundCommandBroadcaster = runtime.boundCommands
         runtime.owner = self
+        Self.boot(runtime)
+    }
+
+    /// Power comes back after a power cut (`NodeServer.powerOn`): the node boots again from what
+    /// it kept, with every start-up behaviour (StartUpOnOff 1.5.6.6, StartUpCurrentLevel,
+    /// StartUpColorTemperatureMireds, RebootCount, the StartUp event), as a reboot does.
+    public func powerUp() {
+        Self.boot(runtime)
+    }
+
+    /// Every server's start-up behaviour, then BasicInformation's StartUp event (Core spec
+    /// 11.1.6.1): critical, with the software version.
+    private static func boot(_ runtime: NodeRuntime) {
         runtime.startUp()
-        // BasicInformation StartUp (Core spec 11.1.6.1): critical, with the software version.
         let basic = ClusterPath(endpoint: 0, cluster: Self.basicInformation)
         if runtime.composition.clusters(on: 0).contains(Self.basicInformation) {
             let version = runtime.store.value(

@@ -222,6 +222,24 @@ import Testing
         #expect(await get(node, A.mireds) == before)
     }
 
+    /// TC-CC-6.1/6.2: a colour temperature command sent during a coupled level transition (the
+    /// fade of an On) wins: the rest of that transition does not set the colour back to the
+    /// level's (1.6.6.9 couples level changes; the newer command's target stands).
+    @Test func aTemperatureCommandDuringACoupledLevelTransitionIsNotUndoneByIt() async throws {
+        let node = try light(level: 254, levelOptions: 0x02)
+        _ = await node.invoke(1, IDs.levelControl, 0x00, fields((0, u(128)), (1, u(10)), (2, u(0)), (3, u(0))))
+        await clock.advance(by: .milliseconds(100))
+        _ = await node.invoke(1, Self.color, C.moveToColorTemperature, fields((0, u(310)), (1, u(0)), (2, u(0)), (3, u(0))))
+        await clock.advance(by: .milliseconds(100))
+        #expect(await get(node, A.mireds) == 310)
+        _ = await node.invoke(1, Self.color, C.moveToColorTemperature, fields((0, u(250)), (1, u(30)), (2, u(0)), (3, u(0))))
+        await clock.advance(by: .seconds(5))
+        #expect(await (get(node, A.mireds), node.uint(1, IDs.levelControl, 0x0000)) == (250, 128))
+        // A level change that begins after it couples again.
+        _ = await node.invoke(1, IDs.levelControl, 0x00, fields((0, u(254)), (1, u(0)), (2, u(0)), (3, u(0))))
+        #expect(await get(node, A.mireds) == 200)
+    }
+
     @Test func startUpColorTemperatureMiredsSetsTheTemperatureAndMode() async throws {
         let node = try light(color: [AttributeID(0x4010): u(180), AttributeID(0x0008): u(1), AttributeID(0x4001): u(1)])
         #expect(await (get(node, A.mireds), get(node, A.mode), get(node, A.enhancedMode)) == (180, 2, 2))

@@ -199,6 +199,14 @@ import Testing
         // ClearCredential of a CredentialType outside its enum (9): INVALID_COMMAND (step 14b).
         let unknownType = fields((0, .structure([.context(0, u(9)), .context(1, u(1))])))
         #expect(await send(node, 0x26, unknownType) == .failure(.invalidCommand))
+        // SetUser with a UserType or CredentialRule outside its enum: INVALID_COMMAND (TC-DRLK-2.8 step 4).
+        let setUser = { (type: UInt64, rule: UInt64) in
+            fields((0, u(0)), (1, u(2)), (2, .utf8("xxx")), (3, u(6452)), (4, u(1)), (5, u(type)), (6, u(rule)))
+        }
+        #expect(await send(node, 0x1A, setUser(10, 0)) == .failure(.invalidCommand))
+        #expect(await send(node, 0x1A, setUser(0, 3)) == .failure(.invalidCommand))
+        // GetUser of UserIndex 0 (out of range): INVALID_COMMAND (TC-DRLK-2.8 step 6c).
+        #expect(await send(node, 0x1B, fields((0, u(0)))) == .failure(.invalidCommand))
         await node.stop()
     }
 

@@ -172,6 +172,31 @@ struct NodeServerCommissioningTests {
         await commissioner.stop()
     }
 
+    /// A power cycle is a reboot (TC-OO-2.4 reboots the device this way): the clusters start
+    /// again, so StartUpOnOff applies (1.5.6.6) and General Diagnostics counts the reboot.
+    @Test func aPowerCycleRunsTheStartUpBehavioursAgain() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let running = try await RunningNode.start(stateDirectory: directory)
+        let onOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x0000))
+        let startUpOnOff = AttributePath(endpoint: 1, cluster: ClusterIDs.onOff, attribute: AttributeID(0x4003))
+        let rebootCount = AttributePath(endpoint: 0, cluster: ClusterID(0x0033), attribute: AttributeID(0x0001))
+        let on = await running.node.invoke(CommandPath(endpoint: 1, cluster: ClusterIDs.onOff, command: CommandID(0x01)), fields: .structure([]))
+        #expect(on == .success)
+        #expect(await running.node.write(startUpOnOff, value: .unsigned(0), subject: nil) == InteractionStatus(.success))
+        guard case .unsigned(let reboots) = try await running.node.read(rebootCount).get().value else {
+            Issue.record("no RebootCount")
+            return
+        }
+        #expect(try await running.node.read(onOff).get().value == .bool(true))
+
+        await running.server.powerOff()
+        await running.server.powerOn()
+        #expect(try await running.node.read(onOff).get().value == .bool(false))
+        #expect(try await running.node.read(rebootCount).get().value == .unsigned(reboots + 1))
+        await running.stop()
+    }
+
     @Test func removingTheLastFabricAnswersFirstThenClosesItsSessionAndReopensTheWindow() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -11,12 +11,16 @@ PICS, chip.yaml's ReplTestRunner sends the step with the case's commissioned con
 the step's own checks judge the response. The file's nodeId and endpoint are overridden by the
 commissioned node and --endpoint (chip-tool's own overrides); a step whose PICS the device does
 not declare is skipped, as the YAML says, and so is an operator's prompt (LogCommands
-UserPrompt), which SDK CI gates off by PICS too.
+UserPrompt), which SDK CI gates off by PICS too. SDK CI's reboot step (SystemCommands Reboot,
+PICS_SDK_CI_ONLY) power-cycles the node through its control socket (`matter-sim fault`), the
+socket cert.sh's device keeps beside the case's storage.
 """
 import glob
 import logging
 import os
+import subprocess
 import tempfile
+import time
 
 from chip.testing.matter_testing import MatterBaseTest, async_test_body, default_matter_test_main
 from chip.yaml.runner import ReplTestRunner
@@ -28,6 +32,23 @@ from mobly import asserts
 CHIP_DIR = os.environ.get("CHIP_DIR", os.path.join(os.getcwd(), "..", ".."))
 SUITE = os.path.join(CHIP_DIR, "src", "app", "tests", "suites", "certification")
 CLUSTER_XML = os.path.join(CHIP_DIR, "src", "app", "zap-templates", "zcl", "data-model", "chip", "*.xml")
+# SDK CI reboots its app between steps (SystemCommands Reboot); here the node is power-cycled
+# through `matter-sim fault` on its control socket, which cert.sh keeps beside the case's
+# storage (<work>/state/control.sock), with the matter-sim it runs.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MATTER_SIM = os.environ.get("MATTERSIM_BIN", os.path.join(ROOT, ".build", "debug")) + "/matter-sim"
+
+
+def is_reboot(step) -> bool:
+    return step.cluster == "SystemCommands" and step.command == "Reboot"
+
+
+def reboot(control: str) -> None:
+    """Power-cycles the node: it boots again from its kept state, as a reboot does."""
+    for action in ("power-off", "power-on"):
+        subprocess.run([MATTER_SIM, "fault", "--control", control, "all", action], check=True, timeout=30,
+                       stdout=subprocess.DEVNULL)
+        time.sleep(1)
 
 
 class YamlCases(MatterBaseTest):
@@ -44,8 +65,14 @@ class YamlCases(MatterBaseTest):
         parsed = TestParser(path, TestParserConfig(pics.name, definitions, overrides))
         os.unlink(pics.name)
         runner = ReplTestRunner(definitions, self.certificate_authority_manager, self.default_controller)
+        control = os.path.join(os.path.dirname(os.path.abspath(self.matter_test_config.storage_path)), "state", "control.sock")
         try:
             for number, step in enumerate(parsed.tests, start=1):
+                if is_reboot(step) and os.path.exists(control) and step.pics == "PICS_SDK_CI_ONLY":
+                    # SDK CI's own reboot step (its app control): the harness has one too.
+                    logging.info(f"YAML step {number}: {step.label}: power-cycling the node")
+                    reboot(control)
+                    continue
                 if not step.is_pics_enabled:
                     logging.info(f"YAML step {number}: {step.label}: skipped (PICS {step.pics})")
                     continue

@@ -63,6 +63,9 @@ final class ColorControlServer: ColorControlHandler {
     /// (StopMoveStep leaves the loop running, 3.2.11.20).
     private var motions: [Motion] = []
     private var motionStart: Duration = .zero
+    /// When a colour temperature command last came: a level change that began before it does
+    /// not couple (`levelChanged`), so the newer command is not overwritten.
+    private var temperatureCommandAt: Duration?
     private var loop: Motion?
     private var loopStart: Duration = .zero
 
@@ -411,8 +414,12 @@ final class ColorControlServer: ColorControlHandler {
     /// colour temperature mode, a brighter light is a cooler one. Level 254 gives
     /// CoupleColorTempToLevelMinMireds, level 1 ColorTempPhysicalMaxMireds, and in between
     /// the physical maximum less the coupled span in proportion to the level out of 254.
-    func levelChanged(to level: Int, context: ClusterContext, _ change: QuietChange = .milestone) {
+    /// `since`: when the level change began (a transition's start). A colour temperature
+    /// command that came after it wins: the rest of that level transition leaves the colour
+    /// alone (an On's fade does not undo a MoveToColorTemperature sent during it, TC-CC-6.1/6.2).
+    func levelChanged(to level: Int, since: Duration, context: ClusterContext, _ change: QuietChange = .milestone) {
         guard temperature, context.unsigned(Attribute.colorMode) == Mode.temperature.rawValue else { return }
+        if let temperatureCommandAt, temperatureCommandAt > since { return }
         let physical = physicalMireds(context)
         let coupledMinimum = min(max(value(Attribute.coupleColorTempToLevelMinMireds, context), physical.lowerBound), physical.upperBound)
         let mireds: Int64
@@ -437,6 +444,7 @@ final class ColorControlServer: ColorControlHandler {
             context.set(Attribute.colorLoopActive, .uint(0))
         }
         setMode(mode, context)
+        if mode == .temperature { temperatureCommandAt = context.now }
         motions = next
         motionStart = context.now
         reschedule(context)

@@ -106,11 +106,13 @@ final class DoorLockServer: DoorLockHandler, PhysicallyOperated {
         }
     }
 
-    /// SetCredential and ClearCredential answer their own field errors: an unknown UserStatus,
-    /// UserType or CredentialType is INVALID_COMMAND, not the generic CONSTRAINT_ERROR of the
-    /// enum (TC-DRLK-2.9 steps 4 and 14b).
+    /// SetUser, GetUser, SetCredential and ClearCredential answer their own field errors: an
+    /// unknown UserStatus, UserType, CredentialRule or CredentialType, or a UserIndex out of
+    /// range, is INVALID_COMMAND, not the generic CONSTRAINT_ERROR (TC-DRLK-2.9 steps 4 and 14b,
+    /// TC-DRLK-2.8 steps 4 and 6c).
     func answersConstraintErrors(_ command: CommandID) -> Bool {
-        command == Command.setCredential || command == Command.clearCredential
+        command == Command.setUser || command == Command.getUser || command == Command.setCredential
+            || command == Command.clearCredential
     }
 
     func handles(_ command: CommandID) -> Bool {
@@ -142,6 +144,9 @@ final class DoorLockServer: DoorLockHandler, PhysicallyOperated {
                 status: CredentialStatus.invalidField.rawValue, userIndex: nil, nextCredentialIndex: .null)
             return .response(Command.setCredentialResponse, response.tlv)
         case Command.setCredential, Command.clearCredential:
+            return .failure(.invalidCommand)
+        // A UserType or CredentialRule outside its enum is an invalid command (TC-DRLK-2.x SetUser).
+        case Command.setUser where error.concerns(field: "UserType") || error.concerns(field: "CredentialRule"):
             return .failure(.invalidCommand)
         default:
             return .failure(error.status)

@@ -299,7 +299,7 @@ final class LevelControlServer: LevelControlHandler {
         guard let done = transition else { return }
         transition = nil
         context.cancelTimer(Self.transitionTimer)
-        setLevel(done.to, context)
+        setLevel(done.to, context, since: done.start)
         context.set(Attribute.remainingTime, .uint(0))
         context.settleQuietChanges()
         switch done.completion {
@@ -319,12 +319,16 @@ final class LevelControlServer: LevelControlHandler {
 
     /// Sets CurrentLevel; with CoupleColorTempToLevel in Options, Color Control's colour
     /// temperature follows (1.6.6.9).
-    private func setLevel(_ level: some BinaryInteger, _ context: ClusterContext, _ change: QuietChange = .milestone) {
+    /// `since`: when the change began (a transition's start; by default the running one's, or now).
+    private func setLevel(
+        _ level: some BinaryInteger, _ context: ClusterContext, _ change: QuietChange = .milestone, since: Duration? = nil
+    ) {
         context.set(Attribute.currentLevel, .uint(level), change)
         guard (context.unsigned(Attribute.options) ?? 0) & Self.coupleColorTempToLevel != 0,
             let color = context.peer(ColorControlServer.self)
         else { return }
-        color.server.levelChanged(to: Int(clamping: level), context: color.context, change)
+        color.server.levelChanged(
+            to: Int(clamping: level), since: since ?? transition?.start ?? context.now, context: color.context, change)
     }
 
     private func setOnOffAttribute(_ on: Bool, context: ClusterContext) {

@@ -63,7 +63,12 @@ extension NodeServer {
     /// two nodes of one profile on two hosts (same serial number and port) get two names.
     static func host(_ configuration: NodeServerConfiguration, transport: UDPTransport) -> MatterHost? {
         guard let seed = configuration.advertisement?.hostSeed else { return nil }
-        let addresses = transport.reachableAddresses().compactMap { DNSSDAddress($0.address, interfaceIndex: Int32($0.interfaceIndex)) }
+        let reachable = transport.reachableAddresses().compactMap { DNSSDAddress($0.address, interfaceIndex: Int32($0.interfaceIndex)) }
+        // Announcements and answers carry only IPv6 address records where the node has IPv6
+        // (Core 4.3: Matter is IPv6; TC-SC-4.3 step 8 takes the first address record of the
+        // answer to its AAAA query as it); an IPv4-only node gives its A records.
+        let ipv6 = reachable.filter { $0.family == .ipv6 }
+        let addresses = ipv6.isEmpty ? reachable : ipv6
         guard !addresses.isEmpty else { return nil }
         let mac = MatterHost.simulatedMACAddress(seed: "\(seed)/\(transport.port)/\(addresses.sorted().map(\.description))")
         return MatterHost(linkLayerAddress: mac, addresses: addresses)

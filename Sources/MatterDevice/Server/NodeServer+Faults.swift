@@ -76,6 +76,8 @@ extension NodeServer {
             return !state.powered
         }
         guard wasOff else { return }
+        // The clusters start again: StartUpOnOff and the like apply (TC-OO-2.4 reboots this way).
+        await node.powerUp()
         await applyLANState()
         await boot()
         logger.notice("power on")
