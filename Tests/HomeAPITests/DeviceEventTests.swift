@@ -86,14 +86,19 @@ struct DeviceEventTests {
         }
 
         try await button.node.act(.press(.double))
+        // Each subscription is its own stream, consumed by its own task: wait on every one, since
+        // MultiPressComplete can reach its consumer before the second InitialPress reaches its own.
         #expect(await completes.values.until { $0.count == 1 })
+        #expect(await presses.values.until { $0.count == 2 })
+        #expect(await ongoing.values.until { $0.count == 1 })
         // Each press starts with InitialPress; the second adds MultiPressOngoing (TC-SWTCH-2.5).
         #expect(presses.values.value.map(\.newPosition) == [1, 1])
         #expect(ongoing.values.value.map(\.currentNumberOfPressesCounted) == [2])
         let complete = try #require(completes.values.value.first)
         #expect(complete.totalNumberOfPressesCounted == 2 && complete.previousPosition == 1)
-        #expect(presses.values.value[1].number < ongoing.values.value[0].number)
-        #expect(ongoing.values.value[0].number < complete.number)
+        let second = try #require(presses.values.value.dropFirst().first)
+        let counted = try #require(ongoing.values.value.first)
+        #expect(second.number < counted.number && counted.number < complete.number)
     }
 
     @Test func aLongPressAShortReleaseAndALatchingSwitchReachTheApp() async throws {
@@ -119,8 +124,10 @@ struct DeviceEventTests {
         // Held past the long-press threshold: LongPress, then LongRelease, and no ShortRelease.
         try await button.node.act(.press(.long))
         #expect(await longRelease.values.until { $0.count == 1 })
+        #expect(await long.values.until { $0.count == 1 })
         #expect(long.values.value.map(\.newPosition) == [1] && longRelease.values.value.map(\.previousPosition) == [1])
-        #expect(long.values.value[0].number < longRelease.values.value[0].number)
+        let held = try #require(long.values.value.first), released = try #require(longRelease.values.value.first)
+        #expect(held.number < released.number)
         #expect(shortRelease.values.value.isEmpty)
         // A short press: one ShortRelease.
         try await button.node.act(.press(.single))
