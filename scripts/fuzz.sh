@@ -10,6 +10,7 @@
 #
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]      (default 30 s each, every harness)
 #   scripts/fuzz.sh --seeds                     rewrite the seed corpus Fuzz/corpus/
+#   scripts/fuzz.sh --build                     build the harnesses only
 . "$(dirname "$0")/lib/common.sh"
 SCRATCH=.build-fuzz
 build() {
@@ -20,6 +21,7 @@ build() {
 }
 mkdir -p "$SCRATCH"
 build
+[ "${1:-}" = "--build" ] && exit 0
 BIN="$(MATTERSIM_FUZZ=1 swift build --scratch-path "$SCRATCH" --show-bin-path)/matter-fuzz"
 if [ "${1:-}" = "--seeds" ]; then
   rm -rf Fuzz/corpus

@@ -21,14 +21,14 @@ struct ColorLightTests {
     @Test func aHomeOpenedWithoutConnectingKnowsAColorLightsRequiredTraits() async throws {
         let rig = try await Rig.make()
         let light = try await TestDevice.start(Fixture.colorLight(extended: true, serial: "ECL-9"))
-        defer { Task { await light.stop() } }
+        defer { PendingCleanups.run { await light.stop() } }
         let device = try await rig.add(light, name: "Mood Light")
         await rig.home.close()
         var configuration = testConfiguration()
         configuration.connectDevices = false
         let offline = try await Home.open(at: rig.dir.appendingPathComponent("home.sqlite"), configuration: configuration)
         defer {
-            Task {
+            PendingCleanups.run {
                 await offline.close()
                 try? FileManager.default.removeItem(at: rig.dir)
             }
@@ -44,7 +44,7 @@ struct ColorLightTests {
         let home = rig.home
         let light = try await TestDevice.start(Fixture.colorLight(extended: false, serial: "CTL-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await light.stop(); await rig.close()
             }
         }
@@ -78,7 +78,7 @@ struct ColorLightTests {
         let home = rig.home
         let light = try await TestDevice.start(Fixture.colorLight(extended: true, serial: "ECL-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await light.stop(); await rig.close()
             }
         }

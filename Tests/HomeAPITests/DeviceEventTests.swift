@@ -37,7 +37,7 @@ struct DeviceEventTests {
         let rig = try await Rig.make()
         let sensor = try await TestDevice.start(Fixture.contactSensor())
         defer {
-            Task {
+            PendingCleanups.run {
                 await sensor.stop(); await rig.close()
             }
         }
@@ -70,7 +70,7 @@ struct DeviceEventTests {
         let rig = try await Rig.make()
         let button = try await TestDevice.start(Fixture.genericSwitch())
         defer {
-            Task {
+            PendingCleanups.run {
                 await button.stop(); await rig.close()
             }
         }
@@ -106,7 +106,7 @@ struct DeviceEventTests {
         let button = try await TestDevice.start(Fixture.genericSwitch())
         let rocker = try await TestDevice.start(sensor(0x000F, 0x003B, features: ["LS"], serial: "ROCKER-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await button.stop(); await rocker.stop(); await rig.close()
             }
         }
@@ -142,7 +142,7 @@ struct DeviceEventTests {
         let rig = try await Rig.make()
         let lock = try await TestDevice.start(Fixture.doorLock())
         defer {
-            Task {
+            PendingCleanups.run {
                 await lock.stop(); await rig.close()
             }
         }
@@ -176,7 +176,7 @@ struct DeviceEventTests {
         let rig = try await Rig.make()
         let lock = try await TestDevice.start(Fixture.doorLock())
         defer {
-            Task {
+            PendingCleanups.run {
                 await lock.stop(); await rig.close()
             }
         }
@@ -218,7 +218,7 @@ struct DeviceEventTests {
         let thermometer = try await TestDevice.start(sensor(0x0302, 0x0402, serial: "TEMP-1"))
         let motion = try await TestDevice.start(sensor(0x0107, 0x0406, features: ["PIR"], serial: "OCC-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await thermometer.stop(); await motion.stop(); await rig.close()
             }
         }
@@ -251,7 +251,7 @@ struct DeviceEventTests {
         let lock = try await TestDevice.start(Fixture.doorLock())
         let hall = try await TestDevice.start(Fixture.onOffLight(serial: "HALL"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await lock.stop(); await hall.stop(); await rig.close()
             }
         }
@@ -280,7 +280,7 @@ struct DeviceEventTests {
             })
         #expect(await lock.untilSubscribed())
         let runner = await rig.home.startAutomations()
-        defer { Task { await runner.stop() } }
+        defer { PendingCleanups.run { await runner.stop() } }
         let type = try #require(await lockDevice.types.get(DoorLockDeviceType.self))
         let trait = try #require(type.matterTraits.doorLockTrait)
         #expect(trait.lockState == .locked && trait.numberOfTotalUsersSupported == 10)
@@ -313,7 +313,7 @@ struct DeviceEventTests {
         let rig = try await Rig.make()
         let thermostat = try await TestDevice.start(sensor(0x0301, 0x0201, features: ["HEAT", "COOL", "AUTO"], serial: "THERMO-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await thermostat.stop(); await rig.close()
             }
         }
@@ -338,7 +338,7 @@ struct DeviceEventTests {
         let rig = try await Rig.make()
         let button = try await TestDevice.start(Fixture.genericSwitch())
         defer {
-            Task {
+            PendingCleanups.run {
                 await button.stop(); await rig.close()
             }
         }
@@ -363,7 +363,7 @@ struct DeviceEventTests {
         let lamp = try await TestDevice.start(Fixture.onOffLight(serial: "LAMP"))
         let hall = try await TestDevice.start(Fixture.onOffLight(serial: "HALL"))
         defer {
-            Task {
+            PendingCleanups.run {
                 for d in [button, door, lamp, hall] { await d.stop() }
                 await rig.close()
             }
@@ -392,7 +392,7 @@ struct DeviceEventTests {
         }
         for d in [button, door] { #expect(await d.untilSubscribed()) }
         let runner = await rig.home.startAutomations()
-        defer { Task { await runner.stop() } }
+        defer { PendingCleanups.run { await runner.stop() } }
 
         try await button.node.act(.press(.single))
         #expect(await until(lamp.attributeChanges()) { await lamp.value(Fixture.onOffPath) == .bool(true) })

@@ -37,7 +37,7 @@ struct DiscoveryAutomationTests {
         let rig = try await Rig.make()
         let bulb = try await TestDevice.start(boundedDimmer())
         defer {
-            Task {
+            PendingCleanups.run {
                 await bulb.stop(); await rig.close()
             }
         }
@@ -87,7 +87,7 @@ struct DiscoveryAutomationTests {
 
     @Test func candidatesAreCachedAndTheScheduleNeedsAnAddress() async throws {
         let rig = try await Rig.make()
-        defer { Task { await rig.close() } }
+        defer { PendingCleanups.run { await rig.close() } }
         let structure = rig.structure
 
         let first = try await structure.candidates().snapshot()
@@ -122,7 +122,7 @@ struct DiscoveryAutomationTests {
         let bulb = try await TestDevice.start(boundedDimmer())
         let stranger = try await TestDevice.start(Fixture.onOffLight(serial: "FAR-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await bulb.stop(); await stranger.stop(); await rig.close()
             }
         }
@@ -203,7 +203,7 @@ struct DiscoveryAutomationTests {
         let rig = try await Rig.make()
         let blind = try await TestDevice.start(Fixture.windowCovering())
         defer {
-            Task {
+            PendingCleanups.run {
                 await blind.stop(); await rig.close()
             }
         }
@@ -261,7 +261,7 @@ struct DiscoveryAutomationTests {
         let rig = try await Rig.make()
         let bulb = try await TestDevice.start(boundedDimmer())
         defer {
-            Task {
+            PendingCleanups.run {
                 await bulb.stop(); await rig.close()
             }
         }

@@ -23,7 +23,7 @@ struct FanAndAirQualityTraitTests {
                 ],
                 product: "Ceiling Fan", serial: "FAN-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await fan.stop(); await rig.close()
             }
         }
@@ -57,7 +57,7 @@ struct FanAndAirQualityTraitTests {
                     ]),
             ]))
         defer {
-            Task {
+            PendingCleanups.run {
                 await sensor.stop(); await rig.close()
             }
         }

@@ -58,7 +58,7 @@ struct GuideCodeTests {
         let rig = try await GuideHome.make()
         let blind = try await TestDevice.start(Fixture.windowCovering())
         defer {
-            Task {
+            PendingCleanups.run {
                 await blind.stop(); await rig.close()
             }
         }
@@ -98,7 +98,7 @@ struct GuideCodeTests {
         let rig = try await GuideHome.make()
         let bulb = try await TestDevice.start(boundedDimmer())
         defer {
-            Task {
+            PendingCleanups.run {
                 await bulb.stop(); await rig.close()
             }
         }
@@ -122,7 +122,7 @@ struct GuideCodeTests {
         let rig = try await GuideHome.make()
         let bulb = try await TestDevice.start(boundedDimmer())
         defer {
-            Task {
+            PendingCleanups.run {
                 await bulb.stop(); await rig.close()
             }
         }
@@ -151,7 +151,7 @@ struct GuideCodeTests {
         let rig = try await GuideHome.make()
         let lamp = try await TestDevice.start(Fixture.onOffLight())
         defer {
-            Task {
+            PendingCleanups.run {
                 await lamp.stop(); await rig.close()
             }
         }
@@ -199,7 +199,7 @@ struct GuideCodeTests {
         let lamp = try await TestDevice.start(Fixture.onOffLight())
         let dimmer = try await TestDevice.start(Fixture.dimmableLight())
         defer {
-            Task {
+            PendingCleanups.run {
                 await lamp.stop(); await dimmer.stop(); await rig.close()
             }
         }

@@ -73,13 +73,13 @@ struct GuideSnippetMoreTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let home = try await openHome(dir)
-        defer { Task { await home.close() } }
+        defer { PendingCleanups.run { await home.close() } }
         let structure = try await home.createStructure(name: "Home")
         let levelBulb = try await TestDevice.start(Fixture.onOffLightWithLevel(serial: "LVL-1"))
         let plainBulb = try await TestDevice.start(Fixture.onOffLight(serial: "BULB-1"))
         let dimmer = try await TestDevice.start(Fixture.dimmableLight(serial: "DIM-9"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await levelBulb.stop(); await plainBulb.stop(); await dimmer.stop()
             }
         }
@@ -178,13 +178,13 @@ struct GuideSnippetMoreTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let home = try await openHome(dir)
-        defer { Task { await home.close() } }
+        defer { PendingCleanups.run { await home.close() } }
         let model = StructuresModel(home: home)
         let structure = try await home.createStructure(name: "Cottage")
         let lamp = try await TestDevice.start(Fixture.onOffLight(serial: "LAMP-7"))
         let blind = try await TestDevice.start(Fixture.windowCovering(serial: "BLIND-7"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await lamp.stop(); await blind.stop()
             }
         }

@@ -34,10 +34,10 @@ struct GuideSnippetTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let home = try await openHome(dir)
-        defer { Task { await home.close() } }
+        defer { PendingCleanups.run { await home.close() } }
         let structure = try await home.createStructure(name: "Home")
         let lamp = try await TestDevice.start(Fixture.onOffLight())
-        defer { Task { await lamp.stop() } }
+        defer { PendingCleanups.run { await lamp.stop() } }
         let device = try await home.commissionDevice(
             setupCode: try lamp.setupCode, address: lamp.address,
             structureID: structure.id, name: "Bedroom Lamp")

@@ -108,7 +108,7 @@ struct HomeCtlTests {
                     Clusters.FanControl.Attribute.fanModeSequence: .unsigned(0), Clusters.FanControl.Attribute.speedMax: .unsigned(10),
                 ],
                 product: "Ceiling Fan", serial: "FAN-CLI"))
-        defer { Task { await fan.stop() } }
+        defer { PendingCleanups.run { await fan.stop() } }
         let commissioned = try Self.homectl(
             [
                 "commission", "--code", try fan.setupCode, "--address", "127.0.0.1:\(fan.port)", "--structure", "Flat", "--room", "Bedroom",
@@ -134,7 +134,7 @@ struct HomeCtlTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let home = dir.appendingPathComponent("home.sqlite")
         let light = try await TestDevice.start(Fixture.dimmableLight(), deviceTypeID: 0x0101)
-        defer { Task { await light.stop() } }
+        defer { PendingCleanups.run { await light.stop() } }
 
         let commissioned = try Self.homectl(
             [

@@ -67,7 +67,7 @@ struct HomeDeviceTests {
 
     @Test func commissionsThreeDevicesAndControlsEachCluster() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let devices = try await s.home.devices().list()
         #expect(devices.count == 3)
         #expect(s.lightDevice.name == "Ceiling light")
@@ -128,7 +128,7 @@ struct HomeDeviceTests {
 
     @Test func constraintErrorFromTheDeviceIsAHomeError() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let light = try #require(await s.lightDevice.types.get(DimmableLightDeviceType.self))
         do {
             // CurrentLevel's range is MinLevel...MaxLevel (1...254 for lights): 255 is out of range.
@@ -142,7 +142,7 @@ struct HomeDeviceTests {
 
     @Test func batchedEmitsOnRenameMoveAndAttributeChangeAndStreamOnlyTheChangedDevice() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let batched = Recorder(s.home.devices().batched())
         let stream = Recorder(s.home.devices().stream())
         #expect(await batched.wait { !$0.isEmpty })
@@ -192,9 +192,9 @@ struct HomeDeviceTests {
     /// `batched()` shows each change within a second, and `stream()` only that device.
     @Test func changesByAnotherControllerReachBatchedWithinOneSecond() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let other = try await openHome(s.dir, trustStore: s.trust)
-        defer { Task { await other.close() } }
+        defer { PendingCleanups.run { await other.close() } }
         let batched = Recorder(s.home.devices().batched())
         let stream = Recorder(s.home.devices().stream())
         #expect(await batched.wait { $0.last?.allSatisfy { $0.sourceConnectivity.connectivityState == .online } == true })
@@ -226,7 +226,7 @@ struct HomeDeviceTests {
 
     @Test func deletingARoomLeavesItsDevicesUnassigned() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         try await s.structure.deleteRoom(s.living)
         let light = try await s.home.device(id: s.lightDevice.id)
         #expect(light.roomID == nil)
@@ -237,7 +237,7 @@ struct HomeDeviceTests {
 
     @Test func subscribeToADeviceTypeAndItsAbsence() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let updates = Recorder(s.lightDevice.types.subscribe(DimmableLightDeviceType.self))
         #expect(await updates.wait { !$0.isEmpty })
         #expect(await s.light.press(Fixture.onOff, 0x02) == .success)
@@ -251,7 +251,7 @@ struct HomeDeviceTests {
 
     @Test func aPoweredOffDeviceGivesAHomeErrorNotAHang() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let plug = try #require(await s.plugDevice.types.get(OnOffPluginUnitDeviceType.self))
         await s.plug.stop()
         let start = s.clock.now
@@ -271,10 +271,10 @@ struct HomeDeviceTests {
 
     @Test func aReopenedHomeControlsDevicesWithItsPersistedFabric() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         await s.home.close()
         let reopened = try await openHome(s.dir, trustStore: s.trust)
-        defer { Task { await reopened.close() } }
+        defer { PendingCleanups.run { await reopened.close() } }
         let plug = try await reopened.device(id: s.plugDevice.id)
         #expect(plug.name == "Smart Plug")
         let onOff = try #require(await plug.types.get(OnOffPluginUnitDeviceType.self)?.matterTraits.onOffTrait)

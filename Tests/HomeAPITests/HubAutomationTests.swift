@@ -17,7 +17,7 @@ struct HubAutomationTests {
     @Test func theHubRunsTheHomesAutomations() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: HubTests.relayBinary.path))
         let setup = try await HubTests.setUp(serial: "HUB-AUTO-1")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let home = setup.home
         let structure = try await home.createStructure(name: "Home")
         let room = try await structure.createRoom(name: "Hall")

@@ -150,7 +150,7 @@ struct HubTests {
 
     @Test func credentialsCarryTheFabricIdentityAndDeviceTableAndTheDeviceLetsTheHubIn() async throws {
         let setup = try await Self.setUp(serial: "HUB-CRED-1")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         #expect(setup.issue.granted == ["HUB-CRED-1"])
         #expect(setup.issue.failed.isEmpty)
         let credentials = try HubCredentials.read(from: setup.credentialsFile)
@@ -195,7 +195,7 @@ struct HubTests {
         let fabric = try FabricAuthority.create()
         let identity = try fabric.issueIdentity(nodeID: 0x0000_0001_0000_0042)
         let controller = try await MatterController.start(identity: identity, configuration: .init(binding: .addresses(["127.0.0.1"])))
-        defer { Task { await controller.shutdown() } }
+        defer { PendingCleanups.run { await controller.shutdown() } }
         #expect(controller.fabric == nil)
         #expect(controller.identity.nodeID == 0x0000_0001_0000_0042)
         await #expect(throws: ControllerError.self) {
@@ -209,9 +209,9 @@ struct HubTests {
 
     @Test func readWriteInvokeAndSubscribeThroughTheHub() async throws {
         let setup = try await Self.setUp(serial: "HUB-LIGHT-1")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
-        defer { Task { await hub.stop() } }
+        defer { PendingCleanups.run { await hub.stop() } }
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
@@ -272,9 +272,9 @@ struct HubTests {
 
     @Test func wrongOrMissingTokenIs401AndUnknownDeviceFailsFast() async throws {
         let setup = try await Self.setUp(serial: "HUB-LIGHT-2")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
-        defer { Task { await hub.stop() } }
+        defer { PendingCleanups.run { await hub.stop() } }
         let http = "http://127.0.0.1:\(hub.port)"
         let missing = try await RelayHTTP.request("GET", "\(http)/v1/controller")
         #expect(missing.status == 401)
@@ -305,9 +305,9 @@ struct HubTests {
     @Test func theDevicesACLEntryBoundsWhatTheHubMayDo() async throws {
         // Operate lets the hub control the device but not write a Manage attribute.
         let setup = try await Self.setUp(serial: "HUB-LIGHT-5", access: .operate)
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
-        defer { Task { await hub.stop() } }
+        defer { PendingCleanups.run { await hub.stop() } }
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
@@ -327,9 +327,9 @@ struct HubTests {
 
     @Test func aDeviceThatGoesAwayIsAbsentAndRequestsFailWithoutHanging() async throws {
         let setup = try await Self.setUp(serial: "HUB-LIGHT-3")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
-        defer { Task { await hub.stop() } }
+        defer { PendingCleanups.run { await hub.stop() } }
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
@@ -384,9 +384,9 @@ struct HubTests {
 
     @Test func garbageFromOneClientDoesNotStopTheHub() async throws {
         let setup = try await Self.setUp(serial: "HUB-LIGHT-6")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
-        defer { Task { await hub.stop() } }
+        defer { PendingCleanups.run { await hub.stop() } }
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
@@ -442,9 +442,9 @@ struct HubTests {
         let setup = Setup(
             node: firstNode, deviceTask: firstRun, home: home, directory: directory, credentialsFile: file, issue: issue,
             serial: "HUB-LIGHT-7", server: firstServer)
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         let hub = try await Self.startHub(setup)
-        defer { Task { await hub.stop() } }
+        defer { PendingCleanups.run { await hub.stop() } }
         let (client, clientTask) = Self.client(hub.url)
         defer { clientTask.cancel() }
         try await client.waitUntilConnected()
@@ -478,7 +478,7 @@ struct HubTests {
         #expect(
             FileManager.default.isExecutableFile(atPath: Self.relayBinary.path), "matter-relay is not built at \(Self.relayBinary.path)")
         let setup = try await Self.setUp(serial: "HUB-LIGHT-4")
-        defer { Task { await setup.tearDown() } }
+        defer { PendingCleanups.run { await setup.tearDown() } }
         // homectl, a separate process on the same home file, issues the credentials the hub runs with.
         let file = setup.directory.appendingPathComponent("hub-cli.json")
         let issued = try HomeCtlTests.homectl(

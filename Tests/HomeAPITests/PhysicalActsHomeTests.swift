@@ -16,7 +16,7 @@ struct PhysicalActsHomeTests {
         let light = try await TestDevice.start(Fixture.dimmableLight(serial: "DIM-ACT"))
         let blind = try await TestDevice.start(Fixture.windowCovering(serial: "BLIND-ACT"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await light.stop(); await blind.stop(); await rig.close()
             }
         }

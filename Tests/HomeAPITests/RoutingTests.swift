@@ -120,7 +120,7 @@ struct RoutingTests {
 
     @Test func acceptanceTable() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         let typeUpdates = Recorder(s.lightDevice.types.subscribe(DimmableLightDeviceType.self))
         let batched = Recorder(s.home.devices().batched())
 
@@ -238,7 +238,7 @@ struct RoutingTests {
 
     @Test func stoppingTheRelayIsACloudOutage() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         #expect(await s.waitFor(s.plugDevice, .online, .direct) != nil)
         await s.relay.stop()
@@ -254,14 +254,14 @@ struct RoutingTests {
 
     @Test func cloudOnlyClustersArePersistedInTheHomeGraph() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         // A second Home on the same file, without a relay: the cloud-only trait it learned
         // from the stored graph has no route (offline), the Matter ones are not tried yet.
         var c = testConfiguration()
         c.connectDevices = false
         let other = try await Home.open(at: s.dir.appendingPathComponent("home.sqlite"), configuration: c)
-        defer { Task { await other.close() } }
+        defer { PendingCleanups.run { await other.close() } }
         let light = try await other.device(id: s.lightDevice.id)
         #expect(Self.traits(light).level?.connectivityState == .offline)
         #expect(Self.traits(light).onOff?.connectivityState == .unknown)
@@ -272,7 +272,7 @@ struct RoutingTests {
 
     @Test func policiesChooseTheRoutes() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         await s.home.setRoutingPolicy(.cloudOnly)
         #expect(s.home.routingPolicy == .cloudOnly)
@@ -288,7 +288,7 @@ struct RoutingTests {
 
     @Test func aHubReachesTheDeviceWhenTheControllerIsCutOff() async throws {
         let s = try await Self.setUp(withHub: true)
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         // The controller loses its LAN path; the hub still reaches the device.
         s.light.lanDown()
@@ -310,7 +310,7 @@ struct RoutingTests {
 
     @Test func homectlDevicesJSONShowsConnectivityPerDeviceDeviceTypeAndTrait() async throws {
         let s = try await Self.setUp()
-        defer { Task { await s.tearDown() } }
+        defer { PendingCleanups.run { await s.tearDown() } }
         #expect(await s.waitFor(s.lightDevice, .online, .mixed, within: .seconds(15)) != nil)
         let args = ["devices", "--json", "--relay", s.relay.url, "--relay-token", s.relayToken, "--settle", "5"]
 

@@ -39,7 +39,7 @@ struct SafetySensorHomeTests {
                 [ClusterInstanceDescription(id: Clusters.SmokeCoAlarm.id, features: ["SMOKE", "CO"])],
                 product: "Smoke Alarm", serial: "SMOKE-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await alarm.stop(); await rig.close()
             }
         }
@@ -94,7 +94,7 @@ struct SafetySensorHomeTests {
                 ],
                 product: "Leak Detector", serial: "LEAK-1"))
         defer {
-            Task {
+            PendingCleanups.run {
                 await detector.stop(); await rig.close()
             }
         }

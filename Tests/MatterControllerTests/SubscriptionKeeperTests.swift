@@ -11,6 +11,26 @@ import Testing
 @Suite struct SubscriptionKeeperTests {
     static let onOff = AttributePath(endpoint: 1, cluster: ClusterID(0x0006), attribute: AttributeID(0))
 
+    /// A report sent after the SubscribeResponse is routed on another task and can reach the
+    /// keeper before the subscribing task has yielded `.established`. Its events must still
+    /// come after `.established`: HomeAPI takes events before it as primed (history, not news)
+    /// and dropped a live OccupancyChanged and a second InitialPress that way under load.
+    @Test func aLiveEventThatBeatsTheSubscribeResponseComesAfterEstablished() async throws {
+        let router = SubscriptionRouter()
+        let publisher = FakePublisher(liveReportFirst: router)
+        let keeper = SubscriptionKeeper(
+            paths: [AttributePathIB(Self.onOff)], maxInterval: 2, maxResubscribeDelay: .seconds(1), clock: ManualClock())
+        var events = keeper.events(router: router, client: { InteractionClient(channel: publisher, timeout: .seconds(5)) })
+            .makeAsyncIterator()
+        #expect(await events.next() == .reports([AttributeReport(path: Self.onOff, value: .bool(true))]))
+        #expect(await events.next() == .established(subscriptionID: 1, maxInterval: 2))
+        guard case .events(let live)? = await events.next() else {
+            Issue.record("no live events after .established")
+            return
+        }
+        #expect(live.map(\.number) == [7])
+    }
+
     @Test func lostAfterSilencePastMaxIntervalThenResubscribedAndEndedByTheCarrier() async throws {
         let clock = ManualClock()
         let publisher = FakePublisher()
@@ -85,6 +105,12 @@ import Testing
 private final class FakePublisher: InteractionChannel {
     let peer = InteractionPeer(route: "fake", node: "1")
     private let count = Mutex(0)
+    /// When set, a live report with event 7 goes through this router after the priming
+    /// report's ack and before the SubscribeResponse reaches the subscriber: the router's
+    /// task beating the subscribing task, as it can on a busy machine.
+    let liveReportFirst: SubscriptionRouter?
+
+    init(liveReportFirst: SubscriptionRouter? = nil) { self.liveReportFirst = liveReportFirst }
 
     var subscribeRequests: Int { count.withLock { $0 } }
 
@@ -118,6 +144,15 @@ private final class FakePublisher: InteractionChannel {
                     ])
                 pending.withLock { $0.append((InteractionOpcode.reportData.rawValue, priming.encoded())) }
             case .statusResponse:
+                if let router = publisher.liveReportFirst {
+                    let event = EventDataIB(
+                        path: EventPathIB(endpoint: 1, cluster: ClusterID(0x0045), event: EventID(0)), eventNumber: 7,
+                        priority: .info, epochTimestamp: 1_700_000_000_000, data: .structure([]))
+                    let live = ReportDataMessage(subscriptionID: id.withLock { $0 }, eventReports: [.data(event)])
+                    await router.handle(
+                        exchange: RecordingExchange(), opcode: InteractionOpcode.reportData.rawValue, payload: live.encoded(),
+                        from: publisher.peer)
+                }
                 let response = SubscribeResponseMessage(subscriptionID: id.withLock { $0 }, maxInterval: 2)
                 pending.withLock { $0.append((InteractionOpcode.subscribeResponse.rawValue, response.encoded())) }
             default:

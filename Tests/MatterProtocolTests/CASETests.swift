@@ -3,6 +3,7 @@ import MatterCrypto
 @testable import MatterProtocol
 import NIOCore
 import Testing
+import TestWaiting
 
 /// A test fabric: a root CA and NOCs for nodes on it.
 struct TestFabric {
@@ -75,7 +76,7 @@ struct CASETests {
     @Test(arguments: [false, true])
     func establishesAnOperationalSession(viaICAC: Bool) async throws {
         let f = try await Fixture(viaICAC: viaICAC)
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         let events = f.device.manager.sessionEvents()
         let echo = EchoHandler()
         await f.device.manager.register(echo, for: .forTesting)
@@ -107,7 +108,7 @@ struct CASETests {
 
     @Test func resumesWithSigma2Resume() async throws {
         let f = try await Fixture()
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         await f.device.manager.register(EchoHandler(), for: .forTesting)
         let initiator = CASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(10))
         let first = try await initiator.establish(
@@ -135,7 +136,7 @@ struct CASETests {
 
     @Test func foreignFabricHasNoSharedTrustRoot() async throws {
         let f = try await Fixture()
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         let stranger = try TestFabric(fabricID: 0x0ABC).node(0x0001_B669, fabricIndex: 1)
         await #expect(throws: SecureChannelError.noSharedTrustRoots) {
             _ = try await CASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(5))
@@ -145,7 +146,7 @@ struct CASETests {
 
     @Test func initiatorWithForgedNOCIsRejected() async throws {
         let f = try await Fixture()
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         let events = f.device.manager.sessionEvents()
         // Same fabric ID, IPK and root public key as the device's fabric, but the NOC is signed by another root:
         // Sigma1 matches, Sigma3's chain does not validate.

@@ -95,7 +95,7 @@ struct FuzzTests {
         let attacker = try await UDPTransport.bind(.init(port: 0, binding: .addresses(["127.0.0.1"])))
         let controller = try await LoopbackNode.start()
         defer {
-            Task {
+            PendingCleanups.run {
                 await device.stop(); await attacker.close(); await controller.stop()
             }
         }

@@ -2,6 +2,7 @@ import MatterCrypto
 @testable import MatterProtocol
 import NIOCore
 import Testing
+import TestWaiting
 
 /// A node on real UDP bound to loopback on an ephemeral port, its exchange manager running.
 struct LoopbackNode {
@@ -35,7 +36,7 @@ struct LoopbackExchangeTests {
         let device = try await LoopbackNode.start(host: host)
         let controller = try await LoopbackNode.start(host: host)
         defer {
-            Task {
+            PendingCleanups.run {
                 await device.stop(); await controller.stop()
             }
         }
@@ -65,7 +66,7 @@ struct LoopbackExchangeTests {
 
     @Test func aPortInUseIsRefused() async throws {
         let first = try await UDPTransport.bind(.init(port: 0, binding: .addresses(["127.0.0.1"])))
-        defer { Task { await first.close() } }
+        defer { PendingCleanups.run { await first.close() } }
         await #expect(throws: (any Error).self) {
             let second = try await UDPTransport.bind(.init(port: first.port, binding: .addresses(["127.0.0.1"])))
             await second.close()
@@ -78,7 +79,7 @@ struct LoopbackExchangeTests {
         let runner = Task { await manager.run() }
         let controller = try await LoopbackNode.start(host: "127.0.0.1")
         defer {
-            Task {
+            PendingCleanups.run {
                 runner.cancel(); await device.close(); await controller.stop()
             }
         }

@@ -2,6 +2,7 @@ import MatterCrypto
 @testable import MatterProtocol
 import NIOCore
 import Testing
+import TestWaiting
 
 /// Issue #37 item 3: two attacking addresses kept a commissioner out of the one PASE slot
 /// for good. One was given the slot, acknowledged the PBKDFParamResponse and said nothing
@@ -14,7 +15,7 @@ struct PASEContentionTests {
         let controller = try await LoopbackNode.start()
         let silent = try await LoopbackNode.start(host: "127.0.0.2")
         let asker = try await LoopbackNode.start(host: "127.0.0.3")
-        defer { Task { for node in [device, controller, silent, asker] { await node.stop() } } }
+        defer { PendingCleanups.run { for node in [device, controller, silent, asker] { await node.stop() } } }
         // The responder as a node runs it: 30 s for each next handshake message.
         let server = SecureChannelServer(manager: device.manager)
         await device.manager.register(server, for: .secureChannel)

@@ -32,7 +32,7 @@ struct PASETests {
 
     @Test func establishesASessionThatCarriesMessages() async throws {
         let f = try await Fixture()
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         let events = f.device.manager.sessionEvents()
         let echo = EchoHandler()
         await f.device.manager.register(echo, for: .forTesting)
@@ -64,7 +64,7 @@ struct PASETests {
 
     @Test func wrongPasscodeFailsAndIsCounted() async throws {
         let f = try await Fixture(passcode: 20202021, maxFailures: 2)
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         let events = f.device.manager.sessionEvents()
         let initiator = PASEInitiator(manager: f.controller.manager, stepTimeout: .seconds(10))
 
@@ -108,10 +108,10 @@ struct PASETests {
 
     @Test func secondCommissionerGetsBusy() async throws {
         let f = try await Fixture()
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         // Hold a PASE open: send PBKDFParamRequest by hand and never continue.
         let other = try await LoopbackNode.start(host: "127.0.0.2")
-        defer { Task { await other.stop() } }
+        defer { PendingCleanups.run { await other.stop() } }
         let held = try await HandPASE.begin(from: other, to: f.device.address)
         let request = try PBKDFParamRequest(decoding: held.requestBytes)
         #expect(held.response.initiatorRandom == request.initiatorRandom)
@@ -175,7 +175,7 @@ struct PASETests {
         let f = try await Fixture()
         let attacker = try await UDPTransport.bind(.init(port: 0, binding: .addresses(["127.0.0.1"])))
         defer {
-            Task {
+            PendingCleanups.run {
                 await attacker.close()
                 await f.stop()
             }
@@ -218,7 +218,7 @@ struct PASETests {
     /// even when the guesser abandons the exchange by starting the next attempt.
     @Test func abandonedGuessesAfterPake2AreCounted() async throws {
         let f = try await Fixture(passcode: 20202021, maxFailures: 3)
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         for (n, wrong) in [11111111, 22222222, 33333333].enumerated() {
             // Each request replaces the previous attempt, which learned its verdict and stopped.
             let attempt = try await HandPASE.begin(from: f.controller, to: f.device.address)
@@ -235,11 +235,11 @@ struct PASETests {
     /// neither evict the handshake in progress nor count as passcode failures.
     @Test func aFloodOfInitiatorsNeitherEvictsNorCountsAgainstTheCommissioner() async throws {
         let f = try await Fixture(passcode: 20202021, maxFailures: 20)
-        defer { Task { await f.stop() } }
+        defer { PendingCleanups.run { await f.stop() } }
         let commissioner = try await HandPASE.begin(from: f.controller, to: f.device.address)
 
         let flooder = try await LoopbackNode.start(host: "127.0.0.2")
-        defer { Task { await flooder.stop() } }
+        defer { PendingCleanups.run { await flooder.stop() } }
         for _ in 0..<40 {
             let (exchange, _, reply) = try await HandPASE.request(from: flooder, to: f.device.address)
             #expect(reply.opcode == SecureChannelOpcode.statusReport.rawValue)
@@ -268,7 +268,7 @@ struct PASETests {
         let first = try await LoopbackNode.start(host: "127.0.0.2")
         let second = try await LoopbackNode.start(host: "127.0.0.3")
         defer {
-            Task {
+            PendingCleanups.run {
                 for node in [first, second] { await node.stop() }
                 await f.stop()
             }

@@ -39,7 +39,7 @@ struct GroupMessagingTests {
 
         let key = try await Self.hallKey(running.node)
         let sender = try await GroupSender.open(key: key, sourceNodeID: commissioner.adminNodeID, to: try running.address)
-        defer { Task { await sender.close() } }
+        defer { PendingCleanups.run { await sender.close() } }
 
         // Without an ACL entry for the group: the message is opened, the command refused.
         try await sender.send(group: Self.hall, command: 0x01, counter: 100)
@@ -151,7 +151,7 @@ struct GroupMessagingTests {
         let manager = running.server.exchangeManager
         let duplicatesBefore = await manager.metrics().droppedDuplicate
         let replayer = try await GroupSender.open(key: key, sourceNodeID: commissioner.adminNodeID, to: try running.address)
-        defer { Task { await replayer.close() } }
+        defer { PendingCleanups.run { await replayer.close() } }
         try await replayer.send(group: Self.hall, command: 0x01, counter: 500)
         #expect(
             await until(manager.metricsChanges()) { await manager.metrics().droppedDuplicate > duplicatesBefore },
@@ -192,7 +192,7 @@ struct GroupMessagingTests {
         let key = try await Self.hallKey(lights[0].running.node)
         let sender = try await GroupSender.open(
             key: key, sourceNodeID: commissioner.adminNodeID, to: try SocketAddress(ipAddress: host, port: GroupMulticast.port))
-        defer { Task { await sender.close() } }
+        defer { PendingCleanups.run { await sender.close() } }
         try await sender.send(group: Self.hall, command: 0x01, counter: 700)  // On
         for light in lights {
             #expect(await until(light.running.node.changes) { (try? await onOffValue(commissioner, light.session)) == true })

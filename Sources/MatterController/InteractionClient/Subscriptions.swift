@@ -120,12 +120,14 @@ extension InteractionClient {
     /// Establishes one subscription (spec 8.5): priming reports, each acknowledged, then
     /// SubscribeResponse. The ID is routed from the first priming report on, so no later
     /// report can slip past; `sink` gets the priming reports and every later one, `events`
-    /// the events they carry, `lost` the reason when the carrier ends the subscription.
-    /// Returns the ID and the publisher's MaxInterval.
+    /// the events they carry (`primedEvents` those of the priming reports, when given), `lost`
+    /// the reason when the carrier ends the subscription. Returns the ID and the publisher's
+    /// MaxInterval.
     public func subscribe(
         _ request: SubscribeRequestMessage, router: SubscriptionRouter,
         sink: @escaping @Sendable ([AttributeReport]) -> Void,
         events: @escaping @Sendable ([EventReport]) -> Void = { _ in },
+        primedEvents: (@Sendable ([EventReport]) -> Void)? = nil,
         lost: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> (subscriptionID: UInt32, maxInterval: UInt16) {
         let peer = channel.peer
@@ -151,7 +153,7 @@ extension InteractionClient {
                         AttributeReport.collect(report.attributeReports, into: &reports)
                         sink(reports)
                         let primed = EventReport.collect(report.eventReports)
-                        if !primed.isEmpty { events(primed) }
+                        if !primed.isEmpty { (primedEvents ?? events)(primed) }
                         try await send(StatusResponseMessage(status: .success), on: exchange, "Subscribe")
                         continue
                     }
@@ -235,6 +237,15 @@ public struct SubscriptionKeeper: Sendable {
         return stream
     }
 
+    /// The events not delivered yet (numbered from `next` on), moving `next` past them.
+    private static func undelivered(_ events: [EventReport], next: borrowing Mutex<UInt64?>) -> [EventReport] {
+        next.withLock { next in
+            let fresh = events.filter { $0.number >= next ?? 0 }
+            if let last = fresh.last { next = last.number + 1 }
+            return fresh
+        }
+    }
+
     private func run(
         router: SubscriptionRouter, client: @Sendable () async throws -> InteractionClient,
         failed: @Sendable (ControllerError) async -> Void, pause: @Sendable (Duration) async throws -> Void,
@@ -247,6 +258,11 @@ public struct SubscriptionKeeper: Sendable {
         while !Task.isCancelled {
             let liveness = LivenessSignal(clock: clock)
             var subscribed: (client: InteractionClient, id: UInt32)?
+            // A report after the SubscribeResponse comes through the router, on another task,
+            // and can beat this one's `.established`: its events wait for it, so the consumer
+            // always sees priming events, then `.established`, then live ones (a consumer that
+            // skips what was primed must not skip a live event).
+            let live = Mutex<(established: Bool, held: [EventReport])>((false, []))
             do {
                 let client = try await client()
                 let request = SubscribeRequestMessage(
@@ -260,16 +276,23 @@ public struct SubscriptionKeeper: Sendable {
                         if !reports.isEmpty { continuation.yield(.reports(reports)) }
                     },
                     events: { events in
-                        let fresh = nextEvent.withLock { next -> [EventReport] in
-                            let fresh = events.filter { $0.number >= next ?? 0 }
-                            if let last = fresh.last { next = last.number + 1 }
-                            return fresh
+                        let fresh = Self.undelivered(events, next: nextEvent)
+                        guard !fresh.isEmpty else { return }
+                        live.withLock { state in
+                            if state.established { continuation.yield(.events(fresh)) } else { state.held += fresh }
                         }
+                    },
+                    primedEvents: { events in
+                        let fresh = Self.undelivered(events, next: nextEvent)
                         if !fresh.isEmpty { continuation.yield(.events(fresh)) }
                     },
                     lost: { reason in liveness.lose(reason) })
                 subscribed = (client, id)
-                continuation.yield(.established(subscriptionID: id, maxInterval: maxInterval))
+                live.withLock { state in
+                    continuation.yield(.established(subscriptionID: id, maxInterval: maxInterval))
+                    if !state.held.isEmpty { continuation.yield(.events(state.held)) }
+                    state = (true, [])
+                }
                 delay = firstResubscribeDelay
                 try await liveness.waitForSilence(longerThan: .seconds(Int64(maxInterval)) + livenessMargin)
                 router.unregister(id, peer: client.channel.peer)
