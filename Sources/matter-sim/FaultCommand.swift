@@ -23,7 +23,9 @@ struct FaultCommand: AsyncParsableCommand {
                            a lossy LAN, each way: loss=20%,delay=50ms,jitter=20ms,
                            duplicate=1%,seed=7 (any of them), or none; datagrams
                            overtake each other when the jitter exceeds their spacing;
-                           a seed makes the same datagrams meet the same fates again
+                           a seed makes the same datagrams meet the same fates again;
+                           maxlost=N loses no datagram (an MRP retransmission is the
+                           same one) more than N times
             NODE is a serial number, a device name or `all`. The simulator listens on
             <state dir>/control.sock (`run`) or <state root>/control.sock (`home`); without
             --control the default state root (.matter-sim under $INTEROP_DEVICE_DIR or the

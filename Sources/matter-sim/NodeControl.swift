@@ -19,7 +19,7 @@ enum FaultAction: String, CaseIterable, Codable, Sendable, ExpressibleByArgument
     case cloudUp = "cloud-up"
     case powerOff = "power-off"
     case powerOn = "power-on"
-    /// A lossy LAN: VALUE is "loss=20%,delay=50ms,jitter=20ms,duplicate=1%" or "none".
+    /// A lossy LAN: VALUE is "loss=20%,delay=50ms,jitter=20ms,duplicate=1%,seed=7,maxlost=2" (any of them) or "none".
     case lanImpair = "lan-impair"
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }

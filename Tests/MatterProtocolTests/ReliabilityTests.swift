@@ -176,6 +176,40 @@ struct ReliabilityTests {
         #expect(p.network.sent(from: p.aTransport.address).count == 1)
     }
 
+    /// Issue #36: a reply slower than MRP_STANDALONE_ACK_TIMEOUT goes after the standalone ack,
+    /// and that ack may be lost: the reply must still ack the request. Without it CHIP drops the
+    /// reply, and A, still owed its ack, could send nothing reliable on the exchange (a PASE or
+    /// CASE step failed with `.reliableMessageInFlight` when the node was slow under load).
+    @Test func aLateReplyStillAcksTheRequestWhenTheStandaloneAckWasLost() async throws {
+        let p = try await Pair()
+        let late = LateAnswerHandler()
+        await p.b.register(late, for: .forTesting)
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+        let bAddress = p.bTransport.address
+        p.network.setDropFilter { $0.from == bAddress }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [], reliable: true)
+        #expect(await late.received.until { $0.count == 1 })
+        await p.clock.advance(by: .milliseconds(200))
+        #expect(p.network.sent(from: bAddress).count == 1)
+        let (_, lostAck) = try await p.decodeFromB(0)
+        #expect(lostAck.opcode == SecureChannelOpcode.standaloneAck.rawValue)
+
+        p.network.setDropFilter { _ in false }
+        late.answer()
+        let reply = try await exchange.receive(timeout: .seconds(30))
+        #expect(reply.opcode == 2)
+        let (request, _) = try await p.decodeFromA(0)
+        let (_, replyHeader) = try await p.decodeFromB(1)
+        #expect(replyHeader.acknowledgedMessageCounter == request.messageCounter)
+        // A's request is acknowledged: its next reliable message on the exchange goes.
+        try await exchange.send(opcode: 3, payload: [], reliable: true)
+        #expect(await p.a.metrics().retransmissions == 0)
+    }
+
     @Test func duplicatesAreReackedAndNotRedelivered() async throws {
         let p = try await Pair()
         let silent = SilentHandler(hold: .seconds(30))

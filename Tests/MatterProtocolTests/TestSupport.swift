@@ -126,3 +126,23 @@ struct SilentHandler: ProtocolHandler {
         _ = try? await exchange.receive(timeout: hold)
     }
 }
+
+/// Receives the first message and answers it (opcode + 1, reliably) only when `answer()` is
+/// called: a handler slower than MRP_STANDALONE_ACK_TIMEOUT.
+final class LateAnswerHandler: ProtocolHandler {
+    let received = Watched<[Message]>([])
+    private let go: AsyncStream<Void>
+    private let goAhead: AsyncStream<Void>.Continuation
+
+    init() {
+        (go, goAhead) = AsyncStream.makeStream()
+    }
+
+    func answer() { goAhead.yield() }
+
+    func handle(exchange: Exchange, first message: Message) async {
+        received.update { $0.append(message) }
+        for await _ in go { break }
+        try? await exchange.send(opcode: message.opcode &+ 1, payload: [], reliable: true)
+    }
+}

@@ -132,10 +132,13 @@ struct FaultControlTests {
 
     /// Issue #17 item 1: a lossy LAN (`lan-impair`): 20 % loss each way, 30 ± 20 ms. A
     /// commissioning and 21 Toggles still complete (MRP retransmits), and none is applied twice
-    /// (21 toggles leave the light the other way round). The loss is seeded: at 20 % a message
-    /// lost in all of MRP's five transmissions comes about once in thirty runs, which
-    /// made the test fail by chance; seed 4 loses 20 % of each direction's first 300 datagrams
-    /// (the test sends fewer) and never more than two in a row.
+    /// (21 toggles leave the light the other way round). At 20 % a message lost in all of MRP's
+    /// five transmissions comes about once in thirty runs; seed 4 alone (never three losses in a
+    /// row) did not prevent it (issue #36): retransmissions of several exchanges interleave, by
+    /// timing, and under load a response met five losses with other datagrams between them.
+    /// maxlost=2 loses no datagram (a retransmission is the same bytes) a third time, so every
+    /// message arrives by its third transmission, in any order; the request it answers is acked
+    /// by the answer.
     @Test func aLossyLANLosesDatagramsButNoCommandAndAppliesNoneTwice() async throws {
         let directory = try Self.socketDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -147,10 +150,11 @@ struct FaultControlTests {
         defer { controlTask.cancel() }
 
         let answer = try await ControlClient.send(
-            ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=20%,delay=30ms,jitter=20ms,seed=4"), to: socket)
+            ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=20%,delay=30ms,jitter=20ms,seed=4,maxlost=2"), to: socket)
         #expect(answer.error == nil)
         #expect(
-            answer.results.first?.state.hasPrefix("LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%,seed=4; lost 0 in, 0 out)")
+            answer.results.first?.state.hasPrefix(
+                "LAN up (impaired: loss=20.0%,delay=30ms,jitter=20ms,duplicate=0.0%,seed=4,maxlost=2; lost 0 in, 0 out)")
                 == true)
         #expect(
             try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair", value: "loss=120%"), to: socket)
@@ -176,7 +180,10 @@ struct FaultControlTests {
         }
         #expect(try await commissioner.read(session, paths: onOff).result(Level.onOff) == .success(.bool(!before)))
         let lost = node.server.lostDatagrams
-        #expect(lost.inbound + lost.outbound > 0, "the impairment lost nothing")
+        #expect(lost.inbound > 0 && lost.outbound > 0, "the impairment lost nothing one way: \(lost)")
+        // Requests were retransmitted, and the node took in copies it had already acted on.
+        #expect(await commissioner.manager.metrics().retransmissions > 0)
+        #expect(await node.server.exchangeManager.metrics().droppedDuplicate > 0)
 
         // none: a clean LAN again.
         _ = try await ControlClient.send(ControlRequest(node: node.serialNumber, action: "lan-impair", value: "none"), to: socket)

@@ -20,9 +20,9 @@ final class NodeLANLink: DatagramTransport {
         var droppedInbound: UInt64 = 0
         var droppedOutbound: UInt64 = 0
         var impairment = LinkImpairment.none
-        /// Each direction's generator when the impairment has a seed.
-        var inboundRandom: SeededRandom?
-        var outboundRandom: SeededRandom?
+        /// Each direction's generator (when the impairment has a seed) and lost datagrams.
+        var inboundFates = ImpairedDirection(seed: nil)
+        var outboundFates = ImpairedDirection(seed: nil)
         var lostInbound: UInt64 = 0
         var lostOutbound: UInt64 = 0
     }
@@ -50,8 +50,8 @@ final class NodeLANLink: DatagramTransport {
         set {
             state.withLock {
                 $0.impairment = newValue
-                $0.inboundRandom = newValue.seed.map { SeededRandom(seed: $0) }
-                $0.outboundRandom = newValue.seed.map { SeededRandom(seed: ~$0) }
+                $0.inboundFates = ImpairedDirection(seed: newValue.seed)
+                $0.outboundFates = ImpairedDirection(seed: newValue.seed.map { ~$0 })
             }
         }
     }
@@ -61,7 +61,7 @@ final class NodeLANLink: DatagramTransport {
 
     /// Hands `deliver` each copy of a datagram the impairment lets through, after its delay
     /// on the node's clock; false when the cable is out.
-    private func pass(inbound: Bool, _ deliver: @escaping @Sendable () -> Void) -> Bool {
+    private func pass(inbound: Bool, _ datagram: [UInt8], _ deliver: @escaping @Sendable () -> Void) -> Bool {
         let (connected, impairment) = state.withLock { s -> (Bool, LinkImpairment) in
             if !s.connected {
                 if inbound { s.droppedInbound += 1 } else { s.droppedOutbound += 1 }
@@ -74,11 +74,9 @@ final class NodeLANLink: DatagramTransport {
             return true
         }
         let delays = state.withLock { s in
-            let delays = impairment.fate {
-                if inbound, s.inboundRandom != nil { return s.inboundRandom!.next() }
-                if !inbound, s.outboundRandom != nil { return s.outboundRandom!.next() }
-                return Double.random(in: 0..<1)
-            }
+            let delays =
+                inbound
+                ? s.inboundFates.fate(of: datagram, under: impairment) : s.outboundFates.fate(of: datagram, under: impairment)
             if delays.isEmpty { if inbound { s.lostInbound += 1 } else { s.lostOutbound += 1 } }
             return delays
         }
@@ -99,7 +97,7 @@ final class NodeLANLink: DatagramTransport {
 
     func send(_ bytes: [UInt8], to address: SocketAddress) {
         let udp = udp
-        _ = pass(inbound: false) { udp.send(bytes, to: address) }
+        _ = pass(inbound: false, bytes) { udp.send(bytes, to: address) }
     }
 
     /// Moves received datagrams to `inbound` while connected, until the socket closes or
@@ -107,7 +105,7 @@ final class NodeLANLink: DatagramTransport {
     func forward() async {
         let sink = sink
         for await datagram in udp.inbound {
-            _ = pass(inbound: true) { sink.yield(datagram) }
+            _ = pass(inbound: true, datagram.bytes) { sink.yield(datagram) }
         }
         sink.finish()
     }

@@ -351,7 +351,7 @@ public actor ExchangeManager {
         if reliable && ex.retransmission != nil { throw .reliableMessageInFlight }
         let header = ProtocolHeader(
             isInitiator: key.role == .initiator, needsAcknowledgement: reliable,
-            acknowledgedMessageCounter: ex.pendingAck?.counter, opcode: opcode,
+            acknowledgedMessageCounter: ex.peerAckCounter, opcode: opcode,
             exchangeID: key.exchangeID, protocolID: ex.protocolID)
         let (bytes, counter, address) = try seal(session: key.session, protocolHeader: header, payload: payload)
         ex.pendingAck = nil
@@ -819,6 +819,7 @@ public actor ExchangeManager {
                 }
                 let deadline = clock.now + configuration.standaloneAckTimeout
                 ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: deadline)
+                ex.peerAckCounter = header.messageCounter
                 armTimer(at: deadline)
             }
             if deliver(message, to: ex) { counters.messagesAccepted += 1 }
@@ -856,6 +857,7 @@ public actor ExchangeManager {
         if ph.needsAcknowledgement {
             let deadline = clock.now + configuration.standaloneAckTimeout
             ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: deadline)
+            ex.peerAckCounter = header.messageCounter
             armTimer(at: deadline)
         }
         exchanges[key] = ex
@@ -940,6 +942,11 @@ final class ExchangeState {
     var waiter: Waiter?
     /// Ack we owe the peer.
     var pendingAck: PendingAck?
+    /// The peer's newest message that asked for an ack. Every message we send on the exchange
+    /// carries it, also after a standalone ack (which may have been lost): a reply slower than
+    /// MRP_STANDALONE_ACK_TIMEOUT must still ack the request, or the peer, still waiting for its
+    /// ack, cannot send its next message (CHIP drops such a reply).
+    var peerAckCounter: UInt32?
     /// Our reliable message awaiting its ack.
     var retransmission: Retransmission?
     var ackWaiters: [CheckedContinuation<Void, any Error>] = []
