@@ -251,7 +251,11 @@ extension NodeRuntime {
         if let substance = Substance(clusterID: instance.id) {
             return ConcentrationMeasurementServer(substance: substance, features: instance.features, reading: instance.behavior.reading)
         }
-        return FilterKind(clusterID: instance.id).map { ResourceMonitoringServer(kind: $0) }
+        return switch FilterKind(clusterID: instance.id) {
+        case .hepa: HepaFilterMonitoringServer()
+        case .carbon: ActivatedCarbonFilterMonitoringServer()
+        case nil: nil
+        }
     }
 
     /// Publishes the commissioning state into its clusters, runs every server's
