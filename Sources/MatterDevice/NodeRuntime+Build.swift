@@ -226,6 +226,7 @@ extension NodeRuntime {
         case SmokeCoAlarmServer.clusterID: SmokeCoAlarmServer(features: instance.features)
         case BooleanStateConfigurationServer.clusterID: BooleanStateConfigurationServer(features: instance.features)
         case PowerSourceServer.clusterID: PowerSourceServer(features: instance.features)
+        case ValveConfigurationAndControlServer.clusterID: ValveConfigurationAndControlServer(features: instance.features)
         case BindingServer.clusterID: BindingServer()
         case BridgedDeviceBasicInformationServer.clusterID: BridgedDeviceBasicInformationServer(endpoint: endpoint)
         case GeneralCommissioningServer.clusterID: GeneralCommissioningServer(configuration: commissioningConfiguration)
