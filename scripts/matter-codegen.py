@@ -874,10 +874,21 @@ def handler_files(model):
             if any(c.get("direction") != "response" for c in row.get("commands", []))}
 
 
+def status_code_file(model):
+    """The Interaction Model status codes (Core spec 8.10), from the model's `statusCodes`."""
+    out = [HEADER, "\n", "// Interaction Model status codes (Matter Core spec 8.10 \"Status Code Table\").\n",
+           "// Cluster servers return them; the Interaction Model encodes them on the wire.\n\n",
+           "public enum StatusCode: UInt8, Sendable, Hashable, CaseIterable {\n"]
+    out += ["    case %s = 0x%02X\n" % (camel(name), code) for code, name in model["statusCodes"]]
+    out.append("}\n")
+    return "".join(out)
+
+
 def model_files(model):
     files = {"%sCluster.swift" % row["name"]: cluster_ids_file(row) for row in model["clusters"]}
     files["Clusters.swift"] = clusters_file(model)
     files["DeviceTypeIDs.swift"] = device_type_ids_file(model)
+    files["StatusCode.swift"] = status_code_file(model)
     return files
 
 
