@@ -216,7 +216,20 @@ def build(objects, validator, overlay):
     for c in clusters:
         del c["_mandatory"]
     return {"specVersion": SPEC, "note": overlay["note"], "globalAttributes": overlay["globalAttributes"],
-            "clusters": clusters, "deviceTypes": device_types}
+            "statusCodes": read_status_codes(overlay.get("statusCodes", {})), "clusters": clusters, "deviceTypes": device_types}
+
+
+def read_status_codes(patch):
+    """The Interaction Model status codes (Core spec 8.10), [code, name] by code, from the SDK's
+    own table (`chip.interaction_model.Status`) without its Deprecated/Reserved placeholders;
+    the overlay adds the 1.4 codes the wheel lacks and leaves out the SDK's own."""
+    from chip.interaction_model import Status
+    codes = {int(s): s.name for s in Status if not s.name.startswith(("Deprecated", "Reserved"))}
+    for name in patch.get("leaveOut", []):
+        codes = {k: v for k, v in codes.items() if v != name}
+    for code, name in patch.get("add", []):
+        codes[int(code)] = name
+    return [[k, codes[k]] for k in sorted(codes)]
 
 
 def conformance_of(name, mandatory, feature_elements):
@@ -476,6 +489,7 @@ def dumps(model):
     out.append('"globalAttributes": [')
     out.append(",\n".join("  " + j(a) for a in model["globalAttributes"]))
     out.append("],")
+    out.append('"statusCodes": %s,' % j(model["statusCodes"]))
     out.append('"clusters": [')
     blocks = []
     for c in model["clusters"]:

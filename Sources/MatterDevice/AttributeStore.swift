@@ -22,13 +22,15 @@ enum QuietRule {
     /// IdentifyTime (Application Cluster 1.2.5.1, Q): when it changes from 0 or to 0, or when
     /// a client writes it or an Identify command sets it (a milestone); not the countdown's
     /// seconds (TC-I-2.4). Its Q comes from the model overlay: the imported data lacks it.
+    /// A valve's RemainingDuration follows the same rule (Application Cluster 4.6.6.4: from or
+    /// to null or 0, or when it increases, which only an Open, a milestone, does).
     case identifyTime
 
     static func of(_ attribute: AttributeDefinition) -> QuietRule? {
         guard attribute.quality.contains(.quieterReporting) else { return nil }
         switch attribute.name {
         case "RemainingTime": return .remainingTime
-        case "IdentifyTime": return .identifyTime
+        case "IdentifyTime", "RemainingDuration": return .identifyTime
         default: return .oncePerSecond
         }
     }

@@ -226,6 +226,7 @@ extension NodeRuntime {
         case SmokeCoAlarmServer.clusterID: SmokeCoAlarmServer(features: instance.features)
         case BooleanStateConfigurationServer.clusterID: BooleanStateConfigurationServer(features: instance.features)
         case PowerSourceServer.clusterID: PowerSourceServer(features: instance.features)
+        case ValveConfigurationAndControlServer.clusterID: ValveConfigurationAndControlServer(features: instance.features)
         case BindingServer.clusterID: BindingServer()
         case BridgedDeviceBasicInformationServer.clusterID: BridgedDeviceBasicInformationServer(endpoint: endpoint)
         case GeneralCommissioningServer.clusterID: GeneralCommissioningServer(configuration: commissioningConfiguration)
@@ -251,7 +252,11 @@ extension NodeRuntime {
         if let substance = Substance(clusterID: instance.id) {
             return ConcentrationMeasurementServer(substance: substance, features: instance.features, reading: instance.behavior.reading)
         }
-        return FilterKind(clusterID: instance.id).map { ResourceMonitoringServer(kind: $0) }
+        return switch FilterKind(clusterID: instance.id) {
+        case .hepa: HepaFilterMonitoringServer()
+        case .carbon: ActivatedCarbonFilterMonitoringServer()
+        case nil: nil
+        }
     }
 
     /// Publishes the commissioning state into its clusters, runs every server's

@@ -12,6 +12,7 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
     case humidity, light, pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace
     case smoke, co, clear, test, mute, leak, dry, battery, unplug, plug
     case removeBridged = "remove-bridged", addBridged = "add-bridged"
+    case valve, fault
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -110,6 +111,22 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
                     "'fan' takes off, low, medium, high, auto or a speed from 0 to 100 (%); got \(value.map { "'\($0)'" } ?? "none")")
             }
             return .success(.fan(.percent(percent)))
+        case .valve:
+            guard let value, value == "open" || value == "close" else {
+                return fail("'valve' takes open or close (its lever); got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.valve(.lever(open: value == "open")))
+        case .fault:
+            typealias Fault = Clusters.ValveConfigurationAndControl.ValveFaultBitmap
+            let faults: [(String, Fault)] = [
+                ("none", []), ("general", .generalFault), ("blocked", .blocked), ("leaking", .leaking),
+                ("not-connected", .notConnected), ("short-circuit", .shortCircuit), ("current-exceeded", .currentExceeded),
+            ]
+            guard let value, let fault = faults.first(where: { $0.0 == value }) else {
+                return fail(
+                    "'fault' takes \(faults.map(\.0).joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.valve(.fault(fault.1)))
         case .replace:
             guard let value, let kind = FilterKind(rawValue: value) else {
                 return fail("'replace' takes the filter: hepa or carbon; got \(value.map { "'\($0)'" } ?? "none")")
@@ -175,6 +192,9 @@ struct ActCommand: AsyncParsableCommand {
               remove-bridged | add-bridged N
                                    a bridged device leaves the bridge (Leave event; its
                                    endpoint leaves the PartsLists) or comes back
+              valve open|close     a water valve's lever (CurrentState; ValveStateChanged)
+              fault KIND|none      a fault at a water valve: general, blocked, leaking,
+                                   not-connected, short-circuit, current-exceeded (ValveFault)
             The node changes its own state, so every controller sees it as an ordinary
             report or event. NODE is a serial number, a device name or `all`; the socket
             is found as for `matter-sim fault`.
@@ -190,13 +210,13 @@ struct ActCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial, humidity, light, "
                 + "pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace, smoke, co, clear, test, mute, leak, dry, battery, "
-                + "unplug, plug, remove-bridged or add-bridged.", valueName: "action"))
+                + "unplug, plug, remove-bridged, add-bridged, valve or fault.", valueName: "action"))
     var action: String
 
     @Argument(
         help: ArgumentHelp(
             "The action's value: a temperature in °C, how to press, a keypad PIN, a dimmer percent, a cord pull, a reading, a fan "
-                + "setting or a filter.", valueName: "value"))
+                + "setting, a filter, a valve's lever or a fault.", valueName: "value"))
     var value: String?
 
     func validate() throws {

@@ -391,7 +391,8 @@ class SensorsCheck(Check):
             (Clusters.BridgedDeviceBasicInformation.id, "bridged", self.bridged),
         ]
         # Clusters whose steps are checks.clusters' moves alone (the driver reads what follows).
-        moves = {clusters.FAN_CONTROL: "fan-control", clusters.HEPA_FILTER_MONITORING: "hepa-filter-monitoring"}
+        moves = {clusters.FAN_CONTROL: "fan-control", clusters.HEPA_FILTER_MONITORING: "hepa-filter-monitoring",
+                 clusters.VALVE_CONFIGURATION_AND_CONTROL: "valve-configuration-and-control"}
         moves.update({cluster: NAMES_OF_ACTS[cluster] for cluster in NAMES_OF_ACTS})
         for endpoint, server_clusters in servers.items():
             for cluster_id, name, body in checks:
@@ -407,6 +408,6 @@ if __name__ == "__main__":
     # Commissioning, the endpoint steps and at least one cluster step.
     main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
         "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock", "thermostat", "fan-control",
-        "hepa-filter-monitoring", "smoke-co-alarm", "boolean-state-configuration", "power-source", "binding", "bridged",
+        "hepa-filter-monitoring", "valve-configuration-and-control", "smoke-co-alarm", "boolean-state-configuration", "power-source", "binding", "bridged",
         *NAMES_OF_ACTS.values())
         for s in steps))

@@ -252,3 +252,15 @@ public struct BridgedNodeDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Water Valve (Matter device type 0x0042, revision 1).
+public struct WaterValveDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0042"
+    static let matterDeviceTypeID: UInt32 = 0x0042
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

@@ -10,6 +10,7 @@ let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.Pm10ConcentrationMeasurementTrait.self, Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self,
     Matter.HepaFilterMonitoringTrait.self, Matter.ActivatedCarbonFilterMonitoringTrait.self, Matter.SmokeCoAlarmTrait.self,
     Matter.BooleanStateConfigurationTrait.self, Matter.PowerSourceTrait.self, Matter.BridgedDeviceBasicInformationTrait.self,
+    Matter.ValveConfigurationAndControlTrait.self,
 ]
 
 /// The generated traits of the root endpoint (read on endpoint 0, not automatable).
@@ -22,7 +23,7 @@ let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     FanDeviceType.self, AirPurifierDeviceType.self, AirQualitySensorDeviceType.self, HumiditySensorDeviceType.self,
     LightSensorDeviceType.self, PressureSensorDeviceType.self, FlowSensorDeviceType.self, SmokeCoAlarmDeviceType.self,
     WaterLeakDetectorDeviceType.self, OnOffLightSwitchDeviceType.self, DimmerSwitchDeviceType.self, AggregatorDeviceType.self,
-    BridgedNodeDeviceType.self,
+    BridgedNodeDeviceType.self, WaterValveDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -68,5 +69,8 @@ extension MatterTraits {
     public var powerSourceTrait: Matter.PowerSourceTrait? { collection[Matter.PowerSourceTrait.self] }
     public var bridgedDeviceBasicInformationTrait: Matter.BridgedDeviceBasicInformationTrait? {
         collection[Matter.BridgedDeviceBasicInformationTrait.self]
+    }
+    public var valveConfigurationAndControlTrait: Matter.ValveConfigurationAndControlTrait? {
+        collection[Matter.ValveConfigurationAndControlTrait.self]
     }
 }

@@ -64,15 +64,10 @@ final class BindingServer: PhysicallyOperated {
             guard clients.contains(Clusters.LevelControl.id) else {
                 throw PhysicalActionError("this switch does not dim (no Level Control client: an On/Off Light Switch)")
             }
-            // MoveToLevelWithOnOff: Level, TransitionTime (null: the light's own), OptionsMask, OptionsOverride.
-            let level = UInt64(max(1, min(254, (percent / 100 * 254).rounded())))
-            command = (
-                Clusters.LevelControl.id, Clusters.LevelControl.Command.moveToLevelWithOnOff,
-                .structure([
-                    TLVElement(tag: .context(0), .uint(level)), TLVElement(tag: .context(1), .null),
-                    TLVElement(tag: .context(2), .uint(0)), TLVElement(tag: .context(3), .uint(0)),
-                ])
-            )
+            // A null TransitionTime: the light's own.
+            let level = UInt8(max(1, min(254, (percent / 100 * 254).rounded())))
+            let request = Clusters.LevelControl.Commands.MoveToLevelWithOnOff(level: level, transitionTime: nil)
+            command = (Clusters.LevelControl.id, Clusters.LevelControl.Command.moveToLevelWithOnOff, request.tlv)
         default:
             throw PhysicalActionError("a light switch's Binding cannot \(action)")
         }

@@ -8,12 +8,9 @@ import MatterTLV
 /// and nothing stays suppressed (1.8.6.4, 1.8.6.5). EnableDisableAlarm chooses the modes,
 /// SuppressAlarm (SPRS) silences active ones; each change of AlarmsActive or AlarmsSuppressed
 /// raises AlarmsStateChanged (1.8.8.1).
-final class BooleanStateConfigurationServer: StandardClusterServer {
-    static let clusterID = Clusters.BooleanStateConfiguration.id
-
+final class BooleanStateConfigurationServer: BooleanStateConfigurationHandler {
     typealias Attribute = Clusters.BooleanStateConfiguration.Attribute
     typealias Command = Clusters.BooleanStateConfiguration.Command
-    typealias Event = Clusters.BooleanStateConfiguration.Event
     typealias Feature = Clusters.BooleanStateConfiguration.Feature
     typealias AlarmMode = Clusters.BooleanStateConfiguration.AlarmModeBitmap
 
@@ -45,25 +42,31 @@ final class BooleanStateConfigurationServer: StandardClusterServer {
         sensorChanged(triggered: triggered, context: context, announce: false)
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard let modes = fields.unsigned(0) else { return .failure(.invalidCommand) }
-        // A mode the device does not have (1.8.7.1, 1.8.7.2).
-        guard modes & ~supported == 0 else { return .failure(.constraintError) }
+    func suppressAlarm(_ request: Clusters.BooleanStateConfiguration.Commands.SuppressAlarm, context: ClusterContext) -> InteractionStatus {
+        let modes = UInt64(request.alarmsToSuppress.rawValue)
+        if let refused = refusal(modes) { return refused }
+        // Only a mode that is enabled can be suppressed; an inactive one stays as it is.
+        guard modes & ~(context.unsigned(Attribute.alarmsEnabled) ?? 0) == 0 else { return InteractionStatus(.invalidInState) }
         let active = context.unsigned(Attribute.alarmsActive) ?? 0
-        let suppressed = context.unsigned(Attribute.alarmsSuppressed) ?? 0
-        switch command {
-        case Command.suppressAlarm:
-            // Only a mode that is enabled can be suppressed; an inactive one stays as it is.
-            guard modes & ~(context.unsigned(Attribute.alarmsEnabled) ?? 0) == 0 else { return .failure(.invalidInState) }
-            apply(active: active, suppressed: suppressed | (modes & active), context)
-        case Command.enableDisableAlarm:
-            context.set(Attribute.alarmsEnabled, .uint(modes))
-            // A mode disabled while it sounds stops at once.
-            apply(active: active & modes, suppressed: suppressed & modes, context)
-        default:
-            return .failure(.unsupportedCommand)
-        }
+        apply(active: active, suppressed: (context.unsigned(Attribute.alarmsSuppressed) ?? 0) | (modes & active), context)
         return .success
+    }
+
+    func enableDisableAlarm(
+        _ request: Clusters.BooleanStateConfiguration.Commands.EnableDisableAlarm, context: ClusterContext
+    ) -> InteractionStatus {
+        let modes = UInt64(request.alarmsToEnableDisable.rawValue)
+        if let refused = refusal(modes) { return refused }
+        context.set(Attribute.alarmsEnabled, .uint(modes))
+        // A mode disabled while it sounds stops at once.
+        let active = context.unsigned(Attribute.alarmsActive) ?? 0
+        apply(active: active & modes, suppressed: (context.unsigned(Attribute.alarmsSuppressed) ?? 0) & modes, context)
+        return .success
+    }
+
+    /// A mode the device does not have (1.8.7.1, 1.8.7.2).
+    private func refusal(_ modes: UInt64) -> InteractionStatus? {
+        modes & ~supported == 0 ? nil : InteractionStatus(.constraintError)
     }
 
     /// Boolean State's reading changed: the enabled alarms sound while the sensor is triggered.
@@ -80,8 +83,9 @@ final class BooleanStateConfigurationServer: StandardClusterServer {
         context.set(Attribute.alarmsActive, .uint(active))
         context.set(Attribute.alarmsSuppressed, .uint(suppressed))
         guard announce else { return }
-        var fields = [TLVElement(tag: .context(0), .uint(active))]
-        if features.contains(Feature.alarmSuppress) { fields.append(TLVElement(tag: .context(1), .uint(suppressed))) }
-        context.recordEvent(Event.alarmsStateChanged, priority: .info, fields: fields)
+        context.record(
+            Clusters.BooleanStateConfiguration.Events.AlarmsStateChanged(
+                alarmsActive: AlarmMode(rawValue: UInt8(truncatingIfNeeded: active)),
+                alarmsSuppressed: features.contains(Feature.alarmSuppress) ? AlarmMode(rawValue: UInt8(truncatingIfNeeded: suppressed)) : nil))
     }
 }

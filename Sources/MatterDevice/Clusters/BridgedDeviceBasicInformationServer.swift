@@ -55,6 +55,6 @@ final class BridgedDeviceBasicInformationServer: PhysicallyOperated {
     private func setReachable(_ reachable: Bool, _ context: ClusterContext) {
         guard context.bool(Attribute.reachable) != reachable else { return }
         context.set(Attribute.reachable, .bool(reachable))
-        context.recordEvent(Event.reachableChanged, priority: .info, fields: [TLVElement(tag: .context(0), .bool(reachable))])
+        context.record(Clusters.BridgedDeviceBasicInformation.Events.ReachableChanged(reachableNewValue: reachable))
     }
 }

@@ -21,7 +21,7 @@ import MatterTLV
 ///   the motor follows gusts (55–100 % of the setting, a new one every 2 s); with SleepWind it
 ///   slows by a tenth of the setting every 10 minutes, down to 30 % (4.4.6.11: the pattern is
 ///   the manufacturer's).
-final class FanControlServer: PhysicallyOperated {
+final class FanControlServer: FanControlHandler, PhysicallyOperated {
     static let clusterID = Clusters.FanControl.id
 
     typealias Attribute = Clusters.FanControl.Attribute
@@ -115,14 +115,10 @@ final class FanControlServer: PhysicallyOperated {
         }
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard command == Clusters.FanControl.Command.step else { return .failure(.unsupportedCommand) }
-        guard let raw = fields.unsigned(0), let direction = Clusters.FanControl.StepDirectionEnum(rawValue: UInt8(clamping: raw)) else {
-            return .failure(.constraintError)
-        }
-        let wrap = fields.field(1)?.boolValue ?? false
-        let lowestOff = fields.field(2)?.boolValue ?? true
-        let increase = direction == .increase
+    func step(_ request: Clusters.FanControl.Commands.Step, context: ClusterContext) -> InteractionStatus {
+        let wrap = request.wrap ?? false
+        let lowestOff = request.lowestOff ?? true
+        let increase = request.direction == .increase
         if let speedMax = speedMax(context) {
             let current =
                 context.value(Attribute.speedSetting)?.integerValue ?? context.value(Attribute.speedCurrent)?.integerValue ?? 0

@@ -29,22 +29,47 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable, CustomStringCo
 /// life left, DegradationDirection Down) falls from 100 %, ChangeIndication turns Warning below
 /// 10 % and Critical at 0. ResetCondition (2.8.7.1), or replacing the filter by hand
 /// (`act NODE replace hepa`), puts in a new one: Condition 100, ChangeIndication Ok.
-final class ResourceMonitoringServer: PhysicallyOperable {
-    // Both filter clusters share these IDs and enums (2.8.6).
-    typealias Attribute = Clusters.HepaFilterMonitoring.Attribute
-    typealias Indication = Clusters.HepaFilterMonitoring.ChangeIndicationEnum
-
-    static let wearTick = Duration.seconds(60)
-    private static let wearTimer = "wear"
-    static let warningBelow: Int64 = 10
-
-    let kind: FilterKind
+protocol ResourceMonitoringServer: PhysicallyOperated {
+    /// The filter this cluster watches.
+    static var kind: FilterKind { get }
     /// The life left in percent, finer than Condition's whole percents.
-    private var remaining = 100.0
+    var remaining: Double { get set }
+}
 
-    init(kind: FilterKind) {
-        self.kind = kind
+/// HEPA Filter Monitoring: ResetCondition arrives through its generated typed handler.
+final class HepaFilterMonitoringServer: ResourceMonitoringServer, HepaFilterMonitoringHandler {
+    static let kind = FilterKind.hepa
+    var remaining = 100.0
+
+    func resetCondition(_ request: Clusters.HepaFilterMonitoring.Commands.ResetCondition, context: ClusterContext) -> InteractionStatus {
+        reset(context)
+        return .success
     }
+}
+
+/// Activated Carbon Filter Monitoring: the same behaviour under its own cluster ID and handler.
+final class ActivatedCarbonFilterMonitoringServer: ResourceMonitoringServer, ActivatedCarbonFilterMonitoringHandler {
+    static let kind = FilterKind.carbon
+    var remaining = 100.0
+
+    func resetCondition(
+        _ request: Clusters.ActivatedCarbonFilterMonitoring.Commands.ResetCondition, context: ClusterContext
+    ) -> InteractionStatus {
+        reset(context)
+        return .success
+    }
+}
+
+// Both filter clusters share these IDs and enums (2.8.6).
+private typealias Attribute = Clusters.HepaFilterMonitoring.Attribute
+private typealias Indication = Clusters.HepaFilterMonitoring.ChangeIndicationEnum
+private let wearTimer = "wear"
+
+extension ResourceMonitoringServer {
+    static var wearTick: Duration { .seconds(60) }
+    static var warningBelow: Int64 { 10 }
+
+    var kind: FilterKind { Self.kind }
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {
         switch attribute {
@@ -60,13 +85,7 @@ final class ResourceMonitoringServer: PhysicallyOperable {
     func startUp(_ context: ClusterContext) {
         if let condition = context.value(Attribute.condition)?.integerValue { remaining = Double(condition.clamped(to: 0...100)) }
         publish(context)
-        context.startTimer(Self.wearTimer, after: Self.wearTick)
-    }
-
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard command == Clusters.HepaFilterMonitoring.Command.resetCondition else { return .failure(.unsupportedCommand) }
-        reset(context)
-        return .success
+        context.startTimer(wearTimer, after: Self.wearTick)
     }
 
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
@@ -77,8 +96,8 @@ final class ResourceMonitoringServer: PhysicallyOperable {
     }
 
     func timerFired(_ name: String, context: ClusterContext) {
-        guard name == Self.wearTimer else { return }
-        context.startTimer(Self.wearTimer, after: Self.wearTick)
+        guard name == wearTimer else { return }
+        context.startTimer(wearTimer, after: Self.wearTick)
         let running = context.peer(FanControlServer.self)?.context.unsigned(Clusters.FanControl.Attribute.percentCurrent) ?? 0
         guard running > 0, remaining > 0 else { return }
         let share = Double(Self.wearTick.totalMilliseconds) / Double(kind.lifetime.totalMilliseconds)
@@ -86,14 +105,14 @@ final class ResourceMonitoringServer: PhysicallyOperable {
         publish(context)
     }
 
-    private func reset(_ context: ClusterContext) {
+    fileprivate func reset(_ context: ClusterContext) {
         remaining = 100
         publish(context)
     }
 
     /// Condition in whole percents (rounded up: a filter with any life left is not at 0) and
     /// the indication it gives.
-    private func publish(_ context: ClusterContext) {
+    fileprivate func publish(_ context: ClusterContext) {
         let condition = Int64(remaining.rounded(.up))
         context.set(Attribute.condition, .uint(condition))
         let indication: Indication = condition <= 0 ? .critical : condition < Self.warningBelow ? .warning : .ok

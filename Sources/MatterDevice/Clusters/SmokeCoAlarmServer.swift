@@ -39,7 +39,7 @@ public enum AlarmSeverity: String, Sendable, Hashable, CaseIterable, CustomStrin
 /// (TestInProgress, ExpressedState Testing, then SelfTestComplete). Events: SmokeAlarm and
 /// COAlarm (critical priority) when a state rises to Warning or Critical, LowBattery likewise,
 /// AlarmMuted / MuteEnded with DeviceMuted, and AllClear when ExpressedState returns to Normal.
-final class SmokeCoAlarmServer: PhysicallyOperated {
+final class SmokeCoAlarmServer: SmokeCoAlarmHandler, PhysicallyOperated {
     static let clusterID = Clusters.SmokeCoAlarm.id
 
     typealias Attribute = Clusters.SmokeCoAlarm.Attribute
@@ -84,9 +84,8 @@ final class SmokeCoAlarmServer: PhysicallyOperated {
         context.set(Attribute.expressedState, .uint(UInt64(expressed(context).rawValue)))
     }
 
-    func invoke(_ command: CommandID, fields: CommandFields, context: ClusterContext) -> InvokeResult {
-        guard command == Clusters.SmokeCoAlarm.Command.selfTestRequest else { return .failure(.unsupportedCommand) }
-        return startSelfTest(context) ? .success : .failure(.busy)
+    func selfTestRequest(_ request: Clusters.SmokeCoAlarm.Commands.SelfTestRequest, context: ClusterContext) -> InteractionStatus {
+        startSelfTest(context) ? .success : InteractionStatus(.busy)
     }
 
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {

@@ -52,6 +52,8 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     /// A bridged device is removed from its bridge (`false`: its endpoint leaves the bridge's
     /// PartsList) or added back (`true`).
     case bridgedPresence(endpoint: EndpointNumber, present: Bool)
+    /// A water valve's lever, or a fault at it (Valve Configuration and Control).
+    case valve(ValveAction)
 
     public var description: String {
         switch self {
@@ -78,6 +80,7 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .battery(let percent): "put in a battery at \(percent) %"
         case .bridged(let endpoint, let reachable): reachable ? "plug in bridged device \(endpoint)" : "unplug bridged device \(endpoint)"
         case .bridgedPresence(let endpoint, let present): present ? "add bridged device \(endpoint)" : "remove bridged device \(endpoint)"
+        case .valve(let action): action.description
         }
     }
 
@@ -122,6 +125,7 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .leak: BooleanStateServer.clusterID
         case .battery: PowerSourceServer.clusterID
         case .bridged, .bridgedPresence: BridgedDeviceBasicInformationServer.clusterID
+        case .valve: ValveConfigurationAndControlServer.clusterID
         }
     }
 }

@@ -68,10 +68,10 @@ extension Clusters.ValveConfigurationAndControl {
             public static let clusterID = Clusters.ValveConfigurationAndControl.id
             public static let commandID = Clusters.ValveConfigurationAndControl.Command.`open`
 
-            public var openDuration: Nullable<UInt64>?
-            public var targetLevel: UInt64?
+            public var openDuration: Nullable<UInt32>?
+            public var targetLevel: UInt8?
 
-            public init(openDuration: Nullable<UInt64>? = nil, targetLevel: UInt64? = nil) {
+            public init(openDuration: Nullable<UInt32>? = nil, targetLevel: UInt8? = nil) {
                 self.openDuration = openDuration
                 self.targetLevel = targetLevel
             }
@@ -117,9 +117,9 @@ extension Clusters.ValveConfigurationAndControl {
             public static let priority = EventPriority.info
 
             public var valveState: Clusters.ValveConfigurationAndControl.ValveStateEnum
-            public var valveLevel: UInt64?
+            public var valveLevel: UInt8?
 
-            public init(valveState: Clusters.ValveConfigurationAndControl.ValveStateEnum, valveLevel: UInt64? = nil) {
+            public init(valveState: Clusters.ValveConfigurationAndControl.ValveStateEnum, valveLevel: UInt8? = nil) {
                 self.valveState = valveState
                 self.valveLevel = valveLevel
             }
@@ -144,9 +144,9 @@ extension Clusters.ValveConfigurationAndControl {
             public static let eventID = Clusters.ValveConfigurationAndControl.Event.valveFault
             public static let priority = EventPriority.info
 
-            public var valveFault: UInt64
+            public var valveFault: Clusters.ValveConfigurationAndControl.ValveFaultBitmap
 
-            public init(valveFault: UInt64) {
+            public init(valveFault: Clusters.ValveConfigurationAndControl.ValveFaultBitmap) {
                 self.valveFault = valveFault
             }
 

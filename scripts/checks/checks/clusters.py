@@ -35,6 +35,7 @@ RELATIVE_HUMIDITY, ILLUMINANCE, PRESSURE, FLOW = 0x0405, 0x0400, 0x0403, 0x0404
 CO2_CONCENTRATION, PM25_CONCENTRATION = 0x040D, 0x042A
 SMOKE_CO_ALARM, BOOLEAN_STATE_CONFIGURATION, POWER_SOURCE = 0x005C, 0x0080, 0x002F
 BRIDGED_DEVICE_BASIC_INFORMATION = 0x0039
+VALVE_CONFIGURATION_AND_CONTROL = 0x0081
 FEATURE_MAP = 0xFFFC
 
 NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorControl",
@@ -46,7 +47,8 @@ NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorCo
          CO2_CONCENTRATION: "CarbonDioxideConcentrationMeasurement", PM25_CONCENTRATION: "Pm25ConcentrationMeasurement",
          DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat", SMOKE_CO_ALARM: "SmokeCoAlarm",
          BOOLEAN_STATE_CONFIGURATION: "BooleanStateConfiguration", POWER_SOURCE: "PowerSource",
-         BRIDGED_DEVICE_BASIC_INFORMATION: "BridgedDeviceBasicInformation"}
+         BRIDGED_DEVICE_BASIC_INFORMATION: "BridgedDeviceBasicInformation",
+         VALVE_CONFIGURATION_AND_CONTROL: "ValveConfigurationAndControl"}
 
 # How soon what follows a move is there (each driver says how long that is for it).
 AT_ONCE = "at once"                 # the command sets it
@@ -303,6 +305,25 @@ RESET_CONDITION = Move("ResetCondition: Condition 100", HEPA_FILTER_MONITORING, 
                        pace=BEHIND_REPORTS)
 
 
+# --- a water valve --------------------------------------------------------------------------
+
+VALVE_CURRENT_STATE, VALVE_CURRENT_LEVEL, VALVE_FAULT = 0x0004, 0x0006, 0x0009
+VALVE_OPEN, VALVE_CLOSED, VALVE_FAULT_EVENT, LEAKING = 1, 0, 0x01, 0x04
+
+# Open goes through Transitioning to Open at DefaultOpenLevel (100 %) in half a second; a fault
+# at the valve (act) is ValveFault with its event, and clearing it is another.
+VALVE_MOVES = [
+    Move("Open: CurrentState Open at DefaultOpenLevel", VALVE_CONFIGURATION_AND_CONTROL, VALVE_CURRENT_STATE, VALVE_OPEN,
+         command="Open", also=(("currentLevel", VALVE_CURRENT_LEVEL, 100, MOVEMENT),), pace=MOVEMENT),
+    Move("Close: CurrentState Closed, level 0", VALVE_CONFIGURATION_AND_CONTROL, VALVE_CURRENT_STATE, VALVE_CLOSED,
+         command="Close", also=(("currentLevel", VALVE_CURRENT_LEVEL, 0, MOVEMENT),), pace=MOVEMENT),
+    Move("fault leaking: ValveFault event and ValveFault", VALVE_CONFIGURATION_AND_CONTROL, VALVE_FAULT, LEAKING,
+         act=("fault", "leaking"), events=(VALVE_FAULT_EVENT,), pace=ACT),
+    Move("fault none: ValveFault event and ValveFault", VALVE_CONFIGURATION_AND_CONTROL, VALVE_FAULT, 0,
+         act=("fault", "none"), events=(VALVE_FAULT_EVENT,), pace=ACT),
+]
+
+
 # --- what a person does at a sensor or a switch ---------------------------------------------
 
 SENSOR_ACTS = {
@@ -387,4 +408,5 @@ STEPS = [(ON_OFF, on_off), (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color
          (WINDOW_COVERING, window_covering),
          *((cluster, boolean_state if cluster == BOOLEAN_STATE else listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
          (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES)), (FAN_CONTROL, listed(FAN_MOVES)),
-         (HEPA_FILTER_MONITORING, listed([RESET_CONDITION])), (BRIDGED_DEVICE_BASIC_INFORMATION, bridged)]
+         (HEPA_FILTER_MONITORING, listed([RESET_CONDITION])), (BRIDGED_DEVICE_BASIC_INFORMATION, bridged),
+         (VALVE_CONFIGURATION_AND_CONTROL, listed(VALVE_MOVES))]
