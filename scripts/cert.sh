@@ -146,6 +146,10 @@ for profile in $PROFILES; do
   # The profile's own setup codes (TC-SC-7.1 refuses the SDK's default passcode and discriminator).
   read -r PASSCODE DISCRIMINATOR QR_CODE < <("$SIM" describe "DeviceProfiles/devices/$profile.yaml" --json \
     | python3 -c 'import json, sys; d = json.load(sys.stdin)["devices"][0]; print(d["passcode"], d["discriminator"], d["qrCode"])')
+  # PIXIT.WNCV.FULLMOTION (the YAML cases' fullMotionDuration, ms): the slower of the profile's
+  # lift and tilt travel end to end, and a second for the last report; 6 s is the all-clusters app's.
+  FULL_MOTION_MS="$("$SIM" describe "DeviceProfiles/devices/$profile.yaml" | sed -n 's|.*window covering: lift \([0-9.]*\) %/s, tilt \([0-9.]*\) %/s.*|\1 \2|p' \
+    | awk 'NR == 1 { slow = ($1 < $2 ? $1 : $2); if (slow > 0) printf "%d", (int(100 / slow + 0.999) + 1) * 1000 }')"
   if ! start_device "$profile" "$dir/pics-device.log" \
     || ! harness "$ROOT/scripts/cert/pics.py" "$dir/pics.log" --storage-path "$WORK/pics-storage.json" \
       --logs-path "$WORK/logs" --string-arg "out:$dir/pics.txt" --string-arg "data_model:$DATA_MODEL"; then
@@ -161,10 +165,13 @@ for profile in $PROFILES; do
     [ "$kind" = run ] || continue
     log="$dir/${file%.py}-ep$endpoint.log"
     # The YAML cases share one runner: one run (and log) per case.
-    if [ "$file" = yaml_cases.py ]; then file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"; fi
     tests=(); for m in ${methods//,/ }; do tests+=(--tests "$m"); done
     mapfile -t extra < <(python3 -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])))' "$pixits")
     [ "${#extra[@]}" -gt 0 ] && [ -n "${extra[0]}" ] || extra=()
+    if [ "$file" = yaml_cases.py ]; then
+      file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"
+      [ -z "$FULL_MOTION_MS" ] || extra+=(--int-arg "fullMotionDuration:$FULL_MOTION_MS")
+    fi
     setup=()
     while [ "${extra[0]:-}" = nocommission ] || [ "${extra[0]:-}" = qr ]; do setup+=("${extra[0]}"); extra=("${extra[@]:1}"); done
     # The PICS checker compares one endpoint with that endpoint's own PICS.
