@@ -100,25 +100,9 @@ start_device() {
 
 # The cases' simulator hook (the all-clusters app's named pipe, --app-pid): JSON commands
 # that stand for an operator at the device, done as `matter-sim act` (a switch pressed, a
-# room occupied). Commands with no act are left undone (the case then fails and says why).
+# room occupied): scripts/cert/app_pipe.py.
 mkfifo "/tmp/chip_all_clusters_fifo_$$"
-(
-  exec 3<>"/tmp/chip_all_clusters_fifo_$$"
-  # Parsed in bash, not a python3 per line: a case reads the result 50 ms after it writes.
-  while read -r line <&3; do
-    act=""
-    [[ "$line" =~ \"Name\":\ *\"([A-Za-z]+)\" ]] && name="${BASH_REMATCH[1]}" || name=""
-    field() { [[ "$line" =~ \"$1\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}" || echo "$2"; }
-    case "$name" in
-      SimulateLongPress) act="press long" ;;
-      SimulateMultiPress)
-        case "$(field MultiPressNumPresses 1)" in 1) act="press single" ;; 2) act="press double" ;; *) act="press $(field MultiPressNumPresses 1)" ;; esac ;;
-      SetOccupancy) [ "$(field Occupancy 0)" = 0 ] && act="unoccupied" || act="occupied" ;;
-    esac
-    # shellcheck disable=SC2086
-    [ -z "$act" ] || "$SIM" act --control "$WORK/state/control.sock" all $act >>"$WORK/act.log" 2>&1 || true
-  done
-) &
+"$VENV/bin/python" "$ROOT/scripts/cert/app_pipe.py" "/tmp/chip_all_clusters_fifo_$$" "$WORK/state/control.sock" "$WORK/act.log" &
 PIPE_PID=$!
 
 # harness PY LOG [nocommission] [qr] ARGS...: runs chip.testing's PY on the harness host (a

@@ -92,6 +92,8 @@ class YamlCases(MatterBaseTest):
                     problems = [f"{e.state}: {e.message}" for e in result.entries if e.state != PostProcessCheckStatus.SUCCESS]
                     for problem in problems:
                         logging.error(f"YAML step {number} ({step.label}): {problem}")
+                    # What the device answered: the checks above name no values.
+                    logging.error(f"YAML step {number} ({step.label}): the response was {decoded}")
                     asserts.fail(f"YAML step {number} ({step.label}) failed: {'; '.join(problems)}")
         finally:
             runner.shutdown()
