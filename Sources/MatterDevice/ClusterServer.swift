@@ -156,6 +156,11 @@ struct ClusterContext {
         runtime.cancelTimer(TimerKey(cluster: cluster, name: name))
     }
 
+    /// Whether the named timer is set and has not fired yet.
+    func isTimerPending(_ name: String) -> Bool {
+        runtime.isTimerPending(TimerKey(cluster: cluster, name: name))
+    }
+
     /// Options processing of Level Control (1.6.6.9) and Color Control (3.2.6.x): while the
     /// endpoint's OnOff is FALSE a command runs only with the effective ExecuteIfOff bit (bit 0),
     /// the command's OptionsOverride where its OptionsMask selects it, else the Options

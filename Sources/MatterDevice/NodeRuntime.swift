@@ -131,6 +131,8 @@ final class NodeRuntime {
         timers.removeValue(forKey: key)?.handle.cancel()
     }
 
+    func isTimerPending(_ key: TimerKey) -> Bool { timers[key] != nil }
+
     func fireTimer(_ key: TimerKey, generation: UInt64) {
         guard !stopped, timers[key]?.generation == generation else { return }
         timers.removeValue(forKey: key)

@@ -310,7 +310,9 @@ final class FanControlServer: PhysicallyOperated {
         if current == target(context) {
             setCurrent(current, context)
             context.cancelTimer(Self.spinTimer)
-        } else {
+        } else if !context.isTimerPending(Self.spinTimer) {
+            // A turning motor keeps its tick: restarted by every new setting, settings written
+            // faster than the tick froze it (TC-FAN-3.1 writes one every few ms).
             context.startTimer(Self.spinTimer, after: Self.spinTick)
         }
     }
