@@ -178,4 +178,16 @@ struct ClusterContext {
         guard let server = runtime.servers[peerPath] as? Server else { return nil }
         return (server, ClusterContext(cluster: peerPath, runtime: runtime, session: session))
     }
+
+    /// The same endpoint's server of that cluster, else the node's (the lowest endpoint with
+    /// one): a device type the device includes sits on an endpoint of its own, as an air
+    /// purifier's Air Quality Sensor does (one application device type per endpoint).
+    func nodePeer<Server: StandardClusterServer>(_ type: Server.Type) -> (server: Server, context: ClusterContext)? {
+        if let here = peer(type) { return here }
+        let paths = runtime.servers.keys.filter { $0.cluster == Server.clusterID && $0.endpoint != cluster.endpoint }
+        guard let peerPath = paths.min(by: { $0.endpoint < $1.endpoint }), let server = runtime.servers[peerPath] as? Server else {
+            return nil
+        }
+        return (server, ClusterContext(cluster: peerPath, runtime: runtime, session: session))
+    }
 }
