@@ -81,12 +81,17 @@ on_exit cleanup
 "$FAKELAN" up "$LAN" dev ctl >/dev/null
 "$FAKELAN" avahi "$LAN" dev
 
+# The test event trigger key (General Diagnostics TestEventTrigger): the one chip.testing sends
+# by default (send_test_event_triggers) and the BOOLCFG cases' CI PIXIT; the YAML cases get it as
+# their TEST_EVENT_TRIGGER_KEY. A trigger does what an operator would at the device.
+TEST_EVENT_KEY=000102030405060708090a0b0c0d0e0f
+
 # start_device PROFILE LOG: the profile factory-new on the device host; waits for its record.
 start_device() {
   stop_device
   rm -rf "$WORK/state"
   (cd "$WORK" && exec "$FAKELAN" exec "$LAN" dev -- "$SIM" run "$ROOT/DeviceProfiles/devices/$1.yaml" \
-    --state-dir "$WORK/state" --commissioning-window 0) \
+    --state-dir "$WORK/state" --commissioning-window 0 --test-event-key "$TEST_EVENT_KEY") \
     </dev/null >"$2" 2>&1 &
   DEVICE_PID=$!
   local deadline=$((SECONDS + 60))
@@ -155,6 +160,7 @@ for profile in $PROFILES; do
     if [ "$file" = yaml_cases.py ]; then
       file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"
       [ -z "$FULL_MOTION_MS" ] || extra+=(--int-arg "fullMotionDuration:$FULL_MOTION_MS")
+      extra+=(--string-arg "TEST_EVENT_TRIGGER_KEY:hex:$TEST_EVENT_KEY")
     fi
     setup=()
     while [ "${extra[0]:-}" = nocommission ] || [ "${extra[0]:-}" = qr ]; do setup+=("${extra[0]}"); extra=("${extra[@]:1}"); done
