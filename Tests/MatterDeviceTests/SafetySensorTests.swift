@@ -180,6 +180,9 @@ import Testing
         #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 2)
         #expect(await trigger(0x005C_0000_0000_00A0) == .status(.success))  // smoke clear
         #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 0)
+        #expect(await trigger(0xFFFF_FFFF_0000_0090) == .status(.success))  // the older code of a smoke warning
+        #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 1)
+        #expect(await trigger(0x005C_0000_0000_0095) == .status(InteractionStatus(.invalidCommand)))  // no battery here
         #expect(await trigger(0x0080_0000_0000_0000) == .status(.success))  // the sensor triggers
         #expect(await node.bool(2, Self.booleanState, 0) == true)
         #expect(await trigger(0x0080_0000_0000_0001) == .status(.success))
@@ -235,6 +238,19 @@ import Testing
         // Only the enabled (audible) mode sounds at the next leak.
         try await node.act(.leak(true))
         #expect(await value(node, Config.id, Config.Attribute.alarmsActive) == 2)
+    }
+
+    /// 1.8.7.1: SuppressAlarm names a mode that is sounding; one that is not (no leak, or the
+    /// mode not enabled) is INVALID_IN_STATE (TC-BOOLCFG-5.1 step 7a).
+    @Test func suppressingAnAlarmThatIsNotSoundingIsInvalidInState() async throws {
+        let node = try leakDetector()
+        let suppress = UInt32(Config.Command.suppressAlarm.rawValue)
+        #expect(await node.invoke(1, Config.id, suppress, fields((0, u(1)))) == .status(InteractionStatus(.invalidInState)))
+        try await node.act(.leak(true))
+        try await node.act(.leak(false))
+        #expect(await node.invoke(1, Config.id, suppress, fields((0, u(1)))) == .status(InteractionStatus(.invalidInState)))
+        #expect(await value(node, Config.id, Config.Attribute.alarmsSuppressed) == 0)
+        await node.stop()
     }
 
     // MARK: Power Source

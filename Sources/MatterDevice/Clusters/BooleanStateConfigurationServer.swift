@@ -53,8 +53,8 @@ final class BooleanStateConfigurationServer: StandardClusterServer {
         let suppressed = context.unsigned(Attribute.alarmsSuppressed) ?? 0
         switch command {
         case Command.suppressAlarm:
-            // Only a mode that is enabled can be suppressed; an inactive one stays as it is.
-            guard modes & ~(context.unsigned(Attribute.alarmsEnabled) ?? 0) == 0 else { return .failure(.invalidInState) }
+            // Only a sounding (active, hence enabled) mode can be suppressed (1.8.7.1; TC-BOOLCFG-5.1 step 7a).
+            guard modes & ~active == 0 else { return .failure(.invalidInState) }
             apply(active: active, suppressed: suppressed | (modes & active), context)
         case Command.enableDisableAlarm:
             context.set(Attribute.alarmsEnabled, .uint(modes))
