@@ -81,12 +81,17 @@ on_exit cleanup
 "$FAKELAN" up "$LAN" dev ctl >/dev/null
 "$FAKELAN" avahi "$LAN" dev
 
+# The test event trigger key (General Diagnostics TestEventTrigger): the one chip.testing sends
+# by default (send_test_event_triggers) and the BOOLCFG cases' CI PIXIT; the YAML cases get it as
+# their TEST_EVENT_TRIGGER_KEY. A trigger does what an operator would at the device.
+TEST_EVENT_KEY=000102030405060708090a0b0c0d0e0f
+
 # start_device PROFILE LOG: the profile factory-new on the device host; waits for its record.
 start_device() {
   stop_device
   rm -rf "$WORK/state"
   (cd "$WORK" && exec "$FAKELAN" exec "$LAN" dev -- "$SIM" run "$ROOT/DeviceProfiles/devices/$1.yaml" \
-    --state-dir "$WORK/state" --commissioning-window 0) \
+    --state-dir "$WORK/state" --commissioning-window 0 --test-event-key "$TEST_EVENT_KEY") \
     </dev/null >"$2" 2>&1 &
   DEVICE_PID=$!
   local deadline=$((SECONDS + 60))
@@ -100,25 +105,9 @@ start_device() {
 
 # The cases' simulator hook (the all-clusters app's named pipe, --app-pid): JSON commands
 # that stand for an operator at the device, done as `matter-sim act` (a switch pressed, a
-# room occupied). Commands with no act are left undone (the case then fails and says why).
+# room occupied): scripts/cert/app_pipe.py.
 mkfifo "/tmp/chip_all_clusters_fifo_$$"
-(
-  exec 3<>"/tmp/chip_all_clusters_fifo_$$"
-  # Parsed in bash, not a python3 per line: a case reads the result 50 ms after it writes.
-  while read -r line <&3; do
-    act=""
-    [[ "$line" =~ \"Name\":\ *\"([A-Za-z]+)\" ]] && name="${BASH_REMATCH[1]}" || name=""
-    field() { [[ "$line" =~ \"$1\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}" || echo "$2"; }
-    case "$name" in
-      SimulateLongPress) act="press long" ;;
-      SimulateMultiPress)
-        case "$(field MultiPressNumPresses 1)" in 1) act="press single" ;; 2) act="press double" ;; *) act="press $(field MultiPressNumPresses 1)" ;; esac ;;
-      SetOccupancy) [ "$(field Occupancy 0)" = 0 ] && act="unoccupied" || act="occupied" ;;
-    esac
-    # shellcheck disable=SC2086
-    [ -z "$act" ] || "$SIM" act --control "$WORK/state/control.sock" all $act >>"$WORK/act.log" 2>&1 || true
-  done
-) &
+"$VENV/bin/python" "$ROOT/scripts/cert/app_pipe.py" "/tmp/chip_all_clusters_fifo_$$" "$WORK/state/control.sock" "$WORK/act.log" &
 PIPE_PID=$!
 
 # harness PY LOG [nocommission] [qr] ARGS...: runs chip.testing's PY on the harness host (a
@@ -146,6 +135,10 @@ for profile in $PROFILES; do
   # The profile's own setup codes (TC-SC-7.1 refuses the SDK's default passcode and discriminator).
   read -r PASSCODE DISCRIMINATOR QR_CODE < <("$SIM" describe "DeviceProfiles/devices/$profile.yaml" --json \
     | python3 -c 'import json, sys; d = json.load(sys.stdin)["devices"][0]; print(d["passcode"], d["discriminator"], d["qrCode"])')
+  # PIXIT.WNCV.FULLMOTION (the YAML cases' fullMotionDuration, ms): the slower of the profile's
+  # lift and tilt travel end to end, and a second for the last report; 6 s is the all-clusters app's.
+  FULL_MOTION_MS="$("$SIM" describe "DeviceProfiles/devices/$profile.yaml" | sed -n 's|.*window covering: lift \([0-9.]*\) %/s, tilt \([0-9.]*\) %/s.*|\1 \2|p' \
+    | awk 'NR == 1 { slow = ($1 < $2 ? $1 : $2); if (slow > 0) printf "%d", (int(100 / slow + 0.999) + 1) * 1000 }')"
   if ! start_device "$profile" "$dir/pics-device.log" \
     || ! harness "$ROOT/scripts/cert/pics.py" "$dir/pics.log" --storage-path "$WORK/pics-storage.json" \
       --logs-path "$WORK/logs" --string-arg "out:$dir/pics.txt" --string-arg "data_model:$DATA_MODEL"; then
@@ -161,10 +154,14 @@ for profile in $PROFILES; do
     [ "$kind" = run ] || continue
     log="$dir/${file%.py}-ep$endpoint.log"
     # The YAML cases share one runner: one run (and log) per case.
-    if [ "$file" = yaml_cases.py ]; then file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"; fi
     tests=(); for m in ${methods//,/ }; do tests+=(--tests "$m"); done
     mapfile -t extra < <(python3 -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])))' "$pixits")
     [ "${#extra[@]}" -gt 0 ] && [ -n "${extra[0]}" ] || extra=()
+    if [ "$file" = yaml_cases.py ]; then
+      file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"
+      [ -z "$FULL_MOTION_MS" ] || extra+=(--int-arg "fullMotionDuration:$FULL_MOTION_MS")
+      extra+=(--string-arg "TEST_EVENT_TRIGGER_KEY:hex:$TEST_EVENT_KEY")
+    fi
     setup=()
     while [ "${extra[0]:-}" = nocommission ] || [ "${extra[0]:-}" = qr ]; do setup+=("${extra[0]}"); extra=("${extra[@]:1}"); done
     # The PICS checker compares one endpoint with that endpoint's own PICS.

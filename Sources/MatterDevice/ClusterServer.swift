@@ -156,6 +156,11 @@ struct ClusterContext {
         runtime.cancelTimer(TimerKey(cluster: cluster, name: name))
     }
 
+    /// Whether the named timer is set and has not fired yet.
+    func isTimerPending(_ name: String) -> Bool {
+        runtime.isTimerPending(TimerKey(cluster: cluster, name: name))
+    }
+
     /// Options processing of Level Control (1.6.6.9) and Color Control (3.2.6.x): while the
     /// endpoint's OnOff is FALSE a command runs only with the effective ExecuteIfOff bit (bit 0),
     /// the command's OptionsOverride where its OptionsMask selects it, else the Options
@@ -171,6 +176,18 @@ struct ClusterContext {
     func peer<Server: StandardClusterServer>(_ type: Server.Type) -> (server: Server, context: ClusterContext)? {
         let peerPath = ClusterPath(endpoint: cluster.endpoint, cluster: Server.clusterID)
         guard let server = runtime.servers[peerPath] as? Server else { return nil }
+        return (server, ClusterContext(cluster: peerPath, runtime: runtime, session: session))
+    }
+
+    /// The same endpoint's server of that cluster, else the node's (the lowest endpoint with
+    /// one): a device type the device includes sits on an endpoint of its own, as an air
+    /// purifier's Air Quality Sensor does (one application device type per endpoint).
+    func nodePeer<Server: StandardClusterServer>(_ type: Server.Type) -> (server: Server, context: ClusterContext)? {
+        if let here = peer(type) { return here }
+        let paths = runtime.servers.keys.filter { $0.cluster == Server.clusterID && $0.endpoint != cluster.endpoint }
+        guard let peerPath = paths.min(by: { $0.endpoint < $1.endpoint }), let server = runtime.servers[peerPath] as? Server else {
+            return nil
+        }
         return (server, ClusterContext(cluster: peerPath, runtime: runtime, session: session))
     }
 }

@@ -145,17 +145,7 @@ public actor MatterNode {
     /// ordinary report or event. Returns the endpoint it acted on.
     @discardableResult
     public func act(_ action: PhysicalAction, on endpoint: EndpointNumber? = nil) throws(PhysicalActionError) -> EndpointNumber {
-        let endpoints = (endpoint ?? action.endpoint).map { [$0] } ?? runtime.composition.endpoints
-        for cluster in action.clusters {
-            for candidate in endpoints {
-                let path = ClusterPath(endpoint: candidate, cluster: cluster)
-                guard let server = runtime.servers[path] as? any PhysicallyOperable else { continue }
-                try server.perform(action, context: runtime.context(path))
-                return candidate
-            }
-        }
-        let missing = endpoint.map { "endpoint \($0) has no cluster" } ?? "no endpoint has a cluster"
-        throw PhysicalActionError("\(missing) that can \(action) (it takes cluster \(action.cluster))")
+        try runtime.act(action, on: endpoint)
     }
 
     /// Whether some endpoint has the cluster that carries out `action`.

@@ -131,6 +131,24 @@ final class NodeRuntime {
         timers.removeValue(forKey: key)?.handle.cancel()
     }
 
+    func isTimerPending(_ key: TimerKey) -> Bool { timers[key] != nil }
+
+    /// What a person does at the device (MatterNode.act), or a test event trigger standing for it.
+    @discardableResult
+    func act(_ action: PhysicalAction, on endpoint: EndpointNumber? = nil) throws(PhysicalActionError) -> EndpointNumber {
+        let endpoints = (endpoint ?? action.endpoint).map { [$0] } ?? composition.endpoints
+        for cluster in action.clusters {
+            for candidate in endpoints {
+                let path = ClusterPath(endpoint: candidate, cluster: cluster)
+                guard let server = servers[path] as? any PhysicallyOperable else { continue }
+                try server.perform(action, context: context(path))
+                return candidate
+            }
+        }
+        let missing = endpoint.map { "endpoint \($0) has no cluster" } ?? "no endpoint has a cluster"
+        throw PhysicalActionError("\(missing) that can \(action) (it takes cluster \(action.cluster))")
+    }
+
     func fireTimer(_ key: TimerKey, generation: UInt64) {
         guard !stopped, timers[key]?.generation == generation else { return }
         timers.removeValue(forKey: key)

@@ -19,6 +19,8 @@ struct NodeLaunchOptions {
     var commissioningWindow: Duration? = NodeServerConfiguration.defaultBootWindowTimeout
     /// `--trace`: log each commissioning's phases with their times.
     var traceCommissioning = false
+    /// `--test-event-key`: General Diagnostics' TestEventTrigger enable key (certification runs).
+    var testEventTriggerKey: [UInt8]?
     /// The node's clock: real time, or a scenario's faster one (shared by the home's nodes).
     var clock: any MatterClock = SystemClock()
 }
@@ -51,7 +53,9 @@ struct NodeLaunch {
             let attestation = try DeviceAttestationProvisioning.loadOrMint(
                 store: store, vendorID: device.identity.vendorID, productID: device.identity.productID,
                 deviceTypeID: deviceType, authority: authority)
-            commissioning = CommissioningConfiguration(stateStore: store, attestation: attestation)
+            var configured = CommissioningConfiguration(stateStore: store, attestation: attestation)
+            configured.testEventTriggerKey = command.testEventTriggerKey
+            commissioning = configured
         } catch {
             printError("cannot provision attestation credentials: \(error)")
             throw ExitCode(1)

@@ -98,6 +98,21 @@ struct RunCommand: AsyncParsableCommand {
             valueName: "path"))
     var control: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Enable General Diagnostics' test event triggers with this 16-byte key, in hex (32 digits).",
+            discussion:
+                "For certification runs (scripts/cert.sh): a trigger then does what an operator would at the device (an alarm, a leak). A shipped device has none.",
+            valueName: "hex"))
+    var testEventKey: String?
+
+    /// --test-event-key as bytes (validate() has checked it).
+    var testEventTriggerKey: [UInt8]? {
+        guard let testEventKey else { return nil }
+        let digits = Array(testEventKey.utf8)
+        return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+    }
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -122,6 +137,9 @@ struct RunCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a UDP port.") }
         guard commissioningWindow == 0 || (180...86400).contains(commissioningWindow) else {
             throw ValidationError("--commissioning-window \(commissioningWindow): use 0 (until commissioned) or 180...86400 seconds.")
+        }
+        if let testEventKey, testEventKey.count != 32 || !testEventKey.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--test-event-key: 16 bytes in hex (32 digits 0-9, a-f), not '\(testEventKey)'")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical.")
@@ -155,7 +173,7 @@ struct RunCommand: AsyncParsableCommand {
             passcode: passcode, discriminator: discriminator, port: port,
             stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
             commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
-            traceCommissioning: traceCommissioning)
+            traceCommissioning: traceCommissioning, testEventTriggerKey: testEventTriggerKey)
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {

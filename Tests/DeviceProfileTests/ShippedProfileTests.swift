@@ -149,6 +149,14 @@ struct ShippedProfileTests {
         #expect(d.behaviour.windowCovering.tiltSpeed == 50)  // default
     }
 
+    @Test("the air purifier's Air Quality Sensor has an endpoint of its own (one application device type per endpoint)")
+    func airPurifier() throws {
+        let d = try ProfileLoader().loadDevice(file: shippedProfile("devices/air-purifier.yaml"))
+        #expect(d.endpoint(1)?.deviceTypes.map(\.name) == ["AirPurifier"])
+        #expect(d.endpoint(2)?.deviceTypes.map(\.name) == ["AirQualitySensor"])
+        #expect(d.endpoint(2)?.cluster(Clusters.AirQuality.id) != nil)
+    }
+
     @Test("the cloud dimmer and the demo home's bedside lamp dim only through the cloud relay")
     func cloudOnlyDimming() throws {
         let dimmer = try ProfileLoader().loadDevice(file: shippedProfile("devices/cloud-dimmer.yaml"))

@@ -133,6 +133,39 @@ import Testing
         #expect(await percentCurrent(node) == 60)
     }
 
+    /// An Air Quality Sensor the purifier includes is a device type on an endpoint of its own
+    /// (one application device type per endpoint, TC-DESC-2.1 step 1b.2); the fan in Auto still
+    /// goes by it.
+    @Test func aPurifierInAutoGoesByTheAirQualitySensorOnItsOwnEndpoint() async throws {
+        let node = try makeNode(
+            [
+                rootEndpoint(),
+                EndpointDescription(
+                    number: 1, deviceTypes: [deviceType(DeviceTypeID(0x002D))],
+                    serverClusters: [
+                        ClusterInstanceDescription(id: IDs.identify),
+                        ClusterInstanceDescription(
+                            id: Self.fan, features: ["SPD", "AUT"],
+                            attributes: [
+                                Clusters.FanControl.Attribute.fanModeSequence: u(2), Clusters.FanControl.Attribute.speedMax: u(10),
+                                Clusters.FanControl.Attribute.fanMode: u(Clusters.FanControl.FanModeEnum.auto.rawValue),
+                            ]),
+                    ]),
+                EndpointDescription(
+                    number: 2, deviceTypes: [deviceType(DeviceTypeID(0x002C))],
+                    serverClusters: [
+                        ClusterInstanceDescription(id: IDs.identify),
+                        ClusterInstanceDescription(id: Self.airQuality, features: Self.allGrades),
+                        ClusterInstanceDescription(id: Self.pm25, features: ["MEA"]),
+                    ]),
+            ], clock: clock)
+        await clock.advance(by: .seconds(1))
+        #expect(await percentCurrent(node) == 20)  // Good air, not the 50 % of a fan with no sensor
+        try await node.act(.concentration(.pm25, 60))  // Very poor
+        await clock.advance(by: .seconds(1))
+        #expect(await percentCurrent(node) == 100)
+    }
+
     @Test func aFilterWearsWhileTheFanRunsAndResetConditionRenewsIt() async throws {
         typealias F = Clusters.HepaFilterMonitoring.Attribute
         let node = try purifier(condition: 11)

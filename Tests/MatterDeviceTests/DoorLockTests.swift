@@ -240,6 +240,15 @@ import Testing
         await node.stop()
     }
 
+    /// 5.2.9.25: SupportedOperatingModes has a bit set for every mode NOT supported, reserved
+    /// bits included (the spec's default 0xFFF6); Normal and NoRemoteLockUnlock (mandatory) are
+    /// the clear ones (TC-DRLK-2.1 step 23a).
+    @Test func supportedOperatingModesSetsTheBitOfEveryModeNotSupported() async throws {
+        let node = try await lockNode()
+        #expect(await node.uint(1, Self.lock, 0x0026) == 0xFFF6)
+        await node.stop()
+    }
+
     @Test func byHandTheKeyAndTheKeypadLockAndUnlockWithTheirSource() async throws {
         let node = try await lockNode()
         _ = try #require(await addUserWithPIN(node, "4321"))

@@ -66,6 +66,19 @@ import Testing
         #expect(await (uint(node, A.percentCurrent), uint(node, A.speedCurrent)) == (0, 0))
     }
 
+    /// 4.4.6.4: PercentCurrent is the actual speed, which follows the setting; settings written
+    /// faster than the motor's 100 ms tick (TC-FAN-3.1 writes 1 to 100 in a few seconds) must not
+    /// hold it still.
+    @Test func settingsWrittenFasterThanTheMotorTicksDoNotHoldItStill() async throws {
+        let node = try fan()
+        for percent in stride(from: 5, through: 100, by: 5) {
+            #expect(await write(node, A.percentSetting, u(UInt64(percent))) == .success)
+            await clock.advance(by: .milliseconds(50))
+        }
+        // Ten ticks in that second, 10 % each, each toward a goal that kept rising.
+        #expect(await uint(node, A.percentCurrent) ?? 0 >= 80)
+    }
+
     @Test func autoNullsTheSettingsAndOnAndSmartStandForHighAndAuto() async throws {
         let node = try fan()
         #expect(await write(node, A.fanMode, u(Mode.auto.rawValue)) == .success)

@@ -144,6 +144,53 @@ import Testing
         #expect(raised[0].1 == .info && raised[0].2 == .uint(1))
     }
 
+    /// Core 11.12.7.1: with the node's test event trigger key (`matter-sim run --test-event-key`),
+    /// a certification case's trigger does what an operator would at the device (TC-SMOKECO-2.2
+    /// to 2.6, TC-BOOLCFG-4.2 to 5.2); another key is CONSTRAINT_ERROR, an unknown trigger
+    /// INVALID_COMMAND.
+    @Test func testEventTriggersWithTheNodesKeyDoWhatAnOperatorWould() async throws {
+        let key = Array(UInt8(0)..<16)
+        var configuration = CommissioningConfiguration()
+        configuration.testEventTriggerKey = key
+        let identify = ClusterInstanceDescription(id: Clusters.Identify.id)
+        let node = try MatterNode(
+            description: NodeDescription(endpoints: [
+                EndpointDescription(
+                    number: 0, deviceTypes: [deviceType(IDs.rootNode)],
+                    serverClusters: [ClusterInstanceDescription(id: IDs.basicInformation)]
+                        + ClusterInstanceDescription.rootNodeCommissioningClusters),
+                EndpointDescription(
+                    number: 1, deviceTypes: [deviceType(DeviceTypes.smokeCoAlarm)],
+                    serverClusters: [identify, ClusterInstanceDescription(id: Smoke.id, features: [Smoke.Feature.smokeAlarm])]),
+                EndpointDescription(
+                    number: 2, deviceTypes: [deviceType(DeviceTypes.waterLeakDetector)],
+                    serverClusters: [
+                        identify,
+                        ClusterInstanceDescription(id: Self.booleanState, attributes: [Clusters.BooleanState.Attribute.stateValue: .bool(false)]),
+                        ClusterInstanceDescription(id: Config.id, features: ["VIS"]),
+                    ]),
+            ]), clock: clock, logger: quietLogger, commissioning: configuration)
+        func trigger(_ code: UInt64, key: [UInt8] = key) async -> InvokeResult {
+            await node.status(0, CommissioningIDs.generalDiagnostics, 0x00, fields((0, .bytes(key)), (1, u(code))), session: paseSession(1))
+        }
+        #expect(await node.bool(0, CommissioningIDs.generalDiagnostics, 0x0008) == true)  // TestEventTriggersEnabled
+        #expect(await trigger(0x005C_0000_0000_009C, key: Array(repeating: 1, count: 16)) == .status(InteractionStatus(.constraintError)))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 0)
+        #expect(await trigger(0x005C_0000_0000_009C) == .status(.success))  // critical smoke
+        #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 2)
+        #expect(await trigger(0x005C_0000_0000_00A0) == .status(.success))  // smoke clear
+        #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 0)
+        #expect(await trigger(0xFFFF_FFFF_0000_0090) == .status(.success))  // the older code of a smoke warning
+        #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 1)
+        #expect(await trigger(0x005C_0000_0000_0095) == .status(InteractionStatus(.invalidCommand)))  // no battery here
+        #expect(await trigger(0x0080_0000_0000_0000) == .status(.success))  // the sensor triggers
+        #expect(await node.bool(2, Self.booleanState, 0) == true)
+        #expect(await trigger(0x0080_0000_0000_0001) == .status(.success))
+        #expect(await node.bool(2, Self.booleanState, 0) == false)
+        #expect(await trigger(0xFFFF_FFFF_0000_0001) == .status(InteractionStatus(.invalidCommand)))
+        await node.stop()
+    }
+
     // MARK: Water Leak Detector
 
     func leakDetector(features: Set<String> = ["VIS", "AUD", "SPRS"]) throws -> MatterNode {
@@ -191,6 +238,19 @@ import Testing
         // Only the enabled (audible) mode sounds at the next leak.
         try await node.act(.leak(true))
         #expect(await value(node, Config.id, Config.Attribute.alarmsActive) == 2)
+    }
+
+    /// 1.8.7.1: SuppressAlarm names a mode that is sounding; one that is not (no leak, or the
+    /// mode not enabled) is INVALID_IN_STATE (TC-BOOLCFG-5.1 step 7a).
+    @Test func suppressingAnAlarmThatIsNotSoundingIsInvalidInState() async throws {
+        let node = try leakDetector()
+        let suppress = UInt32(Config.Command.suppressAlarm.rawValue)
+        #expect(await node.invoke(1, Config.id, suppress, fields((0, u(1)))) == .status(InteractionStatus(.invalidInState)))
+        try await node.act(.leak(true))
+        try await node.act(.leak(false))
+        #expect(await node.invoke(1, Config.id, suppress, fields((0, u(1)))) == .status(InteractionStatus(.invalidInState)))
+        #expect(await value(node, Config.id, Config.Attribute.alarmsSuppressed) == 0)
+        await node.stop()
     }
 
     // MARK: Power Source

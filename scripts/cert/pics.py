@@ -24,8 +24,10 @@ from chip.testing.matter_testing import MatterBaseTest, async_test_body, default
 # Manual PICS (.M.) state how the device behaves where the data model leaves a choice; the
 # vendor declares them. matter-sim's behaviour, when the device has the element named:
 # the Door Lock's AutoRelockTime, WrongCodeEntryLimit, UserCodeTemporaryDisableTime and
-# RequirePINforRemoteOperation accept writes (RW VA, as the spec's access has it).
+# RequirePINforRemoteOperation accept writes (RW VA, as the spec's access has it), and so does
+# its OperatingMode (R[W] VM: writable at the vendor's choice; a remote lock or unlock obeys it).
 MANUAL = {
+    ("DRLK", 0x0025): "DRLK.S.M.OperatingModeAttributeWritable",
     ("DRLK", 0x0023): "DRLK.S.M.AutoRelockTimeAttributeWritable",
     ("DRLK", 0x0030): "DRLK.S.M.WrongCodeEntryLimitAttributeWritable",
     ("DRLK", 0x0031): "DRLK.S.M.UserCodedTemporaryDisableTimeAttributeWritable",

@@ -13,7 +13,8 @@ commissioned node and --endpoint (chip-tool's own overrides); a step whose PICS 
 not declare is skipped, as the YAML says, and so is an operator's prompt (LogCommands
 UserPrompt), which SDK CI gates off by PICS too. SDK CI's reboot step (SystemCommands Reboot,
 PICS_SDK_CI_ONLY) power-cycles the node through its control socket (`matter-sim fault`), the
-socket cert.sh's device keeps beside the case's storage.
+socket cert.sh's device keeps beside the case's storage. A user parameter (--int-arg NAME:N)
+overrides the file's config variable NAME, a PIXIT such as WNCV's fullMotionDuration.
 """
 import glob
 import logging
@@ -61,7 +62,9 @@ class YamlCases(MatterBaseTest):
         definitions = SpecDefinitionsFromPaths([CLUSTER_XML], get_default_pseudo_clusters())
         with tempfile.NamedTemporaryFile("w", suffix=".pics", delete=False) as pics:
             pics.writelines(f"{code}={1 if value else 0}\n" for code, value in self.matter_test_config.pics.items())
-        overrides = {"nodeId": self.dut_node_id, "endpoint": self.matter_test_config.endpoint}
+        # A PIXIT given as a user parameter (--int-arg fullMotionDuration:N) sets the config
+        # variable of that name, as chip-tool's --NAME does; the file's default stands otherwise.
+        overrides = {**self.matter_test_config.global_test_params, "nodeId": self.dut_node_id, "endpoint": self.matter_test_config.endpoint}
         parsed = TestParser(path, TestParserConfig(pics.name, definitions, overrides))
         os.unlink(pics.name)
         runner = ReplTestRunner(definitions, self.certificate_authority_manager, self.default_controller)
@@ -89,6 +92,8 @@ class YamlCases(MatterBaseTest):
                     problems = [f"{e.state}: {e.message}" for e in result.entries if e.state != PostProcessCheckStatus.SUCCESS]
                     for problem in problems:
                         logging.error(f"YAML step {number} ({step.label}): {problem}")
+                    # What the device answered: the checks above name no values.
+                    logging.error(f"YAML step {number} ({step.label}): the response was {decoded}")
                     asserts.fail(f"YAML step {number} ({step.label}) failed: {'; '.join(problems)}")
         finally:
             runner.shutdown()

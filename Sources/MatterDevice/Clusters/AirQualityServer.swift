@@ -43,7 +43,7 @@ final class AirQualityServer: PhysicallyOperated {
         if let worst = grades.max(by: { $0.rawValue < $1.rawValue }) {
             context.set(Attribute.airQuality, .uint(supported(worst).rawValue))
         }
-        if let fan = context.peer(FanControlServer.self) { fan.server.airQualityChanged(fan.context) }
+        if let fan = context.nodePeer(FanControlServer.self) { fan.server.airQualityChanged(fan.context) }
     }
 
     /// The grade itself when the features allow it, else the nearest one toward Poor.

@@ -45,9 +45,9 @@ final class BooleanStateConfigurationServer: BooleanStateConfigurationHandler {
     func suppressAlarm(_ request: Clusters.BooleanStateConfiguration.Commands.SuppressAlarm, context: ClusterContext) -> InteractionStatus {
         let modes = UInt64(request.alarmsToSuppress.rawValue)
         if let refused = refusal(modes) { return refused }
-        // Only a mode that is enabled can be suppressed; an inactive one stays as it is.
-        guard modes & ~(context.unsigned(Attribute.alarmsEnabled) ?? 0) == 0 else { return InteractionStatus(.invalidInState) }
         let active = context.unsigned(Attribute.alarmsActive) ?? 0
+        // Only a sounding (active, hence enabled) mode can be suppressed (1.8.7.1; TC-BOOLCFG-5.1 step 7a).
+        guard modes & ~active == 0 else { return InteractionStatus(.invalidInState) }
         apply(active: active, suppressed: (context.unsigned(Attribute.alarmsSuppressed) ?? 0) | (modes & active), context)
         return .success
     }

@@ -97,8 +97,9 @@ final class DoorLockServer: DoorLockHandler, PhysicallyOperated {
         case Attribute.numberOfCredentialsSupportedPerUser: .uint(5)
         case Attribute.autoRelockTime: .uint(0)
         case Attribute.operatingMode: .uint(0)  // Normal
-        // Bits clear for the modes supported (5.2.4.x): Normal and NoRemoteLockUnlock.
-        case Attribute.supportedOperatingModes: .uint(0b10110)
+        // Every bit set but those of the modes supported, Normal and NoRemoteLockUnlock (5.2.9.25:
+        // a mode NOT supported SHALL be set to one; the reserved bits too, 0xFFF6 as the spec's default).
+        case Attribute.supportedOperatingModes: .uint(UInt64(~Clusters.DoorLock.OperatingModesBitmap([.normal, .noRemoteLockUnlock]).rawValue))
         case Attribute.wrongCodeEntryLimit: .uint(3)
         case Attribute.userCodeTemporaryDisableTime: .uint(10)
         case Attribute.requirePINforRemoteOperation: .bool(false)

@@ -6,7 +6,7 @@ import MatterTLV
 /// * FanMode Off sets the settings to 0; Low, Medium and High set them to the top of the
 ///   mode's band of the FanModeSequence (Low/Medium/High: 1–33, 34–66, 67–100 %; without
 ///   Medium: 1–50, 51–100 %; High alone: 1–100 %); Auto sets them to null and the fan picks
-///   its speed (from the endpoint's Air Quality when it has one: a purifier runs faster in
+///   its speed (from the node's Air Quality when it has one: a purifier runs faster in
 ///   poor air). On is taken as High, Smart as Auto where the sequence has it, else High
 ///   (4.4.6.1); a mode the sequence lacks is a CONSTRAINT_ERROR.
 /// * PercentSetting p sets SpeedSetting to ceil(SpeedMax × p / 100) and FanMode to the mode
@@ -290,7 +290,7 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
     private func chosen(_ context: ClusterContext) -> Int64 {
         if let setting = context.value(Attribute.percentSetting)?.integerValue { return setting.clamped(to: 0...100) }
         guard currentMode(context) == .auto else { return 0 }
-        let grade = context.peer(AirQualityServer.self)?.context.unsigned(Clusters.AirQuality.Attribute.airQuality)
+        let grade = context.nodePeer(AirQualityServer.self)?.context.unsigned(Clusters.AirQuality.Attribute.airQuality)
         switch grade.flatMap({ Clusters.AirQuality.AirQualityEnum(rawValue: UInt8(clamping: $0)) }) {
         case .good?: return 20
         case .fair?: return 40
@@ -306,7 +306,9 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
         if current == target(context) {
             setCurrent(current, context)
             context.cancelTimer(Self.spinTimer)
-        } else {
+        } else if !context.isTimerPending(Self.spinTimer) {
+            // A turning motor keeps its tick: restarted by every new setting, settings written
+            // faster than the tick froze it (TC-FAN-3.1 writes one every few ms).
             context.startTimer(Self.spinTimer, after: Self.spinTick)
         }
     }

@@ -51,6 +51,9 @@ public struct CommissioningConfiguration: Sendable {
     public var maxGroupsPerFabric: UInt16 = 4
     /// How long a changed non-volatile attribute may wait before it is written out.
     public var attributePersistenceDelay: Duration = .seconds(1)
+    /// The EnableKey of General Diagnostics' TestEventTrigger (Core 11.12.7.1), 16 bytes; nil
+    /// (the default, as in a shipped device) leaves TestEventTriggersEnabled false.
+    public var testEventTriggerKey: [UInt8]?
     /// Wall-clock time for TimeSnapshot (milliseconds since 1970); nil when unknown.
     public var posixTimeMilliseconds: @Sendable () -> UInt64? = {
         UInt64(exactly: (Date().timeIntervalSince1970 * 1000).rounded(.down))

@@ -27,8 +27,8 @@ final class GeneralDiagnosticsServer: GeneralDiagnosticsHandler {
         case Attribute.networkInterfaces: .arrayOf([networkInterface])
         case Attribute.rebootCount: .uint(0)
         case Attribute.upTime: .uint(0)
-        // No test event trigger key is configured, so the command can never be enabled.
-        case Attribute.testEventTriggersEnabled: .bool(false)
+        // Only a node given a test event trigger key (`matter-sim run --test-event-key`) has them.
+        case Attribute.testEventTriggersEnabled: .bool(configuration.testEventTriggerKey != nil)
         default: nil
         }
     }
@@ -64,10 +64,20 @@ final class GeneralDiagnosticsServer: GeneralDiagnosticsHandler {
         command == Command.testEventTrigger || command == Command.timeSnapshot
     }
 
-    /// 11.12.7.1: without a configured enable key no key matches (an all-zero key never
-    /// does), which is CONSTRAINT_ERROR.
+    /// 11.12.7.1: an EnableKey other than the node's configured one (none configured, or an
+    /// all-zero key, never matches) is CONSTRAINT_ERROR. A trigger the node knows does what a
+    /// person at the device would (TestEventTrigger.action); any other is INVALID_COMMAND.
     func testEventTrigger(_ request: Commands.TestEventTrigger, context: ClusterContext) -> InteractionStatus {
-        InteractionStatus(.constraintError)
+        guard let key = configuration.testEventTriggerKey, key.contains(where: { $0 != 0 }), [UInt8](request.enableKey) == key else {
+            return InteractionStatus(.constraintError)
+        }
+        guard let action = TestEventTrigger.action(request.eventTrigger) else { return InteractionStatus(.invalidCommand) }
+        do {
+            try context.runtime.act(action)
+        } catch {
+            return InteractionStatus(.invalidCommand)
+        }
+        return .success
     }
 
     /// SystemTimeMs since boot; PosixTimeMs only from a Time Synchronization cluster's UTC
