@@ -400,6 +400,10 @@ class Check:
         moving = [f"{ep}/{LEVEL}/1" for ep in device.endpoints_with(LEVEL)]        # RemainingTime
         moving += [f"{ep}/{COVERING}/10" for ep in device.endpoints_with(COVERING)]  # OperationalStatus
         moving += [f"{ep}/{COLOR}/2" for ep in device.endpoints_with(COLOR)]         # RemainingTime
+        # Only what the node has: RemainingTime is Level Control's Lighting feature (a speaker's
+        # volume has none), and reading an attribute that is not there answers a status, never 0.
+        attributes = self.server.nodes[node_id]["attributes"]
+        moving = [path for path in moving if path in attributes]
         for path in moving:
             while time.monotonic() < deadline:
                 read = await self.server.command("read_attribute", node_id=node_id, attribute_path=path)
