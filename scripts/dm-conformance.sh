@@ -11,7 +11,8 @@
 # A TARGET is a device profile name (DeviceProfiles/devices/NAME.yaml) or path, HOME.yaml#N
 # (device N of a home, as `matter-sim run HOME --home-device N`), or `circuitmatter` (the
 # third-party Python device, PyPI circuitmatter: the proof that the pipeline finds problems).
-# Without targets: every shipped device profile, every device of the demo home, and the
+# Without targets: every shipped device profile, every device of the demo home that overrides
+# its profile's data (values, identity, behaviour, cloud; the others read as the profile), and the
 # devices in scripts/dm-conformance-variants/ (what the profile schema allows beyond the
 # shipped profiles: optional clusters and features, two device types on an endpoint).
 #
@@ -38,11 +39,31 @@ targets=("$@")
 if [ "${#targets[@]}" = 0 ]; then
   for profile in DeviceProfiles/devices/*.yaml; do targets+=("$(basename "$profile" .yaml)"); done
   targets+=(scripts/dm-conformance-variants/*.yaml)
-  # The home's device count, from the simulator itself (it names the range for a bad index).
+  # The home's devices, from the simulator itself (index, profile, name), and what the home
+  # file overrides on each. A device that overrides nothing its data holds (no values,
+  # identity, behaviour or cloud: only its name and setup code) reads as its shipped profile
+  # does, which is read above: only the others are read again.
   build
-  devices="$("$SIM" run "$HOME_FILE" --home-device 100000 2>&1 | sed -n 's/.* has \([0-9]*\) devices.*/\1/p' | head -n 1 || true)"
-  [[ "$devices" =~ ^[0-9]+$ ]] || { echo "dm-conformance: cannot count the devices of $HOME_FILE" >&2; exit 2; }
-  for ((n = 0; n < devices; n++)); do targets+=("$HOME_FILE#$n"); done
+  "$SIM" describe --json "$HOME_FILE" >"$OUT/home-devices.json" \
+    || { echo "dm-conformance: cannot describe the devices of $HOME_FILE" >&2; exit 2; }
+  mapfile -t home_devices < <(python3 - "$HOME_FILE" "$OUT/home-devices.json" <<'PY'
+import json, os, sys
+import yaml
+home, described = yaml.safe_load(open(sys.argv[1])), json.load(open(sys.argv[2]))["devices"]
+# The home's devices in the simulator's order: each structure's rooms, then its own devices.
+written = [d for s in home["structures"] for d in [d for r in s.get("rooms") or [] for d in r.get("devices") or []]
+           + (s.get("devices") or [])]
+if len(written) != len(described):
+    sys.exit(f"{sys.argv[1]}: {len(written)} devices written, {len(described)} described")
+shipped = os.path.realpath("DeviceProfiles/devices")
+for device, node in zip(written, described):
+    profile = os.path.realpath(os.path.join(os.path.dirname(sys.argv[1]), device["profile"]))
+    if os.path.dirname(profile) != shipped or set(device) - {"profile", "name", "commissioning"}:
+        print(node["homeIndex"])
+PY
+  ) || { echo "dm-conformance: cannot read the devices of $HOME_FILE" >&2; exit 2; }
+  [ "${#home_devices[@]}" -gt 0 ] || { echo "dm-conformance: no device of $HOME_FILE to read" >&2; exit 2; }
+  for n in "${home_devices[@]}"; do targets+=("$HOME_FILE#$n"); done
 fi
 
 # The validator, in its own venv (it needs no native code: pip alone).

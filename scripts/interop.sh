@@ -30,6 +30,8 @@ declare -A REQUIRE=(
   [light-and-covering]="--require onoff --require level-control --require window-covering"
   [color-temperature-light]="--require onoff --require level-control --require color-control"
   [extended-color-light]="--require onoff --require level-control --require color-control"
+  [dimmable-plug]="--require onoff --require level-control"
+  [speaker]="--require onoff --require level-control"
 )
 # The colour lights get the project's reference check, which has the Color Control steps (the
 # team's harness's own check has none, and would refuse --require color-control). Sensors and
@@ -63,7 +65,7 @@ profiles=("$@")
   color-temperature-light extended-color-light \
   contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat \
   fan humidity-sensor light-sensor pressure-sensor flow-sensor air-quality-sensor air-purifier \
-  smoke-co-alarm water-leak-detector on-off-light-switch dimmer-switch bridge water-valve)
+  smoke-co-alarm water-leak-detector on-off-light-switch dimmer-switch bridge water-valve dimmable-plug speaker)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 build_products matter-sim
@@ -145,7 +147,7 @@ if [ "${INTEROP_SKIP_ACTS:-}" = "" ]; then
   done
 fi
 # A home: the device with both a light and a covering, commissioned while the demo home's
-# 21 nodes run in one process and then one process each (scripts/interop-home.sh checks
+# 28 nodes run in one process and then one process each (scripts/interop-home.sh checks
 # every device of the home the same way; its steps land in $OUT/home/).
 if [ "${INTEROP_SKIP_HOME:-}" = "" ]; then
   echo "interop: home (Light and Shade in the demo home, both modes) ..."

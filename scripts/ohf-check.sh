@@ -16,7 +16,7 @@
 #   scripts/ohf-check.sh [--keep DIR] PROFILE...             device profiles (names or paths)
 #   scripts/ohf-check.sh [--keep DIR] --home FILE [--process-per-device]
 #
-# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of 6 (up to 9
+# Default: every shipped device profile (DeviceProfiles/devices/*.yaml), in runs of 6 (up to 10
 # when that keeps the runs to OHF_PARALLEL).
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
 #   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
@@ -41,18 +41,18 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
   PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml)
-  # One host per profile and at most 9 a run: every shipped profile, in runs of 6 to 9,
+  # One host per profile and at most 10 a run: every shipped profile, in runs of 6 to 10,
   # each with its own report (profiles-1.json, …) unless OHF_REPORT names one.
-  if [ "${#PROFILES[@]}" -gt 9 ]; then
+  if [ "${#PROFILES[@]}" -gt 10 ]; then
     # OHF_PARALLEL batches at once (default 1), each on its own fake LAN with its own server:
     # the server mostly waits on the devices, so batches side by side take little longer than one.
     status=0; batch=0; pids=()
     mkdir -p "$ROOT/.build/ohf"
     "$ROOT/scripts/lib/venvs.sh" ohf >/dev/null
-    # Batches of 6, larger (up to 9) when that keeps them to OHF_PARALLEL: a batch that waits
+    # Batches of 6, larger (up to 10) when that keeps them to OHF_PARALLEL: a batch that waits
     # for a free slot costs a whole batch's time, a seventh profile in a running one far less.
     parallel="${OHF_PARALLEL:-1}"; size=$(( (${#PROFILES[@]} + parallel - 1) / parallel ))
-    [ "$size" -ge 6 ] || size=6; [ "$size" -le 9 ] || size=9
+    [ "$size" -ge 6 ] || size=6; [ "$size" -le 10 ] || size=10
     for ((i = 0; i < ${#PROFILES[@]}; i += size)); do
       batch=$((batch + 1))
       OHF_REPORT="${OHF_REPORT:-$ROOT/.build/ohf/profiles-$batch.json}" "$0" ${KEEP:+--keep "$KEEP/$batch"} "${PROFILES[@]:i:size}" \
@@ -71,7 +71,9 @@ if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
   fi
 fi
 [ -z "$HOME_FILE" ] || [ "${#PROFILES[@]}" = 0 ] || die "give profiles or --home, not both"
-[ "${#PROFILES[@]}" -le 9 ] || die "at most 9 profiles per run (one host each)"
+# At most 10: the server's SDK keeps 10 discovered commissionable nodes (ohf_check.py's
+# DISCOVERED_NODES_MAX), so a run's profiles, all advertising at once, still fit in its table.
+[ "${#PROFILES[@]}" -le 10 ] || die "at most 10 profiles per run (one host each)"
 
 VENV="$("$ROOT/scripts/lib/venvs.sh" ohf)"
 build_products matter-sim

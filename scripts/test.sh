@@ -150,7 +150,7 @@ step clock-audit scripts/clock-audit.sh --strict
 step guide-code python3 scripts/check-guide-code.py
 
 # --- Group 1. Home Assistant's Matter server commissions, drives, power-cycles and shares every
-# shipped device profile (three runs of six to nine, side by side), then the demo home in one
+# shipped device profile (three runs of six to ten, side by side), then the demo home in one
 # process and in one process per device. These mostly wait on devices and timers (a run of
 # 350 s uses about 150 s of CPU), so they run side by side, beside the light steps below.
 step_beside ohf-profiles env OHF_PARALLEL=3 scripts/ohf-check.sh

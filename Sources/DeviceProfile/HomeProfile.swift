@@ -30,16 +30,19 @@ public struct ResolvedStructure: Sendable, Hashable {
     public var address: String?
     /// Device groups a controller makes when it commissions the home (`homectl commission --home`).
     public var groups: [ResolvedDeviceGroup]
+    /// Light switches bound to lights, written when a controller commissions the home.
+    public var bindings: [ResolvedSwitchBinding]
 
     public init(
         name: String, rooms: [ResolvedRoom], devices: [ResolvedHomeDevice], address: String? = nil,
-        groups: [ResolvedDeviceGroup] = []
+        groups: [ResolvedDeviceGroup] = [], bindings: [ResolvedSwitchBinding] = []
     ) {
         self.name = name
         self.rooms = rooms
         self.devices = devices
         self.address = address
         self.groups = groups
+        self.bindings = bindings
     }
 
     public var allDevices: [ResolvedHomeDevice] { rooms.flatMap(\.devices) + devices }
@@ -55,6 +58,21 @@ public struct ResolvedDeviceGroup: Sendable, Hashable {
     public init(name: String, devices: [String]) {
         self.name = name
         self.devices = devices
+    }
+}
+
+/// A light switch of a structure bound to lights of the same structure, as Google Home binds
+/// them: the controller writes the switch's Binding and each light's ACL entry for the switch,
+/// and a press at the switch then goes to the lights over the switch's own CASE session.
+public struct ResolvedSwitchBinding: Sendable, Hashable {
+    /// The switch's device name (an On/Off Light Switch or Dimmer Switch).
+    public var switchDevice: String
+    /// The bound devices' names, each with an On/Off cluster.
+    public var lights: [String]
+
+    public init(switchDevice: String, lights: [String]) {
+        self.switchDevice = switchDevice
+        self.lights = lights
     }
 }
 
@@ -90,9 +108,10 @@ public struct ResolvedHomeDevice: Sendable, Hashable {
 
 enum HomeKeys {
     static let top = ["kind", "name", "description", "cloud", "structures"]
-    static let structure = ["name", "address", "rooms", "devices", "groups"]
+    static let structure = ["name", "address", "rooms", "devices", "groups", "bindings"]
     static let room = ["name", "devices"]
     static let group = ["name", "devices"]
+    static let binding = ["switch", "lights"]
     static let device = ["profile", "name", "identity", "commissioning", "behaviour", "cloud", "values"]
 }
 
@@ -112,12 +131,18 @@ struct GroupDocument {
     var devices: [Located<String>]
 }
 
+struct BindingDocument {
+    var switchDevice: Located<String>
+    var lights: [Located<String>]
+}
+
 struct StructureDocument {
     var name: Located<String>
     var rooms: [RoomDocument]
     var devices: [HomeDeviceDocument]
     var address: String? = nil
     var groups: [GroupDocument] = []
+    var bindings: [BindingDocument] = []
 }
 
 struct HomeDocument {
@@ -183,8 +208,48 @@ extension DocumentParser {
         let devices = fields["devices"].map { parseDevices($0, at: path.key("devices")) } ?? []
         let address = fields["address"].flatMap { reader.string($0, at: path.key("address"), nonEmpty: true) }
         let groups = fields["groups"].map { parseGroups($0, at: path.key("groups")) } ?? []
+        let bindings = fields["bindings"].map { parseBindings($0, at: path.key("bindings")) } ?? []
         guard let name else { return nil }
-        return StructureDocument(name: name, rooms: rooms, devices: devices, address: address, groups: groups)
+        return StructureDocument(name: name, rooms: rooms, devices: devices, address: address, groups: groups, bindings: bindings)
+    }
+
+    /// A list of distinct device names (a group's members, a switch's lights).
+    private func deviceNames(_ fields: Fields, _ key: String, at p: ProfilePath, node: YAMLNode, in what: String) -> [Located<String>]? {
+        guard let n = reader.require(fields, key, at: p, node: node),
+            let members = reader.list(n, at: p.key(key), what: "a list of device names")
+        else { return nil }
+        if members.isEmpty { reader.error(p.key(key), n, "expected at least one device name") }
+        var devices: [Located<String>] = []
+        for (j, member) in members.enumerated() {
+            let mp = p.key(key).index(j)
+            guard let device = reader.string(member, at: mp, nonEmpty: true) else { continue }
+            if devices.contains(where: { $0.value == device }) {
+                reader.error(mp, member, "device \"\(device)\" is already in this \(what)")
+                continue
+            }
+            devices.append(Located(value: device, origin: reader.origin(mp, member)))
+        }
+        return devices
+    }
+
+    /// `bindings:` of a structure: each a light switch and the lights it is bound to.
+    private func parseBindings(_ node: YAMLNode, at path: ProfilePath) -> [BindingDocument] {
+        guard let items = reader.list(node, at: path, what: "a list of switch bindings") else { return [] }
+        var out: [BindingDocument] = []
+        for (i, item) in items.enumerated() {
+            let p = path.index(i)
+            guard let fields = reader.fields(item, at: p, known: HomeKeys.binding, what: "a switch binding mapping (switch, lights)"),
+                let n = reader.require(fields, "switch", at: p, node: item),
+                let name = reader.string(n, at: p.key("switch"), nonEmpty: true)
+            else { continue }
+            if let first = out.first(where: { $0.switchDevice.value == name }) {
+                reader.error(p.key("switch"), n, "switch \"\(name)\" is already bound at \(first.switchDevice.origin.path); list all its lights there")
+                continue
+            }
+            guard let lights = deviceNames(fields, "lights", at: p, node: item, in: "binding") else { continue }
+            out.append(BindingDocument(switchDevice: Located(value: name, origin: reader.origin(p.key("switch"), n)), lights: lights))
+        }
+        return out
     }
 
     /// `groups:` of a structure: each a name and the names of its member devices.
@@ -202,20 +267,7 @@ extension DocumentParser {
                 continue
             }
             names[name.value] = p
-            guard let n = reader.require(fields, "devices", at: p, node: item),
-                let members = reader.list(n, at: p.key("devices"), what: "a list of device names")
-            else { continue }
-            if members.isEmpty { reader.error(p.key("devices"), n, "expected at least one device name") }
-            var devices: [Located<String>] = []
-            for (j, member) in members.enumerated() {
-                let mp = p.key("devices").index(j)
-                guard let device = reader.string(member, at: mp, nonEmpty: true) else { continue }
-                if devices.contains(where: { $0.value == device }) {
-                    reader.error(mp, member, "device \"\(device)\" is already in this group")
-                    continue
-                }
-                devices.append(Located(value: device, origin: reader.origin(mp, member)))
-            }
+            guard let devices = deviceNames(fields, "devices", at: p, node: item, in: "group") else { continue }
             out.append(GroupDocument(name: name, devices: devices))
         }
         return out

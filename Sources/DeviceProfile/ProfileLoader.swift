@@ -241,8 +241,11 @@ struct HomeResolver {
                             serials: &serials, uniqueIDs: &uniqueIDs)))
             }
             let loose = resolveDevices(s.devices, structure: s.name.value, room: nil, serials: &serials, uniqueIDs: &uniqueIDs)
-            let groups = resolveGroups(s.groups, structure: s.name.value, devices: rooms.flatMap(\.devices) + loose)
-            structures.append(ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address, groups: groups))
+            let all = rooms.flatMap(\.devices) + loose
+            let groups = resolveGroups(s.groups, structure: s.name.value, devices: all)
+            let bindings = resolveBindings(s.bindings, structure: s.name.value, devices: all)
+            structures.append(
+                ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address, groups: groups, bindings: bindings))
         }
         let stem = (homeFile as NSString).lastPathComponent.split(separator: ".").first.map(String.init) ?? homeFile
         var home = ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)
@@ -328,6 +331,51 @@ struct HomeResolver {
         return out
     }
 
+    /// The device named `name` in the structure, or an error at `origin` listing its devices.
+    private func device(_ name: Located<String>, structure: String, in devices: [ResolvedHomeDevice]) -> ResolvedHomeDevice? {
+        if let device = devices.first(where: { $0.name == name.value }) { return device }
+        let known = devices.isEmpty ? "it has none" : "its devices: " + devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        sink.error(name.origin, "no device named \"\(name.value)\" in structure \"\(structure)\" (\(known))")
+        return nil
+    }
+
+    /// A structure's switch bindings: the switch a device with a Binding cluster (a light
+    /// switch), each light a device of the same structure with a light or plug endpoint.
+    private func resolveBindings(_ bindings: [BindingDocument], structure: String, devices: [ResolvedHomeDevice]) -> [ResolvedSwitchBinding] {
+        func has(_ device: ResolvedHomeDevice, _ cluster: ClusterID) -> Bool {
+            device.profile.endpoints.contains { $0.clusters.contains { $0.id == cluster } }
+        }
+        var out: [ResolvedSwitchBinding] = []
+        for b in bindings {
+            guard let switchDevice = device(b.switchDevice, structure: structure, in: devices) else { continue }
+            guard has(switchDevice, Clusters.Binding.id) else {
+                sink.error(
+                    b.switchDevice.origin,
+                    "device \"\(switchDevice.name)\" cannot be bound: its profile (\(switchDevice.profileReference)) has no Binding "
+                        + "cluster (an On/Off Light Switch or Dimmer Switch has one)")
+                continue
+            }
+            var lights: [String] = []
+            for light in b.lights {
+                guard let target = device(light, structure: structure, in: devices) else { continue }
+                // A light or plug endpoint: its device type requires Groups beside On/Off (the
+                // endpoint a controller binds to); a speaker's or a fan's On/Off is not a light's.
+                guard target.profile.endpoints.contains(where: { e in
+                    [Clusters.OnOff.id, Clusters.Groups.id].allSatisfy { id in e.clusters.contains { $0.id == id } }
+                }) else {
+                    sink.error(
+                        light.origin,
+                        "device \"\(target.name)\" cannot be switched: its profile (\(target.profileReference)) has no light or plug "
+                            + "endpoint (OnOff and Groups clusters)")
+                    continue
+                }
+                lights.append(target.name)
+            }
+            out.append(ResolvedSwitchBinding(switchDevice: switchDevice.name, lights: lights))
+        }
+        return out
+    }
+
     /// A structure's groups, each member a device of that structure with a Groups cluster
     /// (0x0004) on some endpoint: its light or plug endpoints join the group.
     private func resolveGroups(_ groups: [GroupDocument], structure: String, devices: [ResolvedHomeDevice]) -> [ResolvedDeviceGroup] {
@@ -335,11 +383,7 @@ struct HomeResolver {
         for g in groups {
             var members: [String] = []
             for member in g.devices {
-                guard let device = devices.first(where: { $0.name == member.value }) else {
-                    let known = devices.isEmpty ? "it has none" : "its devices: " + devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
-                    sink.error(member.origin, "no device named \"\(member.value)\" in structure \"\(structure)\" (\(known))")
-                    continue
-                }
+                guard let device = device(member, structure: structure, in: devices) else { continue }
                 guard device.profile.endpoints.contains(where: { $0.clusters.contains { $0.id == Clusters.Groups.id } }) else {
                     sink.error(
                         member.origin,

@@ -271,6 +271,8 @@ actor HomeEngine {
         DeviceTypes.onOffLight.rawValue: [Matter.OnOffTrait.clusterID],
         DeviceTypes.dimmableLight.rawValue: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID],
         DeviceTypes.onOffPlugInUnit.rawValue: [Matter.OnOffTrait.clusterID],
+        DeviceTypes.dimmablePlugInUnit.rawValue: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID],
+        DeviceTypes.speaker.rawValue: [Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID],
         DeviceTypes.colorTemperatureLight.rawValue: [
             Matter.OnOffTrait.clusterID, Matter.LevelControlTrait.clusterID, Matter.ColorControlTrait.clusterID,
         ],

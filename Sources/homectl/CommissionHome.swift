@@ -142,6 +142,7 @@ struct CommissionHome {
             }
         }
         let groupFailures = try await makeGroups(resolved, places: places, home: home)
+        let bindingFailures = try await makeBindings(resolved, places: places, home: home)
         let elapsed = clock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let done = work.count - failures
@@ -155,7 +156,48 @@ struct CommissionHome {
                         format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
                         done, plan.count - work.count, failures, seconds, rate))
         }
-        if failures > 0 || groupFailures > 0 { throw ExitCode(1) }
+        if failures > 0 || groupFailures > 0 || bindingFailures > 0 { throw ExitCode(1) }
+    }
+
+    /// The switch bindings the home declares, written once the switch and its lights are in
+    /// place: each light's ACL lets the switch operate it, and the switch's Binding names the
+    /// light (both kept when already there, so a re-run changes nothing). Returns how many failed.
+    private func makeBindings(
+        _ resolved: ResolvedHome, places: [String: (structure: Structure, rooms: [String: Room])],
+        home: Home
+    ) async throws -> Int {
+        var bound = 0, failed = 0
+        let devices = try await home.devices().list()
+        for s in resolved.structures {
+            guard let structure = places[s.name]?.structure else { continue }
+            func named(_ name: String) throws -> HomeDevice {
+                guard let device = devices.first(where: { $0.name == name && $0.structureID == structure.id }) else {
+                    throw HomeError.notFound("not commissioned: \(name)")
+                }
+                return device
+            }
+            for b in s.bindings {
+                for light in b.lights {
+                    let line: String
+                    do {
+                        try await named(b.switchDevice).bind(to: try named(light))
+                        bound += 1
+                        line = "bound"
+                    } catch let error as HomeError {
+                        failed += 1
+                        line = "failed: \(error.code.rawValue): \(error.message)"
+                    } catch {
+                        failed += 1
+                        line = "failed: \(error)"
+                    }
+                    if !global.json {
+                        FileHandle.standardOutput.write(Data("binding \(b.switchDevice) → \(light) (\(s.name)): \(line)\n".utf8))
+                    }
+                }
+            }
+        }
+        if !global.json && bound + failed > 0 { print("bindings: \(bound) written, \(failed) failed") }
+        return failed
     }
 
     /// The device groups the home declares, made once their members are in place (a group

@@ -268,7 +268,11 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
             if let v = t.occupiedCoolingSetpoint { state["cool to"] = celsius(v) }
             if let v = t.systemMode { state["mode"] = "\(v)" }
         }
-        if let v = traits[Matter.BooleanStateTrait.self]?.attributes.stateValue { state["contact"] = v ? "closed" : "open" }
+        if let v = traits[Matter.BooleanStateTrait.self]?.attributes.stateValue {
+            // A leak detector's StateValue is water detected (it has the alarm configuration);
+            // a contact sensor's is the contact closed.
+            if traits[Matter.BooleanStateConfigurationTrait.self] != nil { state["water"] = v ? "leak" : "dry" } else { state["contact"] = v ? "closed" : "open" }
+        }
         if let v = traits[Matter.SwitchTrait.self]?.attributes.currentPosition { state["position"] = "\(v)" }
         if let v = traits[Matter.OccupancySensingTrait.self]?.attributes.occupancy {
             state["occupancy"] = v.contains(.occupied) ? "occupied" : "unoccupied"
@@ -319,6 +323,11 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
                 ? "none"
                 : [v.contains(.visual) ? "visual" : nil, v.contains(.audible) ? "audible" : nil]
                     .compactMap { $0 }.joined(separator: "+")
+        }
+        // A bridge's bulbs: each bridged device's own state, under its label.
+        if let t = traits[Matter.BridgedDeviceBasicInformationTrait.self]?.attributes, let label = t.nodeLabel {
+            let on = traits[Matter.OnOffTrait.self]?.attributes.onOff.map { $0 ? "on" : "off" }
+            state["bridged " + label] = [on, t.reachable.map { $0 ? "reachable" : "unreachable" }].compactMap { $0 }.joined(separator: ", ")
         }
         if let v = traits[Matter.PowerSourceTrait.self]?.attributes.batPercentRemaining {
             state["battery"] = String(format: "%.1f%%", Double(v) / 2)

@@ -66,6 +66,17 @@ struct ShippedProfileTests {
                     devices: ["Ceiling Light", "Kitchen Pendant", "Counter Lights"])
             ])
         #expect(home.structures[1].groups.isEmpty)
+        // Issue #40: a wall switch bound to a light, written when the home is commissioned.
+        #expect(home.structures[0].bindings == [ResolvedSwitchBinding(switchDevice: "Living Room Switch", lights: ["Ceiling Light"])])
+        #expect(home.structures[1].bindings.isEmpty)
+        // Issue #40: the newer device types, each in the home.
+        let sources = Set(home.allDevices.map { ($0.profileReference as NSString).lastPathComponent })
+        for profile in [
+            "fan.yaml", "air-purifier.yaml", "air-quality-sensor.yaml", "smoke-co-alarm.yaml", "water-leak-detector.yaml",
+            "on-off-light-switch.yaml", "bridge.yaml",
+        ] {
+            #expect(sources.contains(profile), "the demo home has no \(profile)")
+        }
     }
 
     @Test("home overrides apply: name, identity, setup code, behaviour, attribute values")

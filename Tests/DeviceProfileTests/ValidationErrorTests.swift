@@ -652,6 +652,47 @@ struct ValidationErrorTests {
                 == "no device named \"A\" in structure \"Cottage\" (it has none)")
     }
 
+    @Test("a structure's switch bindings name a light switch and lights of that structure")
+    func homeBindings() {
+        let plug = try! shippedText("devices/on-off-plug.yaml")
+        let blind = try! shippedText("devices/window-covering.yaml")
+        let light = try! shippedText("devices/on-off-light.yaml")
+        let wallSwitch = try! shippedText("devices/on-off-light-switch.yaml")
+        let files = ["plug.yaml": plug, "blind.yaml": blind, "light.yaml": light, "switch.yaml": wallSwitch]
+        let home = """
+            structures:
+              - name: House
+                bindings:
+                  - {switch: S, lights: [A, B, Nobody, A]}
+                  - {switch: S, lights: [A]}
+                  - {switch: A, lights: [L]}
+                  - {switch: T, lights: []}
+                  - {swich: S, lights: [A]}
+                devices:
+                  - {profile: plug.yaml, name: A}
+                  - {profile: blind.yaml, name: B}
+                  - {profile: light.yaml, name: L}
+                  - {profile: switch.yaml, name: S}
+                  - {profile: switch.yaml, name: T}
+            """
+        let diags = diagnostics(home, file: "home.yaml", others: files)
+        #expect(
+            expectOne(diags, at: "structures[0].bindings[0].lights[1]")
+                == "device \"B\" cannot be switched: its profile (blind.yaml) has no light or plug endpoint (OnOff and Groups clusters)")
+        #expect(
+            expectOne(diags, at: "structures[0].bindings[0].lights[2]")
+                == "no device named \"Nobody\" in structure \"House\" (its devices: \"A\", \"B\", \"L\", \"S\", \"T\")")
+        #expect(expectOne(diags, at: "structures[0].bindings[0].lights[3]") == "device \"A\" is already in this binding")
+        #expect(
+            expectOne(diags, at: "structures[0].bindings[1].switch")
+                == "switch \"S\" is already bound at structures[0].bindings[0].switch; list all its lights there")
+        #expect(
+            expectOne(diags, at: "structures[0].bindings[2].switch")
+                == "device \"A\" cannot be bound: its profile (plug.yaml) has no Binding cluster (an On/Off Light Switch or Dimmer Switch has one)")
+        #expect(expectOne(diags, at: "structures[0].bindings[3].lights") == "expected at least one device name")
+        #expect(expectOne(diags, at: "structures[0].bindings[4].swich") == "unknown key 'swich'; did you mean 'switch'?")
+    }
+
     @Test("a home with the same serial number twice")
     func duplicateSerials() {
         let plug = try! shippedText("devices/on-off-plug.yaml")

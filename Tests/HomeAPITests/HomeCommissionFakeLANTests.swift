@@ -6,9 +6,10 @@ import Glibc
 #endif
 
 /// `matter-sim home` and `homectl commission --home` on a private fake LAN: the demo home's
-/// 21 nodes run in one process on host "h"; homectl on host "c" finds each by its
+/// 28 nodes run in one process on host "h"; homectl on host "c" finds each by its
 /// commissionable record (discriminator and port from the home profile), commissions it and
-/// lays the home out in its structures and rooms. A second run changes nothing. Then a
+/// lays the home out in its structures and rooms, makes its group and writes its switch
+/// binding (a press at the switch then toggles the light). A second run changes nothing. Then a
 /// small home runs one process per device with the relay it names (`--start-relay`): same
 /// codes and ports, commissioned by address, reachable through the relay, and SIGTERM to the
 /// parent stops every child and the relay and withdraws every record.
@@ -62,20 +63,23 @@ struct HomeCommissionFakeLANTests {
                     FakeLANControllerTests.matterSim, "home", Self.demoHome, "--state-root", lab.work.appendingPathComponent("state").path,
                 ])
             try #require(
-                try await Self.waitFor("21 devices running", in: output, seconds: 120),
+                try await Self.waitFor("28 devices running", in: output, seconds: 120),
                 "matter-sim home: \(lab.logs["home"]?.text.suffix(2000) ?? "")")
 
             // Found over DNS-SD by discriminator and port, commissioned, placed.
             let first = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 300)
             #expect(first.status == 0, "commission --home: \(first.output.suffix(3000)) \(first.errors.suffix(2000))")
-            #expect(first.output.contains("21 commissioned, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
+            #expect(first.output.contains("28 commissioned, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
             // The group the home declares (issue #21), made once its members were in.
             #expect(first.output.contains("groups: 1 created, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
+            // The switch binding the home declares (issue #40): the light's ACL and the switch's Binding.
+            #expect(first.output.contains("binding Living Room Switch → Ceiling Light (Main House): bound"), "\(first.output.suffix(2000))")
+            #expect(first.output.contains("bindings: 1 written, 0 failed"), "\(first.output.suffix(2000))")
 
             let listed = try await Self.homectl(lab, ["devices", "--json"])
             let devices = try JSONDecoder().decode([Summary].self, from: Data(listed.output.utf8))
             let places = Dictionary(devices.map { ($0.name, ($0.structure ?? "", $0.room ?? "-")) }, uniquingKeysWith: { a, _ in a })
-            #expect(devices.count == 21)
+            #expect(devices.count == 28)
             #expect(places["Ceiling Light"]?.0 == "Main House" && places["Ceiling Light"]?.1 == "Living Room")
             #expect(places["Office Blind"]?.0 == "Main House" && places["Office Blind"]?.1 == "Office")
             #expect(places["Guest Light"]?.0 == "Guest Cottage" && places["Guest Light"]?.1 == "Guest Bedroom")
@@ -85,8 +89,9 @@ struct HomeCommissionFakeLANTests {
             // Idempotent: nothing commissioned twice, no structure or room made twice.
             let again = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 120)
             #expect(again.status == 0, "\(again.errors.suffix(2000))")
-            #expect(again.output.contains("0 commissioned, 21 already present, 0 failed"), "\(again.output.suffix(2000))")
+            #expect(again.output.contains("0 commissioned, 28 already present, 0 failed"), "\(again.output.suffix(2000))")
             #expect(again.output.contains("groups: 0 created, 1 already present, 0 failed"), "\(again.output.suffix(2000))")
+            #expect(again.output.contains("bindings: 1 written, 0 failed"), "\(again.output.suffix(2000))")
             let rooms = try JSONDecoder().decode([Place].self, from: Data(try await Self.homectl(lab, ["rooms", "--json"]).output.utf8))
             #expect(rooms.count == 7, "\(rooms.map(\.name))")
             #expect(Set(rooms.map(\.structure)) == ["Main House", "Guest Cottage"])
@@ -114,6 +119,24 @@ struct HomeCommissionFakeLANTests {
                     #expect(state == wanted, "\(name) after group \(command): \(state)")
                 }
             }
+
+            // A press at the wall switch goes to the light it is bound to, over the switch's own
+            // CASE session (the group left the Ceiling Light on): the light turns off.
+            let press = try await LANCommand.runOffPool(
+                [
+                    FakeLANControllerTests.matterSim, "act", "--control",
+                    lab.work.appendingPathComponent("state/control.sock").path, "Living Room Switch", "press",
+                ], timeout: 30)
+            #expect(press.status == 0, "act press: \(press.output) \(press.errors)")
+            var pressed = ""
+            for _ in 0..<20 {
+                let got = try await Self.homectl(lab, ["get", "Ceiling Light", "--json"])
+                pressed = (try? JSONDecoder().decode(Summary.self, from: Data(got.output.utf8)))?.state["onOff"] ?? ""
+                if pressed == "off" { break }
+                // real time: external: the switch's CASE session and homectl processes in the fake LAN.
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(pressed == "off", "Ceiling Light after the switch's press: \(pressed)")
 
             // The devices answer: the desk plug turns on.
             #expect(try await Self.homectl(lab, ["on", "Desk Plug"]).status == 0)

@@ -47,12 +47,12 @@ import Testing
     /// A value for each act the dashboard offers, as its inputs start.
     static let samples = [
         "fan": "high", "humidity": "55", "light": "300", "pressure": "101.3", "flow": "1.5", "co2": "1200", "pm25": "40",
-        "pm10": "60", "tvoc": "500", "replace": "hepa", "temperature": "21",
+        "pm10": "60", "tvoc": "500", "replace": "hepa", "temperature": "21", "dim": "40",
     ]
 
     @Test(arguments: [
         "fan.yaml", "humidity-sensor.yaml", "light-sensor.yaml", "pressure-sensor.yaml", "flow-sensor.yaml", "air-quality-sensor.yaml",
-        "air-purifier.yaml",
+        "air-purifier.yaml", "dimmable-plug.yaml", "speaker.yaml",
     ])
     func everyActTheDashboardOffersWorksOnTheShippedDevice(_ name: String) async throws {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -264,3 +264,27 @@ public struct WaterValveDeviceType: DeviceType, MatterDeviceType {
     public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
     public var events: any EventController { context.events }
 }
+
+/// A Dimmable Plug In Unit (Matter device type 0x010B, revision 4).
+public struct DimmablePlugInUnitDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.010b"
+    static let matterDeviceTypeID: UInt32 = 0x010B
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Speaker (Matter device type 0x0022, revision 1).
+public struct SpeakerDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0022"
+    static let matterDeviceTypeID: UInt32 = 0x0022
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}

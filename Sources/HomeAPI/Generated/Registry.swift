@@ -23,7 +23,7 @@ let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     FanDeviceType.self, AirPurifierDeviceType.self, AirQualitySensorDeviceType.self, HumiditySensorDeviceType.self,
     LightSensorDeviceType.self, PressureSensorDeviceType.self, FlowSensorDeviceType.self, SmokeCoAlarmDeviceType.self,
     WaterLeakDetectorDeviceType.self, OnOffLightSwitchDeviceType.self, DimmerSwitchDeviceType.self, AggregatorDeviceType.self,
-    BridgedNodeDeviceType.self, WaterValveDeviceType.self,
+    BridgedNodeDeviceType.self, WaterValveDeviceType.self, DimmablePlugInUnitDeviceType.self, SpeakerDeviceType.self,
 ]
 
 extension MatterTraits {

@@ -93,6 +93,12 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
             return await dev.types.get(WaterLeakDetectorDeviceType.self)?.matterTraits.booleanStateConfigurationTrait?.alarmsSupported
                 != nil
         }
+        if dev.types.contains(DimmablePlugInUnitDeviceType.self) {
+            return await dev.types.get(DimmablePlugInUnitDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
+        }
+        if dev.types.contains(SpeakerDeviceType.self) {
+            return await dev.types.get(SpeakerDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
+        }
         return await dev.types.get(OnOffLightDeviceType.self)?.matterTraits.onOffTrait?.onOff != nil
     }
     #expect(reported, "device \(name) never reported")
