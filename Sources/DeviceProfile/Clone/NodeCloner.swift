@@ -209,9 +209,9 @@ public struct NodeCloner: Sendable {
                         json = .string("\(serial)-\(endpoint)")
                         regenerated.append("\(where_)/15 SerialNumber: the clone's serial and the endpoint")
                     }
-                    if id == Self.bridgedBasicInformation, attribute.rawValue == Self.uniqueID {
+                    if options.anonymize, id == Self.bridgedBasicInformation, attribute.rawValue == Self.uniqueID {
                         json = .string(String(format16(fnv1a64("unique:\(serial):\(endpoint)"))))
-                        regenerated.append("\(where_)/18 UniqueID: derived from the clone's serial")
+                        regenerated.append("\(where_)/18 UniqueID: derived from the clone's serial (--anonymize)")
                     }
                     if model_?.fabricScoped == true || Self.isFabricScopedList(json) {
                         regenerated.append("\(where_)/\(attribute.rawValue) \(model_?.name ?? "attribute"): fabric-scoped, starts empty")
@@ -271,13 +271,14 @@ public struct NodeCloner: Sendable {
 
     /// Whether the clone regenerates this dumped attribute instead of copying it (what its
     /// profile's header lists): the node's own fabrics, credentials, commissioning and network
-    /// state, serial numbers and unique IDs, fabric-scoped lists, and the Descriptor's derived lists.
+    /// state, serial numbers and the node's unique ID, fabric-scoped lists, and EventList.
     public static func isRegenerated(_ path: AttributePath, value: DumpJSON?) -> Bool {
         let cluster = path.cluster.rawValue, attribute = path.attribute.rawValue
         if path.endpoint == 0, regeneratedRootClusters.contains(cluster) { return true }
         if attribute == eventList { return true }
         if networkDiagnostics.contains(cluster) { return true }
-        if cluster == basicInformation || cluster == bridgedBasicInformation, attribute == serialNumber || attribute == uniqueID { return true }
+        if cluster == basicInformation, attribute == serialNumber || attribute == uniqueID { return true }
+        if cluster == bridgedBasicInformation, attribute == serialNumber { return true }
         return value.map(isFabricScopedList) ?? false
     }
 
