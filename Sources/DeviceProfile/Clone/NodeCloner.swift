@@ -142,7 +142,12 @@ public struct NodeCloner: Sendable {
             out.append("  \(endpoint):")
             if !types.isEmpty { out.append("    deviceTypes: [\(types.joined(separator: ", "))]") }
             var clusterLines: [String] = []
-            for clusterID in dump.clusters(on: endpoint) {
+            // The clusters dumped, and those the ServerList names without attributes in the dump.
+            var listed: [ClusterID] = []
+            if case .array(let ids)? = dump.value(endpoint, Self.descriptor, 1) {
+                listed = ids.compactMap { $0.integer.flatMap { $0.negative ? nil : UInt32(exactly: $0.magnitude) }.map { ClusterID($0) } }
+            }
+            for clusterID in Set(dump.clusters(on: endpoint) + listed).sorted() {
                 let id = clusterID.rawValue
                 let where_ = "\(endpoint)/\(id)"
                 if id == Self.descriptor { continue }  // derived from the endpoints
