@@ -20,6 +20,8 @@
 # when that keeps the runs to OHF_PARALLEL).
 #   OHF_REPORT   where the JSON report goes (default .build/ohf/<run>.json)
 #   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
+#   OHF_DUMP_DIR write each node's JSON as the server interviewed it there (SERIAL.json)
+#   OHF_INTERVIEW_ONLY  set: commission and interview only (scripts/clone-roundtrip.sh)
 #   OHF_POWER_ON_BOUND  seconds within which every node must be available again after the power
 #                cut (default: not checked; a quiet machine gets the demo home back in 1.7-6.3 s)
 . "$(dirname "$0")/lib/common.sh"
@@ -207,7 +209,8 @@ set +e
 "$FAKELAN" exec "$LAN" srv -- timeout 1500 "$VENV/bin/python" "$ROOT/scripts/ohf/ohf_check.py" \
   --devices "$WORK/devices.json" "${device_args[@]}" --paa "$WORK/paa" --server-log "$WORK/server.log" \
   --second-admin "$SECOND_ADMIN" --second-admin-workdir "$WORK/ref" --report "$REPORT" \
-  ${OHF_POWER_ON_BOUND:+--power-on-bound "$OHF_POWER_ON_BOUND"}
+  ${OHF_POWER_ON_BOUND:+--power-on-bound "$OHF_POWER_ON_BOUND"} \
+  ${OHF_DUMP_DIR:+--dump-dir "$OHF_DUMP_DIR"} ${OHF_INTERVIEW_ONLY:+--interview-only}
 RC=$?
 set -e
 if [ "$RC" != 0 ]; then

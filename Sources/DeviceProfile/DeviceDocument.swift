@@ -23,6 +23,16 @@ enum DeviceKeys {
     static let behaviourWindowCovering = ["liftSpeed", "tiltSpeed"]
     static let endpoint = ["deviceTypes", "clusters", "cloudOnly"]
     static let features = "features"
+    /// Global attributes a clone serves as the real device did (`ServedGlobals`).
+    static let served = ["revision", "featureMap", "attributeList", "acceptedCommandList", "generatedCommandList"]
+    static let rawAttributes = "rawAttributes"
+}
+
+/// One `rawAttributes` entry: served as written, typed by the profile, unchecked by the model.
+struct RawAttributeDocument {
+    var id: AttributeID
+    var value: TLVValue
+    var origin: Origin
 }
 
 struct AttributeValueDocument {
@@ -45,6 +55,10 @@ struct ClusterDocument {
     /// rather than run against a guessed feature set.
     var featuresInvalid = false
     var values: [AttributeValueDocument]
+    var served = ServedGlobals()
+    /// Where `featureMap` was written (it and `features` exclude each other).
+    var featureMapOrigin: Origin?
+    var raw: [RawAttributeDocument] = []
 }
 
 struct EndpointDocument {
@@ -462,7 +476,13 @@ struct DocumentParser {
 
     private func cluster(named s: YAMLScalar, at path: ProfilePath, node: YAMLNode) -> ClusterDefinition? {
         if case .integer(let n) = s.kind {
-            if let id = n.asUInt64.flatMap({ UInt32(exactly: $0) }), let def = model.cluster(ClusterID(id)) { return def }
+            if let id = n.asUInt64.flatMap({ UInt32(exactly: $0) }) {
+                if let def = model.cluster(ClusterID(id)) { return def }
+                // A vendor's own cluster (a clone of a real device): served from `rawAttributes`.
+                if ClusterID(id).isManufacturerSpecific {
+                    return .manufacturerSpecific(ClusterID(id), revision: 1, globalsFrom: model.cluster(named: "Descriptor"))
+                }
+            }
             reader.error(path, node, "unknown cluster ID \(s.text)")
             return nil
         }
@@ -498,6 +518,14 @@ struct DocumentParser {
                     doc.featuresInvalid = doc.features == nil
                     continue
                 }
+                if DeviceKeys.served.contains(name) {
+                    parseServed(setting, named: name, into: &doc, at: p.key(name))
+                    continue
+                }
+                if name == DeviceKeys.rawAttributes {
+                    doc.raw = parseRawAttributes(setting.value, of: def, at: p.key(name))
+                    continue
+                }
                 if let v = attributeValue(
                     setting, named: name, in: def, decoder: decoder, at: p, endpoint: endpoint, identityHint: "identity")
                 {
@@ -518,6 +546,64 @@ struct DocumentParser {
         case .key(let k): k
         case .index(let i): String(i)
         }
+    }
+
+    /// `revision`, `featureMap` and the three lists, as a real device serves them.
+    func parseServed(_ entry: YAMLEntry, named name: String, into doc: inout ClusterDocument, at p: ProfilePath) {
+        let node = entry.value
+        switch name {
+        case "revision":
+            if let v = reader.integer(node, at: p, in: 1...0xFFFF) { doc.served.revision = UInt16(v) }
+        case "featureMap":
+            if let v = reader.integer(node, at: p, in: 0...0xFFFF_FFFF) {
+                doc.served.featureMap = UInt32(v)
+                doc.featureMapOrigin = reader.origin(p, node)
+            }
+        default:
+            guard case .sequence(let items, _) = node else {
+                reader.error(p, node, "expected a list of IDs, got \(node.shortDescription)")
+                return
+            }
+            // Served as written: a real device's list may repeat an ID, and a clone keeps that.
+            var ids: [UInt32] = []
+            for (i, item) in items.enumerated() {
+                guard let v = reader.integer(item, at: p.index(i), in: 0...0xFFFF_FFFF) else { continue }
+                ids.append(UInt32(v))
+            }
+            switch name {
+            case "attributeList": doc.served.attributeList = ids
+            case "acceptedCommandList": doc.served.acceptedCommandList = ids
+            default: doc.served.generatedCommandList = ids
+            }
+        }
+    }
+
+    /// `rawAttributes: {ID: {type: T, value: V}}`.
+    func parseRawAttributes(_ node: YAMLNode, of cluster: ClusterDefinition, at path: ProfilePath) -> [RawAttributeDocument] {
+        guard let entries = reader.mappingEntries(node, at: path, what: "a mapping from attribute IDs to {type, value}") else { return [] }
+        let decoder = RawAttributeDecoder(reader: reader)
+        var out: [RawAttributeDocument] = []
+        for entry in entries {
+            guard let key = reader.scalarKey(entry, at: path) else { continue }
+            let p = path.key(key)
+            guard case .scalar(let s) = entry.key, case .integer(let i) = s.kind, let raw = i.asUInt64.flatMap({ UInt32(exactly: $0) }) else {
+                reader.error(p, entry.key, "expected an attribute ID (an integer), got \(entry.key.shortDescription)")
+                continue
+            }
+            let id = AttributeID(raw)
+            if cluster.attribute(id)?.isGlobal == true || (0xF000...0xFFFE).contains(raw & 0xFFFF) {
+                reader.error(p, entry.key, "global attributes are served from revision, featureMap and the lists, not rawAttributes")
+                continue
+            }
+            if out.contains(where: { $0.id == id }) {
+                reader.error(p, entry.key, "attribute \(key) is given twice")
+                continue
+            }
+            if let v = decoder.decodeTyped(entry.value, at: p) {
+                out.append(RawAttributeDocument(id: id, value: v, origin: reader.origin(p, entry.key)))
+            }
+        }
+        return out
     }
 
     func parseFeatures(_ node: YAMLNode, of cluster: ClusterDefinition, at path: ProfilePath) -> Located<[FeatureChoice]>? {
@@ -572,7 +658,8 @@ struct DocumentParser {
             return nil
         }
         if attribute.isGlobal {
-            let hint = attribute.id == Clusters.Global.Attribute.featureMap ? "; list the cluster's features under 'features' instead" : ""
+            // featureMap and the three lists are keys of their own (served as written).
+            let hint = attribute.id == Clusters.Global.Attribute.clusterRevision ? "; give the served one as 'revision'" : ""
             reader.error(p, entry.key, "\(attribute.lowerCamelName) is derived from the model and the profile, not set directly\(hint)")
             return nil
         }

@@ -113,12 +113,15 @@ struct DeviceResolver {
         /// Values written in a file, with where; checked against the model at the end.
         var explicit: [AttributeID: AttributeValueDocument]
         var addedByDeviceType: Bool
+        var served = ServedGlobals()
+        var raw: [AttributeID: TLVValue] = [:]
 
         var resolved: ResolvedCluster {
             ResolvedCluster(
-                id: definition.id, name: definition.name, revision: definition.revision, features: features,
-                featureMap: definition.featureMap(codes: features), supportedAttributes: supported,
-                initialValues: values, explicitAttributes: Set(explicit.keys), addedByDeviceType: addedByDeviceType)
+                id: definition.id, name: definition.name, revision: served.revision ?? definition.revision, features: features,
+                featureMap: served.featureMap ?? definition.featureMap(codes: features), supportedAttributes: supported,
+                initialValues: values, explicitAttributes: Set(explicit.keys), addedByDeviceType: addedByDeviceType,
+                served: served, rawAttributes: raw)
         }
     }
 
@@ -145,7 +148,7 @@ struct DeviceResolver {
                 types.insert(Located(value: root, origin: doc.origin), at: 0)
             }
             // Endpoint 0 is the node's own; applications live on endpoints 1 and up.
-            for t in types where t.value.deviceClass == .simple {
+            for t in types where t.value.deviceClass == .simple && !Self.rootUtilityDeviceTypes.contains(t.value.id.rawValue) {
                 sink.error(
                     t.origin,
                     "\(t.value.name) is an application device type; put it on an endpoint in 1...65534, not on the root endpoint 0")
@@ -167,14 +170,30 @@ struct DeviceResolver {
         var clusters: [ClusterState] = []
         var explicitFeatures: [ClusterID: Located<[FeatureChoice]>] = [:]
         let unknownFeatures = Set(doc.clusters.filter(\.featuresInvalid).map(\.definition.id))
+        // A FeatureMap as a real device serves it: its features are taken, not completed or checked.
+        var servedFeatureMaps: Set<ClusterID> = []
         for c in doc.clusters {
             var state = ClusterState(
-                definition: c.definition, features: [], supported: [], values: [:], explicit: [:], addedByDeviceType: false)
+                definition: c.definition, features: [], supported: [], values: [:], explicit: [:], addedByDeviceType: false,
+                served: c.served)
             if let f = c.features {
                 state.features = Set(f.value.map(\.definition.code))
                 explicitFeatures[c.definition.id] = f
+                if let origin = c.featureMapOrigin {
+                    sink.error(origin, "give either features or featureMap, not both")
+                }
+            } else if let map = c.served.featureMap {
+                state.features = c.definition.featureCodes(map: map)
+                servedFeatureMaps.insert(c.definition.id)
             }
             for v in c.values { state.explicit[v.attribute.id] = v }
+            for r in c.raw {
+                if let v = state.explicit[r.id] {
+                    sink.error(r.origin, "attribute \(r.id) is given both as a value (\(v.attribute.lowerCamelName)) and in rawAttributes")
+                    continue
+                }
+                state.raw[r.id] = r.value
+            }
             clusters.append(state)
         }
         var requiredAttributes: [ClusterID: Set<AttributeID>] = [:]
@@ -188,7 +207,7 @@ struct DeviceResolver {
             requiredAttributes[requirement.cluster, default: []].formUnion(requirement.requiredAttributes)
             requirers[requirement.cluster, default: []].append((type, requirement.requiredFeatures))
             if let i = clusters.firstIndex(where: { $0.definition.id == requirement.cluster }) {
-                if explicitFeatures[requirement.cluster] == nil {
+                if explicitFeatures[requirement.cluster] == nil, !servedFeatureMaps.contains(requirement.cluster) {
                     clusters[i].features.formUnion(requirement.requiredFeatures)
                 }
             } else if let def = model.cluster(requirement.cluster) {
@@ -203,7 +222,7 @@ struct DeviceResolver {
             let def = clusters[i].definition
             if let given = explicitFeatures[def.id] {
                 checkFeatures(given, of: def, requiredBy: requirers[def.id] ?? [])
-            } else {
+            } else if !servedFeatureMaps.contains(def.id) {
                 clusters[i].features = completeFeatures(clusters[i].features, of: def)
             }
             let features = clusters[i].features
@@ -224,6 +243,11 @@ struct DeviceResolver {
                 if let d = def.attribute(id)?.defaultValue { clusters[i].values[id] = d }
             }
             for (id, v) in clusters[i].explicit { clusters[i].values[id] = v.value }
+            // Raw attributes are served as written, beside the model's.
+            for id in clusters[i].raw.keys {
+                clusters[i].supported.remove(id)
+                clusters[i].values[id] = nil
+            }
         }
 
         // Cloud-only clusters must exist here, and the node's own plumbing stays local.
@@ -244,6 +268,11 @@ struct DeviceResolver {
         let resolvedTypes = types.map { ResolvedDeviceType(id: $0.value.id, name: $0.value.name, revision: $0.value.revision) }
         return EndpointState(number: doc.number, deviceTypes: resolvedTypes, clusters: clusters, cloudOnly: cloudOnly)
     }
+
+    /// Utility device types (Matter 1.4 device library, class "Utility") that real devices put
+    /// on the root endpoint beside Root Node: OTA Requestor, OTA Provider, Power Source,
+    /// Electrical Sensor, Device Energy Management.
+    static let rootUtilityDeviceTypes: Set<UInt32> = [0x0011, 0x0012, 0x0014, 0x0510, 0x050D]
 
     /// Without explicit features, a cluster gets its device types' required features, any
     /// feature those make mandatory, and the first member of each choice group left empty

@@ -231,12 +231,20 @@ public struct ResolvedCluster: Sendable, Hashable {
     public var explicitAttributes: Set<AttributeID>
     /// True when the profile did not list the cluster and a device type's requirement added it.
     public var addedByDeviceType: Bool
+    /// Global attributes the profile gives as a real device serves them (`revision` and
+    /// `featureMap` are also in the fields above).
+    public var served: ServedGlobals
+    /// `rawAttributes`: served as written, not in `supportedAttributes` or `initialValues`.
+    public var rawAttributes: [AttributeID: TLVValue]
 
     public init(
         id: ClusterID, name: String, revision: UInt16, features: Set<String>, featureMap: UInt32,
         supportedAttributes: Set<AttributeID>, initialValues: [AttributeID: TLVValue],
-        explicitAttributes: Set<AttributeID>, addedByDeviceType: Bool
+        explicitAttributes: Set<AttributeID>, addedByDeviceType: Bool, served: ServedGlobals = ServedGlobals(),
+        rawAttributes: [AttributeID: TLVValue] = [:]
     ) {
+        self.served = served
+        self.rawAttributes = rawAttributes
         self.id = id
         self.name = name
         self.revision = revision

@@ -56,17 +56,26 @@ public struct ClusterInstanceDescription: Sendable, Hashable {
     /// Initial (or persisted) attribute values; missing ones take the cluster's defaults.
     public var attributes: [AttributeID: TLVValue]
     public var behavior: ClusterBehavior
+    /// Global attributes served as given instead of derived (a clone of a real device).
+    public var served: ServedGlobals
+    /// Attributes served exactly as given, unchecked by the model: manufacturer-specific
+    /// ones, and values a real device holds that the model's constraints would reject.
+    public var rawAttributes: [AttributeID: TLVValue]
 
     public init(
         id: ClusterID,
         features: Set<String> = [],
         attributes: [AttributeID: TLVValue] = [:],
-        behavior: ClusterBehavior = ClusterBehavior()
+        behavior: ClusterBehavior = ClusterBehavior(),
+        served: ServedGlobals = ServedGlobals(),
+        rawAttributes: [AttributeID: TLVValue] = [:]
     ) {
         self.id = id
         self.features = features
         self.attributes = attributes
         self.behavior = behavior
+        self.served = served
+        self.rawAttributes = rawAttributes
     }
 }
 

@@ -132,9 +132,10 @@ extension NodeRuntime {
         _ instance: ClusterInstanceDescription, at path: ClusterPath
     ) throws(NodeDescriptionError) -> NodeComposition.ClusterEntry {
         let location = "endpoint \(path.endpoint) / cluster \(path.cluster)"
-        guard let definition = model.cluster(instance.id) else {
+        guard let known = model.cluster(instance.id) ?? manufacturerSpecific(instance) else {
             throw NodeDescriptionError(path: location, message: "unknown cluster")
         }
+        let definition = instance.rawAttributes.isEmpty ? known : known.adding(rawAttributes: instance.rawAttributes)
         let knownFeatures = Set(definition.features.map(\.code))
         if let unknown = instance.features.subtracting(knownFeatures).sorted().first {
             throw NodeDescriptionError(
@@ -165,8 +166,15 @@ extension NodeRuntime {
             // A profile writes 2100 for an int16 as an unsigned number: served as the type says.
             values[attributeID] = attribute.type.encoding(value)
         }
+        // Served as given: what a real device holds, whatever the model says of it.
+        for (attributeID, value) in instance.rawAttributes {
+            guard !GlobalAttribute.isGlobal(attributeID) else {
+                throw NodeDescriptionError(path: "\(location) / attribute \(attributeID)", message: "global attributes are derived, not set")
+            }
+            values[attributeID] = value
+        }
         for attribute in definition.allowedAttributes(features: features)
-        where values[attribute.id] == nil && !GlobalAttribute.isGlobal(attribute.id) {
+        where values[attribute.id] == nil && !GlobalAttribute.isGlobal(attribute.id) && instance.rawAttributes[attribute.id] == nil {
             if let value = server.initialValue(for: attribute.id) {
                 values[attribute.id] = value
             } else if attribute.conformance.isMandatory(features: features) {
@@ -178,25 +186,41 @@ extension NodeRuntime {
             }
         }
 
-        let accepted = definition.commands
+        var accepted = definition.commands
             .filter { $0.direction == .request && $0.conformance.isAllowed(features: features) && server.handles($0.id) }
             .map(\.id).sorted()
         for command in definition.commands
         where command.direction == .request && command.conformance.isMandatory(features: features) && !accepted.contains(command.id) {
             logger.warning("\(location): mandatory command \(command.name) is not simulated")
         }
-        let generated = Set(
+        var generated = Set(
             accepted.compactMap { id in
                 definition.command(id)?.responseName.flatMap { name in definition.responses.first { $0.name == name }?.id }
             }
         ).sorted()
 
-        values.merge(
-            GlobalAttribute.values(
-                definition: definition, features: features, present: values.keys,
-                accepted: accepted, generated: generated),
-            uniquingKeysWith: { described, _ in described }
-        )
+        let served = instance.served
+        if let list = served.acceptedCommandList { accepted = list.map { CommandID($0) } }
+        if let list = served.generatedCommandList { generated = list.map { CommandID($0) } }
+        if let list = served.attributeList {
+            // The attributes the real device has: mandatory ones it lacks are left out; one it
+            // serves without listing it (a quirk a dump shows) stays, as given.
+            let listed = Set(list.map { AttributeID($0) })
+            values = values.filter { listed.contains($0.key) || instance.attributes[$0.key] != nil || instance.rawAttributes[$0.key] != nil }
+            for missing in listed.subtracting(values.keys).subtracting(GlobalAttribute.all).sorted() {
+                logger.notice("\(location): attribute \(missing) is listed but has no value; left out")
+            }
+        }
+        var globals = GlobalAttribute.values(
+            definition: definition, features: features, present: values.keys, accepted: accepted, generated: generated)
+        if let revision = served.revision { globals[GlobalAttribute.clusterRevision] = .uint(revision) }
+        if let map = served.featureMap { globals[GlobalAttribute.featureMap] = .uint(map) }
+        if let list = served.attributeList {
+            let listed = Set(list.map { AttributeID($0) })
+            globals = globals.filter { listed.contains($0.key) }
+            globals[GlobalAttribute.attributeList] = listed.contains(GlobalAttribute.attributeList) ? .arrayOf(list.map { .uint($0) }) : nil
+        }
+        values.merge(globals, uniquingKeysWith: { described, _ in described })
         store.addCluster(
             path, values: values,
             quiet: Dictionary(uniqueKeysWithValues: definition.attributes.compactMap { a in QuietRule.of(a).map { (a.id, $0) } }))
@@ -205,6 +229,13 @@ extension NodeRuntime {
             definition: definition, features: features, attributes: values.keys.sorted(),
             acceptedCommands: accepted, generatedCommands: generated
         )
+    }
+
+    /// A manufacturer-specific cluster a clone serves as dumped (the model cannot know it).
+    private func manufacturerSpecific(_ instance: ClusterInstanceDescription) -> ClusterDefinition? {
+        guard instance.id.isManufacturerSpecific else { return nil }
+        return .manufacturerSpecific(
+            instance.id, revision: instance.served.revision ?? 1, globalsFrom: model.cluster(DescriptorServer.clusterID))
     }
 
     private func makeServer(for instance: ClusterInstanceDescription, endpoint: EndpointNumber) -> any ClusterServer {

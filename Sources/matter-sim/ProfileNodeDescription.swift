@@ -19,7 +19,7 @@ extension ResolvedDeviceProfile {
                 var instance = ClusterInstanceDescription(
                     id: cluster.id, features: cluster.features,
                     attributes: initialAttributes(of: cluster, on: endpoint.number, model: model),
-                    behavior: behavior(of: cluster))
+                    behavior: behavior(of: cluster), served: cluster.served, rawAttributes: cluster.rawAttributes)
                 // The node's own commissioning clusters keep the features it implements.
                 if endpoint.number == 0, let root = rootClusters[cluster.id] {
                     instance.features.formUnion(root.features)

@@ -645,6 +645,12 @@ class Check:
             async with at_once:
                 await self.step(device, "interview: endpoints, device types, clusters, BasicInformation",
                                 lambda: self.interview(device))
+                if self.args.dump_dir:
+                    # The server's node JSON as interviewed (scripts/clone-roundtrip.sh clones it).
+                    with open(os.path.join(self.args.dump_dir, f"{device.d['serialNumber']}.json"), "w") as out:
+                        json.dump(self.server.nodes[device.node_id], out, indent=1)
+                if self.args.interview_only:
+                    return
                 await self.cluster_steps(device)
                 await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
 
@@ -655,9 +661,9 @@ class Check:
             commissioned.append(device)
             checking.append(asyncio.create_task(check(device)))
         await asyncio.gather(*checking)
-        if commissioned:
+        if commissioned and not self.args.interview_only:
             await self.power_cycle(commissioned)
-        if any(self.server.available(d.node_id) for d in commissioned):
+        if not self.args.interview_only and any(self.server.available(d.node_id) for d in commissioned):
             await self.multi_admins(commissioned)
         await self.server.close()
         allowed = max(2, int(self.follow_count * LATE_ALLOWED))
@@ -721,6 +727,8 @@ def main():
     parser.add_argument("--available-timeout", type=float, default=120)
     parser.add_argument("--power-on-bound", type=float, default=None,
                         help="seconds from power-on within which every node must be available again (default: not checked)")
+    parser.add_argument("--dump-dir", help="write each node's JSON, as the server interviewed it, here (SERIAL.json)")
+    parser.add_argument("--interview-only", action="store_true", help="commission and interview only (no cluster steps, power cut or second admin)")
     args = parser.parse_args()
     args.second_admin = json.loads(args.second_admin)
     descriptions = json.load(open(args.devices))["devices"]
