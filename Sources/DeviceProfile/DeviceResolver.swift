@@ -272,7 +272,9 @@ struct DeviceResolver {
     /// Utility device types (Matter 1.4 device library, class "Utility") that real devices put
     /// on the root endpoint beside Root Node: OTA Requestor, OTA Provider, Power Source,
     /// Electrical Sensor, Device Energy Management.
-    static let rootUtilityDeviceTypes: Set<UInt32> = [0x0011, 0x0012, 0x0014, 0x0510, 0x050D]
+    static let rootUtilityDeviceTypes: Set<UInt32> = Set(
+        [DeviceTypes.otaRequestor, DeviceTypes.otaProvider, DeviceTypes.powerSource, DeviceTypes.electricalSensor,
+         DeviceTypes.deviceEnergyManagement].map(\.rawValue))
 
     /// Without explicit features, a cluster gets its device types' required features, any
     /// feature those make mandatory, and the first member of each choice group left empty

@@ -32,7 +32,7 @@ struct PlugInDimmerAndSpeakerTraitTests {
         let plug = try await TestDevice.start(
             Self.node(DeviceTypes.dimmablePlugInUnit.rawValue, product: "Plug-in Dimmer", serial: "DPLUG-1", levelFeatures: ["OO", "LT"]))
         defer {
-            Task {
+            PendingCleanups.run {
                 await plug.stop(); await rig.close()
             }
         }
@@ -50,7 +50,7 @@ struct PlugInDimmerAndSpeakerTraitTests {
         let speaker = try await TestDevice.start(
             Self.node(DeviceTypes.speaker.rawValue, product: "Kitchen Speaker", serial: "SPK-1", levelFeatures: []))
         defer {
-            Task {
+            PendingCleanups.run {
                 await speaker.stop(); await rig.close()
             }
         }

@@ -6,6 +6,7 @@ import MatterProtocol
 import MatterTLV
 import Testing
 @testable import matter_sim
+import TestWaiting
 
 /// Tests/Fixtures/real-devices: dumps of real devices (PROVENANCE.md says where from).
 private let realDevices = URL(fileURLWithPath: #filePath)
@@ -166,7 +167,7 @@ struct CloneTests {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let commissioner = try await LoopbackCommissioner.start()
-        defer { Task { await commissioner.stop() } }
+        defer { PendingCleanups.run { await commissioner.stop() } }
         var total = (identical: 0, compared: 0)
         for (index, name) in dumps.enumerated() {
             let text = try String(contentsOf: realDevices.appendingPathComponent(name), encoding: .utf8)

@@ -32,16 +32,21 @@ public struct NodeCloner: Sendable {
     }
 
     let model: MatterModel
+    private typealias Global = Clusters.Global.Attribute
 
     public init(model: MatterModel = .standard) { self.model = model }
 
     /// Root clusters whose state is the node's own (fabrics, ACL, credentials, commissioning).
-    static let regeneratedRootClusters: Set<UInt32> = [0x001F, 0x0030, 0x0031, 0x0033, 0x003C, 0x003E, 0x003F]
+    static let regeneratedRootClusters: Set<UInt32> = Set(
+        [Clusters.AccessControl.id, Clusters.GeneralCommissioning.id, Clusters.NetworkCommissioning.id,
+         Clusters.GeneralDiagnostics.id, Clusters.AdministratorCommissioning.id, Clusters.OperationalCredentials.id,
+         Clusters.GroupKeyManagement.id].map(\.rawValue))
     /// Network diagnostics (Thread, Wi-Fi, Ethernet): present, with the node's own live values.
-    static let networkDiagnostics: Set<UInt32> = [0x0035, 0x0036, 0x0037]
-    static let descriptor: UInt32 = 0x001D
-    static let basicInformation: UInt32 = 0x0028
-    static let bridgedBasicInformation: UInt32 = 0x0039
+    static let networkDiagnostics: Set<UInt32> = Set(
+        [Clusters.ThreadNetworkDiagnostics.id, Clusters.WiFiNetworkDiagnostics.id, Clusters.EthernetNetworkDiagnostics.id].map(\.rawValue))
+    static let descriptor = Clusters.Descriptor.id.rawValue
+    static let basicInformation = Clusters.BasicInformation.id.rawValue
+    static let bridgedBasicInformation = Clusters.BridgedDeviceBasicInformation.id.rawValue
     /// BasicInformation attribute ID → identity key.
     static let identityKeys: [UInt32: String] = [
         1: "vendorName", 2: "vendorID", 3: "productName", 4: "productID", 7: "hardwareVersion", 8: "hardwareVersionString",
@@ -171,27 +176,27 @@ public struct NodeCloner: Sendable {
                 var lines_: [String] = []
                 var raw: [String] = []
                 let attributes = dump.attributes(of: endpoint, clusterID)
-                let featureMap = attributes.first { $0.0.rawValue == 0xFFFC }?.1.integer.flatMap { UInt32(exactly: $0.magnitude) }
+                let featureMap = attributes.first { $0.0 == Global.featureMap }?.1.integer.flatMap { UInt32(exactly: $0.magnitude) }
                 let features = featureMap.map(definition.featureCodes(map:)) ?? []
                 // Globals as served.
                 // Globals as served, in the order a reader expects.
-                let globalOrder: [UInt32] = [0xFFFD, 0xFFFC, 0xFFFB, 0xFFF9, 0xFFF8]
+                let globalOrder = [Global.clusterRevision, Global.featureMap, Global.attributeList, Global.acceptedCommandList, Global.generatedCommandList].map(\.rawValue)
                 for (attribute, json) in attributes.filter({ Self.isGlobal($0.0) }).sorted(by: {
                     (globalOrder.firstIndex(of: $0.0.rawValue) ?? 9) < (globalOrder.firstIndex(of: $1.0.rawValue) ?? 9)
                 }) {
                     let at = "\(where_)/\(attribute.rawValue)"
                     switch attribute.rawValue {
-                    case 0xFFFD:
+                    case Global.clusterRevision.rawValue:
                         guard let v = json.integer, !v.negative, (1...0xFFFF).contains(v.magnitude) else { throw CloneError(path: "\(file): attributes[\"\(at)\"]", message: "expected a ClusterRevision in 1...65535, got \(json.kind)") }
                         lines_.append("        revision: \(v.magnitude)")
-                    case 0xFFFC:
+                    case Global.featureMap.rawValue:
                         guard let v = featureMap else { throw CloneError(path: "\(file): attributes[\"\(at)\"]", message: "expected a FeatureMap (a 32-bit integer), got \(json.kind)") }
                         lines_.append("        featureMap: \(v)")
-                    case 0xFFFB, 0xFFF9, 0xFFF8:
+                    case Global.attributeList.rawValue, Global.acceptedCommandList.rawValue, Global.generatedCommandList.rawValue:
                         guard case .array(let items) = json, let ids = Optional(items.compactMap { $0.integer.flatMap { $0.negative ? nil : UInt32(exactly: $0.magnitude) } }), ids.count == items.count else {
                             throw CloneError(path: "\(file): attributes[\"\(at)\"]", message: "expected a list of IDs, got \(json.kind)")
                         }
-                        let name = attribute.rawValue == 0xFFFB ? "attributeList" : attribute.rawValue == 0xFFF9 ? "acceptedCommandList" : "generatedCommandList"
+                        let name = attribute == Global.attributeList ? "attributeList" : attribute == Global.acceptedCommandList ? "acceptedCommandList" : "generatedCommandList"
                         // As served, repeats and an EventList (0xFFFA, gone since Matter 1.3) included.
                         lines_.append("        \(name): \(ProfileYAML.idList(ids))")
                     default:
@@ -287,7 +292,7 @@ public struct NodeCloner: Sendable {
         return value.map(isFabricScopedList) ?? false
     }
 
-    static func isGlobal(_ attribute: AttributeID) -> Bool { (0xFFF8...0xFFFD).contains(attribute.rawValue) }
+    static func isGlobal(_ attribute: AttributeID) -> Bool { (Global.generatedCommandList.rawValue...Global.clusterRevision.rawValue).contains(attribute.rawValue) }
     static let eventList: UInt32 = 0xFFFA
 
     /// A list of structs carrying a FabricIndex (field 254): one fabric's entries, not the device's.
