@@ -45,16 +45,19 @@ commissioned_count() {
 }
 commissioned=$(commissioned_count)
 echo "lossy-bench: commissioned $commissioned of $count devices in $took s"
-if [ "$commissioned" != "$count" ]; then
-  # A commissioning has ~30 messages: at 20 % loss one of them exhausts MRP's five
-  # transmissions now and then (0.2^5 each), and that device's commissioning fails. A person
-  # runs the command again: it commissions the rest and leaves the present ones be.
-  grep -h "failed" "$STATE/commission.out" | sed 's/^/lossy-bench:   first attempt: /' | head -5
+# A commissioning has ~30 messages: at 20 % loss one of them exhausts MRP's five
+# transmissions now and then (0.2^5 each), and that device's commissioning fails; with the
+# demo home's 28 devices one or two fail on a first attempt and, now and then, one again on a
+# second. A person runs the command again: it commissions the rest and leaves the present
+# ones be. Up to two more attempts, each reported.
+for attempt in 2 3; do
+  [ "$commissioned" != "$count" ] || break
+  grep -h "failed" "$STATE/commission.out" | sed "s/^/lossy-bench:   attempt $((attempt - 1)): /" | head -5
   scripts/fakelan.sh exec "$LAN" phone -- "$BIN/homectl" commission --home "$home" --database "$STATE/phone.sqlite" \
-    --paa-trust-store "$TRUST" --host 10.77.0.2 --timeout 60 >"$STATE/commission2.out" 2>"$STATE/commission2.err" || true
+    --paa-trust-store "$TRUST" --host 10.77.0.2 --timeout 60 >"$STATE/commission.out" 2>"$STATE/commission.err" || true
   first=$commissioned; commissioned=$(commissioned_count)
-  echo "lossy-bench: a second \`homectl commission\`: $commissioned of $count ($((commissioned - first)) more)"
-fi
+  echo "lossy-bench: \`homectl commission\` attempt $attempt: $commissioned of $count ($((commissioned - first)) more)"
+done
 
 # The devices with On/Off: the commands go to them, as evenly as COMMANDS allows.
 mapfile -t targets < <(scripts/fakelan.sh exec "$LAN" phone -- "$BIN/homectl" devices --home "$STATE/phone.sqlite" --json --no-dnssd --timeout 2 2>/dev/null \
