@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        // The relay's shared store when several instances run (`serve --database postgres://…`).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         // Layer 0: the spec's TLV encoding (Appendix A).
@@ -118,13 +120,14 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The server (Hummingbird + WebSocket, SQLite registrations).
+        // The server (Hummingbird + WebSocket; registrations in SQLite, or PostgreSQL for several instances).
         .target(name: "CloudRelay", dependencies: [
             "RelayProtocol", "MatterCrypto", "MatterProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -239,7 +242,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/circuitmatter_light.py"]),
         .testTarget(name: "CloudRelayTests", dependencies: [
-            "TestWaiting", "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
+            "TestWaiting", "CloudRelay", "ChildProcess", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
             "MatterTLV",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import Logging
 import MatterCrypto
 import RelayProtocol
 
@@ -25,6 +25,8 @@ public enum RelayStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case noSuchHome(String)
     case noSuchDevice(homeID: String, deviceID: String)
     case tooManyDevices(homeID: String, limit: Int)
+    case invalidDatabaseURL(String)
+    case databaseUnavailable(String)
 
     public var description: String {
         switch self {
@@ -33,77 +35,47 @@ public enum RelayStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         case .homeExists(let n): "a home named '\(n)' exists"
         case .noSuchHome(let h): "no home '\(h)'"
         case .noSuchDevice(let h, let d): "no device '\(d)' in home '\(h)'"
+        case .invalidDatabaseURL(let u):
+            "invalid database URL '\(u)': expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]"
+        case .databaseUnavailable(let why): "the database is unavailable: \(why)"
         }
     }
 }
 
-/// The relay's registrations in SQLite: homes with their token digests, and
-/// devices with their credential digests. Survives restarts of the relay.
+/// The relay's registrations: homes with their token digests, devices with their credential
+/// digests, and the revocation counter. Survives restarts of the relay. The rules (identifiers,
+/// secrets, limits) live here; the rows live in an engine (`RelayStoreEngine`): SQLite by
+/// default, PostgreSQL when several relay instances share one store.
 public final class RelayStore: Sendable {
-    private let database: DatabasePool
+    let engine: any RelayStoreEngine
 
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    public init(path: String) throws {
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = true
-        // The CLI and a running relay may touch the same file: wait rather than fail.
-        configuration.busyMode = .timeout(5)
-        // WAL (a DatabasePool): reads never wait for a registration being written, and a
-        // commit costs one sync of the log instead of several of the database.
-        // Token and credential digests: readable by the relay's user only (SQLite gives its
-        // -wal and -shm files the database file's mode). A file an older relay made 0644 is
-        // narrowed too.
-        if !FileManager.default.fileExists(atPath: path) {
-            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-        }
-        database = try DatabasePool(path: path, configuration: configuration)
-        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
-            try SecretFiles.restrict(URL(fileURLWithPath: file))
-        }
-        try Self.migrator.migrate(database)
+    /// Opens (creating if needed) the SQLite database at `path` and brings its schema up to date.
+    public convenience init(path: String) throws {
+        self.init(engine: try RelaySQLiteStore(path: path))
     }
 
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE home (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        name TEXT NOT NULL UNIQUE,
-                        tokenDigest TEXT NOT NULL UNIQUE,
-                        createdAt DATETIME NOT NULL
-                    );
-                    CREATE TABLE device (
-                        homeID TEXT NOT NULL REFERENCES home(id) ON DELETE CASCADE,
-                        deviceID TEXT NOT NULL,
-                        label TEXT,
-                        credentialDigest TEXT NOT NULL UNIQUE,
-                        createdAt DATETIME NOT NULL,
-                        PRIMARY KEY (homeID, deviceID)
-                    );
-                    """)
-        }
-        // A counter every revocation bumps (token rotated, device removed or re-issued), in
-        // the same transaction: a running relay polls it to cut the connections it revoked,
-        // also when the CLI made the change from another process.
-        migrator.registerMigration("v2-revocations") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE revocation (id INTEGER PRIMARY KEY CHECK (id = 1), counter INTEGER NOT NULL);
-                    INSERT INTO revocation (id, counter) VALUES (1, 0);
-                    """)
-        }
-        return migrator
+    init(engine: any RelayStoreEngine) {
+        self.engine = engine
     }
 
-    private static func bumpRevocations(_ db: Database) throws {
-        try db.execute(sql: "UPDATE revocation SET counter = counter + 1 WHERE id = 1")
+    /// A `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]` URL
+    /// opens PostgreSQL (connecting, and migrating its schema); anything else is an SQLite file.
+    public static func open(_ location: String, logger: Logger = Logger(label: "matter.relay.store")) async throws -> RelayStore {
+        if RelayPostgresStore.isURL(location) {
+            return RelayStore(engine: try await RelayPostgresStore.connect(url: location, logger: logger))
+        }
+        return try RelayStore(path: location)
     }
+
+    /// "sqlite" or "postgresql".
+    public var engineName: String { engine.name }
+
+    /// Ends the engine's connections (PostgreSQL's pool); SQLite's file closes with the store.
+    public func close() async { await engine.close() }
 
     /// Grows whenever a credential stops working.
     public func revocationCounter() async throws -> Int64 {
-        try await database.read { db in try Int64.fetchOne(db, sql: "SELECT counter FROM revocation WHERE id = 1") ?? 0 }
+        try await engine.revocationCounter()
     }
 
     // MARK: Homes
@@ -114,52 +86,29 @@ public final class RelayStore: Sendable {
         guard !trimmed.isEmpty, trimmed.utf8.count <= 128 else { throw RelayStoreError.invalidIdentifier(name) }
         let token = RelayCredentials.generate(prefix: RelayCredentials.homeTokenPrefix)
         let home = RelayHome(id: "h" + RelayCredentials.hex(SecureRandom.bytes(6)), name: trimmed, createdAt: Date())
-        let digest = RelayCredentials.digest(token)
-        try await database.write { db in
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM home WHERE name = ?", arguments: [trimmed]) != nil {
-                throw RelayStoreError.homeExists(trimmed)
-            }
-            try db.execute(
-                sql: "INSERT INTO home (id, name, tokenDigest, createdAt) VALUES (?, ?, ?, ?)",
-                arguments: [home.id, home.name, digest, home.createdAt])
-        }
+        try await engine.insertHome(home, tokenDigest: RelayCredentials.digest(token))
         return (home, token)
     }
 
     /// Issues a new token for a home; the old one stops working.
     public func rotateHomeToken(homeID: String) async throws -> String {
         let token = RelayCredentials.generate(prefix: RelayCredentials.homeTokenPrefix)
-        let digest = RelayCredentials.digest(token)
-        try await database.write { db in
-            try db.execute(sql: "UPDATE home SET tokenDigest = ? WHERE id = ?", arguments: [digest, homeID])
-            if db.changesCount == 0 { throw RelayStoreError.noSuchHome(homeID) }
-            try Self.bumpRevocations(db)
-        }
+        try await engine.replaceTokenDigest(homeID: homeID, digest: RelayCredentials.digest(token))
         return token
     }
 
     public func homes() async throws -> [RelayHome] {
-        try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, createdAt FROM home ORDER BY name").map(Self.home)
-        }
+        try await engine.homes()
     }
 
     /// The home with this ID, or else with this name.
     public func home(_ idOrName: String) async throws -> RelayHome? {
-        try await database.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT id, name, createdAt FROM home WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1",
-                arguments: [idOrName, idOrName, idOrName]
-            ).map(Self.home)
-        }
+        try await engine.home(idOrName: idOrName)
     }
 
     /// The home a token belongs to.
     public func authenticateHome(token: String) async throws -> RelayHome? {
-        let digest = RelayCredentials.digest(token)
-        return try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, name, createdAt FROM home WHERE tokenDigest = ?", arguments: [digest]).map(Self.home)
-        }
+        try await engine.home(tokenDigest: RelayCredentials.digest(token))
     }
 
     // MARK: Devices
@@ -169,65 +118,27 @@ public final class RelayStore: Sendable {
     public func registerDevice(homeID: String, deviceID: String, label: String? = nil, limit: Int? = nil) async throws -> String {
         guard RelayFrame.isValidIdentifier(deviceID) else { throw RelayStoreError.invalidIdentifier(deviceID) }
         let credential = RelayCredentials.generate(prefix: RelayCredentials.deviceCredentialPrefix)
-        let digest = RelayCredentials.digest(credential)
-        let now = Date()
-        try await database.write { db in
-            guard try Row.fetchOne(db, sql: "SELECT 1 FROM home WHERE id = ?", arguments: [homeID]) != nil else {
-                throw RelayStoreError.noSuchHome(homeID)
-            }
-            // Checked in the write transaction: concurrent registrations cannot pass the limit together.
-            if let limit,
-                try Row.fetchOne(db, sql: "SELECT 1 FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID]) == nil,
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device WHERE homeID = ?", arguments: [homeID]) ?? 0 >= limit
-            {
-                throw RelayStoreError.tooManyDevices(homeID: homeID, limit: limit)
-            }
-            try db.execute(
-                sql: """
-                    INSERT INTO device (homeID, deviceID, label, credentialDigest, createdAt) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (homeID, deviceID) DO UPDATE SET credentialDigest = excluded.credentialDigest,
-                        label = COALESCE(excluded.label, device.label)
-                    """,
-                arguments: [homeID, deviceID, label, digest, now])
-            try Self.bumpRevocations(db)  // a re-issued credential revokes the old one
-        }
+        try await engine.upsertDevice(
+            RelayDeviceRegistration(homeID: homeID, deviceID: deviceID, label: label, createdAt: Date()),
+            credentialDigest: RelayCredentials.digest(credential), limit: limit)
         return credential
     }
 
     public func removeDevice(homeID: String, deviceID: String) async throws {
-        try await database.write { db in
-            try db.execute(sql: "DELETE FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, deviceID])
-            if db.changesCount == 0 { throw RelayStoreError.noSuchDevice(homeID: homeID, deviceID: deviceID) }
-            try Self.bumpRevocations(db)
-        }
+        try await engine.deleteDevice(homeID: homeID, deviceID: deviceID)
     }
 
     public func devices(homeID: String) async throws -> [RelayDeviceRegistration] {
-        try await database.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT homeID, deviceID, label, createdAt FROM device WHERE homeID = ? ORDER BY deviceID",
-                arguments: [homeID]
-            ).map(Self.device)
-        }
+        try await engine.devices(homeID: homeID)
     }
 
     public func device(homeID: String, deviceID: String) async throws -> RelayDeviceRegistration? {
-        try await database.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT homeID, deviceID, label, createdAt FROM device WHERE homeID = ? AND deviceID = ?",
-                arguments: [homeID, deviceID]
-            ).map(Self.device)
-        }
+        try await engine.device(homeID: homeID, deviceID: deviceID)
     }
 
     /// The device a credential belongs to.
     public func authenticateDevice(credential: String) async throws -> RelayDeviceRegistration? {
-        let digest = RelayCredentials.digest(credential)
-        return try await database.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT homeID, deviceID, label, createdAt FROM device WHERE credentialDigest = ?", arguments: [digest]
-            ).map(Self.device)
-        }
+        try await engine.device(credentialDigest: RelayCredentials.digest(credential))
     }
 
     // MARK: Hub mode
@@ -238,39 +149,62 @@ public final class RelayStore: Sendable {
     public func mirror(homeID: String, token: String, deviceIDs: [String]) async throws {
         guard RelayFrame.isValidIdentifier(homeID) else { throw RelayStoreError.invalidIdentifier(homeID) }
         for id in deviceIDs where !RelayFrame.isValidIdentifier(id) { throw RelayStoreError.invalidIdentifier(id) }
-        let digest = RelayCredentials.digest(token)
-        let now = Date()
-        try await database.write { db in
-            try db.execute(sql: "DELETE FROM home WHERE id != ?", arguments: [homeID])
-            try db.execute(
-                sql: """
-                    INSERT INTO home (id, name, tokenDigest, createdAt) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET tokenDigest = excluded.tokenDigest
-                    """,
-                arguments: [homeID, homeID, digest, now])
-            let wanted = Set(deviceIDs)
-            let existing = Set(try String.fetchAll(db, sql: "SELECT deviceID FROM device WHERE homeID = ?", arguments: [homeID]))
-            for id in existing.subtracting(wanted) {
-                try db.execute(sql: "DELETE FROM device WHERE homeID = ? AND deviceID = ?", arguments: [homeID, id])
-            }
-            for id in wanted.subtracting(existing) {
-                let unusable = RelayCredentials.digest(RelayCredentials.generate(prefix: RelayCredentials.deviceCredentialPrefix))
-                try db.execute(
-                    sql: "INSERT INTO device (homeID, deviceID, label, credentialDigest, createdAt) VALUES (?, ?, NULL, ?, ?)",
-                    arguments: [homeID, id, unusable, now])
-            }
-            try Self.bumpRevocations(db)  // the token may have changed
-        }
+        try await engine.mirror(
+            home: RelayHome(id: homeID, name: homeID, createdAt: Date()), tokenDigest: RelayCredentials.digest(token),
+            deviceIDs: Set(deviceIDs))
     }
 
-    // row.decode throws on a value of the wrong type where row[...] would trap.
-    private static func home(_ row: Row) throws -> RelayHome {
-        try RelayHome(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"), createdAt: row.decode(forColumn: "createdAt"))
-    }
+    // MARK: Moving stores
 
-    private static func device(_ row: Row) throws -> RelayDeviceRegistration {
-        try RelayDeviceRegistration(
-            homeID: row.decode(forColumn: "homeID"), deviceID: row.decode(forColumn: "deviceID"),
-            label: row.decode(forColumn: "label"), createdAt: row.decode(forColumn: "createdAt"))
+    /// Copies every home, device and digest of `source` into this store (`matter-relay
+    /// migrate`): existing rows with the same IDs take the source's digests, and the revocation
+    /// counter moves past both, so running relays re-check their connections. Safe to repeat.
+    public func copy(from source: RelayStore) async throws -> (homes: Int, devices: Int) {
+        let rows = try await source.engine.dump()
+        try await engine.load(rows)
+        return (rows.homes.count, rows.devices.count)
+    }
+}
+
+/// Every row of a store, as `RelayStore.copy(from:)` moves them.
+struct RelayStoreRows: Sendable {
+    var homes: [(home: RelayHome, tokenDigest: String)]
+    var devices: [(device: RelayDeviceRegistration, credentialDigest: String)]
+    var revocationCounter: Int64
+}
+
+/// Where a store's rows live: the operations `RelayStore` needs, each one transaction.
+/// `RelaySQLiteStore` and `RelayPostgresStore` implement it over one schema (`RelaySchema`).
+protocol RelayStoreEngine: Sendable {
+    var name: String { get }
+    func revocationCounter() async throws -> Int64
+    /// Throws `homeExists` for a name in use.
+    func insertHome(_ home: RelayHome, tokenDigest: String) async throws
+    /// Throws `noSuchHome`; bumps the revocation counter.
+    func replaceTokenDigest(homeID: String, digest: String) async throws
+    func homes() async throws -> [RelayHome]
+    func home(idOrName: String) async throws -> RelayHome?
+    func home(tokenDigest: String) async throws -> RelayHome?
+    /// Inserts, or replaces the credential (and a given label) of, a device; bumps the revocation
+    /// counter. Throws `noSuchHome`, and `tooManyDevices` for a new device past `limit`, checked
+    /// in the transaction so concurrent registrations cannot pass it together.
+    func upsertDevice(_ device: RelayDeviceRegistration, credentialDigest: String, limit: Int?) async throws
+    /// Throws `noSuchDevice`; bumps the revocation counter.
+    func deleteDevice(homeID: String, deviceID: String) async throws
+    func devices(homeID: String) async throws -> [RelayDeviceRegistration]
+    func device(homeID: String, deviceID: String) async throws -> RelayDeviceRegistration?
+    func device(credentialDigest: String) async throws -> RelayDeviceRegistration?
+    /// Keeps only `home` (its digest replaced) and exactly `deviceIDs` in it; new devices get
+    /// a digest of a credential nobody knows. Bumps the revocation counter.
+    func mirror(home: RelayHome, tokenDigest: String, deviceIDs: Set<String>) async throws
+    func dump() async throws -> RelayStoreRows
+    func load(_ rows: RelayStoreRows) async throws
+    func close() async
+}
+
+extension RelayStoreEngine {
+    /// A digest no credential has: a mirrored device is reached over Matter, not `/v1/device`.
+    static func unusableDigest() -> String {
+        RelayCredentials.digest(RelayCredentials.generate(prefix: RelayCredentials.deviceCredentialPrefix))
     }
 }

@@ -1,6 +1,7 @@
 // matter-relay: the cloud relay server (`serve`), its registrations (`home`, `device`),
 // and a loopback load benchmark (`bench`).
 import ArgumentParser
+import CloudRelay
 
 @main
 struct MatterRelay: AsyncParsableCommand {
@@ -12,11 +13,18 @@ struct MatterRelay: AsyncParsableCommand {
             connect to /v1/controller with their home's token. Interaction Model messages travel
             between them as TLV frames, within one home only.
             """,
-        subcommands: [ServeCommand.self, HomeCommand.self, DeviceCommand.self, BenchCommand.self])
+        subcommands: [ServeCommand.self, HomeCommand.self, DeviceCommand.self, MigrateCommand.self, BenchCommand.self])
 }
 
 /// Where the registrations live.
 struct DatabaseOption: ParsableArguments {
-    @Option(name: .long, help: "SQLite database of homes and devices (created if missing).")
+    @Option(name: .long, help: "SQLite database of homes and devices (created if missing), or a postgres:// URL.")
     var database: String = "matter-relay.sqlite"
+
+    func open() async throws -> RelayStore { try await Self.open(database) }
+
+    /// The store at `location`; a bad URL or an unreachable server is a usage error, said plainly.
+    static func open(_ location: String) async throws -> RelayStore {
+        do { return try await RelayStore.open(location) } catch let error as RelayStoreError { throw ValidationError("\(error)") }
+    }
 }

@@ -11,7 +11,7 @@ struct HomeCommand: AsyncParsableCommand {
         @Argument(help: "The home's name.") var name: String
 
         func run() async throws {
-            let store = try RelayStore(path: database.database)
+            let store = try await database.open()
             let (home, token) = try await store.addHome(name: name)
             print("home \(home.id) \"\(home.name)\"")
             print("token \(token)")
@@ -23,7 +23,7 @@ struct HomeCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            let store = try RelayStore(path: database.database)
+            let store = try await database.open()
             let homes = try await store.homes()
             for home in homes {
                 print("\(home.id)  \(home.name)  \(try await store.devices(homeID: home.id).count) devices")
@@ -39,7 +39,7 @@ struct HomeCommand: AsyncParsableCommand {
         @Argument(help: "The home's ID or name.") var home: String
 
         func run() async throws {
-            let store = try RelayStore(path: database.database)
+            let store = try await database.open()
             guard let found = try await store.home(home) else { throw ValidationError("no home '\(home)'") }
             print("token \(try await store.rotateHomeToken(homeID: found.id))")
         }
@@ -59,7 +59,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Argument(help: "The device ID (1...64 of A-Z a-z 0-9 . _ -).") var deviceID: String
 
         func run() async throws {
-            let store = try RelayStore(path: database.database)
+            let store = try await database.open()
             guard let found = try await store.home(home) else { throw ValidationError("no home '\(home)'") }
             let credential = try await store.registerDevice(homeID: found.id, deviceID: deviceID, label: label)
             print("device \(deviceID) in home \(found.id)")
@@ -73,7 +73,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "The home's ID or name.") var home: String
 
         func run() async throws {
-            let store = try RelayStore(path: database.database)
+            let store = try await database.open()
             guard let found = try await store.home(home) else { throw ValidationError("no home '\(home)'") }
             let devices = try await store.devices(homeID: found.id)
             for device in devices { print("\(device.deviceID)\(device.label.map { "  \($0)" } ?? "")") }
@@ -88,7 +88,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Argument(help: "The device ID.") var deviceID: String
 
         func run() async throws {
-            let store = try RelayStore(path: database.database)
+            let store = try await database.open()
             guard let found = try await store.home(home) else { throw ValidationError("no home '\(home)'") }
             try await store.removeDevice(homeID: found.id, deviceID: deviceID)
             print("removed \(deviceID)")

@@ -26,7 +26,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "cloud: devices connect over WebSockets; hub: a local hub reaching devices over Matter.")
     var mode: ServeMode = .cloud
     @Option(help: "Hub credentials file from `homectl hub credentials` (hub mode).") var credentials: String?
-    @Option(help: "SQLite database of homes and devices (default matter-relay.sqlite; hub mode: matter-hub.sqlite).")
+    @Option(
+        help: """
+            SQLite database of homes and devices (default matter-relay.sqlite; hub mode: matter-hub.sqlite), \
+            or postgres://user@host:port/db: the store several cloud relay instances share.
+            """)
     var database: String?
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on (0: any free port, printed at start).") var port = 8080
@@ -90,6 +94,9 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--mode hub needs --credentials FILE (from `homectl hub credentials --out FILE`)")
             }
             if adminTokenFile != nil { throw ValidationError("--admin-token-file is for --mode cloud: a hub has no admin API") }
+            if let database, database.hasPrefix("postgres") {
+                throw ValidationError("--database \(database): a hub keeps its one home in an SQLite file, not PostgreSQL")
+            }
             if home != nil { throw ValidationError("--home is for --mode cloud: a hub's home comes with its credentials") }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -130,7 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     private func runCloud(logger: Logger) async throws {
         let adminToken = try resolveAdminToken()
-        let store = try RelayStore(path: database ?? "matter-relay.sqlite")
+        let store = try await DatabaseOption.open(database ?? "matter-relay.sqlite")
         if let home, let homeTokenFile {
             try await keepHomeToken(home: home, in: store, file: URL(fileURLWithPath: homeTokenFile))
         }
@@ -147,6 +154,7 @@ struct ServeCommand: AsyncParsableCommand {
                 Data("matter-relay listening on \(host):\(port) (\(homes) homes, admin API \(adminState))\n".utf8))
         }
         try await app.runService()
+        await store.close()
         printSummary(server)
     }
 
