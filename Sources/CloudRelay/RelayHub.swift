@@ -118,9 +118,19 @@ final class RelayHub: Sendable {
         var exchangeID: UInt32
     }
 
+    /// A controller session of another instance, as a device here sees it.
+    private struct RemoteSession: Hashable {
+        var instance: String
+        var session: UInt32
+    }
+
     private struct State {
         var devices: [DeviceKey: RelayPeer] = [:]
         var controllers: [UInt32: RelayPeer] = [:]
+        /// Stand-in session IDs (from the same space as the controllers') for controllers of
+        /// other instances, both ways.
+        var remoteSessions: [UInt32: (remote: RemoteSession, homeID: String)] = [:]
+        var standIns: [RemoteSession: UInt32] = [:]
         var pending: [PendingKey: Duration] = [:]
         /// Whether a device not connected is registered, and when the store said so.
         var registrations: [DeviceKey: (registered: Bool, at: Duration)] = [:]
@@ -134,6 +144,9 @@ final class RelayHub: Sendable {
     /// answer only picks the failure's reason (offline or unknown), so a second-old one is fine.
     private static let registrationTTL = Duration.seconds(1)
     private static let registrationLimit = 10_000
+    /// Stand-in sessions kept before all are dropped (their controllers' instances say when
+    /// each goes; this bounds what a lost message leaves behind).
+    private static let standInLimit = 50_000
 
     // The lock guards the routing table; frames are queued to peers outside it.
     private let state = NIOLockedValueBox(State())
@@ -143,11 +156,14 @@ final class RelayHub: Sendable {
     let queueCapacity: Int
     let queueBudget: QueueBudget?
     let logger: Logger
+    /// The other instances sharing a PostgreSQL store, if any.
+    let cluster: RelayCluster?
 
     init(
         store: RelayStore, metrics: RelayMetrics, queueCapacity: Int, queueBudget: QueueBudget? = nil, clock: any MatterClock,
-        logger: Logger
+        cluster: RelayCluster? = nil, logger: Logger
     ) {
+        self.cluster = cluster
         self.clock = clock
         self.store = store
         self.metrics = metrics
@@ -158,10 +174,15 @@ final class RelayHub: Sendable {
 
     func makePeer(role: RelayRole, homeID: String, deviceID: String?) -> RelayPeer {
         let id = state.withLockedValue { s -> UInt32 in
-            repeat { s.nextID &+= 1 } while s.nextID == 0 || s.controllers[s.nextID] != nil
-            return s.nextID
+            Self.nextFreeID(&s)
         }
         return RelayPeer(id: id, role: role, homeID: homeID, deviceID: deviceID, queueCapacity: queueCapacity, budget: queueBudget)
+    }
+
+    /// A peer or stand-in ID no controller session or stand-in holds.
+    private static func nextFreeID(_ s: inout State) -> UInt32 {
+        repeat { s.nextID &+= 1 } while s.nextID == 0 || s.controllers[s.nextID] != nil || s.remoteSessions[s.nextID] != nil
+        return s.nextID
     }
 
     var connectedCounts: (devices: Int, controllers: Int) {
@@ -196,28 +217,38 @@ final class RelayHub: Sendable {
             logger.info("device reconnected; closing its previous connection", metadata: ["device": "\(deviceID)"])
             replaced.close()
         }
+        // Recorded for the other instances, which then hear it is online.
+        cluster?.opened(peer)
     }
 
     func detachDevice(_ peer: RelayPeer) {
         guard let deviceID = peer.deviceID else { return }
         let key = DeviceKey(homeID: peer.homeID, deviceID: deviceID)
-        state.withLockedValue { s in
+        let freed = state.withLockedValue { s -> Bool in
             // A newer connection of the same device may already have taken the slot.
-            guard s.devices[key] === peer else { return }
+            guard s.devices[key] === peer else { return false }
             s.devices[key] = nil
             for controller in s.controllers.values where controller.homeID == peer.homeID {
                 _ = controller.send(.presence(RelayPresence(deviceID: deviceID, online: false)))
             }
+            return true
         }
+        cluster?.closed(peer, wentOffline: freed)
     }
 
     /// Registers a controller connection and queues its hello and the presence of
     /// every device of the home (the registered ones and any online). Done under the
     /// lock, so a presence change racing with it is queued after this snapshot, never before.
     func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String]) {
+        attachController(peer, hello: hello, registered: registered, onlineElsewhere: [])
+    }
+
+    /// The same, with the devices online through other instances counted online too.
+    func attachController(_ peer: RelayPeer, hello: RelayHello, registered: [String], onlineElsewhere: Set<String>) {
+        cluster?.opened(peer)
         state.withLockedValue { s in
             s.controllers[peer.id] = peer
-            let online = Set(s.devices.keys.filter { $0.homeID == peer.homeID }.map(\.deviceID))
+            let online = Set(s.devices.keys.filter { $0.homeID == peer.homeID }.map(\.deviceID)).union(onlineElsewhere)
             _ = peer.send(.hello(hello))
             for deviceID in Set(registered).union(online).sorted() {
                 _ = peer.send(.presence(RelayPresence(deviceID: deviceID, online: online.contains(deviceID))))
@@ -230,6 +261,8 @@ final class RelayHub: Sendable {
             s.controllers[peer.id] = nil
             s.pending = s.pending.filter { $0.key.session != peer.id }
         }
+        // The other instances drop their stand-ins for it.
+        cluster?.closed(peer)
     }
 
     // MARK: Routing
@@ -252,11 +285,29 @@ final class RelayHub: Sendable {
         }
         func fail(_ reason: RelayFailureReason, _ rejection: RelayRejection) {
             metrics.rejected(rejection)
+            if message.fromInitiator {
+                metrics.request(reason == .deviceOffline ? .deviceOffline : reason == .unknownDevice ? .unknownDevice : .overloaded)
+            }
             _ = controller.send(
                 .failure(
                     RelayFailure(deviceID: deviceID, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)))
         }
         guard let device else {
+            if let cluster, let instance = await cluster.locate(RelayDeviceAddress(homeID: key.homeID, deviceID: deviceID)) {
+                // Held by another instance: there, by the database.
+                if message.fromInitiator {
+                    let pendingKey = PendingKey(session: controller.id, deviceID: deviceID, exchangeID: message.exchangeID)
+                    state.withLockedValue { s in
+                        if s.pending.count >= Self.pendingLimit { Self.sweep(&s.pending, now: now) }
+                        s.pending[pendingKey] = now
+                    }
+                }
+                let envelope = ClusterEnvelope.toDevice(
+                    target: instance, from: cluster.instanceID, homeID: key.homeID, deviceID: deviceID, session: controller.id,
+                    frame: .message(message))
+                if await cluster.send(envelope) { metrics.clusterEnvelope(.sent) } else { fail(.overloaded, .overflow) }
+                return
+            }
             // Whether it exists is answered only within the controller's own home.
             return await isRegistered(key, now: now) ? fail(.deviceOffline, .deviceOffline) : fail(.unknownDevice, .unknownDevice)
         }
@@ -282,6 +333,21 @@ final class RelayHub: Sendable {
         return registered
     }
 
+    /// Tells a controller these devices of its home are online (through other instances).
+    func tellOnline(_ peer: RelayPeer, _ deviceIDs: Set<String>) {
+        guard !deviceIDs.isEmpty else { return }
+        state.withLockedValue { s in
+            guard s.controllers[peer.id] === peer else { return }
+            for deviceID in deviceIDs.sorted() { _ = peer.send(.presence(RelayPresence(deviceID: deviceID, online: true))) }
+        }
+    }
+
+    /// Devices of a home connected here or through another live instance.
+    func onlineDevicesEverywhere(homeID: String) async -> Set<String> {
+        guard let cluster else { return onlineDevices(homeID: homeID) }
+        return await cluster.onlineDevices(homeID: homeID).union(onlineDevices(homeID: homeID))
+    }
+
     /// A device was registered or removed through this relay: its kept answer goes.
     func registrationChanged(homeID: String, deviceID: String) {
         _ = state.withLockedValue { s in s.registrations.removeValue(forKey: DeviceKey(homeID: homeID, deviceID: deviceID)) }
@@ -289,9 +355,27 @@ final class RelayHub: Sendable {
 
     /// A message from a device: to the controller session it names, if that
     /// session is a live controller connection of the device's home.
-    func routeFromDevice(_ message: RelayMessage, from device: RelayPeer) {
+    func routeFromDevice(_ message: RelayMessage, from device: RelayPeer) async {
         guard let session = message.session, let deviceID = device.deviceID else { return }
         let now = clock.now
+        if let cluster, let remote = state.withLockedValue({ s in s.remoteSessions[session] }), remote.homeID == device.homeID {
+            // A controller of another instance: its answer goes back there.
+            var forwarded = message
+            forwarded.session = nil
+            forwarded.deviceID = deviceID
+            let envelope = ClusterEnvelope.toController(
+                target: remote.remote.instance, homeID: device.homeID, session: remote.remote.session, frame: .message(forwarded))
+            if await cluster.send(envelope) {
+                metrics.clusterEnvelope(.sent)
+            } else {
+                metrics.rejected(.overflow)
+                _ = device.send(
+                    .failure(
+                        RelayFailure(
+                            session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .overloaded)))
+            }
+            return
+        }
         let (controller, started) = state.withLockedValue { s -> (RelayPeer?, Duration?) in
             guard let controller = s.controllers[session], controller.homeID == device.homeID else { return (nil, nil) }
             var started: Duration? = nil
@@ -321,6 +405,90 @@ final class RelayHub: Sendable {
                 .failure(
                     RelayFailure(
                         session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .overloaded)))
+        }
+    }
+
+    // MARK: Other instances
+
+    /// An envelope another instance addressed to this one, or a broadcast of another.
+    func deliver(_ envelope: ClusterEnvelope) {
+        guard let cluster else { return }
+        metrics.clusterEnvelope(.received)
+        switch envelope {
+        case .toDevice(_, let from, let homeID, let deviceID, let session, .message(var message)):
+            let remote = RemoteSession(instance: from, session: session)
+            let (device, standIn) = state.withLockedValue { s -> (RelayPeer?, UInt32) in
+                guard let device = s.devices[DeviceKey(homeID: homeID, deviceID: deviceID)] else { return (nil, 0) }
+                if let id = s.standIns[remote] { return (device, id) }
+                if s.standIns.count >= Self.standInLimit {
+                    s.standIns.removeAll()
+                    s.remoteSessions.removeAll()
+                }
+                let id = Self.nextFreeID(&s)
+                s.standIns[remote] = id
+                s.remoteSessions[id] = (remote, homeID)
+                return (device, id)
+            }
+            func fail(_ reason: RelayFailureReason) {
+                let failure = RelayFailure(
+                    deviceID: deviceID, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)
+                let back = ClusterEnvelope.toController(target: from, homeID: homeID, session: session, frame: .failure(failure))
+                Task { await cluster.send(back) }
+            }
+            guard let device else { return fail(.deviceOffline) }
+            message.deviceID = nil
+            message.session = standIn
+            if device.send(.message(message)) { metrics.routed(.toDevice) } else { fail(.overloaded) }
+        case .toController(_, let homeID, let session, let frame):
+            guard let controller = state.withLockedValue({ s in s.controllers[session] }), controller.homeID == homeID else {
+                metrics.rejected(.sessionGone)
+                return
+            }
+            if case .message(let message) = frame, let deviceID = message.deviceID, !message.fromInitiator {
+                let started = state.withLockedValue { s in
+                    s.pending.removeValue(forKey: PendingKey(session: session, deviceID: deviceID, exchangeID: message.exchangeID))
+                }
+                if let started { metrics.observeRoundTrip(clock.now - started) }
+            }
+            if controller.send(frame) { metrics.routed(.toController) } else { metrics.rejected(.overflow) }
+        case .presence(let from, let homeID, let deviceID, let online, _):
+            cluster.presence(RelayDeviceAddress(homeID: homeID, deviceID: deviceID), online: online, at: from)
+            let replaced = state.withLockedValue { s -> RelayPeer? in
+                for controller in s.controllers.values where controller.homeID == homeID {
+                    _ = controller.send(.presence(RelayPresence(deviceID: deviceID, online: online)))
+                }
+                // The device connected again through another instance: this older connection goes,
+                // its slot freed now so that its close tells no one the device went offline.
+                let key = DeviceKey(homeID: homeID, deviceID: deviceID)
+                guard online, let old = s.devices[key] else { return nil }
+                s.devices[key] = nil
+                return old
+            }
+            replaced?.close()
+        case .controllerGone(let from, let session):
+            state.withLockedValue { s in
+                if let id = s.standIns.removeValue(forKey: RemoteSession(instance: from, session: session)) { s.remoteSessions[id] = nil }
+            }
+        case .toDevice:
+            metrics.rejected(.malformed)  // only messages go to devices
+        }
+    }
+
+    /// Another instance stopped answering: the stand-ins for its controllers go.
+    func instanceGone(_ instance: String) {
+        state.withLockedValue { s in
+            for (remote, id) in s.standIns where remote.instance == instance {
+                s.standIns[remote] = nil
+                s.remoteSessions[id] = nil
+            }
+        }
+    }
+
+    /// Every connection held now, as records for the cluster's ledger.
+    func liveConnections() -> [RelayCluster.LedgerChange] {
+        state.withLockedValue { s in
+            s.devices.values.map { RelayCluster.LedgerChange.opened(peer: $0.id, role: .device, homeID: $0.homeID, deviceID: $0.deviceID) }
+                + s.controllers.values.map { .opened(peer: $0.id, role: .controller, homeID: $0.homeID, deviceID: nil) }
         }
     }
 

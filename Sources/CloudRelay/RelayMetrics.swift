@@ -1,5 +1,7 @@
+import CoreMetrics
 import MatterProtocol
 import NIOConcurrencyHelpers
+import Prometheus
 
 /// Who is on the other end of a relay connection.
 public enum RelayRole: String, Sendable, Hashable, CaseIterable {
@@ -46,8 +48,25 @@ public enum RelayDirection: String, Sendable, Hashable, CaseIterable {
     case toController = "to_controller"
 }
 
-/// Counters, gauges and a latency histogram, rendered in the Prometheus text
-/// exposition format (version 0.0.4) for `/metrics`.
+/// What became of a controller's request (a message opening an exchange) at the relay.
+public enum RelayRequestOutcome: String, Sendable, Hashable, CaseIterable {
+    /// The device's answer came back through the relay.
+    case answered
+    case deviceOffline = "device_offline"
+    case unknownDevice = "unknown_device"
+    /// A queue on the way was full (or another instance could not be told).
+    case overloaded
+}
+
+/// Which way an envelope between relay instances went (`RelayCluster`).
+public enum RelayClusterDirection: String, Sendable, Hashable, CaseIterable {
+    case sent
+    case received
+}
+
+/// The relay's counters, gauges and latency histogram. Each is a swift-metrics instrument made
+/// by swift-prometheus's factory on this relay's own registry, which renders `/metrics`
+/// (Prometheus text format 0.0.4); a plain snapshot of the same figures serves code and tests.
 public final class RelayMetrics: Sendable {
     /// Upper bounds, in seconds, of the exchange round-trip histogram's buckets.
     public static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -66,6 +85,12 @@ public final class RelayMetrics: Sendable {
         public var readsHeld: [RelaySharedLimit: Int] = [:]
         /// Connections closed for staying over their home's or address's limit.
         public var closedOverLimit = 0
+        /// Well-formed frames read from connections, by who sent them.
+        public var received: [RelayRole: Int] = [:]
+        /// Controllers' requests by what became of them.
+        public var requests: [RelayRequestOutcome: Int] = [:]
+        /// Envelopes exchanged with other instances.
+        public var clusterEnvelopes: [RelayClusterDirection: Int] = [:]
 
         /// The totals a relay prints when it stops.
         public var summary: String {
@@ -74,15 +99,61 @@ public final class RelayMetrics: Sendable {
         }
     }
 
+    /// The instruments, made once per label value so every series shows from the start.
+    private struct Instruments: Sendable {
+        let connections: [RelayRole: CoreMetrics.Meter]
+        let accepted: [RelayRole: CoreMetrics.Counter]
+        let received: [RelayRole: CoreMetrics.Counter]
+        let routed: [RelayDirection: CoreMetrics.Counter]
+        let rejected: [RelayRejection: CoreMetrics.Counter]
+        let requests: [RelayRequestOutcome: CoreMetrics.Counter]
+        let readsHeld: [RelaySharedLimit: CoreMetrics.Counter]
+        let cluster: [RelayClusterDirection: CoreMetrics.Counter]
+        let closedOverLimit: CoreMetrics.Counter
+        let headTimeouts: CoreMetrics.Counter
+        let roundTrip: CoreMetrics.Timer
+        let poolInUse: CoreMetrics.Meter
+        let poolSize: CoreMetrics.Meter
+
+        init(factory: PrometheusMetricsFactory) {
+            func each<Key: Hashable & CaseIterable & RawRepresentable<String>, M>(
+                _ label: String, _ dimension: String, _ make: (String, [(String, String)]) -> M
+            ) -> [Key: M] {
+                Dictionary(uniqueKeysWithValues: Key.allCases.map { ($0, make(label, [(dimension, $0.rawValue)])) })
+            }
+            let counter = { (label: String, dimensions: [(String, String)]) in CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory) }
+            connections = each("relay_connections", "role") { CoreMetrics.Meter(label: $0, dimensions: $1, factory: factory) }
+            accepted = each("relay_connections_accepted_total", "role", counter)
+            received = each("relay_frames_received_total", "role", counter)
+            routed = each("relay_frames_routed_total", "direction", counter)
+            rejected = each("relay_rejected_total", "reason", counter)
+            requests = each("relay_requests_total", "outcome", counter)
+            readsHeld = each("relay_reads_held_total", "limit", counter)
+            cluster = each("relay_cluster_envelopes_total", "direction", counter)
+            closedOverLimit = counter("relay_connections_closed_over_limit_total", [])
+            headTimeouts = counter("relay_request_head_timeouts_total", [])
+            roundTrip = CoreMetrics.Timer(label: "relay_exchange_round_trip_seconds", dimensions: [], factory: factory)
+            poolInUse = CoreMetrics.Meter(label: "relay_database_connections", dimensions: [("state", "in_use")], factory: factory)
+            poolSize = CoreMetrics.Meter(label: "relay_database_connections", dimensions: [("state", "pool_size")], factory: factory)
+        }
+    }
+
     // The lock guards the whole snapshot; every update is a few integer additions.
     private let state: NIOLockedValueBox<Snapshot>
     private let changed = EventBroadcaster<Void>()
+    private let registry = PrometheusCollectorRegistry()
+    private let instruments: Instruments
+    /// Where the database pool's use is read at each scrape (set by a relay on PostgreSQL).
+    private let pool = NIOLockedValueBox<(@Sendable () -> (inUse: Int, size: Int))?>(nil)
 
     public init() {
         state = NIOLockedValueBox(
             Snapshot(
                 connections: [:], connectionsAccepted: [:], routed: [:], rejected: [:],
                 latencyCounts: Array(repeating: 0, count: Self.latencyBuckets.count), latencyCount: 0, latencySum: 0))
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["relay_exchange_round_trip_seconds"] = Self.latencyBuckets.map { .nanoseconds(Int64($0 * 1e9)) }
+        instruments = Instruments(factory: factory)
     }
 
     public var snapshot: Snapshot { state.withLockedValue { $0 } }
@@ -92,42 +163,71 @@ public final class RelayMetrics: Sendable {
     /// waits for a count instead of polling.
     package func changes() -> AsyncStream<Void> { changed.subscribe(bufferLimit: 1) }
 
+    /// Reads the database pool's use at each scrape.
+    func watchPool(_ source: @escaping @Sendable () -> (inUse: Int, size: Int)) {
+        pool.withLockedValue { $0 = source }
+    }
+
     func connectionOpened(_ role: RelayRole) {
         state.withLockedValue {
             $0.connections[role, default: 0] += 1
             $0.connectionsAccepted[role, default: 0] += 1
         }
+        instruments.connections[role]?.increment()
+        instruments.accepted[role]?.increment()
         changed.publish(())
     }
 
     func connectionClosed(_ role: RelayRole) {
         state.withLockedValue { $0.connections[role, default: 0] -= 1 }
+        instruments.connections[role]?.decrement()
         changed.publish(())
+    }
+
+    /// A well-formed frame read from a connection of `role`.
+    func received(_ role: RelayRole) {
+        state.withLockedValue { $0.received[role, default: 0] += 1 }
+        instruments.received[role]?.increment()
     }
 
     package func routed(_ direction: RelayDirection) {
         state.withLockedValue { $0.routed[direction, default: 0] += 1 }
+        instruments.routed[direction]?.increment()
         changed.publish(())
     }
 
     package func rejected(_ reason: RelayRejection, count: Int = 1) {
         guard count > 0 else { return }
         state.withLockedValue { $0.rejected[reason, default: 0] += count }
+        instruments.rejected[reason]?.increment(by: count)
         changed.publish(())
+    }
+
+    package func request(_ outcome: RelayRequestOutcome) {
+        state.withLockedValue { $0.requests[outcome, default: 0] += 1 }
+        instruments.requests[outcome]?.increment()
+    }
+
+    func clusterEnvelope(_ direction: RelayClusterDirection) {
+        state.withLockedValue { $0.clusterEnvelopes[direction, default: 0] += 1 }
+        instruments.cluster[direction]?.increment()
     }
 
     func readHeld(_ limit: RelaySharedLimit) {
         state.withLockedValue { $0.readsHeld[limit, default: 0] += 1 }
+        instruments.readsHeld[limit]?.increment()
         changed.publish(())
     }
 
     func closedForStayingOverLimit() {
         state.withLockedValue { $0.closedOverLimit += 1 }
+        instruments.closedOverLimit.increment()
         changed.publish(())
     }
 
     func requestHeadTimedOut() {
         state.withLockedValue { $0.requestHeadTimeouts += 1 }
+        instruments.headTimeouts.increment()
         changed.publish(())
     }
 
@@ -138,51 +238,22 @@ public final class RelayMetrics: Sendable {
         state.withLockedValue { s in
             s.latencyCount += 1
             s.latencySum += seconds
+            s.requests[.answered, default: 0] += 1
             if let i = Self.latencyBuckets.firstIndex(where: { seconds <= $0 }) {
                 s.latencyCounts[i] += 1
             }
         }
+        instruments.roundTrip.recordNanoseconds(Int64(seconds * 1e9))
+        instruments.requests[.answered]?.increment()
     }
 
-    /// The Prometheus text exposition.
+    /// The Prometheus text exposition, by swift-prometheus.
     public func render() -> String {
-        let s = snapshot
-        var out = ""
-        out += "# HELP relay_connections Open WebSocket connections.\n# TYPE relay_connections gauge\n"
-        for role in RelayRole.allCases {
-            out += "relay_connections{role=\"\(role.rawValue)\"} \(s.connections[role] ?? 0)\n"
+        if let source = pool.withLockedValue({ $0 }) {
+            let use = source()
+            instruments.poolInUse.set(use.inUse)
+            instruments.poolSize.set(use.size)
         }
-        out += "# HELP relay_connections_accepted_total WebSocket connections accepted.\n# TYPE relay_connections_accepted_total counter\n"
-        for role in RelayRole.allCases {
-            out += "relay_connections_accepted_total{role=\"\(role.rawValue)\"} \(s.connectionsAccepted[role] ?? 0)\n"
-        }
-        out += "# HELP relay_frames_routed_total Frames delivered to a connection.\n# TYPE relay_frames_routed_total counter\n"
-        for direction in RelayDirection.allCases {
-            out += "relay_frames_routed_total{direction=\"\(direction.rawValue)\"} \(s.routed[direction] ?? 0)\n"
-        }
-        out += "# HELP relay_rejected_total Frames dropped and requests refused.\n# TYPE relay_rejected_total counter\n"
-        for reason in RelayRejection.allCases {
-            out += "relay_rejected_total{reason=\"\(reason.rawValue)\"} \(s.rejected[reason] ?? 0)\n"
-        }
-        out += "# HELP relay_request_head_timeouts_total Connections closed for sending no whole request head in time.\n"
-        out += "# TYPE relay_request_head_timeouts_total counter\nrelay_request_head_timeouts_total \(s.requestHeadTimeouts)\n"
-        out += "# HELP relay_reads_held_total Reads held back while the connection's home or address was over its limits.\n"
-        out += "# TYPE relay_reads_held_total counter\n"
-        for limit in RelaySharedLimit.allCases {
-            out += "relay_reads_held_total{limit=\"\(limit.rawValue)\"} \(s.readsHeld[limit] ?? 0)\n"
-        }
-        out += "# HELP relay_connections_closed_over_limit_total Connections closed for staying over their home's or address's limits.\n"
-        out += "# TYPE relay_connections_closed_over_limit_total counter\nrelay_connections_closed_over_limit_total \(s.closedOverLimit)\n"
-        out += "# HELP relay_exchange_round_trip_seconds From a controller request reaching the relay to the device's answer reaching it.\n"
-        out += "# TYPE relay_exchange_round_trip_seconds histogram\n"
-        var cumulative = 0
-        for (i, bound) in Self.latencyBuckets.enumerated() {
-            cumulative += s.latencyCounts[i]
-            out += "relay_exchange_round_trip_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        out += "relay_exchange_round_trip_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
-        out += "relay_exchange_round_trip_seconds_sum \(s.latencySum)\n"
-        out += "relay_exchange_round_trip_seconds_count \(s.latencyCount)\n"
-        return out
+        return registry.emitToString()
     }
 }

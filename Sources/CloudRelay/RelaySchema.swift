@@ -58,5 +58,24 @@ enum RelaySchema {
                 "INSERT INTO revocation (id, counter) VALUES (1, 0)",
             ]
         },
+        // Instances sharing a PostgreSQL store and the connections each holds (`RelayCluster`);
+        // on SQLite, where one process serves, they stay empty.
+        Migration(id: "v3-instances") { dialect in
+            [
+                "CREATE TABLE relay_instance (id TEXT PRIMARY KEY NOT NULL, heartbeatAt \(dialect.timestamp) NOT NULL)",
+                """
+                CREATE TABLE relay_connection (
+                    instanceID TEXT NOT NULL REFERENCES relay_instance(id) ON DELETE CASCADE,
+                    peer BIGINT NOT NULL,
+                    role TEXT NOT NULL,
+                    homeID TEXT NOT NULL,
+                    deviceID TEXT,
+                    connectedAt \(dialect.timestamp) NOT NULL,
+                    PRIMARY KEY (instanceID, peer)
+                )
+                """,
+                "CREATE INDEX relay_connection_device ON relay_connection (homeID, deviceID)",
+            ]
+        },
     ]
 }

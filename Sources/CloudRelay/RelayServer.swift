@@ -7,6 +7,7 @@ import MatterProtocol
 import NIOCore
 import NIOWebSocket
 import RelayProtocol
+import ServiceLifecycle
 
 /// How a relay server listens and what it tolerates.
 public struct RelayServerConfiguration: Sendable {
@@ -138,6 +139,11 @@ public final class RelayServer: Sendable {
     let connections: ConnectionLimiter
     /// Frames counted where they arrive, per connection, address and home.
     let traffic: RelayTraffic
+    /// The instances sharing this one's store (PostgreSQL only): `RelayCluster`.
+    let cluster: RelayCluster?
+
+    /// This instance's ID among those sharing its PostgreSQL store; nil on SQLite.
+    public var instanceID: String? { cluster?.instanceID }
 
     public init(store: RelayStore, configuration: RelayServerConfiguration = .init(), logger: Logger = Logger(label: "matter.relay")) {
         self.store = store
@@ -146,9 +152,12 @@ public final class RelayServer: Sendable {
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
         traffic = RelayTraffic(configuration, metrics: metrics, logger: logger)
+        // On PostgreSQL other instances may share the store: this one joins them.
+        cluster = (store.engine as? RelayPostgresStore).map { RelayCluster(store: $0, logger: logger) }
+        if let postgres = store.engine as? RelayPostgresStore { metrics.watchPool { postgres.poolUse } }
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
-            queueBudget: QueueBudget(configuration), clock: configuration.clock, logger: logger)
+            queueBudget: QueueBudget(configuration), clock: configuration.clock, cluster: cluster, logger: logger)
         controllers = hub
         servesDevices = true
     }
@@ -170,6 +179,7 @@ public final class RelayServer: Sendable {
             queueBudget: QueueBudget(configuration), clock: configuration.clock, logger: logger)
         self.controllers = controllers
         servesDevices = false
+        cluster = nil
     }
 
     /// The Hummingbird application serving the relay. Run it with `runService()`
@@ -199,15 +209,20 @@ public final class RelayServer: Sendable {
                     configuration: channelConfiguration),
                 limiter: limiter, traffic: traffic, headTimeout: headTimeout)
         }
+        var services: [any Service] = [
+            RevocationWatch(
+                store: store, signal: revocations,
+                // Another instance's revocation must close this one's connections within a second.
+                interval: cluster == nil
+                    ? configuration.revocationCheckInterval : min(configuration.revocationCheckInterval, .milliseconds(250)),
+                clock: configuration.clock, logger: logger)
+        ]
+        if let cluster { services.append(ClusterService(cluster: cluster, hub: hub)) }
         return Application(
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "matter-relay"),
-            services: [
-                RevocationWatch(
-                    store: store, signal: revocations, interval: configuration.revocationCheckInterval, clock: configuration.clock,
-                    logger: logger)
-            ],
+            services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -252,6 +267,8 @@ public final class RelayServer: Sendable {
         var status: String
         var devices: Int
         var controllers: Int
+        /// Set when instances share a PostgreSQL store: which one answered.
+        var instance: String?
     }
 
     private struct DeviceList: ResponseEncodable {
@@ -275,7 +292,7 @@ public final class RelayServer: Sendable {
     private func addHTTPRoutes(to router: Router<BasicRequestContext>) {
         router.get("/health") { _, _ in
             let counts = self.controllers.connectedCounts
-            return HealthResponse(status: "ok", devices: counts.devices, controllers: counts.controllers)
+            return HealthResponse(status: "ok", devices: counts.devices, controllers: counts.controllers, instance: self.instanceID)
         }
         router.get("/metrics") { _, _ in
             Response(
@@ -358,7 +375,7 @@ public final class RelayServer: Sendable {
     }
 
     private func deviceStatuses(homeID: String) async throws -> [RelayDeviceStatus] {
-        let online = controllers.onlineDevices(homeID: homeID)
+        let online = await controllers.onlineDevicesEverywhere(homeID: homeID)
         return try await store.devices(homeID: homeID).map {
             RelayDeviceStatus(deviceID: $0.deviceID, label: $0.label, online: online.contains($0.deviceID))
         }
@@ -404,7 +421,7 @@ public final class RelayServer: Sendable {
         await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Devices answer and report to a controller session; nothing else.
             guard case .message(let message) = frame, message.session != nil, message.deviceID == nil else { return false }
-            self.hub.routeFromDevice(message, from: peer)
+            await self.hub.routeFromDevice(message, from: peer)
             return true
         }
         hub.detachDevice(peer)
@@ -421,7 +438,15 @@ public final class RelayServer: Sendable {
         metrics.connectionOpened(.controller)
         // Everyone registered in the home, online or not, so the controller starts with a full picture.
         let registered = ((try? await store.devices(homeID: home.id)) ?? []).map(\.deviceID)
-        controllers.attachController(peer, hello: RelayHello(homeID: home.id, session: peer.id), registered: registered)
+        let elsewhere = cluster == nil ? [] : await controllers.onlineDevicesEverywhere(homeID: home.id)
+        controllers.attachController(
+            peer, hello: RelayHello(homeID: home.id, session: peer.id), registered: registered, onlineElsewhere: elsewhere)
+        if cluster != nil {
+            // Asked again now that it is attached: a device that came online elsewhere between the
+            // first answer and the attach was broadcast before this controller could hear it.
+            let now = await hub.onlineDevicesEverywhere(homeID: home.id)
+            hub.tellOnline(peer, now.subtracting(elsewhere))
+        }
         let revalidate: @Sendable () async -> Bool = { (try? await self.home(from: headers))?.id == home.id }
         await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Controllers address a device of their home and carry no session.
@@ -468,6 +493,7 @@ public final class RelayServer: Sendable {
                         let frame: RelayFrame
                         do {
                             frame = try RelayFrame(decoding: buffer.readableBytesView)
+                            metrics.received(peer.role)
                         } catch {
                             metrics.rejected(.malformed)
                             logger.debug("malformed frame: \(error)", metadata: ["peer": "\(peer.id)"])
@@ -504,6 +530,14 @@ public final class RelayServer: Sendable {
             try? await outbound.close(code, reason: reason)
         }
     }
+}
+
+/// Runs this instance's part in a cluster of instances beside the server.
+struct ClusterService: Service {
+    let cluster: RelayCluster
+    let hub: RelayHub
+
+    func run() async throws { await cluster.run(hub: hub) }
 }
 
 /// The WebSocket routes' request context: Hummingbird's, plus the connection's channel, by

@@ -12,6 +12,10 @@ import RelayClients
 import RelayProtocol
 import ServiceLifecycle
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Holds many device connections and drives commands through the relay at a fixed
 /// rate, on loopback only, then prints the latency distribution. Bounded: it sends
 /// exactly rate × duration commands and stops.
@@ -42,6 +46,20 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var floodConnections = 0
     @Option(help: "Frames per second each flooding connection sends.") var floodRate = 900
+    @Option(
+        help: """
+            Failover (issue #42): SIGKILL this process (a relay instance behind --relay's balancer) \
+            --kill-after seconds into the load, and print the time until every device is connected \
+            again and until the next command succeeds.
+            """)
+    var killPid: Int32?
+    @Option(help: "Seconds into the load at which --kill-pid is killed.") var killAfter = 3
+    @Option(
+        help: """
+            Revocation across instances (issue #42): connect one device to --relay, remove it through \
+            this other instance's admin API (http://127.0.0.1:PORT), and print how soon its connection closed.
+            """)
+    var revokeThrough: String?
 
     func validate() throws {
         guard (1...5000).contains(devices) else { throw ValidationError("--devices must be 1...5000") }
@@ -53,10 +71,22 @@ struct BenchCommand: AsyncParsableCommand {
         if idle > 0 && floodConnections > 0 { throw ValidationError("--idle and --flood-connections are separate runs") }
         if let relay {
             // Load goes to this machine only.
-            guard let host = URLComponents(string: relay)?.host, ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
-                throw ValidationError("--relay must be a loopback address")
-            }
+            guard Self.isLoopback(relay) else { throw ValidationError("--relay must be a loopback address") }
         }
+        if let revokeThrough, !Self.isLoopback(revokeThrough) { throw ValidationError("--revoke-through must be a loopback address") }
+        if killPid != nil || revokeThrough != nil {
+            guard relay != nil else { throw ValidationError("--kill-pid and --revoke-through need --relay (the balancer)") }
+            guard idle == 0, floodConnections == 0 else { throw ValidationError("--kill-pid and --revoke-through are separate runs") }
+        }
+        if let killPid, killPid <= 1 { throw ValidationError("--kill-pid \(killPid): expected a relay's process ID") }
+        if killPid != nil, !(1...60).contains(killAfter) || killAfter >= duration {
+            throw ValidationError("--kill-after \(killAfter): expected 1...60 and less than --duration")
+        }
+    }
+
+    private static func isLoopback(_ url: String) -> Bool {
+        guard let host = URLComponents(string: url)?.host else { return false }
+        return ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
     }
 
     func run() async throws {
@@ -152,6 +182,18 @@ struct BenchCommand: AsyncParsableCommand {
 
             if floodConnections > 0 {
                 try await measureUnderFlood(controller: controller, relayURL: relayURL, http: http, adminToken: adminToken, clock: clock)
+                return
+            }
+            if let revokeThrough {
+                try await measureRevocation(
+                    relayURL: relayURL, http: http, other: revokeThrough, home: home, adminToken: adminToken,
+                    configuration: deviceConfiguration, clock: clock, logger: logger)
+            }
+            if let killPid {
+                let failover = Failover(pid: killPid, after: .seconds(killAfter), devices: fleet.map(\.1), clock: clock)
+                let results = await measure(controller: controller, http: http, clock: clock, failover: failover)
+                printReport(results)
+                print(failover.report(results: results))
                 return
             }
             guard idle > 0 else {
@@ -277,8 +319,33 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Issue #42: a device connected to one instance, removed through another: the time until
+    /// its connection closes.
+    private func measureRevocation(
+        relayURL: String, http: String, other: String, home: RelayHomeCredential, adminToken: String,
+        configuration: RelayDeviceClient.Configuration, clock: SystemClock, logger: Logger
+    ) async throws {
+        let deviceID = "revoked-\(UUID().uuidString.prefix(8))"
+        let credential = try await Self.register([deviceID], homeID: home.id, http: http, adminToken: adminToken)[0]
+        let client = RelayDeviceClient(
+            relayURL: relayURL, credential: credential, handler: IdleDevice(), configuration: configuration, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            defer { group.cancelAll() }
+            try await client.waitUntilConnected(timeout: .seconds(30))
+            let started = clock.now
+            let removed = try await RelayHTTP.request(
+                "DELETE", "\(other)/v1/admin/homes/\(home.id)/devices/\(deviceID)", bearer: adminToken)
+            guard removed.status == 204 else { throw ValidationError("removing \(deviceID) through \(other): HTTP \(removed.status)") }
+            try await client.waitUntilDisconnected(timeout: .seconds(10))
+            print("revocation: \(deviceID) removed through \(other); its connection to \(relayURL) closed after \(format(clock.now - started))")
+        }
+    }
+
     /// Open-loop load: command i goes out at start + i / rate, whatever earlier ones do.
-    private func measure(controller: RelayControllerClient, http: String, clock: SystemClock) async -> BenchResults {
+    private func measure(
+        controller: RelayControllerClient, http: String, clock: SystemClock, failover: Failover? = nil
+    ) async -> BenchResults {
         let (rate, deviceCount) = (rate, devices)
         let total = rate * duration
         let interval = Duration.seconds(1) / rate
@@ -287,6 +354,7 @@ struct BenchCommand: AsyncParsableCommand {
         let relayBefore = await Self.relayRoundTrips(http: http)
         let loadStart = clock.now
         await withTaskGroup(of: Void.self) { load in
+            if let failover { load.addTask { await failover.run(from: loadStart) } }
             for i in 0..<total {
                 try? await clock.sleep(until: loadStart + interval * i)
                 let deviceID = "bench-\(i % deviceCount)"
@@ -297,9 +365,15 @@ struct BenchCommand: AsyncParsableCommand {
                         let response = try await client.invoke(BenchLight.toggleRequest)
                         let ok = response.invokeResponses.count == 1
                         let elapsed = clock.now - sent
-                        results.withLockedValue { ok ? $0.latencies.append(elapsed) : $0.record("unexpected response") }
+                        results.withLockedValue {
+                            if ok { $0.completions.append((sent, elapsed)) }
+                            ok ? $0.latencies.append(elapsed) : $0.record("unexpected response")
+                        }
                     } catch {
-                        results.withLockedValue { $0.record("\(error)") }
+                        results.withLockedValue {
+                            $0.record("\(error)")
+                            $0.failures.append(sent)
+                        }
                     }
                 }
                 if (i + 1) % (rate * 5) == 0 {
@@ -360,6 +434,9 @@ private struct BenchResults: Sendable {
     var loadTime = Duration.zero
     /// Exchanges the relay timed during this load, and their total seconds.
     var relayRoundTrips: (count: Double, sum: Double)?
+    /// When each successful command was sent and how long it took; when each failed one was sent.
+    var completions: [(sent: Duration, elapsed: Duration)] = []
+    var failures: [Duration] = []
 
     /// Of the sorted latencies.
     func percentile(_ q: Double) -> String {
@@ -380,6 +457,72 @@ private func seconds(_ d: Duration) -> Double {
 private func format(_ d: Duration) -> String {
     let s = seconds(d)
     return s < 1 ? String(format: "%.2f ms", s * 1000) : String(format: "%.2f s", s)
+}
+
+/// Issue #42: one relay instance SIGKILLed mid-load, and how long until every device is
+/// connected again (through the balancer, to the other) and the next command succeeds.
+private final class Failover: Sendable {
+    let pid: Int32
+    let after: Duration
+    let devices: [RelayDeviceClient]
+    let clock: SystemClock
+    // The lock guards the figures.
+    private let figures = NIOLockedValueBox<(killed: Duration?, dropped: Int, allBack: Duration?)>((nil, 0, nil))
+
+    init(pid: Int32, after: Duration, devices: [RelayDeviceClient], clock: SystemClock) {
+        self.pid = pid
+        self.after = after
+        self.devices = devices
+        self.clock = clock
+    }
+
+    /// Kills the process at `start + after`, then watches the devices (bounded: 60 s): each that
+    /// lost its connection, and when it had it again.
+    func run(from start: Duration) async {
+        try? await clock.sleep(until: start + after)
+        let killed = clock.now
+        guard kill(pid, SIGKILL) == 0 else {
+            print("failover: kill \(pid) failed (errno \(errno))")
+            return
+        }
+        figures.withLockedValue { $0.killed = killed }
+        print("  killed relay process \(pid)")
+        var down = Set<Int>()
+        var back: [Int: Duration] = [:]
+        while clock.now - killed < .seconds(60) {
+            let now = clock.now
+            for (i, device) in devices.enumerated() {
+                if device.state != .connected {
+                    down.insert(i)
+                    back[i] = nil
+                } else if down.contains(i), back[i] == nil {
+                    back[i] = now - killed
+                }
+            }
+            // Done once every device that dropped is back, a second after the kill at the
+            // earliest (those on the killed instance are seen disconnected well within it).
+            if now - killed > .seconds(1), back.count == down.count {
+                let slowest = back.values.max() ?? .zero
+                figures.withLockedValue {
+                    $0.allBack = slowest
+                    $0.dropped = down.count
+                }
+                return
+            }
+            try? await clock.sleep(until: now + .milliseconds(20))
+        }
+        figures.withLockedValue { $0.dropped = down.count }
+    }
+
+    func report(results: BenchResults) -> String {
+        let (killed, dropped, allBack) = figures.withLockedValue { $0 }
+        guard let killed else { return "failover: no relay was killed" }
+        let next = results.completions.filter { $0.sent >= killed }.map { $0.sent + $0.elapsed - killed }.min()
+        let failed = results.failures.filter { $0 >= killed - .seconds(10) }.count
+        return "failover: \(dropped) of \(devices.count) devices lost their connection; every device online again after "
+            + (allBack.map(format) ?? "more than 60 s") + "; next command succeeded after " + (next.map(format) ?? "never")
+            + "; \(failed) commands failed around the kill"
+    }
 }
 
 /// A device connection that is only held: authenticated, answering the relay's pings, never addressed.

@@ -5,7 +5,7 @@ import Foundation
 /// `matter-relay migrate`: an SQLite relay's registrations into PostgreSQL, for scaling out.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy an SQLite relay's homes, devices and credential digests into PostgreSQL.",
+        commandName: "migrate", abstract: "Copy an SQLite relay's homes, devices and credential digests into PostgreSQL.",
         discussion: """
             Tokens and credentials keep working: only their digests are stored, and they are copied \
             as they are. Rows with the same IDs take the source's values; running it again is harmless. \

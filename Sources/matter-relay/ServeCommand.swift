@@ -148,10 +148,12 @@ struct ServeCommand: AsyncParsableCommand {
         let homes = try await store.homes().count
         let host = host
         let adminState = adminToken == nil ? "off" : "on"
+        // On PostgreSQL: which of the instances sharing the store this is.
+        let instance = server.instanceID.map { ", instance \($0) on PostgreSQL" } ?? ""
         let app = server.application { port in
             // One line a script can wait for (stdout may be a pipe: write it through at once).
             FileHandle.standardOutput.write(
-                Data("matter-relay listening on \(host):\(port) (\(homes) homes, admin API \(adminState))\n".utf8))
+                Data("matter-relay listening on \(host):\(port) (\(homes) homes, admin API \(adminState)\(instance))\n".utf8))
         }
         try await app.runService()
         await store.close()

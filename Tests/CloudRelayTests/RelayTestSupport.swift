@@ -170,7 +170,8 @@ struct RelayHarness: Sendable {
 /// `logger` is the relay's; `controllers`, when given, routes the controllers' requests
 /// instead of the relay's own hub (which it gets, with the metrics, to delegate to).
 func withRelay<T: Sendable>(
-    databasePath: String? = nil, configuration: RelayServerConfiguration = .init(), logger: Logger = testLogger,
+    databasePath: String? = nil, store given: RelayStore? = nil, configuration: RelayServerConfiguration = .init(),
+    logger: Logger = testLogger,
     controllers: (@Sendable (RelayHub) -> any RelayControllerRouting)? = nil,
     _ body: @escaping @Sendable (RelayHarness) async throws -> T
 ) async throws -> T {
@@ -179,7 +180,8 @@ func withRelay<T: Sendable>(
     defer {
         if databasePath == nil { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
     }
-    let store = try RelayStore(path: path)
+    // A given store (PostgreSQL, or one shared with another relay) stays open for its caller.
+    let store = try given ?? RelayStore(path: path)
     var configuration = configuration
     configuration.host = "127.0.0.1"
     configuration.port = 0

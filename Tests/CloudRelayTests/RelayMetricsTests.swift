@@ -1,0 +1,72 @@
+@testable import CloudRelay
+import Foundation
+@testable import RelayClients
+import RelayProtocol
+import TestWaiting
+import Testing
+
+/// Issue #42: `/metrics` in Prometheus text format (swift-metrics instruments, swift-prometheus
+/// registry): connections by kind, frames in and out, requests by outcome, the round-trip
+/// histogram, rate-limit drops and the database pool, each moving with the traffic.
+@Suite struct RelayMetricsTests {
+    /// The value of one series (`name{labels}` exactly) in an exposition.
+    static func value(_ series: String, in text: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+
+    static func scrape(_ relay: RelayHarness) async throws -> String {
+        let response = try await RelayHTTP.request("GET", relay.httpURL + "/metrics")
+        #expect(response.status == 200)
+        return response.text
+    }
+
+    @Test(arguments: StoreEngine.testable) func theCountersMoveWithTheTraffic(engine: StoreEngine) async throws {
+        try await withStore(engine) { store, _ in
+            try await withRelay(store: store) { relay in
+                let before = try await Self.scrape(relay)
+                for series in [
+                    #"relay_connections{role="device"}"#, #"relay_frames_received_total{role="controller"}"#,
+                    #"relay_requests_total{outcome="answered"}"#, #"relay_rejected_total{reason="home_rate_limited"}"#,
+                    "relay_exchange_round_trip_seconds_count",
+                ] {
+                    #expect(Self.value(series, in: before) == 0, "\(series) is missing or not 0 at start")
+                }
+                #expect(before.contains("# TYPE relay_exchange_round_trip_seconds histogram"))
+
+                let home = try await relay.home("Metered", device: "lamp")
+                let device = RelayTestDevice(relayURL: relay.baseURL, credential: home.credential, configuration: deviceConfiguration())
+                let controller = RelayControllerClient(
+                    relayURL: relay.baseURL, homeToken: home.token, configuration: controllerConfiguration(timeout: .seconds(3)),
+                    logger: testLogger)
+                try await withServices(device.services + [{ try await controller.run() }]) {
+                    try await device.client.waitUntilConnected()
+                    try await controller.waitUntilConnected()
+                    #expect(try await controller.invoke("lamp", OnOff.command(OnOff.on)).statuses == [.success])
+                    await #expect(throws: (any Error).self) { _ = try await controller.invoke("nobody", OnOff.command(OnOff.on)) }
+                    let during = try await Self.scrape(relay)
+                    #expect(Self.value(#"relay_connections{role="device"}"#, in: during) == 1)
+                    #expect(Self.value(#"relay_connections{role="controller"}"#, in: during) == 1)
+                    #expect(Self.value(#"relay_frames_received_total{role="controller"}"#, in: during) ?? 0 >= 1)
+                    #expect(Self.value(#"relay_frames_received_total{role="device"}"#, in: during) ?? 0 >= 1)
+                    #expect(Self.value(#"relay_frames_routed_total{direction="to_device"}"#, in: during) ?? 0 >= 1)
+                    #expect(Self.value(#"relay_requests_total{outcome="answered"}"#, in: during) ?? 0 >= 1)
+                    #expect(Self.value(#"relay_requests_total{outcome="unknown_device"}"#, in: during) ?? 0 >= 1)
+                    #expect(Self.value("relay_exchange_round_trip_seconds_count", in: during) ?? 0 >= 1)
+                    #expect(Self.value(#"relay_exchange_round_trip_seconds_bucket{le="+Inf"}"#, in: during) ?? 0 >= 1)
+                    if engine == .postgres {
+                        #expect(Self.value(#"relay_database_connections{state="pool_size"}"#, in: during) == 20)
+                        #expect(Self.value(#"relay_database_connections{state="in_use"}"#, in: during) != nil)
+                    }
+                }
+                #expect(
+                    await until(relay.server.metrics.changes(), within: .seconds(5)) {
+                        relay.server.metrics.snapshot.connections[.device] == 0
+                    })
+                #expect(Self.value(#"relay_connections{role="device"}"#, in: try await Self.scrape(relay)) == 0)
+            }
+        }
+    }
+}
