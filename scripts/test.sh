@@ -172,6 +172,9 @@ step_beside dm-conformance scripts/dm-conformance.sh
 step_beside soak scripts/soak.sh 3 50
 # The cloud relay SIGKILLed mid-traffic and restarted on its database: time back to full service.
 step relay-restart scripts/relay-restart.sh 2
+# Two relay instances on PostgreSQL behind HAProxy: a revocation across them, one SIGKILLed
+# mid-traffic (the short form, about 20 s; `scripts/run relay-scale` is the full one).
+step relay-scale scripts/relay-scale.sh --short
 step lossy-lan scripts/lossy-bench.sh 20 200
 # docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
 step compose scripts/compose-test.sh --fleet 2 5
