@@ -84,6 +84,7 @@ backend relays
   server b 127.0.0.1:$PORT_B
 CFG
 haproxy -f "$STATE/haproxy.cfg" -db >"$STATE/haproxy.log" 2>&1 &
+disown "$!"
 PIDS+=("$!")
 for _ in $(seq 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$PORT_LB/health" 2>/dev/null && break; sleep 0.1; done
 curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$PORT_LB/health" || { cat "$STATE/haproxy.log" >&2; die "haproxy did not start"; }
