@@ -22,7 +22,7 @@ RATE="${2:-$([ -n "$SHORT" ] && echo 20 || echo 100)}"
 SECONDS_OF_LOAD="${3:-$([ -n "$SHORT" ] && echo 8 || echo 15)}"
 KILL_AFTER=3
 build_products matter-relay
-command -v haproxy >/dev/null || die "haproxy is missing (scripts/setup.sh installs it)"
+"$ROOT/scripts/apt-install.sh" haproxy postgresql-15
 # Each connection is a socket in the balancer, one in a relay and one in the bench.
 ulimit -n 65536 2>/dev/null || true
 

@@ -108,7 +108,7 @@ summary() {
 # prepare: what later steps install on first use (Debian packages, the Python environments of
 # scripts/lib/venvs.sh), fetched while the build computes; each step still checks its own.
 prepare() {
-  scripts/apt-install.sh chromium chromium-driver zbar-tools docker.io docker-compose debootstrap gdb
+  scripts/apt-install.sh chromium chromium-driver zbar-tools docker.io docker-compose debootstrap gdb haproxy
   local name
   for name in circuitmatter interop ohf dm-validator dashboard soak; do scripts/lib/venvs.sh "$name" >/dev/null; done
 }
