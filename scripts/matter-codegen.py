@@ -12,7 +12,8 @@ type IDs (`DeviceTypes`). No other Swift file writes a data-model ID as a litera
 Reads Sources/MatterModel/Resources/matter-model.json, the same file the device and the
 profile validator read, and writes for each cluster in TRAITS a `Matter.<Name>Trait` (its
 attributes typed from the model, the Discovery field table, the cluster's bitmaps and
-enums, and one `Event` type per event with its payload), for each device type in
+enums as typealiases of the ID layer's `Clusters.<Name>` types, and one `Event` type per
+event with its payload), for each device type in
 DEVICE_TYPES a `<Name>DeviceType`, and Registry.swift, which lists them for the engine and
 adds the `matterTraits` accessors. Names follow the Google Home APIs' Swift reference:
 `Matter.BooleanStateTrait.StateChangeEvent`, `ContactSensorDeviceType`, `stateValue`.
@@ -363,26 +364,14 @@ def trait_file(cluster):
         out.append("\n        // Not generated (a response command, or a struct or list field): %s.\n" % ", ".join(skipped_commands))
     for st in c.structs.values():
         out.append("\n" + struct_type(c, st))
-    for b in c.bitmaps.values():
-        raw = UNSIGNED[b["type"]]
-        out.append("\n        public struct %s: OptionSet, Sendable, Hashable {\n" % b["name"])
-        out.append("            public let rawValue: %s\n" % raw)
-        out.append("            public init(rawValue: %s) { self.rawValue = rawValue }\n" % raw)
-        for bit, name in b["fields"]:
-            if isinstance(bit, str):  # a bit range "2..3": its mask
-                low, high = (int(x) for x in bit.split(".."))
-                out.append("            public static let %s = %s(rawValue: 0b%s << %d)\n" % (
-                    camel(name), b["name"], "1" * (high - low + 1), low))
-            else:
-                out.append("            public static let %s = %s(rawValue: 1 << %d)\n" % (camel(name), b["name"], bit))
-        out.append("        }\n")
-    for e in c.enums.values():
-        raw = UNSIGNED[e["type"]]
-        out.append("\n        public enum %s: %s, Sendable, Hashable, CaseIterable {\n" % (e["name"], raw))
-        for value, name in e["values"]:
-            # A leading digit (PowerSource's 9V) gets `_`, as in the ID layer.
-            out.append("            case %s = %d\n" % ("_" * camel(name)[:1].isdigit() + camel(name), value))
-        out.append("        }\n")
+    # The cluster's enums and bitmaps are MatterModel's (`Clusters.<Name>.<Type>`), one
+    # definition for both sides: the SDK spells each type and case as the model does.
+    types = sorted(list(c.bitmaps) + list(c.enums))
+    if types:
+        out.append("\n")
+    for t in types:
+        sdk_spelling(c, t)
+        out.append("        public typealias %s = Clusters.%s.%s\n" % (t, c.name, t))
     for ev in ([] if c.name in ROOT_TRAITS else c.row.get("events", [])):
         out.append("\n" + event_type(c, trait, ev))
     out.append("    }\n}\n")
@@ -412,6 +401,17 @@ def trait_file(cluster):
         out.append("\n" + d)
     out.append("}\n")
     return "".join(out)
+
+
+def sdk_spelling(c, type_name):
+    """Stops when the Google Home SDK would spell one of the type's cases otherwise than the
+    ID layer does (lower camel case the SDK's way, `_` before a leading digit): a typealias
+    would then rename the SDK's case, and the type must be generated for HomeAPI on its own."""
+    rows = c.enums[type_name]["values"] if type_name in c.enums else c.bitmaps[type_name]["fields"]
+    for _, name in rows:
+        sdk = "_" * camel(name)[:1].isdigit() + camel(name)
+        if sdk != ident(name).strip("`"):
+            sys.exit("matter-codegen: %s.%s.%s: the SDK spells it %s, the ID layer %s" % (c.name, type_name, name, sdk, ident(name)))
 
 
 def struct_type(c, st):
