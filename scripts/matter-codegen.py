@@ -611,9 +611,37 @@ def cluster_ids_file(row):
             else:
                 out.append("            public static let %s = Self(rawValue: 1 << %d)\n" % (ident(fname), bit))
         out.append("        }\n")
+    out += test_event_triggers(row)
     out.append("    }\n}\n")
     out += cluster_types(row)
     return "".join(out)
+
+
+def test_event_triggers(row):
+    """`TestEventTrigger`: the General Diagnostics TestEventTrigger codes of the cluster's
+    events (the overlay's `testEventTriggers`): the cluster ID in the top 16 bits, the event in
+    the low ones, and where the table says so the same event in the older namespace."""
+    table = row.get("testEventTriggers")
+    if not table:
+        return []
+    cluster = number(row["id"]) << 48
+    older = number(table["olderNamespace"]) << 32 if "olderNamespace" in table else None
+    digits = lambda v: "0x" + "_".join(format(v, "016X")[i:i + 4] for i in range(0, 16, 4))
+    out = ["\n        /// Test event triggers (General Diagnostics TestEventTrigger, Core spec 11.12.7.1): what a\n",
+           "        /// certification case asks the device to act out.\n",
+           "        public enum TestEventTrigger: Sendable, Hashable, CaseIterable {\n"]
+    out += ["            case %s\n" % ident(name) for _, name in table["codes"]]
+    out.append("\n            /// The codes that ask for it.\n")
+    out.append("            public var codes: [UInt64] {\n                switch self {\n")
+    for low, name in table["codes"]:
+        codes = [cluster | number(low)] + ([older | number(low)] if older is not None else [])
+        out.append("                case .%s: [%s]\n" % (ident(name), ", ".join(digits(c) for c in codes)))
+    out.append("                }\n            }\n")
+    out.append("\n            /// The trigger a code asks for, or nil when the code is none of the cluster's.\n")
+    out.append("            public init?(code: UInt64) {\n")
+    out.append("                guard let trigger = Self.allCases.first(where: { $0.codes.contains(code) }) else { return nil }\n")
+    out.append("                self = trigger\n            }\n        }\n")
+    return out
 
 
 # The Swift type of each model type that is not the cluster's own (enums, bitmaps, structs):
@@ -813,7 +841,44 @@ def clusters_file(model):
     out.append("    /// The global attributes every cluster has (Core spec 7.13).\n")
     out.append("    public enum Global {\n")
     out += id_table("Attribute", "AttributeID", model["globalAttributes"], 4, 8)
+    out.append("\n        /// Global attributes of earlier releases: no cluster of the model serves them.\n")
+    out += id_table("RetiredAttribute", "AttributeID", model["retiredGlobalAttributes"], 4, 8)
+    out.append("\n        /// Fields every struct or event of a kind has (a fabric-scoped one's FabricIndex).\n")
+    out.append("        public enum Field {\n")
+    for f in model["globalFields"]:
+        out.append("            public static let %s: UInt8 = %s\n" % (ident(f["name"]), hex_id(number(f["id"]), 2)))
+    out.append("        }\n")
     out.append("    }\n}\n")
+    return "".join(out)
+
+
+def id_space_file(model):
+    """`IDSpace`: the data model's ID ranges (the model's `idSpace`), and the specification
+    version the model is (`specVersion`) as BasicInformation's SpecificationVersion encodes it."""
+    space = model["idSpace"]
+    out = [HEADER, "\n", "/// The data model's ID spaces: an ID's prefix (its high 16 bits) is the vendor that defines\n",
+           "/// it, 0 for the standard; its suffix (the low 16 bits) says what kind of element it is.\n",
+           "public enum IDSpace {"]
+    rng = lambda pair: "%s...%s" % (hex_id(number(pair[0]), 4), hex_id(number(pair[1]), 4))
+    for key, v in space.items():
+        if key == "about":
+            continue
+        if isinstance(v, list):
+            out.append("\n    public static let %s: ClosedRange<UInt16> = %s\n" % (key, rng(v)))
+            continue
+        kind = key[:1].upper() + (key[1:-2] if key.endswith("xes") else key[1:-1])
+        out.append("\n    public enum %s {\n" % kind)
+        for name, pair in v.items():
+            out.append("        public static let %s: ClosedRange<UInt16> = %s\n" % (ident(name), rng(pair)))
+        out.append("    }\n")
+    out.append("}\n\n")
+    major, minor, dot = (list(int(x) for x in model["specVersion"].split(".")) + [0, 0])[:3]
+    out.append("/// The Matter specification the model is.\n")
+    out.append("public enum MatterSpecification {\n")
+    out.append("    public static let version = %s\n" % json.dumps(model["specVersion"]))
+    out.append("    /// As BasicInformation's SpecificationVersion encodes it: major, minor, dot, reserved, a byte each.\n")
+    out.append("    public static let specificationVersion: UInt32 = 0x%02X%02X_%02X00\n" % (major, minor, dot))
+    out.append("}\n")
     return "".join(out)
 
 
@@ -891,6 +956,7 @@ def model_files(model):
     files["Clusters.swift"] = clusters_file(model)
     files["DeviceTypeIDs.swift"] = device_type_ids_file(model)
     files["StatusCode.swift"] = status_code_file(model)
+    files["IDSpace.swift"] = id_space_file(model)
     return files
 
 

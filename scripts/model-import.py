@@ -49,6 +49,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "Sources/MatterModel/Resources/matter-model.json")
 OVERLAY = os.path.join(ROOT, "scripts/model-overlay.json")
 SPEC = "1.4"
+# The FabricIndex field (0xFE) that makes a struct or event fabric-scoped, as the overlay names it.
+FABRIC_INDEX = next(int(f["id"], 16) for f in json.load(open(OVERLAY))["globalFields"] if f["name"] == "FabricIndex")
 
 
 def venv(name):
@@ -216,6 +218,8 @@ def build(objects, validator, overlay):
     for c in clusters:
         del c["_mandatory"]
     return {"specVersion": SPEC, "note": overlay["note"], "globalAttributes": overlay["globalAttributes"],
+            "retiredGlobalAttributes": overlay["retiredGlobalAttributes"], "idSpace": overlay["idSpace"],
+            "globalFields": overlay["globalFields"],
             "statusCodes": read_status_codes(overlay.get("statusCodes", {})), "clusters": clusters, "deviceTypes": device_types}
 
 
@@ -262,7 +266,7 @@ def apply(row, patch, path):
 
 def field_row(f, scope, fabric=False):
     row = {"id": f["id"], "name": f["name"], "type": f["type"]}
-    if f["id"] == 0xFE and fabric:
+    if f["id"] == FABRIC_INDEX and fabric:
         row["type"] = "fabric-idx"
     if f["nullable"]:
         row["quality"] = "X"
@@ -328,7 +332,7 @@ def build_cluster(obj, uses, patch):
         bitmaps.append({"name": b["name"], "type": "map8" if top < 8 else "map16" if top < 16 else "map32" if top < 32 else "map64", "fields": b["fields"]})
     structs = []
     for s in obj["structs"]:
-        fabric = any(f["id"] == 0xFE for f in s["fields"])
+        fabric = any(f["id"] == FABRIC_INDEX for f in s["fields"])
         srow = {"name": s["name"]}
         if fabric:
             srow["access"] = "F"
@@ -382,7 +386,7 @@ def build_cluster(obj, uses, patch):
     for e in sorted(obj["events"], key=lambda e: e["id"]):
         erow = {"id": "0x%02X" % e["id"], "name": e["name"], "priority": "info", "access": "V",
                 "conformance": conformance_of(snake_key(e["name"]), mand["events"], feature_elements)}
-        fabric = any(f["id"] == 0xFE for f in e["fields"])
+        fabric = any(f["id"] == FABRIC_INDEX for f in e["fields"])
         if fabric:
             erow["access"] = "V F"
         if e["fields"]:
@@ -488,6 +492,15 @@ def dumps(model):
     out.append('"note": %s,' % j(model["note"]))
     out.append('"globalAttributes": [')
     out.append(",\n".join("  " + j(a) for a in model["globalAttributes"]))
+    out.append("],")
+    out.append('"retiredGlobalAttributes": [')
+    out.append(",\n".join("  " + j(a) for a in model["retiredGlobalAttributes"]))
+    out.append("],")
+    out.append('"idSpace": {')
+    out.append(",\n".join("  %s: %s" % (j(k), j(v)) for k, v in model["idSpace"].items()))
+    out.append("},")
+    out.append('"globalFields": [')
+    out.append(",\n".join("  " + j(a) for a in model["globalFields"]))
     out.append("],")
     out.append('"statusCodes": %s,' % j(model["statusCodes"]))
     out.append('"clusters": [')

@@ -20,6 +20,13 @@ enum TLVElementTypeCode {
     static let endOfContainer: UInt8 = 0x18
     // 0x19...0x1F are reserved.
 
+    /// The types that come in four widths (1, 2, 4, 8 octets of value or of length field).
+    static let signedInts = widths(signedInt1)
+    static let unsignedInts = widths(unsignedInt1)
+    static let utf8Strings = widths(utf8Length1)
+    static let octetStrings = widths(octetsLength1)
+    private static func widths(_ first: UInt8) -> ClosedRange<UInt8> { first...first + 3 }
+
     /// The width code (0...3 for 1, 2, 4, 8 octets) of the element types that
     /// come in four widths; it is the low two bits of the type.
     static func widthCode(_ type: UInt8) -> UInt8 { type & 0x03 }
