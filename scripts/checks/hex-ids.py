@@ -59,7 +59,7 @@ def model_constants():
         key = re.sub(r"[^a-z0-9]", "", name.lower())
         names.setdefault(key, set()).add(int(number, 16) if isinstance(number, str) else int(number))
 
-    for row in model["globalAttributes"] + model.get("provisionalGlobalAttributes", []):
+    for row in model["globalAttributes"] + model["retiredGlobalAttributes"] + model["globalFields"]:
         add(row["name"], row["id"])
     for code, name in model["statusCodes"]:
         add(name, code)
@@ -85,7 +85,9 @@ def names_model_constant(line, literal):
     v = value(literal)
     at = line.find(literal)
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", line[:at])[-3:] + re.findall(r"[A-Za-z_][A-Za-z0-9_]*", line[at + len(literal):])[:1]
-    return any(v in MODEL_NAMES.get(w.lower().replace("_", ""), ()) for w in words)
+    keys = [w.lower().replace("_", "") for w in words]
+    keys += [re.sub(r"(tag|id|code|value)$", "", k) for k in keys]  # fabricIndexTag, eventListID
+    return any(v in MODEL_NAMES.get(k, ()) for k in keys)
 
 
 def operand(pattern):
@@ -166,6 +168,23 @@ RULES = [
 ]
 
 
+# What the rules must say of sample lines (path under Sources/, line, class, rule): checked on
+# every run, so a rule edited out of shape fails here before it miscounts.
+SAMPLES = [
+    ("MatterProtocol/X.swift", "case AttributeID(0xFFFA): return", "a", "id-position"),
+    ("DeviceProfile/X.swift", "static let eventList: UInt32 = 0xFFFA", "a", "model-name"),
+    ("MatterModel/X.swift", "public static let fabricIndexTag: UInt8 = 0xFE", "a", "model-name"),
+    ("MatterDevice/X.swift", "case occupied = 3, resourceExhausted = 0x89", "a", "model-name"),
+    ("MatterDevice/X.swift", "let low = trigger & 0xFFFF", "c", "mask"),
+    ("MatterDNSSD/X.swift", "guard discriminator <= 0xFFF else {", "c", "width-bound"),
+    ("MatterDNSSD/X.swift", "case .ipv6: bytes[0] == 0xFE", "b", "unclassified"),
+    ("MatterDevice/X.swift", "static let testVendorID: UInt16 = 0xFFF1", "b", "vendor-product"),
+    ("MatterProtocol/SecureChannel/SecureChannelOpcode.swift", "case sigma1 = 0x30", "b", "opcode"),
+    ("MatterTLV/TLVControl.swift", "static let structure: UInt8 = 0x15", "c", "tlv-control"),
+    ("MatterDevice/X.swift", "case 0x005C_0000_0000_0090: .alarm(.smoke(.warning))", "b", "unclassified"),
+]
+
+
 def rule_for(path, line, literal):
     for rule in RULES:
         cls, name, _, where, test = rule
@@ -239,6 +258,10 @@ def main():
             print("%s  %-20s %s%s" % (cls, name, why, "" if where is None else "  [files: %s]" % where))
         print("b  %-20s a literal no rule matches" % "unclassified")
         return
+    for path, line, cls, rule in SAMPLES:
+        got = rule_for(path, line, HEX.search(line).group(0))
+        if got != (cls, rule):
+            sys.exit("hex-ids: the rules take %r as %s %s, not %s %s" % (line, got[0], got[1], cls, rule))
     found = literals()
     if args.list:
         for path, line, literal, cls, rule in found:
