@@ -24,9 +24,9 @@ enum MessageFlag {
 
 /// DSIZ, the destination field's size (spec 4.4.1.2); 3 is reserved.
 enum DestinationSize: UInt8 {
-    case none = 0
-    case node = 1
-    case group = 2
+    case none = 0x00
+    case node = 0x01
+    case group = 0x02
 }
 
 /// Destination field selected by DSIZ (spec 4.4.1.2).
