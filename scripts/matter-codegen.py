@@ -4,7 +4,8 @@
     scripts/matter-codegen.py            rewrite Sources/HomeAPI/Generated/
     scripts/matter-codegen.py --check    exit 1 (naming the files) when they differ from the model
 
-Also writes Sources/MatterModel/Generated/: for EVERY cluster of the model a namespace
+Also writes Sources/MatterTLV/Generated/ (the TLV control octet's codes, from the model's
+`tlv`, which the import reads from the SDK's chip.tlv), and Sources/MatterModel/Generated/: for EVERY cluster of the model a namespace
 `Clusters.<Name>` with its ID and its attribute, command, event and feature constants, its
 enums and bitmaps, plus the global attributes (`Clusters.Global.Attribute`) and the device
 type IDs (`DeviceTypes`). No other Swift file writes a data-model ID as a literal.
@@ -37,6 +38,8 @@ OUT = os.path.join(ROOT, "Sources/HomeAPI/Generated")
 MODEL_OUT = os.path.join(ROOT, "Sources/MatterModel/Generated")
 # The device side's typed command handlers: `<Name>Handler` per cluster with commands.
 DEVICE_OUT = os.path.join(ROOT, "Sources/MatterDevice/Generated")
+# The TLV control octet's codes (the model's `tlv`, from the SDK's chip.tlv).
+TLV_OUT = os.path.join(ROOT, "Sources/MatterTLV/Generated")
 
 # Clusters whose traits are generated (hand-written additions go in Traits/<Name>Trait+*.swift).
 # Clusters of the root endpoint that are neither automatable nor event sources (Discovery
@@ -951,6 +954,33 @@ def status_code_file(model):
     return "".join(out)
 
 
+# chip.tlv's names (after TLV_TYPE_ / TLV_TAG_CONTROL_) as MatterTLV spells them; BOOLEAN is
+# TLVBoolean_False's code, PATH is the spec's List.
+TLV_ELEMENT_TYPES = {"SIGNED_INTEGER": "signedInt1", "UNSIGNED_INTEGER": "unsignedInt1", "TLVBoolean_False": "booleanFalse",
+                     "TLVBoolean_True": "booleanTrue", "FLOATING_POINT_NUMBER": "float32", "UTF8_STRING": "utf8Length1",
+                     "BYTE_STRING": "octetsLength1", "NULL": "null", "STRUCTURE": "structure", "ARRAY": "array", "PATH": "list",
+                     "TLVEndOfContainer": "endOfContainer", "BOOLEAN": None}
+TLV_TAG_CONTROLS = {"ANONYMOUS": "anonymous", "CONTEXT_SPECIFIC": "contextSpecific", "COMMON_PROFILE_2Bytes": "commonProfile2",
+                    "COMMON_PROFILE_4Bytes": "commonProfile4", "IMPLICIT_PROFILE_2Bytes": "implicitProfile2",
+                    "IMPLICIT_PROFILE_4Bytes": "implicitProfile4", "FULLY_QUALIFIED_6Bytes": "fullyQualified6",
+                    "FULLY_QUALIFIED_8Bytes": "fullyQualified8"}
+
+
+def tlv_files(model):
+    """MatterTLV's control octet codes (Core spec A.7) from the model's `tlv` (chip.tlv)."""
+    out = [HEADER, "\n", "// The control octet's codes as the SDK's TLV codec (chip.tlv) has them.\n"]
+    for swift_type, rows, names in (("TLVElementTypeCode", model["tlv"]["elementTypes"], TLV_ELEMENT_TYPES),
+                                    ("TLVTagControl", model["tlv"]["tagControls"], TLV_TAG_CONTROLS)):
+        out.append("\nextension %s {\n" % swift_type)
+        for code, name in rows:
+            if name not in names:
+                sys.exit("matter-codegen: chip.tlv's %s: no MatterTLV name for it" % name)
+            if names[name] is not None:
+                out.append("    static let %s: UInt8 = 0x%02X\n" % (names[name], code))
+        out.append("}\n")
+    return {"TLVControlCodes.swift": "".join(out)}
+
+
 def model_files(model):
     files = {"%sCluster.swift" % row["name"]: cluster_ids_file(row) for row in model["clusters"]}
     files["Clusters.swift"] = clusters_file(model)
@@ -979,14 +1009,15 @@ def generate():
     files["Registry.swift"] = registry_file(clusters)
     return {name: formatted(text) for name, text in files.items()}, \
         {name: formatted(text) for name, text in model_files(model).items()}, \
-        {name: formatted(text) for name, text in handler_files(model).items()}
+        {name: formatted(text) for name, text in handler_files(model).items()}, \
+        {name: formatted(text) for name, text in tlv_files(model).items()}
 
 
 def main():
     check = "--check" in sys.argv[1:]
-    home, ids, handlers = generate()
+    home, ids, handlers, tlv = generate()
     failed = False
-    for out, files in ((OUT, home), (MODEL_OUT, ids), (DEVICE_OUT, handlers)):
+    for out, files in ((OUT, home), (MODEL_OUT, ids), (DEVICE_OUT, handlers), (TLV_OUT, tlv)):
         failed |= write(out, files, check)
     if failed:
         sys.exit(1)

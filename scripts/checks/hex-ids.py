@@ -20,7 +20,8 @@ Each literal gets the class of the first rule (RULES, below) that matches it:
      model's status codes, test-event triggers, ID ranges) it is generated instead.
   c  not an identifier: a mask, a width bound, a byte of an encoding (the TLV control
      octet, DER/ASN.1, WebSocket framing, JSON/YAML text), an algorithm's published constant
-     (FNV-1a, SplitMix64), test data.
+     (FNV-1a, SplitMix64), test data. (The TLV control octet's codes are generated from the
+     SDK's chip.tlv, the status codes from chip.interaction_model.)
 
 A literal no rule matches is counted as class b: only what a rule proves is not an
 identifier leaves the protocol count. Comments and string literals are not code, and linked
@@ -137,8 +138,6 @@ RULES = [
      None, operand(r"[Ss]pecificationVersion(?::\s*\w+)?\s*[=:]\s*LIT")),
 
     # -- c: encodings, by file: bytes the format fixes, none of them an identifier.
-    ("c", "tlv-control", "the TLV control octet's element types and tag controls (Core spec A.7, A.8)",
-     r"^MatterTLV/TLVControl\.swift$", lambda line, literal: True),
     ("c", "der", "DER/ASN.1 and X.509 encoding: tags, bit strings, key usage bits, point format",
      r"^MatterCrypto/(Certificates/|FabricKeys\.swift)", lambda line, literal: True),
     ("c", "ccm-counter", "AES-CTR's counter block flags and initial counter (Core spec 3.7.1)",
@@ -180,7 +179,7 @@ SAMPLES = [
     ("MatterDNSSD/X.swift", "case .ipv6: bytes[0] == 0xFE", "b", "unclassified"),
     ("MatterDevice/X.swift", "static let testVendorID: UInt16 = 0xFFF1", "b", "vendor-product"),
     ("MatterProtocol/SecureChannel/SecureChannelOpcode.swift", "case sigma1 = 0x30", "b", "opcode"),
-    ("MatterTLV/TLVControl.swift", "static let structure: UInt8 = 0x15", "c", "tlv-control"),
+    ("MatterTLV/TLVControl.swift", "static let structure: UInt8 = 0x15", "b", "unclassified"),  # generated from chip.tlv
     ("MatterDevice/X.swift", "case 0x005C_0000_0000_0090: .alarm(.smoke(.warning))", "b", "unclassified"),
 ]
 
