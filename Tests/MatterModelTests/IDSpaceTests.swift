@@ -53,6 +53,9 @@ import Testing
         #expect(Leak(code: 0x0080_0000_0000_0000) == .sensorTrigger)
         #expect(Leak(code: 0x0080_0000_0000_0001) == .sensorUntrigger)
         #expect(Leak(code: 0xFFFF_FFFF_0000_0001) == nil)  // no older namespace for this cluster
-        #expect(SmokeCo.allCases.allSatisfy { $0.codes.allSatisfy { $0 >> 48 == UInt64(Clusters.SmokeCoAlarm.id.rawValue) || $0 >> 32 == 0xFFFF_FFFF } })
+        #expect(
+            SmokeCo.allCases.allSatisfy {
+                $0.codes.allSatisfy { $0 >> 48 == UInt64(Clusters.SmokeCoAlarm.id.rawValue) || $0 >> 32 == 0xFFFF_FFFF }
+            })
     }
 }

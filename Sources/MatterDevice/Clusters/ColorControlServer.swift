@@ -25,7 +25,8 @@ final class ColorControlServer: ColorControlHandler {
     private static let transitionTimer = "transition"
     /// Largest CurrentX/CurrentY and mireds value: CurrentX's constraint in the model (3.2.7.x: max 0xFEFF).
     static let maxColorValue: Int64 = {
-        guard case .range(_, let max?) = MatterModel.standard.cluster(Clusters.ColorControl.id)?.attribute(Attribute.currentX)?.constraint else {
+        guard case .range(_, let max?) = MatterModel.standard.cluster(Clusters.ColorControl.id)?.attribute(Attribute.currentX)?.constraint
+        else {
             preconditionFailure("the model gives ColorControl's CurrentX no maximum")
         }
         return max
