@@ -4,7 +4,8 @@
     scripts/matter-codegen.py            rewrite Sources/HomeAPI/Generated/
     scripts/matter-codegen.py --check    exit 1 (naming the files) when they differ from the model
 
-Also writes Sources/MatterModel/Generated/: for EVERY cluster of the model a namespace
+Also writes Sources/MatterTLV/Generated/ (the TLV control octet's codes, from the model's
+`tlv`, which the import reads from the SDK's chip.tlv), and Sources/MatterModel/Generated/: for EVERY cluster of the model a namespace
 `Clusters.<Name>` with its ID and its attribute, command, event and feature constants, its
 enums and bitmaps, plus the global attributes (`Clusters.Global.Attribute`) and the device
 type IDs (`DeviceTypes`). No other Swift file writes a data-model ID as a literal.
@@ -12,7 +13,8 @@ type IDs (`DeviceTypes`). No other Swift file writes a data-model ID as a litera
 Reads Sources/MatterModel/Resources/matter-model.json, the same file the device and the
 profile validator read, and writes for each cluster in TRAITS a `Matter.<Name>Trait` (its
 attributes typed from the model, the Discovery field table, the cluster's bitmaps and
-enums, and one `Event` type per event with its payload), for each device type in
+enums as typealiases of the ID layer's `Clusters.<Name>` types, and one `Event` type per
+event with its payload), for each device type in
 DEVICE_TYPES a `<Name>DeviceType`, and Registry.swift, which lists them for the engine and
 adds the `matterTraits` accessors. Names follow the Google Home APIs' Swift reference:
 `Matter.BooleanStateTrait.StateChangeEvent`, `ContactSensorDeviceType`, `stateValue`.
@@ -36,6 +38,8 @@ OUT = os.path.join(ROOT, "Sources/HomeAPI/Generated")
 MODEL_OUT = os.path.join(ROOT, "Sources/MatterModel/Generated")
 # The device side's typed command handlers: `<Name>Handler` per cluster with commands.
 DEVICE_OUT = os.path.join(ROOT, "Sources/MatterDevice/Generated")
+# The TLV control octet's codes (the model's `tlv`, from the SDK's chip.tlv).
+TLV_OUT = os.path.join(ROOT, "Sources/MatterTLV/Generated")
 
 # Clusters whose traits are generated (hand-written additions go in Traits/<Name>Trait+*.swift).
 # Clusters of the root endpoint that are neither automatable nor event sources (Discovery
@@ -363,26 +367,14 @@ def trait_file(cluster):
         out.append("\n        // Not generated (a response command, or a struct or list field): %s.\n" % ", ".join(skipped_commands))
     for st in c.structs.values():
         out.append("\n" + struct_type(c, st))
-    for b in c.bitmaps.values():
-        raw = UNSIGNED[b["type"]]
-        out.append("\n        public struct %s: OptionSet, Sendable, Hashable {\n" % b["name"])
-        out.append("            public let rawValue: %s\n" % raw)
-        out.append("            public init(rawValue: %s) { self.rawValue = rawValue }\n" % raw)
-        for bit, name in b["fields"]:
-            if isinstance(bit, str):  # a bit range "2..3": its mask
-                low, high = (int(x) for x in bit.split(".."))
-                out.append("            public static let %s = %s(rawValue: 0b%s << %d)\n" % (
-                    camel(name), b["name"], "1" * (high - low + 1), low))
-            else:
-                out.append("            public static let %s = %s(rawValue: 1 << %d)\n" % (camel(name), b["name"], bit))
-        out.append("        }\n")
-    for e in c.enums.values():
-        raw = UNSIGNED[e["type"]]
-        out.append("\n        public enum %s: %s, Sendable, Hashable, CaseIterable {\n" % (e["name"], raw))
-        for value, name in e["values"]:
-            # A leading digit (PowerSource's 9V) gets `_`, as in the ID layer.
-            out.append("            case %s = %d\n" % ("_" * camel(name)[:1].isdigit() + camel(name), value))
-        out.append("        }\n")
+    # The cluster's enums and bitmaps are MatterModel's (`Clusters.<Name>.<Type>`), one
+    # definition for both sides: the SDK spells each type and case as the model does.
+    types = sorted(list(c.bitmaps) + list(c.enums))
+    if types:
+        out.append("\n")
+    for t in types:
+        sdk_spelling(c, t)
+        out.append("        public typealias %s = Clusters.%s.%s\n" % (t, c.name, t))
     for ev in ([] if c.name in ROOT_TRAITS else c.row.get("events", [])):
         out.append("\n" + event_type(c, trait, ev))
     out.append("    }\n}\n")
@@ -412,6 +404,17 @@ def trait_file(cluster):
         out.append("\n" + d)
     out.append("}\n")
     return "".join(out)
+
+
+def sdk_spelling(c, type_name):
+    """Stops when the Google Home SDK would spell one of the type's cases otherwise than the
+    ID layer does (lower camel case the SDK's way, `_` before a leading digit): a typealias
+    would then rename the SDK's case, and the type must be generated for HomeAPI on its own."""
+    rows = c.enums[type_name]["values"] if type_name in c.enums else c.bitmaps[type_name]["fields"]
+    for _, name in rows:
+        sdk = "_" * camel(name)[:1].isdigit() + camel(name)
+        if sdk != ident(name).strip("`"):
+            sys.exit("matter-codegen: %s.%s.%s: the SDK spells it %s, the ID layer %s" % (c.name, type_name, name, sdk, ident(name)))
 
 
 def struct_type(c, st):
@@ -611,9 +614,37 @@ def cluster_ids_file(row):
             else:
                 out.append("            public static let %s = Self(rawValue: 1 << %d)\n" % (ident(fname), bit))
         out.append("        }\n")
+    out += test_event_triggers(row)
     out.append("    }\n}\n")
     out += cluster_types(row)
     return "".join(out)
+
+
+def test_event_triggers(row):
+    """`TestEventTrigger`: the General Diagnostics TestEventTrigger codes of the cluster's
+    events (the overlay's `testEventTriggers`): the cluster ID in the top 16 bits, the event in
+    the low ones, and where the table says so the same event in the older namespace."""
+    table = row.get("testEventTriggers")
+    if not table:
+        return []
+    cluster = number(row["id"]) << 48
+    older = number(table["olderNamespace"]) << 32 if "olderNamespace" in table else None
+    digits = lambda v: "0x" + "_".join(format(v, "016X")[i:i + 4] for i in range(0, 16, 4))
+    out = ["\n        /// Test event triggers (General Diagnostics TestEventTrigger, Core spec 11.12.7.1): what a\n",
+           "        /// certification case asks the device to act out.\n",
+           "        public enum TestEventTrigger: Sendable, Hashable, CaseIterable {\n"]
+    out += ["            case %s\n" % ident(name) for _, name in table["codes"]]
+    out.append("\n            /// The codes that ask for it.\n")
+    out.append("            public var codes: [UInt64] {\n                switch self {\n")
+    for low, name in table["codes"]:
+        codes = [cluster | number(low)] + ([older | number(low)] if older is not None else [])
+        out.append("                case .%s: [%s]\n" % (ident(name), ", ".join(digits(c) for c in codes)))
+    out.append("                }\n            }\n")
+    out.append("\n            /// The trigger a code asks for, or nil when the code is none of the cluster's.\n")
+    out.append("            public init?(code: UInt64) {\n")
+    out.append("                guard let trigger = Self.allCases.first(where: { $0.codes.contains(code) }) else { return nil }\n")
+    out.append("                self = trigger\n            }\n        }\n")
+    return out
 
 
 # The Swift type of each model type that is not the cluster's own (enums, bitmaps, structs):
@@ -813,7 +844,44 @@ def clusters_file(model):
     out.append("    /// The global attributes every cluster has (Core spec 7.13).\n")
     out.append("    public enum Global {\n")
     out += id_table("Attribute", "AttributeID", model["globalAttributes"], 4, 8)
+    out.append("\n        /// Global attributes of earlier releases: no cluster of the model serves them.\n")
+    out += id_table("RetiredAttribute", "AttributeID", model["retiredGlobalAttributes"], 4, 8)
+    out.append("\n        /// Fields every struct or event of a kind has (a fabric-scoped one's FabricIndex).\n")
+    out.append("        public enum Field {\n")
+    for f in model["globalFields"]:
+        out.append("            public static let %s: UInt8 = %s\n" % (ident(f["name"]), hex_id(number(f["id"]), 2)))
+    out.append("        }\n")
     out.append("    }\n}\n")
+    return "".join(out)
+
+
+def id_space_file(model):
+    """`IDSpace`: the data model's ID ranges (the model's `idSpace`), and the specification
+    version the model is (`specVersion`) as BasicInformation's SpecificationVersion encodes it."""
+    space = model["idSpace"]
+    out = [HEADER, "\n", "/// The data model's ID spaces: an ID's prefix (its high 16 bits) is the vendor that defines\n",
+           "/// it, 0 for the standard; its suffix (the low 16 bits) says what kind of element it is.\n",
+           "public enum IDSpace {"]
+    rng = lambda pair: "%s...%s" % (hex_id(number(pair[0]), 4), hex_id(number(pair[1]), 4))
+    for key, v in space.items():
+        if key == "about":
+            continue
+        if isinstance(v, list):
+            out.append("\n    public static let %s: ClosedRange<UInt16> = %s\n" % (key, rng(v)))
+            continue
+        kind = key[:1].upper() + (key[1:-2] if key.endswith("xes") else key[1:-1])
+        out.append("\n    public enum %s {\n" % kind)
+        for name, pair in v.items():
+            out.append("        public static let %s: ClosedRange<UInt16> = %s\n" % (ident(name), rng(pair)))
+        out.append("    }\n")
+    out.append("}\n\n")
+    major, minor, dot = (list(int(x) for x in model["specVersion"].split(".")) + [0, 0])[:3]
+    out.append("/// The Matter specification the model is.\n")
+    out.append("public enum MatterSpecification {\n")
+    out.append("    public static let version = %s\n" % json.dumps(model["specVersion"]))
+    out.append("    /// As BasicInformation's SpecificationVersion encodes it: major, minor, dot, reserved, a byte each.\n")
+    out.append("    public static let specificationVersion: UInt32 = 0x%02X%02X_%02X00\n" % (major, minor, dot))
+    out.append("}\n")
     return "".join(out)
 
 
@@ -886,11 +954,39 @@ def status_code_file(model):
     return "".join(out)
 
 
+# chip.tlv's names (after TLV_TYPE_ / TLV_TAG_CONTROL_) as MatterTLV spells them; BOOLEAN is
+# TLVBoolean_False's code, PATH is the spec's List.
+TLV_ELEMENT_TYPES = {"SIGNED_INTEGER": "signedInt1", "UNSIGNED_INTEGER": "unsignedInt1", "TLVBoolean_False": "booleanFalse",
+                     "TLVBoolean_True": "booleanTrue", "FLOATING_POINT_NUMBER": "float32", "UTF8_STRING": "utf8Length1",
+                     "BYTE_STRING": "octetsLength1", "NULL": "null", "STRUCTURE": "structure", "ARRAY": "array", "PATH": "list",
+                     "TLVEndOfContainer": "endOfContainer", "BOOLEAN": None}
+TLV_TAG_CONTROLS = {"ANONYMOUS": "anonymous", "CONTEXT_SPECIFIC": "contextSpecific", "COMMON_PROFILE_2Bytes": "commonProfile2",
+                    "COMMON_PROFILE_4Bytes": "commonProfile4", "IMPLICIT_PROFILE_2Bytes": "implicitProfile2",
+                    "IMPLICIT_PROFILE_4Bytes": "implicitProfile4", "FULLY_QUALIFIED_6Bytes": "fullyQualified6",
+                    "FULLY_QUALIFIED_8Bytes": "fullyQualified8"}
+
+
+def tlv_files(model):
+    """MatterTLV's control octet codes (Core spec A.7) from the model's `tlv` (chip.tlv)."""
+    out = [HEADER, "\n", "// The control octet's codes as the SDK's TLV codec (chip.tlv) has them.\n"]
+    for swift_type, rows, names in (("TLVElementTypeCode", model["tlv"]["elementTypes"], TLV_ELEMENT_TYPES),
+                                    ("TLVTagControl", model["tlv"]["tagControls"], TLV_TAG_CONTROLS)):
+        out.append("\nextension %s {\n" % swift_type)
+        for code, name in rows:
+            if name not in names:
+                sys.exit("matter-codegen: chip.tlv's %s: no MatterTLV name for it" % name)
+            if names[name] is not None:
+                out.append("    static let %s: UInt8 = 0x%02X\n" % (names[name], code))
+        out.append("}\n")
+    return {"TLVControlCodes.swift": "".join(out)}
+
+
 def model_files(model):
     files = {"%sCluster.swift" % row["name"]: cluster_ids_file(row) for row in model["clusters"]}
     files["Clusters.swift"] = clusters_file(model)
     files["DeviceTypeIDs.swift"] = device_type_ids_file(model)
     files["StatusCode.swift"] = status_code_file(model)
+    files["IDSpace.swift"] = id_space_file(model)
     return files
 
 
@@ -913,14 +1009,15 @@ def generate():
     files["Registry.swift"] = registry_file(clusters)
     return {name: formatted(text) for name, text in files.items()}, \
         {name: formatted(text) for name, text in model_files(model).items()}, \
-        {name: formatted(text) for name, text in handler_files(model).items()}
+        {name: formatted(text) for name, text in handler_files(model).items()}, \
+        {name: formatted(text) for name, text in tlv_files(model).items()}
 
 
 def main():
     check = "--check" in sys.argv[1:]
-    home, ids, handlers = generate()
+    home, ids, handlers, tlv = generate()
     failed = False
-    for out, files in ((OUT, home), (MODEL_OUT, ids), (DEVICE_OUT, handlers)):
+    for out, files in ((OUT, home), (MODEL_OUT, ids), (DEVICE_OUT, handlers), (TLV_OUT, tlv)):
         failed |= write(out, files, check)
     if failed:
         sys.exit(1)

@@ -26,6 +26,8 @@ Sources (pinned: both venvs are made, at their pinned versions, by scripts/lib/v
   (M where every device type using the cluster lists the element, the feature code where a
   feature lists it, else O) and device-type requirements (features, and elements beyond the
   cluster's own mandatory ones). It carries no access, quality or conformance expressions.
+* `home-assistant-chip-core` (the same venv, `chip.tlv`, the SDK's Python TLV codec): the TLV
+  control octet's element types and tag controls.
 * scripts/model-overlay.json (hand-written, small): what the spec data above lacks and the
   project needs: integer widths and semantic types, access, quality, defaults, constraints,
   exact conformance, event priorities, device type classes, names the project spells
@@ -49,6 +51,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "Sources/MatterModel/Resources/matter-model.json")
 OVERLAY = os.path.join(ROOT, "scripts/model-overlay.json")
 SPEC = "1.4"
+# The FabricIndex field (0xFE) that makes a struct or event fabric-scoped, as the overlay names it.
+FABRIC_INDEX = next(int(f["id"], 16) for f in json.load(open(OVERLAY))["globalFields"] if f["name"] == "FabricIndex")
 
 
 def venv(name):
@@ -216,6 +220,8 @@ def build(objects, validator, overlay):
     for c in clusters:
         del c["_mandatory"]
     return {"specVersion": SPEC, "note": overlay["note"], "globalAttributes": overlay["globalAttributes"],
+            "retiredGlobalAttributes": overlay["retiredGlobalAttributes"], "idSpace": overlay["idSpace"],
+            "globalFields": overlay["globalFields"], "tlv": read_tlv(),
             "statusCodes": read_status_codes(overlay.get("statusCodes", {})), "clusters": clusters, "deviceTypes": device_types}
 
 
@@ -230,6 +236,20 @@ def read_status_codes(patch):
     for code, name in patch.get("add", []):
         codes[int(code)] = name
     return [[k, codes[k]] for k in sorted(codes)]
+
+
+def read_tlv():
+    """The TLV control octet's element types and tag controls (Core spec A.7), from the SDK's
+    own TLV codec (`chip.tlv`): [code, name] by code, the names as the module spells them
+    after its TLV_TYPE_ / TLV_TAG_CONTROL_ prefix."""
+    import chip.tlv as t
+    names = sorted(n for n in dir(t) if n.startswith(("TLV_TYPE_", "TLV_TAG_CONTROL_", "TLVBoolean_", "TLVEndOfContainer")))
+    types = [[getattr(t, n), n[len("TLV_TYPE_"):]] for n in names if n.startswith("TLV_TYPE_")]
+    types += [[getattr(t, n), n] for n in names if n.startswith(("TLVBoolean_", "TLVEndOfContainer"))]
+    tags = [[getattr(t, n), n[len("TLV_TAG_CONTROL_"):]] for n in names if n.startswith("TLV_TAG_CONTROL_")]
+    return {"about": "The TLV control octet (Core spec A.7), from chip.tlv: element types in the low 5 bits (the "
+            "integer and string types are the 1-octet form; +1, +2, +3 are the 2, 4, 8 octet ones), tag controls in the high 3.",
+            "elementTypes": sorted(types), "tagControls": sorted(tags)}
 
 
 def conformance_of(name, mandatory, feature_elements):
@@ -262,7 +282,7 @@ def apply(row, patch, path):
 
 def field_row(f, scope, fabric=False):
     row = {"id": f["id"], "name": f["name"], "type": f["type"]}
-    if f["id"] == 0xFE and fabric:
+    if f["id"] == FABRIC_INDEX and fabric:
         row["type"] = "fabric-idx"
     if f["nullable"]:
         row["quality"] = "X"
@@ -328,7 +348,7 @@ def build_cluster(obj, uses, patch):
         bitmaps.append({"name": b["name"], "type": "map8" if top < 8 else "map16" if top < 16 else "map32" if top < 32 else "map64", "fields": b["fields"]})
     structs = []
     for s in obj["structs"]:
-        fabric = any(f["id"] == 0xFE for f in s["fields"])
+        fabric = any(f["id"] == FABRIC_INDEX for f in s["fields"])
         srow = {"name": s["name"]}
         if fabric:
             srow["access"] = "F"
@@ -382,7 +402,7 @@ def build_cluster(obj, uses, patch):
     for e in sorted(obj["events"], key=lambda e: e["id"]):
         erow = {"id": "0x%02X" % e["id"], "name": e["name"], "priority": "info", "access": "V",
                 "conformance": conformance_of(snake_key(e["name"]), mand["events"], feature_elements)}
-        fabric = any(f["id"] == 0xFE for f in e["fields"])
+        fabric = any(f["id"] == FABRIC_INDEX for f in e["fields"])
         if fabric:
             erow["access"] = "V F"
         if e["fields"]:
@@ -489,6 +509,18 @@ def dumps(model):
     out.append('"globalAttributes": [')
     out.append(",\n".join("  " + j(a) for a in model["globalAttributes"]))
     out.append("],")
+    out.append('"retiredGlobalAttributes": [')
+    out.append(",\n".join("  " + j(a) for a in model["retiredGlobalAttributes"]))
+    out.append("],")
+    out.append('"idSpace": {')
+    out.append(",\n".join("  %s: %s" % (j(k), j(v)) for k, v in model["idSpace"].items()))
+    out.append("},")
+    out.append('"globalFields": [')
+    out.append(",\n".join("  " + j(a) for a in model["globalFields"]))
+    out.append("],")
+    out.append('"tlv": {')
+    out.append(",\n".join("  %s: %s" % (j(k), j(v)) for k, v in model["tlv"].items()))
+    out.append("},")
     out.append('"statusCodes": %s,' % j(model["statusCodes"]))
     out.append('"clusters": [')
     blocks = []

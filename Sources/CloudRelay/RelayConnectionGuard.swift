@@ -265,7 +265,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// An unmasked server frame closing the connection with `code`.
     static func closeFrame(code: UInt16, reason: String) -> [UInt8] {
         let payload = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8.prefix(123))
-        return [0x88, UInt8(payload.count)] + payload
+        return [WebSocketFrame.fin | WebSocketFrame.close, UInt8(payload.count)] + payload
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -318,8 +318,8 @@ struct ClientFrameReader {
                 let byte = bytes[i]
                 if header.isEmpty {
                     // A frame starts: control frames pass, continuations follow their message.
-                    let opcode = byte & 0x0F
-                    if opcode & 0x08 != 0 {
+                    let opcode = byte & WebSocketFrame.opcodeMask
+                    if opcode & WebSocketFrame.control != 0 {
                         dropping = false
                     } else if opcode == 0 {
                         dropping = droppingMessage
@@ -332,8 +332,8 @@ struct ClientFrameReader {
                 if !dropping { keep(i..<i + 1) }
                 i += 1
                 guard header.count >= 2 else { continue }
-                guard header[1] & 0x80 != 0 else { return true }
-                let short = Int(header[1] & 0x7F)
+                guard header[1] & WebSocketFrame.masked != 0 else { return true }
+                let short = Int(header[1] & WebSocketFrame.lengthMask)
                 let extended = short == 126 ? 2 : short == 127 ? 8 : 0
                 guard header.count == 2 + extended + 4 else { continue }  // length, then the masking key
                 payloadLeft = extended == 0 ? short : header[2..<(2 + extended)].reduce(0) { $0 << 8 | Int($1) }

@@ -79,7 +79,7 @@ extension CommissioningCodes {
 }
 
 /// FNV-1a, 64-bit: a stable hash of text (Swift's `Hasher` is seeded per process).
-func fnv1a64(_ text: String) -> UInt64 {
+public func fnv1a64(_ text: String) -> UInt64 {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in text.utf8 {
         hash ^= UInt64(byte)

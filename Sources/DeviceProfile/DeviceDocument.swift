@@ -591,7 +591,7 @@ struct DocumentParser {
                 continue
             }
             let id = AttributeID(raw)
-            if cluster.attribute(id)?.isGlobal == true || (0xF000...0xFFFE).contains(raw & 0xFFFF) {
+            if cluster.attribute(id)?.isGlobal == true || IDSpace.AttributeSuffix.global.contains(IDSpace.suffix(raw)) {
                 reader.error(p, entry.key, "global attributes are served from revision, featureMap and the lists, not rawAttributes")
                 continue
             }

@@ -12,8 +12,8 @@ struct DeviceResolver {
 
     /// Identity defaults for keys a profile leaves out (documented in DeviceProfiles/README.md).
     static let defaultVendorName = "Matter Sim"
-    static let defaultVendorID: UInt64 = 0xFFF1
-    static let defaultProductID: UInt64 = 0x8000
+    static let defaultVendorID = UInt64(IDSpace.Prefix.test.lowerBound)
+    static let defaultProductID = UInt64(IDSpace.testProductIDs.lowerBound)
 
     private var descriptor: ClusterDefinition? { model.cluster(named: "Descriptor") }
     private var basicInformation: ClusterDefinition? { model.cluster(named: "BasicInformation") }

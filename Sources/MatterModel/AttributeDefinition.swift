@@ -47,6 +47,6 @@ public struct AttributeDefinition: Sendable, Hashable {
     public var isWritable: Bool { writePrivilege != nil }
     /// "currentLevel" for "CurrentLevel".
     public var lowerCamelName: String { Naming.lowerCamel(name) }
-    /// Global attributes live in 0xF000...0xFFFE (Core spec 7.18.2.15).
-    public var isGlobal: Bool { id.rawValue >= 0xF000 && id.rawValue <= 0xFFFE }
+    /// Global attributes live in the global suffixes of the standard prefix (Core spec 7.18.2.15).
+    public var isGlobal: Bool { id.isGlobal }
 }

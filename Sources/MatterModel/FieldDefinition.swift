@@ -34,5 +34,5 @@ public struct FieldDefinition: Sendable, Hashable {
     public var lowerCamelName: String { Naming.lowerCamel(name) }
 
     /// The FabricIndex field of a fabric-scoped struct (Core spec 7.13.7) uses tag 0xFE.
-    public static let fabricIndexTag: UInt8 = 0xFE
+    public static let fabricIndexTag = Clusters.Global.Field.fabricIndex
 }

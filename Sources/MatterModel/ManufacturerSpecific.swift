@@ -4,17 +4,31 @@
 import MatterTLV
 
 extension ClusterID {
-    /// A vendor prefix (the high 16 bits, not 0x0000) and a suffix in 0xFC00...0xFFFE.
+    /// A vendor's prefix (manufacturer or test) and a manufacturer-specific suffix.
     public var isManufacturerSpecific: Bool {
-        rawValue >> 16 != 0 && rawValue >> 16 != 0xFFFF && (0xFC00...0xFFFE).contains(rawValue & 0xFFFF)
+        IDSpace.isVendorPrefix(rawValue) && IDSpace.ClusterSuffix.manufacturer.contains(IDSpace.suffix(rawValue))
     }
 }
 
 extension AttributeID {
-    /// A vendor prefix (the high 16 bits, not 0x0000) and a suffix below the global range.
+    /// A vendor's prefix (manufacturer or test) and a suffix below the global range.
     public var isManufacturerSpecific: Bool {
-        rawValue >> 16 != 0 && rawValue >> 16 != 0xFFFF && rawValue & 0xFFFF < 0x5000
+        IDSpace.isVendorPrefix(rawValue) && IDSpace.AttributeSuffix.nonGlobal.contains(IDSpace.suffix(rawValue))
     }
+
+    /// A global attribute's ID (ClusterRevision, FeatureMap, …): the standard prefix, a global suffix.
+    public var isGlobal: Bool {
+        IDSpace.Prefix.standard.contains(IDSpace.prefix(rawValue)) && IDSpace.AttributeSuffix.global.contains(IDSpace.suffix(rawValue))
+    }
+}
+
+extension IDSpace {
+    /// A 32-bit ID's prefix: the vendor that defines it.
+    public static func prefix(_ id: UInt32) -> UInt16 { UInt16(id >> 16) }
+    /// A 32-bit ID's suffix: what kind of element it is.
+    public static func suffix(_ id: UInt32) -> UInt16 { UInt16(truncatingIfNeeded: id) }
+    /// A manufacturer's or a test vendor's prefix, not the standard's.
+    static func isVendorPrefix(_ id: UInt32) -> Bool { Prefix.manufacturer.contains(prefix(id)) || Prefix.test.contains(prefix(id)) }
 }
 
 extension ClusterDefinition {

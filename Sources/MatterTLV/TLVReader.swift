@@ -240,13 +240,13 @@ public struct TLVReader: Sendable {
 
     private static func elementType(_ code: UInt8) -> TLVElementType? {
         switch code {
-        case 0x00...0x03: .signedInteger
-        case 0x04...0x07: .unsignedInteger
+        case TLVElementTypeCode.signedInts: .signedInteger
+        case TLVElementTypeCode.unsignedInts: .unsignedInteger
         case TLVElementTypeCode.booleanFalse, TLVElementTypeCode.booleanTrue: .boolean
         case TLVElementTypeCode.float32: .float
         case TLVElementTypeCode.float64: .double
-        case 0x0C...0x0F: .utf8String
-        case 0x10...0x13: .octetString
+        case TLVElementTypeCode.utf8Strings: .utf8String
+        case TLVElementTypeCode.octetStrings: .octetString
         case TLVElementTypeCode.null: .null
         case TLVElementTypeCode.structure: .structure
         case TLVElementTypeCode.array: .array
@@ -258,7 +258,7 @@ public struct TLVReader: Sendable {
     /// Octets of value after the tag for element types without a length field.
     private static func fixedValueSize(_ code: UInt8) -> Int {
         switch code {
-        case 0x00...0x07: 1 << Int(TLVElementTypeCode.widthCode(code))
+        case TLVElementTypeCode.signedInts, TLVElementTypeCode.unsignedInts: 1 << Int(TLVElementTypeCode.widthCode(code))
         case TLVElementTypeCode.float32: 4
         case TLVElementTypeCode.float64: 8
         default: 0  // booleans, null, containers

@@ -1,4 +1,5 @@
 import Foundation
+import CloudRelay
 import NIOConcurrencyHelpers
 import RelayProtocol
 
@@ -77,11 +78,11 @@ final class BenchFlood: Sendable {
     /// A client frame: binary, masked with a fixed key (the relay only checks that it is masked).
     private static func masked(_ payload: [UInt8]) -> [UInt8] {
         let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        var out: [UInt8] = [0x82]
+        var out: [UInt8] = [WebSocketFrame.fin | WebSocketFrame.binary]
         if payload.count < 126 {
-            out.append(0x80 | UInt8(payload.count))
+            out.append(WebSocketFrame.masked | UInt8(payload.count))
         } else {
-            out += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            out += [WebSocketFrame.masked | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         }
         out += key
         for (i, byte) in payload.enumerated() { out.append(byte ^ key[i & 3]) }

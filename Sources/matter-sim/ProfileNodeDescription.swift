@@ -107,7 +107,7 @@ extension ResolvedDeviceProfile {
             return .schedule(points.map { .init(at: duration($0.at), value: $0.value) }, repeatEvery: repeatEvery.map(duration))
         case .randomWalk(let every, let step, let low, let high):
             // FNV-1a of the serial number; each further cluster of the device walks its own way.
-            let serial = identity.serialNumber.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            let serial = fnv1a64(identity.serialNumber)
             let seed = cluster == Clusters.TemperatureMeasurement.id ? serial : serial &+ UInt64(cluster.rawValue)
             return .randomWalk(every: duration(every), step: step, range: low...high, seed: seed)
         }

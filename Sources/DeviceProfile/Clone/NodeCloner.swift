@@ -293,7 +293,7 @@ public struct NodeCloner: Sendable {
     }
 
     static func isGlobal(_ attribute: AttributeID) -> Bool { (Global.generatedCommandList.rawValue...Global.clusterRevision.rawValue).contains(attribute.rawValue) }
-    static let eventList: UInt32 = 0xFFFA
+    static let eventList = Clusters.Global.RetiredAttribute.eventList.rawValue
 
     /// A list of structs carrying a FabricIndex (field 254): one fabric's entries, not the device's.
     static func isFabricScopedList(_ json: DumpJSON) -> Bool {

@@ -27,15 +27,7 @@ extension Matter {
                 airQuality: context.uint(0x0000, as: UInt8.self).flatMap(AirQualityEnum.init(rawValue:)))
         }
 
-        public enum AirQualityEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unknown = 0
-            case good = 1
-            case fair = 2
-            case moderate = 3
-            case poor = 4
-            case veryPoor = 5
-            case extremelyPoor = 6
-        }
+        public typealias AirQualityEnum = Clusters.AirQuality.AirQualityEnum
     }
 }
 

@@ -65,18 +65,8 @@ extension Matter {
             try await context.write(0x0000, .unsigned(UInt64(value)))
         }
 
-        public struct AlarmModeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let visual = AlarmModeBitmap(rawValue: 1 << 0)
-            public static let audible = AlarmModeBitmap(rawValue: 1 << 1)
-        }
-
-        public struct SensorFaultBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let generalFault = SensorFaultBitmap(rawValue: 1 << 0)
-        }
+        public typealias AlarmModeBitmap = Clusters.BooleanStateConfiguration.AlarmModeBitmap
+        public typealias SensorFaultBitmap = Clusters.BooleanStateConfiguration.SensorFaultBitmap
 
         /// AlarmsStateChanged (0x00, info priority).
         @dynamicMemberLookup

@@ -103,38 +103,8 @@ extension Matter {
             }
         }
 
-        public enum ColorEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case black = 0
-            case navy = 1
-            case green = 2
-            case teal = 3
-            case maroon = 4
-            case purple = 5
-            case olive = 6
-            case gray = 7
-            case blue = 8
-            case lime = 9
-            case aqua = 10
-            case red = 11
-            case fuchsia = 12
-            case yellow = 13
-            case white = 14
-            case nickel = 15
-            case chrome = 16
-            case brass = 17
-            case copper = 18
-            case silver = 19
-            case gold = 20
-        }
-
-        public enum ProductFinishEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case other = 0
-            case matte = 1
-            case satin = 2
-            case polished = 3
-            case rugged = 4
-            case fabric = 5
-        }
+        public typealias ColorEnum = Clusters.BridgedDeviceBasicInformation.ColorEnum
+        public typealias ProductFinishEnum = Clusters.BridgedDeviceBasicInformation.ProductFinishEnum
 
         /// StartUp (0x00, critical priority).
         @dynamicMemberLookup

@@ -482,80 +482,17 @@ extension Matter {
             try await context.write(0x4010, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
-        public struct ColorCapabilitiesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let hueSaturation = ColorCapabilitiesBitmap(rawValue: 1 << 0)
-            public static let enhancedHue = ColorCapabilitiesBitmap(rawValue: 1 << 1)
-            public static let colorLoop = ColorCapabilitiesBitmap(rawValue: 1 << 2)
-            public static let xy = ColorCapabilitiesBitmap(rawValue: 1 << 3)
-            public static let colorTemperature = ColorCapabilitiesBitmap(rawValue: 1 << 4)
-        }
-
-        public struct OptionsBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let executeIfOff = OptionsBitmap(rawValue: 1 << 0)
-        }
-
-        public struct UpdateFlagsBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let updateAction = UpdateFlagsBitmap(rawValue: 1 << 0)
-            public static let updateDirection = UpdateFlagsBitmap(rawValue: 1 << 1)
-            public static let updateTime = UpdateFlagsBitmap(rawValue: 1 << 2)
-            public static let updateStartHue = UpdateFlagsBitmap(rawValue: 1 << 3)
-        }
-
-        public enum ColorLoopActionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case deactivate = 0
-            case activateFromColorLoopStartEnhancedHue = 1
-            case activateFromEnhancedCurrentHue = 2
-        }
-
-        public enum ColorLoopDirectionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case decrement = 0
-            case increment = 1
-        }
-
-        public enum ColorModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case currentHueAndCurrentSaturation = 0
-            case currentXAndCurrentY = 1
-            case colorTemperatureMireds = 2
-        }
-
-        public enum DirectionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case shortest = 0
-            case longest = 1
-            case up = 2
-            case down = 3
-        }
-
-        public enum DriftCompensationEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case none = 0
-            case otherOrUnknown = 1
-            case temperatureMonitoring = 2
-            case opticalLuminanceMonitoringAndFeedback = 3
-            case opticalColorMonitoringAndFeedback = 4
-        }
-
-        public enum EnhancedColorModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case currentHueAndCurrentSaturation = 0
-            case currentXAndCurrentY = 1
-            case colorTemperatureMireds = 2
-            case enhancedCurrentHueAndCurrentSaturation = 3
-        }
-
-        public enum MoveModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case stop = 0
-            case up = 1
-            case down = 3
-        }
-
-        public enum StepModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case up = 1
-            case down = 3
-        }
+        public typealias ColorCapabilitiesBitmap = Clusters.ColorControl.ColorCapabilitiesBitmap
+        public typealias ColorLoopActionEnum = Clusters.ColorControl.ColorLoopActionEnum
+        public typealias ColorLoopDirectionEnum = Clusters.ColorControl.ColorLoopDirectionEnum
+        public typealias ColorModeEnum = Clusters.ColorControl.ColorModeEnum
+        public typealias DirectionEnum = Clusters.ColorControl.DirectionEnum
+        public typealias DriftCompensationEnum = Clusters.ColorControl.DriftCompensationEnum
+        public typealias EnhancedColorModeEnum = Clusters.ColorControl.EnhancedColorModeEnum
+        public typealias MoveModeEnum = Clusters.ColorControl.MoveModeEnum
+        public typealias OptionsBitmap = Clusters.ColorControl.OptionsBitmap
+        public typealias StepModeEnum = Clusters.ColorControl.StepModeEnum
+        public typealias UpdateFlagsBitmap = Clusters.ColorControl.UpdateFlagsBitmap
     }
 }
 

@@ -585,230 +585,30 @@ extension Matter {
             }
         }
 
-        public struct DaysMaskBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let sunday = DaysMaskBitmap(rawValue: 1 << 0)
-            public static let monday = DaysMaskBitmap(rawValue: 1 << 1)
-            public static let tuesday = DaysMaskBitmap(rawValue: 1 << 2)
-            public static let wednesday = DaysMaskBitmap(rawValue: 1 << 3)
-            public static let thursday = DaysMaskBitmap(rawValue: 1 << 4)
-            public static let friday = DaysMaskBitmap(rawValue: 1 << 5)
-            public static let saturday = DaysMaskBitmap(rawValue: 1 << 6)
-        }
-
-        public struct CredentialRulesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let single = CredentialRulesBitmap(rawValue: 1 << 0)
-            public static let dual = CredentialRulesBitmap(rawValue: 1 << 1)
-            public static let tri = CredentialRulesBitmap(rawValue: 1 << 2)
-        }
-
-        public struct OperatingModesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let normal = OperatingModesBitmap(rawValue: 1 << 0)
-            public static let vacation = OperatingModesBitmap(rawValue: 1 << 1)
-            public static let privacy = OperatingModesBitmap(rawValue: 1 << 2)
-            public static let noRemoteLockUnlock = OperatingModesBitmap(rawValue: 1 << 3)
-            public static let passage = OperatingModesBitmap(rawValue: 1 << 4)
-        }
-
-        public struct AlarmMaskBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let lockJammed = AlarmMaskBitmap(rawValue: 1 << 0)
-            public static let lockFactoryReset = AlarmMaskBitmap(rawValue: 1 << 1)
-            public static let lockRadioPowerCycled = AlarmMaskBitmap(rawValue: 1 << 3)
-            public static let wrongCodeEntryLimit = AlarmMaskBitmap(rawValue: 1 << 4)
-            public static let frontEscutcheonRemoved = AlarmMaskBitmap(rawValue: 1 << 5)
-            public static let doorForcedOpen = AlarmMaskBitmap(rawValue: 1 << 6)
-        }
-
-        public struct ConfigurationRegisterBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let localProgramming = ConfigurationRegisterBitmap(rawValue: 1 << 0)
-            public static let keypadInterface = ConfigurationRegisterBitmap(rawValue: 1 << 1)
-            public static let remoteInterface = ConfigurationRegisterBitmap(rawValue: 1 << 2)
-            public static let soundVolume = ConfigurationRegisterBitmap(rawValue: 1 << 5)
-            public static let autoRelockTime = ConfigurationRegisterBitmap(rawValue: 1 << 6)
-            public static let ledSettings = ConfigurationRegisterBitmap(rawValue: 1 << 7)
-        }
-
-        public struct LocalProgrammingFeaturesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let addUsersCredentialsSchedules = LocalProgrammingFeaturesBitmap(rawValue: 1 << 0)
-            public static let modifyUsersCredentialsSchedules = LocalProgrammingFeaturesBitmap(rawValue: 1 << 1)
-            public static let clearUsersCredentialsSchedules = LocalProgrammingFeaturesBitmap(rawValue: 1 << 2)
-            public static let adjustSettings = LocalProgrammingFeaturesBitmap(rawValue: 1 << 3)
-        }
-
-        public enum AlarmCodeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case lockJammed = 0
-            case lockFactoryReset = 1
-            case lockRadioPowerCycled = 3
-            case wrongCodeEntryLimit = 4
-            case frontEsceutcheonRemoved = 5
-            case doorForcedOpen = 6
-            case doorAjar = 7
-            case forcedUser = 8
-        }
-
-        public enum CredentialRuleEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case single = 0
-            case dual = 1
-            case tri = 2
-        }
-
-        public enum CredentialTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case programmingPIN = 0
-            case pin = 1
-            case rfid = 2
-            case fingerprint = 3
-            case fingerVein = 4
-            case face = 5
-            case aliroCredentialIssuerKey = 6
-            case aliroEvictableEndpointKey = 7
-            case aliroNonEvictableEndpointKey = 8
-        }
-
-        public enum DataOperationTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case add = 0
-            case clear = 1
-            case modify = 2
-        }
-
-        public enum LockStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case notFullyLocked = 0
-            case locked = 1
-            case unlocked = 2
-            case unlatched = 3
-        }
-
-        public enum LockTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case deadBolt = 0
-            case magnetic = 1
-            case other = 2
-            case mortise = 3
-            case rim = 4
-            case latchBolt = 5
-            case cylindricalLock = 6
-            case tubularLock = 7
-            case interconnectedLock = 8
-            case deadLatch = 9
-            case doorFurniture = 10
-            case eurocylinder = 11
-        }
-
-        public enum DoorStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case doorOpen = 0
-            case doorClosed = 1
-            case doorJammed = 2
-            case doorForcedOpen = 3
-            case doorUnspecifiedError = 4
-            case doorAjar = 5
-        }
-
-        public enum LockDataTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unspecified = 0
-            case programmingCode = 1
-            case userIndex = 2
-            case weekDaySchedule = 3
-            case yearDaySchedule = 4
-            case holidaySchedule = 5
-            case pin = 6
-            case rfid = 7
-            case fingerprint = 8
-            case fingerVein = 9
-            case face = 10
-            case aliroCredentialIssuerKey = 11
-            case aliroEvictableEndpointKey = 12
-            case aliroNonEvictableEndpointKey = 13
-        }
-
-        public enum LockOperationTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case lock = 0
-            case unlock = 1
-            case nonAccessUserEvent = 2
-            case forcedUserEvent = 3
-            case unlatch = 4
-        }
-
-        public enum OperatingModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case normal = 0
-            case vacation = 1
-            case privacy = 2
-            case noRemoteLockUnlock = 3
-            case passage = 4
-        }
-
-        public enum OperationErrorEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unspecified = 0
-            case invalidCredential = 1
-            case disabledUserDenied = 2
-            case restricted = 3
-            case insufficientBattery = 4
-        }
-
-        public enum OperationSourceEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unspecified = 0
-            case manual = 1
-            case proprietaryRemote = 2
-            case keypad = 3
-            case auto = 4
-            case button = 5
-            case schedule = 6
-            case remote = 7
-            case rfid = 8
-            case biometric = 9
-            case aliro = 10
-        }
-
-        public enum UserStatusEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case available = 0
-            case occupiedEnabled = 1
-            case occupiedDisabled = 3
-        }
-
-        public enum UserTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unrestrictedUser = 0
-            case yearDayScheduleUser = 1
-            case weekDayScheduleUser = 2
-            case programmingUser = 3
-            case nonAccessUser = 4
-            case forcedUser = 5
-            case disposableUser = 6
-            case expiringUser = 7
-            case scheduleRestrictedUser = 8
-            case remoteOnlyUser = 9
-        }
-
-        public enum EventTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case operation = 0
-            case programming = 1
-            case alarm = 2
-        }
-
-        public enum LEDSettingEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case noLEDSignal = 0
-            case noLEDSignalAccessAllowed = 1
-            case ledSignalAll = 2
-        }
-
-        public enum SoundVolumeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case silent = 0
-            case low = 1
-            case high = 2
-            case medium = 3
-        }
-
-        public enum StatusCodeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case duplicate = 2
-            case occupied = 3
-        }
+        public typealias AlarmCodeEnum = Clusters.DoorLock.AlarmCodeEnum
+        public typealias AlarmMaskBitmap = Clusters.DoorLock.AlarmMaskBitmap
+        public typealias ConfigurationRegisterBitmap = Clusters.DoorLock.ConfigurationRegisterBitmap
+        public typealias CredentialRuleEnum = Clusters.DoorLock.CredentialRuleEnum
+        public typealias CredentialRulesBitmap = Clusters.DoorLock.CredentialRulesBitmap
+        public typealias CredentialTypeEnum = Clusters.DoorLock.CredentialTypeEnum
+        public typealias DataOperationTypeEnum = Clusters.DoorLock.DataOperationTypeEnum
+        public typealias DaysMaskBitmap = Clusters.DoorLock.DaysMaskBitmap
+        public typealias DoorStateEnum = Clusters.DoorLock.DoorStateEnum
+        public typealias EventTypeEnum = Clusters.DoorLock.EventTypeEnum
+        public typealias LEDSettingEnum = Clusters.DoorLock.LEDSettingEnum
+        public typealias LocalProgrammingFeaturesBitmap = Clusters.DoorLock.LocalProgrammingFeaturesBitmap
+        public typealias LockDataTypeEnum = Clusters.DoorLock.LockDataTypeEnum
+        public typealias LockOperationTypeEnum = Clusters.DoorLock.LockOperationTypeEnum
+        public typealias LockStateEnum = Clusters.DoorLock.LockStateEnum
+        public typealias LockTypeEnum = Clusters.DoorLock.LockTypeEnum
+        public typealias OperatingModeEnum = Clusters.DoorLock.OperatingModeEnum
+        public typealias OperatingModesBitmap = Clusters.DoorLock.OperatingModesBitmap
+        public typealias OperationErrorEnum = Clusters.DoorLock.OperationErrorEnum
+        public typealias OperationSourceEnum = Clusters.DoorLock.OperationSourceEnum
+        public typealias SoundVolumeEnum = Clusters.DoorLock.SoundVolumeEnum
+        public typealias StatusCodeEnum = Clusters.DoorLock.StatusCodeEnum
+        public typealias UserStatusEnum = Clusters.DoorLock.UserStatusEnum
+        public typealias UserTypeEnum = Clusters.DoorLock.UserTypeEnum
 
         /// DoorLockAlarm (0x00, critical priority).
         @dynamicMemberLookup

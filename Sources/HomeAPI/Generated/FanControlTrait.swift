@@ -91,49 +91,12 @@ extension Matter {
             try await context.write(0x000B, .unsigned(UInt64(value.rawValue)))
         }
 
-        public struct RockBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let rockLeftRight = RockBitmap(rawValue: 1 << 0)
-            public static let rockUpDown = RockBitmap(rawValue: 1 << 1)
-            public static let rockRound = RockBitmap(rawValue: 1 << 2)
-        }
-
-        public struct WindBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let sleepWind = WindBitmap(rawValue: 1 << 0)
-            public static let naturalWind = WindBitmap(rawValue: 1 << 1)
-        }
-
-        public enum AirflowDirectionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case forward = 0
-            case reverse = 1
-        }
-
-        public enum FanModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case off = 0
-            case low = 1
-            case medium = 2
-            case high = 3
-            case on = 4
-            case auto = 5
-            case smart = 6
-        }
-
-        public enum FanModeSequenceEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case offLowMedHigh = 0
-            case offLowHigh = 1
-            case offLowMedHighAuto = 2
-            case offLowHighAuto = 3
-            case offHighAuto = 4
-            case offHigh = 5
-        }
-
-        public enum StepDirectionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case increase = 0
-            case decrease = 1
-        }
+        public typealias AirflowDirectionEnum = Clusters.FanControl.AirflowDirectionEnum
+        public typealias FanModeEnum = Clusters.FanControl.FanModeEnum
+        public typealias FanModeSequenceEnum = Clusters.FanControl.FanModeSequenceEnum
+        public typealias RockBitmap = Clusters.FanControl.RockBitmap
+        public typealias StepDirectionEnum = Clusters.FanControl.StepDirectionEnum
+        public typealias WindBitmap = Clusters.FanControl.WindBitmap
     }
 }
 

@@ -78,24 +78,9 @@ extension Matter {
             }
         }
 
-        public enum ChangeIndicationEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case ok = 0
-            case warning = 1
-            case critical = 2
-        }
-
-        public enum DegradationDirectionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case up = 0
-            case down = 1
-        }
-
-        public enum ProductIdentifierTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case upc = 0
-            case gtin8 = 1
-            case ean = 2
-            case gtin14 = 3
-            case oem = 4
-        }
+        public typealias ChangeIndicationEnum = Clusters.HepaFilterMonitoring.ChangeIndicationEnum
+        public typealias DegradationDirectionEnum = Clusters.HepaFilterMonitoring.DegradationDirectionEnum
+        public typealias ProductIdentifierTypeEnum = Clusters.HepaFilterMonitoring.ProductIdentifierTypeEnum
     }
 }
 

@@ -35,10 +35,7 @@ extension Matter {
                 lightSensorType: context.uint(0x0004, as: UInt8.self).flatMap(LightSensorTypeEnum.init(rawValue:)))
         }
 
-        public enum LightSensorTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case photodiode = 0
-            case cmos = 1
-        }
+        public typealias LightSensorTypeEnum = Clusters.IlluminanceMeasurement.LightSensorTypeEnum
     }
 }
 

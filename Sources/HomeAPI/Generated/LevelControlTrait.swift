@@ -206,22 +206,9 @@ extension Matter {
             try await context.write(0x4000, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
-        public struct OptionsBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let executeIfOff = OptionsBitmap(rawValue: 1 << 0)
-            public static let coupleColorTempToLevel = OptionsBitmap(rawValue: 1 << 1)
-        }
-
-        public enum MoveModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case up = 0
-            case down = 1
-        }
-
-        public enum StepModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case up = 0
-            case down = 1
-        }
+        public typealias MoveModeEnum = Clusters.LevelControl.MoveModeEnum
+        public typealias OptionsBitmap = Clusters.LevelControl.OptionsBitmap
+        public typealias StepModeEnum = Clusters.LevelControl.StepModeEnum
     }
 }
 

@@ -135,26 +135,9 @@ extension Matter {
             }
         }
 
-        public struct OccupancyBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let occupied = OccupancyBitmap(rawValue: 1 << 0)
-        }
-
-        public struct OccupancySensorTypeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let pir = OccupancySensorTypeBitmap(rawValue: 1 << 0)
-            public static let ultrasonic = OccupancySensorTypeBitmap(rawValue: 1 << 1)
-            public static let physicalContact = OccupancySensorTypeBitmap(rawValue: 1 << 2)
-        }
-
-        public enum OccupancySensorTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case pir = 0
-            case ultrasonic = 1
-            case pirAndUltrasonic = 2
-            case physicalContact = 3
-        }
+        public typealias OccupancyBitmap = Clusters.OccupancySensing.OccupancyBitmap
+        public typealias OccupancySensorTypeBitmap = Clusters.OccupancySensing.OccupancySensorTypeBitmap
+        public typealias OccupancySensorTypeEnum = Clusters.OccupancySensing.OccupancySensorTypeEnum
 
         /// OccupancyChanged (0x00, info priority).
         @dynamicMemberLookup

@@ -100,32 +100,11 @@ extension Matter {
             try await context.write(0x4003, value.map { .unsigned(UInt64($0.rawValue)) } ?? .null)
         }
 
-        public struct OnOffControlBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let acceptOnlyWhenOn = OnOffControlBitmap(rawValue: 1 << 0)
-        }
-
-        public enum DelayedAllOffEffectVariantEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case delayedOffFastFade = 0
-            case noFade = 1
-            case delayedOffSlowFade = 2
-        }
-
-        public enum DyingLightEffectVariantEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case dyingLightFadeOff = 0
-        }
-
-        public enum EffectIdentifierEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case delayedAllOff = 0
-            case dyingLight = 1
-        }
-
-        public enum StartUpOnOffEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case off = 0
-            case on = 1
-            case toggle = 2
-        }
+        public typealias DelayedAllOffEffectVariantEnum = Clusters.OnOff.DelayedAllOffEffectVariantEnum
+        public typealias DyingLightEffectVariantEnum = Clusters.OnOff.DyingLightEffectVariantEnum
+        public typealias EffectIdentifierEnum = Clusters.OnOff.EffectIdentifierEnum
+        public typealias OnOffControlBitmap = Clusters.OnOff.OnOffControlBitmap
+        public typealias StartUpOnOffEnum = Clusters.OnOff.StartUpOnOffEnum
     }
 }
 

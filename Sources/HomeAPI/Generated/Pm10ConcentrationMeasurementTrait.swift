@@ -47,30 +47,9 @@ extension Matter {
                 levelValue: context.uint(0x000A, as: UInt8.self).flatMap(LevelValueEnum.init(rawValue:)))
         }
 
-        public enum LevelValueEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unknown = 0
-            case low = 1
-            case medium = 2
-            case high = 3
-            case critical = 4
-        }
-
-        public enum MeasurementMediumEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case air = 0
-            case water = 1
-            case soil = 2
-        }
-
-        public enum MeasurementUnitEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case ppm = 0
-            case ppb = 1
-            case ppt = 2
-            case mgm3 = 3
-            case ugm3 = 4
-            case ngm3 = 5
-            case pm3 = 6
-            case bqm3 = 7
-        }
+        public typealias LevelValueEnum = Clusters.Pm10ConcentrationMeasurement.LevelValueEnum
+        public typealias MeasurementMediumEnum = Clusters.Pm10ConcentrationMeasurement.MeasurementMediumEnum
+        public typealias MeasurementUnitEnum = Clusters.Pm10ConcentrationMeasurement.MeasurementUnitEnum
     }
 }
 

@@ -64,46 +64,12 @@ extension Matter {
             try await context.write(0x000B, .unsigned(UInt64(value.rawValue)))
         }
 
-        public enum AlarmStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case normal = 0
-            case warning = 1
-            case critical = 2
-        }
-
-        public enum ContaminationStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case normal = 0
-            case low = 1
-            case warning = 2
-            case critical = 3
-        }
-
-        public enum EndOfServiceEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case normal = 0
-            case expired = 1
-        }
-
-        public enum ExpressedStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case normal = 0
-            case smokeAlarm = 1
-            case coAlarm = 2
-            case batteryAlert = 3
-            case testing = 4
-            case hardwareFault = 5
-            case endOfService = 6
-            case interconnectSmoke = 7
-            case interconnectCO = 8
-        }
-
-        public enum MuteStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case notMuted = 0
-            case muted = 1
-        }
-
-        public enum SensitivityEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case high = 0
-            case standard = 1
-            case low = 2
-        }
+        public typealias AlarmStateEnum = Clusters.SmokeCoAlarm.AlarmStateEnum
+        public typealias ContaminationStateEnum = Clusters.SmokeCoAlarm.ContaminationStateEnum
+        public typealias EndOfServiceEnum = Clusters.SmokeCoAlarm.EndOfServiceEnum
+        public typealias ExpressedStateEnum = Clusters.SmokeCoAlarm.ExpressedStateEnum
+        public typealias MuteStateEnum = Clusters.SmokeCoAlarm.MuteStateEnum
+        public typealias SensitivityEnum = Clusters.SmokeCoAlarm.SensitivityEnum
 
         /// SmokeAlarm (0x00, critical priority).
         @dynamicMemberLookup

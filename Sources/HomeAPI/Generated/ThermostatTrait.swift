@@ -511,200 +511,30 @@ extension Matter {
             }
         }
 
-        public struct ACErrorCodeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt32
-            public init(rawValue: UInt32) { self.rawValue = rawValue }
-            public static let compressorFail = ACErrorCodeBitmap(rawValue: 1 << 0)
-            public static let roomSensorFail = ACErrorCodeBitmap(rawValue: 1 << 1)
-            public static let outdoorSensorFail = ACErrorCodeBitmap(rawValue: 1 << 2)
-            public static let coilSensorFail = ACErrorCodeBitmap(rawValue: 1 << 3)
-            public static let fanFail = ACErrorCodeBitmap(rawValue: 1 << 4)
-        }
-
-        public struct HVACSystemTypeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let coolingStage = HVACSystemTypeBitmap(rawValue: 0b11 << 0)
-            public static let heatingStage = HVACSystemTypeBitmap(rawValue: 0b11 << 2)
-            public static let heatingIsHeatPump = HVACSystemTypeBitmap(rawValue: 1 << 4)
-            public static let heatingUsesFuel = HVACSystemTypeBitmap(rawValue: 1 << 5)
-        }
-
-        public struct OccupancyBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let occupied = OccupancyBitmap(rawValue: 1 << 0)
-        }
-
-        public struct PresetTypeFeaturesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let automatic = PresetTypeFeaturesBitmap(rawValue: 1 << 0)
-            public static let supportsNames = PresetTypeFeaturesBitmap(rawValue: 1 << 1)
-        }
-
-        public struct ProgrammingOperationModeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let scheduleActive = ProgrammingOperationModeBitmap(rawValue: 1 << 0)
-            public static let autoRecovery = ProgrammingOperationModeBitmap(rawValue: 1 << 1)
-            public static let economy = ProgrammingOperationModeBitmap(rawValue: 1 << 2)
-        }
-
-        public struct RelayStateBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let heat = RelayStateBitmap(rawValue: 1 << 0)
-            public static let cool = RelayStateBitmap(rawValue: 1 << 1)
-            public static let fan = RelayStateBitmap(rawValue: 1 << 2)
-            public static let heatStage2 = RelayStateBitmap(rawValue: 1 << 3)
-            public static let coolStage2 = RelayStateBitmap(rawValue: 1 << 4)
-            public static let fanStage2 = RelayStateBitmap(rawValue: 1 << 5)
-            public static let fanStage3 = RelayStateBitmap(rawValue: 1 << 6)
-        }
-
-        public struct RemoteSensingBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let localTemperature = RemoteSensingBitmap(rawValue: 1 << 0)
-            public static let outdoorTemperature = RemoteSensingBitmap(rawValue: 1 << 1)
-            public static let occupancy = RemoteSensingBitmap(rawValue: 1 << 2)
-        }
-
-        public struct ScheduleDayOfWeekBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let sunday = ScheduleDayOfWeekBitmap(rawValue: 1 << 0)
-            public static let monday = ScheduleDayOfWeekBitmap(rawValue: 1 << 1)
-            public static let tuesday = ScheduleDayOfWeekBitmap(rawValue: 1 << 2)
-            public static let wednesday = ScheduleDayOfWeekBitmap(rawValue: 1 << 3)
-            public static let thursday = ScheduleDayOfWeekBitmap(rawValue: 1 << 4)
-            public static let friday = ScheduleDayOfWeekBitmap(rawValue: 1 << 5)
-            public static let saturday = ScheduleDayOfWeekBitmap(rawValue: 1 << 6)
-            public static let away = ScheduleDayOfWeekBitmap(rawValue: 1 << 7)
-        }
-
-        public struct ScheduleModeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let heatSetpointPresent = ScheduleModeBitmap(rawValue: 1 << 0)
-            public static let coolSetpointPresent = ScheduleModeBitmap(rawValue: 1 << 1)
-        }
-
-        public struct ScheduleTypeFeaturesBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let supportsPresets = ScheduleTypeFeaturesBitmap(rawValue: 1 << 0)
-            public static let supportsSetpoints = ScheduleTypeFeaturesBitmap(rawValue: 1 << 1)
-            public static let supportsNames = ScheduleTypeFeaturesBitmap(rawValue: 1 << 2)
-            public static let supportsOff = ScheduleTypeFeaturesBitmap(rawValue: 1 << 3)
-        }
-
-        public struct AlarmCodeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let initialization = AlarmCodeBitmap(rawValue: 1 << 0)
-            public static let hardware = AlarmCodeBitmap(rawValue: 1 << 1)
-            public static let selfCalibration = AlarmCodeBitmap(rawValue: 1 << 2)
-        }
-
-        public enum ACCapacityFormatEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case btUh = 0
-        }
-
-        public enum ACCompressorTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unknown = 0
-            case t1 = 1
-            case t2 = 2
-            case t3 = 3
-        }
-
-        public enum ACLouverPositionEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case closed = 1
-            case open = 2
-            case quarter = 3
-            case half = 4
-            case threeQuarters = 5
-        }
-
-        public enum ACRefrigerantTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unknown = 0
-            case r22 = 1
-            case r410a = 2
-            case r407c = 3
-        }
-
-        public enum ACTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case unknown = 0
-            case coolingFixed = 1
-            case heatPumpFixed = 2
-            case coolingInverter = 3
-            case heatPumpInverter = 4
-        }
-
-        public enum ControlSequenceOfOperationEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case coolingOnly = 0
-            case coolingWithReheat = 1
-            case heatingOnly = 2
-            case heatingWithReheat = 3
-            case coolingAndHeating = 4
-            case coolingAndHeatingWithReheat = 5
-        }
-
-        public enum PresetScenarioEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case occupied = 1
-            case unoccupied = 2
-            case sleep = 3
-            case wake = 4
-            case vacation = 5
-            case goingToSleep = 6
-            case userDefined = 254
-        }
-
-        public enum SetpointChangeSourceEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case manual = 0
-            case schedule = 1
-            case external = 2
-        }
-
-        public enum SetpointRaiseLowerModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case heat = 0
-            case cool = 1
-            case both = 2
-        }
-
-        public enum StartOfWeekEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case sunday = 0
-            case monday = 1
-            case tuesday = 2
-            case wednesday = 3
-            case thursday = 4
-            case friday = 5
-            case saturday = 6
-        }
-
-        public enum SystemModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case off = 0
-            case auto = 1
-            case cool = 3
-            case heat = 4
-            case emergencyHeat = 5
-            case precooling = 6
-            case fanOnly = 7
-            case dry = 8
-            case sleep = 9
-        }
-
-        public enum TemperatureSetpointHoldEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case setpointHoldOff = 0
-            case setpointHoldOn = 1
-        }
-
-        public enum ThermostatRunningModeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case off = 0
-            case cool = 3
-            case heat = 4
-        }
+        public typealias ACCapacityFormatEnum = Clusters.Thermostat.ACCapacityFormatEnum
+        public typealias ACCompressorTypeEnum = Clusters.Thermostat.ACCompressorTypeEnum
+        public typealias ACErrorCodeBitmap = Clusters.Thermostat.ACErrorCodeBitmap
+        public typealias ACLouverPositionEnum = Clusters.Thermostat.ACLouverPositionEnum
+        public typealias ACRefrigerantTypeEnum = Clusters.Thermostat.ACRefrigerantTypeEnum
+        public typealias ACTypeEnum = Clusters.Thermostat.ACTypeEnum
+        public typealias AlarmCodeBitmap = Clusters.Thermostat.AlarmCodeBitmap
+        public typealias ControlSequenceOfOperationEnum = Clusters.Thermostat.ControlSequenceOfOperationEnum
+        public typealias HVACSystemTypeBitmap = Clusters.Thermostat.HVACSystemTypeBitmap
+        public typealias OccupancyBitmap = Clusters.Thermostat.OccupancyBitmap
+        public typealias PresetScenarioEnum = Clusters.Thermostat.PresetScenarioEnum
+        public typealias PresetTypeFeaturesBitmap = Clusters.Thermostat.PresetTypeFeaturesBitmap
+        public typealias ProgrammingOperationModeBitmap = Clusters.Thermostat.ProgrammingOperationModeBitmap
+        public typealias RelayStateBitmap = Clusters.Thermostat.RelayStateBitmap
+        public typealias RemoteSensingBitmap = Clusters.Thermostat.RemoteSensingBitmap
+        public typealias ScheduleDayOfWeekBitmap = Clusters.Thermostat.ScheduleDayOfWeekBitmap
+        public typealias ScheduleModeBitmap = Clusters.Thermostat.ScheduleModeBitmap
+        public typealias ScheduleTypeFeaturesBitmap = Clusters.Thermostat.ScheduleTypeFeaturesBitmap
+        public typealias SetpointChangeSourceEnum = Clusters.Thermostat.SetpointChangeSourceEnum
+        public typealias SetpointRaiseLowerModeEnum = Clusters.Thermostat.SetpointRaiseLowerModeEnum
+        public typealias StartOfWeekEnum = Clusters.Thermostat.StartOfWeekEnum
+        public typealias SystemModeEnum = Clusters.Thermostat.SystemModeEnum
+        public typealias TemperatureSetpointHoldEnum = Clusters.Thermostat.TemperatureSetpointHoldEnum
+        public typealias ThermostatRunningModeEnum = Clusters.Thermostat.ThermostatRunningModeEnum
     }
 }
 

@@ -75,26 +75,9 @@ extension Matter {
             try await context.write(0x0008, .unsigned(UInt64(value)))
         }
 
-        public struct ValveFaultBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let generalFault = ValveFaultBitmap(rawValue: 1 << 0)
-            public static let blocked = ValveFaultBitmap(rawValue: 1 << 1)
-            public static let leaking = ValveFaultBitmap(rawValue: 1 << 2)
-            public static let notConnected = ValveFaultBitmap(rawValue: 1 << 3)
-            public static let shortCircuit = ValveFaultBitmap(rawValue: 1 << 4)
-            public static let currentExceeded = ValveFaultBitmap(rawValue: 1 << 5)
-        }
-
-        public enum StatusCodeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case failureDueToFault = 2
-        }
-
-        public enum ValveStateEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case closed = 0
-            case open = 1
-            case transitioning = 2
-        }
+        public typealias StatusCodeEnum = Clusters.ValveConfigurationAndControl.StatusCodeEnum
+        public typealias ValveFaultBitmap = Clusters.ValveConfigurationAndControl.ValveFaultBitmap
+        public typealias ValveStateEnum = Clusters.ValveConfigurationAndControl.ValveStateEnum
 
         /// ValveStateChanged (0x00, info priority).
         @dynamicMemberLookup

@@ -132,99 +132,13 @@ extension Matter {
             try await context.write(0x0017, .unsigned(UInt64(value.rawValue)))
         }
 
-        public struct ConfigStatusBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let operational = ConfigStatusBitmap(rawValue: 1 << 0)
-            public static let onlineReserved = ConfigStatusBitmap(rawValue: 1 << 1)
-            public static let liftMovementReversed = ConfigStatusBitmap(rawValue: 1 << 2)
-            public static let liftPositionAware = ConfigStatusBitmap(rawValue: 1 << 3)
-            public static let tiltPositionAware = ConfigStatusBitmap(rawValue: 1 << 4)
-            public static let liftEncoderControlled = ConfigStatusBitmap(rawValue: 1 << 5)
-            public static let tiltEncoderControlled = ConfigStatusBitmap(rawValue: 1 << 6)
-        }
-
-        public struct ModeBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let motorDirectionReversed = ModeBitmap(rawValue: 1 << 0)
-            public static let calibrationMode = ModeBitmap(rawValue: 1 << 1)
-            public static let maintenanceMode = ModeBitmap(rawValue: 1 << 2)
-            public static let ledFeedback = ModeBitmap(rawValue: 1 << 3)
-        }
-
-        public struct OperationalStatusBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt8
-            public init(rawValue: UInt8) { self.rawValue = rawValue }
-            public static let global = OperationalStatusBitmap(rawValue: 0b11 << 0)
-            public static let lift = OperationalStatusBitmap(rawValue: 0b11 << 2)
-            public static let tilt = OperationalStatusBitmap(rawValue: 0b11 << 4)
-        }
-
-        public struct SafetyStatusBitmap: OptionSet, Sendable, Hashable {
-            public let rawValue: UInt16
-            public init(rawValue: UInt16) { self.rawValue = rawValue }
-            public static let remoteLockout = SafetyStatusBitmap(rawValue: 1 << 0)
-            public static let tamperDetection = SafetyStatusBitmap(rawValue: 1 << 1)
-            public static let failedCommunication = SafetyStatusBitmap(rawValue: 1 << 2)
-            public static let positionFailure = SafetyStatusBitmap(rawValue: 1 << 3)
-            public static let thermalProtection = SafetyStatusBitmap(rawValue: 1 << 4)
-            public static let obstacleDetected = SafetyStatusBitmap(rawValue: 1 << 5)
-            public static let power = SafetyStatusBitmap(rawValue: 1 << 6)
-            public static let stopInput = SafetyStatusBitmap(rawValue: 1 << 7)
-            public static let motorJammed = SafetyStatusBitmap(rawValue: 1 << 8)
-            public static let hardwareFailure = SafetyStatusBitmap(rawValue: 1 << 9)
-            public static let manualOperation = SafetyStatusBitmap(rawValue: 1 << 10)
-            public static let protection = SafetyStatusBitmap(rawValue: 1 << 11)
-        }
-
-        public enum EndProductTypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case rollerShade = 0
-            case romanShade = 1
-            case balloonShade = 2
-            case wovenWood = 3
-            case pleatedShade = 4
-            case cellularShade = 5
-            case layeredShade = 6
-            case layeredShade2D = 7
-            case sheerShade = 8
-            case tiltOnlyInteriorBlind = 9
-            case interiorBlind = 10
-            case verticalBlindStripCurtain = 11
-            case interiorVenetianBlind = 12
-            case exteriorVenetianBlind = 13
-            case lateralLeftCurtain = 14
-            case lateralRightCurtain = 15
-            case centralCurtain = 16
-            case rollerShutter = 17
-            case exteriorVerticalScreen = 18
-            case awningTerracePatio = 19
-            case awningVerticalScreen = 20
-            case tiltOnlyPergola = 21
-            case swingingShutter = 22
-            case slidingShutter = 23
-            case unknown = 255
-        }
-
-        public enum TypeEnum: UInt8, Sendable, Hashable, CaseIterable {
-            case rollerShade = 0
-            case rollerShade2Motor = 1
-            case rollerShadeExterior = 2
-            case rollerShadeExterior2Motor = 3
-            case drapery = 4
-            case awning = 5
-            case shutter = 6
-            case tiltBlindTiltOnly = 7
-            case tiltBlindLiftAndTilt = 8
-            case projectorScreen = 9
-            case unknown = 255
-        }
-
-        public enum MovementStatus: UInt8, Sendable, Hashable, CaseIterable {
-            case stopped = 0
-            case opening = 1
-            case closing = 2
-        }
+        public typealias ConfigStatusBitmap = Clusters.WindowCovering.ConfigStatusBitmap
+        public typealias EndProductTypeEnum = Clusters.WindowCovering.EndProductTypeEnum
+        public typealias ModeBitmap = Clusters.WindowCovering.ModeBitmap
+        public typealias MovementStatus = Clusters.WindowCovering.MovementStatus
+        public typealias OperationalStatusBitmap = Clusters.WindowCovering.OperationalStatusBitmap
+        public typealias SafetyStatusBitmap = Clusters.WindowCovering.SafetyStatusBitmap
+        public typealias TypeEnum = Clusters.WindowCovering.TypeEnum
     }
 }
 

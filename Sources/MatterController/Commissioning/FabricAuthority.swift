@@ -38,7 +38,7 @@ public struct FabricAuthority: Sendable {
     /// Creates a fresh fabric: new root (and intermediate when asked), random fabric ID and IPK.
     public static func create(
         fabricID: UInt64? = nil, controllerNodeID: NodeID = 0x0000_0001_B669_0001,
-        withIntermediate: Bool = true, adminVendorID: UInt16 = 0xFFF1
+        withIntermediate: Bool = true, adminVendorID: UInt16 = IDSpace.Prefix.test.lowerBound
     ) throws -> FabricAuthority {
         var id = fabricID ?? 0
         while id == 0 { id = SecureRandom.bytes(8).reduce(0) { $0 << 8 | UInt64($1) } & 0x7FFF_FFFF_FFFF_FFFF }

@@ -11,10 +11,10 @@ final class BasicInformationServer: StandardClusterServer {
 
     /// Matter 1.4: data model revision 18, specification version 1.4.0.0 (11.1.5.22).
     static let dataModelRevision: UInt16 = 18
-    static let specificationVersion: UInt32 = 0x0104_0000
+    static let specificationVersion = MatterSpecification.specificationVersion
     /// Test vendor and product IDs (Core spec 2.5.2), for nodes that give none.
-    static let testVendorID: UInt16 = 0xFFF1
-    static let testProductID: UInt16 = 0x8000
+    static let testVendorID = IDSpace.Prefix.test.lowerBound
+    static let testProductID = IDSpace.testProductIDs.lowerBound
 
     private static let nodeLabelMaxLength = 32
 

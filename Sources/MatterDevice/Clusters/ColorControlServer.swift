@@ -23,8 +23,14 @@ final class ColorControlServer: ColorControlHandler {
 
     static let tick = Duration.milliseconds(100)
     private static let transitionTimer = "transition"
-    /// Largest CurrentX/CurrentY and mireds value (3.2.7.x: max 0xFEFF).
-    static let maxColorValue: Int64 = 0xFEFF
+    /// Largest CurrentX/CurrentY and mireds value: CurrentX's constraint in the model (3.2.7.x: max 0xFEFF).
+    static let maxColorValue: Int64 = {
+        guard case .range(_, let max?) = MatterModel.standard.cluster(Clusters.ColorControl.id)?.attribute(Attribute.currentX)?.constraint
+        else {
+            preconditionFailure("the model gives ColorControl's CurrentX no maximum")
+        }
+        return max
+    }()
     private static let hueRange: ClosedRange<Int64> = 0...254
     private static let enhancedHueRange: ClosedRange<Int64> = 0...0xFFFF
 

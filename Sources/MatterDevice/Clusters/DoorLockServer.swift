@@ -25,9 +25,16 @@ final class DoorLockServer: DoorLockHandler, PhysicallyOperated {
     typealias DataType = Clusters.DoorLock.LockDataTypeEnum
     typealias DataOperation = Clusters.DoorLock.DataOperationTypeEnum
 
-    /// SetCredentialResponse's status (5.2.10.x): an IM status code, or one of the cluster's.
-    enum CredentialStatus: UInt8 {
-        case success = 0, failure = 1, duplicate = 2, occupied = 3, invalidField = 0x85, resourceExhausted = 0x89
+    /// SetCredentialResponse's status (5.2.10.x): an IM status code, or one of the cluster's
+    /// (StatusCodeEnum). The spec's INVALID_FIELD is the IM's INVALID_COMMAND code.
+    struct CredentialStatus {
+        let rawValue: UInt8
+        static let success = Self(rawValue: StatusCode.success.rawValue)
+        static let failure = Self(rawValue: StatusCode.failure.rawValue)
+        static let duplicate = Self(rawValue: Clusters.DoorLock.StatusCodeEnum.duplicate.rawValue)
+        static let occupied = Self(rawValue: Clusters.DoorLock.StatusCodeEnum.occupied.rawValue)
+        static let invalidField = Self(rawValue: StatusCode.invalidCommand.rawValue)
+        static let resourceExhausted = Self(rawValue: StatusCode.resourceExhausted.rawValue)
     }
     /// UserIndex / CredentialIndex meaning every one (ClearUser, ClearCredential).
     static let all: UInt64 = 0xFFFE

@@ -23,6 +23,9 @@ public enum AccessControl {
     /// CATs are carried in ACL subjects as 0xFFFF_FFFD_IIII_VVVV (spec 6.6.2.1.2).
     static let catSubjectPrefix: UInt64 = 0xFFFF_FFFD_0000_0000
 
+    /// A subject in the CAT range (its high 32 bits the CAT prefix's).
+    static func isCATSubject(_ subject: UInt64) -> Bool { subject & 0xFFFF_FFFF_0000_0000 == catSubjectPrefix }
+
     /// Spec 6.6.6 "Access Control Privilege Granting Algorithm".
     public static func check(_ subject: SubjectDescriptor, _ request: AccessRequest, entries: [AccessControlEntry]) -> Bool {
         // A PASE session is granted Administer implicitly while commissioning (spec 6.6.2.9).
@@ -38,7 +41,7 @@ public enum AccessControl {
         guard let subjects = entry.subjects, !subjects.isEmpty else { return true }
         return subjects.contains { candidate in
             if candidate == subject.subject { return true }
-            guard subject.authMode == .case, candidate & 0xFFFF_FFFF_0000_0000 == catSubjectPrefix else { return false }
+            guard subject.authMode == .case, isCATSubject(candidate) else { return false }
             let catID = UInt16(truncatingIfNeeded: candidate >> 16)
             let minVersion = UInt16(truncatingIfNeeded: candidate)
             return subject.caseAuthenticatedTags.contains { UInt16($0 >> 16) == catID && UInt16(truncatingIfNeeded: $0) >= minVersion }

@@ -428,12 +428,13 @@ final class CommissioningCoordinator {
     /// CaseAdminSubject: an operational node ID or a CASE Authenticated Tag with a version.
     static func isValidAdminSubject(_ subject: UInt64) -> Bool {
         if OperationalIdentifiers.isOperationalNodeID(subject) { return true }
-        return subject & 0xFFFF_FFFF_0000_0000 == AccessControl.catSubjectPrefix && subject & 0xFFFF != 0
+        return AccessControl.isCATSubject(subject) && subject & 0xFFFF != 0
     }
 
-    /// Vendor IDs usable on a fabric: not 0 (the Matter standard) and not above the test range.
+    /// Vendor IDs usable on a fabric: a manufacturer's or a test vendor's, not the standard's (0)
+    /// nor one above the test range.
     static func isOperationalVendorID(_ vendor: VendorID) -> Bool {
-        vendor != 0 && vendor <= 0xFFF4
+        IDSpace.Prefix.manufacturer.contains(vendor) || IDSpace.Prefix.test.contains(vendor)
     }
 
     // MARK: Access control (Core spec 9.10)

@@ -122,9 +122,7 @@ extension NodeServer {
     }
 
     /// CATs occupy 0xFFFF_FFFD_xxxx_xxxx of the node ID space (Core spec 6.6.2.1.2).
-    static func isCASEAuthenticatedTag(_ subject: UInt64) -> Bool {
-        subject >> 32 == 0xFFFF_FFFD
-    }
+    static func isCASEAuthenticatedTag(_ subject: UInt64) -> Bool { AccessControl.isCATSubject(subject) }
 
     /// The lowest operational node ID, for a subject whose node ID does not matter.
     static let anyOperationalNodeID: NodeID = 1

@@ -48,6 +48,27 @@ extension Clusters {
             public init(rawValue: UInt8) { self.rawValue = rawValue }
             public static let generalFault = Self(rawValue: 1 << 0)
         }
+
+        /// Test event triggers (General Diagnostics TestEventTrigger, Core spec 11.12.7.1): what a
+        /// certification case asks the device to act out.
+        public enum TestEventTrigger: Sendable, Hashable, CaseIterable {
+            case sensorTrigger
+            case sensorUntrigger
+
+            /// The codes that ask for it.
+            public var codes: [UInt64] {
+                switch self {
+                case .sensorTrigger: [0x0080_0000_0000_0000]
+                case .sensorUntrigger: [0x0080_0000_0000_0001]
+                }
+            }
+
+            /// The trigger a code asks for, or nil when the code is none of the cluster's.
+            public init?(code: UInt64) {
+                guard let trigger = Self.allCases.first(where: { $0.codes.contains(code) }) else { return nil }
+                self = trigger
+            }
+        }
     }
 }
 

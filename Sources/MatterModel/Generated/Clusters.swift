@@ -11,5 +11,15 @@ public enum Clusters {
             public static let featureMap = AttributeID(0xFFFC)
             public static let clusterRevision = AttributeID(0xFFFD)
         }
+
+        /// Global attributes of earlier releases: no cluster of the model serves them.
+        public enum RetiredAttribute {
+            public static let eventList = AttributeID(0xFFFA)
+        }
+
+        /// Fields every struct or event of a kind has (a fabric-scoped one's FabricIndex).
+        public enum Field {
+            public static let fabricIndex: UInt8 = 0xFE
+        }
     }
 }

@@ -87,6 +87,43 @@ extension Clusters {
             case standard = 1
             case low = 2
         }
+
+        /// Test event triggers (General Diagnostics TestEventTrigger, Core spec 11.12.7.1): what a
+        /// certification case asks the device to act out.
+        public enum TestEventTrigger: Sendable, Hashable, CaseIterable {
+            case warningSmokeAlarm
+            case warningCoAlarm
+            case warningBatteryAlert
+            case deviceMuted
+            case criticalSmokeAlarm
+            case criticalCoAlarm
+            case criticalBatteryAlert
+            case smokeAlarmClear
+            case coAlarmClear
+            case batteryAlertClear
+
+            /// The codes that ask for it.
+            public var codes: [UInt64] {
+                switch self {
+                case .warningSmokeAlarm: [0x005C_0000_0000_0090, 0xFFFF_FFFF_0000_0090]
+                case .warningCoAlarm: [0x005C_0000_0000_0091, 0xFFFF_FFFF_0000_0091]
+                case .warningBatteryAlert: [0x005C_0000_0000_0095, 0xFFFF_FFFF_0000_0095]
+                case .deviceMuted: [0x005C_0000_0000_009B, 0xFFFF_FFFF_0000_009B]
+                case .criticalSmokeAlarm: [0x005C_0000_0000_009C, 0xFFFF_FFFF_0000_009C]
+                case .criticalCoAlarm: [0x005C_0000_0000_009D, 0xFFFF_FFFF_0000_009D]
+                case .criticalBatteryAlert: [0x005C_0000_0000_009E, 0xFFFF_FFFF_0000_009E]
+                case .smokeAlarmClear: [0x005C_0000_0000_00A0, 0xFFFF_FFFF_0000_00A0]
+                case .coAlarmClear: [0x005C_0000_0000_00A1, 0xFFFF_FFFF_0000_00A1]
+                case .batteryAlertClear: [0x005C_0000_0000_00A5, 0xFFFF_FFFF_0000_00A5]
+                }
+            }
+
+            /// The trigger a code asks for, or nil when the code is none of the cluster's.
+            public init?(code: UInt64) {
+                guard let trigger = Self.allCases.first(where: { $0.codes.contains(code) }) else { return nil }
+                self = trigger
+            }
+        }
     }
 }
 

@@ -37,9 +37,6 @@ public enum InteractionOpcode: UInt8, Sendable, Hashable, CaseIterable {
     case invokeRequest = 0x08
     case invokeResponse = 0x09
     case timedRequest = 0x0A
-
-    /// The Interaction Model's protocol ID in the Matter common vendor space.
-    public static let protocolID: UInt16 = 0x0001
 }
 
 /// A top-level Interaction Model message: an anonymous TLV structure whose

@@ -1,9 +1,6 @@
 import MatterModel
 import MatterTLV
 
-/// Global attribute IDs (0xF000...0xFFFE) may be named under a wildcard cluster.
-private let globalAttributeRange: ClosedRange<UInt32> = 0xF000...0xFFFE
-
 /// WildcardPathFlags bits honoured during expansion (spec 10.6.2).
 private enum WildcardPathFlag {
     static let skipRootNode: UInt32 = 1 << 0
@@ -85,7 +82,8 @@ extension InteractionServer {
         paths.allSatisfy { path in
             guard path.listIndex == nil else { return false }
             if path.cluster == nil, let attribute = path.attribute {
-                return globalAttributeRange.contains(attribute.rawValue)
+                // Only a global attribute's ID may be named under a wildcard cluster.
+                return attribute.isGlobal
             }
             return true
         }
@@ -170,7 +168,7 @@ extension InteractionServer {
         case Global.attributeList: return flags & WildcardPathFlag.skipAttributeList != 0
         case Global.generatedCommandList, Global.acceptedCommandList: return flags & WildcardPathFlag.skipCommandLists != 0
         // EventList, which the 1.4 model no longer has; the flag still names it.
-        case AttributeID(0xFFFA): return flags & WildcardPathFlag.skipEventList != 0
+        case Clusters.Global.RetiredAttribute.eventList: return flags & WildcardPathFlag.skipEventList != 0
         default: return false
         }
     }

@@ -7,6 +7,28 @@ public enum SessionType: UInt8, Sendable, Hashable {
     case group = 1
 }
 
+/// The security flags octet (spec 4.4.1.4): the P, C and MX flags over the session type.
+enum SecurityFlag {
+    static let privacy: UInt8 = 0x80
+    static let control: UInt8 = 0x40
+    static let messageExtensions: UInt8 = 0x20
+    static let sessionTypeMask: UInt8 = 0x03
+}
+
+/// The message flags octet (spec 4.4.1.2): the version in the high nibble, the S flag, DSIZ.
+enum MessageFlag {
+    static let sourceNodeID: UInt8 = 0x04
+    static let destinationSizeMask: UInt8 = 0x03
+    static let versionMask: UInt8 = 0x0F
+}
+
+/// DSIZ, the destination field's size (spec 4.4.1.2); 3 is reserved.
+enum DestinationSize: UInt8 {
+    case none = 0x00
+    case node = 0x01
+    case group = 0x02
+}
+
 /// Destination field selected by DSIZ (spec 4.4.1.2).
 public enum MessageDestination: Sendable, Hashable {
     case none
@@ -52,22 +74,23 @@ public struct MessageHeader: Sendable, Hashable {
     /// The security flags octet, as used in the header and in the AES-CCM nonce.
     public var securityFlags: UInt8 {
         var f = sessionType.rawValue
-        if privacy { f |= 0x80 }
-        if isControlMessage { f |= 0x40 }
-        if messageExtensions != nil { f |= 0x20 }
+        if privacy { f |= SecurityFlag.privacy }
+        if isControlMessage { f |= SecurityFlag.control }
+        if messageExtensions != nil { f |= SecurityFlag.messageExtensions }
         return f
     }
 
     /// The message flags octet (version, S, DSIZ).
     public var messageFlags: UInt8 {
-        var f = (version & 0x0F) << 4
-        if sourceNodeID != nil { f |= 0x04 }
-        switch destination {
-        case .none: break
-        case .node: f |= 0x01
-        case .group: f |= 0x02
-        }
-        return f
+        var f = (version & MessageFlag.versionMask) << 4
+        if sourceNodeID != nil { f |= MessageFlag.sourceNodeID }
+        let size: DestinationSize =
+            switch destination {
+            case .none: .none
+            case .node: .node
+            case .group: .group
+            }
+        return f | size.rawValue
     }
 
     /// Appends the header's wire form to `out`.
@@ -103,33 +126,32 @@ public struct MessageHeader: Sendable, Hashable {
         let flags = try c.readUInt8("message flags")
         let version = flags >> 4
         guard version == 0 else { throw .unsupportedVersion(version) }
-        let hasSource = flags & 0x04 != 0
-        let dsiz = flags & 0x03
-        guard dsiz != 3 else { throw .reservedDestinationSize }
+        let hasSource = flags & MessageFlag.sourceNodeID != 0
+        guard let dsiz = DestinationSize(rawValue: flags & MessageFlag.destinationSizeMask) else { throw .reservedDestinationSize }
         let sessionID = try c.readUInt16("session ID")
         let security = try c.readUInt8("security flags")
-        guard let sessionType = SessionType(rawValue: security & 0x03) else {
-            throw .reservedSessionType(security & 0x03)
+        guard let sessionType = SessionType(rawValue: security & SecurityFlag.sessionTypeMask) else {
+            throw .reservedSessionType(security & SecurityFlag.sessionTypeMask)
         }
         let counter = try c.readUInt32("message counter")
         var header = MessageHeader(
             sessionID: sessionID, messageCounter: counter, sessionType: sessionType,
-            isControlMessage: security & 0x40 != 0, privacy: security & 0x80 != 0)
+            isControlMessage: security & SecurityFlag.control != 0, privacy: security & SecurityFlag.privacy != 0)
         if hasSource { header.sourceNodeID = try c.readUInt64("source node ID") }
         switch dsiz {
-        case 1: header.destination = .node(try c.readUInt64("destination node ID"))
-        case 2: header.destination = .group(try c.readUInt16("destination group ID"))
-        default: break
+        case .node: header.destination = .node(try c.readUInt64("destination node ID"))
+        case .group: header.destination = .group(try c.readUInt16("destination group ID"))
+        case .none: break
         }
-        if security & 0x20 != 0 {
+        if security & SecurityFlag.messageExtensions != 0 {
             let length = try c.readUInt16("message extensions length")
             header.messageExtensions = try c.readBytes(Int(length), "message extensions")
         }
         // Field combinations the spec rules out (4.4.1.2, 4.15.1).
         if sessionType == .group {
             guard hasSource else { throw .invalidHeader("group message without a source node ID") }
-            guard dsiz == 2 else { throw .invalidHeader("group message without a group destination") }
-        } else if dsiz == 2 {
+            guard dsiz == .group else { throw .invalidHeader("group message without a group destination") }
+        } else if dsiz == .group {
             throw .invalidHeader("unicast message addressed to a group")
         }
         return (header, c.offset)

@@ -1,3 +1,4 @@
+import MatterModel
 import MatterTLV
 
 /// A node's session parameters (Matter Core spec 4.12.8, 2.12.5): the MRP timing
@@ -36,7 +37,8 @@ public struct SessionParameters: Sendable, Hashable {
     /// What this implementation announces: the defaults plus Matter 1.4 revisions (data model 18,
     /// interaction model 12, spec 1.4.0.0, matching BasicInformation and the IM layer), one path per invoke.
     public static let local = SessionParameters(
-        dataModelRevision: 18, interactionModelRevision: 12, specificationVersion: 0x0104_0000, maxPathsPerInvoke: 1)
+        dataModelRevision: 18, interactionModelRevision: 12, specificationVersion: MatterSpecification.specificationVersion,
+        maxPathsPerInvoke: 1)
 
     /// Spec 4.12.8: SESSION_IDLE_INTERVAL and SESSION_ACTIVE_INTERVAL are capped at one hour.
     static let maximumInterval: Duration = .seconds(3600)

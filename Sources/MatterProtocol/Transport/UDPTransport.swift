@@ -430,8 +430,8 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
         let envelope = unwrapInboundIn(data)
         var buffer = envelope.data
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        // Session type 1 (group) in the security flags.
-        let isGroupMessage = bytes.count > 3 && bytes[3] & 0x03 == 1
+        // A group session in the security flags (the fourth octet).
+        let isGroupMessage = bytes.count > 3 && SessionType(rawValue: bytes[3] & SecurityFlag.sessionTypeMask) == .group
         var fanoutID: ObjectIdentifier?
         switch role {
         case .main(let id): fanoutID = id
