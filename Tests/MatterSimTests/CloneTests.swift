@@ -301,6 +301,34 @@ struct CloneTests {
         #expect(different.isEmpty, "\(name): \(different)")
     }
 
+    /// `homectl dump --format ha` of a node equals Home Assistant's Matter server's dump of the
+    /// same node (Tests/Fixtures/ha-server-dumps: the server's interview of these profiles),
+    /// apart from the stated fields (`varies`): every value, float and octet string written as
+    /// the server writes it.
+    @Test(arguments: ["air-quality-sensor", "bridge"])
+    func ourDumpOfAProfileIsTheServersDumpOfIt(_ name: String) async throws {
+        let root = realDevices.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let server = try NodeDump.read(
+            try String(contentsOf: realDevices.deletingLastPathComponent().appendingPathComponent("ha-server-dumps/\(name).json"), encoding: .utf8),
+            file: "\(name).json")
+        let profile = try ProfileLoader().loadDevice(file: root.appendingPathComponent("DeviceProfiles/devices/\(name).yaml").path)
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let commissioner = try await LoopbackCommissioner.start()
+        defer { PendingCleanups.run { await commissioner.stop() } }
+        let running = try await RunningNode.start(stateDirectory: directory, description: profile.nodeDescription(model: .standard))
+        #expect(await running.commissionable())
+        let ours = try await homeAssistantDump(commissioner, try await commissioner.commission(try running.address, passcode: testPasscode).caseSession)
+        await running.stop()
+        let paths = Set(server.attributes.keys).union(ours.attributes.keys).filter { !varies($0) }
+        let different = paths.filter { p in !(server.attributes[p].map { a in ours.attributes[p].map { a.isSameValue(as: $0) } ?? false } ?? false) }
+            .sorted { $0.sortKey < $1.sortKey }
+            .map { "\($0): server \(short(server.attributes[$0])), ours \(short(ours.attributes[$0]))" }
+        print("homectl dump \(name): \(paths.count - different.count)/\(paths.count) attributes as the server dumped them")
+        #expect(paths.count > 100)
+        #expect(different.isEmpty, "\(name): \(different) (a changed profile: write the fixture again, see its README)")
+    }
+
     /// `homectl dump --format ha` writes a node whose values are what the server would keep.
     @Test func valuesAreWrittenAsHomeAssistantsServerWritesThem() throws {
         let value = HomeAssistantNodeJSON.value(
