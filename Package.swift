@@ -102,7 +102,7 @@ let package = Package(
         // glibc's allocator statistics, for `homectl soak`'s heap-in-use figure.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
-            "HomeAPI", "HomeRelayLink", "MatterController", "MatterCrypto", "MatterDNSSD", "MatterModel", "MatterProtocol", "DeviceProfile", "CMalloc",
+            "HomeAPI", "HomeRelayLink", "MatterController", "MatterCrypto", "MatterDNSSD", "MatterModel", "MatterProtocol", "MatterTLV", "DeviceProfile", "CMalloc",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),

@@ -22,6 +22,8 @@
 #   OHF_PARALLEL how many runs of profiles go at once, each on its own fake LAN (default 1)
 #   OHF_DUMP_DIR write each node's JSON as the server interviewed it there (SERIAL.json)
 #   OHF_INTERVIEW_ONLY  set: commission and interview only (scripts/clone-roundtrip.sh)
+#   OHF_CLONE_ROUNDTRIP set: at the end, each node's dump is cloned (`matter-sim clone`), the clone
+#                runs in the node's place and the server's dump of it must equal the first (#41)
 #   OHF_POWER_ON_BOUND  seconds within which every node must be available again after the power
 #                cut (default: not checked; a quiet machine gets the demo home back in 1.7-6.3 s)
 . "$(dirname "$0")/lib/common.sh"
@@ -41,10 +43,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-if [ -z "$HOME_FILE" ] && [ "${#PROFILES[@]}" = 0 ]; then
-  PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml)
-  # One host per profile and at most 10 a run: every shipped profile, in runs of 6 to 10,
-  # each with its own report (profiles-1.json, …) unless OHF_REPORT names one.
+if [ -z "$HOME_FILE" ]; then
+  [ "${#PROFILES[@]}" -gt 0 ] || PROFILES=("$ROOT"/DeviceProfiles/devices/*.yaml)
+  # One host per profile and at most 10 a run: more profiles (every shipped one by default) go
+  # in runs of 6 to 10, each with its own report (profiles-1.json, …) unless OHF_REPORT names one.
   if [ "${#PROFILES[@]}" -gt 10 ]; then
     # OHF_PARALLEL batches at once (default 1), each on its own fake LAN with its own server:
     # the server mostly waits on the devices, so batches side by side take little longer than one.
@@ -134,7 +136,12 @@ start_device() {
 if [ -n "$HOME_FILE" ]; then
   start_device d1 "$SIM" home "$HOME_FILE" ${PER_DEVICE:+--process-per-device}
 else
-  for i in "${!PROFILES[@]}"; do start_device "${HOSTS[$i]}" "$SIM" run "${PROFILES[$i]}"; done
+  # Each host runs its run.sh, which the clone round trip rewrites to run the node's clone.
+  for i in "${!PROFILES[@]}"; do
+    mkdir -p "$WORK/dev-${HOSTS[$i]}"
+    printf 'exec "%s" run "%s"\n' "$SIM" "${PROFILES[$i]}" >"$WORK/dev-${HOSTS[$i]}/run.sh"
+    start_device "${HOSTS[$i]}" bash "$WORK/dev-${HOSTS[$i]}/run.sh"
+  done
 fi
 
 # Wait until every device's commissionable record is on its host's Avahi daemon.
@@ -210,7 +217,8 @@ set +e
   --devices "$WORK/devices.json" "${device_args[@]}" --paa "$WORK/paa" --server-log "$WORK/server.log" \
   --second-admin "$SECOND_ADMIN" --second-admin-workdir "$WORK/ref" --report "$REPORT" \
   ${OHF_POWER_ON_BOUND:+--power-on-bound "$OHF_POWER_ON_BOUND"} \
-  ${OHF_DUMP_DIR:+--dump-dir "$OHF_DUMP_DIR"} ${OHF_INTERVIEW_ONLY:+--interview-only}
+  ${OHF_DUMP_DIR:+--dump-dir "$OHF_DUMP_DIR"} ${OHF_INTERVIEW_ONLY:+--interview-only} \
+  ${OHF_CLONE_ROUNDTRIP:+--clone-roundtrip "$SIM"}
 RC=$?
 set -e
 if [ "$RC" != 0 ]; then

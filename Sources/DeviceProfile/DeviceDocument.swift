@@ -21,7 +21,7 @@ enum DeviceKeys {
     static let readingRandomWalk = ["every", "step", "min", "max"]
     static let behaviourLevel = ["defaultTransitionTime", "defaultMoveRate"]
     static let behaviourWindowCovering = ["liftSpeed", "tiltSpeed"]
-    static let endpoint = ["deviceTypes", "clusters", "cloudOnly"]
+    static let endpoint = ["deviceTypes", "clusters", "cloudOnly", "parent", "deviceTypeRevisions", "clientClusters"]
     static let features = "features"
     /// Global attributes a clone serves as the real device did (`ServedGlobals`).
     static let served = ["revision", "featureMap", "attributeList", "acceptedCommandList", "generatedCommandList"]
@@ -70,6 +70,12 @@ struct EndpointDocument {
     var deviceTypesHadErrors = false
     var clusters: [ClusterDocument]
     var cloudOnly: [Located<ClusterDefinition>]
+    /// The endpoint this one is a part of (a composed device's tree, Core spec 9.2.1.1).
+    var parent: Located<EndpointNumber>? = nil
+    /// Revisions served in the DeviceTypeList, by device type (a real device's, as dumped).
+    var deviceTypeRevisions: [(type: Located<DeviceTypeDefinition>, revision: UInt16)] = []
+    /// The ClientList as served; nil: the client clusters the device types require.
+    var clientClusters: [ClusterID]? = nil
 }
 
 /// Behaviour settings, each optional so a home can override one of them.
@@ -419,6 +425,43 @@ struct DocumentParser {
         if let n = fields["clusters"] {
             doc.clusters = parseClusters(n, at: path.key("clusters"), endpoint: number)
         }
+        if let n = fields["parent"] {
+            let p = path.key("parent")
+            if let v = reader.integer(n, at: p, in: 1...65534) {
+                if v == Int64(number) {
+                    reader.error(p, n, "an endpoint cannot be a part of itself")
+                } else {
+                    doc.parent = Located(value: EndpointNumber(v), origin: reader.origin(p, n))
+                }
+            }
+        }
+        if let n = fields["deviceTypeRevisions"] {
+            let p = path.key("deviceTypeRevisions")
+            for entry in reader.mappingEntries(n, at: p, what: "a mapping of device type names to revisions") ?? [] {
+                guard let key = reader.scalarKey(entry, at: p), let type = deviceTypeReference(entry.key, at: p.key(key)),
+                    let revision = reader.integer(entry.value, at: p.key(key), in: 1...65535)
+                else { continue }
+                doc.deviceTypeRevisions.append((Located(value: type, origin: reader.origin(p.key(key), entry.key)), UInt16(revision)))
+            }
+        }
+        if let n = fields["clientClusters"] {
+            let p = path.key("clientClusters")
+            if let items = reader.list(n, at: p, what: "a list of cluster IDs or names") {
+                var ids: [ClusterID] = []
+                for (i, item) in items.enumerated() {
+                    if case .scalar(let s) = item, case .integer(let v) = s.kind {
+                        guard let id = v.asUInt64.flatMap({ UInt32(exactly: $0) }) else {
+                            reader.error(p.index(i), item, "expected a 32-bit cluster ID, got \(s.text)")
+                            continue
+                        }
+                        ids.append(ClusterID(id))
+                    } else if let def = clusterReference(item, at: p.index(i)) {
+                        ids.append(def.id)
+                    }
+                }
+                doc.clientClusters = ids
+            }
+        }
         if let n = fields["cloudOnly"] {
             let p = path.key("cloudOnly")
             if let items = reader.list(n, at: p, what: "a list of cluster names") {
@@ -441,21 +484,7 @@ struct DocumentParser {
         var out: [Located<DeviceTypeDefinition>] = []
         for (i, item) in items.enumerated() {
             let p = path.index(i)
-            guard case .scalar(let s) = item, s.kind != .null else {
-                reader.error(p, item, "expected a device type name or ID, got \(item.shortDescription)")
-                continue
-            }
-            let def: DeviceTypeDefinition?
-            if case .integer(let n) = s.kind {
-                def = n.asUInt64.flatMap { UInt32(exactly: $0) }.flatMap { model.deviceType(DeviceTypeID($0)) }
-                if def == nil { reader.error(p, item, "unknown device type ID \(s.text)") }
-            } else {
-                def = model.deviceType(named: s.text)
-                if def == nil {
-                    reader.error(p, item, unknownNameMessage("device type", s.text, candidates: model.deviceTypes.map(\.name)))
-                }
-            }
-            guard let def else { continue }
+            guard let def = deviceTypeReference(item, at: p) else { continue }
             if out.contains(where: { $0.value.id == def.id }) {
                 reader.error(p, item, "device type \(def.name) is listed twice")
                 continue
@@ -463,6 +492,25 @@ struct DocumentParser {
             out.append(Located(value: def, origin: reader.origin(p, item)))
         }
         return out
+    }
+
+    /// A device type named by its spec name ("OnOffLight") or numeric ID.
+    func deviceTypeReference(_ item: YAMLNode, at p: ProfilePath) -> DeviceTypeDefinition? {
+        guard case .scalar(let s) = item, s.kind != .null else {
+            reader.error(p, item, "expected a device type name or ID, got \(item.shortDescription)")
+            return nil
+        }
+        let def: DeviceTypeDefinition?
+        if case .integer(let n) = s.kind {
+            def = n.asUInt64.flatMap { UInt32(exactly: $0) }.flatMap { model.deviceType(DeviceTypeID($0)) }
+            if def == nil { reader.error(p, item, "unknown device type ID \(s.text)") }
+        } else {
+            def = model.deviceType(named: s.text)
+            if def == nil {
+                reader.error(p, item, unknownNameMessage("device type", s.text, candidates: model.deviceTypes.map(\.name)))
+            }
+        }
+        return def
     }
 
     /// A cluster named by its spec name ("LevelControl", "levelControl") or numeric ID.

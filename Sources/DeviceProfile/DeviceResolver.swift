@@ -96,12 +96,14 @@ struct DeviceResolver {
         var deviceTypes: [ResolvedDeviceType]
         var clusters: [ClusterState]
         var cloudOnly: [ClusterID]
+        var clientClusters: [ClusterID]? = nil
+        var parent: EndpointNumber? = nil
 
         var resolved: ResolvedEndpoint {
             ResolvedEndpoint(
                 number: number, deviceTypes: deviceTypes,
                 clusters: clusters.sorted { $0.definition.id < $1.definition.id }.map(\.resolved),
-                cloudOnlyClusters: cloudOnly)
+                cloudOnlyClusters: cloudOnly, parent: parent, clientClusters: clientClusters)
         }
     }
 
@@ -138,7 +140,31 @@ struct DeviceResolver {
                 Origin(file: doc.file, path: "endpoints", mark: doc.endpoints.first?.origin.mark),
                 "expected at least one application endpoint (1...65534) besides the root node (0)")
         }
-        return documents.map(resolveEndpoint)
+        var states = documents.map(resolveEndpoint)
+        // `parent`: an endpoint of this device, and no endpoint its own ancestor.
+        let numbers = Set(documents.map(\.number))
+        let parents = Dictionary(documents.compactMap { d in d.parent.map { (d.number, $0) } }, uniquingKeysWith: { first, _ in first })
+        for (i, d) in documents.enumerated() {
+            guard let parent = d.parent else { continue }
+            guard numbers.contains(parent.value) else {
+                sink.error(parent.origin, "expected an endpoint of this device, got \(parent.value) (endpoints: \(numbers.sorted().map(String.init).joined(separator: ", ")))")
+                continue
+            }
+            var seen: Set<EndpointNumber> = [d.number]
+            var current = parent.value
+            while true {
+                guard seen.insert(current).inserted else {
+                    sink.error(parent.origin, "endpoint \(d.number)'s parents form a cycle (\(seen.sorted().map(String.init).joined(separator: ", ")))")
+                    break
+                }
+                guard let next = parents[current]?.value else {
+                    states[i].parent = parent.value
+                    break
+                }
+                current = next
+            }
+        }
+        return states
     }
 
     private func resolveEndpoint(_ doc: EndpointDocument) -> EndpointState {
@@ -265,8 +291,16 @@ struct DeviceResolver {
             }
         }
 
-        let resolvedTypes = types.map { ResolvedDeviceType(id: $0.value.id, name: $0.value.name, revision: $0.value.revision) }
-        return EndpointState(number: doc.number, deviceTypes: resolvedTypes, clusters: clusters, cloudOnly: cloudOnly)
+        var resolvedTypes = types.map { ResolvedDeviceType(id: $0.value.id, name: $0.value.name, revision: $0.value.revision) }
+        for (type, revision) in doc.deviceTypeRevisions {
+            guard let i = resolvedTypes.firstIndex(where: { $0.id == type.value.id }) else {
+                sink.error(type.origin, "\(type.value.name) is not a device type of endpoint \(doc.number) (it has: \(resolvedTypes.map(\.name).joined(separator: ", ")))")
+                continue
+            }
+            resolvedTypes[i].revision = revision
+        }
+        return EndpointState(
+            number: doc.number, deviceTypes: resolvedTypes, clusters: clusters, cloudOnly: cloudOnly, clientClusters: doc.clientClusters)
     }
 
     /// Utility device types (Matter 1.4 device library, class "Utility") that real devices put

@@ -187,13 +187,23 @@ public struct ResolvedEndpoint: Sendable, Hashable {
     public var clusters: [ResolvedCluster]
     /// Clusters reachable only through the cloud relay (all also in `clusters`).
     public var cloudOnlyClusters: [ClusterID]
+    /// The endpoint this one is a part of (`parent`); nil: the node decides (a bridged node's is
+    /// the Aggregator, any other's the root).
+    public var parent: EndpointNumber?
+    /// The Descriptor ClientList as the profile gives it (`clientClusters`); nil: the client
+    /// clusters the device types require.
+    public var clientClusters: [ClusterID]?
 
-    public init(number: EndpointNumber, deviceTypes: [ResolvedDeviceType], clusters: [ResolvedCluster], cloudOnlyClusters: [ClusterID] = [])
-    {
+    public init(
+        number: EndpointNumber, deviceTypes: [ResolvedDeviceType], clusters: [ResolvedCluster], cloudOnlyClusters: [ClusterID] = [],
+        parent: EndpointNumber? = nil, clientClusters: [ClusterID]? = nil
+    ) {
+        self.clientClusters = clientClusters
         self.number = number
         self.deviceTypes = deviceTypes
         self.clusters = clusters
         self.cloudOnlyClusters = cloudOnlyClusters
+        self.parent = parent
     }
 
     public func cluster(_ id: ClusterID) -> ResolvedCluster? {

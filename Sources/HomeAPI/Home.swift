@@ -193,6 +193,14 @@ public final class Home: Sendable {
         }
     }
 
+    /// Reads every attribute a device serves (a wildcard read, not filtered by fabric), each
+    /// with its value or the status it was refused with. Not part of the Google Home APIs:
+    /// `homectl dump` writes it as Home Assistant's node JSON.
+    public func readAllAttributes(deviceID: String) async throws -> [AttributeReport] {
+        let d = try await device(id: deviceID)
+        do { return try await engine.readAllAttributes(nodeID: d.nodeID) } catch { throw HomeError.from(error, "reading every attribute of \(d.name)") }
+    }
+
     /// Reads a device's state now rather than waiting for its next report.
     public func refresh(deviceID: String) async throws {
         let d = try await device(id: deviceID)

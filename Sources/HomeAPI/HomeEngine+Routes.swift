@@ -401,6 +401,20 @@ extension HomeEngine {
         }
     }
 
+    /// Every attribute of a node, unfiltered by fabric (a wildcard read, as Home Assistant's
+    /// Matter server interviews a node): what `homectl dump` writes. Not applied to the graph.
+    func readAllAttributes(nodeID: UInt64) async throws -> [AttributeReport] {
+        guard let d = graph.devices.values.first(where: { $0.nodeID == nodeID }) else {
+            throw HomeError.notFound("no device with node ID 0x\(String(nodeID, radix: 16))")
+        }
+        let routes = try await routes(d)
+        let (reports, _) = try await routed(d, endpoint: nil, cluster: nil, "reading every attribute of node 0x\(String(nodeID, radix: 16))") { kind in
+            guard let route = routes[kind] else { throw HomeError.unavailable("no \(kind) route") }
+            return try await route.perform(retry: true) { try await $0.read([AttributePathIB()], fabricFiltered: false) }
+        }
+        return reports
+    }
+
     func currentTypes(deviceID: String) async -> DeviceTypeCollection? {
         guard let d = graph.devices[deviceID] else { return nil }
         if !(states[d.nodeID]?.hasAttributes ?? false) {

@@ -18,7 +18,7 @@ struct HomeCtl: AsyncParsableCommand {
             Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Fan.self, SelfTest.self, Rename.self, RoomCommand.self, Watch.self,
             Bench.self,
             HubCommand.self,
-            FleetBench.self, Soak.self, AutomationsCommand.self, GroupCommand.self,
+            FleetBench.self, Soak.self, AutomationsCommand.self, GroupCommand.self, Dump.self,
         ])
 }
 

@@ -37,8 +37,8 @@ extension ResolvedDeviceProfile {
                 EndpointDescription(
                     number: endpoint.number,
                     deviceTypes: endpoint.deviceTypes.map { DeviceTypeInstance(id: $0.id, revision: $0.revision) },
-                    serverClusters: clusters, clientClusters: clients.sorted(),
-                    parent: endpoint.deviceTypes.contains { $0.id == DeviceTypes.bridgedNode } ? aggregator : nil))
+                    serverClusters: clusters, clientClusters: endpoint.clientClusters ?? clients.sorted(),
+                    parent: endpoint.parent ?? (endpoint.deviceTypes.contains { $0.id == DeviceTypes.bridgedNode } ? aggregator : nil)))
         }
         return NodeDescription(endpoints: endpointDescriptions)
     }

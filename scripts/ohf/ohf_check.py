@@ -20,9 +20,11 @@ about the nodes. Prints a PASS/FAIL line per step and ends "ohf: N passed, M fai
 
 import argparse
 import asyncio
+import copy
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -31,7 +33,7 @@ import aiohttp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checks"))
 from checks.control import act  # noqa: E402 (the shared package, found above)
-from checks import clusters  # noqa: E402
+from checks import clusters, dumps  # noqa: E402
 from checks.jsonl import objects  # noqa: E402
 from checks.report import Report, device_line  # noqa: E402
 
@@ -287,6 +289,7 @@ class Device:
         self.name = description["name"]
         self.dir = directory
         self.node_id = None
+        self.first_dump = None     # the server's node JSON as interviewed
         self.commissioning = None  # wall-clock (start, end) of its commission_with_code
         self.retried = False       # its first commission_with_code failed among twins
         self.short_discriminator = description["discriminator"] >> 8
@@ -508,6 +511,69 @@ class Check:
                     await self.step(device, "after restart: a write works", lambda: self.node_label(device))
         await asyncio.gather(*(after_restart(device) for device in devices))
 
+    # --- issue #41: the clone round trip -----------------------------------------------------
+
+    async def clone_round_trip(self, devices):
+        """Each node's dump as the server interviewed it becomes a profile (`matter-sim clone`,
+        same serial); the clone then runs on the node's host in its place (a power cut, fresh
+        state, the node's passcode and discriminator), and the server commissions and interviews
+        it: its dump must equal the first apart from checks.dumps.VARIES. All clones start at
+        once; the server commissions them one after another, as the originals."""
+        start = time.monotonic()
+        cut = []
+        for device in (d for d in devices if d.first_dump is not None):
+            first = os.path.join(device.dir, "first.json")
+            with open(first, "w") as out:
+                json.dump(device.first_dump, out)
+            profile = os.path.join(device.dir, "clone.yaml")
+            made = await asyncio.create_subprocess_exec(
+                self.args.clone_roundtrip, "clone", first, "--serial", device.d["serialNumber"], "--output", profile,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            _, error = await made.communicate()
+            if made.returncode != 0:
+                self.record(device.name, "clone round trip: matter-sim clone", False, error=error.decode()[-400:])
+                continue
+            if device.node_id in self.server.nodes:
+                # The original leaves the server first (the full run's multi-admin step removed it already).
+                try:
+                    await self.server.command("remove_node", timeout_s=60, node_id=device.node_id)
+                except (ServerError, asyncio.TimeoutError) as error:
+                    self.record(device.name, "clone round trip: remove_node of the original", False, error=str(error))
+            with open(os.path.join(device.dir, "run.sh"), "w") as out:
+                out.write(f'exec "{self.args.clone_roundtrip}" run "{profile}" --passcode {device.d["passcode"]}'
+                          f' --discriminator {device.d["discriminator"]}\n')
+            try:
+                os.killpg(int(open(os.path.join(device.dir, "device.pgid")).read().strip()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass  # already off
+            cut.append(device)
+        for device in cut:
+            # The supervisor removes device.pgid once the node is gone; then the clone gets a fresh state.
+            deadline = time.monotonic() + 10
+            while os.path.exists(os.path.join(device.dir, "device.pgid")) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            shutil.rmtree(os.path.join(device.dir, ".matter-sim"), ignore_errors=True)
+            open(os.path.join(device.dir, "power-on"), "w").close()
+        for device in cut:
+            await self.step(device, "clone round trip: the server's dump of the clone equals the original's",
+                            lambda: self.clone_dump_equal(device))
+        self.record("server", "clone round trip: seconds", True, seconds=round(time.monotonic() - start, 1), clones=len(cut))
+
+    async def clone_dump_equal(self, device):
+        committed, values = await self.commission(device)
+        if not committed or await self.server.wait_for(lambda: device.node_id in self.server.nodes, 10) is None:
+            return False, values
+        second = copy.deepcopy(self.server.nodes[device.node_id])
+        if self.args.dump_dir:
+            os.makedirs(os.path.join(self.args.dump_dir, "clones"), exist_ok=True)
+            with open(os.path.join(self.args.dump_dir, "clones", f"{device.d['serialNumber']}.json"), "w") as out:
+                json.dump(second, out, indent=1)
+        compared, differences, varied = dumps.round_trip(device.first_dump["attributes"], second["attributes"])
+        return not differences, {"equal": f"{len(compared) - len(differences)}/{len(compared)}",
+                                 "statedFieldsDiffering": [p for p, *_ in varied],
+                                 "differences": [f"{p} ({kind}): first {dumps.short(a)}, clone {dumps.short(b)}"
+                                                 for p, kind, a, b in differences[:20]]}
+
     # --- multi-admin and removal --------------------------------------------------------------
 
     async def multi_admins(self, devices):
@@ -645,10 +711,12 @@ class Check:
             async with at_once:
                 await self.step(device, "interview: endpoints, device types, clusters, BasicInformation",
                                 lambda: self.interview(device))
+                # The server's node JSON as interviewed (scripts/clone-roundtrip.sh and the clone
+                # round trip below clone it).
+                device.first_dump = copy.deepcopy(self.server.nodes[device.node_id])
                 if self.args.dump_dir:
-                    # The server's node JSON as interviewed (scripts/clone-roundtrip.sh clones it).
                     with open(os.path.join(self.args.dump_dir, f"{device.d['serialNumber']}.json"), "w") as out:
-                        json.dump(self.server.nodes[device.node_id], out, indent=1)
+                        json.dump(device.first_dump, out, indent=1)
                 if self.args.interview_only:
                     return
                 await self.cluster_steps(device)
@@ -665,6 +733,8 @@ class Check:
             await self.power_cycle(commissioned)
         if not self.args.interview_only and any(self.server.available(d.node_id) for d in commissioned):
             await self.multi_admins(commissioned)
+        if self.args.clone_roundtrip and commissioned:
+            await self.clone_round_trip(commissioned)
         await self.server.close()
         allowed = max(2, int(self.follow_count * LATE_ALLOWED))
         self.record("server", f"follows past {FOLLOW_S:g} s (a busy machine): at most {LATE_ALLOWED:.0%}",
@@ -728,6 +798,8 @@ def main():
     parser.add_argument("--power-on-bound", type=float, default=None,
                         help="seconds from power-on within which every node must be available again (default: not checked)")
     parser.add_argument("--dump-dir", help="write each node's JSON, as the server interviewed it, here (SERIAL.json)")
+    parser.add_argument("--clone-roundtrip", metavar="MATTER_SIM",
+                        help="then clone each node's dump with this matter-sim, run the clone in its place and compare the server's dumps")
     parser.add_argument("--interview-only", action="store_true", help="commission and interview only (no cluster steps, power cut or second admin)")
     args = parser.parse_args()
     args.second_admin = json.loads(args.second_admin)

@@ -129,6 +129,7 @@ public struct NodeCloner: Sendable {
         for endpoint in dump.endpoints {
             let path = "endpoints[\(endpoint)]"
             var types: [String] = []
+            var revisions: [String] = []
             if case .array(let entries)? = dump.value(endpoint, Self.descriptor, 0) {
                 for entry in entries {
                     guard let id = entry["0"]?.integer ?? entry["deviceType"]?.integer, !id.negative, let raw = UInt32(exactly: id.magnitude) else {
@@ -136,6 +137,12 @@ public struct NodeCloner: Sendable {
                     }
                     if let def = model.deviceType(DeviceTypeID(raw)) {
                         types.append(def.name)
+                        // The revision as served, where it is not the model's.
+                        if let r = entry["1"]?.integer ?? entry["revision"]?.integer, !r.negative, let revision = UInt16(exactly: r.magnitude),
+                            revision >= 1, revision != def.revision
+                        {
+                            revisions.append("\(def.name): \(revision)")
+                        }
                     } else {
                         regenerated.append("\(endpoint)/29/0 device type \(ProfileYAML.hexID(raw)): unknown to the model, left out")
                     }
@@ -146,6 +153,12 @@ public struct NodeCloner: Sendable {
             }
             out.append("  \(endpoint):")
             if !types.isEmpty { out.append("    deviceTypes: [\(types.joined(separator: ", "))]") }
+            if !revisions.isEmpty { out.append("    deviceTypeRevisions: {\(revisions.joined(separator: ", "))}") }
+            if let parent = Self.parent(of: endpoint, in: dump) { out.append("    parent: \(parent)") }
+            if case .array(let ids)? = dump.value(endpoint, Self.descriptor, Clusters.Descriptor.Attribute.clientList.rawValue) {
+                let clients = ids.compactMap { $0.integer.flatMap { $0.negative ? nil : UInt32(exactly: $0.magnitude) } }
+                out.append("    clientClusters: \(ProfileYAML.idList(clients))")
+            }
             var clusterLines: [String] = []
             // The clusters dumped, and those the ServerList names without attributes in the dump.
             var listed: [ClusterID] = []
@@ -155,7 +168,6 @@ public struct NodeCloner: Sendable {
             for clusterID in Set(dump.clusters(on: endpoint) + listed).sorted() {
                 let id = clusterID.rawValue
                 let where_ = "\(endpoint)/\(id)"
-                if id == Self.descriptor { continue }  // derived from the endpoints
                 if endpoint == 0, Self.regeneratedRootClusters.contains(id) {
                     regenerated.append("\(where_) \(model.cluster(clusterID)?.name ?? "cluster"): the node's own (fabrics, credentials, commissioning)")
                     continue
@@ -205,6 +217,9 @@ public struct NodeCloner: Sendable {
                 }
                 var decoded: [AttributeID: TLVValue] = [:]
                 for (attribute, json) in attributes where !Self.isGlobal(attribute) {
+                    // DeviceTypeList, ServerList, ClientList and PartsList are the node's own, from
+                    // its endpoints (and `parent`); the TagList is copied.
+                    if id == Self.descriptor, attribute.rawValue <= Clusters.Descriptor.Attribute.partsList.rawValue { continue }
                     let at = AttributePath(endpoint: endpoint, cluster: clusterID, attribute: attribute)
                     let model_ = known ? definition.attribute(attribute) : nil
                     if id == Self.basicInformation, endpoint == 0 {
@@ -290,6 +305,20 @@ public struct NodeCloner: Sendable {
         if cluster == basicInformation, attribute == serialNumber || attribute == uniqueID { return true }
         if cluster == bridgedBasicInformation, attribute == serialNumber { return true }
         return value.map(isFabricScopedList) ?? false
+    }
+
+    /// The endpoint `endpoint` is a part of, from the dumped PartsLists: of the application
+    /// endpoints listing it, the one listing fewest (its nearest ancestor, whether the lists
+    /// name all descendants or only children). nil: only the root lists it.
+    static func parent(of endpoint: EndpointNumber, in dump: NodeDump) -> EndpointNumber? {
+        guard endpoint != 0 else { return nil }
+        var nearest: (endpoint: EndpointNumber, parts: Int)?
+        for candidate in dump.endpoints where candidate != 0 && candidate != endpoint {
+            guard case .array(let parts)? = dump.value(candidate, descriptor, Clusters.Descriptor.Attribute.partsList.rawValue) else { continue }
+            let numbers = parts.compactMap { $0.integer.flatMap { $0.negative ? nil : EndpointNumber(exactly: $0.magnitude) } }
+            if numbers.contains(endpoint), numbers.count < nearest?.parts ?? Int.max { nearest = (candidate, numbers.count) }
+        }
+        return nearest?.endpoint
     }
 
     static func isGlobal(_ attribute: AttributeID) -> Bool { (Global.generatedCommandList.rawValue...Global.clusterRevision.rawValue).contains(attribute.rawValue) }
