@@ -160,7 +160,8 @@ for profile in $PROFILES; do
     if [ "$file" = yaml_cases.py ]; then
       file="$ROOT/scripts/cert/yaml_cases.py"; log="$dir/yaml-${methods#test_}-ep$endpoint.log"
       [ -z "$FULL_MOTION_MS" ] || extra+=(--int-arg "fullMotionDuration:$FULL_MOTION_MS")
-      extra+=(--string-arg "TEST_EVENT_TRIGGER_KEY:hex:$TEST_EVENT_KEY")
+      # The key by both names the YAML cases give it (TC-DGGEN-2.3 calls it PIXIT.DGGEN.ENABLEKEY).
+      extra+=(--string-arg "TEST_EVENT_TRIGGER_KEY:hex:$TEST_EVENT_KEY" --string-arg "PIXIT.DGGEN.ENABLEKEY:hex:$TEST_EVENT_KEY")
     fi
     setup=()
     while [ "${extra[0]:-}" = nocommission ] || [ "${extra[0]:-}" = qr ]; do setup+=("${extra[0]}"); extra=("${extra[@]:1}"); done

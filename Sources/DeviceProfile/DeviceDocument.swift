@@ -14,13 +14,14 @@ enum DeviceKeys {
         "hardwareVersion", "hardwareVersionString", "softwareVersion", "softwareVersionString", "uniqueID",
     ]
     static let commissioning = ["passcode", "discriminator"]
-    static let behaviour = ["level", "windowCovering", "reading", "readings", "room"]
+    static let behaviour = ["level", "windowCovering", "fan", "reading", "readings", "room"]
     static let behaviourRoom = ["every", "heatingRate", "coolingRate", "leakPercent"]
     static let behaviourReading = ["schedule", "randomWalk"]
     static let readingSchedule = ["points", "repeatEvery"]
     static let readingRandomWalk = ["every", "step", "min", "max"]
     static let behaviourLevel = ["defaultTransitionTime", "defaultMoveRate"]
     static let behaviourWindowCovering = ["liftSpeed", "tiltSpeed"]
+    static let behaviourFan = ["acceleration"]
     static let endpoint = ["deviceTypes", "clusters", "cloudOnly", "parent", "deviceTypeRevisions", "clientClusters"]
     static let features = "features"
     /// Global attributes a clone serves as the real device did (`ServedGlobals`).
@@ -84,6 +85,7 @@ struct BehaviourDocument {
     var defaultMoveRate: Located<UInt8>?
     var liftSpeed: Located<Double>?
     var tiltSpeed: Located<Double>?
+    var fanAcceleration: Located<Double>?
     var reading: Located<DeviceBehaviour.Reading>?
     /// Per measurement cluster (by name), for a device with several: each on its own, so a
     /// home can change one.
@@ -98,6 +100,7 @@ struct BehaviourDocument {
             defaultMoveRate: other.defaultMoveRate ?? defaultMoveRate,
             liftSpeed: other.liftSpeed ?? liftSpeed,
             tiltSpeed: other.tiltSpeed ?? tiltSpeed,
+            fanAcceleration: other.fanAcceleration ?? fanAcceleration,
             reading: other.reading ?? reading,
             readings: readings.merging(other.readings) { _, theirs in theirs },
             room: room.merging(other.room) { _, theirs in theirs })
@@ -270,6 +273,18 @@ struct DocumentParser {
                     guard let speed = reader.number(v, at: q, in: 0.1...100, unit: " (percent per second)") else { continue }
                     let located = Located(value: speed, origin: reader.origin(q, v))
                     if key == "liftSpeed" { out.liftSpeed = located } else { out.tiltSpeed = located }
+                }
+            }
+        }
+        if let n = fields["fan"] {
+            let p = path.key("fan")
+            if let fan = reader.fields(n, at: p, known: DeviceKeys.behaviourFan, what: "a fan behaviour mapping"),
+                let v = fan["acceleration"]
+            {
+                let q = p.key("acceleration")
+                // Percent of full speed per second: 1 (100 s from standstill to full) to 100 (one second).
+                if let rate = reader.number(v, at: q, in: 1...100, unit: " (percent of full speed per second)") {
+                    out.fanAcceleration = Located(value: rate, origin: reader.origin(q, v))
                 }
             }
         }

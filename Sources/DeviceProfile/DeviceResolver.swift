@@ -569,6 +569,7 @@ struct DeviceResolver {
             windowCovering: .init(
                 liftSpeed: doc.liftSpeed?.value ?? defaults.windowCovering.liftSpeed,
                 tiltSpeed: doc.tiltSpeed?.value ?? defaults.windowCovering.tiltSpeed),
+            fan: .init(acceleration: doc.fanAcceleration?.value),
             level: .init(
                 defaultTransitionTime: doc.defaultTransitionTime?.value ?? defaults.level.defaultTransitionTime,
                 defaultMoveRate: doc.defaultMoveRate?.value ?? defaults.level.defaultMoveRate),

@@ -37,6 +37,9 @@ public struct ProfileDescription: Sendable {
         add(
             "                 window covering: lift \(Self.number(b.windowCovering.liftSpeed)) %/s, "
                 + "tilt \(Self.number(b.windowCovering.tiltSpeed)) %/s")
+        if device.endpoints.contains(where: { $0.clusters.contains { $0.id == Clusters.FanControl.id } }) {
+            add("                 fan: motor \(b.fan.acceleration.map { "\(Self.number($0)) %/s" } ?? "at the setting at once")")
+        }
         let room = b.room
         // The room is a thermostat's (Thermostat, 0x0201).
         if device.endpoints.contains(where: { $0.clusters.contains { $0.id == Clusters.Thermostat.id } }) {

@@ -101,6 +101,15 @@ public struct DeviceBehaviour: Sendable, Hashable {
         }
     }
 
+    public struct Fan: Sendable, Hashable {
+        /// How fast the motor changes speed, in percent of full speed per second; nil: it runs
+        /// at the setting at once (PercentCurrent equals PercentSetting).
+        public var acceleration: Double?
+        public init(acceleration: Double? = nil) {
+            self.acceleration = acceleration
+        }
+    }
+
     public struct Level: Sendable, Hashable {
         /// Transition time, in tenths of a second, used when a command and the
         /// OnOffTransitionTime/OnTransitionTime attributes leave it open.
@@ -147,6 +156,7 @@ public struct DeviceBehaviour: Sendable, Hashable {
     }
 
     public var windowCovering: WindowCovering
+    public var fan: Fan
     public var level: Level
     /// nil: the reading stays as set (the profile's value, or the last `act`). For the device's
     /// one measurement cluster (`readingClusters`).
@@ -156,10 +166,11 @@ public struct DeviceBehaviour: Sendable, Hashable {
     public var room: Room
 
     public init(
-        windowCovering: WindowCovering = .init(), level: Level = .init(), reading: Reading? = nil, readings: [ClusterID: Reading] = [:],
-        room: Room = .init()
+        windowCovering: WindowCovering = .init(), fan: Fan = .init(), level: Level = .init(), reading: Reading? = nil,
+        readings: [ClusterID: Reading] = [:], room: Room = .init()
     ) {
         self.windowCovering = windowCovering
+        self.fan = fan
         self.level = level
         self.reading = reading
         self.readings = readings

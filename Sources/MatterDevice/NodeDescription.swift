@@ -90,12 +90,19 @@ public struct ClusterBehavior: Sendable, Hashable {
     public var reading: SensorReading?
     /// Thermostat: how the room it sits in warms, cools and leaks heat.
     public var room: RoomModel?
+    /// Fan Control: how fast the motor changes speed (PercentCurrent toward the setting); nil,
+    /// it runs at the setting at once.
+    public var fanAcceleration: MotionSpeed?
 
-    public init(liftSpeed: MotionSpeed? = nil, tiltSpeed: MotionSpeed? = nil, reading: SensorReading? = nil, room: RoomModel? = nil) {
+    public init(
+        liftSpeed: MotionSpeed? = nil, tiltSpeed: MotionSpeed? = nil, reading: SensorReading? = nil, room: RoomModel? = nil,
+        fanAcceleration: MotionSpeed? = nil
+    ) {
         self.liftSpeed = liftSpeed
         self.tiltSpeed = tiltSpeed
         self.reading = reading
         self.room = room
+        self.fanAcceleration = fanAcceleration
     }
 }
 

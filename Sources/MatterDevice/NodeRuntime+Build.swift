@@ -268,7 +268,7 @@ extension NodeRuntime {
             GroupKeyManagementServer(features: instance.features, configuration: commissioningConfiguration)
         case AdministratorCommissioningServer.clusterID: AdministratorCommissioningServer()
         case GeneralDiagnosticsServer.clusterID: GeneralDiagnosticsServer(configuration: commissioningConfiguration)
-        case FanControlServer.clusterID: FanControlServer(features: instance.features)
+        case FanControlServer.clusterID: FanControlServer(features: instance.features, acceleration: instance.behavior.fanAcceleration)
         case RelativeHumidityMeasurementServer.clusterID: RelativeHumidityMeasurementServer(reading: instance.behavior.reading)
         case IlluminanceMeasurementServer.clusterID: IlluminanceMeasurementServer(reading: instance.behavior.reading)
         case PressureMeasurementServer.clusterID: PressureMeasurementServer(reading: instance.behavior.reading)

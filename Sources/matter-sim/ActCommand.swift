@@ -10,7 +10,7 @@ import MatterModel
 enum PhysicalActionName: String, CaseIterable, Sendable {
     case open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial
     case humidity, light, pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace
-    case smoke, co, clear, test, mute, leak, dry, battery, unplug, plug
+    case smoke, co, clear, test, mute, interconnect, leak, dry, battery, unplug, plug
     case removeBridged = "remove-bridged", addBridged = "add-bridged"
     case valve, fault
 
@@ -61,6 +61,12 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
                 return fail("'\(name)' takes warning or critical (default critical); got '\(value ?? "")'")
             }
             return .success(.alarm(known == .smoke ? .smoke(severity) : .co(severity)))
+        case .interconnect:
+            // Another alarm of the home's interconnect sounds (a warning here), or stops.
+            guard let value, value == "clear" || AlarmKind(rawValue: value) != nil else {
+                return fail("'interconnect' takes smoke, co or clear; got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.alarm(value == "clear" ? .interconnectCleared : .interconnect(AlarmKind(rawValue: value) ?? .smoke, .warning)))
         case .clear, .test, .mute, .leak, .dry:
             if let value { return fail("'\(name)' takes no value, but '\(value)' was given") }
             switch known {
@@ -184,6 +190,10 @@ struct ActCommand: AsyncParsableCommand {
                                    COAlarm events; ExpressedState)
               clear | test | mute  the air clears (AllClear), its test button (a self-test),
                                    its hush button (AlarmMuted)
+              interconnect smoke|co|clear
+                                   another alarm of the home's interconnect sounds a smoke
+                                   or CO warning, or they all stop (InterconnectSmokeAlarm,
+                                   InterconnectCOAlarm; ExpressedState)
               leak | dry           water at a leak detector, or dry again (Boolean State;
                                    StateChange, AlarmsStateChanged)
               battery PERCENT      a battery at that charge (Power Source BatPercentRemaining)

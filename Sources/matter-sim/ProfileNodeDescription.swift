@@ -88,11 +88,14 @@ extension ResolvedDeviceProfile {
                     tick: .milliseconds(Int64((room.every * 1000).rounded())), heatingStep: hundredths(room.heatingRate),
                     coolingStep: hundredths(room.coolingRate), leakPercent: Int64(room.leakPercent.rounded())))
         }
-        // Window Covering (0x0102) is the one cluster whose motion the profile times.
-        guard cluster.id == Clusters.WindowCovering.id else { return ClusterBehavior() }
         func speed(_ percentPerSecond: Double) -> MotionSpeed {
             .percent100thsPerSecond(UInt32(clamping: Int((max(percentPerSecond, 0) * 100).rounded())))
         }
+        if cluster.id == Clusters.FanControl.id {
+            return ClusterBehavior(fanAcceleration: behaviour.fan.acceleration.map(speed))
+        }
+        // Window Covering (0x0102) and Fan Control are the clusters whose motion the profile times.
+        guard cluster.id == Clusters.WindowCovering.id else { return ClusterBehavior() }
         return ClusterBehavior(
             liftSpeed: speed(behaviour.windowCovering.liftSpeed),
             tiltSpeed: speed(behaviour.windowCovering.tiltSpeed))

@@ -424,12 +424,16 @@ struct ValidationErrorTests {
                     behaviour:
                       windowCovering: {liftSpeed: 0, tiltSpeed: fast}
                       level: {defaultMoveRate: 255}
+                      fan: {acceleration: 0, spin: 3}
                     """))
         #expect(expectOne(diags, at: "behaviour.windowCovering.liftSpeed") == "expected a number in 0.1...100 (percent per second), got 0")
         #expect(
             expectOne(diags, at: "behaviour.windowCovering.tiltSpeed")
                 == "expected a number in 0.1...100 (percent per second), got \"fast\"")
         #expect(expectOne(diags, at: "behaviour.level.defaultMoveRate") == "expected an integer in 1...254, got 255")
+        #expect(
+            expectOne(diags, at: "behaviour.fan.acceleration") == "expected a number in 1...100 (percent of full speed per second), got 0")
+        #expect(expectOne(diags, at: "behaviour.fan.spin") != nil)
     }
 
     @Test("a sensor reading's schedule or random walk is checked, and needs a thermometer")

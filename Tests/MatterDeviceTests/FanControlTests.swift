@@ -5,23 +5,30 @@ import Testing
 @testable import MatterDevice
 
 // Fan Control (Application Cluster spec 4.4): FanMode, PercentSetting and SpeedSetting kept
-// consistent whichever is written, the motor (PercentCurrent, SpeedCurrent) following on a
-// manual clock, the Step command's Wrap and LowestOff, Rock/Wind support, and the remote (`act`).
+// consistent whichever is written, the motor (PercentCurrent, SpeedCurrent) at the setting at once
+// or, where the profile gives it inertia, following on a manual clock, the Step command's Wrap and
+// LowestOff, Rock/Wind support, and the remote (`act`).
 @Suite struct FanControlTests {
     let clock = ManualClock()
     static let fan = Clusters.FanControl.id
     typealias A = Clusters.FanControl.Attribute
     typealias Mode = Clusters.FanControl.FanModeEnum
 
+    /// A motor with inertia: 100 % per second (`behaviour: fan: acceleration: 100`), 10 % per 100 ms.
+    static let inertia = MotionSpeed.percent100thsPerSecond(10_000)
+
+    /// A fan; its motor has `inertia` unless given nil (a shipped profile's: at the setting at once).
     func fan(
         features: Set<String> = ["SPD", "AUT", "STEP", "RCK", "WND"],
         sequence: Clusters.FanControl.FanModeSequenceEnum = .offLowMedHighAuto,
-        attributes: [AttributeID: TLVValue] = [:]
+        attributes: [AttributeID: TLVValue] = [:],
+        acceleration: MotionSpeed? = Self.inertia
     ) throws -> MatterNode {
         var values: [AttributeID: TLVValue] = [A.fanModeSequence: u(sequence.rawValue)]
         if features.contains("SPD") { values[A.speedMax] = u(10) }
         return try singleClusterNode(
-            0x002B, Self.fan, features: features, attributes: values.merging(attributes) { $1 }, clock: clock)
+            0x002B, Self.fan, features: features, attributes: values.merging(attributes) { $1 },
+            behavior: ClusterBehavior(fanAcceleration: acceleration), clock: clock)
     }
 
     func read(_ node: MatterNode, _ attribute: AttributeID) async -> TLVValue? { await node.value(1, Self.fan, attribute.rawValue) }
@@ -77,6 +84,34 @@ import Testing
         }
         // Ten ticks in that second, 10 % each, each toward a goal that kept rising.
         #expect(await uint(node, A.percentCurrent) ?? 0 >= 80)
+    }
+
+    /// 4.4.6.4/4.4.6.7: PercentCurrent and SpeedCurrent are the actual speed. Without inertia in
+    /// the profile the motor runs at the setting at once, so every report after a write moves the
+    /// way the writes go (TC-FAN-3.1/3.2 subscribe right after writing FanMode High and then step
+    /// down: a motor still spinning up reported 90, 100, 90, ... and failed them).
+    @Test func withoutInertiaTheMotorRunsAtTheSettingAtOnce() async throws {
+        let node = try fan(acceleration: nil)
+        #expect(await write(node, A.fanMode, u(Mode.high.rawValue)) == .success)
+        #expect(await (uint(node, A.percentCurrent), uint(node, A.speedCurrent)) == (100, 10))
+        for percent in stride(from: 99, through: 0, by: -11) {
+            #expect(await write(node, A.percentSetting, u(UInt64(percent))) == .success)
+            #expect(await uint(node, A.percentCurrent) == UInt64(percent))
+        }
+        #expect(await write(node, A.speedSetting, u(7)) == .success)
+        #expect(await (uint(node, A.percentCurrent), uint(node, A.speedCurrent)) == (70, 7))
+        #expect(await write(node, A.fanMode, u(Mode.off.rawValue)) == .success)
+        #expect(await (uint(node, A.percentCurrent), uint(node, A.speedCurrent)) == (0, 0))
+    }
+
+    /// A slower motor (10 % per second) takes ten seconds from standstill to full speed.
+    @Test func theProfilesAccelerationTimesTheMotor() async throws {
+        let node = try fan(acceleration: .percent100thsPerSecond(1_000))
+        #expect(await write(node, A.fanMode, u(Mode.high.rawValue)) == .success)
+        await clock.advance(by: .seconds(5))
+        #expect(await uint(node, A.percentCurrent) == 50)
+        await clock.advance(by: .seconds(5))
+        #expect(await uint(node, A.percentCurrent) == 100)
     }
 
     @Test func autoNullsTheSettingsAndOnAndSmartStandForHighAndAuto() async throws {

@@ -25,11 +25,14 @@ import Testing
             ], clock: clock)
     }
 
-    func smokeAlarm(battery: Bool = false) throws -> MatterNode {
+    func smokeAlarm(battery: Bool = false, interconnected: Bool = false) throws -> MatterNode {
+        var attributes: [AttributeID: TLVValue] = [Smoke.Attribute.deviceMuted: .uint(0)]
+        if interconnected {
+            attributes[Smoke.Attribute.interconnectSmokeAlarm] = .uint(0)
+            attributes[Smoke.Attribute.interconnectCOAlarm] = .uint(0)
+        }
         var clusters = [
-            ClusterInstanceDescription(
-                id: Smoke.id, features: [Smoke.Feature.smokeAlarm, Smoke.Feature.coAlarm],
-                attributes: [Smoke.Attribute.deviceMuted: .uint(0)])
+            ClusterInstanceDescription(id: Smoke.id, features: [Smoke.Feature.smokeAlarm, Smoke.Feature.coAlarm], attributes: attributes)
         ]
         if battery { clusters.append(Self.battery(percentHalves: 200)) }
         return try node(DeviceTypes.smokeCoAlarm, clusters)
@@ -149,30 +152,20 @@ import Testing
     /// to 2.6, TC-BOOLCFG-4.2 to 5.2); another key is CONSTRAINT_ERROR, an unknown trigger
     /// INVALID_COMMAND.
     @Test func testEventTriggersWithTheNodesKeyDoWhatAnOperatorWould() async throws {
-        let key = Array(UInt8(0)..<16)
-        var configuration = CommissioningConfiguration()
-        configuration.testEventTriggerKey = key
         let identify = ClusterInstanceDescription(id: Clusters.Identify.id)
-        let node = try MatterNode(
-            description: NodeDescription(endpoints: [
-                EndpointDescription(
-                    number: 0, deviceTypes: [deviceType(IDs.rootNode)],
-                    serverClusters: [ClusterInstanceDescription(id: IDs.basicInformation)]
-                        + ClusterInstanceDescription.rootNodeCommissioningClusters),
-                EndpointDescription(
-                    number: 1, deviceTypes: [deviceType(DeviceTypes.smokeCoAlarm)],
-                    serverClusters: [identify, ClusterInstanceDescription(id: Smoke.id, features: [Smoke.Feature.smokeAlarm])]),
-                EndpointDescription(
-                    number: 2, deviceTypes: [deviceType(DeviceTypes.waterLeakDetector)],
-                    serverClusters: [
-                        identify,
-                        ClusterInstanceDescription(id: Self.booleanState, attributes: [Clusters.BooleanState.Attribute.stateValue: .bool(false)]),
-                        ClusterInstanceDescription(id: Config.id, features: ["VIS"]),
-                    ]),
-            ]), clock: clock, logger: quietLogger, commissioning: configuration)
-        func trigger(_ code: UInt64, key: [UInt8] = key) async -> InvokeResult {
-            await node.status(0, CommissioningIDs.generalDiagnostics, 0x00, fields((0, .bytes(key)), (1, u(code))), session: paseSession(1))
-        }
+        let node = try keyedNode([
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(DeviceTypes.smokeCoAlarm)],
+                serverClusters: [identify, ClusterInstanceDescription(id: Smoke.id, features: [Smoke.Feature.smokeAlarm])]),
+            EndpointDescription(
+                number: 2, deviceTypes: [deviceType(DeviceTypes.waterLeakDetector)],
+                serverClusters: [
+                    identify,
+                    ClusterInstanceDescription(id: Self.booleanState, attributes: [Clusters.BooleanState.Attribute.stateValue: .bool(false)]),
+                    ClusterInstanceDescription(id: Config.id, features: ["VIS"]),
+                ]),
+        ])
+        func trigger(_ code: UInt64, key: [UInt8] = Self.triggerKey) async -> InvokeResult { await Self.trigger(node, code, key: key) }
         #expect(await node.bool(0, CommissioningIDs.generalDiagnostics, 0x0008) == true)  // TestEventTriggersEnabled
         #expect(await trigger(0x005C_0000_0000_009C, key: Array(repeating: 1, count: 16)) == .status(InteractionStatus(.constraintError)))
         #expect(await value(node, Smoke.id, Smoke.Attribute.smokeState) == 0)
@@ -189,6 +182,143 @@ import Testing
         #expect(await node.bool(2, Self.booleanState, 0) == false)
         #expect(await trigger(0xFFFF_FFFF_0000_0001) == .status(InteractionStatus(.invalidCommand)))
         await node.stop()
+    }
+
+    /// The test event trigger key of `keyedNode`.
+    static let triggerKey = Array(UInt8(0)..<16)
+
+    /// A node with the test event trigger key (`matter-sim run --test-event-key`) and the given
+    /// application endpoints.
+    func keyedNode(_ endpoints: [EndpointDescription]) throws -> MatterNode {
+        var configuration = CommissioningConfiguration()
+        configuration.testEventTriggerKey = Self.triggerKey
+        let root = EndpointDescription(
+            number: 0, deviceTypes: [deviceType(IDs.rootNode)],
+            serverClusters: [ClusterInstanceDescription(id: IDs.basicInformation)] + ClusterInstanceDescription.rootNodeCommissioningClusters)
+        return try MatterNode(
+            description: NodeDescription(endpoints: [root] + endpoints), clock: clock, logger: quietLogger, commissioning: configuration)
+    }
+
+    /// General Diagnostics TestEventTrigger, as a certification case sends it.
+    static func trigger(_ node: MatterNode, _ code: UInt64, key: [UInt8] = triggerKey) async -> InvokeResult {
+        await node.status(0, CommissioningIDs.generalDiagnostics, 0x00, fields((0, .bytes(key)), (1, u(code))), session: paseSession(1))
+    }
+
+    /// The shipped alarm's clusters (interconnected, on a battery) with the trigger key, and a way
+    /// to send it a trigger as TC-SMOKECO-2.4 to 2.6 do.
+    func triggeredSmokeAlarm() throws -> (MatterNode, (UInt64) async -> InvokeResult) {
+        let node = try keyedNode([
+            EndpointDescription(
+                number: 1, deviceTypes: [deviceType(DeviceTypes.smokeCoAlarm)],
+                serverClusters: [
+                    ClusterInstanceDescription(id: Clusters.Identify.id),
+                    ClusterInstanceDescription(
+                        id: Smoke.id, features: [Smoke.Feature.smokeAlarm, Smoke.Feature.coAlarm],
+                        attributes: [
+                            Smoke.Attribute.deviceMuted: .uint(0), Smoke.Attribute.interconnectSmokeAlarm: .uint(0),
+                            Smoke.Attribute.interconnectCOAlarm: .uint(0),
+                        ]),
+                    Self.battery(percentHalves: 200),
+                ])
+        ])
+        return (node, { code in await Self.trigger(node, code) })
+    }
+
+    /// TC-SMOKECO-2.4 steps 17-34 (2.11.6.7, 2.11.6.8, 2.11.8.4, 2.11.8.5): the hardware-fault and
+    /// end-of-service triggers (0x93/0xA3, 0x9A/0xAA in the older namespace the case sends) set
+    /// HardwareFaultAlert and EndOfServiceAlert with their events, ExpressedState HardwareFault (5)
+    /// and EndOfService (6), and AllClear when each is cleared. The old node knew neither trigger:
+    /// INVALID_COMMAND at step 18.
+    @Test func hardwareFaultAndEndOfServiceTriggersRaiseTheirAlertsAndEvents() async throws {
+        let (node, trigger) = try triggeredSmokeAlarm()
+        let from = await start(node)
+        #expect(await trigger(0xFFFF_FFFF_0000_0093) == .status(.success))
+        #expect(await node.bool(1, Smoke.id, Smoke.Attribute.hardwareFaultAlert.rawValue) == true)
+        #expect(await expressed(node) == .hardwareFault)
+        #expect(await trigger(0xFFFF_FFFF_0000_00A3) == .status(.success))
+        #expect(await node.bool(1, Smoke.id, Smoke.Attribute.hardwareFaultAlert.rawValue) == false)
+        #expect(await expressed(node) == .normal)
+        #expect(await trigger(0xFFFF_FFFF_0000_009A) == .status(.success))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.endOfServiceAlert) == 1)
+        #expect(await expressed(node) == .endOfService)
+        #expect(await trigger(0xFFFF_FFFF_0000_00AA) == .status(.success))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.endOfServiceAlert) == 0)
+        #expect(await expressed(node) == .normal)
+        #expect(
+            await events(node, Smoke.id, from: from).map(\.0) == [
+                Smoke.Event.hardwareFault, Smoke.Event.allClear, Smoke.Event.endOfService, Smoke.Event.allClear,
+            ])
+        await node.stop()
+    }
+
+    /// TC-SMOKECO-2.5 (2.11.6.5, 2.11.8.7/2.11.8.8/2.11.8.9): the interconnect triggers raise
+    /// InterconnectSmokeAlarm/InterconnectCOAlarm (Warning, with their events; ExpressedState 7
+    /// and 8); the mute-clear trigger (0xAB) ends a hush (MuteEnded); a hush at a critical alarm
+    /// is taken (SUCCESS, step 54) but leaves DeviceMuted NotMuted. The old node answered
+    /// INVALID_COMMAND to 0xAB (step 49) and to the hush at a critical alarm.
+    @Test func interconnectAndMuteTriggersDoWhatTheCaseExpects() async throws {
+        let (node, trigger) = try triggeredSmokeAlarm()
+        let from = await start(node)
+        #expect(await trigger(0x005C_0000_0000_0092) == .status(.success))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.interconnectSmokeAlarm) == 1)
+        #expect(await expressed(node) == .interconnectSmoke)
+        #expect(await trigger(0x005C_0000_0000_00A2) == .status(.success))
+        #expect(await trigger(0x005C_0000_0000_0094) == .status(.success))
+        #expect(await expressed(node) == .interconnectCO)
+        #expect(await trigger(0x005C_0000_0000_00A4) == .status(.success))
+        #expect(await expressed(node) == .normal)
+        // A warning hushed, the hush cleared; then critical, and a hush that cannot take.
+        #expect(await trigger(0x005C_0000_0000_0090) == .status(.success))
+        #expect(await trigger(0x005C_0000_0000_009B) == .status(.success))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.deviceMuted) == 1)
+        #expect(await trigger(0x005C_0000_0000_00AB) == .status(.success))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.deviceMuted) == 0)
+        #expect(await trigger(0x005C_0000_0000_009C) == .status(.success))
+        #expect(await trigger(0x005C_0000_0000_009B) == .status(.success))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.deviceMuted) == 0)
+        let raised = await events(node, Smoke.id, from: from)
+        #expect(
+            raised.map(\.0) == [
+                Smoke.Event.interconnectSmokeAlarm, Smoke.Event.allClear, Smoke.Event.interconnectCOAlarm, Smoke.Event.allClear,
+                Smoke.Event.smokeAlarm, Smoke.Event.alarmMuted, Smoke.Event.muteEnded, Smoke.Event.smokeAlarm,
+            ])
+        #expect(raised[0].1 == .critical && raised[0].2 == .uint(1))
+        await node.stop()
+    }
+
+    /// TC-SMOKECO-2.6 (2.11.6.1: ExpressedState is the condition of highest priority): each clear
+    /// trigger ends its own condition only. The old node cleared smoke and CO together with either
+    /// (and had no interconnect), so after step 20's smoke clear it expressed BatteryAlert (3)
+    /// where InterconnectSmoke (7) still sounded.
+    @Test func eachClearTriggerEndsItsOwnConditionAndTheNextHighestIsExpressed() async throws {
+        let (node, trigger) = try triggeredSmokeAlarm()
+        for code: UInt64 in [0x95, 0x92, 0x94, 0x91, 0x90] {
+            #expect(await trigger(0x005C_0000_0000_0000 | code) == .status(.success))
+        }
+        #expect(await expressed(node) == .smokeAlarm)
+        #expect(await trigger(0x005C_0000_0000_00A0) == .status(.success))  // smoke clear
+        #expect(await value(node, Smoke.id, Smoke.Attribute.coState) == 1)
+        #expect(await expressed(node) == .interconnectSmoke)
+        #expect(await trigger(0x005C_0000_0000_00A1) == .status(.success))  // CO clear
+        #expect(await expressed(node) == .interconnectSmoke)
+        #expect(await trigger(0x005C_0000_0000_00A4) == .status(.success))  // interconnect CO clear
+        #expect(await expressed(node) == .interconnectSmoke)
+        #expect(await trigger(0x005C_0000_0000_00A2) == .status(.success))  // interconnect smoke clear
+        #expect(await expressed(node) == .batteryAlert)
+        await node.stop()
+    }
+
+    /// `matter-sim act NODE interconnect smoke|co|clear`: another alarm of the home sounds; an
+    /// alarm without the interconnect attributes says so.
+    @Test func anInterconnectedAlarmSoundsWhatAnotherAlarmSenses() async throws {
+        let node = try smokeAlarm(interconnected: true)
+        try await node.act(.alarm(.interconnect(.co, .warning)))
+        #expect(await expressed(node) == .interconnectCO)
+        try await node.act(.alarm(.interconnectCleared))
+        #expect(await value(node, Smoke.id, Smoke.Attribute.interconnectCOAlarm) == 0)
+        #expect(await expressed(node) == .normal)
+        let plain = try smokeAlarm()
+        await #expect(throws: PhysicalActionError.self) { try await plain.act(.alarm(.interconnect(.smoke, .warning))) }
     }
 
     // MARK: Water Leak Detector

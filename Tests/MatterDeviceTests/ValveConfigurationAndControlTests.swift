@@ -34,14 +34,14 @@ import Testing
         await node.events(from: from).filter { $0.cluster == Valve.id }.map { ($0.event, $0.data) }
     }
 
-    /// 4.6.7.1: Open with OpenDuration 3 and TargetLevel 45 (LevelStep 10: 50) moves through
-    /// Transitioning to Open at 50 %; RemainingDuration counts down and at 0 the valve closes.
-    /// Each CurrentState change is a ValveStateChanged with the level.
+    /// 4.6.7.1: Open with OpenDuration 3 and TargetLevel 50 moves through Transitioning to Open
+    /// at 50 %; RemainingDuration counts down and at 0 the valve closes. Each CurrentState change
+    /// is a ValveStateChanged with the level.
     @Test func openMovesToTheLevelAndTheOpenDurationRunsOutIntoAClose() async throws {
         let node = try valve()
         #expect(await state(node).current == u(Valve.ValveStateEnum.closed.rawValue))
         let from = await start(node)
-        #expect(await open(node, .init(openDuration: .value(3), targetLevel: 45)) == .success)
+        #expect(await open(node, .init(openDuration: .value(3), targetLevel: 50)) == .success)
         #expect(await state(node).current == u(Valve.ValveStateEnum.transitioning.rawValue))
         #expect(await state(node).target == u(Valve.ValveStateEnum.open.rawValue))
         #expect(await read(node, A.targetLevel) == u(50))
@@ -63,6 +63,22 @@ import Testing
         let states = raised.compactMap { try? Valve.Events.ValveStateChanged(tlv: $0.1) }
         #expect(states.map(\.valveState) == [.transitioning, .open, .transitioning, .closed])
         #expect(states.map(\.valveLevel) == [0, 50, 50, 0])
+        await node.stop()
+    }
+
+    /// 4.6.7.1.2 / 4.6.6.10 (TC-VALCC-3.4 step 5): with LevelStep 10 an Open to a level that is
+    /// neither a multiple of 10 nor 100 is a CONSTRAINT_ERROR and moves nothing; the old valve
+    /// rounded 45 to 50 and answered SUCCESS.
+    @Test func aTargetLevelOffTheLevelStepIsAConstraintError() async throws {
+        let node = try valve()
+        for level: UInt8 in [1, 45, 99] {
+            #expect(await open(node, .init(targetLevel: level)) == .status(InteractionStatus(.constraintError)), "\(level)")
+        }
+        #expect(await state(node).target == .null)
+        for level: UInt8 in [10, 90, 100] {
+            #expect(await open(node, .init(targetLevel: level)) == .success, "\(level)")
+            #expect(await read(node, A.targetLevel) == u(level))
+        }
         await node.stop()
     }
 

@@ -44,6 +44,16 @@ import Testing
         #expect(refusal("replace", "paper") == "'replace' takes the filter: hepa or carbon; got 'paper'")
     }
 
+    /// `act NODE interconnect smoke|co|clear`: another alarm of the home's interconnect (TC-SMOKECO-2.5/2.6's
+    /// interconnect, where a person sets off a second alarm).
+    @Test func anInterconnectTakesSmokeCOOrClear() {
+        #expect(parsed("interconnect", "smoke") == .alarm(.interconnect(.smoke, .warning)))
+        #expect(parsed("interconnect", "co") == .alarm(.interconnect(.co, .warning)))
+        #expect(parsed("interconnect", "clear") == .alarm(.interconnectCleared))
+        #expect(refusal("interconnect", "fire") == "'interconnect' takes smoke, co or clear; got 'fire'")
+        #expect(refusal("interconnect", nil) == "'interconnect' takes smoke, co or clear; got none")
+    }
+
     /// A value for each act the dashboard offers, as its inputs start.
     static let samples = [
         "fan": "high", "humidity": "55", "light": "300", "pressure": "101.3", "flow": "1.5", "co2": "1200", "pm25": "40",

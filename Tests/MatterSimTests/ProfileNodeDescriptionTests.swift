@@ -80,6 +80,20 @@ struct ProfileNodeDescriptionTests {
         #expect(try profile("window-covering.yaml").primaryDeviceType == DeviceTypeID(0x0202))
     }
 
+    /// The shipped fan's motor runs at the setting at once (TC-FAN-3.1/3.2); `behaviour: fan:
+    /// acceleration` gives a profile's motor inertia, in percent of full speed per second.
+    @Test func aFansInertiaComesFromTheBehaviourAndTheShippedFanHasNone() throws {
+        func fanControl(_ device: ResolvedDeviceProfile) -> ClusterInstanceDescription? {
+            device.nodeDescription(model: .standard).endpoints.flatMap(\.serverClusters).first { $0.id == Clusters.FanControl.id }
+        }
+        let shipped = try #require(fanControl(try profile("fan.yaml")))
+        #expect(shipped.behavior.fanAcceleration == nil)
+        var yaml = try String(contentsOf: devicesDirectory.appendingPathComponent("fan.yaml"), encoding: .utf8)
+        yaml += "behaviour:\n  fan: {acceleration: 25}\n"
+        let slowed = try #require(fanControl(try ProfileLoader().loadDevice(yaml: yaml, file: "fan.yaml")))
+        #expect(slowed.behavior.fanAcceleration == .percent100thsPerSecond(2500))
+    }
+
     @Test func theStateDirectoryIsNamedAfterTheSerialNumber() {
         let explicit = NodeLaunch.stateDirectory("/tmp/somewhere", serialNumber: "SIM-DL-0001")
         #expect(explicit.path == "/tmp/somewhere")

@@ -94,7 +94,19 @@ class CertPics(MatterBaseTest):
     @staticmethod
     def pixits(attributes: dict) -> dict[str, str]:
         """The first application endpoint, its first device type, and the first attribute of
-        its first application cluster, as TC-ACE-1.4's PIXIT.ACE.APP* name them."""
+        its first application cluster, as TC-ACE-1.4's PIXIT.ACE.APP* name them; and for each
+        cluster the first application endpoint that serves it, as the YAML cases' config names
+        it (`Groups.Endpoint`, PIXIT.G.ENDPOINT: TC-ACE-1.6, TC-SC-5.1 on a bridge's light)."""
+        endpoints = {}
+        for endpoint in sorted(e for e in attributes if e != 0):
+            for cluster_id in attributes[endpoint]:
+                if cluster_id in ALL_CLUSTERS:
+                    endpoints.setdefault(f"{ALL_CLUSTERS[cluster_id].__name__}.Endpoint", str(endpoint))
+        return {**endpoints, **CertPics.application(attributes)}
+
+    @staticmethod
+    def application(attributes: dict) -> dict[str, str]:
+        """TC-ACE-1.4's PIXIT.ACE.APP*."""
         for endpoint in sorted(e for e in attributes if e != 0):
             clusters = attributes[endpoint]
             device_types = clusters.get(DESCRIPTOR, {}).get(DEVICE_TYPE_LIST, [])

@@ -114,8 +114,8 @@ def required_pics(text: str, case: str) -> list[str]:
 MANUAL_STEPS = {"UserPrompt", "WaitForCommissionee", "Log"}
 
 
-def yaml_cases(chip: str, python_methods: set[str]) -> list[tuple[str, str, list[str]]]:
-    """(method, code, top-level PICS) of each automated YAML case no Python case replaced."""
+def yaml_cases(chip: str, python_methods: set[str]) -> list[tuple[str, str, list[str], list[str]]]:
+    """(method, code, top-level PICS, config names) of each automated YAML case no Python case replaced."""
     cases = []
     for path in sorted(glob.glob(os.path.join(chip, "src", "app", "tests", "suites", "certification", "Test_TC_*.yaml"))):
         method = "test_" + os.path.basename(path)[len("Test_"):-len(".yaml")]
@@ -134,7 +134,8 @@ def yaml_cases(chip: str, python_methods: set[str]) -> list[tuple[str, str, list
         ]
         if automated:
             top = doc.get("PICS") or []
-            cases.append((method, ALIASES.get(match.group(1), match.group(1)), [top] if isinstance(top, str) else list(top)))
+            config = list((doc.get("config") or {}).keys())
+            cases.append((method, ALIASES.get(match.group(1), match.group(1)), [top] if isinstance(top, str) else list(top), config))
     return cases
 
 
@@ -149,7 +150,7 @@ def main() -> None:
     for name in sorted(os.listdir(testing)):
         if name.startswith("TC_") and name.endswith(".py"):
             python_methods.update(m for m, _ in CASE.findall(open(os.path.join(testing, name)).read()))
-    for method, code, top_pics in yaml_cases(chip, python_methods):
+    for method, code, top_pics, config in yaml_cases(chip, python_methods):
         if only and not only.search(method[len("test_"):]):
             continue
         if code in served:
@@ -163,7 +164,11 @@ def main() -> None:
         if missing:
             print(f"n/a\tyaml_cases.py\t{display_name(method)}\tthe device declares no {', '.join(missing)}")
             continue
-        print(f"run\tyaml_cases.py\t{endpoint}\t{method}\t[]")
+        # A config variable that names the endpoint of a cluster (Groups.Endpoint, PIXIT.G.ENDPOINT):
+        # the device's first application endpoint that serves it.
+        args = [x for name in config if name.endswith(".Endpoint") and name in device_pixits
+                for x in ("--int-arg", f"{name}:{device_pixits[name]}")]
+        print(f"run\tyaml_cases.py\t{endpoint}\t{method}\t{json.dumps(args)}")
     for name in sorted(os.listdir(testing)):
         if not (name.startswith("TC_") and name.endswith(".py")):
             continue

@@ -12,8 +12,12 @@ import MatterTLV
 /// * PercentSetting p sets SpeedSetting to ceil(SpeedMax × p / 100) and FanMode to the mode
 ///   whose band holds p (0: Off); SpeedSetting s sets PercentSetting to floor(s × 100 /
 ///   SpeedMax) the same way. Writing null to either changes nothing (4.4.6.3, 4.4.6.6).
-/// * PercentCurrent and SpeedCurrent are the motor: they move toward the setting by 10 %
-///   every 100 ms on the node clock, so a fan takes a second from standstill to full speed.
+/// * PercentCurrent and SpeedCurrent are the motor, the actual speed (4.4.6.4, 4.4.6.7). It runs
+///   at the setting at once, as connectedhomeip's example fan does and TC-FAN-3.1/3.2 expect
+///   (they subscribe right after writing FanMode and want every later report to move the way
+///   the writes go). A profile may give the motor inertia (`behaviour: fan: acceleration`,
+///   percent of full speed per second): then it moves toward the setting 10 % per tick on
+///   the node clock (at 100 %/s a tick is 100 ms: a second from standstill to full speed).
 /// * Step (4.4.7.1) moves SpeedSetting by one speed (without MultiSpeed, PercentSetting by
 ///   10 %), up or down; past the top or bottom it stops there, or with Wrap goes round to the
 ///   other end; the bottom is Off with LowestOff (the default), else the lowest speed.
@@ -29,8 +33,9 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
     typealias Mode = Clusters.FanControl.FanModeEnum
     typealias ModeSequence = Clusters.FanControl.FanModeSequenceEnum
 
-    static let spinTick = Duration.milliseconds(100)
     static let spinStep: Int64 = 10
+    /// How long the motor takes for one `spinStep`; nil: no inertia, it runs at the setting.
+    let spinTick: Duration?
     /// Without MultiSpeed, Step moves PercentSetting by this much.
     static let percentStep: Int64 = 10
     private static let spinTimer = "spin"
@@ -44,8 +49,10 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
 
     private let features: Set<String>
 
-    init(features: Set<String>) {
+    init(features: Set<String>, acceleration: MotionSpeed? = nil) {
         self.features = features
+        // 10 % at P hundredths of a percent per second: 1,000,000 / P ms (100 ms at 100 %/s).
+        spinTick = acceleration.map { .milliseconds(max(1, 1_000_000 / $0.percent100thsPerSecond)) }
     }
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {
@@ -139,12 +146,12 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
             spin(context)
             return
         }
-        guard name == Self.spinTimer else { return }
+        guard name == Self.spinTimer, let spinTick else { return }
         let goal = target(context)
         let current = context.value(Attribute.percentCurrent)?.integerValue ?? 0
         let next = current < goal ? min(current + Self.spinStep, goal) : max(current - Self.spinStep, goal)
         setCurrent(next, context)
-        if next != goal { context.startTimer(Self.spinTimer, after: Self.spinTick) }
+        if next != goal { context.startTimer(Self.spinTimer, after: spinTick) }
     }
 
     func perform(_ action: PhysicalAction, context: ClusterContext) throws(PhysicalActionError) {
@@ -302,6 +309,10 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
     }
 
     private func spin(_ context: ClusterContext) {
+        guard let spinTick else {
+            setCurrent(target(context), context)
+            return
+        }
         let current = context.value(Attribute.percentCurrent)?.integerValue ?? 0
         if current == target(context) {
             setCurrent(current, context)
@@ -309,7 +320,7 @@ final class FanControlServer: FanControlHandler, PhysicallyOperated {
         } else if !context.isTimerPending(Self.spinTimer) {
             // A turning motor keeps its tick: restarted by every new setting, settings written
             // faster than the tick froze it (TC-FAN-3.1 writes one every few ms).
-            context.startTimer(Self.spinTimer, after: Self.spinTick)
+            context.startTimer(Self.spinTimer, after: spinTick)
         }
     }
 

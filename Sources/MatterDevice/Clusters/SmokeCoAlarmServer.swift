@@ -2,27 +2,54 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 
-/// What reaches a smoke/CO alarm or is done at it (`matter-sim act NODE smoke|co|clear|test|mute`).
+/// What reaches a smoke/CO alarm or is done at it (`matter-sim act NODE smoke|co|clear|test|mute|
+/// interconnect`), or what its own checks find (a hardware fault, its end of service: test event
+/// triggers only).
 public enum AlarmSense: Sendable, Hashable, CustomStringConvertible {
     /// Smoke, or carbon monoxide, at the sensor: a warning (pre-alarm) or a critical alarm.
     case smoke(AlarmSeverity)
     case co(AlarmSeverity)
     /// The air is clean again: smoke and CO back to Normal (and a hush ends).
     case clear
+    /// One of them is gone: its state back to Normal, the other as it was.
+    case cleared(AlarmKind)
     /// The test button: a self-test, as SelfTestRequest starts one.
     case test
     /// The hush button, pressed while the alarm sounds a warning.
     case mute
+    /// The hush ends before the alarm does (DeviceMuted NotMuted, MuteEnded).
+    case unmute
+    /// An interconnected alarm elsewhere sounds smoke or CO at a severity, or stops (nil).
+    case interconnect(AlarmKind, AlarmSeverity?)
+    /// Every interconnected alarm has stopped.
+    case interconnectCleared
+    /// The alarm's self-check finds a hardware fault (true), or no longer does.
+    case hardwareFault(Bool)
+    /// The alarm reaches the end of its service life (true), or is serviced.
+    case endOfService(Bool)
 
     public var description: String {
         switch self {
         case .smoke(let severity): "smoke (\(severity))"
         case .co(let severity): "carbon monoxide (\(severity))"
         case .clear: "clear the air"
+        case .cleared(let kind): "clear the air of \(kind)"
         case .test: "press its test button"
         case .mute: "press its hush button"
+        case .unmute: "end the hush"
+        case .interconnect(let kind, let severity?): "an interconnected alarm sounds \(kind) (\(severity))"
+        case .interconnect(let kind, nil): "the interconnected \(kind) alarm stops"
+        case .interconnectCleared: "the interconnected alarms stop"
+        case .hardwareFault(let fault): fault ? "a hardware fault" : "the hardware fault is gone"
+        case .endOfService(let expired): expired ? "the end of its service life" : "a serviced alarm"
         }
     }
+}
+
+/// What an alarm senses: smoke or carbon monoxide.
+public enum AlarmKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case smoke, co
+    public var description: String { self == .smoke ? "smoke" : "carbon monoxide" }
 }
 
 /// An alarm's level (AlarmStateEnum without Normal).
@@ -101,20 +128,49 @@ final class SmokeCoAlarmServer: SmokeCoAlarmHandler, PhysicallyOperated {
             context.set(Attribute.smokeState, .uint(0))
             context.set(Attribute.coState, .uint(0))
             unmute(context)
+        case .cleared(let kind):
+            context.set(kind == .smoke ? Attribute.smokeState : Attribute.coState, .uint(0))
+            // A hush lasts while something still sounds.
+            if ![Attribute.smokeState, Attribute.coState].contains(where: { (context.unsigned($0) ?? 0) != 0 }) { unmute(context) }
         case .test:
             guard startSelfTest(context) else {
-                throw PhysicalActionError("the alarm is sounding or already testing: a self-test is not started now")
+                throw PhysicalActionError("the alarm is sounding or already testing: a self-test is not started now", inState: true)
             }
             return
         case .mute:
             guard context.has(Attribute.deviceMuted) else { throw PhysicalActionError("this alarm cannot be hushed (no DeviceMuted)") }
             let states = [Attribute.smokeState, Attribute.coState].compactMap { context.unsigned($0) }
             guard states.contains(UInt64(AlarmState.warning.rawValue)) else {
-                throw PhysicalActionError("only a sounding warning can be hushed; a critical alarm cannot")
+                throw PhysicalActionError("only a sounding warning can be hushed; a critical alarm cannot", inState: true)
             }
             guard context.unsigned(Attribute.deviceMuted) != 1 else { return }
             context.set(Attribute.deviceMuted, .uint(1))
             context.recordEvent(Event.alarmMuted, priority: .info, fields: [])
+        case .unmute:
+            guard context.has(Attribute.deviceMuted) else { throw PhysicalActionError("this alarm cannot be hushed (no DeviceMuted)") }
+            unmute(context)
+        case .interconnect(let kind, let severity):
+            let attribute = kind == .smoke ? Attribute.interconnectSmokeAlarm : Attribute.interconnectCOAlarm
+            guard context.has(attribute) else {
+                throw PhysicalActionError("this alarm is not interconnected for \(kind) (no \(kind == .smoke ? "InterconnectSmokeAlarm" : "InterconnectCOAlarm"))")
+            }
+            let event = kind == .smoke ? Event.interconnectSmokeAlarm : Event.interconnectCOAlarm
+            raise(attribute, to: severity?.state ?? .normal, event: event, context)
+        case .interconnectCleared:
+            let attributes = [Attribute.interconnectSmokeAlarm, Attribute.interconnectCOAlarm].filter { context.has($0) }
+            guard !attributes.isEmpty else { throw PhysicalActionError("this alarm is not interconnected (no InterconnectSmokeAlarm)") }
+            for attribute in attributes { context.set(attribute, .uint(0)) }
+        case .hardwareFault(let fault):
+            // 2.11.6.7, 2.11.8.4: HardwareFaultAlert, and the HardwareFault event when it is found.
+            guard context.bool(Attribute.hardwareFaultAlert) != fault else { break }
+            context.set(Attribute.hardwareFaultAlert, .bool(fault))
+            if fault { context.recordEvent(Event.hardwareFault, priority: .info, fields: []) }
+        case .endOfService(let expired):
+            // 2.11.6.8, 2.11.8.5: EndOfServiceAlert Expired, and the EndOfService event when it is reached.
+            let value = UInt64(expired ? Clusters.SmokeCoAlarm.EndOfServiceEnum.expired.rawValue : 0)
+            guard context.unsigned(Attribute.endOfServiceAlert) != value else { break }
+            context.set(Attribute.endOfServiceAlert, .uint(value))
+            if expired { context.recordEvent(Event.endOfService, priority: .info, fields: []) }
         }
         updateExpressedState(context)
     }

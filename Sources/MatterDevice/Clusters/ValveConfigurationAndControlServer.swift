@@ -19,7 +19,8 @@ public enum ValveAction: Sendable, Hashable, CustomStringConvertible {
 
 /// Valve Configuration and Control cluster (Application Cluster spec 4.6). Open (4.6.7.1)
 /// sets TargetState Open and, with Level (LVL), TargetLevel (the request's, else
-/// DefaultOpenLevel, else 100, rounded to LevelStep); CurrentState is Transitioning while the
+/// DefaultOpenLevel, else 100; a requested level that is neither a multiple of LevelStep nor 100
+/// is a CONSTRAINT_ERROR, 4.6.7.1.2, TC-VALCC-3.4); CurrentState is Transitioning while the
 /// valve moves (`moveTime` on the node clock), then Open at the level, and TargetState /
 /// TargetLevel go back to null. OpenDuration is the request's (null: stays open) or
 /// DefaultOpenDuration; RemainingDuration counts it down each second of the node clock (Q:
@@ -78,6 +79,12 @@ final class ValveConfigurationAndControlServer: ValveConfigurationAndControlHand
         }
         // TargetLevel needs Level (4.6.7.1.2); the node's model check leaves a present field to us.
         if request.targetLevel != nil, !hasLevel { return InteractionStatus(.invalidCommand) }
+        // 4.6.7.1.2, 4.6.6.10: the valve opens to LevelStep × N or 100 %, no level between.
+        if let wanted = request.targetLevel, wanted != 100, let step = context.unsigned(Attribute.levelStep), step > 1,
+            UInt64(wanted) % step != 0
+        {
+            return InteractionStatus(.constraintError)
+        }
         let duration: UInt32? =
             switch request.openDuration {
             case .some(.value(let seconds)): seconds

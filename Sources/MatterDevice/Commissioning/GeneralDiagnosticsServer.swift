@@ -66,16 +66,18 @@ final class GeneralDiagnosticsServer: GeneralDiagnosticsHandler {
 
     /// 11.12.7.1: an EnableKey other than the node's configured one (none configured, or an
     /// all-zero key, never matches) is CONSTRAINT_ERROR. A trigger the node knows does what a
-    /// person at the device would (TestEventTrigger.action); any other is INVALID_COMMAND.
+    /// person at the device would (TestEventTrigger.action); any other, or one for a cluster or
+    /// feature the node lacks, is INVALID_COMMAND. One the device takes but that changes nothing
+    /// in its present state (a hush at a critical alarm, TC-SMOKECO-2.5 step 54) is SUCCESS.
     func testEventTrigger(_ request: Commands.TestEventTrigger, context: ClusterContext) -> InteractionStatus {
         guard let key = configuration.testEventTriggerKey, key.contains(where: { $0 != 0 }), [UInt8](request.enableKey) == key else {
             return InteractionStatus(.constraintError)
         }
         guard let action = TestEventTrigger.action(request.eventTrigger) else { return InteractionStatus(.invalidCommand) }
-        do {
+        do throws(PhysicalActionError) {
             try context.runtime.act(action)
         } catch {
-            return InteractionStatus(.invalidCommand)
+            return error.inState ? .success : InteractionStatus(.invalidCommand)
         }
         return .success
     }

@@ -172,7 +172,13 @@ public enum SwitchPress: Sendable, Hashable, CustomStringConvertible {
 /// Why an action could not be carried out.
 public struct PhysicalActionError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// The device can do this, only not in its present state (a hush button pressed at a
+    /// critical alarm): the press happened, nothing came of it.
+    public var inState: Bool
+    public init(_ description: String, inState: Bool = false) {
+        self.description = description
+        self.inState = inState
+    }
 }
 
 /// A cluster server a person can operate at the device.

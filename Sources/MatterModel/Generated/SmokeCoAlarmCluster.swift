@@ -93,28 +93,46 @@ extension Clusters {
         public enum TestEventTrigger: Sendable, Hashable, CaseIterable {
             case warningSmokeAlarm
             case warningCoAlarm
+            case interconnectSmokeAlarm
+            case hardwareFault
+            case interconnectCoAlarm
             case warningBatteryAlert
+            case endOfService
             case deviceMuted
             case criticalSmokeAlarm
             case criticalCoAlarm
             case criticalBatteryAlert
             case smokeAlarmClear
             case coAlarmClear
+            case interconnectSmokeAlarmClear
+            case hardwareFaultClear
+            case interconnectCoAlarmClear
             case batteryAlertClear
+            case endOfServiceClear
+            case deviceMutedClear
 
             /// The codes that ask for it.
             public var codes: [UInt64] {
                 switch self {
                 case .warningSmokeAlarm: [0x005C_0000_0000_0090, 0xFFFF_FFFF_0000_0090]
                 case .warningCoAlarm: [0x005C_0000_0000_0091, 0xFFFF_FFFF_0000_0091]
+                case .interconnectSmokeAlarm: [0x005C_0000_0000_0092, 0xFFFF_FFFF_0000_0092]
+                case .hardwareFault: [0x005C_0000_0000_0093, 0xFFFF_FFFF_0000_0093]
+                case .interconnectCoAlarm: [0x005C_0000_0000_0094, 0xFFFF_FFFF_0000_0094]
                 case .warningBatteryAlert: [0x005C_0000_0000_0095, 0xFFFF_FFFF_0000_0095]
+                case .endOfService: [0x005C_0000_0000_009A, 0xFFFF_FFFF_0000_009A]
                 case .deviceMuted: [0x005C_0000_0000_009B, 0xFFFF_FFFF_0000_009B]
                 case .criticalSmokeAlarm: [0x005C_0000_0000_009C, 0xFFFF_FFFF_0000_009C]
                 case .criticalCoAlarm: [0x005C_0000_0000_009D, 0xFFFF_FFFF_0000_009D]
                 case .criticalBatteryAlert: [0x005C_0000_0000_009E, 0xFFFF_FFFF_0000_009E]
                 case .smokeAlarmClear: [0x005C_0000_0000_00A0, 0xFFFF_FFFF_0000_00A0]
                 case .coAlarmClear: [0x005C_0000_0000_00A1, 0xFFFF_FFFF_0000_00A1]
+                case .interconnectSmokeAlarmClear: [0x005C_0000_0000_00A2, 0xFFFF_FFFF_0000_00A2]
+                case .hardwareFaultClear: [0x005C_0000_0000_00A3, 0xFFFF_FFFF_0000_00A3]
+                case .interconnectCoAlarmClear: [0x005C_0000_0000_00A4, 0xFFFF_FFFF_0000_00A4]
                 case .batteryAlertClear: [0x005C_0000_0000_00A5, 0xFFFF_FFFF_0000_00A5]
+                case .endOfServiceClear: [0x005C_0000_0000_00AA, 0xFFFF_FFFF_0000_00AA]
+                case .deviceMutedClear: [0x005C_0000_0000_00AB, 0xFFFF_FFFF_0000_00AB]
                 }
             }
 

@@ -180,8 +180,9 @@ extension InteractionServer {
             return try await reply(.pathsExhausted, on: exchange)
         }
         let subject = exchange.subject
-        // Core 8.5.1 / 8.2: a subscription none of whose paths the subscriber may read is
-        // refused with INVALID_ACTION, not primed with UNSUPPORTED_ACCESS (TC-IDM-4.2 step 3).
+        // Core 8.5.1 / 8.2: a subscription with no valid path (one that exists and that the
+        // subscriber may read) is refused with INVALID_ACTION, not primed with UNSUPPORTED_ACCESS
+        // or UNSUPPORTED_ATTRIBUTE (TC-IDM-4.2 step 3; connectedhomeip rejects it the same way).
         guard await mayReadAny(request, subject: subject) else {
             return try await reply(.invalidAction, on: exchange)
         }
@@ -227,34 +228,33 @@ extension InteractionServer {
         logger.debug("subscription \(id) established, intervals \(request.minIntervalFloor)...\(maxInterval) s")
     }
 
-    /// Whether one of the request's paths reaches something the subscriber may read. A concrete
-    /// attribute path to nothing counts (the priming report names what is missing); a path
-    /// whose every attribute is denied, or a wildcard that reaches nothing readable, does not.
-    /// An event path counts unless it names one cluster the subscriber may not view, or one
-    /// event it may not read (AccessControlEntryChanged needs Administer: TC-ACE-1.2 step 14).
+    /// Whether one of the request's paths is valid: it reaches something that exists and that
+    /// the subscriber may read. A concrete attribute path to nothing is not (a read would name
+    /// what is missing; a subscription to nothing but that is refused), nor is a path whose every
+    /// attribute is denied, or a wildcard that reaches nothing readable. An event path counts
+    /// unless it names one cluster the node lacks or the subscriber may not view, or one event
+    /// it may not read (AccessControlEntryChanged needs Administer: TC-ACE-1.2 step 14).
     func mayReadAny(_ request: SubscribeRequestMessage, subject: SubjectDescriptor) async -> Bool {
+        let endpoints = await provider.endpoints()
         for path in request.eventRequests {
             guard let endpoint = path.endpoint, let cluster = path.cluster else { return true }
+            guard endpoints.contains(endpoint), await provider.clusters(on: endpoint).contains(cluster) else { continue }
             let clusterPath = ClusterPath(endpoint: endpoint, cluster: cluster)
             let privilege = if let event = path.event { await provider.eventReadPrivilege(event, of: clusterPath) } else { Privilege.view }
             if await provider.checkAccess(subject, to: clusterPath, privilege: privilege) {
                 return true
             }
         }
-        let endpoints = await provider.endpoints()
         for path in request.attributeRequests {
-            var reached = false
             for endpoint in path.endpoint.map({ [$0] }) ?? endpoints where endpoints.contains(endpoint) {
                 let present = await provider.clusters(on: endpoint)
                 for cluster in path.cluster.map({ [$0] }) ?? present where present.contains(cluster) {
                     let clusterPath = ClusterPath(endpoint: endpoint, cluster: cluster)
                     for metadata in await provider.attributes(of: clusterPath) where path.attribute.map({ $0 == metadata.id }) ?? true {
-                        reached = true
                         if await provider.checkAccess(subject, to: clusterPath, privilege: metadata.readPrivilege) { return true }
                     }
                 }
             }
-            if !reached && path.concretePath != nil { return true }
         }
         return false
     }

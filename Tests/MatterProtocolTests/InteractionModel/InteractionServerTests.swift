@@ -710,6 +710,31 @@ struct InteractionServerSubscribeTests {
         try await waitForSubscriptions(server, count: 2)
     }
 
+    /// Core 8.5.1: a valid path is one that exists and that the subscriber may read. A
+    /// subscription whose only paths are concrete paths to an attribute, cluster or endpoint the
+    /// node lacks (or an event path to a cluster it lacks) is refused with INVALID_ACTION, as
+    /// connectedhomeip refuses it; beside a valid path the missing one is primed as unsupported.
+    /// The old server established it with a priming report of UNSUPPORTED_* statuses only.
+    @Test func aSubscriptionToPathsThatDoNotExistIsInvalidAction() async throws {
+        let node = await makeIMNode()
+        let server = InteractionServer(provider: node, clock: ManualClock())
+        let running = Task { await server.run() }
+        defer { running.cancel() }
+        func request(_ paths: [AttributePathIB], events: [EventPathIB] = []) -> SubscribeRequestMessage {
+            SubscribeRequestMessage(
+                keepSubscriptions: true, minIntervalFloor: 0, maxIntervalCeiling: 60, attributeRequests: paths, eventRequests: events)
+        }
+        for missing in [apIB(1, 6, 0x4321), apIB(1, 0x0300, 0), apIB(9, 6, 0)] {
+            #expect(try imStatusCode(try await imExchangeOnce(server, request([missing]))) == .invalidAction, "\(missing)")
+        }
+        let noCluster = EventPathIB(endpoint: 1, cluster: ClusterID(0x0300), event: EventID(0))
+        #expect(try imStatusCode(try await imExchangeOnce(server, request([], events: [noCluster]))) == .invalidAction)
+        #expect(await server.activeSubscriptions().isEmpty)
+        let mixed = try await subscribe(server, request([apIB(1, 6, 0x4321), apIB(1, 6, 0)]))
+        #expect(mixed.priming.dataByPath[ap(1, 6, 0)] == .bool(false))
+        try await waitForSubscriptions(server, count: 1)
+    }
+
     /// TC-ACE-1.2 step 14 (Core 8.5.1, 9.10.7.1): a subscription to an event the subscriber
     /// may not read (AccessControlEntryChanged needs Administer) is refused with INVALID_ACTION,
     /// though the subscriber may view the cluster; an event it may read is enough.

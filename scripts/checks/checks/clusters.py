@@ -286,7 +286,7 @@ HIGH, MEDIUM = 3, 2
 
 # FanMode, PercentSetting and SpeedSetting follow each other (spec 4.4.6): High is 100 %, 40 % is
 # Medium; with SpeedMax 10, 40 % is speed 4 and Step down makes it 3. The motor (PercentCurrent)
-# takes up to a second to get there.
+# gets there at once, or within a second where a profile gives it inertia (fan.acceleration).
 FAN_MOVES = [
     Move("write FanMode High (PercentSetting follows, the motor spins up)", FAN_CONTROL, PERCENT_SETTING, 100,
          write=(FAN_MODE, HIGH), also=(("percentCurrent", PERCENT_CURRENT, 100, MOVEMENT),), pace=BEHIND_REPORTS),
