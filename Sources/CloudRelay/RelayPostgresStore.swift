@@ -16,8 +16,8 @@ final class RelayPostgresStore: RelayStoreEngine {
 
     /// How long the first connection may take before `connect` gives up with the URL's host in the error.
     static let connectTimeout = Duration.seconds(10)
-    /// Any 64-bit number, the same for every instance: the migrations' advisory lock.
-    private static let migrationLock: Int64 = 0x6d72_656c_6179  // "mrelay"
+    /// Any 64-bit number, the same for every instance: the migrations' advisory lock, "mrelay"'s bytes.
+    private static let migrationLock: Int64 = "mrelay".utf8.reduce(0) { $0 << 8 | Int64($1) }
 
     static func isURL(_ location: String) -> Bool {
         location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
