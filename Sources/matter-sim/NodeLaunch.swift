@@ -76,6 +76,7 @@ struct NodeLaunch {
                 deviceName: device.name, hostSeed: device.identity.serialNumber),
             cloudOnlyClusters: Set(device.cloudOnlyClusters))
         configuration.traceCommissioning = command.traceCommissioning
+        configuration.exchange.traceServiceTimes = command.traceCommissioning
         serverConfiguration = configuration
     }
 

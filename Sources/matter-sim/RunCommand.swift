@@ -119,7 +119,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(
         name: .customLong("trace"),
         help: ArgumentHelp(
-            "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began."
+            "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began, and each served request's service time (datagram in to response out)."
         ))
     var traceCommissioning = false
 
