@@ -169,11 +169,13 @@ struct RunCommand: AsyncParsableCommand {
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let options = NodeLaunchOptions(
+        var options = NodeLaunchOptions(
             passcode: passcode, discriminator: discriminator, port: port,
             stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
             commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
             traceCommissioning: traceCommissioning, testEventTriggerKey: testEventTriggerKey)
+        // `home --process-per-device`: the same pacing as the nodes of one process.
+        options.homeIndex = homeDevice
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {
