@@ -27,7 +27,8 @@
 #   OHF_DUMP_DIR write each node's JSON as the server interviewed it there (SERIAL.json)
 #   OHF_INTERVIEW_ONLY  set: commission and interview only (scripts/clone-roundtrip.sh)
 #   OHF_POWER_ON_BOUND  seconds within which every node must be available again after the power
-#                cut (default: not checked; a quiet machine gets the demo home back in 1.7-6.3 s)
+#                cut (default: not checked; with --power-cut 10; the test command checks the
+#                one-process home, back in 1.2-4.9 s, per-device 6.7-9.8 s, beside each other)
 #   OHF_CAPTURE  set: the LAN's mDNS traffic (tcpdump on its bridge) goes to mdns.pcap beside
 #                the server's log, kept with --keep (scripts/apt-install.sh tcpdump)
 #   OHF_SDK_LOG  the server's SDK log level (--log-level-sdk: error, progress, detail)
