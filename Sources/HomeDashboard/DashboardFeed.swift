@@ -122,6 +122,25 @@ public final class DashboardFeed: Sendable {
         /// each): the heap grows until these are full, by design.
         var trafficEntries: Int = 0
         var trafficCapacity: Int = 0
+        /// The nodes' own service time per kind of request (`invoke`, `read`, ...), datagram
+        /// in to response out, over all nodes since they started.
+        var serviceTimes: [String: ServiceTimeFigures] = [:]
+    }
+
+    /// One kind's service time; percentiles are quarter-octave bucket edges (at most 25 % high).
+    struct ServiceTimeFigures: Encodable {
+        var count: UInt64
+        var p50Us: Double
+        var p99Us: Double
+        var maxUs: Double
+
+        init(_ histogram: ServiceTimeHistogram) {
+            func us(_ d: Duration?) -> Double { (Double(ServiceTimeHistogram.nanoseconds(d ?? .zero)) / 100).rounded() / 10 }
+            count = histogram.count
+            p50Us = us(histogram.percentile(0.5))
+            p99Us = us(histogram.percentile(0.99))
+            maxUs = us(histogram.maximum)
+        }
     }
 
     static func json(_ value: some Encodable) -> String {
@@ -229,11 +248,15 @@ public final class DashboardFeed: Sendable {
             // real time: benchmark: the figures' one-second pace.
             try? await Task.sleep(for: .seconds(1))
             var total: UInt64 = 0
+            var served: [String: ServiceTimeHistogram] = [:]
             var figures = FiguresMessage(
                 nodes: devices.count, commissioned: 0, sessions: 0, subscriptions: 0, messagesPerSecond: 0, lanDown: 0, poweredOff: 0)
             for device in devices {
                 let metrics = await device.server.exchangeManager.metrics()
                 total += metrics.datagramsReceived + metrics.datagramsSent
+                for (kind, histogram) in await device.server.exchangeManager.serviceTimes() {
+                    served[kind, default: ServiceTimeHistogram()].merge(histogram)
+                }
                 let node = await nodeMessage(device)
                 figures.commissioned += node.fabrics.isEmpty ? 0 : 1
                 figures.sessions += node.sessions.count
@@ -253,6 +276,7 @@ public final class DashboardFeed: Sendable {
             last = now
             let heap = mallinfo2()
             figures.heapInUse = Int(heap.uordblks + heap.hblkhd)
+            figures.serviceTimes = served.mapValues(ServiceTimeFigures.init)
             let json = Self.json(figures)
             latestFigures.withLock { $0 = json }
             messages.publish(json)

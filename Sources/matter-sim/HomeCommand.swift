@@ -223,6 +223,7 @@ struct HomeCommand: AsyncParsableCommand {
                 authority: authority)
             // One clock for the whole home, so the scenario's timeline and every node agree.
             if let scenario { options.clock = scenario.clock }
+            options.homeIndex = index
             let launch = try NodeLaunch(device: device.profile, model: loader.model, command: options, logger: logger)
             do {
                 let server = try await NodeServer(

@@ -23,6 +23,8 @@ struct NodeLaunchOptions {
     var testEventTriggerKey: [UInt8]?
     /// The node's clock: real time, or a scenario's faster one (shared by the home's nodes).
     var clock: any MatterClock = SystemClock()
+    /// Its place in a home (from 0): when its first advertisement goes out (`AnnouncementPacing`).
+    var homeIndex: Int?
 }
 
 struct NodeLaunch {
@@ -76,6 +78,8 @@ struct NodeLaunch {
                 deviceName: device.name, hostSeed: device.identity.serialNumber),
             cloudOnlyClusters: Set(device.cloudOnlyClusters))
         configuration.traceCommissioning = command.traceCommissioning
+        configuration.exchange.traceServiceTimes = command.traceCommissioning
+        configuration.advertisementSlot = command.homeIndex.map(AnnouncementPacing.slot(ofNode:)) ?? .zero
         serverConfiguration = configuration
     }
 

@@ -119,7 +119,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(
         name: .customLong("trace"),
         help: ArgumentHelp(
-            "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began."
+            "Log each commissioning's phases (PBKDFParamRequest, PASE, each command, the operational record, Sigma1, CommissioningComplete) with milliseconds since it began, and each served request's service time (datagram in to response out)."
         ))
     var traceCommissioning = false
 
@@ -169,11 +169,13 @@ struct RunCommand: AsyncParsableCommand {
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let options = NodeLaunchOptions(
+        var options = NodeLaunchOptions(
             passcode: passcode, discriminator: discriminator, port: port,
             stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
             commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
             traceCommissioning: traceCommissioning, testEventTriggerKey: testEventTriggerKey)
+        // `home --process-per-device`: the same pacing as the nodes of one process.
+        options.homeIndex = homeDevice
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {

@@ -391,3 +391,52 @@ extension ExchangeManager {
         try sealDatagram(session: session, protocolHeader: header, payload: payload).0
     }
 }
+
+@Suite("A node's own service time per request (issue #43)")
+struct ServiceTimeTests {
+    @Test func percentilesAreBucketEdgesAtMostAQuarterHigh() throws {
+        var h = ServiceTimeHistogram()
+        #expect(h.percentile(0.5) == nil)
+        for us in 1...100 { h.record(.microseconds(us)) }
+        #expect(h.count == 100)
+        #expect(h.maximum == .microseconds(100))
+        let p50 = try #require(h.percentile(0.5))
+        let p99 = try #require(h.percentile(0.99))
+        #expect(p50 >= .microseconds(50) && p50 <= .microseconds(50) * 1.25)
+        #expect(p99 >= .microseconds(99) && p99 <= .microseconds(100))
+        var merged = ServiceTimeHistogram()
+        merged.merge(h)
+        merged.record(.seconds(2))
+        #expect(merged.count == 101)
+        #expect(merged.percentile(1) == .seconds(2))
+        // Nothing a clock hands over breaks it: a negative time counts as zero.
+        merged.record(.microseconds(-5))
+        #expect(merged.count == 102)
+    }
+
+    /// From the message layer taking the request to the response leaving: the standalone ack
+    /// the node sends meanwhile is not the response.
+    @Test func aRequestIsTimedFromItsDatagramToItsResponse() async throws {
+        let p = try await ReliabilityTests.Pair()
+        let late = LateAnswerHandler()
+        await p.b.register(late, for: .forTesting)
+        let runA = Task { await p.a.run() }
+        let runB = Task { await p.b.run() }
+        defer { runA.cancel(); runB.cancel() }
+
+        let exchange = try await p.a.openExchange(session: p.sessionA.handle, protocolID: .forTesting)
+        try await exchange.send(opcode: 1, payload: [], reliable: true)
+        #expect(await late.received.until { $0.count == 1 })
+        await p.clock.advance(by: .milliseconds(200))  // the standalone ack goes
+        #expect(await p.b.serviceTimes().isEmpty)
+        late.answer()
+        _ = try await exchange.receive(timeout: .seconds(30))
+        let served = await p.b.serviceTimes()
+        let kind = ServedRequest.kind(protocolID: .forTesting, opcode: 1)
+        #expect(Array(served.keys) == [kind])
+        #expect(served[kind]?.count == 1)
+        #expect(served[kind]?.maximum == .milliseconds(200))
+        #expect(ServedRequest.kind(protocolID: .interactionModel, opcode: InteractionOpcode.invokeRequest.rawValue) == "invoke")
+        #expect(ServedRequest.kind(protocolID: .secureChannel, opcode: SecureChannelOpcode.sigma1.rawValue) == "sigma1")
+    }
+}

@@ -477,6 +477,7 @@ class Check:
         for directory in set(groups.values()):
             open(os.path.join(directory, "power-on"), "w").close()
         on = time.monotonic()
+        on_wall = time.time()
         await self.server.wait_for(lambda: all(self.server.available(i) for i in ids), self.args.available_timeout)
         back_s = round(time.monotonic() - on, 1)
         self.power_window = (cut_wall, time.time())
@@ -488,7 +489,7 @@ class Check:
             took_s = None if back_at is None else round(back_at - on, 1)
             self.record(device.name, "power on: available again without commissioning",
                                available and not commissioned_again, nodeId=device.node_id,
-                               restartToAvailableS=took_s, allAvailableS=back_s)
+                               restartToAvailableS=took_s, allAvailableS=back_s, poweredOnAt=round(on_wall, 3))
             # A home is back as a whole within seconds (#43): the server finds each node again
             # from its own announcement, not after a resubscription backoff of up to a minute.
             # Opt-in: beside the test command's other servers and fleets, start-up alone can
@@ -497,6 +498,12 @@ class Check:
             if bound is not None:
                 self.record(device.name, f"power on: available within {bound:g} s",
                             took_s is not None and took_s <= bound, restartToAvailableS=took_s)
+        backs = [e.get("restartToAvailableS") for e in self.report.steps
+                 if e.get("step") == "power on: available again without commissioning"]
+        known = sorted(b for b in backs if b is not None)
+        if known:
+            print(f"ohf: restart -> available, {len(known)} of {len(backs)} nodes: min {known[0]} s, "
+                  f"median {known[len(known) // 2]} s, max {known[-1]} s", flush=True)
         # Each node's own command or write, CHECKING_AT_ONCE nodes at a time: each waits on its
         # node's report, not on the others (one after another, a home of 21 took 25 s here).
         at_once = asyncio.Semaphore(CHECKING_AT_ONCE)
@@ -717,7 +724,7 @@ class Check:
                 if self.args.dump_dir:
                     with open(os.path.join(self.args.dump_dir, f"{device.d['serialNumber']}.json"), "w") as out:
                         json.dump(device.first_dump, out, indent=1)
-                if self.args.interview_only:
+                if self.args.interview_only or self.args.power_cut_only:
                     return
                 await self.cluster_steps(device)
                 await self.step(device, "read_attribute / write_attribute NodeLabel", lambda: self.node_label(device))
@@ -731,7 +738,8 @@ class Check:
         await asyncio.gather(*checking)
         if commissioned and not self.args.interview_only:
             await self.power_cycle(commissioned)
-        if not self.args.interview_only and any(self.server.available(d.node_id) for d in commissioned):
+        if not (self.args.interview_only or self.args.power_cut_only) and any(
+                self.server.available(d.node_id) for d in commissioned):
             await self.multi_admins(commissioned)
         if self.args.clone_roundtrip and commissioned:
             await self.clone_round_trip(commissioned)
@@ -801,6 +809,8 @@ def main():
     parser.add_argument("--clone-roundtrip", metavar="MATTER_SIM",
                         help="then clone each node's dump with this matter-sim, run the clone in its place and compare the server's dumps")
     parser.add_argument("--interview-only", action="store_true", help="commission and interview only (no cluster steps, power cut or second admin)")
+    parser.add_argument("--power-cut-only", action="store_true",
+                        help="commission and interview, then the power cut and restart only (no cluster steps or second admin)")
     args = parser.parse_args()
     args.second_admin = json.loads(args.second_admin)
     descriptions = json.load(open(args.devices))["devices"]

@@ -39,11 +39,14 @@ actor NodeAdvertiser {
     private var wanted: [Key: DNSSDService] = [:]
     /// The LAN is down (a pulled cable): nothing is on the air.
     private var suspended = false
+    /// Nothing goes to the daemon before this (`AnnouncementPacing`).
+    private let firstPublication: ContinuousClock.Instant?
 
     /// - Parameter enabled: false never touches Avahi (tests on loopback).
     /// - Parameter shared: a publisher to use instead of a connection of this node's own.
-    init(enabled: Bool, shared: DNSSDPublisher? = nil, logger: Logger) {
+    init(enabled: Bool, shared: DNSSDPublisher? = nil, firstPublication: ContinuousClock.Instant? = nil, logger: Logger) {
         self.logger = logger
+        self.firstPublication = firstPublication
         ownsPublisher = shared == nil
         guard enabled else {
             publisher = nil
@@ -75,8 +78,14 @@ actor NodeAdvertiser {
         // The LAN may have gone down meanwhile.
         guard !suspended, wanted[key] == service else { return }
         let logger = logger
-        let task = Task {
-            await withTaskGroup(of: Void.self, returning: DNSSDRegistration?.self) { group in
+        let firstPublication = firstPublication
+        let task = Task { () -> DNSSDRegistration? in
+            // real time: external: the Avahi daemon's packets (AnnouncementPacing).
+            if let firstPublication, ContinuousClock.now < firstPublication {
+                try? await Task.sleep(until: firstPublication, clock: .continuous)
+                if Task.isCancelled { return nil }
+            }
+            return await withTaskGroup(of: Void.self, returning: DNSSDRegistration?.self) { group in
                 group.addTask {
                     // real time: external: the Avahi daemon's answer.
                     try? await Task.sleep(for: Self.slowDaemonWarning)

@@ -67,7 +67,10 @@ public final class NodeServer: Sendable {
         let secureChannel = SecureChannelServer(
             manager: manager, fabrics: NodeFabricProvider(node: node, logger: logger),
             configuration: configuration.secureChannel, logger: logger)
-        let advertiser = NodeAdvertiser(enabled: configuration.advertisement != nil, shared: publisher, logger: logger)
+        let advertiser = NodeAdvertiser(
+            enabled: configuration.advertisement != nil, shared: publisher,
+            // real time: external: the Avahi daemon's packets (AnnouncementPacing).
+            firstPublication: ContinuousClock.now + configuration.advertisementSlot, logger: logger)
         let trace = configuration.traceCommissioning ? CommissioningTrace(clock: node.clock, logger: logger) : nil
         let interactionServer = InteractionServer(
             provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters, trace: trace) { index in

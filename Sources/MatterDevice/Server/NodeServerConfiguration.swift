@@ -61,6 +61,8 @@ public struct NodeServerConfiguration: Sendable {
     public var cloudOnlyClusters: Set<ClusterPath>
     /// Logs each commissioning's phases with their times (`matter-sim run --trace`).
     public var traceCommissioning = false
+    /// How long after start the node's first advertisement waits (`AnnouncementPacing`).
+    public var advertisementSlot: Duration = .zero
     /// Where the nodes a switch is bound to listen; nil looks up their operational DNS-SD records.
     public var boundNodeAddresses: OperationalAddressLookup?
 

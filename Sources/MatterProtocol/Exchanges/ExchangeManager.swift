@@ -36,6 +36,8 @@ public actor ExchangeManager {
         public var maxTransmissions: Int
         /// Source of MRP jitter in [0, 1); tests pin it.
         public var jitter: @Sendable () -> Double
+        /// Logs each served request's service time (`matter-sim run --trace`).
+        public var traceServiceTimes = false
 
         public init(
             localParameters: SessionParameters = .local, maxSecureSessions: Int = 32,
@@ -77,6 +79,8 @@ public actor ExchangeManager {
     private var counters = TransportMetrics() {
         didSet { countersChanged.publish(()) }
     }
+    /// Requests served, by kind: datagram taken to response sent (`serviceTimes()`).
+    private var served: [String: ServiceTimeHistogram] = [:]
     /// Operational group keys by group session ID, and the per-sender group counters.
     private var groupKeys: [UInt16: [GroupOperationalKey]] = [:]
     private var groupCounters: [GroupPeer: PeerMessageCounter] = [:]
@@ -183,6 +187,12 @@ public actor ExchangeManager {
         var m = counters
         m.inboundQueueOverflows = transport.inboundOverflowCount
         return m
+    }
+
+    /// How long each kind of request took to serve, from the message layer taking the
+    /// datagram to the response leaving (`ServedRequest.kind`).
+    public func serviceTimes() -> [String: ServiceTimeHistogram] {
+        served
     }
 
     // MARK: - Sessions
@@ -356,6 +366,14 @@ public actor ExchangeManager {
         let (bytes, counter, address) = try seal(session: key.session, protocolHeader: header, payload: payload)
         ex.pendingAck = nil
         transmit(bytes, to: address)
+        if let serving = ex.serving {
+            ex.serving = nil
+            let took = clock.now - serving.since
+            served[serving.kind, default: ServiceTimeHistogram()].record(took)
+            if configuration.traceServiceTimes {
+                logger.info("served \(serving.kind) in \(ServiceTimeHistogram.nanoseconds(took) / 1000) µs")
+            }
+        }
         if reliable {
             let now = clock.now
             let deadline = now + retransmissionDelay(session: key.session, retransmissions: 0, now: now)
@@ -672,7 +690,7 @@ public actor ExchangeManager {
         }
         return process(
             header: header, protocolHeader: protocolHeader, payload: payload, session: handle,
-            verdict: verdict, source: datagram.source)
+            verdict: verdict, source: datagram.source, receivedAt: now)
     }
 
     // MARK: - Group messages (spec 4.16)
@@ -779,7 +797,7 @@ public actor ExchangeManager {
 
     private func process(
         header: MessageHeader, protocolHeader ph: ProtocolHeader, payload: [UInt8],
-        session handle: SessionHandle, verdict: CounterVerdict, source: SocketAddress
+        session handle: SessionHandle, verdict: CounterVerdict, source: SocketAddress, receivedAt: Duration
     ) -> Dispatch? {
         let ourRole: ExchangeRole = ph.isInitiator ? .responder : .initiator
         let key = ExchangeKey(session: handle, exchangeID: ph.exchangeID, role: ourRole)
@@ -822,7 +840,10 @@ public actor ExchangeManager {
                 ex.peerAckCounter = header.messageCounter
                 armTimer(at: deadline)
             }
-            if deliver(message, to: ex) { counters.messagesAccepted += 1 }
+            if deliver(message, to: ex) {
+                counters.messagesAccepted += 1
+                if ph.isInitiator { ex.serving = (ServedRequest.kind(protocolID: ph.protocolID, opcode: ph.opcode), receivedAt) }
+            }
             return nil
         }
 
@@ -854,6 +875,7 @@ public actor ExchangeManager {
             return nil
         }
         let ex = ExchangeState(protocolID: ph.protocolID)
+        ex.serving = (ServedRequest.kind(protocolID: ph.protocolID, opcode: ph.opcode), receivedAt)
         if ph.needsAcknowledgement {
             let deadline = clock.now + configuration.standaloneAckTimeout
             ex.pendingAck = PendingAck(counter: header.messageCounter, deadline: deadline)
@@ -952,6 +974,9 @@ final class ExchangeState {
     var ackWaiters: [CheckedContinuation<Void, any Error>] = []
     var isClosed = false
     var terminalError: TransportError?
+    /// The peer's request being served and when the message layer took it: the next message
+    /// sent on the exchange is its response.
+    var serving: (kind: String, since: Duration)?
 
     init(protocolID: ProtocolID) {
         self.protocolID = protocolID
