@@ -5,8 +5,9 @@ import PackageDescription
 
 let package = Package(
     name: "MatterSim",
-    // It builds and runs on Linux (Debian 12): Avahi, OpenSSL through pkg-config and glibc's
-    // mallinfo2 are Linux parts. The macOS line states only what Synchronization's Mutex needs.
+    // It builds and runs on Linux only (Debian 12): Avahi, OpenSSL through pkg-config and glibc's
+    // mallinfo2 are Linux parts. The macOS line states only what Synchronization's Mutex needs;
+    // it is no macOS port (the mallinfo2 calls are `#if canImport(Glibc)`, Avahi is not).
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MatterTLV", targets: ["MatterTLV"]),
@@ -93,7 +94,7 @@ let package = Package(
         .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
         // A home's relay and hub links over RelayClients' WebSocket client, for the apps and
         // CLIs to give a Home: HomeAPI itself reaches the relay through a protocol.
-        .target(name: "HomeRelayLink", dependencies: ["HomeAPI", "MatterProtocol", "RelayClients"]),
+        .target(name: "HomeRelayLink", dependencies: ["HomeAPI", "MatterProtocol", "RelayClients", "RelayProtocol"]),
         // glibc's allocator statistics, for `homectl soak`'s heap-in-use figure.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
