@@ -200,7 +200,9 @@ let package = Package(
         .testTarget(name: "MatterCryptoTests", dependencies: [
             "MatterCrypto", "MatterTLV", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
-        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD", "dnssd-probe", "ChildProcess"]),
+        .testTarget(name: "MatterDNSSDTests", dependencies: [
+            "MatterDNSSD", "dnssd-probe", "ChildProcess", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "MatterProtocolTests", dependencies: [
             "TestWaiting", "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -227,7 +229,7 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess", "TestDevices", "TestWaiting",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
             "guide-code-run",  // the guides' code on the fake LAN
-            "HomeAPI", "HomeRelayLink", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "HomeAPI", "HomeRelayLink", "MatterController", "MatterDevice", "MatterProtocol", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
             "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
@@ -242,11 +244,9 @@ let package = Package(
         .testTarget(name: "CloudRelayTests", dependencies: [
             "TestWaiting", "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
             "MatterTLV",
-            .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
