@@ -5,8 +5,9 @@ import PackageDescription
 
 let package = Package(
     name: "MatterSim",
-    // It builds and runs on Linux (Debian 12): Avahi, OpenSSL through pkg-config and glibc's
-    // mallinfo2 are Linux parts. The macOS line states only what Synchronization's Mutex needs.
+    // It builds and runs on Linux only (Debian 12): Avahi, OpenSSL through pkg-config and glibc's
+    // mallinfo2 are Linux parts. The macOS line states only what Synchronization's Mutex needs;
+    // it is no macOS port (the mallinfo2 calls are `#if canImport(Glibc)`, Avahi is not).
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MatterTLV", targets: ["MatterTLV"]),
@@ -98,7 +99,7 @@ let package = Package(
         .target(name: "GoogleHomeTypes", dependencies: ["HomeAPI"]),
         // A home's relay and hub links over RelayClients' WebSocket client, for the apps and
         // CLIs to give a Home: HomeAPI itself reaches the relay through a protocol.
-        .target(name: "HomeRelayLink", dependencies: ["HomeAPI", "MatterProtocol", "RelayClients"]),
+        .target(name: "HomeRelayLink", dependencies: ["HomeAPI", "MatterProtocol", "RelayClients", "RelayProtocol"]),
         // glibc's allocator statistics, for `homectl soak`'s heap-in-use figure.
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
@@ -207,7 +208,9 @@ let package = Package(
         .testTarget(name: "MatterCryptoTests", dependencies: [
             "MatterCrypto", "MatterTLV", "COpenSSL", .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
-        .testTarget(name: "MatterDNSSDTests", dependencies: ["MatterDNSSD", "dnssd-probe", "ChildProcess"]),
+        .testTarget(name: "MatterDNSSDTests", dependencies: [
+            "MatterDNSSD", "dnssd-probe", "ChildProcess", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "MatterProtocolTests", dependencies: [
             "TestWaiting", "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -234,7 +237,7 @@ let package = Package(
             "homectl", "matter-sim", "ChildProcess", "TestDevices", "TestWaiting",  // the fake-LAN tests run these binaries from the build folder
             "matter-relay",  // the local hub and cloud fake-LAN tests
             "guide-code-run",  // the guides' code on the fake LAN
-            "HomeAPI", "HomeRelayLink", "MatterController", "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV",
+            "HomeAPI", "HomeRelayLink", "MatterController", "MatterDevice", "MatterProtocol", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
             "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
@@ -249,11 +252,9 @@ let package = Package(
         .testTarget(name: "CloudRelayTests", dependencies: [
             "TestWaiting", "CloudRelay", "ChildProcess", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
             "MatterTLV",
-            .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

@@ -232,7 +232,7 @@ def command_members(c, trait):
         m = ["        /// %s (%s)%s%s.\n" % (name, cid, ", a Timed Invoke" if "T" in cmd.get("access", "").split() else "",
                                           ", answered with %s" % response["name"] if response else "")]
         returns = " -> %sCommand.Response" % name if response else ""
-        m.append("        public func %s(%s) async throws%s {\n" % (method, ", ".join(params), returns))
+        m.append("        public func %s(%s) async throws(HomeError)%s {\n" % (method, ", ".join(params), returns))
         call = "try await context.invoke(%s, fields)" % cid if encode else "try await context.invoke(%s)" % cid
         if encode:
             m.append("            var fields: [TLVElement] = []\n")
@@ -357,10 +357,10 @@ def trait_file(cluster):
         setter = "set" + p[:1].upper() + p[1:]
         out.append("\n        /// Writes %s.\n" % a["name"])
         if "X" in a.get("quality", ""):
-            out.append("        public func %s(_ value: %s?) async throws {\n" % (setter, t))
+            out.append("        public func %s(_ value: %s?) async throws(HomeError) {\n" % (setter, t))
             out.append("            try await context.write(%s, value.map { %s } ?? .null)\n" % (aid, enc.format(v="$0")))
         else:
-            out.append("        public func %s(_ value: %s) async throws {\n" % (setter, t))
+            out.append("        public func %s(_ value: %s) async throws(HomeError) {\n" % (setter, t))
             out.append("            try await context.write(%s, %s)\n" % (aid, enc.format(v="value")))
         out.append("        }\n")
     if skipped_commands:

@@ -139,6 +139,8 @@ step hex-ids python3 scripts/checks/hex-ids.py --max-ids 0 --max-protocol 58 --m
 step model-import-check python3 scripts/model-import.py --check
 # Package.swift declares exactly what each target imports.
 step package-deps python3 scripts/checks/package-deps.py
+# HomeAPI's public functions throw HomeError by type (`throws(HomeError)`), none untyped.
+step untyped-throws python3 scripts/checks/untyped-throws.py --max 0
 # Every read of real time outside the clocks says why (issue #20).
 step clock-audit scripts/clock-audit.sh --strict
 # The guides' own code, byte for byte, is what Examples/GuideCode holds and what the build above

@@ -36,7 +36,7 @@ public struct DeviceGroup: HomeObject {
     }
 
     /// The group's parts of type `T` (one at most: a group shows each type once).
-    public func parts<T: DeviceType>(_ part: T.Type = T.self) async throws -> [T] {
+    public func parts<T: DeviceType>(_ part: T.Type = T.self) async throws(HomeError) -> [T] {
         await types.get(part).map { [$0] } ?? []
     }
 
@@ -52,10 +52,12 @@ extension Home {
         engine.query { Set($0.groups.values) }
     }
 
-    public func deviceGroup(id: String) async throws -> DeviceGroup {
-        try await engine.reloadIfNeeded()
-        guard let g = engine.snapshot.groups[id] else { throw HomeError.notFound("no device group with ID \(id)") }
-        return g
+    public func deviceGroup(id: String) async throws(HomeError) -> DeviceGroup {
+        try await homeCall {
+            try await engine.reloadIfNeeded()
+            guard let g = engine.snapshot.groups[id] else { throw HomeError.notFound("no device group with ID \(id)") }
+            return g
+        }
     }
 }
 
@@ -70,13 +72,13 @@ extension Structure {
     /// groups are made in the app). Each member joins a new Matter group over its LAN
     /// session: a key set, the GroupKeyMap, AddGroup on its light or plug endpoints and an
     /// ACL entry that lets the group Operate. Names over 60 code points are cut to 60.
-    public func createDeviceGroup(name: String, devices: [HomeDevice]) async throws -> DeviceGroup {
-        try await engine.createDeviceGroup(structureID: id, name: name, deviceIDs: devices.map(\.id))
+    public func createDeviceGroup(name: String, devices: [HomeDevice]) async throws(HomeError) -> DeviceGroup {
+        try await homeCall { try await engine.createDeviceGroup(structureID: id, name: name, deviceIDs: devices.map(\.id)) }
     }
 
     /// Deletes a device group; each member that answers leaves the Matter group.
-    public func deleteDeviceGroup(_ group: DeviceGroup) async throws {
-        try await engine.deleteDeviceGroup(group.id)
+    public func deleteDeviceGroup(_ group: DeviceGroup) async throws(HomeError) {
+        try await homeCall { try await engine.deleteDeviceGroup(group.id) }
     }
 }
 

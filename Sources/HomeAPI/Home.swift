@@ -75,20 +75,22 @@ public final class Home: Sendable {
     public static func open(
         at url: URL, configuration: HomeConfiguration = HomeConfiguration(),
         logger: Logger = Logger(label: "home")
-    ) async throws -> Home {
-        do {
-            try SecretFiles.createDirectory(url.deletingLastPathComponent())
-        } catch {
-            throw HomeError.unavailable("cannot create \(url.deletingLastPathComponent().path): \(error.localizedDescription)")
+    ) async throws(HomeError) -> Home {
+        try await homeCall {
+            do {
+                try SecretFiles.createDirectory(url.deletingLastPathComponent())
+            } catch {
+                throw HomeError.unavailable("cannot create \(url.deletingLastPathComponent().path): \(error.localizedDescription)")
+            }
+            if (configuration.relay != nil || configuration.hub != nil) && configuration.relayLinks == nil {
+                throw HomeError.invalidArgument(
+                    "a relay or hub is configured without relayLinks to reach it (HomeRelayLink's HomeRelayLinks.webSocket)")
+            }
+            let store = try HomeStore(path: url.path)
+            let engine = HomeEngine(store: store, configuration: configuration, logger: logger)
+            do { try await engine.start() } catch { throw HomeError.from(error, "opening the home") }
+            return Home(engine: engine)
         }
-        if (configuration.relay != nil || configuration.hub != nil) && configuration.relayLinks == nil {
-            throw HomeError.invalidArgument(
-                "a relay or hub is configured without relayLinks to reach it (HomeRelayLink's HomeRelayLinks.webSocket)")
-        }
-        let store = try HomeStore(path: url.path)
-        let engine = HomeEngine(store: store, configuration: configuration, logger: logger)
-        do { try await engine.start() } catch { throw HomeError.from(error, "opening the home") }
-        return Home(engine: engine)
     }
 
     /// Which paths this Home uses to reach devices (`.preferLocal` unless configured).
@@ -135,27 +137,33 @@ public final class Home: Sendable {
         engine.query { Set($0.devices.values) }
     }
 
-    public func structure(id: String) async throws -> Structure {
-        try await engine.reloadIfNeeded()
-        guard let s = engine.snapshot.structures[id] else { throw HomeError.notFound("no structure with ID \(id)") }
-        return s
+    public func structure(id: String) async throws(HomeError) -> Structure {
+        try await homeCall {
+            try await engine.reloadIfNeeded()
+            guard let s = engine.snapshot.structures[id] else { throw HomeError.notFound("no structure with ID \(id)") }
+            return s
+        }
     }
 
-    public func room(id: String) async throws -> Room {
-        try await engine.reloadIfNeeded()
-        guard let r = engine.snapshot.rooms[id] else { throw HomeError.notFound("no room with ID \(id)") }
-        return r
+    public func room(id: String) async throws(HomeError) -> Room {
+        try await homeCall {
+            try await engine.reloadIfNeeded()
+            guard let r = engine.snapshot.rooms[id] else { throw HomeError.notFound("no room with ID \(id)") }
+            return r
+        }
     }
 
-    public func device(id: String) async throws -> HomeDevice {
-        try await engine.reloadIfNeeded()
-        guard let d = engine.snapshot.devices[id] else { throw HomeError.notFound("no device with ID \(id)") }
-        return d
+    public func device(id: String) async throws(HomeError) -> HomeDevice {
+        try await homeCall {
+            try await engine.reloadIfNeeded()
+            guard let d = engine.snapshot.devices[id] else { throw HomeError.notFound("no device with ID \(id)") }
+            return d
+        }
     }
 
     /// Creates a structure (names over 60 code points are cut to 60).
-    public func createStructure(name: String) async throws -> Structure {
-        try await engine.createStructure(name: name)
+    public func createStructure(name: String) async throws(HomeError) -> Structure {
+        try await homeCall { try await engine.createStructure(name: name) }
     }
 
     // MARK: Devices
@@ -166,17 +174,19 @@ public final class Home: Sendable {
     public func commissionDevice(
         setupCode: String, address: SocketAddress? = nil, structureID: String? = nil,
         roomID: String? = nil, name: String? = nil
-    ) async throws -> HomeDevice {
-        let payload: OnboardingPayload
-        do { payload = try OnboardingPayload.parse(setupCode) } catch {
-            throw HomeError.invalidArgument("setup code: \(error)")
+    ) async throws(HomeError) -> HomeDevice {
+        try await homeCall {
+            let payload: OnboardingPayload
+            do { payload = try OnboardingPayload.parse(setupCode) } catch {
+                throw HomeError.invalidArgument("setup code: \(error)")
+            }
+            return try await engine.commission(payload: payload, address: address, structureID: structureID, roomID: roomID, name: name)
         }
-        return try await engine.commission(payload: payload, address: address, structureID: structureID, roomID: roomID, name: name)
     }
 
     /// Removes a device from the home (and, when it answers, from the fabric).
-    public func removeDevice(id: String) async throws {
-        try await engine.removeDevice(id)
+    public func removeDevice(id: String) async throws(HomeError) {
+        try await homeCall { try await engine.removeDevice(id) }
     }
 
     /// Waits, at most `timeout`, until every route of every device works (and the clusters
@@ -196,14 +206,16 @@ public final class Home: Sendable {
     /// Reads every attribute a device serves (a wildcard read, not filtered by fabric), each
     /// with its value or the status it was refused with. Not part of the Google Home APIs:
     /// `homectl dump` writes it as Home Assistant's node JSON.
-    public func readAllAttributes(deviceID: String) async throws -> [AttributeReport] {
+    public func readAllAttributes(deviceID: String) async throws(HomeError) -> [AttributeReport] {
         let d = try await device(id: deviceID)
-        do { return try await engine.readAllAttributes(nodeID: d.nodeID) } catch { throw HomeError.from(error, "reading every attribute of \(d.name)") }
+        return try await homeCall("reading every attribute of \(d.name)") { try await engine.readAllAttributes(nodeID: d.nodeID) }
     }
 
     /// Reads a device's state now rather than waiting for its next report.
-    public func refresh(deviceID: String) async throws {
-        let d = try await device(id: deviceID)
-        try await engine.refresh(nodeID: d.nodeID)
+    public func refresh(deviceID: String) async throws(HomeError) {
+        try await homeCall {
+            let d = try await device(id: deviceID)
+            try await engine.refresh(nodeID: d.nodeID)
+        }
     }
 }

@@ -29,8 +29,8 @@ public struct HomeDevice: HomeObject {
 
     /// Renames the device and returns it renamed; this value keeps its old name. Names
     /// over 60 code points are cut to 60; an empty name is an error.
-    public func setName(_ name: String) async throws -> HomeDevice {
-        try await types.engine.renameDevice(id, to: name)
+    public func setName(_ name: String) async throws(HomeError) -> HomeDevice {
+        try await homeCall { try await types.engine.renameDevice(id, to: name) }
     }
 }
 

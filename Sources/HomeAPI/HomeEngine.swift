@@ -123,7 +123,7 @@ actor HomeEngine {
 
     func start() async throws {
         for client in [relayClient, hubClient].compactMap({ $0 }) {
-            clientTasks.append(Task { try? await client.run() })
+            clientTasks.append(Task { await client.run() })
         }
         try await reload()
         let interval = configuration.changePollInterval, clock = configuration.clock

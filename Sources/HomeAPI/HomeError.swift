@@ -87,6 +87,20 @@ extension HomeError {
     }
 }
 
+/// The body of a public HomeAPI call, which throws `HomeError` by type (`throws(HomeError)`,
+/// as the SDK's calls): a `HomeError` passes through as it is, anything a lower layer throws
+/// (the controller, the relay, the store, cancellation) becomes one as `HomeError.from` maps
+/// it, named by `what`. The one place that mapping happens at the public boundary.
+func homeCall<T>(
+    _ what: String = #function, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+) async throws(HomeError) -> T {
+    do {
+        return try await body()
+    } catch {
+        throw HomeError.from(error, what)
+    }
+}
+
 /// Runs `body`, failing with `deadlineExceeded` after `limit` on the home's clock (never a
 /// hang; see `withTimeLimit`).
 func withDeadline<T: Sendable>(

@@ -48,8 +48,10 @@ extension Home {
     public func issueHubCredentials(
         hubNodeID: UInt64? = nil, homeID: String = "home", homeToken: String? = nil,
         access: HubAccess = .administer, to url: URL
-    ) async throws -> HubCredentialsIssue {
-        try await engine.issueHubCredentials(hubNodeID: hubNodeID, homeID: homeID, homeToken: homeToken, access: access, to: url)
+    ) async throws(HomeError) -> HubCredentialsIssue {
+        try await homeCall {
+            try await engine.issueHubCredentials(hubNodeID: hubNodeID, homeID: homeID, homeToken: homeToken, access: access, to: url)
+        }
     }
 }
 

@@ -46,10 +46,16 @@ public struct Query<T: HomeObject>: Sendable {
     }
 
     /// The current set (the first value of `batched()`, once the store has been checked).
+    /// It throws only `HomeError`s (`homeCall`), though not by type:
+    // untyped-throws: typed, it crashes Swift 6.3.1 compiling the guides' `catch let _ as HomeError`.
+    // (SILGen's ownership verifier, on `do { s = try await home.structures().list().first(where: …) }
+    // catch let _ as HomeError {}` in a throwing async function; the guides' code stays as written.)
     public func list() async throws -> Set<T> {
-        try await refresh()
-        for try await value in source().first().values { return value }
-        throw HomeError.cancelled("the home was closed")
+        try await homeCall {
+            try await refresh()
+            for try await value in source().first().values { return value }
+            throw HomeError.cancelled("the home was closed")
+        }
     }
 
     /// The current set and every later one, as an async sequence.

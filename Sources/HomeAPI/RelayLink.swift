@@ -8,8 +8,9 @@ import RelayProtocol
 /// (docs/ARCHITECTURE.md's layer rule); RelayClients' WebSocket client is one, given to a
 /// home as `HomeConfiguration.relayLinks` (module HomeRelayLink: `HomeRelayLinks.webSocket`).
 public protocol RelayControllerLink: AnyObject, Sendable {
-    /// Runs the link (connecting and reconnecting) until cancelled.
-    func run() async throws
+    /// Runs the link (connecting and reconnecting) until cancelled; a link that cannot connect
+    /// keeps trying, so there is nothing to throw.
+    func run() async
     /// Who gets the exchanges devices open (subscription reports); nil answers them itself.
     func setIncomingInteractions(_ handler: (any IncomingInteractionHandler)?)
     /// The channel to one device, for an `InteractionClient`; opening an exchange waits for the

@@ -14,8 +14,8 @@ let bindingSwitchClusters: [UInt32: [ClusterID]] = [
 extension HomeDevice {
     /// Binds this light switch (an On/Off Light Switch or a Dimmer Switch) to a light or plug:
     /// a press at the switch then turns it on or off (and a dimmer's dial sets its level).
-    public func bind(to light: HomeDevice) async throws {
-        try await types.engine.bindSwitch(id, to: light.id)
+    public func bind(to light: HomeDevice) async throws(HomeError) {
+        try await homeCall { try await types.engine.bindSwitch(id, to: light.id) }
     }
 }
 

@@ -274,8 +274,10 @@ public final class DashboardFeed: Sendable {
             }
             lastMessages = total
             last = now
+            #if canImport(Glibc)  // glibc's statistics; elsewhere the figure stays 0 (unknown)
             let heap = mallinfo2()
             figures.heapInUse = Int(heap.uordblks + heap.hblkhd)
+            #endif
             figures.serviceTimes = served.mapValues(ServiceTimeFigures.init)
             let json = Self.json(figures)
             latestFigures.withLock { $0 = json }

@@ -172,9 +172,14 @@ struct Soak: AsyncParsableCommand {
         }
     }
 
-    static func heapInUse() -> Int {
+    /// Nil where glibc's mallinfo2 is missing (the package builds on Linux only; see Package.swift).
+    static func heapInUse() -> Int? {
+        #if canImport(Glibc)
         let info = mallinfo2()
         return Int(info.uordblks + info.hblkhd)
+        #else
+        return nil
+        #endif
     }
 
     /// One random operation; returns its name, the device and the error text if it failed.

@@ -135,7 +135,7 @@ struct DiscoveryAutomationTests {
             do {
                 _ = try await structure.createAutomation(draft)
                 Issue.record("\(draft.name) was accepted")
-            } catch let error as HomeError {
+            } catch {  // a HomeError by type
                 #expect(error.code == code, "\(error)")
                 for w in words { #expect(error.message.contains(w), "\(error.message) lacks \(w)") }
             } catch {

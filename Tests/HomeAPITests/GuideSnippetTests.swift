@@ -117,7 +117,7 @@ struct GuideSnippetTests {
         // Calling a command on a trait.
         do {
             try await onOffTraitTest.toggle()
-        } catch let error as HomeError {
+        } catch {  // a HomeError by type
             // Code for handling the exception
             Issue.record("toggle failed: \(error)")
         }
@@ -126,7 +126,7 @@ struct GuideSnippetTests {
         do {
             try await onOffTraitTest.off()
             try await onOffTraitTest.on()
-        } catch let error as HomeError {
+        } catch {  // a HomeError by type
             // Code for handling the exception
             Issue.record("off/on failed: \(error)")
         }

@@ -4,13 +4,16 @@
     scripts/checks/package-deps.py            runs `swift package dump-package`
     scripts/checks/package-deps.py FILE       reads that JSON from FILE (- for stdin)
 
-For every library and executable target under Sources/, the modules its Swift files import
+For every library, executable and test target, the modules its Swift files import
 (the toolchain's own left out) must be its declared dependencies (targets and products),
-and every declared dependency must be imported somewhere in it. A module reached only through
+and every declared dependency must be imported somewhere in it (a test target may also declare
+the executables it runs from the build folder). A module reached only through
 another one's imports builds by luck of the build order; one declared but never imported
-costs every build of the target. The layer rule of docs/ARCHITECTURE.md holds too: a target
-in LAYER_RULES reaches none of the modules listed for it, directly or through its dependencies.
-Exit 1 naming each target and module otherwise.
+costs every build of the target. The layer rule of docs/ARCHITECTURE.md holds too: every
+target under Sources/ is a row of its layer table, and leans (declares a dependency) only on
+this package's modules its row's "leans on" column names, or what those lean on in turn; a
+target in LAYER_RULES reaches none of the modules listed for it, directly or through its
+dependencies. Exit 1 naming each target and module otherwise.
 """
 
 import json
@@ -36,6 +39,53 @@ LAYER_RULES = {
 }
 
 
+ARCHITECTURE = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
+
+
+def layer_table():
+    """docs/ARCHITECTURE.md's layer table: each module of a row (first column) and the names
+    its last column ("leans on") gives, parenthesized remarks left out."""
+    rows, inside = {}, False
+    with open(ARCHITECTURE, encoding="utf-8") as doc:
+        for line in doc:
+            if line.startswith("| module |") and "leans on" in line:
+                inside = True
+                continue
+            if not inside:
+                continue
+            if not line.startswith("|"):
+                break
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if set(cells[0]) <= set("- :"):
+                continue
+            leans = re.sub(r"\([^()]*\)", "", cells[-1])
+            names = set(re.findall(r"[\w-]+", leans)) - {"and", "nothing"}
+            for module in re.findall(r"`([\w-]+)`", cells[0]):
+                rows[module] = names
+    return rows
+
+
+def layer_problems(targets, sources):
+    """Each target under Sources/ against its row of the layer table."""
+    rows = layer_table()
+    problems = []
+    for name in sorted(sources):
+        if name not in rows:
+            problems.append(f"{name}: not a row of docs/ARCHITECTURE.md's layer table, so no layer rule covers it")
+            continue
+        allowed, stack = set(), [n for n in rows[name] if n in targets]
+        while stack:
+            current = stack.pop()
+            if current not in allowed:
+                allowed.add(current)
+                stack.extend(n for n in rows.get(current, ()) if n in targets)
+        modules = {t.replace("-", "_") for t in targets}
+        for module in sorted(declared(targets[name]) & modules - {a.replace("-", "_") for a in allowed}):
+            problems.append(f"{name}: depends on {module}, which docs/ARCHITECTURE.md's layer table does not let it "
+                            f"lean on (its row: {', '.join(sorted(rows[name] & set(targets))) or 'nothing'}, and below)")
+    return problems
+
+
 def reachable(name, targets):
     """Every target `name` depends on, directly or through others (targets of this package only)."""
     seen, stack = set(), list(declared(targets[name]))
@@ -54,7 +104,8 @@ def declared(target):
     for dependency in target["dependencies"]:
         for kind in ("byName", "target", "product"):
             if kind in dependency:
-                names.add(dependency[kind][0])
+                # An executable's module is imported with `_` for `-` (`@testable import matter_sim`).
+                names.add(dependency[kind][0].replace("-", "_"))
     return names
 
 
@@ -80,20 +131,28 @@ def main():
     package = json.loads(text)
     problems = []
     checked = 0
+    executables = {t["name"].replace("-", "_") for t in package["targets"] if t["type"] == "executable"}
     for target in sorted(package["targets"], key=lambda t: t["name"]):
-        if target["type"] not in ("regular", "executable"):
+        if target["type"] not in ("regular", "executable", "test"):
             continue
-        directory = os.path.join(ROOT, target.get("path") or f"Sources/{target['name']}")
+        home = "Tests" if target["type"] == "test" else "Sources"
+        directory = os.path.join(ROOT, target.get("path") or f"{home}/{target['name']}")
         if not os.path.isdir(directory):
             continue
         checked += 1
         uses, says = imported(directory), declared(target)
+        if target["type"] == "test":
+            # A test target declares the executables it runs from the build folder: built, not imported.
+            says -= executables - uses
         # A system library target is declared by name and imported by name too.
         for module in sorted(uses - says):
             problems.append(f"{target['name']}: imports {module}, which Package.swift does not declare for it")
         for module in sorted(says - uses):
             problems.append(f"{target['name']}: declares {module}, which none of its files imports")
     targets = {t["name"]: t for t in package["targets"]}
+    sources = [t["name"] for t in package["targets"] if t["type"] in ("regular", "executable") and not t.get("path")
+               and os.path.isdir(os.path.join(ROOT, "Sources", t["name"]))]
+    problems += layer_problems(targets, sources)
     for name, forbidden in sorted(LAYER_RULES.items()):
         if name not in targets:
             continue

@@ -37,13 +37,13 @@ extension Home {
     }
 
     /// The latest automation runs of every structure, newest first.
-    public func automationHistory(automationID: String? = nil, limit: Int = 100) async throws -> [AutomationRun] {
-        try await engine.store.runs(automationID: automationID, limit: max(1, limit))
+    public func automationHistory(automationID: String? = nil, limit: Int = 100) async throws(HomeError) -> [AutomationRun] {
+        try await homeCall { try await engine.store.runs(automationID: automationID, limit: max(1, limit)) }
     }
 
     /// Every structure's automations.
-    public func listAutomations() async throws -> [Automation] {
-        try await engine.store.automations(structureID: nil).map(Automation.init)
+    public func listAutomations() async throws(HomeError) -> [Automation] {
+        try await homeCall { try await engine.store.automations(structureID: nil).map(Automation.init) }
     }
 }
 

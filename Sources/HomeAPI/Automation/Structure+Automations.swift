@@ -3,55 +3,61 @@ import Foundation
 extension Structure {
     /// Sets (or, with nil, clears) the structure's address. Scheduled starters need one.
     @discardableResult
-    public func setAddress(_ address: String?) async throws -> Structure {
-        let trimmed = address?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let trimmed, trimmed.isEmpty { throw HomeError.invalidArgument("an address must not be empty (use nil to clear it)") }
-        try await engine.store.setStructureAddress(id, trimmed)
-        engine.services.discovery.invalidate()
-        try await engine.reload()
-        guard let s = engine.snapshot.structures[id] else { throw HomeError.notFound("no structure with ID \(id)") }
-        return s
+    public func setAddress(_ address: String?) async throws(HomeError) -> Structure {
+        try await homeCall {
+            let trimmed = address?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if let trimmed, trimmed.isEmpty { throw HomeError.invalidArgument("an address must not be empty (use nil to clear it)") }
+            try await engine.store.setStructureAddress(id, trimmed)
+            engine.services.discovery.invalidate()
+            try await engine.reload()
+            guard let s = engine.snapshot.structures[id] else { throw HomeError.notFound("no structure with ID \(id)") }
+            return s
+        }
     }
 
     /// Validates `draft` against the structure's candidates (as they are now, not the cached
     /// snapshot) and stores it. Throws a `HomeError` naming the starter, device or value at fault.
     @discardableResult
-    public func createAutomation(_ draft: DraftAutomation) async throws -> Automation {
-        try await engine.reloadIfNeeded()
-        let snapshot = engine.snapshot
-        let candidates = try buildCandidates(
-            snapshot, key: .init(structureID: id, deviceID: nil, includeDescendants: true),
-            subscribes: engine.configuration.connectDevices)
-        let definition = try AutomationValidator(structure: self, snapshot: snapshot, candidates: candidates).validate(draft)
-        let record = AutomationRecord(
-            id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation", allowingEmpty: true),
-            description: draft.description, isActive: draft.isActive, createdAt: Date(), definition: definition)
-        try await engine.store.insertAutomation(record)
-        return Automation(record)
+    public func createAutomation(_ draft: DraftAutomation) async throws(HomeError) -> Automation {
+        try await homeCall {
+            try await engine.reloadIfNeeded()
+            let snapshot = engine.snapshot
+            let candidates = try buildCandidates(
+                snapshot, key: .init(structureID: id, deviceID: nil, includeDescendants: true),
+                subscribes: engine.configuration.connectDevices)
+            let definition = try AutomationValidator(structure: self, snapshot: snapshot, candidates: candidates).validate(draft)
+            let record = AutomationRecord(
+                id: UUID().uuidString, structureID: id, name: try normalizedName(draft.name, "automation", allowingEmpty: true),
+                description: draft.description, isActive: draft.isActive, createdAt: Date(), definition: definition)
+            try await engine.store.insertAutomation(record)
+            return Automation(record)
+        }
     }
 
     /// The structure's automations, oldest first.
-    public func listAutomations() async throws -> [Automation] {
-        try await engine.store.automations(structureID: id).map(Automation.init)
+    public func listAutomations() async throws(HomeError) -> [Automation] {
+        try await homeCall { try await engine.store.automations(structureID: id).map(Automation.init) }
     }
 
     /// Enables or disables an automation (a disabled one keeps its definition but never runs).
-    public func setAutomation(id automationID: String, isActive: Bool) async throws {
-        try await engine.store.setAutomationActive(automationID, structureID: id, isActive)
+    public func setAutomation(id automationID: String, isActive: Bool) async throws(HomeError) {
+        try await homeCall { try await engine.store.setAutomationActive(automationID, structureID: id, isActive) }
     }
 
-    public func deleteAutomation(id automationID: String) async throws {
-        try await engine.store.deleteAutomation(automationID, structureID: id)
+    public func deleteAutomation(id automationID: String) async throws(HomeError) {
+        try await homeCall { try await engine.store.deleteAutomation(automationID, structureID: id) }
     }
 
     /// The latest runs of this structure's automations (or of one), newest first.
-    public func automationHistory(automationID: String? = nil, limit: Int = 100) async throws -> [AutomationRun] {
-        let mine = Set(try await listAutomations().map(\.id))
-        if let automationID, !mine.contains(automationID) {
-            throw HomeError.notFound("no automation with ID \(automationID) in structure \(name)")
+    public func automationHistory(automationID: String? = nil, limit: Int = 100) async throws(HomeError) -> [AutomationRun] {
+        try await homeCall {
+            let mine = Set(try await listAutomations().map(\.id))
+            if let automationID, !mine.contains(automationID) {
+                throw HomeError.notFound("no automation with ID \(automationID) in structure \(name)")
+            }
+            return try await engine.store.runs(automationID: automationID, limit: max(1, limit) * (automationID == nil ? 4 : 1))
+                .filter { mine.contains($0.automationID) }.prefix(max(1, limit)).map { $0 }
         }
-        return try await engine.store.runs(automationID: automationID, limit: max(1, limit) * (automationID == nil ? 4 : 1))
-            .filter { mine.contains($0.automationID) }.prefix(max(1, limit)).map { $0 }
     }
 }
 

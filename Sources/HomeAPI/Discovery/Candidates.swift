@@ -161,22 +161,24 @@ public struct CandidateQuery: Sendable {
     let ignoringCache: Bool
 
     /// The candidates of the snapshot, as the SDK's `any Query<AnyNodeCandidate>` lists them.
-    public func list() async throws -> Set<AnyNodeCandidate> { try await snapshot().list() }
+    public func list() async throws(HomeError) -> Set<AnyNodeCandidate> { try await homeCall { try await snapshot().list() } }
 
     /// The snapshot itself: the cached one when taken less than the cache lifetime ago.
-    public func snapshot() async throws -> CandidateSnapshot {
-        let lifetime = engine.configuration.candidateCacheLifetime
-        if !ignoringCache, let cached = engine.services.discovery.fresh(key, lifetime: lifetime, now: engine.configuration.clock.now) {
-            return cached
+    public func snapshot() async throws(HomeError) -> CandidateSnapshot {
+        try await homeCall {
+            let lifetime = engine.configuration.candidateCacheLifetime
+            if !ignoringCache, let cached = engine.services.discovery.fresh(key, lifetime: lifetime, now: engine.configuration.clock.now) {
+                return cached
+            }
+            try await engine.reloadIfNeeded()
+            let snapshot = CandidateSnapshot(
+                id: UUID(), createdAt: Date(),
+                candidates: try buildCandidates(
+                    engine.snapshot, key: key,
+                    subscribes: engine.configuration.connectDevices))
+            engine.services.discovery.store(snapshot, for: key, now: engine.configuration.clock.now)
+            return snapshot
         }
-        try await engine.reloadIfNeeded()
-        let snapshot = CandidateSnapshot(
-            id: UUID(), createdAt: Date(),
-            candidates: try buildCandidates(
-                engine.snapshot, key: key,
-                subscribes: engine.configuration.connectDevices))
-        engine.services.discovery.store(snapshot, for: key, now: engine.configuration.clock.now)
-        return snapshot
     }
 }
 

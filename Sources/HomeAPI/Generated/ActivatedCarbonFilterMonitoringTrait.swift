@@ -41,12 +41,12 @@ extension Matter {
         public var supportsResetConditionCommand: Bool { context.accepts(0x00) }
 
         /// ResetCondition (0x00).
-        public func resetCondition() async throws {
+        public func resetCondition() async throws(HomeError) {
             try await context.invoke(0x00)
         }
 
         /// Writes LastChangedTime.
-        public func setLastChangedTime(_ value: UInt32?) async throws {
+        public func setLastChangedTime(_ value: UInt32?) async throws(HomeError) {
             try await context.write(0x0004, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 

@@ -70,17 +70,17 @@ extension Matter {
         }
 
         /// Writes NodeLabel.
-        public func setNodeLabel(_ value: String) async throws {
+        public func setNodeLabel(_ value: String) async throws(HomeError) {
             try await context.write(0x0005, .utf8(value))
         }
 
         /// Writes Location.
-        public func setLocation(_ value: String) async throws {
+        public func setLocation(_ value: String) async throws(HomeError) {
             try await context.write(0x0006, .utf8(value))
         }
 
         /// Writes LocalConfigDisabled.
-        public func setLocalConfigDisabled(_ value: Bool) async throws {
+        public func setLocalConfigDisabled(_ value: Bool) async throws(HomeError) {
             try await context.write(0x0010, .bool(value))
         }
 

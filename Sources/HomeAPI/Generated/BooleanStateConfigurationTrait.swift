@@ -47,21 +47,21 @@ extension Matter {
         public var supportsEnableDisableAlarmCommand: Bool { context.accepts(0x01) }
 
         /// SuppressAlarm (0x00).
-        public func suppressAlarm(alarmsToSuppress: AlarmModeBitmap) async throws {
+        public func suppressAlarm(alarmsToSuppress: AlarmModeBitmap) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(alarmsToSuppress.rawValue))))
             try await context.invoke(0x00, fields)
         }
 
         /// EnableDisableAlarm (0x01).
-        public func enableDisableAlarm(alarmsToEnableDisable: AlarmModeBitmap) async throws {
+        public func enableDisableAlarm(alarmsToEnableDisable: AlarmModeBitmap) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(alarmsToEnableDisable.rawValue))))
             try await context.invoke(0x01, fields)
         }
 
         /// Writes CurrentSensitivityLevel.
-        public func setCurrentSensitivityLevel(_ value: UInt8) async throws {
+        public func setCurrentSensitivityLevel(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0000, .unsigned(UInt64(value)))
         }
 

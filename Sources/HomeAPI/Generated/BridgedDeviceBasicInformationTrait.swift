@@ -65,7 +65,7 @@ extension Matter {
         public var supportsKeepActiveCommand: Bool { context.accepts(0x80) }
 
         /// KeepActive (0x80).
-        public func keepActive(stayActiveDuration: UInt64, timeoutMs: UInt64) async throws {
+        public func keepActive(stayActiveDuration: UInt64, timeoutMs: UInt64) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stayActiveDuration))))
             fields.append(.context(1, .unsigned(UInt64(timeoutMs))))
@@ -73,7 +73,7 @@ extension Matter {
         }
 
         /// Writes NodeLabel.
-        public func setNodeLabel(_ value: String) async throws {
+        public func setNodeLabel(_ value: String) async throws(HomeError) {
             try await context.write(0x0005, .utf8(value))
         }
 

@@ -172,7 +172,7 @@ extension Matter {
         public func moveToHue(
             hue: UInt8, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(hue))))
             fields.append(.context(1, .unsigned(UInt64(direction.rawValue))))
@@ -185,7 +185,7 @@ extension Matter {
         /// MoveHue (0x01).
         public func moveHue(
             moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(rate))))
@@ -198,7 +198,7 @@ extension Matter {
         public func stepHue(
             stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(stepSize))))
@@ -211,7 +211,7 @@ extension Matter {
         /// MoveToSaturation (0x03).
         public func moveToSaturation(
             saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(saturation))))
             fields.append(.context(1, .unsigned(UInt64(transitionTime))))
@@ -223,7 +223,7 @@ extension Matter {
         /// MoveSaturation (0x04).
         public func moveSaturation(
             moveMode: MoveModeEnum, rate: UInt8, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(rate))))
@@ -236,7 +236,7 @@ extension Matter {
         public func stepSaturation(
             stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt8, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(stepSize))))
@@ -249,7 +249,7 @@ extension Matter {
         /// MoveToHueAndSaturation (0x06).
         public func moveToHueAndSaturation(
             hue: UInt8, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(hue))))
             fields.append(.context(1, .unsigned(UInt64(saturation))))
@@ -262,7 +262,7 @@ extension Matter {
         /// MoveToColor (0x07).
         public func moveToColor(
             colorX: UInt16, colorY: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(colorX))))
             fields.append(.context(1, .unsigned(UInt64(colorY))))
@@ -273,8 +273,9 @@ extension Matter {
         }
 
         /// MoveColor (0x08).
-        public func moveColor(rateX: Int16, rateY: Int16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws
-        {
+        public func moveColor(
+            rateX: Int16, rateY: Int16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .signed(Int64(rateX))))
             fields.append(.context(1, .signed(Int64(rateY))))
@@ -286,7 +287,7 @@ extension Matter {
         /// StepColor (0x09).
         public func stepColor(
             stepX: Int16, stepY: Int16, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .signed(Int64(stepX))))
             fields.append(.context(1, .signed(Int64(stepY))))
@@ -299,7 +300,7 @@ extension Matter {
         /// MoveToColorTemperature (0x0A).
         public func moveToColorTemperature(
             colorTemperatureMireds: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(colorTemperatureMireds))))
             fields.append(.context(1, .unsigned(UInt64(transitionTime))))
@@ -312,7 +313,7 @@ extension Matter {
         public func enhancedMoveToHue(
             enhancedHue: UInt16, direction: DirectionEnum, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(enhancedHue))))
             fields.append(.context(1, .unsigned(UInt64(direction.rawValue))))
@@ -325,7 +326,7 @@ extension Matter {
         /// EnhancedMoveHue (0x41).
         public func enhancedMoveHue(
             moveMode: MoveModeEnum, rate: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(rate))))
@@ -338,7 +339,7 @@ extension Matter {
         public func enhancedStepHue(
             stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(stepSize))))
@@ -352,7 +353,7 @@ extension Matter {
         public func enhancedMoveToHueAndSaturation(
             enhancedHue: UInt16, saturation: UInt8, transitionTime: UInt16, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(enhancedHue))))
             fields.append(.context(1, .unsigned(UInt64(saturation))))
@@ -366,7 +367,7 @@ extension Matter {
         public func colorLoopSet(
             updateFlags: UpdateFlagsBitmap, action: ColorLoopActionEnum, direction: ColorLoopDirectionEnum, time: UInt16, startHue: UInt16,
             optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(updateFlags.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(action.rawValue))))
@@ -379,7 +380,7 @@ extension Matter {
         }
 
         /// StopMoveStep (0x47).
-        public func stopMoveStep(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func stopMoveStep(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(optionsMask.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(optionsOverride.rawValue))))
@@ -390,7 +391,7 @@ extension Matter {
         public func moveColorTemperature(
             moveMode: MoveModeEnum, rate: UInt16, colorTemperatureMinimumMireds: UInt16, colorTemperatureMaximumMireds: UInt16,
             optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(rate))))
@@ -405,7 +406,7 @@ extension Matter {
         public func stepColorTemperature(
             stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16, colorTemperatureMinimumMireds: UInt16,
             colorTemperatureMaximumMireds: UInt16, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(stepSize))))
@@ -418,67 +419,67 @@ extension Matter {
         }
 
         /// Writes Options.
-        public func setOptions(_ value: OptionsBitmap) async throws {
+        public func setOptions(_ value: OptionsBitmap) async throws(HomeError) {
             try await context.write(0x000F, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes WhitePointX.
-        public func setWhitePointX(_ value: UInt16) async throws {
+        public func setWhitePointX(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0030, .unsigned(UInt64(value)))
         }
 
         /// Writes WhitePointY.
-        public func setWhitePointY(_ value: UInt16) async throws {
+        public func setWhitePointY(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0031, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointRX.
-        public func setColorPointRX(_ value: UInt16) async throws {
+        public func setColorPointRX(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0032, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointRY.
-        public func setColorPointRY(_ value: UInt16) async throws {
+        public func setColorPointRY(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0033, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointRIntensity.
-        public func setColorPointRIntensity(_ value: UInt8?) async throws {
+        public func setColorPointRIntensity(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0034, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes ColorPointGX.
-        public func setColorPointGX(_ value: UInt16) async throws {
+        public func setColorPointGX(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0036, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointGY.
-        public func setColorPointGY(_ value: UInt16) async throws {
+        public func setColorPointGY(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0037, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointGIntensity.
-        public func setColorPointGIntensity(_ value: UInt8?) async throws {
+        public func setColorPointGIntensity(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0038, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes ColorPointBX.
-        public func setColorPointBX(_ value: UInt16) async throws {
+        public func setColorPointBX(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x003A, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointBY.
-        public func setColorPointBY(_ value: UInt16) async throws {
+        public func setColorPointBY(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x003B, .unsigned(UInt64(value)))
         }
 
         /// Writes ColorPointBIntensity.
-        public func setColorPointBIntensity(_ value: UInt8?) async throws {
+        public func setColorPointBIntensity(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x003C, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes StartUpColorTemperatureMireds.
-        public func setStartUpColorTemperatureMireds(_ value: UInt16?) async throws {
+        public func setStartUpColorTemperatureMireds(_ value: UInt16?) async throws(HomeError) {
             try await context.write(0x4010, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 

@@ -179,26 +179,26 @@ extension Matter {
         public var supportsClearAliroReaderConfigCommand: Bool { context.accepts(0x29) }
 
         /// LockDoor (0x00), a Timed Invoke.
-        public func lockDoor(pinCode: Data? = nil) async throws {
+        public func lockDoor(pinCode: Data? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             if let pinCode { fields.append(.context(0, .bytes([UInt8](pinCode)))) }
             try await context.invoke(0x00, fields)
         }
 
         /// UnlockDoor (0x01), a Timed Invoke.
-        public func unlockDoor(pinCode: Data? = nil) async throws {
+        public func unlockDoor(pinCode: Data? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             if let pinCode { fields.append(.context(0, .bytes([UInt8](pinCode)))) }
             try await context.invoke(0x01, fields)
         }
 
         /// Toggle (0x02), a Timed Invoke.
-        public func toggle() async throws {
+        public func toggle() async throws(HomeError) {
             try await context.invoke(0x02)
         }
 
         /// UnlockWithTimeout (0x03), a Timed Invoke.
-        public func unlockWithTimeout(timeout: UInt16, pinCode: Data? = nil) async throws {
+        public func unlockWithTimeout(timeout: UInt16, pinCode: Data? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(timeout))))
             if let pinCode { fields.append(.context(1, .bytes([UInt8](pinCode)))) }
@@ -206,7 +206,9 @@ extension Matter {
         }
 
         /// SetPINCode (0x05), a Timed Invoke.
-        public func setPINCode(userID: UInt16, userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil, pin: Data) async throws {
+        public func setPINCode(
+            userID: UInt16, userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil, pin: Data
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             fields.append(.context(1, userStatus.map { .unsigned(UInt64($0.rawValue)) } ?? .null))
@@ -216,26 +218,26 @@ extension Matter {
         }
 
         /// GetPINCode (0x06), answered with GetPINCodeResponse.
-        public func getPINCode(userID: UInt16) async throws -> GetPINCodeCommand.Response {
+        public func getPINCode(userID: UInt16) async throws(HomeError) -> GetPINCodeCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             return GetPINCodeCommand.Response(EventFieldReader(try await context.invoke(0x06, fields)))
         }
 
         /// ClearPINCode (0x07), a Timed Invoke.
-        public func clearPINCode(pinSlotIndex: UInt16) async throws {
+        public func clearPINCode(pinSlotIndex: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(pinSlotIndex))))
             try await context.invoke(0x07, fields)
         }
 
         /// ClearAllPINCodes (0x08), a Timed Invoke.
-        public func clearAllPINCodes() async throws {
+        public func clearAllPINCodes() async throws(HomeError) {
             try await context.invoke(0x08)
         }
 
         /// SetUserStatus (0x09).
-        public func setUserStatus(userID: UInt16, userStatus: UserStatusEnum) async throws {
+        public func setUserStatus(userID: UInt16, userStatus: UserStatusEnum) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             fields.append(.context(1, .unsigned(UInt64(userStatus.rawValue))))
@@ -243,7 +245,7 @@ extension Matter {
         }
 
         /// GetUserStatus (0x0A), answered with GetUserStatusResponse.
-        public func getUserStatus(userID: UInt16) async throws -> GetUserStatusCommand.Response {
+        public func getUserStatus(userID: UInt16) async throws(HomeError) -> GetUserStatusCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             return GetUserStatusCommand.Response(EventFieldReader(try await context.invoke(0x0A, fields)))
@@ -253,7 +255,7 @@ extension Matter {
         public func setWeekDaySchedule(
             weekDayIndex: UInt8, userIndex: UInt16, daysMask: DaysMaskBitmap, startHour: UInt8, startMinute: UInt8, endHour: UInt8,
             endMinute: UInt8
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(weekDayIndex))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -266,7 +268,8 @@ extension Matter {
         }
 
         /// GetWeekDaySchedule (0x0C), answered with GetWeekDayScheduleResponse.
-        public func getWeekDaySchedule(weekDayIndex: UInt8, userIndex: UInt16) async throws -> GetWeekDayScheduleCommand.Response {
+        public func getWeekDaySchedule(weekDayIndex: UInt8, userIndex: UInt16) async throws(HomeError) -> GetWeekDayScheduleCommand.Response
+        {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(weekDayIndex))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -274,7 +277,7 @@ extension Matter {
         }
 
         /// ClearWeekDaySchedule (0x0D).
-        public func clearWeekDaySchedule(weekDayIndex: UInt8, userIndex: UInt16) async throws {
+        public func clearWeekDaySchedule(weekDayIndex: UInt8, userIndex: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(weekDayIndex))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -282,7 +285,9 @@ extension Matter {
         }
 
         /// SetYearDaySchedule (0x0E).
-        public func setYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16, localStartTime: UInt32, localEndTime: UInt32) async throws {
+        public func setYearDaySchedule(
+            yearDayIndex: UInt8, userIndex: UInt16, localStartTime: UInt32, localEndTime: UInt32
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(yearDayIndex))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -292,7 +297,8 @@ extension Matter {
         }
 
         /// GetYearDaySchedule (0x0F), answered with GetYearDayScheduleResponse.
-        public func getYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16) async throws -> GetYearDayScheduleCommand.Response {
+        public func getYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16) async throws(HomeError) -> GetYearDayScheduleCommand.Response
+        {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(yearDayIndex))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -300,7 +306,7 @@ extension Matter {
         }
 
         /// ClearYearDaySchedule (0x10).
-        public func clearYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16) async throws {
+        public func clearYearDaySchedule(yearDayIndex: UInt8, userIndex: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(yearDayIndex))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -310,7 +316,7 @@ extension Matter {
         /// SetHolidaySchedule (0x11).
         public func setHolidaySchedule(
             holidayIndex: UInt8, localStartTime: UInt32, localEndTime: UInt32, operatingMode: OperatingModeEnum
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(holidayIndex))))
             fields.append(.context(1, .unsigned(UInt64(localStartTime))))
@@ -320,21 +326,21 @@ extension Matter {
         }
 
         /// GetHolidaySchedule (0x12), answered with GetHolidayScheduleResponse.
-        public func getHolidaySchedule(holidayIndex: UInt8) async throws -> GetHolidayScheduleCommand.Response {
+        public func getHolidaySchedule(holidayIndex: UInt8) async throws(HomeError) -> GetHolidayScheduleCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(holidayIndex))))
             return GetHolidayScheduleCommand.Response(EventFieldReader(try await context.invoke(0x12, fields)))
         }
 
         /// ClearHolidaySchedule (0x13).
-        public func clearHolidaySchedule(holidayIndex: UInt8) async throws {
+        public func clearHolidaySchedule(holidayIndex: UInt8) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(holidayIndex))))
             try await context.invoke(0x13, fields)
         }
 
         /// SetUserType (0x14).
-        public func setUserType(userID: UInt16, userType: UserTypeEnum) async throws {
+        public func setUserType(userID: UInt16, userType: UserTypeEnum) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             fields.append(.context(1, .unsigned(UInt64(userType.rawValue))))
@@ -342,7 +348,7 @@ extension Matter {
         }
 
         /// GetUserType (0x15), answered with GetUserTypeResponse.
-        public func getUserType(userID: UInt16) async throws -> GetUserTypeCommand.Response {
+        public func getUserType(userID: UInt16) async throws(HomeError) -> GetUserTypeCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             return GetUserTypeCommand.Response(EventFieldReader(try await context.invoke(0x15, fields)))
@@ -351,7 +357,7 @@ extension Matter {
         /// SetRFIDCode (0x16), a Timed Invoke.
         public func setRFIDCode(
             userID: UInt16, userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil, rfidCode: Data
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             fields.append(.context(1, userStatus.map { .unsigned(UInt64($0.rawValue)) } ?? .null))
@@ -361,21 +367,21 @@ extension Matter {
         }
 
         /// GetRFIDCode (0x17), answered with GetRFIDCodeResponse.
-        public func getRFIDCode(userID: UInt16) async throws -> GetRFIDCodeCommand.Response {
+        public func getRFIDCode(userID: UInt16) async throws(HomeError) -> GetRFIDCodeCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userID))))
             return GetRFIDCodeCommand.Response(EventFieldReader(try await context.invoke(0x17, fields)))
         }
 
         /// ClearRFIDCode (0x18), a Timed Invoke.
-        public func clearRFIDCode(rfidSlotIndex: UInt16) async throws {
+        public func clearRFIDCode(rfidSlotIndex: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(rfidSlotIndex))))
             try await context.invoke(0x18, fields)
         }
 
         /// ClearAllRFIDCodes (0x19), a Timed Invoke.
-        public func clearAllRFIDCodes() async throws {
+        public func clearAllRFIDCodes() async throws(HomeError) {
             try await context.invoke(0x19)
         }
 
@@ -383,7 +389,7 @@ extension Matter {
         public func setUser(
             operationType: DataOperationTypeEnum, userIndex: UInt16, userName: String? = nil, userUniqueID: UInt32? = nil,
             userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil, credentialRule: CredentialRuleEnum? = nil
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(operationType.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(userIndex))))
@@ -396,14 +402,14 @@ extension Matter {
         }
 
         /// GetUser (0x1B), answered with GetUserResponse.
-        public func getUser(userIndex: UInt16) async throws -> GetUserCommand.Response {
+        public func getUser(userIndex: UInt16) async throws(HomeError) -> GetUserCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userIndex))))
             return GetUserCommand.Response(EventFieldReader(try await context.invoke(0x1B, fields)))
         }
 
         /// ClearUser (0x1D), a Timed Invoke.
-        public func clearUser(userIndex: UInt16) async throws {
+        public func clearUser(userIndex: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(userIndex))))
             try await context.invoke(0x1D, fields)
@@ -413,7 +419,7 @@ extension Matter {
         public func setCredential(
             operationType: DataOperationTypeEnum, credential: CredentialStruct, credentialData: Data, userIndex: UInt16? = nil,
             userStatus: UserStatusEnum? = nil, userType: UserTypeEnum? = nil
-        ) async throws -> SetCredentialCommand.Response {
+        ) async throws(HomeError) -> SetCredentialCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(operationType.rawValue))))
             fields.append(.context(1, credential.tlv))
@@ -425,21 +431,21 @@ extension Matter {
         }
 
         /// GetCredentialStatus (0x24), answered with GetCredentialStatusResponse.
-        public func getCredentialStatus(credential: CredentialStruct) async throws -> GetCredentialStatusCommand.Response {
+        public func getCredentialStatus(credential: CredentialStruct) async throws(HomeError) -> GetCredentialStatusCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, credential.tlv))
             return GetCredentialStatusCommand.Response(EventFieldReader(try await context.invoke(0x24, fields)))
         }
 
         /// ClearCredential (0x26), a Timed Invoke.
-        public func clearCredential(credential: CredentialStruct? = nil) async throws {
+        public func clearCredential(credential: CredentialStruct? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, credential.map { $0.tlv } ?? .null))
             try await context.invoke(0x26, fields)
         }
 
         /// UnboltDoor (0x27), a Timed Invoke.
-        public func unboltDoor(pinCode: Data? = nil) async throws {
+        public func unboltDoor(pinCode: Data? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             if let pinCode { fields.append(.context(0, .bytes([UInt8](pinCode)))) }
             try await context.invoke(0x27, fields)
@@ -448,7 +454,7 @@ extension Matter {
         /// SetAliroReaderConfig (0x28), a Timed Invoke.
         public func setAliroReaderConfig(
             signingKey: Data, verificationKey: Data, groupIdentifier: Data, groupResolvingKey: Data? = nil
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .bytes([UInt8](signingKey))))
             fields.append(.context(1, .bytes([UInt8](verificationKey))))
@@ -458,102 +464,102 @@ extension Matter {
         }
 
         /// ClearAliroReaderConfig (0x29), a Timed Invoke.
-        public func clearAliroReaderConfig() async throws {
+        public func clearAliroReaderConfig() async throws(HomeError) {
             try await context.invoke(0x29)
         }
 
         /// Writes DoorOpenEvents.
-        public func setDoorOpenEvents(_ value: UInt32) async throws {
+        public func setDoorOpenEvents(_ value: UInt32) async throws(HomeError) {
             try await context.write(0x0004, .unsigned(UInt64(value)))
         }
 
         /// Writes DoorClosedEvents.
-        public func setDoorClosedEvents(_ value: UInt32) async throws {
+        public func setDoorClosedEvents(_ value: UInt32) async throws(HomeError) {
             try await context.write(0x0005, .unsigned(UInt64(value)))
         }
 
         /// Writes OpenPeriod.
-        public func setOpenPeriod(_ value: UInt16) async throws {
+        public func setOpenPeriod(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0006, .unsigned(UInt64(value)))
         }
 
         /// Writes Language.
-        public func setLanguage(_ value: String) async throws {
+        public func setLanguage(_ value: String) async throws(HomeError) {
             try await context.write(0x0021, .utf8(value))
         }
 
         /// Writes LEDSettings.
-        public func setLedSettings(_ value: LEDSettingEnum) async throws {
+        public func setLedSettings(_ value: LEDSettingEnum) async throws(HomeError) {
             try await context.write(0x0022, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes AutoRelockTime.
-        public func setAutoRelockTime(_ value: UInt32) async throws {
+        public func setAutoRelockTime(_ value: UInt32) async throws(HomeError) {
             try await context.write(0x0023, .unsigned(UInt64(value)))
         }
 
         /// Writes SoundVolume.
-        public func setSoundVolume(_ value: SoundVolumeEnum) async throws {
+        public func setSoundVolume(_ value: SoundVolumeEnum) async throws(HomeError) {
             try await context.write(0x0024, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes OperatingMode.
-        public func setOperatingMode(_ value: OperatingModeEnum) async throws {
+        public func setOperatingMode(_ value: OperatingModeEnum) async throws(HomeError) {
             try await context.write(0x0025, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes EnableLocalProgramming.
-        public func setEnableLocalProgramming(_ value: Bool) async throws {
+        public func setEnableLocalProgramming(_ value: Bool) async throws(HomeError) {
             try await context.write(0x0028, .bool(value))
         }
 
         /// Writes EnableOneTouchLocking.
-        public func setEnableOneTouchLocking(_ value: Bool) async throws {
+        public func setEnableOneTouchLocking(_ value: Bool) async throws(HomeError) {
             try await context.write(0x0029, .bool(value))
         }
 
         /// Writes EnableInsideStatusLED.
-        public func setEnableInsideStatusLED(_ value: Bool) async throws {
+        public func setEnableInsideStatusLED(_ value: Bool) async throws(HomeError) {
             try await context.write(0x002A, .bool(value))
         }
 
         /// Writes EnablePrivacyModeButton.
-        public func setEnablePrivacyModeButton(_ value: Bool) async throws {
+        public func setEnablePrivacyModeButton(_ value: Bool) async throws(HomeError) {
             try await context.write(0x002B, .bool(value))
         }
 
         /// Writes LocalProgrammingFeatures.
-        public func setLocalProgrammingFeatures(_ value: LocalProgrammingFeaturesBitmap) async throws {
+        public func setLocalProgrammingFeatures(_ value: LocalProgrammingFeaturesBitmap) async throws(HomeError) {
             try await context.write(0x002C, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes WrongCodeEntryLimit.
-        public func setWrongCodeEntryLimit(_ value: UInt8) async throws {
+        public func setWrongCodeEntryLimit(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0030, .unsigned(UInt64(value)))
         }
 
         /// Writes UserCodeTemporaryDisableTime.
-        public func setUserCodeTemporaryDisableTime(_ value: UInt8) async throws {
+        public func setUserCodeTemporaryDisableTime(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0031, .unsigned(UInt64(value)))
         }
 
         /// Writes SendPINOverTheAir.
-        public func setSendPINOverTheAir(_ value: Bool) async throws {
+        public func setSendPINOverTheAir(_ value: Bool) async throws(HomeError) {
             try await context.write(0x0032, .bool(value))
         }
 
         /// Writes RequirePINforRemoteOperation.
-        public func setRequirePINforRemoteOperation(_ value: Bool) async throws {
+        public func setRequirePINforRemoteOperation(_ value: Bool) async throws(HomeError) {
             try await context.write(0x0033, .bool(value))
         }
 
         /// Writes ExpiringUserTimeout.
-        public func setExpiringUserTimeout(_ value: UInt16) async throws {
+        public func setExpiringUserTimeout(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0035, .unsigned(UInt64(value)))
         }
 
         /// Writes AlarmMask.
-        public func setAlarmMask(_ value: AlarmMaskBitmap) async throws {
+        public func setAlarmMask(_ value: AlarmMaskBitmap) async throws(HomeError) {
             try await context.write(0x0040, .unsigned(UInt64(value.rawValue)))
         }
 

@@ -53,7 +53,7 @@ extension Matter {
         public var supportsStepCommand: Bool { context.accepts(0x00) }
 
         /// Step (0x00).
-        public func step(direction: StepDirectionEnum, wrap: Bool? = nil, lowestOff: Bool? = nil) async throws {
+        public func step(direction: StepDirectionEnum, wrap: Bool? = nil, lowestOff: Bool? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(direction.rawValue))))
             if let wrap { fields.append(.context(1, .bool(wrap))) }
@@ -62,32 +62,32 @@ extension Matter {
         }
 
         /// Writes FanMode.
-        public func setFanMode(_ value: FanModeEnum) async throws {
+        public func setFanMode(_ value: FanModeEnum) async throws(HomeError) {
             try await context.write(0x0000, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes PercentSetting.
-        public func setPercentSetting(_ value: UInt8?) async throws {
+        public func setPercentSetting(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0002, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes SpeedSetting.
-        public func setSpeedSetting(_ value: UInt8?) async throws {
+        public func setSpeedSetting(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0005, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes RockSetting.
-        public func setRockSetting(_ value: RockBitmap) async throws {
+        public func setRockSetting(_ value: RockBitmap) async throws(HomeError) {
             try await context.write(0x0008, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes WindSetting.
-        public func setWindSetting(_ value: WindBitmap) async throws {
+        public func setWindSetting(_ value: WindBitmap) async throws(HomeError) {
             try await context.write(0x000A, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes AirflowDirection.
-        public func setAirflowDirection(_ value: AirflowDirectionEnum) async throws {
+        public func setAirflowDirection(_ value: AirflowDirectionEnum) async throws(HomeError) {
             try await context.write(0x000B, .unsigned(UInt64(value.rawValue)))
         }
 

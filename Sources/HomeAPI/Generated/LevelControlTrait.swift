@@ -75,7 +75,7 @@ extension Matter {
         /// MoveToLevel (0x00).
         public func moveToLevel(
             level: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(level))))
             fields.append(.context(1, transitionTime.map { .unsigned(UInt64($0)) } ?? .null))
@@ -87,7 +87,7 @@ extension Matter {
         /// Move (0x01).
         public func move(
             moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, rate.map { .unsigned(UInt64($0)) } ?? .null))
@@ -100,7 +100,7 @@ extension Matter {
         public func step(
             stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(stepSize))))
@@ -111,7 +111,7 @@ extension Matter {
         }
 
         /// Stop (0x03).
-        public func stop(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func stop(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(optionsMask.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(optionsOverride.rawValue))))
@@ -121,7 +121,7 @@ extension Matter {
         /// MoveToLevelWithOnOff (0x04).
         public func moveToLevelWithOnOff(
             level: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(level))))
             fields.append(.context(1, transitionTime.map { .unsigned(UInt64($0)) } ?? .null))
@@ -133,7 +133,7 @@ extension Matter {
         /// MoveWithOnOff (0x05).
         public func moveWithOnOff(
             moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(moveMode.rawValue))))
             fields.append(.context(1, rate.map { .unsigned(UInt64($0)) } ?? .null))
@@ -146,7 +146,7 @@ extension Matter {
         public func stepWithOnOff(
             stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [],
             optionsOverride: OptionsBitmap = []
-        ) async throws {
+        ) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(stepMode.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(stepSize))))
@@ -157,7 +157,7 @@ extension Matter {
         }
 
         /// StopWithOnOff (0x07).
-        public func stopWithOnOff(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func stopWithOnOff(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(optionsMask.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(optionsOverride.rawValue))))
@@ -165,44 +165,44 @@ extension Matter {
         }
 
         /// MoveToClosestFrequency (0x08).
-        public func moveToClosestFrequency(frequency: UInt16) async throws {
+        public func moveToClosestFrequency(frequency: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(frequency))))
             try await context.invoke(0x08, fields)
         }
 
         /// Writes Options.
-        public func setOptions(_ value: OptionsBitmap) async throws {
+        public func setOptions(_ value: OptionsBitmap) async throws(HomeError) {
             try await context.write(0x000F, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes OnOffTransitionTime.
-        public func setOnOffTransitionTime(_ value: UInt16) async throws {
+        public func setOnOffTransitionTime(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0010, .unsigned(UInt64(value)))
         }
 
         /// Writes OnLevel.
-        public func setOnLevel(_ value: UInt8?) async throws {
+        public func setOnLevel(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0011, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes OnTransitionTime.
-        public func setOnTransitionTime(_ value: UInt16?) async throws {
+        public func setOnTransitionTime(_ value: UInt16?) async throws(HomeError) {
             try await context.write(0x0012, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes OffTransitionTime.
-        public func setOffTransitionTime(_ value: UInt16?) async throws {
+        public func setOffTransitionTime(_ value: UInt16?) async throws(HomeError) {
             try await context.write(0x0013, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes DefaultMoveRate.
-        public func setDefaultMoveRate(_ value: UInt8?) async throws {
+        public func setDefaultMoveRate(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0014, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes StartUpCurrentLevel.
-        public func setStartUpCurrentLevel(_ value: UInt8?) async throws {
+        public func setStartUpCurrentLevel(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x4000, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 

@@ -54,52 +54,52 @@ extension Matter {
         }
 
         /// Writes HoldTime.
-        public func setHoldTime(_ value: UInt16) async throws {
+        public func setHoldTime(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0003, .unsigned(UInt64(value)))
         }
 
         /// Writes PIROccupiedToUnoccupiedDelay.
-        public func setPirOccupiedToUnoccupiedDelay(_ value: UInt16) async throws {
+        public func setPirOccupiedToUnoccupiedDelay(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0010, .unsigned(UInt64(value)))
         }
 
         /// Writes PIRUnoccupiedToOccupiedDelay.
-        public func setPirUnoccupiedToOccupiedDelay(_ value: UInt16) async throws {
+        public func setPirUnoccupiedToOccupiedDelay(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0011, .unsigned(UInt64(value)))
         }
 
         /// Writes PIRUnoccupiedToOccupiedThreshold.
-        public func setPirUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws {
+        public func setPirUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0012, .unsigned(UInt64(value)))
         }
 
         /// Writes UltrasonicOccupiedToUnoccupiedDelay.
-        public func setUltrasonicOccupiedToUnoccupiedDelay(_ value: UInt16) async throws {
+        public func setUltrasonicOccupiedToUnoccupiedDelay(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0020, .unsigned(UInt64(value)))
         }
 
         /// Writes UltrasonicUnoccupiedToOccupiedDelay.
-        public func setUltrasonicUnoccupiedToOccupiedDelay(_ value: UInt16) async throws {
+        public func setUltrasonicUnoccupiedToOccupiedDelay(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0021, .unsigned(UInt64(value)))
         }
 
         /// Writes UltrasonicUnoccupiedToOccupiedThreshold.
-        public func setUltrasonicUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws {
+        public func setUltrasonicUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0022, .unsigned(UInt64(value)))
         }
 
         /// Writes PhysicalContactOccupiedToUnoccupiedDelay.
-        public func setPhysicalContactOccupiedToUnoccupiedDelay(_ value: UInt16) async throws {
+        public func setPhysicalContactOccupiedToUnoccupiedDelay(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0030, .unsigned(UInt64(value)))
         }
 
         /// Writes PhysicalContactUnoccupiedToOccupiedDelay.
-        public func setPhysicalContactUnoccupiedToOccupiedDelay(_ value: UInt16) async throws {
+        public func setPhysicalContactUnoccupiedToOccupiedDelay(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0031, .unsigned(UInt64(value)))
         }
 
         /// Writes PhysicalContactUnoccupiedToOccupiedThreshold.
-        public func setPhysicalContactUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws {
+        public func setPhysicalContactUnoccupiedToOccupiedThreshold(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0032, .unsigned(UInt64(value)))
         }
 

@@ -49,22 +49,22 @@ extension Matter {
         public var supportsOnWithTimedOffCommand: Bool { context.accepts(0x42) }
 
         /// Off (0x00).
-        public func off() async throws {
+        public func off() async throws(HomeError) {
             try await context.invoke(0x00)
         }
 
         /// On (0x01).
-        public func on() async throws {
+        public func on() async throws(HomeError) {
             try await context.invoke(0x01)
         }
 
         /// Toggle (0x02).
-        public func toggle() async throws {
+        public func toggle() async throws(HomeError) {
             try await context.invoke(0x02)
         }
 
         /// OffWithEffect (0x40).
-        public func offWithEffect(effectIdentifier: EffectIdentifierEnum, effectVariant: UInt8) async throws {
+        public func offWithEffect(effectIdentifier: EffectIdentifierEnum, effectVariant: UInt8) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(effectIdentifier.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(effectVariant))))
@@ -72,12 +72,12 @@ extension Matter {
         }
 
         /// OnWithRecallGlobalScene (0x41).
-        public func onWithRecallGlobalScene() async throws {
+        public func onWithRecallGlobalScene() async throws(HomeError) {
             try await context.invoke(0x41)
         }
 
         /// OnWithTimedOff (0x42).
-        public func onWithTimedOff(onOffControl: OnOffControlBitmap, onTime: UInt16, offWaitTime: UInt16) async throws {
+        public func onWithTimedOff(onOffControl: OnOffControlBitmap, onTime: UInt16, offWaitTime: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(onOffControl.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(onTime))))
@@ -86,17 +86,17 @@ extension Matter {
         }
 
         /// Writes OnTime.
-        public func setOnTime(_ value: UInt16) async throws {
+        public func setOnTime(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x4001, .unsigned(UInt64(value)))
         }
 
         /// Writes OffWaitTime.
-        public func setOffWaitTime(_ value: UInt16) async throws {
+        public func setOffWaitTime(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x4002, .unsigned(UInt64(value)))
         }
 
         /// Writes StartUpOnOff.
-        public func setStartUpOnOff(_ value: StartUpOnOffEnum?) async throws {
+        public func setStartUpOnOff(_ value: StartUpOnOffEnum?) async throws(HomeError) {
             try await context.write(0x4003, value.map { .unsigned(UInt64($0.rawValue)) } ?? .null)
         }
 

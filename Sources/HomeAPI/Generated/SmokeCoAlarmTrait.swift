@@ -55,12 +55,12 @@ extension Matter {
         public var supportsSelfTestRequestCommand: Bool { context.accepts(0x00) }
 
         /// SelfTestRequest (0x00).
-        public func selfTestRequest() async throws {
+        public func selfTestRequest() async throws(HomeError) {
             try await context.invoke(0x00)
         }
 
         /// Writes SmokeSensitivityLevel.
-        public func setSmokeSensitivityLevel(_ value: SensitivityEnum) async throws {
+        public func setSmokeSensitivityLevel(_ value: SensitivityEnum) async throws(HomeError) {
             try await context.write(0x000B, .unsigned(UInt64(value.rawValue)))
         }
 

@@ -150,7 +150,7 @@ extension Matter {
         public var supportsSetActivePresetRequestCommand: Bool { context.accepts(0x06) }
 
         /// SetpointRaiseLower (0x00).
-        public func setpointRaiseLower(mode: SetpointRaiseLowerModeEnum, amount: Int8) async throws {
+        public func setpointRaiseLower(mode: SetpointRaiseLowerModeEnum, amount: Int8) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(mode.rawValue))))
             fields.append(.context(1, .signed(Int64(amount))))
@@ -160,7 +160,7 @@ extension Matter {
         /// GetWeeklySchedule (0x02), answered with GetWeeklyScheduleResponse.
         public func getWeeklySchedule(
             daysToReturn: ScheduleDayOfWeekBitmap, modeToReturn: ScheduleModeBitmap
-        ) async throws -> GetWeeklyScheduleCommand.Response {
+        ) async throws(HomeError) -> GetWeeklyScheduleCommand.Response {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(daysToReturn.rawValue))))
             fields.append(.context(1, .unsigned(UInt64(modeToReturn.rawValue))))
@@ -168,156 +168,156 @@ extension Matter {
         }
 
         /// ClearWeeklySchedule (0x03).
-        public func clearWeeklySchedule() async throws {
+        public func clearWeeklySchedule() async throws(HomeError) {
             try await context.invoke(0x03)
         }
 
         /// SetActiveScheduleRequest (0x05).
-        public func setActiveScheduleRequest(scheduleHandle: Data) async throws {
+        public func setActiveScheduleRequest(scheduleHandle: Data) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .bytes([UInt8](scheduleHandle))))
             try await context.invoke(0x05, fields)
         }
 
         /// SetActivePresetRequest (0x06).
-        public func setActivePresetRequest(presetHandle: Data? = nil) async throws {
+        public func setActivePresetRequest(presetHandle: Data? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, presetHandle.map { .bytes([UInt8]($0)) } ?? .null))
             try await context.invoke(0x06, fields)
         }
 
         /// Writes HVACSystemTypeConfiguration.
-        public func setHvacSystemTypeConfiguration(_ value: HVACSystemTypeBitmap) async throws {
+        public func setHvacSystemTypeConfiguration(_ value: HVACSystemTypeBitmap) async throws(HomeError) {
             try await context.write(0x0009, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes LocalTemperatureCalibration.
-        public func setLocalTemperatureCalibration(_ value: Int8) async throws {
+        public func setLocalTemperatureCalibration(_ value: Int8) async throws(HomeError) {
             try await context.write(0x0010, .signed(Int64(value)))
         }
 
         /// Writes OccupiedCoolingSetpoint.
-        public func setOccupiedCoolingSetpoint(_ value: Int16) async throws {
+        public func setOccupiedCoolingSetpoint(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0011, .signed(Int64(value)))
         }
 
         /// Writes OccupiedHeatingSetpoint.
-        public func setOccupiedHeatingSetpoint(_ value: Int16) async throws {
+        public func setOccupiedHeatingSetpoint(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0012, .signed(Int64(value)))
         }
 
         /// Writes UnoccupiedCoolingSetpoint.
-        public func setUnoccupiedCoolingSetpoint(_ value: Int16) async throws {
+        public func setUnoccupiedCoolingSetpoint(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0013, .signed(Int64(value)))
         }
 
         /// Writes UnoccupiedHeatingSetpoint.
-        public func setUnoccupiedHeatingSetpoint(_ value: Int16) async throws {
+        public func setUnoccupiedHeatingSetpoint(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0014, .signed(Int64(value)))
         }
 
         /// Writes MinHeatSetpointLimit.
-        public func setMinHeatSetpointLimit(_ value: Int16) async throws {
+        public func setMinHeatSetpointLimit(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0015, .signed(Int64(value)))
         }
 
         /// Writes MaxHeatSetpointLimit.
-        public func setMaxHeatSetpointLimit(_ value: Int16) async throws {
+        public func setMaxHeatSetpointLimit(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0016, .signed(Int64(value)))
         }
 
         /// Writes MinCoolSetpointLimit.
-        public func setMinCoolSetpointLimit(_ value: Int16) async throws {
+        public func setMinCoolSetpointLimit(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0017, .signed(Int64(value)))
         }
 
         /// Writes MaxCoolSetpointLimit.
-        public func setMaxCoolSetpointLimit(_ value: Int16) async throws {
+        public func setMaxCoolSetpointLimit(_ value: Int16) async throws(HomeError) {
             try await context.write(0x0018, .signed(Int64(value)))
         }
 
         /// Writes MinSetpointDeadBand.
-        public func setMinSetpointDeadBand(_ value: Int8) async throws {
+        public func setMinSetpointDeadBand(_ value: Int8) async throws(HomeError) {
             try await context.write(0x0019, .signed(Int64(value)))
         }
 
         /// Writes RemoteSensing.
-        public func setRemoteSensing(_ value: RemoteSensingBitmap) async throws {
+        public func setRemoteSensing(_ value: RemoteSensingBitmap) async throws(HomeError) {
             try await context.write(0x001A, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes ControlSequenceOfOperation.
-        public func setControlSequenceOfOperation(_ value: ControlSequenceOfOperationEnum) async throws {
+        public func setControlSequenceOfOperation(_ value: ControlSequenceOfOperationEnum) async throws(HomeError) {
             try await context.write(0x001B, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes SystemMode.
-        public func setSystemMode(_ value: SystemModeEnum) async throws {
+        public func setSystemMode(_ value: SystemModeEnum) async throws(HomeError) {
             try await context.write(0x001C, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes TemperatureSetpointHold.
-        public func setTemperatureSetpointHold(_ value: TemperatureSetpointHoldEnum) async throws {
+        public func setTemperatureSetpointHold(_ value: TemperatureSetpointHoldEnum) async throws(HomeError) {
             try await context.write(0x0023, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes TemperatureSetpointHoldDuration.
-        public func setTemperatureSetpointHoldDuration(_ value: UInt16?) async throws {
+        public func setTemperatureSetpointHoldDuration(_ value: UInt16?) async throws(HomeError) {
             try await context.write(0x0024, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes ThermostatProgrammingOperationMode.
-        public func setThermostatProgrammingOperationMode(_ value: ProgrammingOperationModeBitmap) async throws {
+        public func setThermostatProgrammingOperationMode(_ value: ProgrammingOperationModeBitmap) async throws(HomeError) {
             try await context.write(0x0025, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes OccupiedSetback.
-        public func setOccupiedSetback(_ value: UInt8?) async throws {
+        public func setOccupiedSetback(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0034, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes UnoccupiedSetback.
-        public func setUnoccupiedSetback(_ value: UInt8?) async throws {
+        public func setUnoccupiedSetback(_ value: UInt8?) async throws(HomeError) {
             try await context.write(0x0037, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes EmergencyHeatDelta.
-        public func setEmergencyHeatDelta(_ value: UInt8) async throws {
+        public func setEmergencyHeatDelta(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x003A, .unsigned(UInt64(value)))
         }
 
         /// Writes ACType.
-        public func setAcType(_ value: ACTypeEnum) async throws {
+        public func setAcType(_ value: ACTypeEnum) async throws(HomeError) {
             try await context.write(0x0040, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes ACCapacity.
-        public func setAcCapacity(_ value: UInt16) async throws {
+        public func setAcCapacity(_ value: UInt16) async throws(HomeError) {
             try await context.write(0x0041, .unsigned(UInt64(value)))
         }
 
         /// Writes ACRefrigerantType.
-        public func setAcRefrigerantType(_ value: ACRefrigerantTypeEnum) async throws {
+        public func setAcRefrigerantType(_ value: ACRefrigerantTypeEnum) async throws(HomeError) {
             try await context.write(0x0042, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes ACCompressorType.
-        public func setAcCompressorType(_ value: ACCompressorTypeEnum) async throws {
+        public func setAcCompressorType(_ value: ACCompressorTypeEnum) async throws(HomeError) {
             try await context.write(0x0043, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes ACErrorCode.
-        public func setAcErrorCode(_ value: ACErrorCodeBitmap) async throws {
+        public func setAcErrorCode(_ value: ACErrorCodeBitmap) async throws(HomeError) {
             try await context.write(0x0044, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes ACLouverPosition.
-        public func setAcLouverPosition(_ value: ACLouverPositionEnum) async throws {
+        public func setAcLouverPosition(_ value: ACLouverPositionEnum) async throws(HomeError) {
             try await context.write(0x0045, .unsigned(UInt64(value.rawValue)))
         }
 
         /// Writes ACCapacityFormat.
-        public func setAcCapacityFormat(_ value: ACCapacityFormatEnum) async throws {
+        public func setAcCapacityFormat(_ value: ACCapacityFormatEnum) async throws(HomeError) {
             try await context.write(0x0047, .unsigned(UInt64(value.rawValue)))
         }
 

@@ -53,7 +53,7 @@ extension Matter {
         public var supportsCloseCommand: Bool { context.accepts(0x01) }
 
         /// Open (0x00).
-        public func open(openDuration: UInt32? = nil, targetLevel: UInt8? = nil) async throws {
+        public func open(openDuration: UInt32? = nil, targetLevel: UInt8? = nil) async throws(HomeError) {
             var fields: [TLVElement] = []
             if let openDuration { fields.append(.context(0, .unsigned(UInt64(openDuration)))) }
             if let targetLevel { fields.append(.context(1, .unsigned(UInt64(targetLevel)))) }
@@ -61,17 +61,17 @@ extension Matter {
         }
 
         /// Close (0x01).
-        public func close() async throws {
+        public func close() async throws(HomeError) {
             try await context.invoke(0x01)
         }
 
         /// Writes DefaultOpenDuration.
-        public func setDefaultOpenDuration(_ value: UInt32?) async throws {
+        public func setDefaultOpenDuration(_ value: UInt32?) async throws(HomeError) {
             try await context.write(0x0001, value.map { .unsigned(UInt64($0)) } ?? .null)
         }
 
         /// Writes DefaultOpenLevel.
-        public func setDefaultOpenLevel(_ value: UInt8) async throws {
+        public func setDefaultOpenLevel(_ value: UInt8) async throws(HomeError) {
             try await context.write(0x0008, .unsigned(UInt64(value)))
         }
 

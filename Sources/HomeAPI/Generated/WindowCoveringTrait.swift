@@ -85,50 +85,50 @@ extension Matter {
         public var supportsGoToTiltPercentageCommand: Bool { context.accepts(0x08) }
 
         /// UpOrOpen (0x00).
-        public func upOrOpen() async throws {
+        public func upOrOpen() async throws(HomeError) {
             try await context.invoke(0x00)
         }
 
         /// DownOrClose (0x01).
-        public func downOrClose() async throws {
+        public func downOrClose() async throws(HomeError) {
             try await context.invoke(0x01)
         }
 
         /// StopMotion (0x02).
-        public func stopMotion() async throws {
+        public func stopMotion() async throws(HomeError) {
             try await context.invoke(0x02)
         }
 
         /// GoToLiftValue (0x04).
-        public func goToLiftValue(liftValue: UInt16) async throws {
+        public func goToLiftValue(liftValue: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(liftValue))))
             try await context.invoke(0x04, fields)
         }
 
         /// GoToLiftPercentage (0x05).
-        public func goToLiftPercentage(liftPercent100thsValue: UInt16) async throws {
+        public func goToLiftPercentage(liftPercent100thsValue: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(liftPercent100thsValue))))
             try await context.invoke(0x05, fields)
         }
 
         /// GoToTiltValue (0x07).
-        public func goToTiltValue(tiltValue: UInt16) async throws {
+        public func goToTiltValue(tiltValue: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(tiltValue))))
             try await context.invoke(0x07, fields)
         }
 
         /// GoToTiltPercentage (0x08).
-        public func goToTiltPercentage(tiltPercent100thsValue: UInt16) async throws {
+        public func goToTiltPercentage(tiltPercent100thsValue: UInt16) async throws(HomeError) {
             var fields: [TLVElement] = []
             fields.append(.context(0, .unsigned(UInt64(tiltPercent100thsValue))))
             try await context.invoke(0x08, fields)
         }
 
         /// Writes Mode.
-        public func setMode(_ value: ModeBitmap) async throws {
+        public func setMode(_ value: ModeBitmap) async throws(HomeError) {
             try await context.write(0x0017, .unsigned(UInt64(value.rawValue)))
         }
 

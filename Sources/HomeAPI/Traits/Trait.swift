@@ -66,30 +66,33 @@ struct TraitContext: Sendable, Hashable {
     /// Invokes a command of this cluster on the device, as a Timed Invoke when the data model
     /// says the command must be one (a lock's); returns the response command's fields (nil
     /// when the device answered with a status).
+    /// Typed throws: the generated trait commands are public calls that throw only this.
     @discardableResult
-    func invoke(_ command: UInt32, _ fields: [TLVElement] = []) async throws -> TLVValue? {
+    func invoke(_ command: UInt32, _ fields: [TLVElement] = []) async throws(HomeError) -> TLVValue? {
         let timed = MatterModel.standard.cluster(cluster)?.command(CommandID(command))?.timed ?? false
         guard let engine else { throw HomeError.failedPrecondition("this trait is detached from any home") }
-        if let groupID {
-            try await engine.groupInvoke(groupID: groupID, cluster: cluster, command: CommandID(command), fields: .structure(fields))
-            return nil
+        let path = ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command))
+        return try await homeCall("command \(path) on \(deviceID)") {
+            if let groupID {
+                try await engine.groupInvoke(groupID: groupID, cluster: cluster, command: path.command, fields: .structure(fields))
+                return nil
+            }
+            return try await engine.invoke(
+                deviceID: deviceID, nodeID: nodeID, path, fields: .structure(fields), timed: timed ? Self.timedInvokeWindow : nil
+            ).fields
         }
-        return try await engine.invoke(
-            deviceID: deviceID, nodeID: nodeID,
-            ConcreteCommandPath(endpoint: endpoint, cluster: cluster, command: CommandID(command)),
-            fields: .structure(fields), timed: timed ? Self.timedInvokeWindow : nil
-        ).fields
     }
 
-    /// Writes an attribute of this cluster on the device.
-    func write(_ attribute: UInt32, _ value: TLVValue) async throws {
+    /// Writes an attribute of this cluster on the device (the generated setters' one way out).
+    func write(_ attribute: UInt32, _ value: TLVValue) async throws(HomeError) {
         guard let engine else { throw HomeError.failedPrecondition("this trait is detached from any home") }
-        if let groupID {
-            return try await engine.groupWrite(groupID: groupID, cluster: cluster, attribute: AttributeID(attribute), value: value)
+        let path = AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute))
+        try await homeCall("write \(path) on \(deviceID)") {
+            if let groupID {
+                return try await engine.groupWrite(groupID: groupID, cluster: cluster, attribute: path.attribute, value: value)
+            }
+            try await engine.write(deviceID: deviceID, nodeID: nodeID, path, value)
         }
-        try await engine.write(
-            deviceID: deviceID, nodeID: nodeID,
-            AttributePath(endpoint: endpoint, cluster: cluster, attribute: AttributeID(attribute)), value)
     }
 }
 

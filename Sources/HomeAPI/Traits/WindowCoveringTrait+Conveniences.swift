@@ -3,7 +3,7 @@
 
 extension Matter.WindowCoveringTrait {
     /// Moves the lift to a position in 0.01 % (0 fully open, 10000 fully closed).
-    public func goToLiftPercentage(_ liftPercent100thsValue: UInt16) async throws {
+    public func goToLiftPercentage(_ liftPercent100thsValue: UInt16) async throws(HomeError) {
         try await goToLiftPercentage(liftPercent100thsValue: liftPercent100thsValue)
     }
 }
