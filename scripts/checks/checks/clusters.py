@@ -368,6 +368,9 @@ RVC_CLEAN_MODE_MOVES = [
     Move("ChangeToMode Deep clean: CurrentMode", RVC_CLEAN_MODE, CURRENT_MODE, DEEP_CLEAN_MODE, command="ChangeToMode",
          fields={"newMode": DEEP_CLEAN_MODE}, pace=BEHIND_REPORTS)]
 RVC_RUN_MODE_MOVES = [
+    # A fresh battery first: the Power Source's own step left it at 15 %, where a run is refused (BatteryLow).
+    Move("battery 100: BatPercentRemaining (a run needs more than 15 %)", POWER_SOURCE, 0x000C, 200, act=("battery", "100"),
+         pace=ACT),
     Move("ChangeToMode Cleaning: CurrentMode", RVC_RUN_MODE, CURRENT_MODE, CLEANING_MODE, command="ChangeToMode",
          fields={"newMode": CLEANING_MODE}, pace=BEHIND_REPORTS)]
 RVC_OPERATIONAL_STATE_MOVES = [
