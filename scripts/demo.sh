@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The project's main job: the demo home (DeviceProfiles/homes/demo-home.yaml) as 28 real
+# The project's main job: the demo home (DeviceProfiles/homes/demo-home.yaml) as 29 real
 # Matter nodes in one process, on a private fake LAN (network namespaces with their own
 # D-Bus and Avahi; nothing touches the real network), with a cloud relay on a "cloud" host
 # and a controller walkthrough on a "phone" host: commission every device into its rooms,
 # list them by room, control each cluster, press a wall switch bound to a light, test the smoke
-# alarm, spring a leak, unplug a bridged bulb, then show connectivity and locality while a
-# fault is injected (the Bedside Lamp's LevelControl lives only in the cloud). Needs root.
+# alarm, start the robot vacuum, let an automation answer smoke, spring a leak, unplug a bridged
+# bulb, then show connectivity and locality while a fault is injected (the Bedside Lamp's
+# LevelControl lives only in the cloud). Needs root.
 #
 #   scripts/demo.sh                   the walkthrough, then stop cleanly
 #   scripts/demo.sh --forever         after the walkthrough keep the home running until Ctrl-C
@@ -133,6 +134,30 @@ if has "Smoke Alarm"; then
   get "Smoke Alarm" 'alarm|smoke'
   act "Smoke Alarm" clear
   get "Smoke Alarm" 'alarm|smoke'
+fi
+if has "Robot Vacuum"; then
+  step "the Robot Vacuum: the phone starts a clean run; on the node clock it cleans, its battery draining"
+  on_phone "$HOMECTL" vacuum "Robot Vacuum" start --home "$STATE/phone.sqlite"
+  sleep 7  # a half-percent of battery every 6 s of cleaning
+  get "Robot Vacuum" 'vacuum|run mode|clean mode|battery'
+fi
+if has "Smoke Alarm" && has "Ceiling Light"; then
+  step "an automation answers the Smoke Alarm: smoke turns the Ceiling Light on and sends the Robot Vacuum home"
+  then_vacuum=(); has "Robot Vacuum" && then_vacuum=(--then "Robot Vacuum:dock")
+  on_phone "$HOMECTL" automations create "Smoke: light on, vacuum home" --when "Smoke Alarm:smoke" \
+    --then "Ceiling Light:on" "${then_vacuum[@]}" --home "$STATE/phone.sqlite"
+  on_phone "$HOMECTL" off "Ceiling Light" --home "$STATE/phone.sqlite" >/dev/null
+  # The phone runs the home's automations (a hub would too: matter-relay serve --mode hub).
+  on_phone "$HOMECTL" automations run --duration 25 --home "$STATE/phone.sqlite" &
+  runner=$!
+  sleep 8  # its subscriptions to the home's devices
+  act "Smoke Alarm" smoke critical
+  sleep 4
+  get "Ceiling Light" 'onOff'
+  ! has "Robot Vacuum" || get "Robot Vacuum" 'vacuum|run mode'
+  act "Smoke Alarm" clear
+  wait "$runner" || true
+  on_phone "$HOMECTL" automations history --home "$STATE/phone.sqlite"
 fi
 if has "Sink Leak Sensor"; then
   step "the Sink Leak Sensor: a leak under the sink sets off its alarm, then it dries"

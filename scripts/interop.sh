@@ -59,13 +59,15 @@ declare -A CHECKER=(
   [dimmer-switch]=sensors_check.py
   [bridge]=sensors_check.py
   [water-valve]=sensors_check.py
+  [robot-vacuum]=sensors_check.py
+  [pump]=sensors_check.py
 )
 profiles=("$@")
 [ "${#profiles[@]}" -gt 0 ] || profiles=(dimmable-light window-covering light-and-covering \
   color-temperature-light extended-color-light \
   contact-sensor generic-switch occupancy-sensor temperature-sensor door-lock thermostat \
   fan humidity-sensor light-sensor pressure-sensor flow-sensor air-quality-sensor air-purifier \
-  smoke-co-alarm water-leak-detector on-off-light-switch dimmer-switch bridge water-valve dimmable-plug speaker)
+  smoke-co-alarm water-leak-detector on-off-light-switch dimmer-switch bridge water-valve dimmable-plug speaker robot-vacuum pump)
 
 [ -x "$INTEROP" ] || { echo "interop: harness $INTEROP not found" >&2; exit 2; }
 build_products matter-sim

@@ -53,6 +53,8 @@ TRAITS += ["FanControl", "RelativeHumidityMeasurement", "IlluminanceMeasurement"
 TRAITS += ["SmokeCoAlarm", "BooleanStateConfiguration", "PowerSource", "BridgedDeviceBasicInformation"]
 # Issue #38's closing cluster, added after the generated layer: the water valve.
 TRAITS += ["ValveConfigurationAndControl"]
+# Issue #40's last device types: the robot vacuum and the pump.
+TRAITS += ["RvcRunMode", "RvcCleanMode", "RvcOperationalState", "PumpConfigurationAndControl"]
 # Device types generated; `matterTraits` offers every generated trait.
 DEVICE_TYPES = {
     "ContactSensor": "A Contact Sensor",
@@ -75,6 +77,7 @@ DEVICE_TYPES.update({"SmokeCoAlarm": "A Smoke CO Alarm", "WaterLeakDetector": "A
                      "OnOffLightSwitch": "An On/Off Light Switch", "DimmerSwitch": "A Dimmer Switch",
                      "Aggregator": "An Aggregator", "BridgedNode": "A Bridged Node"})
 DEVICE_TYPES["WaterValve"] = "A Water Valve"
+DEVICE_TYPES.update({"RoboticVacuumCleaner": "A Robotic Vacuum Cleaner", "Pump": "A Pump"})
 # Issue #40, what was left: a plug-in dimmer and a speaker (On/Off as mute, Level Control as volume).
 DEVICE_TYPES.update({"DimmablePlugInUnit": "A Dimmable Plug-In Unit", "Speaker": "A Speaker"})
 

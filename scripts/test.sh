@@ -149,13 +149,13 @@ step clock-audit scripts/clock-audit.sh --strict
 step guide-code python3 scripts/check-guide-code.py
 
 # --- Group 1. Home Assistant's Matter server commissions, drives, power-cycles and shares every
-# shipped device profile (three runs of six to ten, side by side), then the demo home in one
+# shipped device profile (four runs of about eight, side by side), then the demo home in one
 # process and in one process per device. These mostly wait on devices and timers (a run of
 # 350 s uses about 150 s of CPU), so they run side by side, beside the light steps below.
 # ohf-profiles ends with issue #41's round trip: each node's dump as the server interviewed it is
 # cloned (`matter-sim clone`), the clone runs in its place, and the server's dump of the clone
 # must equal the first (checks.dumps.VARIES apart); about 5 s a run of ten, in the same server run.
-step_beside ohf-profiles env OHF_PARALLEL=3 OHF_CLONE_ROUNDTRIP=1 scripts/ohf-check.sh
+step_beside ohf-profiles env OHF_PARALLEL=4 OHF_CLONE_ROUNDTRIP=1 scripts/ohf-check.sh
 # The one-process home must be back within 10 s of power-on (#43; 1.2-4.9 s beside the
 # per-device run). The per-device run stays unbounded: 28 debug processes starting at once take
 # 6.7-9.8 s on a loaded 2-core machine, too near the bound for a check.

@@ -130,6 +130,11 @@ enum ShownAttributes {
         "BooleanStateConfiguration": ["AlarmsActive"],
         "PowerSource": ["BatPercentRemaining"],
         "BridgedDeviceBasicInformation": ["Reachable"],
+        "ValveConfigurationAndControl": ["CurrentState", "CurrentLevel", "RemainingDuration"],
+        "RvcOperationalState": ["OperationalState", "CurrentPhase"],
+        "RvcRunMode": ["CurrentMode"],
+        "RvcCleanMode": ["CurrentMode"],
+        "PumpConfigurationAndControl": ["EffectiveOperationMode", "Speed", "PumpStatus"],
     ]
 
     /// The shown attribute paths of a node, with their names.
@@ -177,6 +182,9 @@ enum ShownAttributes {
         if names.contains("SmokeCoAlarm") { acts += ["smoke", "co", "clear", "test"] }
         if names.contains("PowerSource") { acts.append("battery") }
         if names.contains("BridgedDeviceBasicInformation") { acts += ["unplug", "plug", "remove-bridged", "add-bridged"] }
+        if names.contains("ValveConfigurationAndControl") { acts.append("valve") }
+        if names.contains("RvcOperationalState") { acts.append("vacuum") }
+        if names.contains("PumpConfigurationAndControl") { acts.append("pump") }
         return acts
     }
 }

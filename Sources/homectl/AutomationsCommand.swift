@@ -7,7 +7,7 @@ import MatterProtocol
 struct AutomationsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "automations", abstract: "List, enable, disable, delete and run automations; show their history.",
-        subcommands: [List.self, History.self, Enable.self, Disable.self, Delete.self, Run.self])
+        subcommands: [List.self, Create.self, History.self, Enable.self, Disable.self, Delete.self, Run.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List every structure's automations.")

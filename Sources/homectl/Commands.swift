@@ -323,6 +323,65 @@ struct Fan: AsyncParsableCommand {
     }
 }
 
+struct Valve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Open a water valve (for a number of seconds), or close it.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Device ID or unique name.") var device: String
+    @Argument(help: "open | close") var action: String
+    @Option(help: "Seconds it stays open (default: the valve's DefaultOpenDuration).") var seconds: UInt32?
+    func run() async throws {
+        guard ["open", "close"].contains(action.lowercased()) else { throw ValidationError("valve takes open or close") }
+        try await withTrait(Matter.ValveConfigurationAndControlTrait.self, device: device, global: global) { trait in
+            if action.lowercased() == "open" { try await trait.open(openDuration: seconds) } else { try await trait.close() }
+        }
+    }
+}
+
+struct Vacuum: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start a robot vacuum's clean, pause or resume it, send it home, or set its clean mode.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Device ID or unique name.") var device: String
+    @Argument(help: "start | pause | resume | home | mode LABEL") var action: String
+    @Argument(help: "The clean mode's label, for `mode` (e.g. \"Deep clean\").") var label: String?
+    func run() async throws {
+        switch action.lowercased() {
+        case "start":
+            try await withTrait(Matter.RvcRunModeTrait.self, device: device, global: global) { trait in
+                guard let mode = trait.mode(tagged: .cleaning) else { throw ValidationError("this vacuum lists no Cleaning run mode") }
+                try Self.check(try await trait.changeToMode(newMode: mode).status, statusText: nil)
+            }
+        case "mode":
+            guard let label else { throw ValidationError("mode takes the clean mode's label") }
+            try await withTrait(Matter.RvcCleanModeTrait.self, device: device, global: global) { trait in
+                guard let mode = trait.mode(labelled: label) else { throw ValidationError("this vacuum has no clean mode '\(label)'") }
+                let response = try await trait.changeToMode(newMode: mode)
+                try Self.check(response.status, statusText: response.statusText)
+            }
+        case "pause", "resume", "home":
+            try await withTrait(Matter.RvcOperationalStateTrait.self, device: device, global: global) { trait in
+                let response: Matter.RvcOperationalStateTrait.ErrorStateStruct?
+                switch action.lowercased() {
+                case "pause": response = try await trait.pause().commandResponseState
+                case "resume": response = try await trait.resume().commandResponseState
+                default: response = try await trait.goHome().commandResponseState
+                }
+                guard let id = response?.errorStateID, id == 0 else {
+                    let error = response.flatMap { Matter.RvcOperationalStateTrait.ErrorStateEnum(rawValue: $0.errorStateID) }
+                    throw ValidationError("the vacuum refused \(action): \(error.map { "\($0)" } ?? "no answer")")
+                }
+            }
+        default: throw ValidationError("vacuum takes start, pause, resume, home or mode LABEL")
+        }
+    }
+
+    /// A ChangeToModeResponse's status: 0 is Success, anything else is the vacuum's refusal.
+    static func check(_ status: UInt8?, statusText: String?) throws {
+        guard let status, status != 0 else { return }
+        throw ValidationError("the vacuum refused the mode (status \(status)\(statusText.map { ": \($0)" } ?? ""))")
+    }
+}
+
 struct SelfTest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "self-test", abstract: "Start a smoke/CO alarm's self-test.")
     @OptionGroup var global: GlobalOptions

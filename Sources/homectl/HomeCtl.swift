@@ -15,7 +15,7 @@ struct HomeCtl: AsyncParsableCommand {
         abstract: "Commission and control Matter devices in a home graph.",
         subcommands: [
             Discover.self, Commission.self, Structures.self, Rooms.self, Devices.self, Get.self, On.self, Off.self,
-            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Fan.self, SelfTest.self, Rename.self, RoomCommand.self, Watch.self,
+            Toggle.self, Lock.self, Unlock.self, Level.self, Cover.self, Fan.self, Valve.self, Vacuum.self, SelfTest.self, Rename.self, RoomCommand.self, Watch.self,
             Bench.self,
             HubCommand.self,
             FleetBench.self, Soak.self, AutomationsCommand.self, GroupCommand.self, Dump.self,
@@ -328,6 +328,25 @@ func stateOf(_ types: DeviceTypeCollection) -> [String: String] {
         if let t = traits[Matter.BridgedDeviceBasicInformationTrait.self]?.attributes, let label = t.nodeLabel {
             let on = traits[Matter.OnOffTrait.self]?.attributes.onOff.map { $0 ? "on" : "off" }
             state["bridged " + label] = [on, t.reachable.map { $0 ? "reachable" : "unreachable" }].compactMap { $0 }.joined(separator: ", ")
+        }
+        if let t = traits[Matter.ValveConfigurationAndControlTrait.self]?.attributes {
+            if let v = t.currentState { state["valve"] = "\(v)" }
+            if let v = t.currentLevel { state["valve level"] = "\(v) %" }
+            if let v = t.remainingDuration { state["closes in"] = "\(v) s" }
+        }
+        if let t = traits[Matter.PumpConfigurationAndControlTrait.self]?.attributes {
+            if let v = t.effectiveOperationMode { state["pump mode"] = "\(v)" }
+            if let v = t.speed { state["pump speed"] = "\(v) rpm" }
+            if let v = t.pumpStatus, !v.isDisjoint(with: [.deviceFault, .supplyFault]) { state["pump fault"] = "\(v)" }
+        }
+        if let t = traits[Matter.RvcOperationalStateTrait.self] {
+            if let v = t.attributes.operationalState { state["vacuum"] = "\(v)" }
+        }
+        if let t = traits[Matter.RvcRunModeTrait.self], let v = t.currentModeLabel ?? t.attributes.currentMode.map({ "\($0)" }) {
+            state["run mode"] = v
+        }
+        if let t = traits[Matter.RvcCleanModeTrait.self], let v = t.currentModeLabel ?? t.attributes.currentMode.map({ "\($0)" }) {
+            state["clean mode"] = v
         }
         if let v = traits[Matter.PowerSourceTrait.self]?.attributes.batPercentRemaining {
             state["battery"] = String(format: "%.1f%%", Double(v) / 2)

@@ -12,7 +12,7 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
     case humidity, light, pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace
     case smoke, co, clear, test, mute, interconnect, leak, dry, battery, unplug, plug
     case removeBridged = "remove-bridged", addBridged = "add-bridged"
-    case valve, fault
+    case valve, fault, vacuum, pump
 
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
@@ -133,6 +133,23 @@ enum PhysicalActionName: String, CaseIterable, Sendable {
                     "'fault' takes \(faults.map(\.0).joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")")
             }
             return .success(.valve(.fault(fault.1)))
+        case .vacuum:
+            // Its buttons and a person's hands, then its problems (ErrorStateEnum's RVC errors: stuck, dust-bin-full…).
+            typealias ErrorState = Clusters.RvcOperationalState.ErrorStateEnum
+            var acts: [(String, VacuumAction)] = [("start", .start), ("pause", .pause), ("home", .home), ("clear", .clear), ("dock", .dock)]
+            for error in ErrorState.allCases where error.rawValue >= ErrorState.failedToFindChargingDock.rawValue {
+                acts.append((kebab("\(error)"), .error(error)))
+            }
+            guard let value, let act = acts.first(where: { $0.0 == value }) else {
+                return fail("'vacuum' takes \(acts.map(\.0).joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.vacuum(act.1))
+        case .pump:
+            let acts: [(String, PumpAction)] = [("blocked", .blocked), ("dry", .dryRunning), ("clear", .clear)]
+            guard let value, let act = acts.first(where: { $0.0 == value }) else {
+                return fail("'pump' takes \(acts.map(\.0).joined(separator: ", ")); got \(value.map { "'\($0)'" } ?? "none")")
+            }
+            return .success(.pump(act.1))
         case .replace:
             guard let value, let kind = FilterKind(rawValue: value) else {
                 return fail("'replace' takes the filter: hepa or carbon; got \(value.map { "'\($0)'" } ?? "none")")
@@ -205,6 +222,14 @@ struct ActCommand: AsyncParsableCommand {
               valve open|close     a water valve's lever (CurrentState; ValveStateChanged)
               fault KIND|none      a fault at a water valve: general, blocked, leaking,
                                    not-connected, short-circuit, current-exceeded (ValveFault)
+              vacuum start|pause|home
+                                   a robot vacuum's buttons (RVC Run Mode, Operational State)
+              vacuum stuck|dust-bin-full|wheels-jammed|…
+                                   a problem at it (Error; OperationalError event)
+              vacuum clear|dock    a person frees it (then Paused), or puts it on its dock
+              pump blocked|dry|clear
+                                   a pump's impeller jams or it runs dry (PumpBlocked,
+                                   DryRunning; it stops), or the fault is put right
             The node changes its own state, so every controller sees it as an ordinary
             report or event. NODE is a serial number, a device name or `all`; the socket
             is found as for `matter-sim fault`.
@@ -220,13 +245,13 @@ struct ActCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "open, close, occupied, unoccupied, temperature, press, lock, unlock, button, dim, cord, dial, humidity, light, "
                 + "pressure, flow, co2, pm25, pm10, tvoc, air, fan, replace, smoke, co, clear, test, mute, leak, dry, battery, "
-                + "unplug, plug, remove-bridged, add-bridged, valve or fault.", valueName: "action"))
+                + "unplug, plug, remove-bridged, add-bridged, valve, fault, vacuum or pump.", valueName: "action"))
     var action: String
 
     @Argument(
         help: ArgumentHelp(
             "The action's value: a temperature in °C, how to press, a keypad PIN, a dimmer percent, a cord pull, a reading, a fan "
-                + "setting, a filter, a valve's lever or a fault.", valueName: "value"))
+                + "setting, a filter, a valve's lever, a fault, a vacuum's button or problem or a pump's fault.", valueName: "value"))
     var value: String?
 
     func validate() throws {
@@ -236,5 +261,12 @@ struct ActCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await ControlClient.run(ControlRequest(node: node, action: action, value: value), control: control, label: action)
+    }
+}
+
+/// `dustBinFull` → `dust-bin-full`: an enum case as a command line spells it.
+private func kebab(_ name: String) -> String {
+    name.reduce(into: "") { out, character in
+        if character.isUppercase { out += "-" + character.lowercased() } else { out.append(character) }
     }
 }

@@ -56,15 +56,15 @@ struct CommissioningCodeTests {
 
     @Test("a home spreads generated discriminators over the short values; given ones stay")
     func shortDiscriminatorsSpread() throws {
-        // The demo home: 28 devices, 3 with their own discriminators. Before spreading, several
+        // The demo home: 29 devices, 3 with their own discriminators. Before spreading, several
         // shared short discriminator 12 (one manual code prefix); now all 16 short values are
-        // used and none more than twice (28 devices, 16 values: twelve twice).
+        // used and none more than twice (29 devices, 16 values: thirteen twice).
         let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
         let codes = home.allDevices.map(\.profile.commissioning)
         let shorts = codes.map { $0.discriminator >> 8 }
-        #expect(codes.count == 28)
+        #expect(codes.count == 29)
         let shortUses = Dictionary(grouping: shorts, by: { $0 }).mapValues(\.count)
-        #expect(shortUses.count == 16 && shortUses.values.sorted() == Array(repeating: 1, count: 4) + Array(repeating: 2, count: 12))
+        #expect(shortUses.count == 16 && shortUses.values.sorted() == Array(repeating: 1, count: 3) + Array(repeating: 2, count: 13))
         #expect(Set(codes.map(\.discriminator)).count == codes.count)
         let given = home.allDevices.filter { !$0.profile.commissioning.discriminatorGenerated }
         #expect(given.map(\.name) == ["Kitchen Pendant", "Guest Light", "Porch Light"])

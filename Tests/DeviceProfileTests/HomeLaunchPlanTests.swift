@@ -9,8 +9,8 @@ struct HomeLaunchPlanTests {
     @Test func demoHomeNodesGetPortsInFileOrderAndTheirOwnCodes() throws {
         let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
         let plan = try HomeLaunchPlan.nodes(of: home, basePort: 6000)
-        #expect(plan.count == 28)
-        #expect(plan.map(\.port) == Array(6000..<6028))
+        #expect(plan.count == 29)
+        #expect(plan.map(\.port) == Array(6000..<6029))
         #expect(plan.map(\.device.name) == home.allDevices.map(\.name))
         // The home's explicit codes, and derived ones elsewhere.
         let pendant = try #require(plan.first { $0.device.name == "Kitchen Pendant" })
@@ -22,14 +22,14 @@ struct HomeLaunchPlanTests {
             #expect(node.passcode == node.device.profile.commissioning.passcode)
             #expect(node.discriminator == node.device.profile.commissioning.discriminator)
         }
-        #expect(Set(plan.map(\.stateDirectoryName)).count == 28)
+        #expect(Set(plan.map(\.stateDirectoryName)).count == 29)
     }
 
     @Test func portsMustFitBelow65536() throws {
         let home = try ProfileLoader().loadHome(file: shippedProfile("homes/demo-home.yaml"))
         #expect(throws: HomeLaunchPlanError.self) { try HomeLaunchPlan.nodes(of: home, basePort: 65530) }
         #expect(throws: HomeLaunchPlanError.self) { try HomeLaunchPlan.nodes(of: home, basePort: 0) }
-        #expect(try HomeLaunchPlan.nodes(of: home, basePort: 65508).last?.port == 65535)
+        #expect(try HomeLaunchPlan.nodes(of: home, basePort: 65507).last?.port == 65535)
     }
 
     @Test func stateDirectoryNamesAreSafe() {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `matter-sim home` and `homectl commission --home` on a private fake LAN: the demo home's
-/// 28 nodes run in one process on host "h"; homectl on host "c" finds each by its
+/// 29 nodes run in one process on host "h"; homectl on host "c" finds each by its
 /// commissionable record (discriminator and port from the home profile), commissions it and
 /// lays the home out in its structures and rooms, makes its group and writes its switch
 /// binding (a press at the switch then toggles the light). A second run changes nothing. Then a
@@ -63,13 +63,13 @@ struct HomeCommissionFakeLANTests {
                     FakeLANControllerTests.matterSim, "home", Self.demoHome, "--state-root", lab.work.appendingPathComponent("state").path,
                 ])
             try #require(
-                try await Self.waitFor("28 devices running", in: output, seconds: 120),
+                try await Self.waitFor("29 devices running", in: output, seconds: 120),
                 "matter-sim home: \(lab.logs["home"]?.text.suffix(2000) ?? "")")
 
             // Found over DNS-SD by discriminator and port, commissioned, placed.
             let first = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 300)
             #expect(first.status == 0, "commission --home: \(first.output.suffix(3000)) \(first.errors.suffix(2000))")
-            #expect(first.output.contains("28 commissioned, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
+            #expect(first.output.contains("29 commissioned, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
             // The group the home declares (issue #21), made once its members were in.
             #expect(first.output.contains("groups: 1 created, 0 already present, 0 failed"), "\(first.output.suffix(2000))")
             // The switch binding the home declares (issue #40): the light's ACL and the switch's Binding.
@@ -79,7 +79,7 @@ struct HomeCommissionFakeLANTests {
             let listed = try await Self.homectl(lab, ["devices", "--json"])
             let devices = try JSONDecoder().decode([Summary].self, from: Data(listed.output.utf8))
             let places = Dictionary(devices.map { ($0.name, ($0.structure ?? "", $0.room ?? "-")) }, uniquingKeysWith: { a, _ in a })
-            #expect(devices.count == 28)
+            #expect(devices.count == 29)
             #expect(places["Ceiling Light"]?.0 == "Main House" && places["Ceiling Light"]?.1 == "Living Room")
             #expect(places["Office Blind"]?.0 == "Main House" && places["Office Blind"]?.1 == "Office")
             #expect(places["Guest Light"]?.0 == "Guest Cottage" && places["Guest Light"]?.1 == "Guest Bedroom")
@@ -89,7 +89,7 @@ struct HomeCommissionFakeLANTests {
             // Idempotent: nothing commissioned twice, no structure or room made twice.
             let again = try await Self.homectl(lab, ["commission", "--home", Self.demoHome, "--paa-trust-store", trust], timeout: 120)
             #expect(again.status == 0, "\(again.errors.suffix(2000))")
-            #expect(again.output.contains("0 commissioned, 28 already present, 0 failed"), "\(again.output.suffix(2000))")
+            #expect(again.output.contains("0 commissioned, 29 already present, 0 failed"), "\(again.output.suffix(2000))")
             #expect(again.output.contains("groups: 0 created, 1 already present, 0 failed"), "\(again.output.suffix(2000))")
             #expect(again.output.contains("bindings: 1 written, 0 failed"), "\(again.output.suffix(2000))")
             let rooms = try JSONDecoder().decode([Place].self, from: Data(try await Self.homectl(lab, ["rooms", "--json"]).output.utf8))

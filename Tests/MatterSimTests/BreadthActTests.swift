@@ -54,15 +54,29 @@ import Testing
         #expect(refusal("interconnect", nil) == "'interconnect' takes smoke, co or clear; got none")
     }
 
+    /// A robot vacuum's buttons and problems (ErrorStateEnum's RVC errors, as a command line
+    /// spells them), and a pump's faults.
+    @Test func aVacuumTakesItsButtonsAndProblemsAndAPumpItsFaults() {
+        #expect(parsed("vacuum", "start") == .vacuum(.start))
+        #expect(parsed("vacuum", "dock") == .vacuum(.dock))
+        #expect(parsed("vacuum", "stuck") == .vacuum(.error(.stuck)))
+        #expect(parsed("vacuum", "dust-bin-full") == .vacuum(.error(.dustBinFull)))
+        #expect(refusal("vacuum", "no-error") != nil)  // not a problem at the device
+        #expect(refusal("vacuum", nil)?.hasPrefix("'vacuum' takes start, pause, home, clear, dock, failed-to-find-charging-dock") == true)
+        #expect(parsed("pump", "dry") == .pump(.dryRunning))
+        #expect(refusal("pump", "leak") != nil)
+    }
+
     /// A value for each act the dashboard offers, as its inputs start.
     static let samples = [
         "fan": "high", "humidity": "55", "light": "300", "pressure": "101.3", "flow": "1.5", "co2": "1200", "pm25": "40",
-        "pm10": "60", "tvoc": "500", "replace": "hepa", "temperature": "21", "dim": "40",
+        "pm10": "60", "tvoc": "500", "replace": "hepa", "temperature": "21", "dim": "40", "battery": "50", "valve": "open",
+        "vacuum": "start", "pump": "blocked",
     ]
 
     @Test(arguments: [
         "fan.yaml", "humidity-sensor.yaml", "light-sensor.yaml", "pressure-sensor.yaml", "flow-sensor.yaml", "air-quality-sensor.yaml",
-        "air-purifier.yaml", "dimmable-plug.yaml", "speaker.yaml",
+        "air-purifier.yaml", "dimmable-plug.yaml", "speaker.yaml", "water-valve.yaml", "robot-vacuum.yaml", "pump.yaml",
     ])
     func everyActTheDashboardOffersWorksOnTheShippedDevice(_ name: String) async throws {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -392,7 +392,10 @@ class SensorsCheck(Check):
         ]
         # Clusters whose steps are checks.clusters' moves alone (the driver reads what follows).
         moves = {clusters.FAN_CONTROL: "fan-control", clusters.HEPA_FILTER_MONITORING: "hepa-filter-monitoring",
-                 clusters.VALVE_CONFIGURATION_AND_CONTROL: "valve-configuration-and-control"}
+                 clusters.VALVE_CONFIGURATION_AND_CONTROL: "valve-configuration-and-control",
+                 clusters.PUMP_CONFIGURATION_AND_CONTROL: "pump-configuration-and-control",
+                 clusters.RVC_CLEAN_MODE: "rvc-clean-mode", clusters.RVC_RUN_MODE: "rvc-run-mode",
+                 clusters.RVC_OPERATIONAL_STATE: "rvc-operational-state"}
         moves.update({cluster: NAMES_OF_ACTS[cluster] for cluster in NAMES_OF_ACTS})
         for endpoint, server_clusters in servers.items():
             for cluster_id, name, body in checks:
@@ -408,6 +411,7 @@ if __name__ == "__main__":
     # Commissioning, the endpoint steps and at least one cluster step.
     main(SensorsCheck, "sensors-check", complete=lambda steps: any(s["step"].split(" ")[0] in (
         "boolean-state", "switch", "occupancy-sensing", "temperature-measurement", "door-lock", "thermostat", "fan-control",
-        "hepa-filter-monitoring", "valve-configuration-and-control", "smoke-co-alarm", "boolean-state-configuration", "power-source", "binding", "bridged",
+        "hepa-filter-monitoring", "valve-configuration-and-control", "pump-configuration-and-control",
+        "rvc-run-mode", "rvc-operational-state", "smoke-co-alarm", "boolean-state-configuration", "power-source", "binding", "bridged",
         *NAMES_OF_ACTS.values())
         for s in steps))

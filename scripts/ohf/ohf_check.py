@@ -36,6 +36,7 @@ from checks.control import act  # noqa: E402 (the shared package, found above)
 from checks import clusters, dumps  # noqa: E402
 from checks.jsonl import objects  # noqa: E402
 from checks.report import Report, device_line  # noqa: E402
+from ha_platforms import platforms  # noqa: E402 (beside this file)
 
 BASIC, DESCRIPTOR = 40, 29
 ONOFF, LEVEL, COVERING, COLOR = clusters.ON_OFF, clusters.LEVEL_CONTROL, clusters.WINDOW_COVERING, clusters.COLOR_CONTROL
@@ -370,6 +371,17 @@ class Check:
         info = node.get("device_info") or {}
         return not problems, {"problems": problems, "endpoints": seen, "available": node.get("available"),
                               "product": info.get("productName", attrs.get(f"0/{BASIC}/3"))}
+
+    async def entity_platforms(self, device):
+        """The entity platform Home Assistant makes of each endpoint's device types, from what
+        the server interviewed (ha_platforms: HA core's discovery rule per device type)."""
+        attrs = self.server.nodes[device.node_id]["attributes"]
+        found, problems = [], []
+        for number, endpoint in sorted(device.endpoints.items()):
+            ep_found, ep_problems = platforms(attrs, number, endpoint["deviceTypes"])
+            found += ep_found
+            problems += ep_problems
+        return not problems, {"platforms": found, "problems": problems}
 
     async def follows(self, device, condition, start, timeout_s=FOLLOW_S, may_be_late=True):
         """Waits until condition holds, timeout_s from start. On a machine running several
@@ -721,6 +733,8 @@ class Check:
                 # The server's node JSON as interviewed (scripts/clone-roundtrip.sh and the clone
                 # round trip below clone it).
                 device.first_dump = copy.deepcopy(self.server.nodes[device.node_id])
+                await self.step(device, "entity platform (HA's discovery rule per device type)",
+                                lambda: self.entity_platforms(device))
                 if self.args.dump_dir:
                     with open(os.path.join(self.args.dump_dir, f"{device.d['serialNumber']}.json"), "w") as out:
                         json.dump(device.first_dump, out, indent=1)

@@ -265,6 +265,30 @@ public struct WaterValveDeviceType: DeviceType, MatterDeviceType {
     public var events: any EventController { context.events }
 }
 
+/// A Robotic Vacuum Cleaner (Matter device type 0x0074, revision 3).
+public struct RoboticVacuumCleanerDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0074"
+    static let matterDeviceTypeID: UInt32 = 0x0074
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
+/// A Pump (Matter device type 0x0303, revision 3).
+public struct PumpDeviceType: DeviceType, MatterDeviceType {
+    public static let identifier = "home.matter.0000.types.0303"
+    static let matterDeviceTypeID: UInt32 = 0x0303
+    let context: DeviceTypeContext
+    init(context: DeviceTypeContext) { self.context = context }
+    public var metadata: DeviceTypeMetadata { context.metadata }
+    public var traits: TraitCollection { context.traits }
+    public var matterTraits: MatterTraits { MatterTraits(collection: context.traits) }
+    public var events: any EventController { context.events }
+}
+
 /// A Dimmable Plug In Unit (Matter device type 0x010B, revision 4).
 public struct DimmablePlugInUnitDeviceType: DeviceType, MatterDeviceType {
     public static let identifier = "home.matter.0000.types.010b"

@@ -10,7 +10,8 @@ let generatedTraitTypes: [any AutomatableTrait.Type] = [
     Matter.Pm10ConcentrationMeasurementTrait.self, Matter.TotalVolatileOrganicCompoundsConcentrationMeasurementTrait.self,
     Matter.HepaFilterMonitoringTrait.self, Matter.ActivatedCarbonFilterMonitoringTrait.self, Matter.SmokeCoAlarmTrait.self,
     Matter.BooleanStateConfigurationTrait.self, Matter.PowerSourceTrait.self, Matter.BridgedDeviceBasicInformationTrait.self,
-    Matter.ValveConfigurationAndControlTrait.self,
+    Matter.ValveConfigurationAndControlTrait.self, Matter.RvcRunModeTrait.self, Matter.RvcCleanModeTrait.self,
+    Matter.RvcOperationalStateTrait.self, Matter.PumpConfigurationAndControlTrait.self,
 ]
 
 /// The generated traits of the root endpoint (read on endpoint 0, not automatable).
@@ -23,7 +24,8 @@ let generatedDeviceTypeTypes: [any MatterDeviceType.Type] = [
     FanDeviceType.self, AirPurifierDeviceType.self, AirQualitySensorDeviceType.self, HumiditySensorDeviceType.self,
     LightSensorDeviceType.self, PressureSensorDeviceType.self, FlowSensorDeviceType.self, SmokeCoAlarmDeviceType.self,
     WaterLeakDetectorDeviceType.self, OnOffLightSwitchDeviceType.self, DimmerSwitchDeviceType.self, AggregatorDeviceType.self,
-    BridgedNodeDeviceType.self, WaterValveDeviceType.self, DimmablePlugInUnitDeviceType.self, SpeakerDeviceType.self,
+    BridgedNodeDeviceType.self, WaterValveDeviceType.self, RoboticVacuumCleanerDeviceType.self, PumpDeviceType.self,
+    DimmablePlugInUnitDeviceType.self, SpeakerDeviceType.self,
 ]
 
 extension MatterTraits {
@@ -72,5 +74,11 @@ extension MatterTraits {
     }
     public var valveConfigurationAndControlTrait: Matter.ValveConfigurationAndControlTrait? {
         collection[Matter.ValveConfigurationAndControlTrait.self]
+    }
+    public var rvcRunModeTrait: Matter.RvcRunModeTrait? { collection[Matter.RvcRunModeTrait.self] }
+    public var rvcCleanModeTrait: Matter.RvcCleanModeTrait? { collection[Matter.RvcCleanModeTrait.self] }
+    public var rvcOperationalStateTrait: Matter.RvcOperationalStateTrait? { collection[Matter.RvcOperationalStateTrait.self] }
+    public var pumpConfigurationAndControlTrait: Matter.PumpConfigurationAndControlTrait? {
+        collection[Matter.PumpConfigurationAndControlTrait.self]
     }
 }

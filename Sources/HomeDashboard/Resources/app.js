@@ -65,6 +65,16 @@ function shown(key, value) {
     case "TotalVolatileOrganicCompoundsConcentrationMeasurement.MeasuredValue": return ["TVOC", Math.round(value) + " ppb"];
     case "HepaFilterMonitoring.Condition": return ["HEPA filter", value + " %"];
     case "ActivatedCarbonFilterMonitoring.Condition": return ["carbon filter", value + " %"];
+    case "ValveConfigurationAndControl.CurrentState": return ["valve", ["closed", "open", "moving"][value] ?? value];
+    case "ValveConfigurationAndControl.CurrentLevel": return ["open", value + " %"];
+    case "ValveConfigurationAndControl.RemainingDuration": return ["closes in", value + " s"];
+    case "RvcOperationalState.OperationalState": return ["", ({0: "stopped", 1: "cleaning", 2: "paused", 3: "ERROR", 64: "returning to dock", 65: "charging", 66: "docked"})[value] ?? value];
+    case "RvcOperationalState.CurrentPhase": return ["phase", ["cleaning", "returning", "charging"][value] ?? value];
+    case "RvcRunMode.CurrentMode": return ["run mode", ["idle", "cleaning"][value] ?? value];
+    case "PumpConfigurationAndControl.EffectiveOperationMode": return ["pump", ["normal", "minimum", "maximum", "local"][value] ?? value];
+    case "PumpConfigurationAndControl.Speed": return ["speed", value + " rpm"];
+    case "PumpConfigurationAndControl.PumpStatus": return ["", value & 3 ? "FAULT" : value & 32 ? "running" : "stopped"];
+    case "RvcCleanMode.CurrentMode": return ["clean mode", ["vacuum", "deep clean", "quiet"][value] ?? value];
     case "BasicInformation.NodeLabel": return ["label", value === "" ? "–" : value];
     default: return [name.split(".")[1], String(value)];
   }
@@ -127,6 +137,12 @@ function actButtons(d) {
       box.append(input, el("button", {"data-act": a, onclick: stop(() => act(d.serial, a, input.value))}, a + " " + unit));
     } else if (a === "fan") {
       for (const v of ["off", "low", "medium", "high"]) box.append(el("button", {"data-act": "fan-" + v, onclick: stop(() => act(d.serial, "fan", v))}, "fan " + v));
+    } else if (a === "valve") {
+      for (const v of ["open", "close"]) box.append(el("button", {"data-act": "valve-" + v, onclick: stop(() => act(d.serial, "valve", v))}, "valve " + v));
+    } else if (a === "vacuum") {
+      for (const v of ["start", "pause", "home", "stuck", "clear"]) box.append(el("button", {"data-act": "vacuum-" + v, onclick: stop(() => act(d.serial, "vacuum", v))}, "vacuum " + v));
+    } else if (a === "pump") {
+      for (const v of ["blocked", "clear"]) box.append(el("button", {"data-act": "pump-" + v, onclick: stop(() => act(d.serial, "pump", v))}, "pump " + v));
     } else if (a === "replace") {
       for (const v of ["hepa", "carbon"]) box.append(el("button", {"data-act": "replace-" + v, onclick: stop(() => act(d.serial, "replace", v))}, "new " + v + " filter"));
     } else if (a === "cord") {

@@ -112,6 +112,8 @@ final class OnOffServer: OnOffHandler {
                 level.server.turnOff(fade: levelOverride.fade, context: level.context)
             }
         }
+        // A pump's OnOff runs it (Pump device type).
+        if let pump = context.peer(PumpConfigurationAndControlServer.self) { pump.server.switched(pump.context) }
     }
 
     /// How a command with an effect shapes the level coupled to on/off.

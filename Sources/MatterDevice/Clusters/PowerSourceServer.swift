@@ -20,6 +20,8 @@ final class PowerSourceServer: PhysicallyOperated {
     static let drainInterval = Duration.seconds(3_600)
     static let warningPercent = 20.0
     static let criticalPercent = 5.0
+    /// 100 %, in BatPercentRemaining's half-percent units.
+    static let fullHalves: UInt64 = 200
     private static let drainTimer = "drain"
 
     private let features: Set<String>
@@ -68,6 +70,14 @@ final class PowerSourceServer: PhysicallyOperated {
         follow(context)
         // The new battery drains from now on.
         context.startTimer(Self.drainTimer, after: Self.drainInterval)
+    }
+
+    /// The charge moved by `halves` half-percents, within 0 to 100 %: a robot vacuum's run drains
+    /// its battery faster than standing by, its dock charges it.
+    func change(byHalves halves: Int, _ context: ClusterContext) {
+        guard battery, let remaining = context.unsigned(Attribute.batPercentRemaining) else { return }
+        context.set(Attribute.batPercentRemaining, .uint(UInt64(max(0, min(Int(Self.fullHalves), Int(remaining) + halves)))))
+        follow(context)
     }
 
     /// BatChargeLevel and BatReplacementNeeded from BatPercentRemaining, passed on to the endpoint's alarm.

@@ -54,6 +54,10 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
     case bridgedPresence(endpoint: EndpointNumber, present: Bool)
     /// A water valve's lever, or a fault at it (Valve Configuration and Control).
     case valve(ValveAction)
+    /// A robot vacuum's buttons, an error at it, or a person carrying it (RVC Operational State).
+    case vacuum(VacuumAction)
+    /// A fault at a pump, or its repair (Pump Configuration and Control).
+    case pump(PumpAction)
 
     public var description: String {
         switch self {
@@ -81,6 +85,8 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .bridged(let endpoint, let reachable): reachable ? "plug in bridged device \(endpoint)" : "unplug bridged device \(endpoint)"
         case .bridgedPresence(let endpoint, let present): present ? "add bridged device \(endpoint)" : "remove bridged device \(endpoint)"
         case .valve(let action): action.description
+        case .vacuum(let action): action.description
+        case .pump(let action): action.description
         }
     }
 
@@ -126,6 +132,8 @@ public enum PhysicalAction: Sendable, Hashable, CustomStringConvertible {
         case .battery: PowerSourceServer.clusterID
         case .bridged, .bridgedPresence: BridgedDeviceBasicInformationServer.clusterID
         case .valve: ValveConfigurationAndControlServer.clusterID
+        case .vacuum: RvcOperationalStateServer.clusterID
+        case .pump: PumpConfigurationAndControlServer.clusterID
         }
     }
 }

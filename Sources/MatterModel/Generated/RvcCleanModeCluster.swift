@@ -52,10 +52,10 @@ extension Clusters.RvcCleanMode {
     /// ModeOptionStruct, a struct of the cluster.
     public struct ModeOptionStruct: Sendable, Hashable, TLVCodable {
         public var label: String
-        public var mode: UInt64
+        public var mode: UInt8
         public var modeTags: [Clusters.RvcCleanMode.ModeTagStruct]
 
-        public init(label: String, mode: UInt64, modeTags: [Clusters.RvcCleanMode.ModeTagStruct]) {
+        public init(label: String, mode: UInt8, modeTags: [Clusters.RvcCleanMode.ModeTagStruct]) {
             self.label = label
             self.mode = mode
             self.modeTags = modeTags
@@ -79,10 +79,10 @@ extension Clusters.RvcCleanMode {
 
     /// ModeTagStruct, a struct of the cluster.
     public struct ModeTagStruct: Sendable, Hashable, TLVCodable {
-        public var mfgCode: UInt64?
-        public var value: UInt64
+        public var mfgCode: UInt16?
+        public var value: UInt16
 
-        public init(mfgCode: UInt64? = nil, value: UInt64) {
+        public init(mfgCode: UInt16? = nil, value: UInt16) {
             self.mfgCode = mfgCode
             self.value = value
         }
@@ -109,9 +109,9 @@ extension Clusters.RvcCleanMode {
             public static let commandID = Clusters.RvcCleanMode.Command.changeToMode
             public typealias Response = Clusters.RvcCleanMode.Commands.ChangeToModeResponse
 
-            public var newMode: UInt64
+            public var newMode: UInt8
 
-            public init(newMode: UInt64) {
+            public init(newMode: UInt8) {
                 self.newMode = newMode
             }
 
@@ -132,10 +132,10 @@ extension Clusters.RvcCleanMode {
             public static let clusterID = Clusters.RvcCleanMode.id
             public static let commandID = Clusters.RvcCleanMode.Command.changeToModeResponse
 
-            public var status: UInt64
+            public var status: UInt8
             public var statusText: String?
 
-            public init(status: UInt64, statusText: String? = nil) {
+            public init(status: UInt8, statusText: String? = nil) {
                 self.status = status
                 self.statusText = statusText
             }

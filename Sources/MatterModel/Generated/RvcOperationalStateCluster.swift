@@ -73,11 +73,11 @@ extension Clusters {
 extension Clusters.RvcOperationalState {
     /// ErrorStateStruct, a struct of the cluster.
     public struct ErrorStateStruct: Sendable, Hashable, TLVCodable {
-        public var errorStateID: UInt64
+        public var errorStateID: UInt8
         public var errorStateLabel: String?
         public var errorStateDetails: String?
 
-        public init(errorStateID: UInt64, errorStateLabel: String? = nil, errorStateDetails: String? = nil) {
+        public init(errorStateID: UInt8, errorStateLabel: String? = nil, errorStateDetails: String? = nil) {
             self.errorStateID = errorStateID
             self.errorStateLabel = errorStateLabel
             self.errorStateDetails = errorStateDetails
@@ -101,10 +101,10 @@ extension Clusters.RvcOperationalState {
 
     /// OperationalStateStruct, a struct of the cluster.
     public struct OperationalStateStruct: Sendable, Hashable, TLVCodable {
-        public var operationalStateID: UInt64
+        public var operationalStateID: UInt8
         public var operationalStateLabel: String?
 
-        public init(operationalStateID: UInt64, operationalStateLabel: String? = nil) {
+        public init(operationalStateID: UInt8, operationalStateLabel: String? = nil) {
             self.operationalStateID = operationalStateID
             self.operationalStateLabel = operationalStateLabel
         }
@@ -235,11 +235,11 @@ extension Clusters.RvcOperationalState {
             public static let eventID = Clusters.RvcOperationalState.Event.operationCompletion
             public static let priority = EventPriority.info
 
-            public var completionErrorCode: UInt64
-            public var totalOperationalTime: Nullable<UInt64>?
-            public var pausedTime: Nullable<UInt64>?
+            public var completionErrorCode: UInt8
+            public var totalOperationalTime: Nullable<UInt32>?
+            public var pausedTime: Nullable<UInt32>?
 
-            public init(completionErrorCode: UInt64, totalOperationalTime: Nullable<UInt64>? = nil, pausedTime: Nullable<UInt64>? = nil) {
+            public init(completionErrorCode: UInt8, totalOperationalTime: Nullable<UInt32>? = nil, pausedTime: Nullable<UInt32>? = nil) {
                 self.completionErrorCode = completionErrorCode
                 self.totalOperationalTime = totalOperationalTime
                 self.pausedTime = pausedTime

@@ -96,6 +96,12 @@ func commissionReporting(_ device: TestDevice, into home: Home, structureID: Str
         if dev.types.contains(DimmablePlugInUnitDeviceType.self) {
             return await dev.types.get(DimmablePlugInUnitDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
         }
+        if dev.types.contains(RoboticVacuumCleanerDeviceType.self) {
+            return await dev.types.get(RoboticVacuumCleanerDeviceType.self)?.matterTraits.rvcOperationalStateTrait?.operationalState != nil
+        }
+        if dev.types.contains(PumpDeviceType.self) {
+            return await dev.types.get(PumpDeviceType.self)?.matterTraits.pumpConfigurationAndControlTrait?.effectiveOperationMode != nil
+        }
         if dev.types.contains(SpeakerDeviceType.self) {
             return await dev.types.get(SpeakerDeviceType.self)?.matterTraits.levelControlTrait?.currentLevel != nil
         }

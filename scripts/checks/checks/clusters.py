@@ -36,6 +36,8 @@ CO2_CONCENTRATION, PM25_CONCENTRATION = 0x040D, 0x042A
 SMOKE_CO_ALARM, BOOLEAN_STATE_CONFIGURATION, POWER_SOURCE = 0x005C, 0x0080, 0x002F
 BRIDGED_DEVICE_BASIC_INFORMATION = 0x0039
 VALVE_CONFIGURATION_AND_CONTROL = 0x0081
+RVC_RUN_MODE, RVC_CLEAN_MODE, RVC_OPERATIONAL_STATE = 0x0054, 0x0055, 0x0061
+PUMP_CONFIGURATION_AND_CONTROL = 0x0200
 FEATURE_MAP = 0xFFFC
 
 NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorControl",
@@ -48,7 +50,9 @@ NAMES = {ON_OFF: "OnOff", LEVEL_CONTROL: "LevelControl", COLOR_CONTROL: "ColorCo
          DOOR_LOCK: "DoorLock", THERMOSTAT: "Thermostat", SMOKE_CO_ALARM: "SmokeCoAlarm",
          BOOLEAN_STATE_CONFIGURATION: "BooleanStateConfiguration", POWER_SOURCE: "PowerSource",
          BRIDGED_DEVICE_BASIC_INFORMATION: "BridgedDeviceBasicInformation",
-         VALVE_CONFIGURATION_AND_CONTROL: "ValveConfigurationAndControl"}
+         VALVE_CONFIGURATION_AND_CONTROL: "ValveConfigurationAndControl", RVC_RUN_MODE: "RvcRunMode",
+         RVC_CLEAN_MODE: "RvcCleanMode", RVC_OPERATIONAL_STATE: "RvcOperationalState",
+         PUMP_CONFIGURATION_AND_CONTROL: "PumpConfigurationAndControl"}
 
 # How soon what follows a move is there (each driver says how long that is for it).
 AT_ONCE = "at once"                 # the command sets it
@@ -71,6 +75,32 @@ class AtLeast:
 
     def __repr__(self):
         return f">= {self.bound}"
+
+
+class Bits:
+    """A wanted bitmap: the mask's bits all set (or all clear)."""
+
+    def __init__(self, mask, clear=False):
+        self.mask, self.clear = mask, clear
+
+    def __call__(self, value):
+        return isinstance(value, int) and (value & self.mask == 0 if self.clear else value & self.mask == self.mask)
+
+    def __repr__(self):
+        return f"bits {self.mask:#x} {'clear' if self.clear else 'set'}"
+
+
+class OneOf:
+    """A wanted value among several (a vacuum put on its dock charges, or is full)."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def __call__(self, value):
+        return value in self.values
+
+    def __repr__(self):
+        return f"one of {list(self.values)}"
 
 
 @dataclass(frozen=True)
@@ -324,6 +354,66 @@ VALVE_MOVES = [
 ]
 
 
+# --- a robot vacuum --------------------------------------------------------------------------
+
+CURRENT_MODE, OPERATIONAL_STATE = 0x0001, 0x0004
+CLEANING_MODE, DEEP_CLEAN_MODE = 1, 1   # the profile's Run Mode Cleaning and Clean Mode "Deep clean"
+RUNNING, PAUSED, ERROR, SEEKING_CHARGER, CHARGING, DOCKED = 1, 2, 3, 0x40, 0x41, 0x42
+OPERATIONAL_ERROR_EVENT, OPERATION_COMPLETION_EVENT = 0x00, 0x01
+
+# On its dock: a clean mode (only while idle), a clean run, Pause / Resume, a problem at it
+# (Error with its OperationalError event) freed by a person (Paused), GoHome, and put on its
+# dock: the run's OperationCompletion, Charging or (full) Docked.
+RVC_CLEAN_MODE_MOVES = [
+    Move("ChangeToMode Deep clean: CurrentMode", RVC_CLEAN_MODE, CURRENT_MODE, DEEP_CLEAN_MODE, command="ChangeToMode",
+         fields={"newMode": DEEP_CLEAN_MODE}, pace=BEHIND_REPORTS)]
+RVC_RUN_MODE_MOVES = [
+    # A fresh battery first: the Power Source's own step left it at 15 %, where a run is refused (BatteryLow).
+    Move("battery 100: BatPercentRemaining (a run needs more than 15 %)", POWER_SOURCE, 0x000C, 200, act=("battery", "100"),
+         pace=ACT),
+    Move("ChangeToMode Cleaning: CurrentMode", RVC_RUN_MODE, CURRENT_MODE, CLEANING_MODE, command="ChangeToMode",
+         fields={"newMode": CLEANING_MODE}, pace=BEHIND_REPORTS)]
+RVC_OPERATIONAL_STATE_MOVES = [
+    Move("Pause: OperationalState Paused", RVC_OPERATIONAL_STATE, OPERATIONAL_STATE, PAUSED, command="Pause",
+         pace=BEHIND_REPORTS),
+    Move("Resume: OperationalState Running", RVC_OPERATIONAL_STATE, OPERATIONAL_STATE, RUNNING, command="Resume",
+         pace=BEHIND_REPORTS),
+    Move("vacuum stuck: OperationalError event and OperationalState Error", RVC_OPERATIONAL_STATE, OPERATIONAL_STATE,
+         ERROR, act=("vacuum", "stuck"), events=(OPERATIONAL_ERROR_EVENT,), pace=ACT),
+    Move("vacuum clear: OperationalState Paused", RVC_OPERATIONAL_STATE, OPERATIONAL_STATE, PAUSED,
+         act=("vacuum", "clear"), pace=ACT),
+    Move("GoHome: OperationalState SeekingCharger", RVC_OPERATIONAL_STATE, OPERATIONAL_STATE, SEEKING_CHARGER,
+         command="GoHome", pace=BEHIND_REPORTS),
+    Move("vacuum dock: OperationCompletion event, Charging or Docked", RVC_OPERATIONAL_STATE, OPERATIONAL_STATE,
+         OneOf(CHARGING, DOCKED), act=("vacuum", "dock"), events=(OPERATION_COMPLETION_EVENT,), pace=ACT),
+]
+
+
+# --- a pump ---------------------------------------------------------------------------------
+
+PUMP_STATUS, EFFECTIVE_OPERATION_MODE, EFFECTIVE_CONTROL_MODE, PUMP_SPEED, OPERATION_MODE = 0x0010, 0x0011, 0x0012, 0x0014, 0x0020
+DEVICE_FAULT, PUMP_BLOCKED_EVENT = 0x0001, 0x09
+NORMAL, MAXIMUM, CONSTANT_SPEED, CONSTANT_PRESSURE = 0, 2, 0, 1
+
+# A jammed impeller first (PumpBlocked, DeviceFault): the pump stops and stays still, so its
+# pressure and flow sensors' own steps (SENSOR_ACTS, after these) are not overtaken by its ramp.
+# Maximum runs at constant speed; Normal goes back to the profile's ConstantPressure. The fault is
+# cleared last of all the node's steps (PUMP_CLEAR, at the end of STEPS).
+PUMP_MOVES = [
+    Move("pump blocked: PumpBlocked event, DeviceFault, the pump stops", PUMP_CONFIGURATION_AND_CONTROL, PUMP_STATUS,
+         Bits(DEVICE_FAULT), act=("pump", "blocked"), events=(PUMP_BLOCKED_EVENT,),
+         also=(("speed", PUMP_SPEED, 0, MOVEMENT),), pace=ACT),
+    Move("write OperationMode Maximum: effective modes Maximum, ConstantSpeed", PUMP_CONFIGURATION_AND_CONTROL,
+         EFFECTIVE_OPERATION_MODE, MAXIMUM, write=(OPERATION_MODE, MAXIMUM),
+         also=(("effectiveControlMode", EFFECTIVE_CONTROL_MODE, CONSTANT_SPEED, BEHIND_REPORTS),), pace=BEHIND_REPORTS),
+    Move("write OperationMode Normal: effective modes Normal, ConstantPressure", PUMP_CONFIGURATION_AND_CONTROL,
+         EFFECTIVE_OPERATION_MODE, NORMAL, write=(OPERATION_MODE, NORMAL),
+         also=(("effectiveControlMode", EFFECTIVE_CONTROL_MODE, CONSTANT_PRESSURE, BEHIND_REPORTS),), pace=BEHIND_REPORTS),
+]
+PUMP_CLEAR = Move("pump clear: DeviceFault cleared", PUMP_CONFIGURATION_AND_CONTROL, PUMP_STATUS, Bits(DEVICE_FAULT, clear=True),
+                  act=("pump", "clear"), pace=ACT)
+
+
 # --- what a person does at a sensor or a switch ---------------------------------------------
 
 SENSOR_ACTS = {
@@ -404,9 +494,13 @@ def listed(moves):
 
 
 # Each cluster's moves for a node's current state, in the order a node's checks run them.
-STEPS = [(ON_OFF, on_off), (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color_control),
+STEPS = [(ON_OFF, on_off), (PUMP_CONFIGURATION_AND_CONTROL, listed(PUMP_MOVES)),
+         (LEVEL_CONTROL, level_control), (COLOR_CONTROL, color_control),
          (WINDOW_COVERING, window_covering),
          *((cluster, boolean_state if cluster == BOOLEAN_STATE else listed(moves)) for cluster, moves in SENSOR_ACTS.items()),
          (DOOR_LOCK, listed(DOOR_LOCK_MOVES)), (THERMOSTAT, listed(THERMOSTAT_MOVES)), (FAN_CONTROL, listed(FAN_MOVES)),
          (HEPA_FILTER_MONITORING, listed([RESET_CONDITION])), (BRIDGED_DEVICE_BASIC_INFORMATION, bridged),
-         (VALVE_CONFIGURATION_AND_CONTROL, listed(VALVE_MOVES))]
+         (VALVE_CONFIGURATION_AND_CONTROL, listed(VALVE_MOVES)),
+         (RVC_CLEAN_MODE, listed(RVC_CLEAN_MODE_MOVES)), (RVC_RUN_MODE, listed(RVC_RUN_MODE_MOVES)),
+         (RVC_OPERATIONAL_STATE, listed(RVC_OPERATIONAL_STATE_MOVES)),
+         (PUMP_CONFIGURATION_AND_CONTROL, listed([PUMP_CLEAR]))]
