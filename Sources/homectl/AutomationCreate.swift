@@ -46,9 +46,11 @@ extension AutomationsCommand {
 
         func run() async throws {
             try await HomeAPIRun.run {
-                let home = try await global.open()
+                // A home that subscribes: an automation's starter is validated against the
+                // device's events, which only a live home receives (missingSubscription otherwise).
+                let home = try await global.open(live: true)
                 let start = try Self.split(when, Starter.init)
-                let starterDevice = try await resolveDevice(start.device, in: home)
+                let starterDevice = try await Self.read(start.device, in: home)
                 guard let structureID = starterDevice.structureID else {
                     throw ValidationError("\(starterDevice.name) is in no structure: an automation belongs to one")
                 }
@@ -56,7 +58,7 @@ extension AutomationsCommand {
                 var actionNodes: [AutomationNode] = []
                 for text in actions {
                     let (name, command) = try Self.split(text, Command.init)
-                    actionNodes.append(try Self.action(try await resolveDevice(name, in: home), command))
+                    actionNodes.append(try Self.action(try await Self.read(name, in: home), command))
                 }
                 let draft = automation(name: name) {
                     starterNode
@@ -66,6 +68,14 @@ extension AutomationsCommand {
                 if global.json { Output.json(["id": created.id, "name": created.name]) } else { print("created \(created.name) (\(created.id))") }
                 await home.close()
             }
+        }
+
+        /// The device with its traits read now: what the home kept of it may lack the traits an
+        /// automation names (its snapshot older than the device's clusters), as `withTrait` finds.
+        static func read(_ name: String, in home: Home) async throws -> HomeDevice {
+            let device = try await resolveDevice(name, in: home)
+            try await home.refresh(deviceID: device.id)
+            return try await home.device(id: device.id)
         }
 
         /// The device type of `device` that has the trait (its starter or action names it).

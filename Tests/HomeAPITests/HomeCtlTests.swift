@@ -1,4 +1,6 @@
 import Foundation
+import HomeAPI
+import MatterDevice
 import MatterModel
 import MatterProtocol
 import NIOConcurrencyHelpers
@@ -126,6 +128,35 @@ struct HomeCtlTests {
         #expect(try Self.homectl(["fan", "Ceiling fan", "150"], home: home).status != 0)
         let got = try Self.homectl(["get", "Ceiling fan", "--json"], home: home)
         #expect(got.output.contains("\"fan\" : \"medium\""), "\(got.output)")
+    }
+
+    /// `automations create` on a home just commissioned: the starter's trait is read from the
+    /// device, and the home it validates against subscribes (in demo.sh it failed with "has no
+    /// SmokeCoAlarmTrait", then with missingSubscription).
+    @Test func anAutomationIsCreatedFromTheCommandLine() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let home = dir.appendingPathComponent("home.sqlite")
+        let alarm = try await TestDevice.start(
+            SafetySensorHomeTests.device(
+                DeviceTypes.smokeCoAlarm, [ClusterInstanceDescription(id: Clusters.SmokeCoAlarm.id, features: ["SMOKE", "CO"])],
+                product: "Smoke Alarm", serial: "SMOKE-CLI"))
+        let light = try await TestDevice.start(Fixture.dimmableLight(), deviceTypeID: 0x0101)
+        defer { PendingCleanups.run { await alarm.stop(); await light.stop() } }
+        for (device, name) in [(alarm, "Hall alarm"), (light, "Desk lamp")] {
+            let commissioned = try Self.homectl(
+                [
+                    "commission", "--code", try device.setupCode, "--address", "127.0.0.1:\(device.port)",
+                    "--structure", "Flat", "--room", "Hall", "--name", name, "--allow-untrusted",
+                ], home: home)
+            #expect(commissioned.status == 0, "\(commissioned.error)")
+        }
+        let created = try Self.homectl(
+            ["automations", "create", "Smoke: lamp on", "--when", "Hall alarm:smoke", "--then", "Desk lamp:on"], home: home)
+        #expect(created.status == 0, "\(created.error)")
+        #expect(created.output.contains("created Smoke: lamp on"), "\(created.output)")
+        let listed = try Self.homectl(["automations", "list"], home: home)
+        #expect(listed.output.contains("Smoke: lamp on"), "\(listed.output) \(listed.error)")
     }
 
     @Test func commissionListControlRenameAndRooms() async throws {
