@@ -7,7 +7,10 @@ device type and every required attribute, and, unless the schema allows None
 (`allow_none_value`), none of them is null. The server does not name platforms itself; this
 table carries that rule per device type: (platform, required (cluster, attribute) IDs,
 allow_none). A platform of None: HA makes no entity of its own for the device type (a node's
-root, a bridge, a client-only switch; a battery is a sensor of its device).
+root, a bridge, a client-only switch; a battery or an electrical sensor is a sensor of its
+device). A required entry that is a tuple of pairs is met by any one of them (a CO-only alarm
+has COState, not SmokeState). Real devices' dumps (clone-roundtrip.sh --real) bring the
+utility device types of their root endpoints (OTA Requestor, Electrical Sensor, …).
 
 Standard library only.
 """
@@ -24,6 +27,10 @@ def measured(cluster):
 PLATFORMS = {
     0x0016: ("RootNode", None, (), False),
     0x0011: ("PowerSource", None, (), False),
+    0x0012: ("OtaRequestor", None, (), False),
+    0x0014: ("OtaProvider", None, (), False),
+    0x0510: ("ElectricalSensor", None, (), False),
+    0x050D: ("DeviceEnergyManagement", None, (), False),
     0x000E: ("Aggregator", None, (), False),
     0x0013: ("BridgedNode", None, (), False),
     0x0103: ("OnOffLightSwitch", None, (), False),      # client clusters: it sends, HA shows nothing
@@ -40,7 +47,7 @@ PLATFORMS = {
     0x0015: ("ContactSensor", "binary_sensor", BOOLEAN_STATE, False),
     0x0043: ("WaterLeakDetector", "binary_sensor", BOOLEAN_STATE, False),
     0x0107: ("OccupancySensor", "binary_sensor", measured(0x0406), False),
-    0x0076: ("SmokeCoAlarm", "binary_sensor", ((0x005C, 0x0001),), False),   # SmokeState
+    0x0076: ("SmokeCoAlarm", "binary_sensor", (((0x005C, 0x0001), (0x005C, 0x0002)),), False),   # SmokeState or COState
     0x0302: ("TemperatureSensor", "sensor", measured(0x0402), False),
     0x0307: ("HumiditySensor", "sensor", measured(0x0405), False),
     0x0106: ("LightSensor", "sensor", measured(0x0400), False),
@@ -72,9 +79,15 @@ def platforms(attributes, endpoint, device_types):
         name, platform, required, allow_none = entry
         if platform is None:
             continue
-        paths = [f"{endpoint}/{cluster}/{attribute}" for cluster, attribute in required]
-        missing = [p for p in paths if p not in attributes]
-        null = [p for p in paths if p in attributes and attributes[p] is None and not allow_none]
+        missing, null = [], []
+        for requirement in required:
+            options = requirement if isinstance(requirement[0], tuple) else (requirement,)
+            paths = [f"{endpoint}/{cluster}/{attribute}" for cluster, attribute in options]
+            present = [p for p in paths if p in attributes]
+            if not present:
+                missing.append(" or ".join(paths))
+            elif not allow_none and all(attributes[p] is None for p in present):
+                null.append(" or ".join(present))
         if missing or null:
             problems.append(f"endpoint {endpoint} {name}: no {platform} entity (" +
                             ", ".join([f"{p} missing" for p in missing] + [f"{p} null" for p in null]) + ")")
