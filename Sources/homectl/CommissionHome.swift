@@ -255,14 +255,19 @@ struct CommissionHome {
         do { discovery = try DNSSDDiscovery() } catch {
             throw ValidationError("DNS-SD is not available (\(error)); give the home's address with --host")
         }
-        let found = try await discovery.commissionableNodes(duration: options.browseSeconds.duration)
-        for node in nodes {
-            let matches = found.filter { $0.record.longDiscriminator == node.discriminator }
-            let candidates = matches.flatMap(\.addresses).filter { $0.port == node.port }
-            // IPv4 first: a link-local IPv6 address needs its interface to be usable.
-            if let address = candidates.first(where: { $0.protocol == .inet }) ?? candidates.first {
-                result[node.index] = address
+        // A home's nodes announce one slot apart after a start (AnnouncementPacing), so the last
+        // may appear after a first browse: browse again, up to three times, while any is missing.
+        for _ in 0..<3 {
+            let found = try await discovery.commissionableNodes(duration: options.browseSeconds.duration)
+            for node in nodes where result[node.index] == nil {
+                let matches = found.filter { $0.record.longDiscriminator == node.discriminator }
+                let candidates = matches.flatMap(\.addresses).filter { $0.port == node.port }
+                // IPv4 first: a link-local IPv6 address needs its interface to be usable.
+                if let address = candidates.first(where: { $0.protocol == .inet }) ?? candidates.first {
+                    result[node.index] = address
+                }
             }
+            if result.count == nodes.count { break }
         }
         return result
     }

@@ -47,7 +47,8 @@ import Testing
         #expect(SmokeCo(code: 0x005C_0000_0000_00A5) == .batteryAlertClear)
         // TC_SMOKECO_2_3 and 2_4 still send the older namespace's codes.
         #expect(SmokeCo(code: 0xFFFF_FFFF_0000_009D) == .criticalCoAlarm)
-        #expect(SmokeCo(code: 0x005C_0000_0000_00AB) == nil)  // DeviceMutedClear: not one the device acts out
+        #expect(SmokeCo(code: 0x005C_0000_0000_00AB) == .deviceMutedClear)  // the hush ends (TC_SMOKECO_2_5)
+        #expect(SmokeCo(code: 0x005C_0000_0000_00A6) == nil)  // contamination clear: not modelled
         #expect(SmokeCo(code: 0x0080_0000_0000_0090) == nil)
         typealias Leak = Clusters.BooleanStateConfiguration.TestEventTrigger
         #expect(Leak(code: 0x0080_0000_0000_0000) == .sensorTrigger)

@@ -40,10 +40,12 @@ actor NodeAdvertiser {
     /// The LAN is down (a pulled cable): nothing is on the air.
     private var suspended = false
     /// Nothing goes to the daemon before this (`AnnouncementPacing`).
+    // real time: external: the Avahi daemon's packets, paced on the wall clock they go out on.
     private let firstPublication: ContinuousClock.Instant?
 
     /// - Parameter enabled: false never touches Avahi (tests on loopback).
     /// - Parameter shared: a publisher to use instead of a connection of this node's own.
+    // real time: external: `firstPublication` paces the Avahi daemon's packets.
     init(enabled: Bool, shared: DNSSDPublisher? = nil, firstPublication: ContinuousClock.Instant? = nil, logger: Logger) {
         self.logger = logger
         self.firstPublication = firstPublication
