@@ -4,9 +4,12 @@
 # services meanwhile: the stock avahi-daemon would publish on the machine's real interfaces
 # (the network rule). Ours is removed again afterwards.
 set -euo pipefail
+# Installed means "install ok installed": `dpkg -s` also succeeds for a package removed with
+# its configuration files left behind.
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 missing=()
 for pkg in "$@"; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  installed "$pkg" || missing+=("$pkg")
 done
 [ "${#missing[@]}" -gt 0 ] || exit 0
 if [ "$(id -u)" != 0 ]; then
@@ -17,7 +20,7 @@ fi
 exec 9>/run/lock/mattersim-apt-install.lock
 flock 9
 still=()
-for pkg in "${missing[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || still+=("$pkg"); done
+for pkg in "${missing[@]}"; do installed "$pkg" || still+=("$pkg"); done
 [ "${#still[@]}" -gt 0 ] || exit 0
 missing=("${still[@]}")
 echo "apt-install: installing ${missing[*]}" >&2
