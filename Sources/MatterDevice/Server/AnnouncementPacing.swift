@@ -15,8 +15,13 @@ public enum AnnouncementPacing {
     /// (20-120 ms), so a packet rarely carries a third node; 28 nodes take 3.2 s.
     public static let spacing = Duration.milliseconds(120)
 
+    /// Slots in a round: the wait is bounded (3.7 s) whatever the home's size. A fleet home of
+    /// 1,000 nodes would otherwise hold its last node back two minutes; past 32 nodes a slot
+    /// holds several, no worse than all at once.
+    public static let slots = 32
+
     /// How long node `index` (from 0, in the home's order) waits before its first advertisement.
     public static func slot(ofNode index: Int) -> Duration {
-        spacing * max(0, index)
+        spacing * (max(0, index) % slots)
     }
 }
