@@ -108,6 +108,15 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
         ]),
+        // `/metrics` for operators: one swift-prometheus registry and exporter, shared by the relay,
+        // the hub and `matter-sim home`.
+        .target(name: "OperatorMetrics", dependencies: [
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         // The cloud relay, split by role. The frames both ends speak:
         .target(name: "RelayProtocol", dependencies: [
             "MatterTLV", "MatterModel",
@@ -132,8 +141,8 @@ let package = Package(
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            "OperatorMetrics",
             .product(name: "CoreMetrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -160,7 +169,7 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // `matter-sim home --dashboard`: a running home in the browser (Hummingbird, WebSocket push).
         .target(name: "HomeDashboard", dependencies: [
-            "CMalloc", "CQREncode", "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV",
+            "CMalloc", "CQREncode", "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "OperatorMetrics",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -235,7 +235,12 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         // Counted as they arrive, before anything decodes them.
         traffic.arrived(bytes: buffer.readableBytes, frames: arrived, on: connection, at: now)
-        for (reason, count) in dropped { traffic.metrics.rejected(reason, count: count) }
+        for (reason, count) in dropped {
+            traffic.metrics.rejected(reason, count: count)
+            if let home = connection.home, let limit = RelayRateLimit(reason) {
+                traffic.metrics.rateLimitDrops(home: home, limit, count: count)
+            }
+        }
         guard let kept, !flooded else {
             if flooded {
                 traffic.logger.notice("frame flood; closing the connection", metadata: ["address": "\(connection.address)"])

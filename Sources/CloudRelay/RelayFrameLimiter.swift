@@ -15,12 +15,15 @@ struct FrameBucket {
         refilledAt = now
     }
 
-    /// Takes a token; false when there is none.
-    mutating func take(at now: Duration) -> Bool {
+    /// Takes a token; false when there is none. `share`: the part of the rate and burst this
+    /// instance may use of a budget several instances share (`RelayLimitSharing`).
+    mutating func take(at now: Duration, share: Double = 1) -> Bool {
+        let cap = max(1, Double(burst) * share)
         if now > refilledAt {
-            tokens = min(Double(burst), tokens + (now - refilledAt) / .seconds(1) * Double(framesPerSecond))
+            tokens = tokens + (now - refilledAt) / .seconds(1) * Double(framesPerSecond) * share
             refilledAt = now
         }
+        tokens = min(cap, tokens)  // also when the share shrank
         guard tokens >= 1 else { return false }
         tokens -= 1
         return true
@@ -92,24 +95,53 @@ struct RelayFrameLimiter {
 final class SharedFrameBuckets: Sendable {
     let framesPerSecond: Int
     let burst: Int
-    // The lock guards the buckets.
-    private let buckets = NIOLockedValueBox<[String: FrameBucket]>([:])
+    /// Several instances share each key's budget (`RelayLimitSharing`): frames offered per key
+    /// are counted for their reports, and each key is held to this instance's share.
+    let sharedAcrossInstances: Bool
+    private struct Table {
+        var buckets: [String: FrameBucket] = [:]
+        /// Frames offered per key since the last `takeDemand()`.
+        var offered: [String: Int] = [:]
+        /// This instance's part of a key's budget, where other instances use it too (else 1).
+        var shares: [String: Double] = [:]
+    }
+    // The lock guards the buckets, the demand counted and the shares.
+    private let table = NIOLockedValueBox(Table())
     private static let sweepAbove = 4096
 
-    init(framesPerSecond: Int, burst: Int) {
+    init(framesPerSecond: Int, burst: Int, sharedAcrossInstances: Bool = false) {
         self.framesPerSecond = max(1, framesPerSecond)
         self.burst = max(1, burst)
+        self.sharedAcrossInstances = sharedAcrossInstances
     }
 
     /// Takes a token from `key`'s bucket; false when it has none.
     func take(_ key: String, at now: Duration) -> Bool {
-        buckets.withLockedValue { buckets in
-            if buckets.count >= Self.sweepAbove { buckets = buckets.filter { !$0.value.isFull(at: now) } }
-            var bucket = buckets[key] ?? FrameBucket(framesPerSecond: framesPerSecond, burst: burst, now: now)
-            let taken = bucket.take(at: now)
-            buckets[key] = bucket
+        table.withLockedValue { t in
+            if t.buckets.count >= Self.sweepAbove { t.buckets = t.buckets.filter { !$0.value.isFull(at: now) } }
+            var bucket = t.buckets[key] ?? FrameBucket(framesPerSecond: framesPerSecond, burst: burst, now: now)
+            var share = 1.0
+            if sharedAcrossInstances {
+                t.offered[key, default: 0] += 1
+                share = t.shares[key] ?? 1
+            }
+            let taken = bucket.take(at: now, share: share)
+            t.buckets[key] = bucket
             return taken
         }
+    }
+
+    /// The frames offered per key since the last call.
+    func takeDemand() -> [String: Int] {
+        table.withLockedValue { t in
+            defer { t.offered = [:] }
+            return t.offered
+        }
+    }
+
+    /// This instance's shares of the keys other instances use too; every other key has all of its budget.
+    func setShares(_ shares: [String: Double]) {
+        table.withLockedValue { $0.shares = shares }
     }
 }
 

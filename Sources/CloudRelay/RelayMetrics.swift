@@ -1,7 +1,7 @@
 import CoreMetrics
 import MatterProtocol
 import NIOConcurrencyHelpers
-import Prometheus
+import OperatorMetrics
 
 /// Who is on the other end of a relay connection.
 public enum RelayRole: String, Sendable, Hashable, CaseIterable {
@@ -91,6 +91,8 @@ public final class RelayMetrics: Sendable {
         public var requests: [RelayRequestOutcome: Int] = [:]
         /// Envelopes exchanged with other instances.
         public var clusterEnvelopes: [RelayClusterDirection: Int] = [:]
+        /// Frames dropped by any rate limit, by the sender's home ("other" past `dropSeriesLimit` homes).
+        public var homeDrops: [String: Int] = [:]
 
         /// The totals a relay prints when it stops.
         public var summary: String {
@@ -115,45 +117,40 @@ public final class RelayMetrics: Sendable {
         let poolInUse: CoreMetrics.Meter
         let poolSize: CoreMetrics.Meter
 
-        init(factory: PrometheusMetricsFactory) {
-            func each<Key: Hashable & CaseIterable & RawRepresentable<String>, M>(
-                _ label: String, _ dimension: String, _ make: (String, [(String, String)]) -> M
-            ) -> [Key: M] {
-                Dictionary(uniqueKeysWithValues: Key.allCases.map { ($0, make(label, [(dimension, $0.rawValue)])) })
-            }
-            let counter = { (label: String, dimensions: [(String, String)]) in CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory) }
-            connections = each("relay_connections", "role") { CoreMetrics.Meter(label: $0, dimensions: $1, factory: factory) }
-            accepted = each("relay_connections_accepted_total", "role", counter)
-            received = each("relay_frames_received_total", "role", counter)
-            routed = each("relay_frames_routed_total", "direction", counter)
-            rejected = each("relay_rejected_total", "reason", counter)
-            requests = each("relay_requests_total", "outcome", counter)
-            readsHeld = each("relay_reads_held_total", "limit", counter)
-            cluster = each("relay_cluster_envelopes_total", "direction", counter)
-            closedOverLimit = counter("relay_connections_closed_over_limit_total", [])
-            headTimeouts = counter("relay_request_head_timeouts_total", [])
-            roundTrip = CoreMetrics.Timer(label: "relay_exchange_round_trip_seconds", dimensions: [], factory: factory)
-            poolInUse = CoreMetrics.Meter(label: "relay_database_connections", dimensions: [("state", "in_use")], factory: factory)
-            poolSize = CoreMetrics.Meter(label: "relay_database_connections", dimensions: [("state", "pool_size")], factory: factory)
+        init(_ r: MetricsRegistry) {
+            connections = r.each("relay_connections", "role", r.meter)
+            accepted = r.each("relay_connections_accepted_total", "role", r.counter)
+            received = r.each("relay_frames_received_total", "role", r.counter)
+            routed = r.each("relay_frames_routed_total", "direction", r.counter)
+            rejected = r.each("relay_rejected_total", "reason", r.counter)
+            requests = r.each("relay_requests_total", "outcome", r.counter)
+            readsHeld = r.each("relay_reads_held_total", "limit", r.counter)
+            cluster = r.each("relay_cluster_envelopes_total", "direction", r.counter)
+            closedOverLimit = r.counter("relay_connections_closed_over_limit_total")
+            headTimeouts = r.counter("relay_request_head_timeouts_total")
+            roundTrip = r.timer("relay_exchange_round_trip_seconds")
+            poolInUse = r.meter("relay_database_connections", [("state", "in_use")])
+            poolSize = r.meter("relay_database_connections", [("state", "pool_size")])
         }
     }
 
     // The lock guards the whole snapshot; every update is a few integer additions.
     private let state: NIOLockedValueBox<Snapshot>
     private let changed = EventBroadcaster<Void>()
-    private let registry = PrometheusCollectorRegistry()
+    /// Its registry, on the exporter the hub and `matter-sim home` use too.
+    public let registry = MetricsRegistry(durationBuckets: ["relay_exchange_round_trip_seconds": RelayMetrics.latencyBuckets])
     private let instruments: Instruments
-    /// Where the database pool's use is read at each scrape (set by a relay on PostgreSQL).
-    private let pool = NIOLockedValueBox<(@Sendable () -> (inUse: Int, size: Int))?>(nil)
+    /// Frames dropped by a rate limit, per home (`relay_rate_limit_drops_total{home,limit}`),
+    /// made as homes are first dropped; past `dropSeriesLimit` homes, the rest count as "other".
+    private let homeDrops = NIOLockedValueBox<[String: [RelayRateLimit: CoreMetrics.Counter]]>([:])
+    static let dropSeriesLimit = 1000
 
     public init() {
         state = NIOLockedValueBox(
             Snapshot(
                 connections: [:], connectionsAccepted: [:], routed: [:], rejected: [:],
                 latencyCounts: Array(repeating: 0, count: Self.latencyBuckets.count), latencyCount: 0, latencySum: 0))
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["relay_exchange_round_trip_seconds"] = Self.latencyBuckets.map { .nanoseconds(Int64($0 * 1e9)) }
-        instruments = Instruments(factory: factory)
+        instruments = Instruments(registry)
     }
 
     public var snapshot: Snapshot { state.withLockedValue { $0 } }
@@ -165,7 +162,12 @@ public final class RelayMetrics: Sendable {
 
     /// Reads the database pool's use at each scrape.
     func watchPool(_ source: @escaping @Sendable () -> (inUse: Int, size: Int)) {
-        pool.withLockedValue { $0 = source }
+        let (inUse, size) = (instruments.poolInUse, instruments.poolSize)
+        registry.beforeScrape {
+            let use = source()
+            inUse.set(use.inUse)
+            size.set(use.size)
+        }
     }
 
     func connectionOpened(_ role: RelayRole) {
@@ -233,7 +235,7 @@ public final class RelayMetrics: Sendable {
 
     /// One controller request answered by its device: from the request's arrival
     /// at the relay to the answer's.
-    func observeRoundTrip(_ duration: Duration) {
+    package func observeRoundTrip(_ duration: Duration) {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         state.withLockedValue { s in
             s.latencyCount += 1
@@ -247,13 +249,40 @@ public final class RelayMetrics: Sendable {
         instruments.requests[.answered]?.increment()
     }
 
-    /// The Prometheus text exposition, by swift-prometheus.
-    public func render() -> String {
-        if let source = pool.withLockedValue({ $0 }) {
-            let use = source()
-            instruments.poolInUse.set(use.inUse)
-            instruments.poolSize.set(use.size)
+    /// Frames of `home` dropped by `limit`, counted in the home's own series.
+    package func rateLimitDrops(home: String, _ limit: RelayRateLimit, count: Int) {
+        guard count > 0 else { return }
+        let counter = homeDrops.withLockedValue { drops -> CoreMetrics.Counter in
+            let key = drops[home] != nil || drops.count < Self.dropSeriesLimit ? home : "other"
+            if let made = drops[key]?[limit] { return made }
+            let made = registry.counter("relay_rate_limit_drops_total", [("home", key), ("limit", limit.rawValue)])
+            drops[key, default: [:]][limit] = made
+            return made
         }
-        return registry.emitToString()
+        counter.increment(by: count)
+        state.withLockedValue { s in
+            let key = s.homeDrops[home] != nil || s.homeDrops.count < Self.dropSeriesLimit ? home : "other"
+            s.homeDrops[key, default: 0] += count
+        }
+    }
+
+    /// The Prometheus text exposition, by swift-prometheus.
+    public func render() async -> String { await registry.render() }
+}
+
+/// Which rate limit dropped a home's frames.
+public enum RelayRateLimit: String, Sendable, Hashable, CaseIterable {
+    /// The sending connection's own.
+    case connection
+    case home
+    case address
+
+    init?(_ rejection: RelayRejection) {
+        switch rejection {
+        case .rateLimited: self = .connection
+        case .homeRateLimited: self = .home
+        case .addressRateLimited: self = .address
+        default: return nil
+        }
     }
 }

@@ -68,6 +68,9 @@ public struct RelayServerConfiguration: Sendable {
     public var maxBytesPerSecondPerAddress: Int = 4 << 20
     public var addressByteBurst: Int = 16 << 20
     public var overLimitCloseAfter: Duration = .seconds(5)
+    /// With several instances on PostgreSQL, each tells the others this often how many frames
+    /// each busy home and address offered it, and holds them to its share of the one budget.
+    public var limitShareInterval: Duration = .milliseconds(250)
     /// Connections closed by `requestHeadTimeout` are counted each and logged as one
     /// summary line per this interval at most.
     public var requestHeadTimeoutLogInterval: Duration = .seconds(10)
@@ -141,6 +144,8 @@ public final class RelayServer: Sendable {
     let traffic: RelayTraffic
     /// The instances sharing this one's store (PostgreSQL only): `RelayCluster`.
     let cluster: RelayCluster?
+    /// The home and address frame budgets held as one across those instances.
+    let limitSharing: RelayLimitSharing?
 
     /// This instance's ID among those sharing its PostgreSQL store; nil on SQLite.
     public var instanceID: String? { cluster?.instanceID }
@@ -151,9 +156,14 @@ public final class RelayServer: Sendable {
         self.logger = logger
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
-        traffic = RelayTraffic(configuration, metrics: metrics, logger: logger)
         // On PostgreSQL other instances may share the store: this one joins them.
         cluster = (store.engine as? RelayPostgresStore).map { RelayCluster(store: $0, logger: logger) }
+        let traffic = RelayTraffic(configuration, metrics: metrics, logger: logger, sharedAcrossInstances: cluster != nil)
+        self.traffic = traffic
+        limitSharing = cluster.map {
+            RelayLimitSharing(
+                store: $0.store, instanceID: $0.instanceID, traffic: traffic, interval: configuration.limitShareInterval, logger: logger)
+        }
         if let postgres = store.engine as? RelayPostgresStore { metrics.watchPool { postgres.poolUse } }
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
@@ -180,6 +190,7 @@ public final class RelayServer: Sendable {
         self.controllers = controllers
         servesDevices = false
         cluster = nil
+        limitSharing = nil
     }
 
     /// The Hummingbird application serving the relay. Run it with `runService()`
@@ -218,6 +229,7 @@ public final class RelayServer: Sendable {
                 clock: configuration.clock, logger: logger)
         ]
         if let cluster { services.append(ClusterService(cluster: cluster, hub: hub)) }
+        if let limitSharing { services.append(limitSharing) }
         return Application(
             router: router,
             server: server,
@@ -294,11 +306,7 @@ public final class RelayServer: Sendable {
             let counts = self.controllers.connectedCounts
             return HealthResponse(status: "ok", devices: counts.devices, controllers: counts.controllers, instance: self.instanceID)
         }
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: self.metrics.render())))
-        }
+        router.get("/metrics") { _, _ in await self.metrics.registry.response() }
 
         // Reached only when the WebSocket upgrade was refused: say why.
         if servesDevices {

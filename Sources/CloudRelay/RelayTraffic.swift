@@ -48,12 +48,16 @@ final class RelayTraffic: Sendable {
     // The lock guards the table of open connections.
     private let open = NIOLockedValueBox<[ObjectIdentifier: ConnectionTraffic]>([:])
 
-    init(_ configuration: RelayServerConfiguration, metrics: RelayMetrics, logger: Logger) {
+    /// `sharedAcrossInstances`: other instances share the home and address frame budgets (`RelayLimitSharing`).
+    init(_ configuration: RelayServerConfiguration, metrics: RelayMetrics, logger: Logger, sharedAcrossInstances: Bool = false) {
         framesPerSecond = configuration.maxFramesPerSecond
         frameBurst = configuration.frameBurst
-        homes = SharedFrameBuckets(framesPerSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst)
+        homes = SharedFrameBuckets(
+            framesPerSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst,
+            sharedAcrossInstances: sharedAcrossInstances)
         addresses = SharedFrameBuckets(
-            framesPerSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst)
+            framesPerSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst,
+            sharedAcrossInstances: sharedAcrossInstances)
         homeBytes = SharedBudgets(perSecond: configuration.maxBytesPerSecondPerHome, burst: configuration.homeByteBurst)
         addressBytes = SharedBudgets(perSecond: configuration.maxBytesPerSecondPerAddress, burst: configuration.addressByteBurst)
         homeArrivals = SharedBudgets(perSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst)

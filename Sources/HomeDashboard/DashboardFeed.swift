@@ -17,6 +17,8 @@ public final class DashboardFeed: Sendable {
     private let latestFigures = Mutex<String?>(nil)
     /// The traffic lines a new page gets per device.
     static let logBacklog = 40
+    /// The home's `/metrics`.
+    public let metrics: HomeMetrics
 
     public init(homeName: String, devices: [DashboardDevice]) {
         self.homeName = homeName
@@ -26,6 +28,7 @@ public final class DashboardFeed: Sendable {
             shown[device.serialNumber] = ShownAttributes.paths(of: device.server.node.composition, model: device.server.node.model)
         }
         self.shown = shown
+        metrics = HomeMetrics(devices: devices)
     }
 
     func device(_ serialNumber: String) -> DashboardDevice? { devices.first { $0.serialNumber == serialNumber } }

@@ -14,7 +14,7 @@ import NIOCore
 /// `Origin`, come from this server's own (`DashboardAccess`); and whatever changes state or
 /// shows pairing codes needs the token (`Authorization: Bearer`, or `?token=`, which the page
 /// uses for its WebSocket and QR image): the buttons cut power and networks. The page's own
-/// files and `/api/figures` (counts only) need no token. No cookie: a browser would send one
+/// files, `/api/figures` and `/metrics` (counts only) need no token. No cookie: a browser would send one
 /// with another site's requests.
 public struct DashboardServer: Sendable {
     public let host: String
@@ -43,6 +43,8 @@ public struct DashboardServer: Sendable {
         self.feed = feed
         self.perform = perform
         self.logger = logger
+        let (refused, dashboardGate) = (feed.metrics.registry.total("matter_dashboard_connections_refused_total"), self.gate)
+        feed.metrics.registry.beforeScrape { refused.set(Int64(dashboardGate.refused)) }
     }
 
     /// Connections refused so far: over a cap, or with descriptors running low.
@@ -89,7 +91,7 @@ public struct DashboardServer: Sendable {
     }
 
     /// The page's files and the fleet's counts: no token (they hold no secret and change nothing).
-    static let open: Set<String> = ["/", "/app.js", "/style.css", "/api/figures"]
+    static let open: Set<String> = ["/", "/app.js", "/style.css", "/api/figures", "/metrics"]
 
     /// The token from `Authorization: Bearer` or `?token=` (the printed URL; the page's
     /// WebSocket and QR image).
@@ -129,6 +131,8 @@ public struct DashboardServer: Sendable {
             guard let json = feed.figuresJSON() else { return Self.jsonResponse("{}", status: .serviceUnavailable) }
             return Self.jsonResponse(json)
         }
+        // Prometheus text, on the exporter the relay and the hub use (`HomeMetrics`).
+        router.get("/metrics") { _, _ -> Response in await feed.metrics.registry.response() }
         router.get("/api/devices/:serial/qr.svg") { _, context -> Response in
             let serial = try context.parameters.require("serial")
             guard let device = feed.device(serial) else { throw HTTPError(.notFound, message: "no device \(serial)") }

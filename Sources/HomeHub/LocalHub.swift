@@ -160,6 +160,12 @@ public final class LocalHub: Service, Sendable {
         state.withLockedValue { s in
             for id in devices.keys { s.presence[id] = .unknown }
         }
+        // The hub's devices are Matter nodes, not connections: shown by whether they answer.
+        let shown = ["present", "absent", "unknown"].map { ($0, metrics.registry.meter("hub_devices", [("presence", $0)])) }
+        metrics.registry.beforeScrape { [weak self] in
+            let presence = self?.state.withLockedValue { $0.presence.values.map { "\($0)" } } ?? []
+            for (name, gauge) in shown { gauge.set(presence.filter { $0 == name }.count) }
+        }
     }
 
     /// The UDP port of the hub's Matter controller.
@@ -250,7 +256,10 @@ public final class LocalHub: Service, Sendable {
 
     /// Opens the Matter side of an exchange the controller opened and moves its messages
     /// both ways until the interaction is over, it idles out or either side fails.
-    func forward(_ key: ExchangeKey, mailbox: Mailbox<IMEnvelope>, device: HubCredentials.Device, peer: RelayPeer) async {
+    /// `openedAt`: when the controller's request arrived (the round trip's start, on the hub's clock).
+    func forward(
+        _ key: ExchangeKey, mailbox: Mailbox<IMEnvelope>, device: HubCredentials.Device, peer: RelayPeer, openedAt: Duration
+    ) async {
         defer {
             mailbox.close(.connectionLost)
             state.withLockedValue { s in
@@ -267,6 +276,9 @@ public final class LocalHub: Service, Sendable {
         }
         let progress = NIOLockedValueBox(HubInteractionProgress())
         let idle = configuration.exchangeIdleTimeout
+        let clock = configuration.clock
+        // Whether the device answered: its first message ends the request's round trip.
+        let answered = NIOLockedValueBox(false)
         let outcome: Bool = await withTaskGroup(of: Bool?.self) { group in
             // Controller → device.
             group.addTask {
@@ -309,6 +321,13 @@ public final class LocalHub: Service, Sendable {
                         return (p.finished, p.request)
                     }
                     if request == .subscribeRequest { self.noteSubscription(message, key: key, device: device) }
+                    let first = answered.withLockedValue { was in
+                        defer { was = true }
+                        return !was
+                    }
+                    if first {
+                        self.metrics.observeRoundTrip(clock.now - openedAt)
+                    }
                     let forwarded = RelayMessage(
                         deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: false, opcode: message.opcode,
                         payload: message.payload)
@@ -329,7 +348,7 @@ public final class LocalHub: Service, Sendable {
         await exchange.close()
         if !outcome && !progress.withLockedValue({ $0.finished }) {
             // The controller would otherwise wait out its own timeout.
-            failToController(peer, key, .deviceOffline)
+            failToController(peer, key, .deviceOffline, counted: !answered.withLockedValue { $0 })
         }
     }
 
@@ -356,8 +375,10 @@ public final class LocalHub: Service, Sendable {
         }
     }
 
-    private func failToController(_ peer: RelayPeer, _ key: ExchangeKey, _ reason: RelayFailureReason) {
+    /// `counted`: the request's outcome is this failure (it was not answered before).
+    private func failToController(_ peer: RelayPeer, _ key: ExchangeKey, _ reason: RelayFailureReason, counted: Bool = true) {
         metrics.rejected(reason == .deviceOffline ? .deviceOffline : .overflow)
+        if counted && key.openedByController { metrics.request(reason == .deviceOffline ? .deviceOffline : .overloaded) }
         _ = peer.send(
             .failure(
                 RelayFailure(deviceID: key.deviceID, exchangeID: key.exchangeID, fromInitiator: key.openedByController, reason: reason)))
@@ -514,6 +535,9 @@ extension LocalHub: RelayControllerRouting {
             session: peer.id, deviceID: deviceID, exchangeID: message.exchangeID, openedByController: message.fromInitiator)
         func fail(_ reason: RelayFailureReason, _ rejection: RelayRejection) {
             metrics.rejected(rejection)
+            if message.fromInitiator {
+                metrics.request(reason == .deviceOffline ? .deviceOffline : reason == .unknownDevice ? .unknownDevice : .overloaded)
+            }
             _ = peer.send(
                 .failure(
                     RelayFailure(deviceID: deviceID, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)))
@@ -547,7 +571,8 @@ extension LocalHub: RelayControllerRouting {
         case .open(let mailbox):
             mailbox.put(envelope)
             metrics.routed(.toDevice)
-            jobSink.yield { await self.forward(key, mailbox: mailbox, device: device, peer: peer) }
+            let openedAt = configuration.clock.now
+            jobSink.yield { await self.forward(key, mailbox: mailbox, device: device, peer: peer, openedAt: openedAt) }
         case .offline:
             fail(.deviceOffline, .deviceOffline)
         case .overloaded:
