@@ -229,7 +229,7 @@ let package = Package(
             "TestWaiting", "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MatterSimTests", dependencies: [
-            "TestWaiting", "matter-sim", "HomeDashboard", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
+            "TestWaiting", "matter-sim", "HomeDashboard", "OperatorMetrics", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"), "MatterDevice", "MatterProtocol", "MatterCrypto", "MatterModel", "MatterTLV", "DeviceProfile",
             "CloudRelay", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "ChildProcess",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -248,7 +248,7 @@ let package = Package(
             "guide-code-run",  // the guides' code on the fake LAN
             "HomeAPI", "HomeRelayLink", "MatterController", "MatterDevice", "MatterProtocol", "MatterModel", "MatterTLV",
             "GoogleHomeSDK", "GoogleHomeTypes",  // GuideCode/: Examples/GuideCode's sources, run against simulated devices
-            "CloudRelay", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient",  // the hub and routing tests run an in-process relay and RelayDeviceClients
+            "CloudRelay", "HomeHub", "OperatorMetrics", "RelayClients", "RelayProtocol", "RelayTestClient",  // the hub and routing tests run an in-process relay and RelayDeviceClients
             .product(name: "GRDB", package: "GRDB.swift"),  // a home file written by an older version
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -259,7 +259,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/circuitmatter_light.py"]),
         .testTarget(name: "CloudRelayTests", dependencies: [
-            "TestWaiting", "CloudRelay", "ChildProcess", "HomeHub", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
+            "TestWaiting", "CloudRelay", "ChildProcess", "HomeHub", "OperatorMetrics", "RelayClients", "RelayProtocol", "RelayTestClient", "MatterController", "MatterProtocol", "MatterModel",
             "MatterTLV",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -91,3 +91,13 @@ public final class CopiedTotal: Sendable {
         }
     }
 }
+
+extension MetricsRegistry {
+    /// The value of one series (`name{labels}` as rendered) in an exposition; nil when absent.
+    public static func value(_ series: String, in exposition: String) -> Double? {
+        for line in exposition.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+}

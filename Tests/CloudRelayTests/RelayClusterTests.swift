@@ -11,12 +11,14 @@ import Testing
 @Suite(.enabled(if: TestPostgres.available, TestPostgres.missing))
 struct RelayClusterTests {
     /// Two instances, each with its own store on the server (as two processes would have).
-    func withTwoInstances(_ body: @escaping @Sendable (RelayHarness, RelayHarness) async throws -> Void) async throws {
+    func withTwoInstances(
+        configuration: RelayServerConfiguration = .init(), _ body: @escaping @Sendable (RelayHarness, RelayHarness) async throws -> Void
+    ) async throws {
         try await withPostgres { server in
             let (a, b) = (try await RelayStore.open(server.url, logger: testLogger), try await RelayStore.open(server.url, logger: testLogger))
             do {
-                try await withRelay(store: a) { relayA in
-                    try await withRelay(store: b) { relayB in try await body(relayA, relayB) }
+                try await withRelay(store: a, configuration: configuration) { relayA in
+                    try await withRelay(store: b, configuration: configuration) { relayB in try await body(relayA, relayB) }
                 }
             } catch {
                 await a.close()

@@ -1,5 +1,8 @@
 @testable import CloudRelay
 import Foundation
+import MatterProtocol
+import NIOCore
+import OperatorMetrics
 @testable import RelayClients
 import RelayProtocol
 import TestWaiting
@@ -10,12 +13,7 @@ import Testing
 /// histogram, rate-limit drops and the database pool, each moving with the traffic.
 @Suite struct RelayMetricsTests {
     /// The value of one series (`name{labels}` exactly) in an exposition.
-    static func value(_ series: String, in text: String) -> Double? {
-        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
-    }
+    static func value(_ series: String, in text: String) -> Double? { MetricsRegistry.value(series, in: text) }
 
     static func scrape(_ relay: RelayHarness) async throws -> String {
         let response = try await RelayHTTP.request("GET", relay.httpURL + "/metrics")
@@ -67,6 +65,35 @@ import Testing
                     })
                 #expect(Self.value(#"relay_connections{role="device"}"#, in: try await Self.scrape(relay)) == 0)
             }
+        }
+    }
+
+    /// Issue #42: frames a rate limit dropped are counted per home, in the home's own series;
+    /// a home within its limits has none.
+    @Test func rateLimitDropsAreCountedPerHome() async throws {
+        let clock = ManualClock()
+        let configuration = limitedConfiguration(on: clock) {
+            $0.maxFramesPerSecondPerHome = 10
+            $0.homeFrameBurst = 10
+        }
+        try await withRelay(configuration: configuration) { relay in
+            let crowd = try await relay.home("Crowd", device: "a-light")
+            let quiet = try await relay.home("Quiet", device: "b-light")
+            let metrics = relay.server.metrics
+            try await withRawController(relay, token: quiet.token) { _, outbound in
+                for n in 0..<5 { try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n)))) }
+                #expect(await until(metrics.changes()) { metrics.snapshot.rejected[.unknownDevice, default: 0] == 5 })
+            }
+            try await withRawController(relay, token: crowd.token) { _, outbound in
+                for n in 0..<30 { try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n)))) }
+                #expect(await until(metrics.changes()) { metrics.snapshot.homeDrops[crowd.home.id, default: 0] > 0 })
+            }
+            let text = try await Self.scrape(relay)
+            let dropped = Self.value(#"relay_rate_limit_drops_total{home="\#(crowd.home.id)",limit="home"}"#, in: text)
+            #expect(dropped ?? 0 > 0, "\(text)")
+            #expect(dropped.map(Int.init) == metrics.snapshot.homeDrops[crowd.home.id])
+            #expect(!text.contains(#"home="\#(quiet.home.id)""#))
+            #expect(metrics.snapshot.homeDrops[quiet.home.id] == nil)
         }
     }
 }

@@ -10,6 +10,7 @@ import MatterModel
 import MatterProtocol
 import MatterTLV
 import NIOCore
+import OperatorMetrics
 import RelayClients
 import RelayProtocol
 import RelayTestClient
@@ -218,6 +219,7 @@ struct HubTests {
         #expect(client.homeID == "home-1")
         // Present once the hub's own subscription to the device is up.
         #expect(await until(client.presenceUpdates(), within: .seconds(10)) { client.presence["HUB-LIGHT-1"] == true })
+        let before = try await RelayHTTP.request("GET", "http://127.0.0.1:\(hub.port)/metrics").text
 
         // Read.
         let read = try await client.read("HUB-LIGHT-1", paths: [AttributePathIB(Self.onOff)])
@@ -263,9 +265,20 @@ struct HubTests {
         let healthJSON = try JSONSerialization.jsonObject(with: Data(health.text.utf8)) as? [String: Any]
         #expect(healthJSON?["devices"] as? Int == 1)
         #expect(healthJSON?["controllers"] as? Int == 1)
+        // Issue #42: its /metrics, scraped over HTTP, moved with the traffic: requests answered
+        // by outcome and their round trips, the controller's connection, the device's presence.
         let metrics = try await RelayHTTP.request("GET", "http://127.0.0.1:\(hub.port)/metrics")
         #expect(metrics.status == 200)
-        #expect(metrics.text.contains("relay_frames_routed_total"))
+        func moved(_ series: String, by least: Double) -> Bool {
+            let (was, now) = (MetricsRegistry.value(series, in: before) ?? -1, MetricsRegistry.value(series, in: metrics.text) ?? -1)
+            return was >= 0 && now - was >= least
+        }
+        #expect(moved(#"relay_requests_total{outcome="answered"}"#, by: 4), "read, subscribe, invoke, write")
+        #expect(moved("relay_exchange_round_trip_seconds_count", by: 4))
+        #expect(moved(#"relay_frames_routed_total{direction="to_device"}"#, by: 4))
+        #expect(moved(#"relay_frames_routed_total{direction="to_controller"}"#, by: 4))
+        #expect(MetricsRegistry.value(#"relay_connections{role="controller"}"#, in: metrics.text) == 1)
+        #expect(MetricsRegistry.value(#"hub_devices{presence="present"}"#, in: metrics.text) == 1)
         subscription.cancel()
         reports.stop()
     }
@@ -300,6 +313,8 @@ struct HubTests {
         } throws: { error in
             (error as? RelayError) == .unknownDevice("NO-SUCH-DEVICE")
         }
+        let metrics = try await RelayHTTP.request("GET", "\(http)/metrics").text
+        #expect(MetricsRegistry.value(#"relay_requests_total{outcome="unknown_device"}"#, in: metrics) == 1)
     }
 
     @Test func theDevicesACLEntryBoundsWhatTheHubMayDo() async throws {

@@ -6,6 +6,7 @@ import MatterDevice
 import MatterModel
 import MatterProtocol
 import NIOCore
+import OperatorMetrics
 import TestWaiting
 import Testing
 @testable import matter_sim
@@ -145,6 +146,36 @@ struct DashboardTests {
                     (($0["entry"] as? [String: Any])?["summary"] as? String) == "invoke 0/GeneralCommissioning.CommissioningComplete"
                 })
             await commissioner.stop()
+        }
+    }
+
+    /// Issue #42: the home's /metrics in Prometheus text, without the token (counts only), on
+    /// the relay's exporter; a commissioner's traffic moves the node's messages, sessions,
+    /// requests served and service-time series.
+    @Test func theHomesMetricsAreScrapedOverHTTPAndMoveWithTheTraffic() async throws {
+        try await Self.withDashboard(token: "s3cret") { node, base, _, _ in
+            func scrape() async throws -> String {
+                let (status, data) = try await Self.get(base + "/metrics")
+                #expect(status == 200)
+                return String(decoding: data, as: UTF8.self)
+            }
+            let before = try await scrape()
+            #expect(MetricsRegistry.value(#"matter_nodes{state="running"}"#, in: before) == 1)
+            #expect(MetricsRegistry.value(#"matter_nodes{state="commissioned"}"#, in: before) == 0)
+            #expect(MetricsRegistry.value(#"matter_node_messages_total{direction="received"}"#, in: before) == 0)
+            #expect(before.contains("# TYPE matter_node_messages_total counter"))
+
+            let commissioner = try await LoopbackCommissioner.start()
+            _ = try await commissioner.commission(try node.address, passcode: node.passcode)
+            let after = try await scrape()
+            await commissioner.stop()
+            #expect(MetricsRegistry.value(#"matter_nodes{state="commissioned"}"#, in: after) == 1)
+            #expect(MetricsRegistry.value(#"matter_node_messages_total{direction="received"}"#, in: after) ?? 0 > 5)
+            #expect(MetricsRegistry.value(#"matter_node_messages_total{direction="sent"}"#, in: after) ?? 0 > 5)
+            #expect(MetricsRegistry.value(#"matter_node_requests_total{kind="invoke",outcome="answered"}"#, in: after) ?? 0 >= 1)
+            #expect(MetricsRegistry.value(#"matter_node_service_time_seconds_count{kind="invoke"}"#, in: after) ?? 0 >= 1)
+            #expect(MetricsRegistry.value(#"matter_node_service_time_seconds{kind="invoke",quantile="0.99"}"#, in: after) ?? 0 > 0)
+            #expect(MetricsRegistry.value(#"matter_dashboard_connections_refused_total"#, in: after) == 0)
         }
     }
 
