@@ -1,7 +1,7 @@
 import MatterDevice
 import MatterProtocol
-import NIOConcurrencyHelpers
 import OperatorMetrics
+import Synchronization
 
 /// `matter-sim home`'s `/metrics` (issue #42), on the exporter the relay and the hub use: the
 /// nodes' sessions, subscriptions and relay links by kind, their messages in and out and
@@ -12,7 +12,7 @@ public final class HomeMetrics: Sendable {
     public let registry = MetricsRegistry()
     private let devices: [DashboardDevice]
     /// Series per request kind, made as kinds are first served.
-    private let kinds = NIOLockedValueBox<[String: KindSeries]>([:])
+    private let kinds = Mutex<[String: KindSeries]>([:])
 
     private struct KindSeries: Sendable {
         let requests: CopiedTotal
@@ -87,7 +87,7 @@ public final class HomeMetrics: Sendable {
     }
 
     private func series(_ kind: String) -> KindSeries {
-        kinds.withLockedValue { kinds in
+        kinds.withLock { kinds in
             if let made = kinds[kind] { return made }
             let r = registry, label = [("kind", kind)]
             let made = KindSeries(

@@ -34,6 +34,8 @@ struct RelaySharedLimitTests {
             let flooding = NIOLockedValueBox(true)
             let sent = NIOLockedValueBox(0)
             try await withServices(device.services + [{ try await controller.run() }]) {
+                // real time: external: the instances tell each other their demand in real time, so the
+                // flood is paced, and the budget measured, on it.
                 try await device.client.waitUntilConnected()
                 try await controller.waitUntilConnected()
                 #expect(await until(controller.presenceUpdates(), within: .seconds(10)) { controller.presence["c-light"] == true })
