@@ -87,6 +87,8 @@ import Testing
             try await withRawController(relay, token: crowd.token) { _, outbound in
                 for n in 0..<30 { try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n)))) }
                 #expect(await until(metrics.changes()) { metrics.snapshot.homeDrops[crowd.home.id, default: 0] > 0 })
+                // Paid for, the home is read again, its close frame with it.
+                await clock.advance(by: .seconds(10))
             }
             let text = try await Self.scrape(relay)
             let dropped = Self.value(#"relay_rate_limit_drops_total{home="\#(crowd.home.id)",limit="home"}"#, in: text)
