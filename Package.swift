@@ -104,6 +104,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
             "HomeAPI", "HomeRelayLink", "MatterController", "MatterCrypto", "MatterDNSSD", "MatterModel", "MatterProtocol", "MatterTLV", "DeviceProfile", "CMalloc",
+            "RelayClients", "RelayProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
