@@ -172,6 +172,7 @@ let package = Package(
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
             "DeviceProfile", "HomeDashboard", "MatterCrypto", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "MatterTLV", "RelayClients",
+            "RelayProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -141,6 +141,8 @@ step model-import-check python3 scripts/model-import.py --check
 step package-deps python3 scripts/checks/package-deps.py
 # HomeAPI's public functions throw HomeError by type (`throws(HomeError)`), none untyped.
 step untyped-throws python3 scripts/checks/untyped-throws.py --max 0
+# deploy/kubernetes.yaml offline (no cluster here): kinds, fields and references between objects.
+step kubernetes-manifest python3 scripts/checks/kubernetes-manifest.py
 # Every read of real time outside the clocks says why (issue #20).
 step clock-audit scripts/clock-audit.sh --strict
 # The guides' own code, byte for byte, is what Examples/GuideCode holds and what the build above
