@@ -477,13 +477,15 @@ if [ "$STACK_REPLICAS" -gt 0 ]; then
   stack_controller() { docker ps -q --filter "label=com.docker.swarm.service.name=${STACK}_controller" | head -n 1; }
   sctl() { docker exec "$(stack_controller)" "$@"; }
   for _ in $(seq 120); do [ -n "$(stack_controller)" ] && break; sleep 0.5; done  # bounded: a minute
+  sctl sh -c 'mkdir -p /var/lib/mattersim/trust && cp /opt/mattersim/DeviceProfiles/credentials/paa/*.pem \
+    /opt/mattersim/DeviceProfiles/credentials/Chip-Test-CD-Signing-Cert.pem /var/lib/mattersim/trust/' || fail "stack: the controller's trust store"
   t_stack_commission="$(now)"
   # Rounds of `commission --fleet` until every replica has reported and every node is in
   # (a replica still starting has not reported, or refuses PASE). Bounded: about two minutes.
   stack_commissioned=0
   for round in $(seq 20); do
     sctl homectl commission --fleet --relay ws://relay:8080 --relay-token-file /run/mattersim/home-token --concurrency 16 \
-      --paa-trust-store /opt/mattersim/DeviceProfiles/credentials/paa >"$LOGS/stack-commission-$round.log" 2>&1 || true
+      --paa-trust-store /var/lib/mattersim/trust >"$LOGS/stack-commission-$round.log" 2>&1 || true
     stack_commissioned=$(sctl homectl devices --json --settle 0 2>/dev/null | python3 -c 'import json, sys
 try: print(sum(1 for row in json.load(sys.stdin) if (row.get("structure") or "").startswith("Fleet ")))
 except ValueError: print(0)' || echo 0)
