@@ -9,16 +9,17 @@
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 
 # What every runtime image holds: Avahi and D-Bus for the node's own mDNS, the C libraries the
-# binaries link. (Built offline from a stand-in base image that already has these packages,
+# binaries link, and PostgreSQL and HAProxy for docker-compose's cloud profile. (Built offline from a stand-in base image that already has these packages,
 # apt-get update only warns and the install finds nothing to do: scripts/compose-test.sh.)
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       avahi-daemon avahi-utils dbus libavahi-client3 libssl3 libqrencode4 libsqlite3-0 iproute2 ca-certificates \
+      postgresql-15 haproxy \
  && rm -rf /var/lib/apt/lists/*
 COPY DeviceProfiles /opt/mattersim/DeviceProfiles
 COPY scripts/docker/entrypoint.sh /usr/local/bin/mattersim-entrypoint
-COPY scripts/docker/relay-init.sh /opt/mattersim/relay-init.sh
+COPY scripts/docker/relay-init.sh scripts/docker/fleet-replica.sh scripts/docker/postgres-init.sh scripts/docker/haproxy.cfg /opt/mattersim/
 WORKDIR /var/lib/mattersim
 ENTRYPOINT ["/usr/local/bin/mattersim-entrypoint"]
 CMD ["matter-sim", "--help"]

@@ -104,6 +104,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         .executableTarget(name: "homectl", dependencies: [
             "HomeAPI", "HomeRelayLink", "MatterController", "MatterCrypto", "MatterDNSSD", "MatterModel", "MatterProtocol", "MatterTLV", "DeviceProfile", "CMalloc",
+            "RelayClients", "RelayProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -180,6 +181,7 @@ let package = Package(
         .target(name: "DeviceProfile", dependencies: ["MatterModel", "MatterTLV", "Yams"]),
         .executableTarget(name: "matter-sim", dependencies: [
             "DeviceProfile", "HomeDashboard", "MatterCrypto", "MatterDevice", "MatterDNSSD", "MatterModel", "MatterProtocol", "MatterTLV", "RelayClients",
+            "RelayProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

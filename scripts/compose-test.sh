@@ -9,10 +9,18 @@
 # refused as a controller and for registrations); then `docker-compose down -v`, also after a
 # failure. Needs root.
 #
-#   scripts/compose-test.sh [--full] [--fleet REPLICAS SIZE]
+#   scripts/compose-test.sh [--full] [--fleet REPLICAS SIZE] [--cloud] [--stack REPLICAS SIZE]
 #
-# --fleet: also `docker-compose --profile fleet up --scale fleet=REPLICAS` with FLEET_SIZE=SIZE,
-# and the controller commissions every device of every replica (REPLICAS x SIZE).
+# --fleet: also `docker-compose --profile fleet up --scale fleet=REPLICAS` with FLEET_SIZE=SIZE;
+# each replica reports its nodes to the relay (matter-sim report-onboarding) and the controller
+# commissions every device of every replica from those reports (homectl commission --fleet).
+# --cloud: then the home again with the `cloud` profile (PostgreSQL, two relay instances,
+# HAProxy): every device online through the balancer, the Lamp driven through it while the
+# relay instance holding it is killed (`docker kill`): the time until every device is online
+# again and until the next command succeeds, and every registration still there.
+# --stack: then `docker swarm init` (on loopback; left again at the end unless the engine was in
+# a swarm already) and `docker stack deploy` of deploy/fleet-stack.yml: REPLICAS replicas of SIZE
+# nodes report through the stack's relay and its controller commissions them all.
 #
 # Without --full the image comes from the Dockerfile's `prebuilt` target: the binaries this
 # machine built (.build/debug, brought up to date with `swift build`) with the Swift runtime
@@ -30,7 +38,7 @@
 # "compose: N passed, N failed".
 . "$(dirname "$0")/lib/common.sh"
 FULL=""
-FLEET_REPLICAS=0; FLEET_SIZE=0
+FLEET_REPLICAS=0; FLEET_SIZE=0; CLOUD=""; STACK_REPLICAS=0; STACK_SIZE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) FULL=yes; shift ;;
@@ -38,6 +46,11 @@ while [ $# -gt 0 ]; do
       [[ "${2:-}" =~ ^[1-9][0-9]{0,1}$ && "${3:-}" =~ ^[1-9][0-9]{0,3}$ ]] \
         || { echo "compose-test: --fleet REPLICAS SIZE: expected 1...99 replicas of 1...9999 devices" >&2; exit 2; }
       FLEET_REPLICAS="$2"; FLEET_SIZE="$3"; shift 3 ;;
+    --cloud) CLOUD=yes; shift ;;
+    --stack)
+      [[ "${2:-}" =~ ^[1-9][0-9]{0,1}$ && "${3:-}" =~ ^[1-9][0-9]{0,3}$ ]] \
+        || { echo "compose-test: --stack REPLICAS SIZE: expected 1...99 replicas of 1...9999 devices" >&2; exit 2; }
+      STACK_REPLICAS="$2"; STACK_SIZE="$3"; shift 3 ;;
     -h|--help) sed -n '2,/^\. .*common\.sh/p' "$0" | sed '$d' >&2; exit 2 ;;
     *) echo "compose-test: unknown option $1" >&2; exit 2 ;;
   esac
@@ -90,7 +103,7 @@ on_exit teardown
 MIRROR="$(awk '$1 == "URIs:" { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
 [ -n "$MIRROR" ] || MIRROR="$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)"
 [ -n "$MIRROR" ] || MIRROR="http://deb.debian.org/debian"
-RUNTIME_PACKAGES="avahi-daemon,avahi-utils,dbus,libavahi-client3,libssl3,libqrencode4,libsqlite3-0,iproute2,ca-certificates"
+RUNTIME_PACKAGES="avahi-daemon,avahi-utils,dbus,libavahi-client3,libssl3,libqrencode4,libsqlite3-0,iproute2,ca-certificates,postgresql-15,haproxy"
 
 # base_image TAG PACKAGES [EXTRA-SETUP]: TAG from a registry if one answers, else debootstrap'd
 # with PACKAGES (comma-separated) and imported under TAG.
@@ -200,6 +213,18 @@ except urllib.error.HTTPError as e: print(e.code)
 except Exception as e: print("error", e)
 PY
 }
+# onboarding_reports HOST:PORT: "REPORTS NODES" the relay there holds for the home (its token).
+onboarding_reports() {
+  BEARER="$TOKEN" python3 - "$1" <<'PY'
+import json, os, sys, urllib.request
+request = urllib.request.Request("http://%s/v1/onboarding" % sys.argv[1], headers={"Authorization": "Bearer " + os.environ["BEARER"]})
+try:
+    reports = json.load(urllib.request.urlopen(request, timeout=5))["reports"]
+    print(len(reports), sum(len(r["nodes"]) for r in reports))
+except Exception:
+    print(0, 0)
+PY
+}
 got="$(status GET "/v1/homes/$HOME_ID/devices" "$CREDENTIAL") $(status POST "/v1/homes/$HOME_ID/devices" "$CREDENTIAL" '{"deviceID":"SIM-PLUG-0001"}') $(status GET /v1/controller "$CREDENTIAL")"
 [ "$got" = "401 401 401" ] && pass "a device credential lists, registers and controls nothing (401 401 401)" || fail "a device credential got $got"
 got="$(status GET /v1/admin/homes change-me) $(status GET "/v1/homes/$HOME_ID/devices" "$TOKEN")"
@@ -279,13 +304,19 @@ if [ "$FLEET_REPLICAS" -gt 0 ]; then
   t_fleet="$(now)"
   FLEET_SIZE="$FLEET_SIZE" "${DC_FLEET[@]}" up -d --no-build --scale fleet="$FLEET_REPLICAS" fleet >"$LOGS/fleet-up.log" 2>&1 \
     || { cat "$LOGS/fleet-up.log" >&2; fail "fleet: docker-compose up --scale fleet=$FLEET_REPLICAS"; }
-  plans=0
+  # Each replica reports its nodes to the relay (matter-sim report-onboarding); read back with
+  # the home token through the relay's published port.
+  reported=""
   for _ in $(seq 120); do  # bounded: a minute
-    plans=$(ctl sh -c 'ls /run/mattersim-fleet/*.yaml 2>/dev/null | wc -l' | tr -d '\r')
-    [ "$plans" -ge "$FLEET_REPLICAS" ] && break
+    reported="$(onboarding_reports 127.0.0.1:8080)"
+    [ "${reported% *}" -ge "$FLEET_REPLICAS" ] && break
     sleep 0.5
   done
-  [ "$plans" -ge "$FLEET_REPLICAS" ] || fail "fleet: $plans of $FLEET_REPLICAS replicas wrote their plan"
+  if [ "${reported% *}" -ge "$FLEET_REPLICAS" ] && [ "${reported#* }" -ge "$total" ]; then
+    pass "fleet: every replica reported its nodes through the relay (${reported% *} reports, ${reported#* } nodes)"
+  else
+    fail "fleet: the relay holds $reported (reports nodes) of $FLEET_REPLICAS replicas' $total nodes"
+  fi
   # Commissioning starts once every node announces itself (a node still starting answers no PASE).
   announced=0
   for _ in $(seq 40); do  # bounded: about two minutes
@@ -296,13 +327,12 @@ except ValueError: print(0)')
   done
   echo "compose: fleet: $announced commissionable records announced"
   t_fleet_commission="$(now)"
-  # Every replica's devices, at the replica's address; a run again picks up what a node still
-  # starting refused (devices already commissioned are skipped). Bounded: three rounds.
+  # Every reported node, at the address its replica reported; a run again picks up what a node
+  # still starting refused (devices already commissioned are skipped). Bounded: three rounds.
   commissioned=0
   for round in 1 2 3; do
-    ctl sh -c 'for plan in /run/mattersim-fleet/*.yaml; do
-      homectl commission --home "$plan" --host "$(cat "${plan%.yaml}.ip")" --concurrency 16 \
-        --paa-trust-store /var/lib/mattersim/trust; done' >"$LOGS/fleet-commission-$round.log" 2>&1 || true
+    ctl homectl commission --fleet "${RELAY[@]}" --concurrency 16 --paa-trust-store /var/lib/mattersim/trust \
+      >"$LOGS/fleet-commission-$round.log" 2>&1 || true
     commissioned=$(ctl homectl devices --json --settle 0 2>/dev/null | python3 -c 'import json, sys
 try: print(sum(1 for row in json.load(sys.stdin) if (row.get("structure") or "").startswith("Fleet ")))
 except ValueError: print(0)' || echo 0)
@@ -327,7 +357,157 @@ if command -v iptables-save >/dev/null; then left=$((left + $(iptables-save 2>/d
 [ -n "$torn_down" ] && [ "$left" = 0 ] && pass "down -v: no container, network, volume or firewall rule left" \
   || fail "down -v left $left objects (log: $LOGS/down.log)"
 
+# --- the cloud profile: PostgreSQL, two relays, HAProxy; one relay killed mid-traffic ---------
+cloud_line=""
+if [ -n "$CLOUD" ]; then
+  CLOUD_PROJECT="${PROJECT}cloud"
+  DCC=(docker-compose --project-name "$CLOUD_PROJECT" --file "$ROOT/docker-compose.yml" --profile cloud)
+  on_exit '"${DCC[@]}" logs --no-color >"$LOGS/cloud.log" 2>&1; "${DCC[@]}" down -v --remove-orphans >>"$LOGS/down.log" 2>&1'
+  cctl() { "${DCC[@]}" exec -T controller "$@"; }
+  t_cloud="$(now)"
+  RELAY_CLOUD=1 "${DCC[@]}" up -d --no-build >"$LOGS/cloud-up.log" 2>&1 || { cat "$LOGS/cloud-up.log" >&2; fail "cloud: docker-compose --profile cloud up"; }
+  # online_through PORT: "ONLINE REGISTERED" of the home's devices, as the relays behind the
+  # balancer (published on loopback) tell the home's token.
+  online_through() {
+    BEARER="$CLOUD_TOKEN" python3 - "$1" "$CLOUD_HOME" <<'PY'
+import json, os, sys, urllib.request
+request = urllib.request.Request("http://127.0.0.1:%s/v1/homes/%s/devices" % (sys.argv[1], sys.argv[2]),
+    headers={"Authorization": "Bearer " + os.environ["BEARER"]})
+try:
+    rows = json.load(urllib.request.urlopen(request, timeout=2))["devices"]
+    print(sum(1 for r in rows if r["online"]), len(rows))
+except Exception:
+    print(0, 0)
+PY
+  }
+  CLOUD_TOKEN=""; CLOUD_HOME=""
+  for _ in $(seq 120); do  # bounded: a minute
+    CLOUD_TOKEN="$("${DCC[@]}" exec -T relay cat /run/mattersim/home-token 2>/dev/null | tr -d '\r\n' || true)"
+    [ -n "$CLOUD_TOKEN" ] && break
+    sleep 0.5
+  done
+  CLOUD_HOME="$("${DCC[@]}" exec -T relay matter-relay home list --database "postgres://relay@postgres:5432/postgres?sslmode=disable" 2>/dev/null \
+    | awk '/Compose Home/ { print $1 }' | tr -d '\r')"
+  online="0 0"
+  for _ in $(seq 120); do  # bounded: a minute
+    online="$(online_through 8090)"
+    [ "${online% *}" -ge 3 ] && break
+    sleep 0.5
+  done
+  cloud_up_s="$(since "$t_cloud")"
+  if [ "${online% *}" -ge 3 ]; then pass "cloud: PostgreSQL, two relays and HAProxy up; the home's 3 devices online through the balancer ($cloud_up_s s)"
+  else fail "cloud: $online (online registered) through the balancer"; fi
+  registered_before="$(online_through 8090)"; registered_before="${registered_before#* }"
+  # The Lamp commissioned over its LAN, then its LAN pulled: its commands go through the balancer.
+  CRELAY=(--relay ws://balancer:8080 --relay-token-file /run/mattersim/home-token)
+  cctl sh -c 'mkdir -p /var/lib/mattersim/trust && cp /opt/mattersim/DeviceProfiles/credentials/paa/*.pem \
+    /opt/mattersim/DeviceProfiles/credentials/Chip-Test-CD-Signing-Cert.pem /var/lib/mattersim/trust/'
+  code="$("${DCC[@]}" logs --no-color light | awk '/manual code:/ { print $NF }' | tail -n 1)"
+  cctl homectl commission --code "$code" --name Lamp --paa-trust-store /var/lib/mattersim/trust >"$LOGS/cloud-commission.log" 2>&1 \
+    || fail "cloud: commission Lamp: $(tail -n 2 "$LOGS/cloud-commission.log" | tr '\n' ' ')"
+  "${DCC[@]}" exec -T light matter-sim fault --control "$LAMP_STATE" all lan-down >/dev/null || fail "cloud: matter-sim fault lan-down"
+  level() { cctl homectl level Lamp "$1" --no-dnssd "${CRELAY[@]}" >/dev/null 2>>"$LOGS/cloud-homectl.log"; }
+  level 90 && pass "cloud: LevelControl through the balancer (Lamp to 90)" || fail "cloud: homectl level Lamp 90 through the balancer"
+  # The instance holding the Lamp's connection: its record in PostgreSQL, its ID in its log.
+  sql() { "${DCC[@]}" exec -T postgres psql -U relay -h /run/postgresql -d postgres -Atc "$1" | tr -d '\r'; }
+  instance_of() { "${DCC[@]}" logs --no-color "$1" | sed -n 's/.*instance \([^ ]*\) on PostgreSQL.*/\1/p' | tail -n 1 | tr -d '\r'; }
+  holder_id="$(sql "SELECT instanceID FROM relay_connection WHERE deviceID = 'SIM-DL-0001' LIMIT 1")"
+  victim=relay; survivor=relay-b
+  [ "$holder_id" != "$(instance_of relay-b)" ] || { victim=relay-b; survivor=relay; }
+  victim_id="$(instance_of "$victim")"
+  # Traffic: commands back to back; the victim SIGKILLed between two of them. Back online: every
+  # device connected to the survivor again (its records in PostgreSQL) and listed online.
+  level 100 || true
+  t_kill="$(now)"
+  "${DCC[@]}" kill -s SIGKILL "$victim" >/dev/null 2>&1
+  back_online="" next_command=""
+  for i in $(seq 120); do  # bounded: a minute and the commands' own timeouts
+    if [ -z "$next_command" ] && level $((100 + i)); then next_command="$(since "$t_kill")"; fi
+    if [ -z "$back_online" ] \
+      && [ "$(sql "SELECT COUNT(DISTINCT deviceID) FROM relay_connection WHERE role = 'device' AND instanceID <> '$victim_id'")" -ge 3 ]; then
+      online="$(online_through 8090)"
+      [ "${online% *}" -ge 3 ] && back_online="$(since "$t_kill")"
+    fi
+    [ -n "$next_command" ] && [ -n "$back_online" ] && break
+    [ "$(since "$t_kill" | cut -d. -f1)" -lt 60 ] || break
+    sleep 0.2
+  done
+  if [ -n "$back_online" ] && [ -n "$next_command" ]; then
+    pass "cloud: $victim (the Lamp's instance) killed: every device online through $survivor after $back_online s, the next command after $next_command s"
+  else fail "cloud: after killing $victim: online again ${back_online:-never}, next command ${next_command:-never}"; fi
+  registered_after="$(online_through 8090)"; registered_after="${registered_after#* }"
+  [ "$registered_after" = "$registered_before" ] && [ "$registered_after" -ge 4 ] \
+    && pass "cloud: no registration lost ($registered_after devices registered before and after)" \
+    || fail "cloud: $registered_before devices registered before the kill, $registered_after after"
+  cloud_line="compose: cloud: up and online through the balancer in $cloud_up_s s; $victim killed: devices back in ${back_online:-never} s, next command in ${next_command:-never} s"
+  "${DCC[@]}" logs --no-color >"$LOGS/cloud.log" 2>&1 || true
+  "${DCC[@]}" down -v --remove-orphans >>"$LOGS/down.log" 2>&1 || fail "cloud: docker-compose down"
+fi
+
+# --- the fleet as a swarm stack ----------------------------------------------------------------
+stack_line=""
+if [ "$STACK_REPLICAS" -gt 0 ]; then
+  STACK="mattersimstack$$"
+  stack_total=$((STACK_REPLICAS * STACK_SIZE))
+  t_stack="$(now)"
+  SWARM_MADE=""
+  if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" = inactive ]; then
+    # One node, its control plane and data path on loopback only.
+    docker swarm init --advertise-addr 127.0.0.1 --listen-addr 127.0.0.1:2377 >"$LOGS/swarm.log" 2>&1 \
+      && SWARM_MADE=yes || { cat "$LOGS/swarm.log" >&2; fail "stack: docker swarm init"; }
+  fi
+  STACK_DOWN=""
+  stack_down() {
+    [ -z "$STACK_DOWN" ] || return 0
+    STACK_DOWN=yes
+    docker stack rm "$STACK" >>"$LOGS/swarm.log" 2>&1
+    for _ in $(seq 60); do  # bounded: 30 s for the tasks' containers to go
+      [ -z "$(docker ps -aq --filter "label=com.docker.stack.namespace=$STACK")" ] && break
+      sleep 0.5
+    done
+    docker volume ls -q --filter "label=com.docker.stack.namespace=$STACK" | xargs -r docker volume rm >>"$LOGS/swarm.log" 2>&1
+    if [ -n "$SWARM_MADE" ]; then
+      docker swarm leave --force >>"$LOGS/swarm.log" 2>&1
+      docker network rm docker_gwbridge >>"$LOGS/swarm.log" 2>&1 || true
+    fi
+  }
+  on_exit 'stack_down'
+  FLEET_REPLICAS="$STACK_REPLICAS" FLEET_SIZE="$STACK_SIZE" docker stack deploy --compose-file "$ROOT/deploy/fleet-stack.yml" "$STACK" \
+    >>"$LOGS/swarm.log" 2>&1 || { tail -n 5 "$LOGS/swarm.log" >&2; fail "stack: docker stack deploy"; }
+  stack_controller() { docker ps -q --filter "label=com.docker.swarm.service.name=${STACK}_controller" | head -n 1; }
+  sctl() { docker exec "$(stack_controller)" "$@"; }
+  for _ in $(seq 120); do [ -n "$(stack_controller)" ] && break; sleep 0.5; done  # bounded: a minute
+  sctl sh -c 'mkdir -p /var/lib/mattersim/trust && cp /opt/mattersim/DeviceProfiles/credentials/paa/*.pem \
+    /opt/mattersim/DeviceProfiles/credentials/Chip-Test-CD-Signing-Cert.pem /var/lib/mattersim/trust/' || fail "stack: the controller's trust store"
+  t_stack_commission="$(now)"
+  # Rounds of `commission --fleet` until every replica has reported and every node is in
+  # (a replica still starting has not reported, or refuses PASE). Bounded: about two minutes.
+  stack_commissioned=0
+  for round in $(seq 20); do
+    sctl homectl commission --fleet --relay ws://relay:8080 --relay-token-file /run/mattersim/home-token --concurrency 16 \
+      --paa-trust-store /var/lib/mattersim/trust >"$LOGS/stack-commission-$round.log" 2>&1 || true
+    stack_commissioned=$(sctl homectl devices --json --settle 0 2>/dev/null | python3 -c 'import json, sys
+try: print(sum(1 for row in json.load(sys.stdin) if (row.get("structure") or "").startswith("Fleet ")))
+except ValueError: print(0)' || echo 0)
+    [ "$stack_commissioned" -ge "$stack_total" ] && break
+    sleep 2
+  done
+  stack_s="$(since "$t_stack_commission")"
+  if [ "$stack_commissioned" -ge "$stack_total" ]; then
+    pass "stack: all $stack_total nodes of $STACK_REPLICAS swarm replicas reported through the relay and commissioned"
+  else fail "stack: $stack_commissioned of $stack_total commissioned (logs: $LOGS/stack-commission-*.log)"; fi
+  t_stack_down="$(now)"
+  stack_down || true
+  stack_line="compose: stack of $STACK_REPLICAS x $STACK_SIZE: swarm up and deployed in $(awk -v a="$t_stack" -v b="$t_stack_commission" 'BEGIN { printf "%.1f", b - a }') s, $stack_commissioned of $stack_total commissioned in $stack_s s, removed in $(since "$t_stack_down") s"
+  left="$(docker ps -aq --filter "label=com.docker.stack.namespace=$STACK" | wc -l)"
+  left=$((left + $(docker volume ls -q --filter "label=com.docker.stack.namespace=$STACK" | wc -l)))
+  [ -z "$SWARM_MADE" ] || [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" = inactive ] || left=$((left + 1))
+  [ "$left" = 0 ] && pass "stack removed, swarm left: nothing of it remains" || fail "stack: $left objects left (log: $LOGS/swarm.log)"
+fi
+
 [ -z "$fleet_line" ] || echo "$fleet_line"
+[ -z "$cloud_line" ] || echo "$cloud_line"
+[ -z "$stack_line" ] || echo "$stack_line"
 echo "compose: home up in $up_s s, ${#DEVICES[@]} devices commissioned in $commission_s s, torn down in $down_s s"
 echo "compose: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -141,6 +141,8 @@ step model-import-check python3 scripts/model-import.py --check
 step package-deps python3 scripts/checks/package-deps.py
 # HomeAPI's public functions throw HomeError by type (`throws(HomeError)`), none untyped.
 step untyped-throws python3 scripts/checks/untyped-throws.py --max 0
+# deploy/kubernetes.yaml offline (no cluster here): kinds, fields and references between objects.
+step kubernetes-manifest python3 scripts/checks/kubernetes-manifest.py
 # Every read of real time outside the clocks says why (issue #20).
 step clock-audit scripts/clock-audit.sh --strict
 # The guides' own code, byte for byte, is what Examples/GuideCode holds and what the build above
@@ -185,7 +187,9 @@ step relay-restart scripts/relay-restart.sh 2
 # mid-traffic (the short form, about 20 s; `scripts/run relay-scale` is the full one).
 step relay-scale scripts/relay-scale.sh --short
 step lossy-lan scripts/lossy-bench.sh 20 200
-# docker-compose.yml for real: the compose home (and two small fleet replicas) in containers.
-step compose scripts/compose-test.sh --fleet 2 5
+# docker-compose.yml for real: the compose home (and two small fleet replicas reporting through
+# the relay) in containers, then the same fleet as a swarm stack (about 20 s more);
+# `scripts/run compose-scale` adds the cloud profile with a relay killed.
+step compose scripts/compose-test.sh --fleet 2 5 --stack 2 5
 join_beside
 summary

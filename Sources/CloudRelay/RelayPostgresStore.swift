@@ -303,6 +303,36 @@ final class RelayPostgresStore: RelayStoreEngine {
         }
     }
 
+    func replaceOnboarding(homeID: String, source: String, reporter: String?, nodesJSON: String, at: Date) async throws {
+        try await transaction { connection in
+            // The home's row locked: two reports of one source take turns.
+            let home = try await connection.query("SELECT id FROM home WHERE id = \(homeID) FOR UPDATE", logger: logger).collect()
+            if home.isEmpty { throw RelayStoreError.noSuchHome(homeID) }
+            if let reporter,
+                let row = try await connection.query(
+                    "SELECT reporter FROM onboarding WHERE homeID = \(homeID) AND source = \(source)", logger: logger
+                ).collect().first,
+                let owner = try row.decode(String?.self), owner != reporter
+            {
+                throw RelayStoreError.onboardingSourceTaken(source: source, reportedBy: owner)
+            }
+            try await connection.query(
+                """
+                INSERT INTO onboarding (homeID, source, reporter, nodes, reportedAt)
+                VALUES (\(homeID), \(source), \(reporter), \(nodesJSON), \(at))
+                ON CONFLICT (homeID, source) DO UPDATE SET reporter = excluded.reporter, nodes = excluded.nodes,
+                    reportedAt = excluded.reportedAt
+                """, logger: logger)
+        }
+    }
+
+    func onboarding(homeID: String) async throws -> [(source: String, reporter: String?, nodesJSON: String)] {
+        try await query("SELECT source, reporter, nodes FROM onboarding WHERE homeID = \(homeID) ORDER BY source").map {
+            let (source, reporter, nodes) = try $0.decode((String, String?, String).self)
+            return (source, reporter, nodes)
+        }
+    }
+
     private static func home(_ row: PostgresRow) throws -> RelayHome {
         let (id, name, createdAt) = try row.decode((String, String, Date).self)
         return RelayHome(id: id, name: name, createdAt: createdAt)

@@ -206,6 +206,35 @@ final class RelaySQLiteStore: RelayStoreEngine {
         }
     }
 
+    func replaceOnboarding(homeID: String, source: String, reporter: String?, nodesJSON: String, at: Date) async throws {
+        try await database.write { db in
+            guard try Row.fetchOne(db, sql: "SELECT 1 FROM home WHERE id = ?", arguments: [homeID]) != nil else {
+                throw RelayStoreError.noSuchHome(homeID)
+            }
+            if let reporter,
+                let owner = try String?.fetchOne(
+                    db, sql: "SELECT reporter FROM onboarding WHERE homeID = ? AND source = ?", arguments: [homeID, source]) ?? nil,
+                owner != reporter
+            {
+                throw RelayStoreError.onboardingSourceTaken(source: source, reportedBy: owner)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO onboarding (homeID, source, reporter, nodes, reportedAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (homeID, source) DO UPDATE SET reporter = excluded.reporter, nodes = excluded.nodes,
+                        reportedAt = excluded.reportedAt
+                    """,
+                arguments: [homeID, source, reporter, nodesJSON, at])
+        }
+    }
+
+    func onboarding(homeID: String) async throws -> [(source: String, reporter: String?, nodesJSON: String)] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT source, reporter, nodes FROM onboarding WHERE homeID = ? ORDER BY source", arguments: [homeID])
+                .map { (try $0.decode(forColumn: "source"), try $0.decode(forColumn: "reporter"), try $0.decode(forColumn: "nodes")) }
+        }
+    }
+
     // row.decode throws on a value of the wrong type where row[...] would trap.
     private static func home(_ row: Row) throws -> RelayHome {
         try RelayHome(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"), createdAt: row.decode(forColumn: "createdAt"))

@@ -77,5 +77,22 @@ enum RelaySchema {
                 "CREATE INDEX relay_connection_device ON relay_connection (homeID, deviceID)",
             ]
         },
+        // Nodes waiting to be commissioned, as each fleet replica (a source) reported them last,
+        // for the home's controllers (`RelayStore.reportOnboarding`): one row per source, its
+        // nodes as JSON, replaced whole by the next report.
+        Migration(id: "v4-onboarding") { dialect in
+            [
+                """
+                CREATE TABLE onboarding (
+                    homeID TEXT NOT NULL REFERENCES home(id) ON DELETE CASCADE,
+                    source TEXT NOT NULL,
+                    reporter TEXT,
+                    nodes TEXT NOT NULL,
+                    reportedAt \(dialect.timestamp) NOT NULL,
+                    PRIMARY KEY (homeID, source)
+                )
+                """
+            ]
+        },
     ]
 }

@@ -114,6 +114,7 @@ extension RelayServerConfiguration {
 
 extension RelayDeviceCredential: ResponseEncodable {}
 extension RelayHomeCredential: ResponseEncodable {}
+extension RelayOnboardingList: ResponseEncodable {}
 
 /// The cloud relay: devices hold an outbound WebSocket to `/v1/device`, controllers
 /// connect to `/v1/controller` with their home's token, and Interaction Model
@@ -125,7 +126,10 @@ extension RelayHomeCredential: ResponseEncodable {}
 ///   with the home's token (another home's token: 403);
 /// * `POST /v1/admin/homes` `{"name": ...}`, `GET /v1/admin/homes`,
 ///   `POST /v1/admin/homes/{home}/devices`, `DELETE /v1/admin/homes/{home}/devices/{device}`
-///   with the admin token.
+///   with the admin token;
+/// * `PUT /v1/onboarding/{source}` `{"nodes": [...]}` with a device credential or the home's
+///   token, `GET /v1/onboarding` with the home's token: nodes waiting to be commissioned
+///   (`RelayStore.reportOnboarding`).
 public final class RelayServer: Sendable {
     public let store: RelayStore
     public let metrics: RelayMetrics
@@ -301,6 +305,10 @@ public final class RelayServer: Sendable {
         var label: String?
     }
 
+    private struct OnboardingBody: Decodable {
+        var nodes: [RelayOnboardingNode]
+    }
+
     private func addHTTPRoutes(to router: Router<BasicRequestContext>) {
         router.get("/health") { _, _ in
             let counts = self.controllers.connectedCounts
@@ -332,6 +340,35 @@ public final class RelayServer: Sendable {
                 response: try await self.register(
                     homeID: home.id, body,
                     limit: self.configuration.maxDevicesPerHome))
+        }
+
+        // A fleet replica reports its nodes with its device credential (the home's token may
+        // too); only the home's token reads them back: each payload holds a passcode.
+        router.put("/v1/onboarding/:source") { request, context -> HTTPResponse.Status in
+            let source = try context.parameters.require("source")
+            let reporter: (homeID: String, deviceID: String?)
+            if let device = try await self.device(from: request.headers) {
+                reporter = (device.homeID, device.deviceID)
+            } else if let home = try await self.home(from: request.headers) {
+                reporter = (home.id, nil)
+            } else {
+                throw self.unauthorized("device credential or home token required")
+            }
+            let body = try await request.decode(as: OnboardingBody.self, context: context)
+            do {
+                try await self.store.reportOnboarding(homeID: reporter.homeID, source: source, reporter: reporter.deviceID, nodes: body.nodes)
+            } catch let error as RelayStoreError {
+                if case .onboardingSourceTaken = error {
+                    self.metrics.rejected(.forbidden)
+                    throw HTTPError(.forbidden, message: error.description)
+                }
+                throw HTTPError(.badRequest, message: error.description)
+            }
+            return .noContent
+        }
+        router.get("/v1/onboarding") { request, _ in
+            guard let home = try await self.home(from: request.headers) else { throw self.unauthorized("home token required") }
+            return RelayOnboardingList(homeID: home.id, reports: try await self.store.onboarding(homeID: home.id))
         }
 
         router.get("/v1/admin/homes") { request, _ in

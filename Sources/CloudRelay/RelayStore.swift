@@ -27,6 +27,10 @@ public enum RelayStoreError: Error, Sendable, Hashable, CustomStringConvertible 
     case tooManyDevices(homeID: String, limit: Int)
     case invalidDatabaseURL(String)
     case databaseUnavailable(String)
+    /// An onboarding report that is not one (`RelayStore.reportOnboarding`): what is wrong.
+    case invalidOnboarding(String)
+    /// Another device's credential reported this source; only it or the home's token replaces it.
+    case onboardingSourceTaken(source: String, reportedBy: String)
 
     public var description: String {
         switch self {
@@ -38,6 +42,8 @@ public enum RelayStoreError: Error, Sendable, Hashable, CustomStringConvertible 
         case .invalidDatabaseURL(let u):
             "invalid database URL '\(u)': expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]"
         case .databaseUnavailable(let why): "the database is unavailable: \(why)"
+        case .invalidOnboarding(let why): "invalid onboarding report: \(why)"
+        case .onboardingSourceTaken(let source, let by): "onboarding source '\(source)' was reported by device '\(by)'"
         }
     }
 }
@@ -197,6 +203,11 @@ protocol RelayStoreEngine: Sendable {
     /// Keeps only `home` (its digest replaced) and exactly `deviceIDs` in it; new devices get
     /// a digest of a credential nobody knows. Bumps the revocation counter.
     func mirror(home: RelayHome, tokenDigest: String, deviceIDs: Set<String>) async throws
+    /// Replaces `source`'s report (JSON of `[RelayOnboardingNode]`). Throws `noSuchHome`, and
+    /// `onboardingSourceTaken` when a device other than `reporter` (non-nil) reported it last.
+    func replaceOnboarding(homeID: String, source: String, reporter: String?, nodesJSON: String, at: Date) async throws
+    /// Every report of the home, by source.
+    func onboarding(homeID: String) async throws -> [(source: String, reporter: String?, nodesJSON: String)]
     func dump() async throws -> RelayStoreRows
     func load(_ rows: RelayStoreRows) async throws
     func close() async

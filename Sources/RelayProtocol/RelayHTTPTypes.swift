@@ -40,3 +40,51 @@ public struct RelayHomeCredential: Sendable, Hashable, Codable {
         self.token = token
     }
 }
+
+/// A node waiting to be commissioned, as a fleet replica reports it through the relay to its
+/// home's controllers (`PUT /v1/onboarding/{source}`): its onboarding payload and where it
+/// listens, so a controller that cannot browse the replica's network still finds it.
+public struct RelayOnboardingNode: Sendable, Hashable, Codable {
+    public var name: String
+    public var structure: String?
+    public var room: String?
+    /// The node's onboarding payload: an `MT:` QR payload or an 11- or 21-digit manual code.
+    public var setupCode: String
+    /// An IPv4 or IPv6 address, and the UDP port, the node answers on.
+    public var host: String
+    public var port: Int
+
+    public init(name: String, structure: String? = nil, room: String? = nil, setupCode: String, host: String, port: Int) {
+        self.name = name
+        self.structure = structure
+        self.room = room
+        self.setupCode = setupCode
+        self.host = host
+        self.port = port
+    }
+}
+
+/// What one source (a fleet replica) reported last; a new report replaces it whole.
+public struct RelayOnboardingReport: Sendable, Hashable, Codable {
+    public var source: String
+    /// The device ID whose credential reported it; nil when the home's token did.
+    public var reportedBy: String?
+    public var nodes: [RelayOnboardingNode]
+
+    public init(source: String, reportedBy: String? = nil, nodes: [RelayOnboardingNode]) {
+        self.source = source
+        self.reportedBy = reportedBy
+        self.nodes = nodes
+    }
+}
+
+/// `GET /v1/onboarding`: every report of the caller's home, by source.
+public struct RelayOnboardingList: Sendable, Hashable, Codable {
+    public var homeID: String
+    public var reports: [RelayOnboardingReport]
+
+    public init(homeID: String, reports: [RelayOnboardingReport]) {
+        self.homeID = homeID
+        self.reports = reports
+    }
+}

@@ -40,7 +40,8 @@ struct Discover: AsyncParsableCommand {
 
 struct Commission: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Commission a device from its pairing code or QR payload, or every device of a running home (--home HOME.yaml).")
+        abstract:
+            "Commission a device from its pairing code or QR payload, every device of a running home (--home HOME.yaml), or every node fleet replicas reported to the relay (--fleet).")
     @OptionGroup var global: GlobalOptions
     @Option(help: "Manual pairing code or MT: QR payload.") var code: String?
     @OptionGroup var homeOptions: CommissionHomeOptions
@@ -50,7 +51,14 @@ struct Commission: AsyncParsableCommand {
     @Option(help: "The device's name.") var name: String?
 
     func validate() throws {
-        if global.homeProfile != nil {
+        if homeOptions.fleet {
+            guard global.homeProfile == nil, code == nil, address == nil, structure == nil, room == nil, name == nil else {
+                throw ValidationError(
+                    "--fleet takes codes, places, names and addresses from the relay's reports; drop --home HOME.yaml, --code, --address, --structure, --room and --name"
+                )
+            }
+            guard global.relay != nil else { throw ValidationError("--fleet reads the relay's onboarding reports: give --relay") }
+        } else if global.homeProfile != nil {
             guard code == nil, address == nil, structure == nil, room == nil, name == nil else {
                 throw ValidationError(
                     "--home HOME.yaml takes codes, places and names from the home; drop --code, --address, --structure, --room and --name")
@@ -61,8 +69,12 @@ struct Commission: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if homeOptions.fleet {
+            try await CommissionHome(global: global, options: homeOptions, source: .relayReports).run()
+            return
+        }
         if let profile = global.homeProfile {
-            try await CommissionHome(global: global, options: homeOptions, homeFile: profile).run()
+            try await CommissionHome(global: global, options: homeOptions, source: .homeFile(profile)).run()
             return
         }
         guard let code else { return }

@@ -2,6 +2,8 @@
 // commissioned with the setup code and on the port that home assigns it (HomeLaunchPlan,
 // shared with the simulator), and laid out in the home's structures and rooms (created by
 // name when missing). Re-running it skips devices already in their place.
+// `homectl commission --fleet`: the same for every node the home's fleet replicas reported to
+// the relay (`matter-sim report-onboarding`), each at the address its replica reported.
 import ArgumentParser
 import DeviceProfile
 import Foundation
@@ -9,6 +11,8 @@ import HomeAPI
 import MatterController
 import MatterProtocol
 import NIOCore
+import RelayClients
+import RelayProtocol
 
 struct CommissionHomeOptions: ParsableArguments {
     @Option(help: "With --home: UDP port of the home's first device (as given to `matter-sim home --base-port`).")
@@ -25,12 +29,46 @@ struct CommissionHomeOptions: ParsableArguments {
 
     @Option(help: "With --home: seconds to browse for commissionable devices (without --host).")
     var browseSeconds = Seconds(4)
+
+    @Flag(
+        help:
+            "Every node the home's fleet replicas reported to the relay (matter-sim report-onboarding), each at its reported address; needs --relay and its token."
+    )
+    var fleet = false
 }
 
 struct CommissionHome {
+    /// Where the nodes come from: a home profile's plan, or the relay's onboarding reports.
+    enum Source {
+        case homeFile(String)
+        case relayReports
+    }
+
     let global: GlobalOptions
     let options: CommissionHomeOptions
-    let homeFile: String
+    let source: Source
+
+    /// One node to commission: its place, its payload, and how to reach it.
+    struct Target: Sendable {
+        var index: Int
+        var name: String
+        var structure: String
+        var room: String?
+        var setupCode: String
+        var port: Int
+        /// For a browse (no --host, no reported address).
+        var discriminator: UInt16?
+        var address: SocketAddress?
+    }
+
+    /// The nodes, the structures with their rooms in order, the home profile when there is
+    /// one (its groups and bindings are made too), and a title for the summary.
+    struct Plan {
+        var targets: [Target]
+        var places: [(structure: String, rooms: [String])]
+        var resolved: ResolvedHome?
+        var title: String
+    }
 
     struct Row: Codable {
         var name: String
@@ -42,23 +80,15 @@ struct CommissionHome {
 
     func run() async throws {
         guard (1...256).contains(options.concurrency) else { throw ValidationError("--concurrency must be 1...256") }
-        let resolved: ResolvedHome
-        do { resolved = try ProfileLoader().loadHome(file: homeFile) } catch {
-            for d in error.diagnostics { FileHandle.standardError.write(Data((d.description + "\n").utf8)) }
-            throw ValidationError("\(homeFile): not a usable home profile (\(error.diagnostics.count) errors)")
+        let plan: Plan
+        switch source {
+        case .homeFile(let file): plan = try homePlan(file)
+        case .relayReports: plan = try await relayPlan()
         }
-        let plan: [HomeNodePlan]
-        do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: options.basePort) } catch {
-            throw ValidationError(error.description)
-        }
-        if let host = options.host, (try? SocketAddress(ipAddress: host, port: 0)) == nil {
-            throw ValidationError("--host \(host): give an IPv4 or IPv6 address")
-        }
-
         try await HomeAPIRun.run {
             let home = try await global.open()
             do {
-                try await commissionAll(plan, resolved: resolved, home: home)
+                try await commissionAll(plan, home: home)
             } catch {
                 await home.close()
                 throw error
@@ -67,28 +97,83 @@ struct CommissionHome {
         }
     }
 
-    private func commissionAll(_ plan: [HomeNodePlan], resolved: ResolvedHome, home: Home) async throws {
+    private func homePlan(_ homeFile: String) throws -> Plan {
+        let resolved: ResolvedHome
+        do { resolved = try ProfileLoader().loadHome(file: homeFile) } catch {
+            for d in error.diagnostics { FileHandle.standardError.write(Data((d.description + "\n").utf8)) }
+            throw ValidationError("\(homeFile): not a usable home profile (\(error.diagnostics.count) errors)")
+        }
+        let nodes: [HomeNodePlan]
+        do { nodes = try HomeLaunchPlan.nodes(of: resolved, basePort: options.basePort) } catch {
+            throw ValidationError(error.description)
+        }
+        if let host = options.host, (try? SocketAddress(ipAddress: host, port: 0)) == nil {
+            throw ValidationError("--host \(host): give an IPv4 or IPv6 address")
+        }
+        let targets = try nodes.map { node in
+            let payload = OnboardingPayload(
+                vendorID: node.vendorID, productID: node.productID, discriminator: node.discriminator, passcode: node.passcode)
+            let code: String
+            do { code = try payload.qrCode() } catch { throw ValidationError("\(node.device.name): \(error)") }
+            return Target(
+                index: node.index, name: node.device.name, structure: node.device.structure, room: node.device.room,
+                setupCode: code, port: node.port, discriminator: node.discriminator,
+                address: try options.host.map { try SocketAddress(ipAddress: $0, port: node.port) })
+        }
+        return Plan(
+            targets: targets, places: resolved.structures.map { ($0.name, $0.rooms.map(\.name)) }, resolved: resolved,
+            title: resolved.name)
+    }
+
+    /// Every node of every report the relay holds for the home; a node without a structure
+    /// goes into one named after its report's source.
+    private func relayPlan() async throws -> Plan {
+        guard let relay = global.relay, let token = global.relayToken else {
+            throw ValidationError("--fleet reads the relay's onboarding reports: give --relay and --relay-token-file")
+        }
+        let list: RelayOnboardingList
+        do { list = try await RelayOnboardingClient.list(relayURL: relay, homeToken: token) } catch {
+            throw ValidationError("--fleet: the onboarding reports of \(relay): \(error)")
+        }
+        var targets: [Target] = []
+        var places: [(structure: String, rooms: [String])] = []
+        for report in list.reports {
+            for node in report.nodes {
+                let structure = node.structure ?? report.source
+                if let i = places.firstIndex(where: { $0.structure == structure }) {
+                    if let room = node.room, !places[i].rooms.contains(room) { places[i].rooms.append(room) }
+                } else {
+                    places.append((structure, node.room.map { [$0] } ?? []))
+                }
+                targets.append(
+                    Target(
+                        index: targets.count, name: node.name, structure: structure, room: node.room, setupCode: node.setupCode,
+                        port: node.port, discriminator: nil, address: try? SocketAddress(ipAddress: node.host, port: node.port)))
+            }
+        }
+        return Plan(targets: targets, places: places, resolved: nil, title: "fleet of \(list.reports.count) reports")
+    }
+
+    private func commissionAll(_ plan: Plan, home: Home) async throws {
         // Structures and rooms by name, created when missing (names compare case-insensitively).
         var places: [String: (structure: Structure, rooms: [String: Room])] = [:]
-        for s in resolved.structures {
-            let structure = try await resolveStructure(s.name, in: home, create: true)
+        for s in plan.places {
+            let structure = try await resolveStructure(s.structure, in: home, create: true)
             var rooms: [String: Room] = [:]
-            for r in s.rooms { rooms[r.name] = try await resolveRoom(r.name, in: structure, create: true) }
-            places[s.name] = (structure, rooms)
+            for r in s.rooms { rooms[r] = try await resolveRoom(r, in: structure, create: true) }
+            places[s.structure] = (structure, rooms)
         }
         let existing = try await home.devices().list()
 
-        var rows: [Row?] = Array(repeating: nil, count: plan.count)
-        var work: [(HomeNodePlan, Structure, Room?)] = []
-        for node in plan {
-            guard let place = places[node.device.structure] else { continue }
-            let room = node.device.room.flatMap { place.rooms[$0] }
+        var rows: [Row?] = Array(repeating: nil, count: plan.targets.count)
+        var work: [(Target, Structure, Room?)] = []
+        for node in plan.targets {
+            guard let place = places[node.structure] else { continue }
+            let room = node.room.flatMap { place.rooms[$0] }
             if let present = existing.first(where: {
-                $0.name == node.device.name && $0.structureID == place.structure.id && $0.roomID == room?.id
+                $0.name == node.name && $0.structureID == place.structure.id && $0.roomID == room?.id
             }) {
-                rows[node.index] = Row(
-                    name: node.device.name, structure: node.device.structure, room: node.device.room,
-                    id: present.id, result: "already commissioned")
+                rows[node.index] = Row(name: node.name, structure: node.structure, room: node.room, id: present.id, result: "already commissioned")
             } else {
                 work.append((node, place.structure, room))
             }
@@ -107,19 +192,17 @@ struct CommissionHome {
                 next += 1
                 let address = addresses[node.index]
                 group.addTask {
-                    var row = Row(name: node.device.name, structure: node.device.structure, room: node.device.room, id: nil, result: "")
+                    var row = Row(name: node.name, structure: node.structure, room: node.room, id: nil, result: "")
                     guard let address else {
-                        row.result = "not found: no commissionable device with discriminator \(node.discriminator) on port \(node.port)"
+                        row.result =
+                            "not found: no commissionable device with discriminator \(node.discriminator.map(String.init) ?? "?") on port \(node.port)"
                         return (node.index, row)
                     }
                     do {
-                        let payload = OnboardingPayload(
-                            vendorID: node.vendorID, productID: node.productID,
-                            discriminator: node.discriminator, passcode: node.passcode)
                         let device = try await home.commissionDevice(
-                            setupCode: try payload.qrCode(), address: address,
+                            setupCode: node.setupCode, address: address,
                             structureID: structure.id, roomID: room?.id,
-                            name: node.device.name)
+                            name: node.name)
                         row.id = device.id
                         row.result = "commissioned"
                     } catch let error as HomeError {
@@ -141,8 +224,11 @@ struct CommissionHome {
                 startNext()
             }
         }
-        let groupFailures = try await makeGroups(resolved, places: places, home: home)
-        let bindingFailures = try await makeBindings(resolved, places: places, home: home)
+        var groupFailures = 0, bindingFailures = 0
+        if let resolved = plan.resolved {
+            groupFailures = try await makeGroups(resolved, places: places, home: home)
+            bindingFailures = try await makeBindings(resolved, places: places, home: home)
+        }
         let elapsed = clock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let done = work.count - failures
@@ -151,10 +237,10 @@ struct CommissionHome {
         } else {
             let rate = seconds > 0 ? Double(done) / seconds : 0
             print(
-                "\(resolved.name): "
+                "\(plan.title): "
                     + String(
                         format: "%d commissioned, %d already present, %d failed, in %.1f s (%.1f/s)",
-                        done, plan.count - work.count, failures, seconds, rate))
+                        done, plan.targets.count - work.count, failures, seconds, rate))
         }
         if failures > 0 || groupFailures > 0 || bindingFailures > 0 { throw ExitCode(1) }
     }
@@ -242,15 +328,13 @@ struct CommissionHome {
         return failed
     }
 
-    /// Where each device listens: HOST:PORT with --host, else its commissionable record
-    /// (same discriminator and port as the plan), found in one browse.
-    private func addresses(for nodes: [HomeNodePlan]) async throws -> [Int: SocketAddress] {
+    /// Where each device listens: the address it was given (--host, or its report), else its
+    /// commissionable record (same discriminator and port as the plan), found in one browse.
+    private func addresses(for nodes: [Target]) async throws -> [Int: SocketAddress] {
         var result: [Int: SocketAddress] = [:]
-        guard !nodes.isEmpty else { return result }
-        if let host = options.host {
-            for node in nodes { result[node.index] = try SocketAddress(ipAddress: host, port: node.port) }
-            return result
-        }
+        for node in nodes { result[node.index] = node.address }
+        let browsed = nodes.filter { $0.address == nil && $0.discriminator != nil }
+        guard !browsed.isEmpty else { return result }
         let discovery: DNSSDDiscovery
         do { discovery = try DNSSDDiscovery() } catch {
             throw ValidationError("DNS-SD is not available (\(error)); give the home's address with --host")
@@ -259,7 +343,7 @@ struct CommissionHome {
         // may appear after a first browse: browse again, up to three times, while any is missing.
         for _ in 0..<3 {
             let found = try await discovery.commissionableNodes(duration: options.browseSeconds.duration)
-            for node in nodes where result[node.index] == nil {
+            for node in browsed where result[node.index] == nil {
                 let matches = found.filter { $0.record.longDiscriminator == node.discriminator }
                 let candidates = matches.flatMap(\.addresses).filter { $0.port == node.port }
                 // IPv4 first: a link-local IPv6 address needs its interface to be usable.
@@ -267,7 +351,7 @@ struct CommissionHome {
                     result[node.index] = address
                 }
             }
-            if result.count == nodes.count { break }
+            if browsed.allSatisfy({ result[$0.index] != nil }) { break }
         }
         return result
     }

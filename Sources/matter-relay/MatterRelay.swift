@@ -2,6 +2,7 @@
 // and a loopback load benchmark (`bench`).
 import ArgumentParser
 import CloudRelay
+import Foundation
 
 @main
 struct MatterRelay: AsyncParsableCommand {
@@ -18,10 +19,20 @@ struct MatterRelay: AsyncParsableCommand {
 
 /// Where the registrations live.
 struct DatabaseOption: ParsableArguments {
-    @Option(name: .long, help: "SQLite database of homes and devices (created if missing), or a postgres:// URL.")
-    var database: String = "matter-relay.sqlite"
+    @Option(
+        name: .long,
+        help: "SQLite database of homes and devices (created if missing), or a postgres:// URL (default $\(Self.variable), else matter-relay.sqlite).")
+    var database: String?
 
-    func open() async throws -> RelayStore { try await Self.open(database) }
+    /// Where a URL with a password goes instead of the command line, where `ps` shows it.
+    static let variable = "MATTER_RELAY_DATABASE"
+
+    func open() async throws -> RelayStore { try await Self.open(Self.location(database, default: "matter-relay.sqlite")) }
+
+    /// The option's value, else the environment's, else `fallback`.
+    static func location(_ option: String?, default fallback: String) -> String {
+        option ?? ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+    }
 
     /// The store at `location`; a bad URL or an unreachable server is a usage error, said plainly.
     static func open(_ location: String) async throws -> RelayStore {

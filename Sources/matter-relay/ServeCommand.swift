@@ -29,7 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: """
             SQLite database of homes and devices (default matter-relay.sqlite; hub mode: matter-hub.sqlite), \
-            or postgres://user@host:port/db: the store several cloud relay instances share.
+            or postgres://user@host:port/db: the store several cloud relay instances share \
+            (a URL with a password: give it in $MATTER_RELAY_DATABASE, out of `ps`).
             """)
     var database: String?
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
@@ -137,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     private func runCloud(logger: Logger) async throws {
         let adminToken = try resolveAdminToken()
-        let store = try await DatabaseOption.open(database ?? "matter-relay.sqlite")
+        let store = try await DatabaseOption.open(DatabaseOption.location(database, default: "matter-relay.sqlite"))
         if let home, let homeTokenFile {
             try await keepHomeToken(home: home, in: store, file: URL(fileURLWithPath: homeTokenFile))
         }

@@ -13,6 +13,6 @@ struct MatterSim: AsyncParsableCommand {
             """,
         subcommands: [
             ValidateCommand.self, DescribeCommand.self, RunCommand.self, HomeCommand.self, FaultCommand.self, ActCommand.self,
-            FleetCommand.self, CloneCommand.self,
+            FleetCommand.self, CloneCommand.self, OnboardingReportCommand.self,
         ])
 }

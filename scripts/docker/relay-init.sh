@@ -10,11 +10,28 @@
 #   under its device ID, as a `cloud:` block in /run/mattersim-devices/NAME/cloud.yaml (the
 #   volume only that device shares). A credential connects that one device and nothing else:
 #   it cannot act as a controller or register devices.
+#
+# RELAY_CLOUD=1 (docker-compose's cloud profile): the registrations live in PostgreSQL and the
+# devices are sent to the balancer; every instance runs this, and the first one through the lock
+# (in the relay-data volume they share) makes the secrets the others then find.
 set -eu
 umask 077
-db=/var/lib/mattersim/relay.sqlite
 home="Compose Home"
-relay_url="${RELAY_URL:-ws://relay:8080}"
+if [ -n "${RELAY_CLOUD:-}" ]; then
+  db="postgres://relay@postgres:5432/postgres?sslmode=disable"
+  relay_url="${RELAY_URL:-ws://balancer:8080}"
+  i=0
+  until matter-relay home list --database "$db" >/dev/null 2>&1; do  # PostgreSQL still starting
+    i=$((i + 1))
+    [ "$i" -le 120 ] || { echo "relay-init: PostgreSQL not reached in 60 s" >&2; exit 1; }
+    sleep 0.5
+  done
+  exec 9>/var/lib/mattersim/init.lock
+  flock 9
+else
+  db=/var/lib/mattersim/relay.sqlite
+  relay_url="${RELAY_URL:-ws://relay:8080}"
+fi
 
 # write FILE: stdin into FILE, whole or not at all.
 write() { cat > "$1.tmp" && mv "$1.tmp" "$1"; }
@@ -40,6 +57,7 @@ for entry in ${RELAY_DEVICES:-}; do
   printf 'cloud:\n  relay: %s\n  credential: %s\n' "$relay_url" "$credential" | write "$file"
 done
 
+[ -z "${RELAY_CLOUD:-}" ] || flock -u 9
 if [ -n "${MATTER_RELAY_ADMIN_TOKEN:-}" ]; then
   exec matter-relay serve --host 0.0.0.0 --port 8080 --database "$db"
 fi
