@@ -134,13 +134,13 @@ import Testing
     }
 
     /// 7.2.7.1: an unknown mode is UnsupportedMode; a start below `lowBattery` is BatteryLow; Run
-    /// Mode Idle while cleaning sends it home. 7.3.7.1: Clean Mode is CleaningInProgress during a run.
+    /// Mode Idle while cleaning sends it home. 7.3: Clean Mode is InvalidInMode during a run.
     @Test func modeChangesFollowTheRunAndTheBattery() async throws {
         let node = try vacuum()
         #expect(await changeMode(node, Run.id, to: 9) == ModeChangeStatus.unsupportedMode)
         #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.deepClean) == ModeChangeStatus.success)
         #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.success)
-        #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.quiet) == Clean.StatusCode.cleaningInProgress.rawValue)
+        #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.quiet) == ModeChangeStatus.invalidInMode)
         #expect(await changeMode(node, Run.id, to: RvcRunModeServer.idle) == ModeChangeStatus.success)
         #expect(await state(node) == .seekingCharger)
         await node.stop()
@@ -149,6 +149,27 @@ import Testing
         #expect(await changeMode(low, Run.id, to: RvcRunModeServer.cleaning) == Run.StatusCode.batteryLow.rawValue)
         #expect(await state(low) == .charging)
         await low.stop()
+    }
+
+    /// RVC Clean Mode 7.3 (revision 2, kept by 3 in Matter 1.4) on Mode Base 1.10.7.2.1: without
+    /// DirectModeChange a change while RVC Run Mode is not Idle is InvalidInMode, which must carry
+    /// a StatusText, and CurrentMode stays; revision 1's CleaningInProgress (0x40) is no longer
+    /// the cluster's. TC-RVCCLEANM-2.2 step 7b.
+    @Test func aCleanModeChangeDuringARunIsInvalidInModeWithAStatusText() async throws {
+        let node = try vacuum()
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.success)
+        let result = await node.invoke(1, Clean.id, Clean.Command.changeToMode.rawValue, Clean.Commands.ChangeToMode(newMode: RvcCleanModeServer.quiet).tlv)
+        guard case .response(_, let tlv) = result else {
+            Issue.record("no ChangeToModeResponse: \(result)")
+            return
+        }
+        let response = try Clean.Commands.ChangeToModeResponse(tlv: tlv)
+        #expect(response.status == ModeChangeStatus.invalidInMode)
+        #expect(!(response.statusText ?? "").isEmpty)
+        #expect(await node.uint(1, Clean.id, Clean.Attribute.currentMode.rawValue) == UInt64(RvcCleanModeServer.vacuum))
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.idle) == ModeChangeStatus.success)
+        #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.quiet) == ModeChangeStatus.success)
+        await node.stop()
     }
 
     /// At `lowBattery` a run heads home by itself, and the run still ends in an OperationCompletion.

@@ -84,9 +84,10 @@ final class RvcRunModeServer: RvcRunModeHandler, RvcModeServing {
     }
 }
 
-/// RVC Clean Mode (Application Cluster spec 7.3): how it cleans. A change while a run is under
-/// way (Run Mode not Idle) is refused with CleaningInProgress (7.3.7.1); Deep clean makes the run
-/// take longer.
+/// RVC Clean Mode (Application Cluster spec 7.3): how it cleans. Without DirectModeChange a change
+/// while a run is under way (Run Mode not Idle) is refused with InvalidInMode and a StatusText
+/// (cluster revision 2 and on, kept by 3; revision 1's CleaningInProgress is gone); Deep clean
+/// makes the run take longer.
 final class RvcCleanModeServer: RvcCleanModeHandler, RvcModeServing {
     typealias Tag = Clusters.RvcCleanMode.ModeTag
     static let vacuum: UInt8 = 0
@@ -103,8 +104,7 @@ final class RvcCleanModeServer: RvcCleanModeHandler, RvcModeServing {
     ) -> CommandReply<Clusters.RvcCleanMode.Commands.ChangeToModeResponse> {
         guard Self.isSupported(request.newMode) else { return .response(.init(status: ModeChangeStatus.unsupportedMode)) }
         if let run = context.peer(RvcRunModeServer.self), run.context.unsigned(Self.currentModeAttribute) != UInt64(RvcRunModeServer.idle) {
-            let inProgress = Clusters.RvcCleanMode.StatusCode.cleaningInProgress.rawValue
-            return .response(.init(status: inProgress, statusText: "cleaning is in progress"))
+            return .response(.init(status: ModeChangeStatus.invalidInMode, statusText: "a run is under way (RVC Run Mode is not Idle)"))
         }
         context.set(Self.currentModeAttribute, .uint(UInt64(request.newMode)))
         return .response(.init(status: ModeChangeStatus.success))
