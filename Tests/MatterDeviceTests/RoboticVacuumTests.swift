@@ -172,6 +172,19 @@ import Testing
         await node.stop()
     }
 
+    /// 7.4.4.1 (Table 40, RVC Resume Compatibility): SeekingCharger is pause-compatible but not
+    /// resume-compatible, so Resume there is CommandInvalidInState and it keeps seeking (1.14.7.4:
+    /// only Running answers NoError without resuming). TC-RVCOPSTATE-2.3 step 45.
+    @Test func resumeWhileSeekingTheChargerIsInvalidInState() async throws {
+        let node = try vacuum()
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.success)
+        #expect(await operational(node, Op.Command.resume) == .noError)
+        #expect(await operational(node, Op.Command.goHome) == .noError)
+        #expect(await operational(node, Op.Command.resume) == .commandInvalidInState)
+        #expect(await state(node) == .seekingCharger)
+        await node.stop()
+    }
+
     /// At `lowBattery` a run heads home by itself, and the run still ends in an OperationCompletion.
     @Test func aLowBatteryMidRunSendsItHome() async throws {
         let node = try vacuum(batteryHalves: RvcOperationalStateServer.lowBattery + 2)

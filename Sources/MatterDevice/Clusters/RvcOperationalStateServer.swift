@@ -35,7 +35,7 @@ public enum VacuumAction: Sendable, Hashable, CustomStringConvertible {
 /// half-percent every `drainEvery` while it moves and fills one every `chargeEvery` on the
 /// dock; at `lowBattery` a run heads home by itself, and a run is not started below it. Pause,
 /// Resume and GoHome answer OperationalCommandResponse (CommandInvalidInState where the state
-/// does not allow them, 1.14.7). An error (`act NODE vacuum stuck`) is Error with
+/// does not allow them, 1.14.7; SeekingCharger is pause- but not resume-compatible, 7.4.4.1). An error (`act NODE vacuum stuck`) is Error with
 /// OperationalError and its event; freed, it waits Paused. The run's end, at the dock, is an
 /// OperationCompletion with its total and paused time. Phases: Cleaning, Returning, Charging.
 final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOperated {
@@ -105,9 +105,12 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
         }
     }
 
+    /// 1.14.7.4: Running already is NoError; only Paused resumes. 7.4.4.1 (Table 40): SeekingCharger
+    /// is not resume-compatible, and Charging or Docked only within a run that recharges (this
+    /// vacuum ends its run at the dock), so those are CommandInvalidInState.
     func resume(_ request: Clusters.RvcOperationalState.Commands.Resume, context: ClusterContext) -> CommandReply<Response> {
         switch state(context) {
-        case .running, .seekingCharger: return Self.reply(.noError)
+        case .running: return Self.reply(.noError)
         case .paused:
             set(resumeTo, context)
             return Self.reply(.noError)
