@@ -185,6 +185,30 @@ import Testing
         await node.stop()
     }
 
+    /// 7.2 (Mapping mode tag): a mapping run is Running in phase Mapping for `mapRun`, then heads
+    /// home; 7.2.7.1: without DirectModeChange a change from Mapping to Cleaning (non-Idle to
+    /// non-Idle) is InvalidInMode. TC-RVCRUNM-2.2 needs these two modes without the Idle tag.
+    @Test func aMappingRunMapsAndRefusesASwitchToCleaning() async throws {
+        let node = try vacuum()
+        let modes = try #require(await node.value(1, Run.id, Run.Attribute.supportedModes.rawValue))
+        guard case .array(let items) = modes else {
+            Issue.record("SupportedModes is not a list")
+            return
+        }
+        let options = try items.map { try Run.ModeOptionStruct(tlv: $0.value) }
+        let busy = options.filter { !$0.modeTags.contains { $0.value == Run.ModeTag.idle.rawValue } }
+        #expect(busy.map(\.mode) == [RvcRunModeServer.cleaning, RvcRunModeServer.mapping])
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.mapping) == ModeChangeStatus.success)
+        #expect(await state(node) == .running)
+        #expect(await phase(node) == RvcOperationalStateServer.Phase.mapping.rawValue)
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.invalidInMode)
+        #expect(await runMode(node) == UInt64(RvcRunModeServer.mapping))
+        await clock.advance(by: RvcOperationalStateServer.mapRun)
+        #expect(await state(node) == .seekingCharger)
+        #expect(await runMode(node) == UInt64(RvcRunModeServer.idle))
+        await node.stop()
+    }
+
     /// At `lowBattery` a run heads home by itself, and the run still ends in an OperationCompletion.
     @Test func aLowBatteryMidRunSendsItHome() async throws {
         let node = try vacuum(batteryHalves: RvcOperationalStateServer.lowBattery + 2)
