@@ -36,6 +36,9 @@ ACTS = [
     (r"mode with the Idle\(0x4000\) mode tag and in a device state that allows changing", [DOCK]),
     # TC-RVCRUNM-2.2 step 9: Stopped, Paused, Charging or Docked after Idle sent it home.
     (r"one of Stopped\(0x00\), Paused\(0x02\), Charging\(0x41\) or Docked\(0x42\)", [DOCK]),
+    # TC-RVCRUNM-2.1 / TC-RVCCLEANM-2.1 step 9: a state the change to MODE_CHANGE_OK succeeds from
+    # (on its dock, Run Mode Idle: any run or clean mode may follow).
+    (r"state from which it will SUCCESSFULLY transition to mode", [DOCK]),
     # The RVC Operational State cases' states (TC-RVCOPSTATE-2.1 step 6, 2.3 steps 16-43, 2.4).
     (r"in the running state", [START]),
     (r"in the paused state", [PAUSE]),
