@@ -18,7 +18,10 @@
 # Operator steps: the Generic Switch cases' button presses and the Occupancy Sensing cases'
 # occupancy come through the cases' own hook, the all-clusters app's named pipe (--app-pid,
 # use_button_simulator, simulate_occupancy), which this script reads and turns into
-# `matter-sim act NODE press single|double|N|long` or `occupied|unoccupied`.
+# `matter-sim act NODE press single|double|N|long` or `occupied|unoccupied`; a case's prompt
+# for a hand at the device ("Manually put the device in …") through the hook the harness offers
+# for prompts (TestRunnerHooks.show_prompt), which scripts/cert/operator_hook.py does as an act
+# (`vacuum start|dock`) before the case goes on.
 # Prints the table case x profile (pass, FAIL, n/a = not applicable or skipped by the case's
 # own guards, harness = a limit of the harness, scripts/cert/harness-limits.tsv, with the log
 # line that shows it) and closes with "N passed, M failed". Logs land in $OUT/<profile>/.
@@ -120,9 +123,9 @@ harness() {
   if [ "${1:-}" = qr ]; then setup=(--qr-code "$QR_CODE"); shift; fi
   "$FAKELAN" exec "$LAN" ctl -- unshare -m --propagation private bash -c '
     mkdir -p /data && mount -t tmpfs tmpfs /data && cd "$1" && shift && exec "$@"
-  ' cert-harness "$CHIP_DIR/src/python_testing" env CHIP_DIR="$CHIP_DIR" \
+  ' cert-harness "$CHIP_DIR/src/python_testing" env CHIP_DIR="$CHIP_DIR" CERT_CONTROL_SOCKET="$WORK/state/control.sock" \
     PYTHONPATH="$CHIP_DIR/src/python_testing:$CHIP_DIR/scripts/py_matter_yamltests:$CHIP_DIR/scripts/py_matter_idl" \
-    timeout "$CASE_TIMEOUT_S" "$VENV/bin/python" "$py" --paa-trust-store-path "$WORK/paa" \
+    timeout "$CASE_TIMEOUT_S" "$VENV/bin/python" "$ROOT/scripts/cert/operator_hook.py" "$py" --paa-trust-store-path "$WORK/paa" \
     "${method[@]}" "${setup[@]}" "$@" \
     </dev/null >"$log" 2>&1
 }

@@ -134,13 +134,13 @@ import Testing
     }
 
     /// 7.2.7.1: an unknown mode is UnsupportedMode; a start below `lowBattery` is BatteryLow; Run
-    /// Mode Idle while cleaning sends it home. 7.3.7.1: Clean Mode is CleaningInProgress during a run.
+    /// Mode Idle while cleaning sends it home. 7.3: Clean Mode is InvalidInMode during a run.
     @Test func modeChangesFollowTheRunAndTheBattery() async throws {
         let node = try vacuum()
         #expect(await changeMode(node, Run.id, to: 9) == ModeChangeStatus.unsupportedMode)
         #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.deepClean) == ModeChangeStatus.success)
         #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.success)
-        #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.quiet) == Clean.StatusCode.cleaningInProgress.rawValue)
+        #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.quiet) == ModeChangeStatus.invalidInMode)
         #expect(await changeMode(node, Run.id, to: RvcRunModeServer.idle) == ModeChangeStatus.success)
         #expect(await state(node) == .seekingCharger)
         await node.stop()
@@ -149,6 +149,64 @@ import Testing
         #expect(await changeMode(low, Run.id, to: RvcRunModeServer.cleaning) == Run.StatusCode.batteryLow.rawValue)
         #expect(await state(low) == .charging)
         await low.stop()
+    }
+
+    /// RVC Clean Mode 7.3 (revision 2, kept by 3 in Matter 1.4) on Mode Base 1.10.7.2.1: without
+    /// DirectModeChange a change while RVC Run Mode is not Idle is InvalidInMode, which must carry
+    /// a StatusText, and CurrentMode stays; revision 1's CleaningInProgress (0x40) is no longer
+    /// the cluster's. TC-RVCCLEANM-2.2 step 7b.
+    @Test func aCleanModeChangeDuringARunIsInvalidInModeWithAStatusText() async throws {
+        let node = try vacuum()
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.success)
+        let result = await node.invoke(1, Clean.id, Clean.Command.changeToMode.rawValue, Clean.Commands.ChangeToMode(newMode: RvcCleanModeServer.quiet).tlv)
+        guard case .response(_, let tlv) = result else {
+            Issue.record("no ChangeToModeResponse: \(result)")
+            return
+        }
+        let response = try Clean.Commands.ChangeToModeResponse(tlv: tlv)
+        #expect(response.status == ModeChangeStatus.invalidInMode)
+        #expect(!(response.statusText ?? "").isEmpty)
+        #expect(await node.uint(1, Clean.id, Clean.Attribute.currentMode.rawValue) == UInt64(RvcCleanModeServer.vacuum))
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.idle) == ModeChangeStatus.success)
+        #expect(await changeMode(node, Clean.id, to: RvcCleanModeServer.quiet) == ModeChangeStatus.success)
+        await node.stop()
+    }
+
+    /// 7.4.4.1 (Table 40, RVC Resume Compatibility): SeekingCharger is pause-compatible but not
+    /// resume-compatible, so Resume there is CommandInvalidInState and it keeps seeking (1.14.7.4:
+    /// only Running answers NoError without resuming). TC-RVCOPSTATE-2.3 step 45.
+    @Test func resumeWhileSeekingTheChargerIsInvalidInState() async throws {
+        let node = try vacuum()
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.success)
+        #expect(await operational(node, Op.Command.resume) == .noError)
+        #expect(await operational(node, Op.Command.goHome) == .noError)
+        #expect(await operational(node, Op.Command.resume) == .commandInvalidInState)
+        #expect(await state(node) == .seekingCharger)
+        await node.stop()
+    }
+
+    /// 7.2 (Mapping mode tag): a mapping run is Running in phase Mapping for `mapRun`, then heads
+    /// home; 7.2.7.1: without DirectModeChange a change from Mapping to Cleaning (non-Idle to
+    /// non-Idle) is InvalidInMode. TC-RVCRUNM-2.2 needs these two modes without the Idle tag.
+    @Test func aMappingRunMapsAndRefusesASwitchToCleaning() async throws {
+        let node = try vacuum()
+        let modes = try #require(await node.value(1, Run.id, Run.Attribute.supportedModes.rawValue))
+        guard case .array(let items) = modes else {
+            Issue.record("SupportedModes is not a list")
+            return
+        }
+        let options = try items.map { try Run.ModeOptionStruct(tlv: $0.value) }
+        let busy = options.filter { !$0.modeTags.contains { $0.value == Run.ModeTag.idle.rawValue } }
+        #expect(busy.map(\.mode) == [RvcRunModeServer.cleaning, RvcRunModeServer.mapping])
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.mapping) == ModeChangeStatus.success)
+        #expect(await state(node) == .running)
+        #expect(await phase(node) == RvcOperationalStateServer.Phase.mapping.rawValue)
+        #expect(await changeMode(node, Run.id, to: RvcRunModeServer.cleaning) == ModeChangeStatus.invalidInMode)
+        #expect(await runMode(node) == UInt64(RvcRunModeServer.mapping))
+        await clock.advance(by: RvcOperationalStateServer.mapRun)
+        #expect(await state(node) == .seekingCharger)
+        #expect(await runMode(node) == UInt64(RvcRunModeServer.idle))
+        await node.stop()
     }
 
     /// At `lowBattery` a run heads home by itself, and the run still ends in an OperationCompletion.

@@ -9,7 +9,7 @@ client cluster in a Descriptor's ClientList, MCORE.ROLE.COMMISSIONEE=1, and the 
 PICS (.M.) that state matter-sim's behaviour where the spec leaves a choice (MANUAL). Nothing is
 added or left out to pass or skip a case. Also writes each endpoint's own PICS (FILE.ep<N>)
 and, beside them, a JSON map of picsCode -> endpoints and the PIXITs that name a part of the device (TC-ACE-1.4's application endpoint, its device type, a
-cluster and an attribute of it), read from the device as the rest.
+cluster and an attribute of it; TC-RVCRUNM-2.2's two run modes), read from the device as the rest.
 
     python pics.py --string-arg out:FILE --string-arg data_model:DIR <chip.testing options>
 """
@@ -26,18 +26,32 @@ from chip.testing.matter_testing import MatterBaseTest, async_test_body, default
 # the Door Lock's AutoRelockTime, WrongCodeEntryLimit, UserCodeTemporaryDisableTime and
 # RequirePINforRemoteOperation accept writes (RW VA, as the spec's access has it), and so does
 # its OperatingMode (R[W] VM: writable at the vendor's choice; a remote lock or unlock obeys it).
+# A robot vacuum's RVC Run Mode can be changed by hand at the device (CAN_MANUALLY_CONTROLLED:
+# its clean button starts a run, Cleaning; its home button or a person carrying it to the dock
+# makes it Idle), and its RVC Operational State can be brought by hand into each state it has
+# but Stopped (it never stops outside its dock), and each of its RVC errors of Matter 1.4 or none
+# (`matter-sim act NODE vacuum start|pause|home|dock|stuck|…|clear`; its battery for Charging or
+# Docked: `act NODE battery PERCENT`), and it resumes after an error is cleared
+# (scripts/cert/operator_hook.py does the cases' prompts for these).
+RVC_STATES = ("RUNNING", "PAUSED", "ERROR", "SEEKING_CHARGER", "CHARGING", "DOCKED")
+RVC_ERRORS = ("NO_ERROR", "FAILED_TO_FIND_CHARGING_DOCK", "STUCK", "DUST_BIN_MISSING", "DUST_BIN_FULL",
+              "WATER_TANK_EMPTY", "WATER_TANK_MISSING", "WATER_TANK_LID_OPEN", "MOP_CLEANING_PAD_MISSING")
 MANUAL = {
-    ("DRLK", 0x0025): "DRLK.S.M.OperatingModeAttributeWritable",
-    ("DRLK", 0x0023): "DRLK.S.M.AutoRelockTimeAttributeWritable",
-    ("DRLK", 0x0030): "DRLK.S.M.WrongCodeEntryLimitAttributeWritable",
-    ("DRLK", 0x0031): "DRLK.S.M.UserCodedTemporaryDisableTimeAttributeWritable",
-    ("DRLK", 0x0033): "DRLK.S.M.RequirePINForRemoteOperationAttributeWritable",
+    ("RVCRUNM", 0x0001): ("RVCRUNM.S.M.CAN_MANUALLY_CONTROLLED",),
+    ("RVCOPSTATE", 0x0004): tuple(f"RVCOPSTATE.S.M.ST_{s}" for s in RVC_STATES) + ("RVCOPSTATE.S.M.RESUME_AFTER_ERR",),
+    ("RVCOPSTATE", 0x0005): tuple(f"RVCOPSTATE.S.M.ERR_{e}" for e in RVC_ERRORS),
+    ("DRLK", 0x0025): ("DRLK.S.M.OperatingModeAttributeWritable",),
+    ("DRLK", 0x0023): ("DRLK.S.M.AutoRelockTimeAttributeWritable",),
+    ("DRLK", 0x0030): ("DRLK.S.M.WrongCodeEntryLimitAttributeWritable",),
+    ("DRLK", 0x0031): ("DRLK.S.M.UserCodedTemporaryDisableTimeAttributeWritable",),
+    ("DRLK", 0x0033): ("DRLK.S.M.RequirePINForRemoteOperationAttributeWritable",),
 }
 DESCRIPTOR, DEVICE_TYPE_LIST, CLIENT_LIST = 0x001D, 0x0000, 0x0002
 # Clusters every endpoint may carry (Identify, Groups, Descriptor, Binding, labels): not what
 # an application endpoint is about.
 INFRASTRUCTURE = {0x0003, 0x0004, 0x001D, 0x001E, 0x0040, 0x0041}
 FEATURE_MAP, ATTRIBUTE_LIST, ACCEPTED, GENERATED = 0xFFFC, 0xFFFB, 0xFFF9, 0xFFF8
+RVC_RUN_MODE, SUPPORTED_MODES, IDLE_TAG = 0x0054, 0x0000, 0x4000
 
 
 def pics_codes(data_model_dir: str) -> dict[int, str]:
@@ -78,7 +92,7 @@ class CertPics(MatterBaseTest):
                 keys += [f"{code}.S.C{command:02x}.Tx" for command in attributes.get(GENERATED, [])]
                 feature_map = attributes.get(FEATURE_MAP, 0)
                 keys += [f"{code}.S.F{bit:02x}" for bit in range(32) if feature_map & (1 << bit)]
-                keys += [MANUAL[(code, a)] for a in attributes.get(ATTRIBUTE_LIST, []) if (code, a) in MANUAL]
+                keys += [m for a in attributes.get(ATTRIBUTE_LIST, []) for m in MANUAL.get((code, a), ())]
                 if cluster_id == DESCRIPTOR:
                     keys += [f"{codes[client]}.C" for client in attributes.get(CLIENT_LIST, []) if client in codes]
                 for key in keys:
@@ -102,7 +116,18 @@ class CertPics(MatterBaseTest):
             for cluster_id in attributes[endpoint]:
                 if cluster_id in ALL_CLUSTERS:
                     endpoints.setdefault(f"{ALL_CLUSTERS[cluster_id].__name__}.Endpoint", str(endpoint))
-        return {**endpoints, **CertPics.application(attributes)}
+        return {**endpoints, **CertPics.application(attributes), **CertPics.rvc_run_modes(attributes)}
+
+    @staticmethod
+    def rvc_run_modes(attributes: dict) -> dict[str, str]:
+        """TC-RVCRUNM-2.2's PIXIT.RVCRUNM.MODE_A and MODE_B: the first two RVC Run Modes without
+        the Idle tag in SupportedModes (ModeOptionStruct: 1 Mode, 2 ModeTags of {1: Value})."""
+        for endpoint in sorted(attributes):
+            modes = attributes[endpoint].get(RVC_RUN_MODE, {}).get(SUPPORTED_MODES) or []
+            busy = [m[1] for m in modes if not any(tag.get(1) == IDLE_TAG for tag in m.get(2, []))]
+            if len(busy) >= 2:
+                return {"PIXIT.RVCRUNM.MODE_A": str(busy[0]), "PIXIT.RVCRUNM.MODE_B": str(busy[1])}
+        return {}
 
     @staticmethod
     def application(attributes: dict) -> dict[str, str]:

@@ -47,17 +47,20 @@ extension RvcModeServing {
     static func isSupported(_ mode: UInt8) -> Bool { options.contains { $0.mode == mode } }
 }
 
-/// RVC Run Mode (Application Cluster spec 7.2): Idle or Cleaning. A change to Cleaning starts a
-/// clean run (RVC Operational State Running), refused with the vacuum's error (Stuck, a full dust
-/// bin…) or BatteryLow; a change to Idle while cleaning sends it home. Without DirectModeChange a
-/// change between two non-Idle modes is InvalidInMode (7.2.7.1).
+/// RVC Run Mode (Application Cluster spec 7.2): Idle, Cleaning or Mapping (a run that maps the
+/// home without cleaning). A change to Cleaning or Mapping starts a run (RVC Operational State
+/// Running), refused with the vacuum's error (Stuck, a full dust bin…) or BatteryLow; a change to
+/// Idle while running sends it home. Without DirectModeChange a change between two non-Idle
+/// modes is InvalidInMode (7.2.7.1).
 final class RvcRunModeServer: RvcRunModeHandler, RvcModeServing {
     typealias Tag = Clusters.RvcRunMode.ModeTag
     static let idle: UInt8 = 0
     static let cleaning: UInt8 = 1
+    static let mapping: UInt8 = 2
     static let options = [
         RvcModeOption(mode: idle, label: "Idle", tags: [Tag.idle.rawValue]),
         RvcModeOption(mode: cleaning, label: "Cleaning", tags: [Tag.cleaning.rawValue]),
+        RvcModeOption(mode: mapping, label: "Mapping", tags: [Tag.mapping.rawValue]),
     ]
 
     func changeToMode(
@@ -78,15 +81,16 @@ final class RvcRunModeServer: RvcRunModeHandler, RvcModeServing {
             return ModeChangeStatus.success
         }
         guard current == Self.idle else { return ModeChangeStatus.invalidInMode }
-        if let refusal = operational.server.startRun(operational.context) { return refusal }
+        if let refusal = operational.server.startRun(operational.context, mapping: mode == Self.mapping) { return refusal }
         context.set(Self.currentModeAttribute, .uint(UInt64(mode)))
         return ModeChangeStatus.success
     }
 }
 
-/// RVC Clean Mode (Application Cluster spec 7.3): how it cleans. A change while a run is under
-/// way (Run Mode not Idle) is refused with CleaningInProgress (7.3.7.1); Deep clean makes the run
-/// take longer.
+/// RVC Clean Mode (Application Cluster spec 7.3): how it cleans. Without DirectModeChange a change
+/// while a run is under way (Run Mode not Idle) is refused with InvalidInMode and a StatusText
+/// (cluster revision 2 and on, kept by 3; revision 1's CleaningInProgress is gone); Deep clean
+/// makes the run take longer.
 final class RvcCleanModeServer: RvcCleanModeHandler, RvcModeServing {
     typealias Tag = Clusters.RvcCleanMode.ModeTag
     static let vacuum: UInt8 = 0
@@ -103,8 +107,7 @@ final class RvcCleanModeServer: RvcCleanModeHandler, RvcModeServing {
     ) -> CommandReply<Clusters.RvcCleanMode.Commands.ChangeToModeResponse> {
         guard Self.isSupported(request.newMode) else { return .response(.init(status: ModeChangeStatus.unsupportedMode)) }
         if let run = context.peer(RvcRunModeServer.self), run.context.unsigned(Self.currentModeAttribute) != UInt64(RvcRunModeServer.idle) {
-            let inProgress = Clusters.RvcCleanMode.StatusCode.cleaningInProgress.rawValue
-            return .response(.init(status: inProgress, statusText: "cleaning is in progress"))
+            return .response(.init(status: ModeChangeStatus.invalidInMode, statusText: "a run is under way (RVC Run Mode is not Idle)"))
         }
         context.set(Self.currentModeAttribute, .uint(UInt64(request.newMode)))
         return .response(.init(status: ModeChangeStatus.success))

@@ -30,25 +30,28 @@ public enum VacuumAction: Sendable, Hashable, CustomStringConvertible {
 
 /// RVC Operational State (Application Cluster spec 7.4, on Operational State 1.14) of a robot
 /// vacuum, on the node clock. A clean run (Run Mode Cleaning) is Running for `cleanRun` (half
-/// as long again in Deep clean), then the vacuum seeks its charger for `returnTime`, charges
-/// (Charging) and is Docked when full. The battery (the endpoint's Power Source) drains one
-/// half-percent every `drainEvery` while it moves and fills one every `chargeEvery` on the
-/// dock; at `lowBattery` a run heads home by itself, and a run is not started below it. Pause,
-/// Resume and GoHome answer OperationalCommandResponse (CommandInvalidInState where the state
-/// does not allow them, 1.14.7). An error (`act NODE vacuum stuck`) is Error with
+/// as long again in Deep clean), a mapping run (Run Mode Mapping) for `mapRun`; then the vacuum
+/// seeks its charger for `returnTime`, charges (Charging) and is Docked when full. The battery
+/// (the endpoint's Power Source) drains one half-percent every `drainEvery` while it moves and
+/// fills one every `chargeEvery` on the dock; at `lowBattery` a run heads home by itself, and a
+/// run is not started below it. Pause, Resume and GoHome answer OperationalCommandResponse
+/// (CommandInvalidInState where the state does not allow them, 1.14.7; SeekingCharger is pause-
+/// but not resume-compatible, 7.4.4.1). An error (`act NODE vacuum stuck`) is Error with
 /// OperationalError and its event; freed, it waits Paused. The run's end, at the dock, is an
-/// OperationCompletion with its total and paused time. Phases: Cleaning, Returning, Charging.
+/// OperationCompletion with its total and paused time. Phases: Cleaning, Returning, Charging,
+/// Mapping.
 final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOperated {
     typealias Attribute = Clusters.RvcOperationalState.Attribute
     typealias State = Clusters.RvcOperationalState.OperationalStateEnum
     typealias ErrorState = Clusters.RvcOperationalState.ErrorStateEnum
     typealias Response = Clusters.RvcOperationalState.Commands.OperationalCommandResponse
 
-    static let phases = ["Cleaning", "Returning", "Charging"]
-    enum Phase: UInt64 { case cleaning = 0, returning, charging }
+    static let phases = ["Cleaning", "Returning", "Charging", "Mapping"]
+    enum Phase: UInt64 { case cleaning = 0, returning, charging, mapping }
     static let states: [State] = [.stopped, .running, .paused, .error, .seekingCharger, .charging, .docked]
 
     static let cleanRun = Duration.seconds(600)
+    static let mapRun = Duration.seconds(300)
     static let returnTime = Duration.seconds(20)
     static let drainEvery = 6
     static let chargeEvery = 2
@@ -65,6 +68,8 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
     private var inRun = false
     /// What a Resume goes back to: Running or SeekingCharger.
     private var resumeTo: State = .running
+    /// The run under way maps the home (Run Mode Mapping) rather than cleaning it.
+    private var mapping = false
 
     func initialValue(for attribute: AttributeID) -> TLVValue? {
         switch attribute {
@@ -105,9 +110,12 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
         }
     }
 
+    /// 1.14.7.4: Running already is NoError; only Paused resumes. 7.4.4.1 (Table 40): SeekingCharger
+    /// is not resume-compatible, and Charging or Docked only within a run that recharges (this
+    /// vacuum ends its run at the dock), so those are CommandInvalidInState.
     func resume(_ request: Clusters.RvcOperationalState.Commands.Resume, context: ClusterContext) -> CommandReply<Response> {
         switch state(context) {
-        case .running, .seekingCharger: return Self.reply(.noError)
+        case .running: return Self.reply(.noError)
         case .paused:
             set(resumeTo, context)
             return Self.reply(.noError)
@@ -128,8 +136,8 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
 
     // MARK: The run
 
-    /// Starts a clean run; a refusal is Run Mode's ChangeToModeResponse status.
-    func startRun(_ context: ClusterContext) -> UInt8? {
+    /// Starts a clean (or mapping) run; a refusal is Run Mode's ChangeToModeResponse status.
+    func startRun(_ context: ClusterContext, mapping: Bool = false) -> UInt8? {
         let state = self.state(context)
         if state == .error {
             let error = context.value(Attribute.operationalError).flatMap { try? Clusters.RvcOperationalState.ErrorStateStruct(tlv: $0) }
@@ -141,6 +149,7 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
             return Clusters.RvcRunMode.StatusCode.batteryLow.rawValue
         }
         inRun = true
+        self.mapping = mapping
         cleaned = 0
         pausedSeconds = 0
         returned = 0
@@ -227,7 +236,7 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
         context.set(Attribute.operationalState, .uint(UInt64(state.rawValue)))
         let phase: Phase? =
             switch state {
-            case .running: .cleaning
+            case .running: mapping ? .mapping : .cleaning
             case .seekingCharger: .returning
             case .charging, .docked: .charging
             default: nil
@@ -266,6 +275,7 @@ final class RvcOperationalStateServer: RvcOperationalStateHandler, PhysicallyOpe
     }
 
     private func runSeconds(_ context: ClusterContext) -> Int {
+        if mapping { return Int(Self.mapRun.components.seconds) }
         let seconds = Int(Self.cleanRun.components.seconds)
         let mode = context.peer(RvcCleanModeServer.self)?.context.unsigned(RvcCleanModeServer.currentModeAttribute)
         return mode == UInt64(RvcCleanModeServer.deepClean) ? seconds * 3 / 2 : seconds
