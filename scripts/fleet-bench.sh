@@ -201,9 +201,9 @@ MANUAL="$(awk -v n="$last_name" 'index($0, n "  ") == 1 { print $NF }' "$WORK/ho
 mark_all() {
   local k before
   for k in $(seq "$PARTS"); do
-    before="$(grep -c '^service-times ' "$WORK/home$k.out")"
+    before="$(grep -c '^service-times ' "$WORK/home$k.out" || true)"
     kill -USR1 "${SIMS[$((k - 1))]}"
-    for _ in $(seq 300); do [ "$(grep -c '^service-times ' "$WORK/home$k.out")" -gt "$before" ] && break; sleep 0.1; done
+    for _ in $(seq 300); do [ "$(grep -c '^service-times ' "$WORK/home$k.out" || true)" -gt "$before" ] && break; sleep 0.1; done
   done
 }
 # The invoke figures since the last mark of part(s) $@: "count p50 p99" (µs), the worst part's.
