@@ -31,6 +31,8 @@
 # The owner of a LAN (for `cleanup --stale`) is $FAKELAN_OWNER if set, else the caller.
 # Host number i (from 1, in creation order) gets 10.77.0.(i+1)/24 and an IPv6 link-local
 # address on eth0; `exec` exports FAKELAN_LAN, FAKELAN_HOST and FAKELAN_ADDR.
+# FAKELAN_AVAHI_CACHE_MAX and FAKELAN_AVAHI_OBJECTS_MAX, when `avahi` runs, set the daemons'
+# cache-entries-max (default 65536) and objects-per-client-max (default 8192).
 # FAKELAN_AVAHI_IPV4=no when `avahi` runs: those daemons do mDNS over IPv6 only (no A records),
 # as a Matter-only network would. Every answer then names the same addresses: with both, Avahi
 # leaves A records out of IPv6 answers and out of answers to AAAA queries, and the
@@ -139,6 +141,8 @@ host_address() {
 write_avahi_conf() {
   local lan="$1" host="$2"
   case "${FAKELAN_AVAHI_IPV4:-yes}" in yes|no) ;; *) die "FAKELAN_AVAHI_IPV4: yes or no, not '$FAKELAN_AVAHI_IPV4'" ;; esac
+  [[ "${FAKELAN_AVAHI_CACHE_MAX:-1}" =~ ^[1-9][0-9]{0,6}$ ]] || die "FAKELAN_AVAHI_CACHE_MAX: a number of records, not '$FAKELAN_AVAHI_CACHE_MAX'"
+  [[ "${FAKELAN_AVAHI_OBJECTS_MAX:-1}" =~ ^[1-9][0-9]{0,6}$ ]] || die "FAKELAN_AVAHI_OBJECTS_MAX: a number of objects, not '$FAKELAN_AVAHI_OBJECTS_MAX'"
   cat > "$(state_dir "$lan")/$host.avahi.conf" <<EOF
 [server]
 host-name=$lan-$host
@@ -147,10 +151,11 @@ use-ipv6=yes
 allow-interfaces=eth0
 ratelimit-interval-usec=1000000
 ratelimit-burst=10000
-# Sized for fleets (scripts/fleet-bench.sh): a commissionable node brings about eight records
-# (PTR, five subtype PTRs, SRV, TXT), and a browser holds a resolver per service.
-cache-entries-max=65536
-objects-per-client-max=8192
+# Sized for fleets (scripts/fleet-bench.sh, which raises both for more than 5,000 nodes): a
+# commissionable node brings ten records (PTR, five subtype PTRs, SRV, TXT, A, AAAA), and a
+# browser holds a resolver and two address lookups per service, all objects of its client.
+cache-entries-max=${FAKELAN_AVAHI_CACHE_MAX:-65536}
+objects-per-client-max=${FAKELAN_AVAHI_OBJECTS_MAX:-8192}
 [wide-area]
 enable-wide-area=no
 [publish]

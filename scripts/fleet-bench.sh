@@ -1,33 +1,55 @@
 #!/usr/bin/env bash
-# fleet-bench.sh: a fleet of N Matter nodes in one `matter-sim home` process on a private
-# fake LAN (scripts/fakelan.sh: host "dev" runs the fleet, host "ctl" the controller, each
-# with its own D-Bus and Avahi), and the figures the fleet targets are judged by:
-#   (a) time from the fleet process's start until all N nodes are resolved over DNS-SD
-#       (_matterc._udp: SRV, TXT, addresses) on the other host (target: 60 s for N = 1000);
-#   (b) resident memory of the fleet process per node (VmRSS / N; target: 2 MiB);
-#   (c) commissioning throughput of our controller (`homectl fleet-bench`, MatterController
-#       commissioning several nodes at once; target: 10 per second);
-#   (d) On/Off invoke p50/p99 while 10% of the nodes hold subscriptions.
+# fleet-bench.sh: a fleet of N Matter nodes on a private fake LAN (scripts/fakelan.sh), split
+# over K fleet hosts f1..fK (one `matter-sim home --part k/K` process and one Avahi daemon
+# each, FLEET_BENCH_PER_HOST nodes a host) and a controller host "ctl" with its own Avahi,
+# and the figures the fleet is judged by (issue #43):
+#   (a) nodes started and the time until all listen; time from the start until all N are
+#       resolved over DNS-SD (_matterc._udp: SRV, TXT, addresses) on ctl (goal 120 s at 10,000);
+#   (b) resident memory per node (sum of the processes' VmRSS / N; goal 0.2 MiB);
+#   (c) commissioning throughput of our controller (`homectl fleet-bench`, several nodes at
+#       once; goal 50/s); a bounded, evenly spread sample with FLEET_BENCH_COMMISSION;
+#   (d) On/Off Toggle invoke p50/p99 to random commissioned nodes while 10% of them hold
+#       subscriptions and all N run;
+#   (e) per command: the node's own service time (datagram in → response out, from
+#       `kill -USR1`, ServiceTimeReport) and `homectl bench` end to end on the veth (On/Off
+#       through HomeAPI, goal p50 0.5 ms), on the last node of the fleet, which fleet-bench
+#       leaves to it.
+# It ends with the Avahi daemons' packet rates and CPU, and one markdown row of the figures.
 #
 #   scripts/fleet-bench.sh [N] [PROFILE]
 #
-# N defaults to 100, PROFILE to DeviceProfiles/devices/dimmable-light.yaml. Binaries come
-# from $FLEET_BENCH_BIN (default .build/release, built when missing). Environment:
-# FLEET_BENCH_CONCURRENCY (commissionings in flight, default 16), FLEET_BENCH_INVOKES
-# (default 1000), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is bounded; the LAN goes away on exit.
+# N (1...20000) defaults to 100, PROFILE to DeviceProfiles/devices/dimmable-light.yaml.
+# Binaries come from $FLEET_BENCH_BIN (default .build/release, built when missing).
+# Environment: FLEET_BENCH_PER_HOST (nodes per fleet host, default 2500),
+# FLEET_BENCH_CONCURRENCY (commissionings in flight, default 16), FLEET_BENCH_COMMISSION
+# (commission this many, default all but the bench node), FLEET_BENCH_INVOKES (default 1000),
+# FLEET_BENCH_BENCH_INVOKES (homectl bench, default 1000), FLEET_BENCH_RESOLVE_TIMEOUT
+# (seconds, default 300), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is
+# bounded; the LAN goes away on exit.
 . "$(dirname "$0")/lib/common.sh"
 unblock_signals bash "$SCRIPT_PATH" "$@"
 
 COUNT="${1:-100}"
 PROFILE="${2:-$ROOT/DeviceProfiles/devices/dimmable-light.yaml}"
 BIN="${FLEET_BENCH_BIN:-$ROOT/.build/release}"
+PER_HOST="${FLEET_BENCH_PER_HOST:-2500}"
 CONCURRENCY="${FLEET_BENCH_CONCURRENCY:-16}"
 INVOKES="${FLEET_BENCH_INVOKES:-1000}"
+BENCH_INVOKES="${FLEET_BENCH_BENCH_INVOKES:-1000}"
+RESOLVE_TIMEOUT="${FLEET_BENCH_RESOLVE_TIMEOUT:-300}"
 BASE_PORT=20000
 
-die() { echo "fleet-bench: $*" >&2; exit 2; }
-[[ "$COUNT" =~ ^[0-9]+$ ]] && [ "$COUNT" -ge 1 ] && [ "$COUNT" -le 5000 ] || die "N must be 1...5000"
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+[[ "$COUNT" =~ ^[0-9]+$ ]] && [ "$COUNT" -ge 1 ] && [ "$COUNT" -le 20000 ] || die "N must be 1...20000"
+[[ "$PER_HOST" =~ ^[0-9]+$ ]] && [ "$PER_HOST" -ge 1 ] || die "FLEET_BENCH_PER_HOST must be a positive number"
+PARTS=$(( (COUNT + PER_HOST - 1) / PER_HOST ))
+[ "$PARTS" -le 200 ] || die "$PARTS fleet hosts: raise FLEET_BENCH_PER_HOST"
+# Commissioned by fleet-bench: all but the last node (homectl bench's), or a sample.
+COMMISSION=$(( COUNT - 1 ))
+if [ -n "${FLEET_BENCH_COMMISSION:-}" ]; then
+  [[ "$FLEET_BENCH_COMMISSION" =~ ^[0-9]+$ ]] || die "FLEET_BENCH_COMMISSION must be a number"
+  [ "$FLEET_BENCH_COMMISSION" -lt "$COMMISSION" ] && COMMISSION="$FLEET_BENCH_COMMISSION"
+fi
+need_root
 [ -f "$PROFILE" ] || die "no profile $PROFILE"
 
 if [ -z "${FLEET_BENCH_BIN:-}" ]; then
@@ -40,17 +62,29 @@ if [ -z "${FLEET_BENCH_BIN:-}" ]; then
 fi
 for product in matter-sim homectl dnssd-probe; do [ -x "$BIN/$product" ] || die "no $BIN/$product"; done
 
-LAN="flf$$"
+LAN="flf$$"; LAN="${LAN:0:12}"
 WORK="$(mktemp -d /tmp/fleet-bench.XXXXXX)"
-SIM=""
+HOSTS=(); for k in $(seq "$PARTS"); do HOSTS+=("f$k"); done
+SIMS=()
 BROWSER=""
+SAMPLER=""
+stop_sims() {
+  local pid
+  for pid in "${SIMS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for _ in $(seq 600); do
+    local alive=""
+    for pid in "${SIMS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=yes; done
+    [ -z "$alive" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 cleanup() {
   set +e
   [ -n "$BROWSER" ] && kill "$BROWSER" 2>/dev/null
-  if [ -n "$SIM" ] && kill -0 "$SIM" 2>/dev/null; then
-    kill -TERM "$SIM"
-    for _ in $(seq 300); do kill -0 "$SIM" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SIM" 2>/dev/null
+  [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+  if [ "${#SIMS[@]}" -gt 0 ]; then
+    stop_sims || for pid in "${SIMS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
   fi
   FAKELAN_OWNER=$$ "$FAKELAN" down "$LAN"
   if [ -n "${FLEET_BENCH_KEEP:-}" ]; then echo "fleet-bench: logs kept in $WORK" >&2; else rm -rf "$WORK"; fi
@@ -60,12 +94,20 @@ on_exit cleanup
 now_ms() { date +%s%3N; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-per_node() { awk -v k="$1" -v n="$COUNT" 'BEGIN { printf "%.2f", k / 1024 / n }'; }
+sum_over_sims() { local f="$1" total=0 pid; for pid in "${SIMS[@]}"; do total=$(( total + $("$f" "$pid") )); done; echo "$total"; }
+per_node() { awk -v k="$1" -v n="$COUNT" 'BEGIN { printf "%.3f", k / 1024 / n }'; }
+host_addr() { echo "10.77.0.$(( $1 + 2 ))"; }   # f1 is the LAN's second host (ctl is first)
+# CPU seconds (user + system) of a process.
+cpu_s() { awk '{ printf "%.1f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+avahi_pid() { ip netns pids "$LAN-$1" 2>/dev/null | while read -r p; do [ "$(cat /proc/$p/comm 2>/dev/null)" = avahi-daemon ] && echo "$p"; done | head -n 1; }
 
+# The daemons are sized for the fleet: the browsing client on ctl holds three objects per
+# node (a resolver, an A and an AAAA lookup) and its daemon caches ten records per node.
 export FAKELAN_OWNER=$$
-"$FAKELAN" up "$LAN" dev ctl
-"$FAKELAN" avahi "$LAN" dev ctl
-DEV_ADDR=10.77.0.2   # the first host of the LAN
+export FAKELAN_AVAHI_OBJECTS_MAX=$(( COUNT * 3 + 1024 > 8192 ? COUNT * 3 + 1024 : 8192 ))
+export FAKELAN_AVAHI_CACHE_MAX=$(( COUNT * 12 > 65536 ? COUNT * 12 : 65536 ))
+"$FAKELAN" up "$LAN" ctl "${HOSTS[@]}"
+"$FAKELAN" avahi "$LAN" ctl "${HOSTS[@]}"
 
 # Attestation: the published test PAA and the CD signer matter-sim signs with (test only).
 mkdir -p "$WORK/trust"
@@ -75,62 +117,172 @@ cp "$ROOT/DeviceProfiles/credentials/Chip-Test-CD-Signing-Cert.pem" "$WORK/trust
 "$BIN/matter-sim" fleet "$PROFILE" --count "$COUNT" --output "$WORK/fleet.yaml"
 
 # The browser first, so that it sees every announcement.
-"$FAKELAN" exec "$LAN" ctl -- "$BIN/dnssd-probe" browse --type _matterc._udp --until-count "$COUNT" --timeout 120 \
+"$FAKELAN" exec "$LAN" ctl -- "$BIN/dnssd-probe" browse --type _matterc._udp --until-count "$COUNT" --timeout "$RESOLVE_TIMEOUT" \
   >"$WORK/browse.jsonl" 2>"$WORK/browse.log" &
 BROWSER=$!
 for _ in $(seq 100); do grep -q '"event":"browsing"' "$WORK/browse.jsonl" 2>/dev/null && break; sleep 0.1; done
 
-STARTED="$(now_ms)"
-"$FAKELAN" exec "$LAN" dev -- "$BIN/matter-sim" home "$WORK/fleet.yaml" --base-port "$BASE_PORT" \
-  --state-root "$WORK/state" --log-level warning >"$WORK/home.out" 2>"$WORK/home.log" &
-SIM=$!
+# Packets each fleet host's daemon sends a second (for Avahi's rate limit), while resolving.
+( while :; do
+    for h in "${HOSTS[@]}" ctl; do
+      echo "$(now_ms) $h $(ip -n "$LAN-$h" -s link show eth0 2>/dev/null | awk '/TX:/ { getline; print $2; exit }')"
+    done
+    sleep 1
+  done ) >"$WORK/tx.log" 2>/dev/null &
+SAMPLER=$!
 
-# All listening: the table follows the last node's start.
+STARTED="$(now_ms)"
+for k in $(seq "$PARTS"); do
+  "$FAKELAN" exec "$LAN" "f$k" -- "$BIN/matter-sim" home "$WORK/fleet.yaml" --part "$k/$PARTS" --base-port "$BASE_PORT" \
+    --state-root "$WORK/state$k" --log-level warning >"$WORK/home$k.out" 2>"$WORK/home$k.log" &
+  SIMS+=($!)
+done
+
+# All listening: each process's table follows its last node's start.
 LISTENING=""
-for _ in $(seq 1200); do
-  if grep -q "devices running" "$WORK/home.out" 2>/dev/null; then LISTENING="$(now_ms)"; break; fi
-  kill -0 "$SIM" 2>/dev/null || { tail -n 20 "$WORK/home.log" >&2; die "matter-sim home exited"; }
+for _ in $(seq 3000); do
+  ready=0
+  for k in $(seq "$PARTS"); do grep -q "devices running" "$WORK/home$k.out" 2>/dev/null && ready=$((ready + 1)); done
+  if [ "$ready" = "$PARTS" ]; then LISTENING="$(now_ms)"; break; fi
+  for k in $(seq "$PARTS"); do
+    kill -0 "${SIMS[$((k - 1))]}" 2>/dev/null || { tail -n 20 "$WORK/home$k.log" >&2; die "matter-sim home --part $k/$PARTS exited"; }
+  done
   sleep 0.1
 done
-[ -n "$LISTENING" ] || die "the fleet did not start within 120 s"
+[ -n "$LISTENING" ] || die "the fleet did not start within 300 s"
+started_nodes=0
+for k in $(seq "$PARTS"); do
+  started_nodes=$(( started_nodes + $(sed -n 's/.*: \([0-9]*\) devices running.*/\1/p' "$WORK/home$k.out" | head -n 1) ))
+done
 
 rc=0
 wait "$BROWSER" || rc=$?
 BROWSER=""
+RESOLVED_AT="$(now_ms)"
+kill "$SAMPLER" 2>/dev/null; SAMPLER=""
 complete="$(sed -n 's/.*"event":"complete".*"t":\([0-9]*\).*/\1/p' "$WORK/browse.jsonl" | head -n 1)"
 resolved="$(grep -c '"event":"added"' "$WORK/browse.jsonl" || true)"
-RSS_IDLE="$(rss_kib "$SIM")"
+RSS_IDLE="$(sum_over_sims rss_kib)"
 
-echo "fleet-bench: N = $COUNT nodes of $(basename "$PROFILE") in one matter-sim process (pid $SIM)"
-echo "fleet-bench: all $COUNT listening $((LISTENING - STARTED)) ms after the process started"
+echo "fleet-bench: N = $COUNT nodes of $(basename "$PROFILE") in $PARTS matter-sim home process(es) of at most $PER_HOST nodes, one fleet host and Avahi daemon each"
+echo "fleet-bench: (a) $started_nodes nodes started, all listening $((LISTENING - STARTED)) ms after the processes started"
+RESOLVE_S="-"
 if [ "$rc" = 0 ] && [ -n "$complete" ]; then
-  echo "fleet-bench: (a) all $COUNT resolved over DNS-SD from another namespace after $((complete - STARTED)) ms (target 60000 ms at N = 1000)"
+  RESOLVE_S="$(awk -v ms="$((complete - STARTED))" 'BEGIN { printf "%.1f", ms / 1000 }')"
+  echo "fleet-bench: (a) all $COUNT resolved over DNS-SD from another namespace after $((complete - STARTED)) ms (goal 120000 ms at N = 10000)"
 else
-  echo "fleet-bench: (a) FAILED: $resolved of $COUNT resolved within 120 s (browser exit $rc)"
-  tail -n 5 "$WORK/browse.log" "$WORK/home.log" >&2
+  RESOLVE_S="not all ($resolved of $COUNT in ${RESOLVE_TIMEOUT} s)"
+  echo "fleet-bench: (a) FAILED: $resolved of $COUNT resolved within $RESOLVE_TIMEOUT s (browser exit $rc)"
+  tail -n 5 "$WORK/browse.log" >&2
+  grep -h -i "avahi\|advertis" "$WORK"/home*.log 2>/dev/null | sort | uniq -c | sort -rn | head -n 5 >&2
 fi
-echo "fleet-bench: (b) RSS $((RSS_IDLE / 1024)) MiB = $(per_node "$RSS_IDLE") MiB per node once advertised (target 2 MiB)"
+echo "fleet-bench: (b) RSS $((RSS_IDLE / 1024)) MiB = $(per_node "$RSS_IDLE") MiB per node once advertised (goal 0.2 MiB)"
+# Avahi: the most packets a daemon sent in one second (fakelan's ratelimit-burst is 10000 a
+# second) and each daemon's CPU so far.
+awk '{ if (last[$2] != "" && $1 > t[$2]) { r = ($3 - last[$2]) * 1000 / ($1 - t[$2]); if (r > max[$2]) max[$2] = r }
+       last[$2] = $3; t[$2] = $1 }
+     END { for (h in max) printf "%s %.0f\n", h, max[h] }' "$WORK/tx.log" | sort >"$WORK/tx-max.txt"
+avahi_line=""
+for h in ctl "${HOSTS[@]}"; do
+  avahi_line+=" $h: $(awk -v h="$h" '$1 == h { print $2 }' "$WORK/tx-max.txt") pkt/s peak, $(cpu_s "$(avahi_pid "$h")") s CPU;"
+done
+echo "fleet-bench: (a) Avahi daemons while resolving (ratelimit-burst 10000 a second):${avahi_line%;}"
 
+# --- (e) per command, on the last node -------------------------------------------------
+LAST_HOST="f$PARTS"
+LAST_ADDR="$(host_addr "$PARTS")"
+LAST_PORT=$(( BASE_PORT + COUNT - 1 ))
+SIM_LAST="${SIMS[$((PARTS - 1))]}"
+last_name="Node $COUNT"   # `matter-sim fleet` pads numbers to the width of N
+MANUAL="$(awk -v n="$last_name" 'index($0, n "  ") == 1 { print $NF }' "$WORK/home$PARTS.out" | head -n 1)"
+[ -n "$MANUAL" ] || die "no manual code for $last_name in the table of part $PARTS"
+
+# USR1 to the processes, and each one's next service-times line (bounded 30 s).
+mark_all() {
+  local k before
+  for k in $(seq "$PARTS"); do
+    before="$(grep -c '^service-times ' "$WORK/home$k.out" || true)"
+    kill -USR1 "${SIMS[$((k - 1))]}"
+    for _ in $(seq 300); do [ "$(grep -c '^service-times ' "$WORK/home$k.out" || true)" -gt "$before" ] && break; sleep 0.1; done
+  done
+}
+# The invoke figures since the last mark of part(s) $@: "count p50 p99" (µs), the worst part's.
+since_mark() {
+  local k
+  for k in "$@"; do grep '^service-times ' "$WORK/home$k.out" | tail -n 1 | sed 's/^service-times //'; done | python3 -c '
+import json, sys
+rows = [json.loads(l).get("sinceMark", {}).get("invoke") for l in sys.stdin if l.strip()]
+rows = [r for r in rows if r]
+if not rows: print("0 - -"); sys.exit()
+print(sum(r["count"] for r in rows), max(r["p50Us"] for r in rows), max(r["p99Us"] for r in rows))'
+}
+
+B=(--home "$WORK/bench.sqlite" --no-dnssd --timeout 20)
+ok=""
+for _ in $(seq 10); do
+  if "$FAKELAN" exec "$LAN" ctl -- "$BIN/homectl" commission --code "$MANUAL" --address "$LAST_ADDR:$LAST_PORT" --name Bench \
+      --paa-trust-store "$WORK/trust" "${B[@]}" >"$WORK/commission.log" 2>&1; then ok=yes; break; fi
+  sleep 1
+done
+BENCH="-"; SERVICE="-"
+if [ -n "$ok" ]; then
+  mark_all
+  if OURS="$(timeout 600 "$FAKELAN" exec "$LAN" ctl -- "$BIN/homectl" bench Bench --count "$BENCH_INVOKES" --json "${B[@]}" 2>"$WORK/bench1.log")"; then
+    mark_all
+    read -r n p50 p99 <<<"$(since_mark "$PARTS")"
+    read -r b50 b99 <<<"$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["p50_ms"], r["p99_ms"])' "$OURS")"
+    BENCH="$b50 / $b99 ms"; SERVICE="$p50 / $p99 µs"
+    echo "fleet-bench: (e) homectl bench, $BENCH_INVOKES On/Off invokes through HomeAPI on the veth to $last_name with all $COUNT running: p50 $b50 ms, p99 $b99 ms (goal p50 0.5 ms)"
+    echo "fleet-bench: (e) that node's own service time of those invokes (datagram in → response out, $n served): p50 $p50 µs, p99 $p99 µs (goal p50 100 µs; quarter-octave buckets, at most 25 % high)"
+  else
+    echo "fleet-bench: (e) homectl bench failed"; tail -n 5 "$WORK/bench1.log" >&2; rc=1
+  fi
+else
+  echo "fleet-bench: (e) commissioning $last_name for homectl bench failed"; tail -n 10 "$WORK/commission.log" >&2; rc=1
+fi
+
+# --- (c, d) commissioning throughput and invokes to random nodes -----------------------
+COMM="-"; INV="-"; FLEET_SERVICE="-"
 bench_rc=0
-timeout 1200 "$FAKELAN" exec "$LAN" ctl -- "$BIN/homectl" fleet-bench --home "$WORK/fleet.yaml" \
-  --database "$WORK/home.sqlite" --host "$DEV_ADDR" --base-port "$BASE_PORT" --paa-trust-store "$WORK/trust" \
-  --concurrency "$CONCURRENCY" --invokes "$INVOKES" --subscribers-percent 10 --timeout 20 \
-  >"$WORK/bench.out" 2>"$WORK/bench.log" || bench_rc=$?
-sed 's/^fleet-bench: /fleet-bench: (c,d) /' "$WORK/bench.out"
-[ "$bench_rc" = 0 ] || { echo "fleet-bench: homectl fleet-bench exit $bench_rc" >&2; tail -n 15 "$WORK/bench.log" >&2; }
-RSS_AFTER="$(rss_kib "$SIM")"
-HWM="$(hwm_kib "$SIM")"
-echo "fleet-bench: (b) RSS $((RSS_AFTER / 1024)) MiB = $(per_node "$RSS_AFTER") MiB per node after commissioning (peak $(per_node "$HWM") MiB per node)"
+if [ "$COMMISSION" -ge 1 ]; then
+  addresses="$(for k in $(seq "$PARTS"); do printf '%s,' "$(host_addr "$k")"; done)"
+  # The mark just before the invokes, from the controller's namespace (same PID namespace).
+  { declare -p WORK PARTS SIMS; declare -f mark_all; echo mark_all; } >"$WORK/mark.sh"
+  [ "$COMMISSION" -lt $(( COUNT - 1 )) ] && echo "fleet-bench: (c) commissioning a sample of $COMMISSION of the $COUNT nodes, spread evenly over the fleet"
+  timeout 1800 "$FAKELAN" exec "$LAN" ctl -- "$BIN/homectl" fleet-bench --home "$WORK/fleet.yaml" \
+    --database "$WORK/home.sqlite" --host "${addresses%,}" --base-port "$BASE_PORT" --paa-trust-store "$WORK/trust" \
+    --concurrency "$CONCURRENCY" --commission-count "$COMMISSION" --invokes "$INVOKES" --subscribers-percent 10 --timeout 20 \
+    --before-invokes "bash $WORK/mark.sh" --json >"$WORK/fleet.json" 2>"$WORK/fleet.log" || bench_rc=$?
+  mark_all
+  if [ -s "$WORK/fleet.json" ]; then
+    read -r cn cs cps c50 c99 inv ifail i50 i99 subs <<<"$(python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))
+print(f["commissioned"], f["commissioningSeconds"], f["commissioningsPerSecond"], f["commissioningP50ms"], f["commissioningP99ms"],
+      f["invokes"], f["invokeFailures"], f["invokeP50ms"], f["invokeP99ms"], "%d/%d" % (f["subscriptionsEstablished"], f["subscriptions"]))' "$WORK/fleet.json")"
+    read -r sn s50 s99 <<<"$(since_mark $(seq "$PARTS"))"
+    COMM="$cps/s ($cn in $cs s)"; INV="$i50 / $i99 ms"; FLEET_SERVICE="$s50 / $s99 µs"
+    echo "fleet-bench: (c) commissioned $cn of $COMMISSION in $cs s: $cps commissionings/s, $CONCURRENCY at once (each p50 $c50 ms, p99 $c99 ms; goal 50/s)"
+    echo "fleet-bench: (d) $inv Toggle invokes to random nodes ($ifail failed) with $subs subscriptions and all $COUNT running: p50 $i50 ms, p99 $i99 ms"
+    echo "fleet-bench: (e) the nodes' own service time of those invokes ($sn served): p50 $s50 µs, p99 $s99 µs (the slowest part's)"
+  fi
+  [ "$bench_rc" = 0 ] || { echo "fleet-bench: homectl fleet-bench exit $bench_rc" >&2; tail -n 15 "$WORK/fleet.log" >&2; }
+else
+  echo "fleet-bench: (c, d) skipped: the one node is homectl bench's"
+fi
+RSS_AFTER="$(sum_over_sims rss_kib)"
+HWM="$(sum_over_sims hwm_kib)"
+echo "fleet-bench: (b) RSS $((RSS_AFTER / 1024)) MiB = $(per_node "$RSS_AFTER") MiB per node after commissioning (peaks summed: $(per_node "$HWM") MiB per node)"
 
 STOP="$(now_ms)"
-kill -TERM "$SIM"
-for _ in $(seq 600); do kill -0 "$SIM" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$SIM" 2>/dev/null; then
+if stop_sims; then
+  for pid in "${SIMS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  echo "fleet-bench: SIGTERM to stopped (every record withdrawn) in $(( $(now_ms) - STOP )) ms"
+else
   echo "fleet-bench: the fleet did not stop within 60 s of SIGTERM"
   rc=1
-else
-  wait "$SIM" 2>/dev/null || true
-  echo "fleet-bench: SIGTERM to stopped (every record withdrawn) in $(( $(now_ms) - STOP )) ms"
 fi
-SIM=""
+SIMS=()
+echo "fleet-bench: | N | hosts | listening s | resolved s | RSS MiB/node | commissionings | invoke p50/p99 | homectl bench p50/p99 | service time (bench) p50/p99 | service time (fleet invokes) p50/p99 |"
+echo "fleet-bench: | $COUNT | $PARTS | $(awk -v ms="$((LISTENING - STARTED))" 'BEGIN { printf "%.1f", ms / 1000 }') | $RESOLVE_S | $(per_node "$RSS_AFTER") | $COMM | $INV | $BENCH | $SERVICE | $FLEET_SERVICE |"
 [ "$rc" = 0 ] && [ "$bench_rc" = 0 ]

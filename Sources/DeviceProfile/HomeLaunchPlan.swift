@@ -36,6 +36,15 @@ public enum HomeLaunchPlan {
         }
     }
 
+    /// Which part (from 1) of `parts` runs node `index` of `nodes` when a fleet is split over
+    /// several hosts (scripts/fleet-bench.sh: one Avahi daemon each): contiguous blocks in
+    /// file order, sizes differing by at most one. `matter-sim home --part` runs one part and
+    /// `homectl fleet-bench --host A,B,...` sends each node to its part's host.
+    public static func part(ofNode index: Int, nodes: Int, parts: Int) -> Int {
+        guard nodes > 0, parts > 0 else { return 1 }
+        return index * parts / nodes + 1
+    }
+
     /// A serial number as a directory name: anything but letters, digits and `-_.` becomes `_`.
     public static func stateDirectoryName(serialNumber: String) -> String {
         let safe = String(serialNumber.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })

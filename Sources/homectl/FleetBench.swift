@@ -20,7 +20,18 @@ struct FleetBench: AsyncParsableCommand {
         abstract: "Commission every node of a running fleet home, then time invokes while some nodes hold subscriptions.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "UDP port of the home's first device (as given to `matter-sim home --base-port`).") var basePort: Int = 5540
-    @Option(help: ArgumentHelp("IP address of the host running the home.", valueName: "ip")) var host: String
+    @Option(
+        help: ArgumentHelp(
+            "IP address of the host running the home; a comma-separated list when it runs split over hosts (`matter-sim home --part K/N` on the K-th).",
+            valueName: "ip[,ip...]"))
+    var host: String
+    @Option(help: "Commission only this many nodes, spread evenly over the home (a bounded sample of a large fleet); default all.")
+    var commissionCount: Int?
+    @Option(
+        help: ArgumentHelp(
+            "A shell command run (and waited for) after the subscriptions are up, just before the invokes are timed: scripts/fleet-bench.sh marks the nodes' service times there.",
+            valueName: "command"))
+    var beforeInvokes: String?
     @Option(help: "Commissionings in flight at once.") var concurrency: Int = 16
     @Option(help: "Percentage of the nodes that hold a subscription while invokes are timed.") var subscribersPercent: Double = 10
     @Option(help: "Number of invokes to time.") var invokes: Int = 1000
@@ -30,6 +41,7 @@ struct FleetBench: AsyncParsableCommand {
         guard (1...512).contains(concurrency) else { throw ValidationError("--concurrency must be 1...512") }
         guard (0...100).contains(subscribersPercent) else { throw ValidationError("--subscribers-percent must be 0...100") }
         guard (1...1_000_000).contains(invokes) else { throw ValidationError("--invokes must be 1...1000000") }
+        if let commissionCount, commissionCount < 1 { throw ValidationError("--commission-count must be at least 1") }
     }
 
     struct Figures: Codable {
@@ -54,9 +66,21 @@ struct FleetBench: AsyncParsableCommand {
             for d in error.diagnostics { FileHandle.standardError.write(Data((d.description + "\n").utf8)) }
             throw ValidationError("\(global.homeProfile ?? ""): not a usable home profile")
         }
-        let plan: [HomeNodePlan]
-        do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
-        guard (try? SocketAddress(ipAddress: host, port: 0)) != nil else { throw ValidationError("--host \(host): give an IP address") }
+        let whole: [HomeNodePlan]
+        do { whole = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
+        let hosts = host.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for host in hosts where (try? SocketAddress(ipAddress: host, port: 0)) == nil {
+            throw ValidationError("--host \(host): give an IP address")
+        }
+        guard (1...max(1, whole.count)).contains(hosts.count) else {
+            throw ValidationError("--host: give 1...\(whole.count) addresses, one per part of the home")
+        }
+        // Every k-th node: the sample spreads over every part (host) of the home.
+        let plan = Self.sample(whole, count: commissionCount ?? whole.count)
+        let wholeCount = whole.count
+        let hostOf: @Sendable (HomeNodePlan) -> String = { node in
+            hosts[HomeLaunchPlan.part(ofNode: node.index, nodes: wholeCount, parts: hosts.count) - 1]
+        }
 
         let trustStore: PAATrustStore?
         do { trustStore = try global.paaTrustStore.map { try PAATrustStore(directory: URL(fileURLWithPath: $0)) } } catch {
@@ -76,8 +100,7 @@ struct FleetBench: AsyncParsableCommand {
                 subscriptionMaxInterval: 60, exchange: exchange))
         let options = CommissioningOptions(trustStore: trustStore, allowUntrustedAttestation: global.allowUntrusted)
 
-        // 1. Commission every node, `concurrency` at a time.
-        let host = self.host
+        // 1. Commission every node (of the sample), `concurrency` at a time.
         // Benchmark figures, on the real clock: fleet figures; the fleet's nodes are processes of their own.
         let clock = SystemClock()
         let started = clock.now
@@ -93,7 +116,7 @@ struct FleetBench: AsyncParsableCommand {
                 group.addTask {
                     let begin = clock.now
                     do {
-                        let address = try SocketAddress(ipAddress: host, port: node.port)
+                        let address = try SocketAddress(ipAddress: hostOf(node), port: node.port)
                         _ = try await controller.commission(
                             address: address, passcode: node.passcode, nodeID: Self.nodeID(node),
                             options: options)
@@ -151,6 +174,7 @@ struct FleetBench: AsyncParsableCommand {
             try? await Task.sleep(for: .milliseconds(50))
         }
         let reportsBefore = reports.value
+        if let beforeInvokes { Self.runAndWait(beforeInvokes) }
 
         // 3. Toggle invokes on random commissioned nodes, one after another.
         var samples: [Double] = []
@@ -205,6 +229,28 @@ struct FleetBench: AsyncParsableCommand {
                     figures.invokeP50ms, figures.invokeP99ms, figures.reportsReceived))
         }
         if commissioned.count < plan.count || invokeFailures > 0 { throw ExitCode(1) }
+    }
+
+    /// `count` nodes of `plan` spread evenly over it (all of them when it has no more).
+    static func sample(_ plan: [HomeNodePlan], count: Int) -> [HomeNodePlan] {
+        guard count < plan.count else { return plan }
+        return (0..<count).map { plan[$0 * plan.count / count] }
+    }
+
+    /// Runs `command` with /bin/sh and waits for it; a failure is said, not fatal.
+    static func runAndWait(_ command: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        do {
+            try process.run()
+            process.waitUntilExit()
+            if process.terminationStatus != 0 {
+                FileHandle.standardError.write(Data("fleet-bench: --before-invokes exited \(process.terminationStatus)\n".utf8))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("fleet-bench: --before-invokes: \(error)\n".utf8))
+        }
     }
 
     /// Operational node IDs of the fleet, one per node of the home.

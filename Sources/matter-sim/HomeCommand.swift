@@ -104,7 +104,21 @@ struct HomeCommand: AsyncParsableCommand {
             discussion: "Its own address, localhost, 127.0.0.1 and [::1] are always accepted.", valueName: "name"))
     var dashboardHost: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Run only part K of N of the home's devices (contiguous, in file order), same ports and codes as the whole home.",
+            discussion: "A fleet split over hosts, one Avahi daemon each (scripts/fleet-bench.sh).", valueName: "k/n"))
+    var part: String?
+
+    /// `--part K/N` as (K, N), 1 ≤ K ≤ N.
+    static func part(_ text: String) -> (part: Int, of: Int)? {
+        let fields = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard fields.count == 2, let k = Int(fields[0]), let n = Int(fields[1]), (1...n).contains(k) else { return nil }
+        return (k, n)
+    }
+
     func validate() throws {
+        if let part, Self.part(part) == nil { throw ValidationError("--part \(part): expected K/N with 1 ≤ K ≤ N, like 2/4") }
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
         if relayListen != nil && !startRelay { throw ValidationError("--relay-listen is for --start-relay") }
         if startRelay && cloud.givenHomeToken != nil {
@@ -150,8 +164,13 @@ struct HomeCommand: AsyncParsableCommand {
             printError("\(home): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let plan: [HomeNodePlan]
+        var plan: [HomeNodePlan]
         do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
+        if let part, let (k, n) = Self.part(part) {
+            guard n <= plan.count else { throw ValidationError("--part \(part): the home has only \(plan.count) devices") }
+            let nodes = plan.count
+            plan = plan.filter { HomeLaunchPlan.part(ofNode: $0.index, nodes: nodes, parts: n) == k }
+        }
         let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
         var scenarioPlan: ScenarioPlan?
         if let scenario {

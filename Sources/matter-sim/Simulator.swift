@@ -213,6 +213,12 @@ enum Simulator {
                 Foundation.exit(1)
             }
         }
+        // `kill -USR1`: the nodes' own service times (ServiceTimeReport).
+        let serviceTimes = ServiceTimeReport(nodes.map { node in .init { await node.server.exchangeManager.serviceTimes() } })
+        let reports = SignalWatcher(signals: [SIGUSR1]) { _, _ in
+            Task { printOut(ServiceTimeReport.text(await serviceTimes.report())) }
+        }
+        defer { reports.stop() }
         var scenarioFailed = false
         if let runner, let scenarioPlan {
             // real time: benchmark: the report's time, for a person to read.

@@ -32,6 +32,20 @@ struct HomeLaunchPlanTests {
         #expect(try HomeLaunchPlan.nodes(of: home, basePort: 65507).last?.port == 65535)
     }
 
+    /// A fleet split over hosts: every node in exactly one part, parts contiguous and within
+    /// one node of each other's size, so `matter-sim home --part` and `homectl fleet-bench
+    /// --host A,B,...` agree on where each node is.
+    @Test func aFleetSplitsIntoContiguousPartsOfNearlyEqualSize() {
+        for (nodes, parts) in [(10, 3), (10_000, 4), (7, 7), (5, 1), (9_999, 3)] {
+            let assigned = (0..<nodes).map { HomeLaunchPlan.part(ofNode: $0, nodes: nodes, parts: parts) }
+            #expect(assigned.first == 1 && assigned.last == parts)
+            #expect(zip(assigned, assigned.dropFirst()).allSatisfy { $1 == $0 || $1 == $0 + 1 })
+            let sizes = (1...parts).map { part in assigned.filter { $0 == part }.count }
+            #expect(sizes.max()! - sizes.min()! <= 1, "\(nodes) nodes in \(parts) parts: \(sizes)")
+        }
+        #expect((0..<10).map { HomeLaunchPlan.part(ofNode: $0, nodes: 10, parts: 3) } == [1, 1, 1, 1, 2, 2, 2, 3, 3, 3])
+    }
+
     @Test func stateDirectoryNamesAreSafe() {
         #expect(HomeLaunchPlan.stateDirectoryName(serialNumber: "A/B C..") == "A_B_C..")
         #expect(HomeLaunchPlan.stateDirectoryName(serialNumber: "") == "device")

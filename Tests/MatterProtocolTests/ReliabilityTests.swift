@@ -414,6 +414,26 @@ struct ServiceTimeTests {
         #expect(merged.count == 102)
     }
 
+    /// A benchmark's phase between two marks: slow commissioning steps before the first mark
+    /// must not show in the percentiles of the fast invokes after it.
+    @Test func whatWasRecordedSinceAMarkLeavesOutWhatCameBefore() throws {
+        var h = ServiceTimeHistogram()
+        for _ in 0..<50 { h.record(.milliseconds(20)) }
+        let mark = h
+        for _ in 0..<10 { h.record(.microseconds(40)) }
+        let phase = h.since(mark)
+        #expect(phase.count == 10)
+        #expect(phase.total == .microseconds(400))
+        let p99 = try #require(phase.percentile(0.99))
+        #expect(p99 >= .microseconds(40) && p99 <= .microseconds(50))
+        #expect(h.percentile(0.5) == .milliseconds(20))
+        #expect(h.since(h).percentile(0.5) == nil)
+        // A mark from another histogram (more of a kind than now) never goes below zero.
+        var other = ServiceTimeHistogram()
+        for _ in 0..<100 { other.record(.microseconds(40)) }
+        #expect(h.since(other).count == 50)
+    }
+
     /// From the message layer taking the request to the response leaving: the standalone ack
     /// the node sends meanwhile is not the response.
     @Test func aRequestIsTimedFromItsDatagramToItsResponse() async throws {

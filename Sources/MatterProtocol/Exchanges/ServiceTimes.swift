@@ -29,6 +29,19 @@ public struct ServiceTimeHistogram: Sendable, Hashable {
         maximum = max(maximum, other.maximum)
     }
 
+    /// What was recorded after `earlier`, an earlier copy of this histogram (a benchmark's
+    /// phase between two marks): counts and total are the difference; the maximum stays this
+    /// one's, an upper bound, so a percentile is still at most 25 % high.
+    public func since(_ earlier: ServiceTimeHistogram) -> ServiceTimeHistogram {
+        var delta = self
+        for i in earlier.buckets.indices where i < delta.buckets.count {
+            delta.buckets[i] -= min(delta.buckets[i], earlier.buckets[i])
+        }
+        delta.count = delta.buckets.reduce(0, +)
+        delta.total = total > earlier.total ? total - earlier.total : .zero
+        return delta
+    }
+
     /// The upper edge of the bucket holding the `fraction` quantile (0.5 for p50), at most
     /// the largest time seen; nil before the first sample.
     public func percentile(_ fraction: Double) -> Duration? {
