@@ -91,6 +91,8 @@ public final class RelayMetrics: Sendable {
         public var requests: [RelayRequestOutcome: Int] = [:]
         /// Envelopes exchanged with other instances.
         public var clusterEnvelopes: [RelayClusterDirection: Int] = [:]
+        /// Of those, the ones that went over an instance-to-instance link, not NOTIFY.
+        public var clusterForwarded: [RelayClusterDirection: Int] = [:]
 
         /// The totals a relay prints when it stops.
         public var summary: String {
@@ -109,6 +111,7 @@ public final class RelayMetrics: Sendable {
         let requests: [RelayRequestOutcome: CoreMetrics.Counter]
         let readsHeld: [RelaySharedLimit: CoreMetrics.Counter]
         let cluster: [RelayClusterDirection: CoreMetrics.Counter]
+        let forwarded: [RelayClusterDirection: CoreMetrics.Counter]
         let closedOverLimit: CoreMetrics.Counter
         let headTimeouts: CoreMetrics.Counter
         let roundTrip: CoreMetrics.Timer
@@ -130,6 +133,7 @@ public final class RelayMetrics: Sendable {
             requests = each("relay_requests_total", "outcome", counter)
             readsHeld = each("relay_reads_held_total", "limit", counter)
             cluster = each("relay_cluster_envelopes_total", "direction", counter)
+            forwarded = each("relay_cluster_forwarded_total", "direction", counter)
             closedOverLimit = counter("relay_connections_closed_over_limit_total", [])
             headTimeouts = counter("relay_request_head_timeouts_total", [])
             roundTrip = CoreMetrics.Timer(label: "relay_exchange_round_trip_seconds", dimensions: [], factory: factory)
@@ -211,6 +215,11 @@ public final class RelayMetrics: Sendable {
     func clusterEnvelope(_ direction: RelayClusterDirection) {
         state.withLockedValue { $0.clusterEnvelopes[direction, default: 0] += 1 }
         instruments.cluster[direction]?.increment()
+    }
+
+    func clusterForwarded(_ direction: RelayClusterDirection) {
+        state.withLockedValue { $0.clusterForwarded[direction, default: 0] += 1 }
+        instruments.forwarded[direction]?.increment()
     }
 
     func readHeld(_ limit: RelaySharedLimit) {

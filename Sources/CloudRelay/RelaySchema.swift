@@ -77,5 +77,13 @@ enum RelaySchema {
                 "CREATE INDEX relay_connection_device ON relay_connection (homeID, deviceID)",
             ]
         },
+        // Where an instance takes the others' links (`--cross-instance forward`), and the secret
+        // they present: `RelayClusterLinks`. NULL for instances that only use NOTIFY.
+        Migration(id: "v4-instance-links") { _ in
+            [
+                "ALTER TABLE relay_instance ADD COLUMN address TEXT",
+                "ALTER TABLE relay_instance ADD COLUMN linkSecret TEXT",
+            ]
+        },
     ]
 }

@@ -74,6 +74,12 @@ public struct RelayServerConfiguration: Sendable {
     /// The time source of the revocation checks, the frame-rate limits and the round-trip
     /// figures (the sockets' own timeouts above run on NIO's real time).
     public var clock: any MatterClock = SystemClock()
+    /// On PostgreSQL: how frames reach a peer held by another instance (`RelayCrossInstance`).
+    /// Forwarding listens for the other instances' links on `host`:`linkPort` (0: any free
+    /// port) and tells them to reach it at `linkHost` (nil: `host`).
+    public var crossInstance: RelayCrossInstance = .notify
+    public var linkPort: Int = 0
+    public var linkHost: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
@@ -153,7 +159,12 @@ public final class RelayServer: Sendable {
         metrics = RelayMetrics()
         traffic = RelayTraffic(configuration, metrics: metrics, logger: logger)
         // On PostgreSQL other instances may share the store: this one joins them.
-        cluster = (store.engine as? RelayPostgresStore).map { RelayCluster(store: $0, logger: logger) }
+        let links =
+            configuration.crossInstance == .forward
+            ? RelayClusterLinks(
+                host: configuration.host, port: configuration.linkPort, advertisedHost: configuration.linkHost, metrics: metrics,
+                logger: logger) : nil
+        cluster = (store.engine as? RelayPostgresStore).map { RelayCluster(store: $0, links: links, logger: logger) }
         if let postgres = store.engine as? RelayPostgresStore { metrics.watchPool { postgres.poolUse } }
         hub = RelayHub(
             store: store, metrics: metrics, queueCapacity: configuration.queueCapacity,
@@ -218,6 +229,7 @@ public final class RelayServer: Sendable {
                 clock: configuration.clock, logger: logger)
         ]
         if let cluster { services.append(ClusterService(cluster: cluster, hub: hub)) }
+        if let cluster, let links = cluster.links { services.append(links.application(instanceID: cluster.instanceID, hub: hub)) }
         return Application(
             router: router,
             server: server,
