@@ -194,7 +194,8 @@ echo "relays (pids ${RELAY_PIDS[*]}) on 127.0.0.1:${RELAY_PORTS[*]}, $DATABASE$(
 bench=(--relay "$URL" --devices "$DEVICES" --rate "$RATE" --duration "$SECONDS_OF_LOAD")
 [ -z "$DEVICE_URL" ] || bench+=(--device-relay "$DEVICE_URL")
 if [ "$FLOOD" -gt 0 ]; then bench+=(--flood-connections "$FLOOD" --flood-rate "$FLOOD_RATE"); else bench+=(--idle "$IDLE"); fi
-MATTER_RELAY_ADMIN_TOKEN="$ADMIN_TOKEN" "$BIN" bench "${bench[@]}" > >(tee "$WORK/bench.out") 2>&1 &
+# Line-buffered: the sampler below watches its lines to know when the load runs.
+MATTER_RELAY_ADMIN_TOKEN="$ADMIN_TOKEN" stdbuf -oL "$BIN" bench "${bench[@]}" > >(tee "$WORK/bench.out") 2>&1 &
 BENCH_PID=$!
 
 # CPU ticks of a set of processes.

@@ -50,6 +50,13 @@ final class RelayCluster: Sendable {
         /// `wentOffline`: a device's slot was freed, not taken over by a newer connection.
         case closed(peer: UInt32, role: RelayRole, homeID: String, deviceID: String?, wentOffline: Bool)
     }
+    /// Envelopes waiting for `notifyOutbox`, each with its sender (told whether it went, or nil:
+    /// send it yourself); the lock guards them and whether the outbox runs.
+    private typealias Waiting = (payload: String, done: CheckedContinuation<Bool?, Never>)
+    private let outbox = NIOLockedValueBox<(running: Bool, waiting: [Waiting])>((false, []))
+    private let outboxWake: AsyncStream<Void>
+    private let outboxWakeSink: AsyncStream<Void>.Continuation
+    private static let outboxBatch = 500
     /// Numbers this instance's presence envelopes: PostgreSQL folds identical notifications of
     /// one transaction into one, and online, offline, online again must all arrive.
     private let presenceSequence = NIOLockedValueBox<UInt64>(0)
@@ -65,6 +72,7 @@ final class RelayCluster: Sendable {
         self.expiry = expiry
         self.logger = logger
         (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (outboxWake, outboxWakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     private var expirySeconds: Double { Double(expiry.components.seconds) + Double(expiry.components.attoseconds) / 1e18 }
@@ -139,13 +147,58 @@ final class RelayCluster: Sendable {
     @discardableResult
     func send(_ envelope: ClusterEnvelope) async -> Bool {
         if let links, let target = envelope.target, links.send(envelope.payload, to: target) { return true }
+        let payload = envelope.payload
+        // Queued for `notifyOutbox` while it runs; before or after, one query of its own.
+        let queued: Bool? = await withCheckedContinuation { done in
+            let taken = outbox.withLockedValue { o -> Bool in
+                guard o.running else { return false }
+                o.waiting.append((payload: payload, done: done))
+                return true
+            }
+            if taken { outboxWakeSink.yield() } else { done.resume(returning: nil) }
+        }
+        if let queued { return queued }
+        return await notify([payload])
+    }
+
+    /// One transaction sending `payloads` in order; false when the database did not take it.
+    private func notify(_ payloads: [String]) async -> Bool {
         do {
-            try await store.query("SELECT pg_notify(\(Self.channel), \(envelope.payload))")
+            try await store.query(
+                "SELECT pg_notify(\(Self.channel), e) FROM unnest(\(payloads)::TEXT[]) WITH ORDINALITY AS t(e, n) ORDER BY n")
             return true
         } catch {
             logger.debug("cluster notify failed: \(error)")
             return false
         }
+    }
+
+    /// Sends the queued envelopes, all that wait (up to `outboxBatch`) in one query each time:
+    /// under load one transaction carries many frames instead of a round trip and a commit
+    /// each (at 2,000 crossing frames a second that was a query each; issue #42). In order,
+    /// which concurrent single queries were not. Identical payloads in one transaction arrive
+    /// once: only a repeated frame, which Matter drops as a duplicate anyway.
+    private func notifyOutbox() async {
+        outbox.withLockedValue { $0.running = true }
+        for await _ in outboxWake {
+            while true {
+                let batch = outbox.withLockedValue { o -> [Waiting] in
+                    let taken = Array(o.waiting.prefix(Self.outboxBatch))
+                    o.waiting.removeFirst(taken.count)
+                    return taken
+                }
+                if batch.isEmpty { break }
+                let sent = await notify(batch.map { $0.payload })
+                for waiting in batch { waiting.done.resume(returning: sent) }
+            }
+        }
+        // Stopped: whoever still waits sends its own.
+        let left = outbox.withLockedValue { o -> [Waiting] in
+            o.running = false
+            defer { o.waiting.removeAll() }
+            return o.waiting
+        }
+        for waiting in left { waiting.done.resume(returning: nil) }
     }
 
     // MARK: Running
@@ -158,6 +211,7 @@ final class RelayCluster: Sendable {
                 group.addTask { await self.keepHeartbeat(hub: hub) }
                 group.addTask { await self.writeLedger() }
                 group.addTask { await self.listen(hub: hub) }
+                group.addTask { await self.notifyOutbox() }
                 if let links = self.links { group.addTask { await links.run(cluster: self) } }
                 await group.waitForAll()
             }
