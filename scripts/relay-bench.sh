@@ -122,9 +122,13 @@ if [ -n "$COMPARE" ]; then
   echo
   echo "Goal (issue #42, 2 instances): 10,000 connections, 5,000 commands/s, p99 < 20 ms."
   if [ "$COMPARE" = cross ]; then
-    echo "Default: notify. Forwarding skips PostgreSQL's round trip per frame (a pooled query to send, the"
-    echo "listener's connection to receive), but needs a port per instance reachable by the others, a secret"
-    echo "in the database and a link per pair; see docs/ARCHITECTURE.md (the relay) for the figures and why."
+    echo "Default: notify, because it needs nothing but the database every instance already reaches (no port"
+    echo "between instances, no address to configure behind 0.0.0.0), and forwarding falls back to it anyway."
+    echo "Its price is PostgreSQL's CPU: a transaction per batch and every notification read by every"
+    echo "listener. Here it carried about 670 crossing commands/s at most (PostgreSQL at 41 % of a core"
+    echo "on the shared 2 cores), forwarding the full 2,000/s with p99 39 ms: a fleet past a few hundred"
+    echo "crossing commands/s runs --cross-instance forward (with --link-host behind 0.0.0.0)."
+    echo "docs/ARCHITECTURE.md (the relay) has the figures."
   fi
   exit 0
 fi
@@ -140,10 +144,15 @@ FLOOD_RATE="${RELAY_BENCH_FLOOD_RATE:-900}"
 [ "$INSTANCES" = 1 ] || { [ "$IDLE" = 0 ] && [ "$FLOOD" = 0 ]; } || die "RELAY_BENCH_IDLE and RELAY_BENCH_FLOOD are one-instance runs"
 
 # Each connection is a socket in the relay and one in the bench (both inherit this limit), and two in HAProxy.
-NEEDED=$((2 * (DEVICES + IDLE + FLOOD) + 1024))
+NEEDED=$((DEVICES + IDLE + FLOOD + 1024))
+if [ "$(ulimit -n)" != "unlimited" ] && [ "$(ulimit -n)" -lt 65536 ]; then
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+fi
 if [ "$(ulimit -n)" != "unlimited" ] && [ "$(ulimit -n)" -lt "$NEEDED" ]; then
-  ulimit -n 65536 2>/dev/null || ulimit -n "$NEEDED" 2>/dev/null ||
-    { echo "relay-bench: ulimit -n $(ulimit -n) is below $NEEDED and cannot be raised" >&2; exit 2; }
+  echo "relay-bench: ulimit -n $(ulimit -n) is below $NEEDED and cannot be raised" >&2; exit 2
+fi
+if [ "$INSTANCES" = 2 ] && [ -z "$SPLIT" ] && [ "$(ulimit -n)" != "unlimited" ] && [ "$(ulimit -n)" -lt $((2 * NEEDED)) ]; then
+  echo "relay-bench: HAProxy holds two descriptors a connection: at ulimit -n $(ulimit -n) (the hard limit here) about $((($(ulimit -n) - 1024) / 2)) connections fit"
 fi
 [ "$DATABASE" = sqlite ] || "$ROOT/scripts/apt-install.sh" postgresql-15 >/dev/null
 [ "$INSTANCES" = 1 ] || [ -n "$SPLIT" ] || "$ROOT/scripts/apt-install.sh" haproxy >/dev/null
