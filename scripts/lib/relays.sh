@@ -42,8 +42,14 @@ start_relay() {
 }
 
 start_balancer() {
-  local dir="$1" maxconn="$2" port servers="" n=0
+  local dir="$1" maxconn="$2" port servers="" n=0 limit
   shift 2
+  # Two descriptors a connection (and a few of its own): past the hard limit HAProxy refuses to start.
+  limit="$(ulimit -n)"
+  if [ "$limit" != unlimited ] && [ $((2 * maxconn + 100)) -gt "$limit" ]; then
+    maxconn=$(((limit - 100) / 2))
+    echo "$SCRIPT_NAME: HAProxy's maxconn capped at $maxconn (ulimit -n $limit, two descriptors a connection)"
+  fi
   for port in "$@"; do
     n=$((n + 1))
     servers+="  server r$n 127.0.0.1:$port"$'\n'
