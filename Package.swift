@@ -140,6 +140,8 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            // Instance-to-instance links (`--cross-instance forward`).
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             "OperatorMetrics",

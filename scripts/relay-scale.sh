@@ -15,6 +15,7 @@
 #       defaults 200 devices, 100 commands/s, 15 s; --short: 20, 20, 8 (the test command's form)
 . "$(dirname "$0")/lib/common.sh"
 . "$ROOT/scripts/lib/postgres.sh"
+. "$ROOT/scripts/lib/relays.sh"
 SHORT=""
 if [ "${1:-}" = --short ]; then SHORT=1; shift; fi
 DEVICES="${1:-$([ -n "$SHORT" ] && echo 20 || echo 200)}"
@@ -31,9 +32,6 @@ on_exit "rm -rf '$STATE'"
 chmod 711 "$STATE"  # the server's user passes through to its own directory; the files here stay 0600
 start_postgres "$STATE/pg"
 echo "relay-scale: PostgreSQL on 127.0.0.1:$PG_PORT"
-PIDS=()
-on_exit 'for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true'
-
 # 1. An SQLite relay's registrations into PostgreSQL.
 "$BIN/matter-relay" home add "Moved Home" --database "$STATE/old.sqlite" >/dev/null
 "$BIN/matter-relay" migrate --from "$STATE/old.sqlite" --to "$PG_URL"
@@ -41,53 +39,13 @@ on_exit 'for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; w
 
 ADMIN_TOKEN="scale-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 (umask 077; printf '%s\n' "$ADMIN_TOKEN" >"$STATE/admin-token")
-start_relay() {  # start_relay NAME: sets PORT and PID
-  "$BIN/matter-relay" serve --host 127.0.0.1 --port 0 --database "$PG_URL" --admin-token-file "$STATE/admin-token" \
-    --max-connections-per-address $((DEVICES + 256)) --log-level error >"$STATE/$1.log" 2>&1 &
-  PID=$!; PIDS+=("$PID"); PORT=""
-  disown "$PID"  # killed on purpose below: no job notice
-  for _ in $(seq 100); do  # bounded: 10 s
-    PORT="$(sed -n 's/^matter-relay listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$STATE/$1.log" | head -n1)"
-    [ -n "$PORT" ] && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  cat "$STATE/$1.log" >&2; die "relay $1 did not start"
-}
-start_relay a; PORT_A=$PORT; PID_A=$PID
-start_relay b; PORT_B=$PORT
+relay_args=(--database "$PG_URL" --admin-token-file "$STATE/admin-token" --max-connections-per-address $((DEVICES + 256)) --log-level error)
+start_relay "$BIN/matter-relay" "$STATE/a.log" "${relay_args[@]}"; PORT_A=$RELAY_PORT; PID_A=$RELAY_PID
+start_relay "$BIN/matter-relay" "$STATE/b.log" "${relay_args[@]}"; PORT_B=$RELAY_PORT
 echo "relay-scale: instances a (pid $PID_A) on 127.0.0.1:$PORT_A and b on 127.0.0.1:$PORT_B"
 
-PORT_LB="$(free_port)"
-cat >"$STATE/haproxy.cfg" <<CFG
-global
-  maxconn $((DEVICES + 500))
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 60s
-  timeout server 60s
-  # An upgraded WebSocket is a tunnel: idle up to the relays' pings.
-  timeout tunnel 120s
-  option redispatch
-  retries 3
-frontend relay
-  bind 127.0.0.1:$PORT_LB
-  default_backend relays
-backend relays
-  balance leastconn
-  option httpchk
-  http-check send meth GET uri /health
-  http-check expect status 200
-  default-server check inter 500ms fall 2 rise 1
-  server a 127.0.0.1:$PORT_A
-  server b 127.0.0.1:$PORT_B
-CFG
-haproxy -f "$STATE/haproxy.cfg" -db >"$STATE/haproxy.log" 2>&1 &
-disown "$!"
-PIDS+=("$!")
-for _ in $(seq 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$PORT_LB/health" 2>/dev/null && break; sleep 0.1; done
-curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$PORT_LB/health" || { cat "$STATE/haproxy.log" >&2; die "haproxy did not start"; }
+start_balancer "$STATE" $((DEVICES + 500)) "$PORT_A" "$PORT_B"
+PORT_LB=$LB_PORT
 echo "relay-scale: HAProxy on 127.0.0.1:$PORT_LB"
 "$BIN/matter-relay" home list --database "$PG_URL" | grep -q "Moved Home"
 

@@ -15,9 +15,10 @@ import ServiceLifecycle
 ///   its rows (the connections cascade).
 /// * Frames for a peer held by another instance travel by PostgreSQL `NOTIFY` on one channel,
 ///   addressed to that instance (`ClusterEnvelope`): no second transport, no instance
-///   addresses to publish, and the database already reaches every instance. Instance-to-
-///   instance WebSockets would skip the database's round trip, but need discovery,
-///   authentication between instances and a connection mesh of their own.
+///   addresses to publish, and the database already reaches every instance. With
+///   `RelayCrossInstance.forward` they go instead down a WebSocket straight to that instance,
+///   found through its `relay_instance` row (`RelayClusterLinks`); docs/ARCHITECTURE.md has
+///   both measured and why NOTIFY stays the default.
 /// * Device presence is broadcast the same way, so every instance tells its controllers.
 /// * Revocations need nothing here: every instance polls the shared revocation counter.
 ///
@@ -30,6 +31,8 @@ final class RelayCluster: Sendable {
     let heartbeat: Duration
     let expiry: Duration
     let logger: Logger
+    /// Instance-to-instance links, when frames are forwarded rather than notified.
+    let links: RelayClusterLinks?
     /// Connection records to write, applied in order in batches by `run`; the lock guards
     /// the queue, and `wake` tells the writer there is some.
     private let queued = NIOLockedValueBox<[LedgerChange]>([])
@@ -47,17 +50,29 @@ final class RelayCluster: Sendable {
         /// `wentOffline`: a device's slot was freed, not taken over by a newer connection.
         case closed(peer: UInt32, role: RelayRole, homeID: String, deviceID: String?, wentOffline: Bool)
     }
+    /// Envelopes waiting for `notifyOutbox`, each with its sender (told whether it went, or nil:
+    /// send it yourself); the lock guards them and whether the outbox runs.
+    private typealias Waiting = (payload: String, done: CheckedContinuation<Bool?, Never>)
+    private let outbox = NIOLockedValueBox<(running: Bool, waiting: [Waiting])>((false, []))
+    private let outboxWake: AsyncStream<Void>
+    private let outboxWakeSink: AsyncStream<Void>.Continuation
+    private static let outboxBatch = 500
     /// Numbers this instance's presence envelopes: PostgreSQL folds identical notifications of
     /// one transaction into one, and online, offline, online again must all arrive.
     private let presenceSequence = NIOLockedValueBox<UInt64>(0)
 
-    init(store: RelayPostgresStore, heartbeat: Duration = .seconds(1), expiry: Duration = .seconds(3), logger: Logger) {
+    init(
+        store: RelayPostgresStore, links: RelayClusterLinks? = nil, heartbeat: Duration = .seconds(1), expiry: Duration = .seconds(3),
+        logger: Logger
+    ) {
         instanceID = "i" + RelayCredentials.hex((0..<6).map { _ in UInt8.random(in: 0...255) })
         self.store = store
+        self.links = links
         self.heartbeat = heartbeat
         self.expiry = expiry
         self.logger = logger
         (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (outboxWake, outboxWakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     private var expirySeconds: Double { Double(expiry.components.seconds) + Double(expiry.components.attoseconds) / 1e18 }
@@ -126,17 +141,64 @@ final class RelayCluster: Sendable {
 
     // MARK: Envelopes
 
-    /// Sends an envelope to every instance's listener (each keeps those addressed to it);
-    /// false when the database did not take it.
+    /// Sends an envelope down the link to its instance when forwarding and the link is up, else
+    /// to every instance's listener (each keeps those addressed to it); false when the database
+    /// did not take it.
     @discardableResult
     func send(_ envelope: ClusterEnvelope) async -> Bool {
+        if let links, let target = envelope.target, links.send(envelope.payload, to: target) { return true }
+        let payload = envelope.payload
+        // Queued for `notifyOutbox` while it runs; before or after, one query of its own.
+        let queued: Bool? = await withCheckedContinuation { done in
+            let taken = outbox.withLockedValue { o -> Bool in
+                guard o.running else { return false }
+                o.waiting.append((payload: payload, done: done))
+                return true
+            }
+            if taken { outboxWakeSink.yield() } else { done.resume(returning: nil) }
+        }
+        if let queued { return queued }
+        return await notify([payload])
+    }
+
+    /// One transaction sending `payloads` in order; false when the database did not take it.
+    private func notify(_ payloads: [String]) async -> Bool {
         do {
-            try await store.query("SELECT pg_notify(\(Self.channel), \(envelope.payload))")
+            try await store.query(
+                "SELECT pg_notify(\(Self.channel), e) FROM unnest(\(payloads)::TEXT[]) WITH ORDINALITY AS t(e, n) ORDER BY n")
             return true
         } catch {
             logger.debug("cluster notify failed: \(error)")
             return false
         }
+    }
+
+    /// Sends the queued envelopes, all that wait (up to `outboxBatch`) in one query each time:
+    /// under load one transaction carries many frames instead of a round trip and a commit
+    /// each (at 2,000 crossing frames a second that was a query each; issue #42). In order,
+    /// which concurrent single queries were not. Identical payloads in one transaction arrive
+    /// once: only a repeated frame, which Matter drops as a duplicate anyway.
+    private func notifyOutbox() async {
+        outbox.withLockedValue { $0.running = true }
+        for await _ in outboxWake {
+            while true {
+                let batch = outbox.withLockedValue { o -> [Waiting] in
+                    let taken = Array(o.waiting.prefix(Self.outboxBatch))
+                    o.waiting.removeFirst(taken.count)
+                    return taken
+                }
+                if batch.isEmpty { break }
+                let sent = await notify(batch.map { $0.payload })
+                for waiting in batch { waiting.done.resume(returning: sent) }
+            }
+        }
+        // Stopped: whoever still waits sends its own.
+        let left = outbox.withLockedValue { o -> [Waiting] in
+            o.running = false
+            defer { o.waiting.removeAll() }
+            return o.waiting
+        }
+        for waiting in left { waiting.done.resume(returning: nil) }
     }
 
     // MARK: Running
@@ -149,6 +211,8 @@ final class RelayCluster: Sendable {
                 group.addTask { await self.keepHeartbeat(hub: hub) }
                 group.addTask { await self.writeLedger() }
                 group.addTask { await self.listen(hub: hub) }
+                group.addTask { await self.notifyOutbox() }
+                if let links = self.links { group.addTask { await links.run(cluster: self) } }
                 await group.waitForAll()
             }
         }
@@ -159,8 +223,8 @@ final class RelayCluster: Sendable {
     private func register() async throws {
         try await store.query(
             """
-            INSERT INTO relay_instance (id, heartbeatAt) VALUES (\(instanceID), now())
-            ON CONFLICT (id) DO UPDATE SET heartbeatAt = now()
+            INSERT INTO relay_instance (id, heartbeatAt, address, linkSecret) VALUES (\(instanceID), now(), \(links?.address), \(links?.secret))
+            ON CONFLICT (id) DO UPDATE SET heartbeatAt = now(), address = EXCLUDED.address, linkSecret = EXCLUDED.linkSecret
             """)
     }
 
@@ -168,7 +232,9 @@ final class RelayCluster: Sendable {
         // real time: external: heartbeats are judged by PostgreSQL's now() on every instance.
         while !Task.isCancelled {
             do {
-                let renewed = try await store.query("UPDATE relay_instance SET heartbeatAt = now() WHERE id = \(instanceID) RETURNING id")
+                // The link address too: the listener may have bound since the last beat.
+                let renewed = try await store.query(
+                    "UPDATE relay_instance SET heartbeatAt = now(), address = \(links?.address) WHERE id = \(instanceID) RETURNING id")
                 if renewed.isEmpty {
                     // Expired by another instance (this one stalled): its records went; write them again.
                     logger.warning("relay instance \(instanceID) was expired; recording its connections again")
@@ -181,6 +247,7 @@ final class RelayCluster: Sendable {
                     if let id = try? row.decode(String.self) {
                         logger.info("relay instance \(id) stopped answering; its connection records are removed")
                         hub.instanceGone(id)
+                        links?.drop(id)
                         located.withLockedValue { s in s = s.filter { $0.value.instance != id } }
                     }
                 }
@@ -327,6 +394,14 @@ enum ClusterEnvelope: Sendable, Hashable {
 
     /// Largest payload PostgreSQL's NOTIFY takes.
     static let payloadLimit = 7999
+
+    /// The one instance a frame goes to; nil for broadcasts.
+    var target: String? {
+        switch self {
+        case .toDevice(let target, _, _, _, _, _), .toController(let target, _, _, _): target
+        case .presence, .controllerGone: nil
+        }
+    }
 
     func isFor(_ instance: String) -> Bool {
         switch self {

@@ -93,6 +93,8 @@ public final class RelayMetrics: Sendable {
         public var clusterEnvelopes: [RelayClusterDirection: Int] = [:]
         /// Frames dropped by any rate limit, by the sender's home ("other" past `dropSeriesLimit` homes).
         public var homeDrops: [String: Int] = [:]
+        /// Of the envelopes, the ones that went over an instance-to-instance link, not NOTIFY.
+        public var clusterForwarded: [RelayClusterDirection: Int] = [:]
 
         /// The totals a relay prints when it stops.
         public var summary: String {
@@ -111,6 +113,7 @@ public final class RelayMetrics: Sendable {
         let requests: [RelayRequestOutcome: CoreMetrics.Counter]
         let readsHeld: [RelaySharedLimit: CoreMetrics.Counter]
         let cluster: [RelayClusterDirection: CoreMetrics.Counter]
+        let forwarded: [RelayClusterDirection: CoreMetrics.Counter]
         let closedOverLimit: CoreMetrics.Counter
         let headTimeouts: CoreMetrics.Counter
         let roundTrip: CoreMetrics.Timer
@@ -126,6 +129,7 @@ public final class RelayMetrics: Sendable {
             requests = r.each("relay_requests_total", "outcome", r.counter)
             readsHeld = r.each("relay_reads_held_total", "limit", r.counter)
             cluster = r.each("relay_cluster_envelopes_total", "direction", r.counter)
+            forwarded = r.each("relay_cluster_forwarded_total", "direction", r.counter)
             closedOverLimit = r.counter("relay_connections_closed_over_limit_total")
             headTimeouts = r.counter("relay_request_head_timeouts_total")
             roundTrip = r.timer("relay_exchange_round_trip_seconds")
@@ -213,6 +217,11 @@ public final class RelayMetrics: Sendable {
     func clusterEnvelope(_ direction: RelayClusterDirection) {
         state.withLockedValue { $0.clusterEnvelopes[direction, default: 0] += 1 }
         instruments.cluster[direction]?.increment()
+    }
+
+    func clusterForwarded(_ direction: RelayClusterDirection) {
+        state.withLockedValue { $0.clusterForwarded[direction, default: 0] += 1 }
+        instruments.forwarded[direction]?.increment()
     }
 
     func readHeld(_ limit: RelaySharedLimit) {

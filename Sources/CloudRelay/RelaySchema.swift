@@ -94,5 +94,13 @@ enum RelaySchema {
                 """
             ]
         },
+        // Where an instance takes the others' links (`--cross-instance forward`), and the secret
+        // they present: `RelayClusterLinks`. NULL for instances that only use NOTIFY.
+        Migration(id: "v5-instance-links") { _ in
+            [
+                "ALTER TABLE relay_instance ADD COLUMN address TEXT",
+                "ALTER TABLE relay_instance ADD COLUMN linkSecret TEXT",
+            ]
+        },
     ]
 }

@@ -77,6 +77,12 @@ public struct RelayServerConfiguration: Sendable {
     /// The time source of the revocation checks, the frame-rate limits and the round-trip
     /// figures (the sockets' own timeouts above run on NIO's real time).
     public var clock: any MatterClock = SystemClock()
+    /// On PostgreSQL: how frames reach a peer held by another instance (`RelayCrossInstance`).
+    /// Forwarding listens for the other instances' links on `host`:`linkPort` (0: any free
+    /// port) and tells them to reach it at `linkHost` (nil: `host`).
+    public var crossInstance: RelayCrossInstance = .notify
+    public var linkPort: Int = 0
+    public var linkHost: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
@@ -161,7 +167,12 @@ public final class RelayServer: Sendable {
         connections = ConnectionLimiter(maxPerAddress: configuration.maxConnectionsPerAddress)
         metrics = RelayMetrics()
         // On PostgreSQL other instances may share the store: this one joins them.
-        cluster = (store.engine as? RelayPostgresStore).map { RelayCluster(store: $0, logger: logger) }
+        let links =
+            configuration.crossInstance == .forward
+            ? RelayClusterLinks(
+                host: configuration.host, port: configuration.linkPort, advertisedHost: configuration.linkHost, metrics: metrics,
+                logger: logger) : nil
+        cluster = (store.engine as? RelayPostgresStore).map { RelayCluster(store: $0, links: links, logger: logger) }
         let traffic = RelayTraffic(configuration, metrics: metrics, logger: logger, sharedAcrossInstances: cluster != nil)
         self.traffic = traffic
         limitSharing = cluster.map {
@@ -234,6 +245,7 @@ public final class RelayServer: Sendable {
         ]
         if let cluster { services.append(ClusterService(cluster: cluster, hub: hub)) }
         if let limitSharing { services.append(limitSharing) }
+        if let cluster, let links = cluster.links { services.append(links.application(instanceID: cluster.instanceID, hub: hub)) }
         return Application(
             router: router,
             server: server,

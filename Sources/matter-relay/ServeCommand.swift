@@ -7,6 +7,8 @@ import Logging
 import MatterController
 import ServiceLifecycle
 
+extension RelayCrossInstance: ExpressibleByArgument {}
+
 /// What `serve` runs: the cloud relay, or a home's local hub.
 enum ServeMode: String, ExpressibleByArgument, CaseIterable {
     /// Devices connect over WebSockets with their credentials.
@@ -53,6 +55,16 @@ struct ServeCommand: AsyncParsableCommand {
     var maxBytesPerSecondPerHome = 2 << 20
     @Option(help: "Bytes all of one client address's connections may send per second (bursts of four times that).")
     var maxBytesPerSecondPerAddress = 4 << 20
+    @Option(
+        help: """
+            Cloud mode on PostgreSQL: how a frame reaches a peer on another instance: notify (PostgreSQL NOTIFY) \
+            or forward (a WebSocket straight to that instance, found through the database).
+            """)
+    var crossInstance: RelayCrossInstance = .notify
+    @Option(help: "With --cross-instance forward: port the other instances' links connect to (0: any free port).")
+    var linkPort = 0
+    @Option(help: "With --cross-instance forward: host the other instances reach this one's links at (default --host).")
+    var linkHost: String?
     @Option(help: "Hub mode: UDP port of the hub's Matter controller (0: any free port).") var matterPort = 0
     @Flag(help: "Hub mode: do not look devices up with DNS-SD (_matter._tcp) when their address fails.") var noDnssd = false
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -102,6 +114,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard (0...65535).contains(matterPort) else { throw ValidationError("--matter-port must be 0...65535") }
+        guard (0...65535).contains(linkPort) else { throw ValidationError("--link-port must be 0...65535") }
+        if crossInstance == .forward {
+            guard mode == .cloud, database?.hasPrefix("postgres") == true else {
+                throw ValidationError("--cross-instance forward is for cloud relays sharing a postgres:// --database")
+            }
+            if linkHost == nil, ["0.0.0.0", "::", "[::]"].contains(host) {
+                throw ValidationError("--cross-instance forward with --host \(host): give --link-host, the address other instances reach")
+            }
+        }
         guard automationSpeed > 0, automationSpeed <= 86_400 else {
             throw ValidationError("--automation-speed \(automationSpeed): expected more than 0, at most 86400")
         }
@@ -133,6 +154,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.homeByteBurst = 4 * maxBytesPerSecondPerHome
         configuration.maxBytesPerSecondPerAddress = maxBytesPerSecondPerAddress
         configuration.addressByteBurst = 4 * maxBytesPerSecondPerAddress
+        configuration.crossInstance = crossInstance
+        configuration.linkPort = linkPort
+        configuration.linkHost = linkHost
         return configuration
     }
 
@@ -150,7 +174,7 @@ struct ServeCommand: AsyncParsableCommand {
         let host = host
         let adminState = adminToken == nil ? "off" : "on"
         // On PostgreSQL: which of the instances sharing the store this is.
-        let instance = server.instanceID.map { ", instance \($0) on PostgreSQL" } ?? ""
+        let instance = server.instanceID.map { ", instance \($0) on PostgreSQL, cross-instance \(crossInstance.rawValue)" } ?? ""
         let app = server.application { port in
             // One line a script can wait for (stdout may be a pipe: write it through at once).
             FileHandle.standardOutput.write(

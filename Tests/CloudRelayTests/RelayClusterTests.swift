@@ -59,6 +59,66 @@ struct RelayClusterTests {
         }
     }
 
+    /// Issue #42: a command and its answer cross between instances both ways the relay has: by
+    /// PostgreSQL NOTIFY, or down links the instances found through their `relay_instance` rows
+    /// (opened on first use, NOTIFY carrying meanwhile); no link is used when notifying.
+    @Test(arguments: RelayCrossInstance.allCases)
+    func aFrameCrossesInstancesEitherWay(_ crossInstance: RelayCrossInstance) async throws {
+        var configuration = RelayServerConfiguration()
+        configuration.crossInstance = crossInstance
+        try await withTwoInstances(configuration: configuration) { relayA, relayB in
+            let home = try await relayA.home("Crossing", device: "lamp")
+            let device = RelayTestDevice(relayURL: relayB.baseURL, credential: home.credential, configuration: deviceConfiguration())
+            let controller = RelayControllerClient(
+                relayURL: relayA.baseURL, homeToken: home.token, configuration: controllerConfiguration(), logger: testLogger)
+            try await withServices(device.services + [{ try await controller.run() }]) {
+                try await device.client.waitUntilConnected()
+                try await controller.waitUntilConnected()
+                #expect(await until(controller.presenceUpdates(), within: .seconds(10)) { controller.presence["lamp"] == true })
+                func forwarded(_ relay: RelayHarness, _ direction: RelayClusterDirection) -> Int {
+                    relay.server.metrics.snapshot.clusterForwarded[direction] ?? 0
+                }
+                // Both ways by link: A's command to B, B's answer to A.
+                var byLink = false
+                for attempt in 0..<(crossInstance == .forward ? 40 : 4) {
+                    let command = attempt % 2 == 0 ? OnOff.on : OnOff.off
+                    #expect(try await controller.invoke("lamp", OnOff.command(command)).statuses == [.success])
+                    #expect(await device.node.isOn == (command == OnOff.on))
+                    byLink = forwarded(relayA, .sent) > 0 && forwarded(relayB, .sent) > 0
+                    if byLink { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let postgres = try #require(relayA.store.engine as? RelayPostgresStore)
+                let published = try await postgres.query("SELECT COUNT(*) FROM relay_instance WHERE address IS NOT NULL AND linkSecret IS NOT NULL")
+                    .first?.decode(Int64.self)
+                switch crossInstance {
+                case .forward:
+                    #expect(byLink)
+                    #expect(forwarded(relayB, .received) > 0 && forwarded(relayA, .received) > 0)
+                    #expect(published == 2)
+                case .notify:
+                    #expect(!byLink)
+                    #expect(forwarded(relayA, .received) == 0 && forwarded(relayB, .received) == 0)
+                    #expect(relayA.server.metrics.snapshot.clusterEnvelopes[.sent] ?? 0 > 0)
+                    #expect(relayB.server.metrics.snapshot.clusterEnvelopes[.sent] ?? 0 > 0)
+                    #expect(published == 0)
+                }
+            }
+        }
+    }
+
+    /// A link's listener takes only the secret its instance recorded, and drops what is not an envelope.
+    @Test func aLinkWithoutTheSecretIsRefused() throws {
+        let links = RelayClusterLinks(host: "127.0.0.1", port: 0, advertisedHost: nil, metrics: RelayMetrics(), logger: testLogger)
+        #expect(links.accepts("Bearer \(links.secret)"))
+        for bad in [nil, "", "Bearer ", "Bearer \(links.secret.dropLast())", links.secret, "Bearer \(links.secret)x"] {
+            #expect(!links.accepts(bad), "\(bad ?? "nil")")
+        }
+        #expect(links.address == nil)
+        links.listening(on: 4242)
+        #expect(links.address == "127.0.0.1:4242")
+    }
+
     /// Issue #42: a device removed through instance A loses its connection to instance B.
     @Test func aRevocationOnOneInstanceClosesTheConnectionOnTheOther() async throws {
         try await withTwoInstances { relayA, relayB in
