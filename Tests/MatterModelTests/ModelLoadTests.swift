@@ -128,3 +128,59 @@ import MatterTLV
         #expect(problems.contains { $0.contains("X.S: fabric-scoped") })
     }
 }
+
+/// The bundled model builds each cluster and device type on first use (issue #43: building
+/// all 114 clusters was a third of a node process's start-up, 28 of them at once after a
+/// power cut), and what it builds is what the checked load builds.
+@Suite struct ModelOnFirstUseTests {
+    static func onFirstUse() throws -> MatterModel {
+        try MatterModel(json: MatterModel.standardJSON(), buildingOnFirstUse: true)
+    }
+
+    @Test func aModelBuiltOnFirstUseBuildsOnlyWhatIsAskedFor() throws {
+        let model = try Self.onFirstUse()
+        #expect(model.builtCounts.clusters == 0)
+        #expect(model.builtCounts.deviceTypes == 0)
+        #expect(model.cluster(named: "onOff")?.id == ClusterID(0x0006))
+        #expect(model.builtCounts.clusters == 1)
+        // A device type builds the clusters its requirements name, and only those.
+        let light = try #require(model.deviceType(named: "OnOffLight"))
+        #expect(model.builtCounts.deviceTypes == 1)
+        let named = Set(light.requiredServerClusters.map(\.cluster) + light.optionalServerRequirements.map(\.cluster))
+        #expect(model.builtCounts.clusters <= named.union([ClusterID(0x0006)]).count)
+        // Names for "did you mean" need no definitions.
+        #expect(model.clusterNames.count == 114)
+        #expect(model.deviceTypeNames.count == 72)
+        #expect(model.builtCounts.deviceTypes == 1)
+    }
+
+    @Test func everyDefinitionBuiltOnFirstUseIsTheCheckedLoadsOne() throws {
+        let checked = try MatterModel.loadStandard()
+        let model = try Self.onFirstUse()
+        #expect(model.specVersion == checked.specVersion)
+        #expect(model.globalAttributes == checked.globalAttributes)
+        // Device types first (they build the clusters they name), then by both name forms.
+        for type in checked.deviceTypes.reversed() {
+            #expect(model.deviceType(type.id) == type)
+            for name in [type.name, Naming.lowerCamel(type.name)] {
+                #expect(model.deviceType(named: name) == checked.deviceType(named: name), "\(name)")
+            }
+        }
+        for cluster in checked.clusters.reversed() {
+            #expect(model.cluster(cluster.id) == cluster)
+            for name in [cluster.name, Naming.lowerCamel(cluster.name)] {
+                #expect(model.cluster(named: name) == checked.cluster(named: name), "\(name)")
+            }
+        }
+        #expect(model.clusters == checked.clusters)
+        #expect(model.deviceTypes == checked.deviceTypes)
+        #expect(model.cluster(ClusterID(0x9999)) == nil)
+        #expect(model.deviceType(named: "NoSuchDeviceType") == nil)
+        #expect(model.consistencyProblems().isEmpty)
+    }
+
+    @Test func theSharedModelIsBuiltOnFirstUse() throws {
+        #expect(MatterModel.standard.buildsOnFirstUse)
+        #expect(!(try MatterModel.loadStandard()).buildsOnFirstUse)
+    }
+}
