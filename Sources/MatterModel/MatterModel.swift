@@ -49,14 +49,19 @@ public final class MatterModel: Sendable {
     /// asked for, and a row that does not build then stops the process: for a file that a
     /// test builds whole.
     public init(json: Data, buildingOnFirstUse: Bool) throws {
-        let file: ModelFile
         do {
-            file = try JSONDecoder().decode(ModelFile.self, from: json)
+            if buildingOnFirstUse {
+                let (catalog, specVersion) = try ModelCatalog.onFirstUse(json)
+                self.catalog = catalog
+                self.specVersion = specVersion ?? ""
+            } else {
+                let file = try JSONDecoder().decode(ModelFile.self, from: json)
+                catalog = try ModelCatalog(building: file)
+                specVersion = file.specVersion ?? ""
+            }
         } catch let error as DecodingError {
             throw ModelLoadError(path: error.codingPathDescription, message: error.shortDescription)
         }
-        specVersion = file.specVersion ?? ""
-        catalog = try buildingOnFirstUse ? ModelCatalog(onFirstUse: file) : ModelCatalog(building: file)
         globalAttributes = catalog.globals
         self.buildsOnFirstUse = buildingOnFirstUse
     }

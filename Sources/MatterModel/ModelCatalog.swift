@@ -3,6 +3,7 @@
 // clusters, and building all of them was a third of a `matter-sim run`'s start-up in a debug
 // build: with 28 processes of a home starting at once after a power cut (issue #43), that
 // held the last node back seconds.
+import Foundation
 import Synchronization
 
 final class ModelCatalog: Sendable {
@@ -13,9 +14,8 @@ final class ModelCatalog: Sendable {
     private let clusterIDs: [ClusterID]
     private let clusterSlots: [ClusterID: Int]
     private let deviceTypeSlots: [DeviceTypeID: Int]
-    /// The rows still to build from (empty once everything is built).
-    private let clusterRows: [ClusterRow]
-    private let deviceTypeRows: [DeviceTypeRow]
+    /// The rows still to build from (none once everything is built).
+    private let rows: RowSource
     private let builtClusters: Mutex<[ClusterDefinition?]>
     private let builtDeviceTypes: Mutex<[DeviceTypeDefinition?]>
 
@@ -24,32 +24,70 @@ final class ModelCatalog: Sendable {
         let built = try ModelBuilder.build(file)
         try self.init(
             globals: built.globals, clusters: built.clusters.map { ($0.id, $0.name) },
-            deviceTypes: built.deviceTypes.map { ($0.id, $0.name) }, clusterRows: [], deviceTypeRows: [],
+            deviceTypes: built.deviceTypes.map { ($0.id, $0.name) }, rows: .decoded(clusters: [], deviceTypes: []),
             built: (built.clusters, built.deviceTypes))
     }
 
     /// Reads only the IDs and names now (duplicates still throw); each definition is built
-    /// when first asked for, and a row that does not build then stops the process, so this is
-    /// for a file a test builds whole (the bundled one).
-    convenience init(onFirstUse file: ModelFile) throws {
+    /// when first asked for, from its own slice of `json` (`ModelFileSlices`), and a row that
+    /// does not build then stops the process, so this is for a file a test builds whole (the
+    /// bundled one). Returns the file's spec version too.
+    static func onFirstUse(_ json: Data) throws -> (ModelCatalog, specVersion: String?) {
+        let heads = try JSONDecoder().decode(ModelFileHeads.self, from: json)
+        let rows: RowSource
+        if let slices = ModelFileSlices.elements(of: ["clusters", "deviceTypes"], in: json),
+            slices["clusters"]?.count == heads.clusters.count, slices["deviceTypes"]?.count == heads.deviceTypes.count
+        {
+            rows = .slices(json, clusters: slices["clusters"] ?? [], deviceTypes: slices["deviceTypes"] ?? [])
+        } else {
+            // Not laid out as expected: every row decoded now, still built on first use.
+            let file = try JSONDecoder().decode(ModelFile.self, from: json)
+            rows = .decoded(clusters: file.clusters, deviceTypes: file.deviceTypes)
+        }
         let noTypes = ModelBuilder.TypeScope(enums: [], bitmaps: [], structs: [])
-        let globals = try file.globalAttributes.enumerated().map { i, row in
+        let globals = try heads.globalAttributes.enumerated().map { i, row in
             try ModelBuilder.attribute(row, scope: noTypes, path: "globalAttributes[\(i)]")
         }
-        try self.init(
+        let catalog = try ModelCatalog(
             globals: globals,
-            clusters: try file.clusters.enumerated().map { i, row in
+            clusters: try heads.clusters.enumerated().map { i, row in
                 (ClusterID(try ModelBuilder.hexID(row.id, path: "clusters[\(i)].id")), row.name)
             },
-            deviceTypes: try file.deviceTypes.enumerated().map { i, row in
+            deviceTypes: try heads.deviceTypes.enumerated().map { i, row in
                 (DeviceTypeID(try ModelBuilder.hexID(row.id, path: "deviceTypes[\(i)].id")), row.name)
             },
-            clusterRows: file.clusters, deviceTypeRows: file.deviceTypes, built: nil)
+            rows: rows, built: nil)
+        return (catalog, heads.specVersion)
+    }
+
+    /// Where rows still to build come from.
+    enum RowSource {
+        /// Each row's own bytes of the file, decoded when it is built.
+        case slices(Data, clusters: [Range<Int>], deviceTypes: [Range<Int>])
+        case decoded(clusters: [ClusterRow], deviceTypes: [DeviceTypeRow])
+
+        func cluster(_ i: Int) throws -> ClusterRow {
+            switch self {
+            case .slices(let json, let clusters, _): try JSONDecoder().decode(ClusterRow.self, from: Self.slice(json, clusters[i]))
+            case .decoded(let clusters, _): clusters[i]
+            }
+        }
+
+        func deviceType(_ i: Int) throws -> DeviceTypeRow {
+            switch self {
+            case .slices(let json, _, let deviceTypes): try JSONDecoder().decode(DeviceTypeRow.self, from: Self.slice(json, deviceTypes[i]))
+            case .decoded(_, let deviceTypes): deviceTypes[i]
+            }
+        }
+
+        private static func slice(_ json: Data, _ range: Range<Int>) -> Data {
+            json[(json.startIndex + range.lowerBound)..<(json.startIndex + range.upperBound)]
+        }
     }
 
     private init(
         globals: [AttributeDefinition], clusters: [(ClusterID, String)], deviceTypes: [(DeviceTypeID, String)],
-        clusterRows: [ClusterRow], deviceTypeRows: [DeviceTypeRow],
+        rows: RowSource,
         built: ([ClusterDefinition], [DeviceTypeDefinition])?
     ) throws {
         var clusterSlots: [ClusterID: Int] = [:]
@@ -70,8 +108,7 @@ final class ModelCatalog: Sendable {
         self.clusterIDs = clusters.map(\.0)
         self.clusterSlots = clusterSlots
         self.deviceTypeSlots = deviceTypeSlots
-        self.clusterRows = clusterRows
-        self.deviceTypeRows = deviceTypeRows
+        self.rows = rows
         builtClusters = Mutex(built?.0 ?? Array(repeating: nil, count: clusters.count))
         builtDeviceTypes = Mutex(built?.1 ?? Array(repeating: nil, count: deviceTypes.count))
     }
@@ -83,7 +120,7 @@ final class ModelCatalog: Sendable {
     func cluster(at i: Int) -> ClusterDefinition {
         if let built = builtClusters.withLock({ $0[i] }) { return built }
         // Built outside the lock: two threads may build the same row, and both get equal values.
-        let built = Self.orStop { try ModelBuilder.cluster(clusterRows[i], globals: globals, path: "clusters[\(i)]") }
+        let built = Self.orStop { try ModelBuilder.cluster(rows.cluster(i), globals: globals, path: "clusters[\(i)]") }
         return builtClusters.withLock { slots in
             if slots[i] == nil { slots[i] = built }
             return slots[i] ?? built
@@ -96,7 +133,7 @@ final class ModelCatalog: Sendable {
         let lookup = ModelBuilder.ClusterLookup(
             named: { [clusterNames, clusterIDs] name in clusterNames.firstIndex(of: name).map { clusterIDs[$0] } },
             byID: { [self] id in clusterSlots[id].map(cluster(at:)) })
-        let built = Self.orStop { try ModelBuilder.deviceType(deviceTypeRows[i], clusters: lookup, path: "deviceTypes[\(i)]") }
+        let built = Self.orStop { try ModelBuilder.deviceType(rows.deviceType(i), clusters: lookup, path: "deviceTypes[\(i)]") }
         return builtDeviceTypes.withLock { slots in
             if slots[i] == nil { slots[i] = built }
             return slots[i] ?? built

@@ -179,6 +179,37 @@ import MatterTLV
         #expect(model.consistencyProblems().isEmpty)
     }
 
+    @Test func eachRowIsDecodedFromItsOwnSliceOfTheFile() throws {
+        let json = try MatterModel.standardJSON()
+        let slices = try #require(ModelFileSlices.elements(of: ["clusters", "deviceTypes"], in: json))
+        #expect(slices["clusters"]?.count == 114)
+        #expect(slices["deviceTypes"]?.count == 72)
+        // Brackets and escaped quotes inside strings do not count.
+        let tricky = Data(#"{"note": "a [ and a { \" ]", "clusters": [{"id": "0x0006", "name": "On\"Off {"}, {"id": "0x0008"}], "deviceTypes": []}"#.utf8)
+        let found = try #require(ModelFileSlices.elements(of: ["clusters", "deviceTypes"], in: tricky))
+        #expect(
+            found["clusters"]?.map { String(decoding: tricky[$0], as: UTF8.self) }
+                == [#"{"id": "0x0006", "name": "On\"Off {"}"#, #"{"id": "0x0008"}"#])
+        #expect(found["deviceTypes"] == [])
+        // Unbalanced bytes have no layout (the model then decodes every row at load).
+        #expect(ModelFileSlices.elements(of: ["clusters"], in: Data(#"{"clusters": [{"id": "#.utf8)) == nil)
+        #expect(ModelFileSlices.elements(of: ["clusters"], in: Data("}}".utf8)) == nil)
+        // A small file built on first use, from its slices, is the file built whole.
+        let small = """
+            {"globalAttributes": [{"id": "0xFFFD", "name": "ClusterRevision", "type": "uint16", "constraint": "min 1"}],
+             "clusters": [{"id": "0x0006", "name": "OnOff", "revision": 6,
+                           "attributes": [{"id": "0x0000", "name": "OnOff", "type": "bool", "quality": "N S"}]},
+                          {"id": "0x0003", "name": "Identify", "revision": 5}],
+             "deviceTypes": [{"id": "0x0100", "name": "OnOffLight", "revision": 3, "class": "simple",
+                              "server": [{"cluster": "OnOff", "attributes": ["OnOff"]}, {"cluster": "0x0003"}]}]}
+            """
+        let whole = try MatterModel(json: Data(small.utf8))
+        let onFirstUse = try MatterModel(json: Data(small.utf8), buildingOnFirstUse: true)
+        #expect(onFirstUse.deviceTypes == whole.deviceTypes)
+        #expect(onFirstUse.clusters == whole.clusters)
+        #expect(onFirstUse.clusters.count == 2)
+    }
+
     @Test func theSharedModelIsBuiltOnFirstUse() throws {
         #expect(MatterModel.standard.buildsOnFirstUse)
         #expect(!(try MatterModel.loadStandard()).buildsOnFirstUse)
