@@ -6,7 +6,6 @@ import ArgumentParser
 import DeviceProfile
 import Dispatch
 import Foundation
-import MatterDevice
 import MatterProtocol
 import Synchronization
 
@@ -38,18 +37,7 @@ struct DeviceProcessLauncher {
         }
         defer { signals.stop() }
 
-        // real time: external: the children's announcements on the Avahi daemon (AnnouncementPacing).
-        let launched = ContinuousClock.now
         for node in plan {
-            // A child is one node and announces as soon as it is up, so it is started in its
-            // pacing slot: the nodes still reach the daemon a slot apart, and each one's
-            // start-up runs during the earlier slots, not before its own (#43: the last of 28
-            // nodes waited its 3.2 s slot after a start-up that all 28 shared the CPU for).
-            try? await Task.sleep(until: launched + Self.startDelay(ofNode: node.index), clock: .continuous)
-            if stopping.isRequested {
-                await stopAll(children)
-                throw ExitCode(1)
-            }
             let arguments = arguments(for: node, executable: executable)
             // The token goes in the child's environment: its command line is visible in `ps`.
             let environment = cloud.homeToken.map { [CloudOptions.homeTokenVariable: $0] } ?? [:]
@@ -101,12 +89,6 @@ struct DeviceProcessLauncher {
         }
         await stopAll(children)
         printOut("\(home.name): \(children.count) device processes stopped")
-    }
-
-    /// When the child of node `index` (from 0, in the home's order) starts after the first:
-    /// its announcement slot (the child itself then does not wait).
-    static func startDelay(ofNode index: Int) -> Duration {
-        AnnouncementPacing.slot(ofNode: index)
     }
 
     /// The command line of `node`'s child: `matter-sim run HOME --home-device N` with the

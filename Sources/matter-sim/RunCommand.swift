@@ -160,7 +160,14 @@ struct RunCommand: AsyncParsableCommand {
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        let launch = try NodeLaunch(device: device, model: loader.model, command: try launchOptions(), logger: logger)
+        var options = NodeLaunchOptions(
+            passcode: passcode, discriminator: discriminator, port: port,
+            stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
+            commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
+            traceCommissioning: traceCommissioning, testEventTriggerKey: testEventTriggerKey)
+        // `home --process-per-device`: the same pacing as the nodes of one process.
+        options.homeIndex = homeDevice
+        let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {
             server = try await NodeServer(
@@ -193,17 +200,6 @@ struct RunCommand: AsyncParsableCommand {
 }
 
 extension RunCommand {
-    /// What the command line decides for the node. No announcement slot (`homeIndex`), with
-    /// --home-device too: `home --process-per-device` starts each child in its slot
-    /// (`DeviceProcessLauncher.startDelay`), so the node announces as soon as it is up.
-    func launchOptions() throws -> NodeLaunchOptions {
-        NodeLaunchOptions(
-            passcode: passcode, discriminator: discriminator, port: port,
-            stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
-            commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
-            traceCommissioning: traceCommissioning, testEventTriggerKey: testEventTriggerKey)
-    }
-
     /// The device a process runs: a device profile, or device `homeDevice` of a home. Given
     /// the home's discriminator (`home --process-per-device` passes the spread one), only that
     /// device is resolved: resolving the whole home in each of its 28 processes was most of
