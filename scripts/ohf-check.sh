@@ -29,8 +29,8 @@
 #   OHF_CLONE_ROUNDTRIP set: at the end, each node's dump is cloned (`matter-sim clone`), the clone
 #                runs in the node's place and the server's dump of it must equal the first (#41)
 #   OHF_POWER_ON_BOUND  seconds within which every node must be available again after the power
-#                cut (default: not checked; with --power-cut 10; the test command checks the
-#                one-process home, back in 1.2-4.9 s, per-device 6.7-9.8 s, beside each other)
+#                cut (default: not checked; with --power-cut 10; the test command checks both
+#                modes of the demo home, one process and one process per device)
 #   OHF_CAPTURE  set: the LAN's mDNS traffic (tcpdump on its bridge) goes to mdns.pcap beside
 #                the server's log, kept with --keep (scripts/apt-install.sh tcpdump)
 #   OHF_SDK_LOG  the server's SDK log level (--log-level-sdk: error, progress, detail)

@@ -522,7 +522,7 @@ struct DocumentParser {
         } else {
             def = model.deviceType(named: s.text)
             if def == nil {
-                reader.error(p, item, unknownNameMessage("device type", s.text, candidates: model.deviceTypes.map(\.name)))
+                reader.error(p, item, unknownNameMessage("device type", s.text, candidates: model.deviceTypeNames))
             }
         }
         return def
@@ -550,7 +550,7 @@ struct DocumentParser {
             return nil
         }
         if let def = model.cluster(named: s.text) { return def }
-        reader.error(path, node, unknownNameMessage("cluster", s.text, candidates: model.clusters.map(\.name)))
+        reader.error(path, node, unknownNameMessage("cluster", s.text, candidates: model.clusterNames))
         return nil
     }
 

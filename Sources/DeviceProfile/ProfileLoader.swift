@@ -117,6 +117,25 @@ public struct ProfileLoader: Sendable {
         return h
     }
 
+    /// Device `index` of a home (from 0, in `ResolvedHome.allDevices` order), resolving only
+    /// that device's profile: what a node of `home --process-per-device` needs at start-up,
+    /// where the home itself has already checked the rest (issue #43: each of 28 processes
+    /// resolving the whole home was most of its start-up). Its discriminator is its own: the
+    /// home spreads short discriminators over all its devices (`HomeLaunchPlan` has the
+    /// spread one), so a caller without that value loads the whole home instead.
+    public func loadHomeDevice(file: String, index: Int) throws(ProfileErrors) -> ResolvedHomeDevice {
+        let sink = DiagnosticSink()
+        guard let text = readText(file, sink: sink, reference: nil), let root = parse(text, file: file, sink: sink) else {
+            throw ProfileErrors(sink.all)
+        }
+        let doc = DocumentParser(model: model, reader: DocumentReader(file: file, sink: sink)).parseHome(root)
+        guard !sink.hasErrors else { throw ProfileErrors(sink.all) }
+        var homeResolver = HomeResolver(loader: self, homeFile: file, sink: sink)
+        let device = homeResolver.resolveDevice(at: index, of: doc)
+        guard let device, !sink.hasErrors else { throw ProfileErrors(sink.all) }
+        return device
+    }
+
     /// Every problem in a file (and, for a home, in the profiles it references).
     public func validate(file: String) -> [ProfileDiagnostic] {
         load(file: file).diagnostics
@@ -251,6 +270,29 @@ struct HomeResolver {
         var home = ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)
         Self.spreadShortDiscriminators(in: &home)
         return home
+    }
+
+    /// Device `index` alone, in `resolve`'s order (each structure's rooms, then its loose
+    /// devices), with its serial number derived as there; nil (and an error) past the last.
+    mutating func resolveDevice(at index: Int, of doc: HomeDocument) -> ResolvedHomeDevice? {
+        homeCloud = doc.cloud
+        var first = 0
+        for s in doc.structures {
+            let places = s.rooms.map { (room: $0.name.value as String?, devices: $0.devices) } + [(room: nil, devices: s.devices)]
+            for place in places {
+                if index >= first, index < first + place.devices.count {
+                    var serials: [String: Origin] = [:]
+                    var uniqueIDs: [String: Origin] = [:]
+                    return resolveDevices(
+                        [place.devices[index - first]], structure: s.name.value, room: place.room,
+                        serials: &serials, uniqueIDs: &uniqueIDs
+                    ).first
+                }
+                first += place.devices.count
+            }
+        }
+        sink.error(file: homeFile, path: .root, "no device \(index): the home has \(first) (0...\(max(0, first - 1)))")
+        return nil
     }
 
     /// `CommissioningCodes.spreadShortDiscriminators` over the home's devices in file order

@@ -6,75 +6,94 @@ import Foundation
 public final class MatterModel: Sendable {
     /// The bundled model. A load failure is a programming error (the file ships with
     /// the module and a test loads it), so it stops the process with the loader's message.
+    /// Its clusters and device types are built on first use (`ModelCatalog`): a process
+    /// serving one node builds the dozen it uses, not all 114.
     public static let standard: MatterModel = {
         do {
-            return try loadStandard()
+            return try MatterModel(json: try standardJSON(), buildingOnFirstUse: true)
         } catch {
             fatalError("MatterModel: bundled matter-model.json is invalid: \(error)")
         }
     }()
 
-    /// Loads the bundled model, reporting what is wrong instead of stopping.
+    /// Loads the bundled model, building and checking every row, reporting what is wrong
+    /// instead of stopping.
     public static func loadStandard() throws -> MatterModel {
+        try MatterModel(json: try standardJSON())
+    }
+
+    static func standardJSON() throws -> Data {
         guard let url = Bundle.module.url(forResource: "matter-model", withExtension: "json") else {
             throw ModelLoadError(path: "matter-model.json", message: "resource missing from the bundle")
         }
-        return try MatterModel(json: try Data(contentsOf: url))
+        return try Data(contentsOf: url)
     }
 
     /// The spec version the data describes ("1.4").
     public let specVersion: String
-    public let clusters: [ClusterDefinition]
-    public let deviceTypes: [DeviceTypeDefinition]
+    /// Every cluster, in file order.
+    public var clusters: [ClusterDefinition] { catalog.allClusters }
+    /// Every device type, in file order.
+    public var deviceTypes: [DeviceTypeDefinition] { catalog.allDeviceTypes }
     /// The global attributes every cluster carries (also on each `ClusterDefinition`).
     public let globalAttributes: [AttributeDefinition]
 
-    private let clusterIndex: [ClusterID: Int]
-    private let deviceTypeIndex: [DeviceTypeID: Int]
+    private let catalog: ModelCatalog
 
-    public init(json: Data) throws {
-        let file: ModelFile
+    /// Builds and checks every row of `json`; the first problem throws.
+    public convenience init(json: Data) throws {
+        try self.init(json: json, buildingOnFirstUse: false)
+    }
+
+    /// `buildingOnFirstUse`: only IDs and names are read now, each definition when first
+    /// asked for, and a row that does not build then stops the process: for a file that a
+    /// test builds whole.
+    public init(json: Data, buildingOnFirstUse: Bool) throws {
         do {
-            file = try JSONDecoder().decode(ModelFile.self, from: json)
+            if buildingOnFirstUse {
+                let (catalog, specVersion) = try ModelCatalog.onFirstUse(json)
+                self.catalog = catalog
+                self.specVersion = specVersion ?? ""
+            } else {
+                let file = try JSONDecoder().decode(ModelFile.self, from: json)
+                catalog = try ModelCatalog(building: file)
+                specVersion = file.specVersion ?? ""
+            }
         } catch let error as DecodingError {
             throw ModelLoadError(path: error.codingPathDescription, message: error.shortDescription)
         }
-        let built = try ModelBuilder.build(file)
-        specVersion = file.specVersion ?? ""
-        globalAttributes = built.globals
-        clusters = built.clusters
-        deviceTypes = built.deviceTypes
-        var ci: [ClusterID: Int] = [:]
-        for (i, c) in clusters.enumerated() {
-            guard ci[c.id] == nil else { throw ModelLoadError(path: "clusters[\(i)]", message: "duplicate cluster id \(c.id)") }
-            ci[c.id] = i
-        }
-        var di: [DeviceTypeID: Int] = [:]
-        for (i, d) in deviceTypes.enumerated() {
-            guard di[d.id] == nil else { throw ModelLoadError(path: "deviceTypes[\(i)]", message: "duplicate device type id \(d.id)") }
-            di[d.id] = i
-        }
-        clusterIndex = ci
-        deviceTypeIndex = di
+        globalAttributes = catalog.globals
+        self.buildsOnFirstUse = buildingOnFirstUse
     }
 
     public func cluster(_ id: ClusterID) -> ClusterDefinition? {
-        clusterIndex[id].map { clusters[$0] }
+        catalog.clusterSlot(id).map(catalog.cluster(at:))
     }
 
     /// "OnOff" or "onOff".
     public func cluster(named name: String) -> ClusterDefinition? {
-        clusters.first { Naming.matches($0.name, name) }
+        catalog.clusterNames.firstIndex { Naming.matches($0, name) }.map(catalog.cluster(at:))
     }
 
     public func deviceType(_ id: DeviceTypeID) -> DeviceTypeDefinition? {
-        deviceTypeIndex[id].map { deviceTypes[$0] }
+        catalog.deviceTypeSlot(id).map(catalog.deviceType(at:))
     }
 
     /// "DimmableLight" or "dimmableLight".
     public func deviceType(named name: String) -> DeviceTypeDefinition? {
-        deviceTypes.first { Naming.matches($0.name, name) }
+        catalog.deviceTypeNames.firstIndex { Naming.matches($0, name) }.map(catalog.deviceType(at:))
     }
+
+    /// Cluster names in file order, without building any cluster (for "did you mean").
+    public var clusterNames: [String] { catalog.clusterNames }
+    /// Device type names in file order, without building any device type.
+    public var deviceTypeNames: [String] { catalog.deviceTypeNames }
+
+    /// Whether definitions are built on first use (`init(json:buildingOnFirstUse:)`).
+    public let buildsOnFirstUse: Bool
+
+    /// How many clusters and device types are built so far (tests: what first use builds).
+    var builtCounts: (clusters: Int, deviceTypes: Int) { catalog.builtCounts }
 
     /// A cluster-specific or global attribute of a modelled cluster.
     public func attribute(cluster: ClusterID, attribute: AttributeID) -> AttributeDefinition? {

@@ -181,10 +181,20 @@ enum ModelBuilder {
         let clusters = try file.clusters.enumerated().map { i, row in
             try cluster(row, globals: globals, path: "clusters[\(i)]")
         }
+        let lookup = ClusterLookup(
+            named: { name in clusters.first { $0.name == name }?.id }, byID: { id in clusters.first { $0.id == id } })
         let deviceTypes = try file.deviceTypes.enumerated().map { i, row in
-            try deviceType(row, clusters: clusters, path: "deviceTypes[\(i)]")
+            try deviceType(row, clusters: lookup, path: "deviceTypes[\(i)]")
         }
         return Built(globals: globals, clusters: clusters, deviceTypes: deviceTypes)
+    }
+
+    /// How a device type's rows find the clusters they name: in the built list, or in a
+    /// model that builds each cluster on first use (`ModelCatalog`).
+    struct ClusterLookup {
+        /// The ID of the cluster with this exact spec name.
+        var named: (String) -> ClusterID?
+        var byID: (ClusterID) -> ClusterDefinition?
     }
 
     struct TypeScope {
@@ -358,21 +368,21 @@ enum ModelBuilder {
             conformance: try conformance(row.conformance, path: path + ".conformance"))
     }
 
-    static func deviceType(_ row: DeviceTypeRow, clusters: [ClusterDefinition], path: String) throws -> DeviceTypeDefinition {
+    static func deviceType(_ row: DeviceTypeRow, clusters: ClusterLookup, path: String) throws -> DeviceTypeDefinition {
         let id = DeviceTypeID(try hexID(row.id, path: path + ".id"))
         guard let cls = DeviceTypeClass(rawValue: row.class) else {
             throw ModelLoadError(path: path + ".class", message: "expected node, simple or utility")
         }
         func clusterID(_ ref: String, _ p: String) throws -> ClusterID {
             if ref.hasPrefix("0x") { return ClusterID(try hexID(ref, path: p)) }
-            guard let c = clusters.first(where: { $0.name == ref }) else {
+            guard let id = clusters.named(ref) else {
                 throw ModelLoadError(path: p, message: "unknown cluster '\(ref)'")
             }
-            return c.id
+            return id
         }
         func requirement(_ r: RequirementRow, _ p: String) throws -> ClusterRequirement {
             let cid = try clusterID(r.cluster, p + ".cluster")
-            let def = clusters.first { $0.id == cid }
+            let def = clusters.byID(cid)
             if def == nil,
                 !(r.features ?? []).isEmpty || !(r.attributes ?? []).isEmpty
                     || !(r.commands ?? []).isEmpty || !(r.constraints ?? [:]).isEmpty

@@ -27,6 +27,12 @@ enum Naming {
     /// True when `query` names `name`: exact, lowerCamel form, or the first letter in either case.
     static func matches(_ name: String, _ query: String) -> Bool {
         if name == query { return true }
+        // Both other forms only change the case of ASCII letters, which keeps the length: most
+        // names a lookup passes fail here, before lowerCamel's allocations (a home's profiles
+        // look up hundreds of names in clusters of dozens).
+        if name.utf8.count != query.utf8.count, name.utf8.allSatisfy({ $0 < 0x80 }), query.utf8.allSatisfy({ $0 < 0x80 }) {
+            return false
+        }
         if let q = query.first, let n = name.first, q.lowercased() == n.lowercased(),
             query.dropFirst() == name.dropFirst()
         {

@@ -38,14 +38,7 @@ struct DeviceProcessLauncher {
         defer { signals.stop() }
 
         for node in plan {
-            var arguments = [
-                executable, "run", homeFile, "--home-device", String(node.index), "--exit-with-parent", String(getpid()),
-                "--port", String(node.port),
-                "--state-dir", URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
-                "--log-level", logLevel,
-            ]
-            if let attestationDir { arguments += ["--attestation-dir", attestationDir] }
-            if let relay = cloud.relay { arguments += ["--relay", relay] }
+            let arguments = arguments(for: node, executable: executable)
             // The token goes in the child's environment: its command line is visible in `ps`.
             let environment = cloud.homeToken.map { [CloudOptions.homeTokenVariable: $0] } ?? [:]
             // Each child has its own control socket, in its state directory (`matter-sim fault --control`).
@@ -96,6 +89,21 @@ struct DeviceProcessLauncher {
         }
         await stopAll(children)
         printOut("\(home.name): \(children.count) device processes stopped")
+    }
+
+    /// The command line of `node`'s child: `matter-sim run HOME --home-device N` with the
+    /// port, state directory and discriminator the in-process mode gives it. Handed the
+    /// home's spread discriminator, the child resolves only its own device (#43).
+    func arguments(for node: HomeNodePlan, executable: String) -> [String] {
+        var arguments = [
+            executable, "run", homeFile, "--home-device", String(node.index), "--exit-with-parent", String(getpid()),
+            "--port", String(node.port), "--discriminator", String(node.discriminator),
+            "--state-dir", URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
+            "--log-level", logLevel,
+        ]
+        if let attestationDir { arguments += ["--attestation-dir", attestationDir] }
+        if let relay = cloud.relay { arguments += ["--relay", relay] }
+        return arguments
     }
 
     static func manualCode(_ node: HomeNodePlan) -> String {

@@ -154,16 +154,7 @@ struct RunCommand: AsyncParsableCommand {
         let loader = ProfileLoader()
         let device: ResolvedDeviceProfile
         do {
-            if let homeDevice {
-                let devices = try loader.loadHome(file: profile).allDevices
-                guard devices.indices.contains(homeDevice) else {
-                    printError("--home-device \(homeDevice): \(profile) has \(devices.count) devices (0...\(devices.count - 1))")
-                    throw ExitCode(1)
-                }
-                device = devices[homeDevice].profile
-            } else {
-                device = try loader.loadDevice(file: profile)
-            }
+            device = try Self.device(profile: profile, homeDevice: homeDevice, homeGaveDiscriminator: discriminator != nil, loader: loader)
         } catch let error as ProfileErrors {
             for diagnostic in error.diagnostics { printError(diagnostic.description) }
             printError("\(profile): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
@@ -205,6 +196,24 @@ struct RunCommand: AsyncParsableCommand {
             controlPath: control ?? NodeControlServer.defaultPath(in: launch.stateDirectory.path), controlRequired: control != nil,
             logger: logger)
         printOut("\(device.name): stopped")
+    }
+}
+
+extension RunCommand {
+    /// The device a process runs: a device profile, or device `homeDevice` of a home. Given
+    /// the home's discriminator (`home --process-per-device` passes the spread one), only that
+    /// device is resolved: resolving the whole home in each of its 28 processes was most of
+    /// their start-up after a power cut (#43). Without it (run by hand), the whole home, so the
+    /// node has the discriminator the home gives it.
+    static func device(profile: String, homeDevice: Int?, homeGaveDiscriminator: Bool, loader: ProfileLoader) throws -> ResolvedDeviceProfile {
+        guard let homeDevice else { return try loader.loadDevice(file: profile) }
+        if homeGaveDiscriminator { return try loader.loadHomeDevice(file: profile, index: homeDevice).profile }
+        let devices = try loader.loadHome(file: profile).allDevices
+        guard devices.indices.contains(homeDevice) else {
+            printError("--home-device \(homeDevice): \(profile) has \(devices.count) devices (0...\(devices.count - 1))")
+            throw ExitCode(1)
+        }
+        return devices[homeDevice].profile
     }
 }
 

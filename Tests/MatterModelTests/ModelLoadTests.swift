@@ -128,3 +128,90 @@ import MatterTLV
         #expect(problems.contains { $0.contains("X.S: fabric-scoped") })
     }
 }
+
+/// The bundled model builds each cluster and device type on first use (issue #43: building
+/// all 114 clusters was a third of a node process's start-up, 28 of them at once after a
+/// power cut), and what it builds is what the checked load builds.
+@Suite struct ModelOnFirstUseTests {
+    static func onFirstUse() throws -> MatterModel {
+        try MatterModel(json: MatterModel.standardJSON(), buildingOnFirstUse: true)
+    }
+
+    @Test func aModelBuiltOnFirstUseBuildsOnlyWhatIsAskedFor() throws {
+        let model = try Self.onFirstUse()
+        #expect(model.builtCounts.clusters == 0)
+        #expect(model.builtCounts.deviceTypes == 0)
+        #expect(model.cluster(named: "onOff")?.id == ClusterID(0x0006))
+        #expect(model.builtCounts.clusters == 1)
+        // A device type builds the clusters its requirements name, and only those.
+        let light = try #require(model.deviceType(named: "OnOffLight"))
+        #expect(model.builtCounts.deviceTypes == 1)
+        let named = Set(light.requiredServerClusters.map(\.cluster) + light.optionalServerRequirements.map(\.cluster))
+        #expect(model.builtCounts.clusters <= named.union([ClusterID(0x0006)]).count)
+        // Names for "did you mean" need no definitions.
+        #expect(model.clusterNames.count == 114)
+        #expect(model.deviceTypeNames.count == 72)
+        #expect(model.builtCounts.deviceTypes == 1)
+    }
+
+    @Test func everyDefinitionBuiltOnFirstUseIsTheCheckedLoadsOne() throws {
+        let checked = try MatterModel.loadStandard()
+        let model = try Self.onFirstUse()
+        #expect(model.specVersion == checked.specVersion)
+        #expect(model.globalAttributes == checked.globalAttributes)
+        // Device types first (they build the clusters they name), then by both name forms.
+        for type in checked.deviceTypes.reversed() {
+            #expect(model.deviceType(type.id) == type)
+            for name in [type.name, Naming.lowerCamel(type.name)] {
+                #expect(model.deviceType(named: name) == checked.deviceType(named: name), "\(name)")
+            }
+        }
+        for cluster in checked.clusters.reversed() {
+            #expect(model.cluster(cluster.id) == cluster)
+            for name in [cluster.name, Naming.lowerCamel(cluster.name)] {
+                #expect(model.cluster(named: name) == checked.cluster(named: name), "\(name)")
+            }
+        }
+        #expect(model.clusters == checked.clusters)
+        #expect(model.deviceTypes == checked.deviceTypes)
+        #expect(model.cluster(ClusterID(0x9999)) == nil)
+        #expect(model.deviceType(named: "NoSuchDeviceType") == nil)
+        #expect(model.consistencyProblems().isEmpty)
+    }
+
+    @Test func eachRowIsDecodedFromItsOwnSliceOfTheFile() throws {
+        let json = try MatterModel.standardJSON()
+        let slices = try #require(ModelFileSlices.elements(of: ["clusters", "deviceTypes"], in: json))
+        #expect(slices["clusters"]?.count == 114)
+        #expect(slices["deviceTypes"]?.count == 72)
+        // Brackets and escaped quotes inside strings do not count.
+        let tricky = Data(#"{"note": "a [ and a { \" ]", "clusters": [{"id": "0x0006", "name": "On\"Off {"}, {"id": "0x0008"}], "deviceTypes": []}"#.utf8)
+        let found = try #require(ModelFileSlices.elements(of: ["clusters", "deviceTypes"], in: tricky))
+        #expect(
+            found["clusters"]?.map { String(decoding: tricky[$0], as: UTF8.self) }
+                == [#"{"id": "0x0006", "name": "On\"Off {"}"#, #"{"id": "0x0008"}"#])
+        #expect(found["deviceTypes"] == [])
+        // Unbalanced bytes have no layout (the model then decodes every row at load).
+        #expect(ModelFileSlices.elements(of: ["clusters"], in: Data(#"{"clusters": [{"id": "#.utf8)) == nil)
+        #expect(ModelFileSlices.elements(of: ["clusters"], in: Data("}}".utf8)) == nil)
+        // A small file built on first use, from its slices, is the file built whole.
+        let small = """
+            {"globalAttributes": [{"id": "0xFFFD", "name": "ClusterRevision", "type": "uint16", "constraint": "min 1"}],
+             "clusters": [{"id": "0x0006", "name": "OnOff", "revision": 6,
+                           "attributes": [{"id": "0x0000", "name": "OnOff", "type": "bool", "quality": "N S"}]},
+                          {"id": "0x0003", "name": "Identify", "revision": 5}],
+             "deviceTypes": [{"id": "0x0100", "name": "OnOffLight", "revision": 3, "class": "simple",
+                              "server": [{"cluster": "OnOff", "attributes": ["OnOff"]}, {"cluster": "0x0003"}]}]}
+            """
+        let whole = try MatterModel(json: Data(small.utf8))
+        let onFirstUse = try MatterModel(json: Data(small.utf8), buildingOnFirstUse: true)
+        #expect(onFirstUse.deviceTypes == whole.deviceTypes)
+        #expect(onFirstUse.clusters == whole.clusters)
+        #expect(onFirstUse.clusters.count == 2)
+    }
+
+    @Test func theSharedModelIsBuiltOnFirstUse() throws {
+        #expect(MatterModel.standard.buildsOnFirstUse)
+        #expect(!(try MatterModel.loadStandard()).buildsOnFirstUse)
+    }
+}
