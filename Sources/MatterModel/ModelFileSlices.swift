@@ -23,8 +23,8 @@ enum ModelFileSlices {
     static func elements(of keys: Set<String>, in data: Data) -> [String: [Range<Int>]]? {
         data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [String: [Range<Int>]]? in
             let bytes = raw.bindMemory(to: UInt8.self)
-            let quote: UInt8 = 0x22, backslash: UInt8 = 0x5C
-            let openObject: UInt8 = 0x7B, closeObject: UInt8 = 0x7D, openArray: UInt8 = 0x5B, closeArray: UInt8 = 0x5D
+            let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+            let openObject = UInt8(ascii: "{"), closeObject = UInt8(ascii: "}"), openArray = UInt8(ascii: "["), closeArray = UInt8(ascii: "]")
             var found: [String: [Range<Int>]] = [:]
             // Depth 1: the top-level object; 2: one of its arrays; 3: an element of that array.
             var depth = 0

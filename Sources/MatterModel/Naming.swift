@@ -30,7 +30,7 @@ enum Naming {
         // Both other forms only change the case of ASCII letters, which keeps the length: most
         // names a lookup passes fail here, before lowerCamel's allocations (a home's profiles
         // look up hundreds of names in clusters of dozens).
-        if name.utf8.count != query.utf8.count, name.utf8.allSatisfy({ $0 < 0x80 }), query.utf8.allSatisfy({ $0 < 0x80 }) {
+        if name.utf8.count != query.utf8.count, name.utf8.allSatisfy({ $0 < 128 }), query.utf8.allSatisfy({ $0 < 128 }) {
             return false
         }
         if let q = query.first, let n = name.first, q.lowercased() == n.lowercased(),

@@ -86,6 +86,7 @@ struct RelayClusterTests {
                     #expect(await device.node.isOn == (command == OnOff.on))
                     byLink = forwarded(relayA, .sent) > 0 && forwarded(relayB, .sent) > 0
                     if byLink { break }
+                    // real time: external: the link to the other instance opens in its own time.
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 let postgres = try #require(relayA.store.engine as? RelayPostgresStore)
