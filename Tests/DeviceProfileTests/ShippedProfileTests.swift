@@ -168,6 +168,17 @@ struct ShippedProfileTests {
         #expect(d.endpoint(2)?.cluster(Clusters.AirQuality.id) != nil)
     }
 
+    @Test("the thermostat serves its hardware's Abs setpoint limits, which TC-TSTAT-2.1 reads under AutoMode")
+    func thermostatAbsLimits() throws {
+        let d = try ProfileLoader().loadDevice(file: shippedProfile("devices/thermostat.yaml"))
+        let thermostat = try #require(d.endpoint(1)?.cluster(Clusters.Thermostat.id))
+        // AbsMinHeat, AbsMaxHeat, AbsMinCool, AbsMaxCool: the spec's defaults (4.3.9.5-4.3.9.8).
+        for (id, value) in [(0x0003, 700), (0x0004, 3000), (0x0005, 1600), (0x0006, 3200)] as [(UInt32, Int64)] {
+            #expect(thermostat.explicitAttributes.contains(AttributeID(id)), "attribute \(id) not served")
+            #expect(thermostat.initialValues[AttributeID(id)] == .unsigned(UInt64(value)))
+        }
+    }
+
     @Test("the cloud dimmer and the demo home's bedside lamp dim only through the cloud relay")
     func cloudOnlyDimming() throws {
         let dimmer = try ProfileLoader().loadDevice(file: shippedProfile("devices/cloud-dimmer.yaml"))

@@ -41,6 +41,16 @@ import Testing
         #expect(await (int(node, A.heating), int(node, A.cooling)) == (1450, 1700))
     }
 
+    /// TC-TSTAT-2.1 (steps 13a, 16) compares the setpoints with the Abs limits under AutoMode; a
+    /// device without MinHeatSetpointLimit & co. is held to its Abs limits (4.3.9.21: their default).
+    @Test func withoutMinMaxLimitsTheAbsLimitsHoldTheSetpoints() async throws {
+        let node = try thermostat(attributes: [AttributeID(0x0003): .signed(1000), AttributeID(0x0006): .signed(3000)])
+        #expect(await node.write(1, Self.thermostat, A.heating, .signed(900)) == InteractionStatus(.constraintError))
+        #expect(await node.write(1, Self.thermostat, A.heating, .signed(1000)) == .success)
+        #expect(await node.write(1, Self.thermostat, A.cooling, .signed(3100)) == InteractionStatus(.constraintError))
+        #expect(await node.write(1, Self.thermostat, A.cooling, .signed(3000)) == .success)
+    }
+
     @Test func systemModeFollowsTheFeatures() async throws {
         let node = try thermostat(features: ["COOL"])
         #expect(await node.uint(1, Self.thermostat, A.mode) == 3)  // Cool

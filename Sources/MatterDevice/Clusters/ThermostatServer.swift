@@ -119,15 +119,21 @@ final class ThermostatServer: ThermostatHandler {
         return true
     }
 
+    /// The setpoint limits: the Min/Max limit attributes where served, else the hardware's
+    /// Abs limits (whose defaults the Min/Max ones take, 4.3.9.5-4.3.9.8, 4.3.9.21-4.3.9.24), else
+    /// the spec's defaults.
     func limits(heating: Bool, _ context: ClusterContext) -> (Int64, Int64) {
-        heating
+        func value(_ limit: AttributeID, _ abs: AttributeID, _ fallback: Int64) -> Int64 {
+            context.value(limit)?.intValue ?? context.value(abs)?.intValue ?? fallback
+        }
+        return heating
             ? (
-                context.value(Attribute.minHeatSetpointLimit)?.intValue ?? 700,
-                context.value(Attribute.maxHeatSetpointLimit)?.intValue ?? 3000
+                value(Attribute.minHeatSetpointLimit, Attribute.absMinHeatSetpointLimit, 700),
+                value(Attribute.maxHeatSetpointLimit, Attribute.absMaxHeatSetpointLimit, 3000)
             )
             : (
-                context.value(Attribute.minCoolSetpointLimit)?.intValue ?? 1600,
-                context.value(Attribute.maxCoolSetpointLimit)?.intValue ?? 3200
+                value(Attribute.minCoolSetpointLimit, Attribute.absMinCoolSetpointLimit, 1600),
+                value(Attribute.maxCoolSetpointLimit, Attribute.absMaxCoolSetpointLimit, 3200)
             )
     }
 
