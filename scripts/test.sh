@@ -163,6 +163,7 @@ step_beside ohf-profiles env OHF_PARALLEL=4 OHF_CLONE_ROUNDTRIP=1 scripts/ohf-ch
 # now resolves only its own device on a model that builds only the clusters it uses (0.13 s of
 # CPU to listen, 0.34 s before), and 28 of 29 nodes are back in 4.5-6.7 s here, but one node now
 # and then waits out the server's lookup (28.9 s for one node in a full run of this command).
+step_beside ohf-home env OHF_POWER_ON_BOUND=10 scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml
 step_beside ohf-home-per-device scripts/ohf-check.sh --home DeviceProfiles/homes/demo-home.yaml --process-per-device
 # Scenarios: the two shipped ones pass, a wrong expectation fails (exit 1, JUnit failure); it
 # waits on the scenario's own timers (3 s of CPU in 145 s).
