@@ -358,6 +358,11 @@ final class RelayHub: Sendable {
     func routeFromDevice(_ message: RelayMessage, from device: RelayPeer) async {
         guard let session = message.session, let deviceID = device.deviceID else { return }
         let now = clock.now
+        // The device's message goes nowhere: it hears why.
+        func fail(_ reason: RelayFailureReason) {
+            _ = device.send(
+                .failure(RelayFailure(session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: reason)))
+        }
         if let cluster, let remote = state.withLockedValue({ s in s.remoteSessions[session] }), remote.homeID == device.homeID {
             // A controller of another instance: its answer goes back there.
             var forwarded = message
@@ -369,10 +374,7 @@ final class RelayHub: Sendable {
                 metrics.clusterEnvelope(.sent)
             } else {
                 metrics.rejected(.overflow)
-                _ = device.send(
-                    .failure(
-                        RelayFailure(
-                            session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .overloaded)))
+                fail(.overloaded)
             }
             return
         }
@@ -387,10 +389,7 @@ final class RelayHub: Sendable {
         }
         guard let controller else {
             metrics.rejected(.sessionGone)
-            _ = device.send(
-                .failure(
-                    RelayFailure(
-                        session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .sessionGone)))
+            fail(.sessionGone)
             return
         }
         if let started { metrics.observeRoundTrip(now - started) }
@@ -401,10 +400,7 @@ final class RelayHub: Sendable {
             metrics.routed(.toController)
         } else {
             metrics.rejected(.overflow)
-            _ = device.send(
-                .failure(
-                    RelayFailure(
-                        session: session, exchangeID: message.exchangeID, fromInitiator: message.fromInitiator, reason: .overloaded)))
+            fail(.overloaded)
         }
     }
 

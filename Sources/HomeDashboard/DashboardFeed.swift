@@ -130,22 +130,6 @@ public final class DashboardFeed: Sendable {
         var serviceTimes: [String: ServiceTimeFigures] = [:]
     }
 
-    /// One kind's service time; percentiles are quarter-octave bucket edges (at most 25 % high).
-    struct ServiceTimeFigures: Encodable {
-        var count: UInt64
-        var p50Us: Double
-        var p99Us: Double
-        var maxUs: Double
-
-        init(_ histogram: ServiceTimeHistogram) {
-            func us(_ d: Duration?) -> Double { (Double(ServiceTimeHistogram.nanoseconds(d ?? .zero)) / 100).rounded() / 10 }
-            count = histogram.count
-            p50Us = us(histogram.percentile(0.5))
-            p99Us = us(histogram.percentile(0.99))
-            maxUs = us(histogram.maximum)
-        }
-    }
-
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
@@ -286,5 +270,22 @@ public final class DashboardFeed: Sendable {
             latestFigures.withLock { $0 = json }
             messages.publish(json)
         }
+    }
+}
+
+/// One kind of request's service time, as `/api/figures` and `matter-sim`'s USR1 report give it;
+/// percentiles are quarter-octave bucket edges (at most 25 % high).
+public struct ServiceTimeFigures: Codable, Equatable, Sendable {
+    public var count: UInt64
+    public var p50Us: Double
+    public var p99Us: Double
+    public var maxUs: Double
+
+    public init(_ histogram: ServiceTimeHistogram) {
+        func us(_ d: Duration?) -> Double { (Double(ServiceTimeHistogram.nanoseconds(d ?? .zero)) / 100).rounded() / 10 }
+        count = histogram.count
+        p50Us = us(histogram.percentile(0.5))
+        p99Us = us(histogram.percentile(0.99))
+        maxUs = us(histogram.maximum)
     }
 }

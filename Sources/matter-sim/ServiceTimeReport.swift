@@ -4,6 +4,7 @@
 // scripts/fleet-bench.sh marks its invoke phase with two, so that commissioning's slow steps
 // (CSR, AddNOC: invokes too) stay out of the On/Off figures.
 import Foundation
+import HomeDashboard
 import MatterProtocol
 import Synchronization
 
@@ -21,20 +22,7 @@ final class ServiceTimeReport: Sendable {
         self.servers = servers
     }
 
-    struct Figures: Codable, Equatable {
-        var count: UInt64
-        var p50Us: Double
-        var p99Us: Double
-        var maxUs: Double
-
-        init(_ histogram: ServiceTimeHistogram) {
-            func us(_ d: Duration?) -> Double { (Double(ServiceTimeHistogram.nanoseconds(d ?? .zero)) / 100).rounded() / 10 }
-            count = histogram.count
-            p50Us = us(histogram.percentile(0.5))
-            p99Us = us(histogram.percentile(0.99))
-            maxUs = us(histogram.maximum)
-        }
-    }
+    typealias Figures = ServiceTimeFigures
 
     struct Line: Codable, Equatable {
         var nodes: Int
