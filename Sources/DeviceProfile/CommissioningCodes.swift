@@ -66,11 +66,12 @@ extension CommissioningCodes {
             let fewest = uses.min() ?? 0
             let own = Int(entry.discriminator >> 8) & 0xF
             let short = uses[own] == fewest ? own : uses.firstIndex(of: fewest) ?? own
-            var discriminator = UInt16(short << 8) | (entry.discriminator & 0xFF)
-            // The long discriminator (QR codes, the _L subtype) stays unique too.
-            while taken.contains(discriminator) {
-                discriminator = UInt16(short << 8) | ((discriminator &+ 1) & 0xFF)
-            }
+            let own12 = UInt16(short << 8) | (entry.discriminator & 0xFF)
+            // The long discriminator (QR codes, the _L subtype) stays unique too, while the short
+            // value has a free one: past 4,096 devices some must share (a fleet of 10,000 looped
+            // here for ever before, issue #43), and then the device keeps its own low 8 bits.
+            let free = (0..<256).lazy.map { UInt16(short << 8) | ((own12 &+ UInt16($0)) & 0xFF) }.first { !taken.contains($0) }
+            let discriminator = free ?? own12
             uses[short] += 1
             taken.insert(discriminator)
             return discriminator

@@ -46,19 +46,42 @@ struct DeviceResolver {
         let resolvedIdentity = extractIdentity(endpoints)
         var behaviour = resolveBehaviour(behaviourDocument)
         behaviour.readings = readings
-        let generated = CommissioningCodes.generated(
-            serialNumber: resolvedIdentity.serialNumber, vendorID: resolvedIdentity.vendorID, productID: resolvedIdentity.productID)
-        let passcode = overrides.passcode ?? doc.passcode
-        let discriminator = overrides.discriminator ?? doc.discriminator
-        let commissioning = CommissioningParameters(
-            passcode: passcode?.value ?? generated.passcode,
-            discriminator: discriminator?.value ?? generated.discriminator,
-            passcodeGenerated: passcode == nil,
-            discriminatorGenerated: discriminator == nil)
+        let commissioning = Self.commissioning(
+            doc, overrides: overrides, serialNumber: resolvedIdentity.serialNumber, vendorID: resolvedIdentity.vendorID,
+            productID: resolvedIdentity.productID)
         let name = overrides.name?.value ?? doc.name?.value ?? resolvedIdentity.productName
         return ResolvedDeviceProfile(
             name: name, source: doc.file, identity: resolvedIdentity, commissioning: commissioning,
             behaviour: behaviour, endpoints: endpoints.map(\.resolved), cloud: cloud?.settings ?? CloudSettings())
+    }
+
+    /// The setup codes: the ones written (the home's over the profile's), else the ones
+    /// generated from the identity.
+    private static func commissioning(
+        _ doc: DeviceDocument, overrides: DeviceOverrides, serialNumber: String, vendorID: UInt16, productID: UInt16
+    ) -> CommissioningParameters {
+        let generated = CommissioningCodes.generated(serialNumber: serialNumber, vendorID: vendorID, productID: productID)
+        let passcode = overrides.passcode ?? doc.passcode
+        let discriminator = overrides.discriminator ?? doc.discriminator
+        return CommissioningParameters(
+            passcode: passcode?.value ?? generated.passcode,
+            discriminator: discriminator?.value ?? generated.discriminator,
+            passcodeGenerated: passcode == nil,
+            discriminatorGenerated: discriminator == nil)
+    }
+
+    /// The setup codes `resolve` gives, read from the identity keys alone, without building a
+    /// cluster: for the devices of a home outside the part a process runs, whose codes the
+    /// home's discriminator spread still needs. Nil when a value override could reach Basic
+    /// Information's identity attributes, where only `resolve` knows the outcome.
+    func commissioningOnly(_ doc: DeviceDocument, overrides: DeviceOverrides) -> CommissioningParameters? {
+        guard overrides.values.isEmpty else { return nil }
+        var identity = doc.identity
+        for (k, v) in overrides.identity { identity[k] = v }
+        return Self.commissioning(
+            doc, overrides: overrides, serialNumber: Self.text(identity["serialNumber"]?.value) ?? "",
+            vendorID: UInt16(truncatingIfNeeded: Self.unsigned(identity["vendorID"]?.value) ?? Self.defaultVendorID),
+            productID: UInt16(truncatingIfNeeded: Self.unsigned(identity["productID"]?.value) ?? Self.defaultProductID))
     }
 
     /// `cloud.cloudOnly`: each cluster becomes cloud-only on every application endpoint that

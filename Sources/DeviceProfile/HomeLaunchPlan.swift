@@ -23,12 +23,23 @@ public enum HomeLaunchPlan {
     /// Every device of `home` with its port, setup code and state directory; throws
     /// `portsExhausted` when the devices do not fit below port 65536.
     public static func nodes(of home: ResolvedHome, basePort: Int) throws(HomeLaunchPlanError) -> [HomeNodePlan] {
-        let devices = home.allDevices
-        guard (1...65535).contains(basePort), basePort + devices.count - 1 <= 65535 else {
-            throw .portsExhausted(basePort: basePort, devices: devices.count)
+        try nodes(home.allDevices, first: 0, of: home.allDevices.count, basePort: basePort)
+    }
+
+    /// The part's devices, with the places they have in the whole home.
+    public static func nodes(of part: ResolvedHomePart, basePort: Int) throws(HomeLaunchPlanError) -> [HomeNodePlan] {
+        try nodes(part.home.allDevices, first: part.first, of: part.deviceCount, basePort: basePort)
+    }
+
+    private static func nodes(
+        _ devices: [ResolvedHomeDevice], first: Int, of count: Int, basePort: Int
+    ) throws(HomeLaunchPlanError) -> [HomeNodePlan] {
+        guard (1...65535).contains(basePort), basePort + count - 1 <= 65535 else {
+            throw .portsExhausted(basePort: basePort, devices: count)
         }
-        return devices.enumerated().map { index, device in
-            HomeNodePlan(
+        return devices.enumerated().map { offset, device in
+            let index = first + offset
+            return HomeNodePlan(
                 index: index, device: device, port: basePort + index,
                 passcode: device.profile.commissioning.passcode,
                 discriminator: device.profile.commissioning.discriminator,

@@ -21,6 +21,16 @@ public struct ResolvedHome: Sendable, Hashable {
     }
 }
 
+/// Part of a home, as `matter-sim home --part` runs it (`ProfileLoader.loadHomePart`).
+public struct ResolvedHomePart: Sendable, Hashable {
+    /// The part's devices in their places, without the home's groups and bindings.
+    public var home: ResolvedHome
+    /// The home's index (in `allDevices` order) of the part's first device.
+    public var first: Int
+    /// Devices in the whole home.
+    public var deviceCount: Int
+}
+
 public struct ResolvedStructure: Sendable, Hashable {
     public var name: String
     public var rooms: [ResolvedRoom]

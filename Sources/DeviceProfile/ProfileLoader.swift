@@ -136,6 +136,29 @@ public struct ProfileLoader: Sendable {
         return device
     }
 
+    /// Part `part` of `parts` of a home (`HomeLaunchPlan.part`: contiguous blocks in file
+    /// order), what `matter-sim home --part` runs: only its own devices are resolved, the
+    /// others read as far as their setup codes, which the discriminator spread needs. At
+    /// 10,000 devices every part resolving the whole home was most of its start-up (issue #43).
+    public func loadHomePart(file: String, part: Int, of parts: Int) throws(ProfileErrors) -> ResolvedHomePart {
+        let sink = DiagnosticSink()
+        guard let text = readText(file, sink: sink, reference: nil), let root = parse(text, file: file, sink: sink) else {
+            throw ProfileErrors(sink.all)
+        }
+        let doc = DocumentParser(model: model, reader: DocumentReader(file: file, sink: sink)).parseHome(root)
+        guard !sink.hasErrors else { throw ProfileErrors(sink.all) }
+        let count = doc.structures.reduce(0) { $0 + $1.rooms.reduce($1.devices.count) { $0 + $1.devices.count } }
+        guard (1...max(1, count)).contains(parts), (1...parts).contains(part) else {
+            sink.error(file: file, path: .root, "part \(part) of \(parts): the home has \(count) devices, so 1 ≤ K ≤ N ≤ \(count)")
+            throw ProfileErrors(sink.all)
+        }
+        let indices = (0..<count).filter { HomeLaunchPlan.part(ofNode: $0, nodes: count, parts: parts) == part }
+        let range = (indices.first ?? 0)..<((indices.last ?? -1) + 1)
+        var homeResolver = HomeResolver(loader: self, homeFile: file, sink: sink)
+        guard let home = homeResolver.resolve(doc, part: range), !sink.hasErrors else { throw ProfileErrors(sink.all) }
+        return ResolvedHomePart(home: home, first: range.lowerBound, deviceCount: count)
+    }
+
     /// Every problem in a file (and, for a home, in the profiles it references).
     public func validate(file: String) -> [ProfileDiagnostic] {
         load(file: file).diagnostics
@@ -237,6 +260,11 @@ struct HomeResolver {
     private var documents: [String: CachedDocument] = [:]
     /// The home's own `cloud:` block, under every device's.
     private var homeCloud: CloudDocument?
+    /// Set when only a part of the home runs here (`resolve(_:part:)`): the devices outside it
+    /// are read only as far as their setup codes.
+    private var part: Range<Int>?
+    /// Each device's setup codes in file order, the part's and the others', for the spread.
+    private var codes: [CommissioningParameters] = []
 
     init(loader: ProfileLoader, homeFile: String, sink: DiagnosticSink) {
         self.loader = loader
@@ -244,8 +272,13 @@ struct HomeResolver {
         self.sink = sink
     }
 
-    mutating func resolve(_ doc: HomeDocument) -> ResolvedHome? {
+    /// The home, or with `part` (device indices in `ResolvedHome.allDevices` order) only those
+    /// devices, in their places, without groups and bindings (a controller makes those): their
+    /// discriminators are spread over the whole home as when it all runs.
+    mutating func resolve(_ doc: HomeDocument, part: Range<Int>? = nil) -> ResolvedHome? {
         homeCloud = doc.cloud
+        self.part = part
+        codes = []
         var structures: [ResolvedStructure] = []
         var serials: [String: Origin] = [:]
         var uniqueIDs: [String: Origin] = [:]
@@ -261,14 +294,18 @@ struct HomeResolver {
             }
             let loose = resolveDevices(s.devices, structure: s.name.value, room: nil, serials: &serials, uniqueIDs: &uniqueIDs)
             let all = rooms.flatMap(\.devices) + loose
-            let groups = resolveGroups(s.groups, structure: s.name.value, devices: all)
-            let bindings = resolveBindings(s.bindings, structure: s.name.value, devices: all)
+            let groups = part == nil ? resolveGroups(s.groups, structure: s.name.value, devices: all) : []
+            let bindings = part == nil ? resolveBindings(s.bindings, structure: s.name.value, devices: all) : []
             structures.append(
                 ResolvedStructure(name: s.name.value, rooms: rooms, devices: loose, address: s.address, groups: groups, bindings: bindings))
         }
         let stem = (homeFile as NSString).lastPathComponent.split(separator: ".").first.map(String.init) ?? homeFile
         var home = ResolvedHome(name: doc.name ?? stem, source: homeFile, structures: structures)
-        Self.spreadShortDiscriminators(in: &home)
+        if let part, !sink.hasErrors, part.upperBound > codes.count {
+            sink.error(file: homeFile, path: .root, "no devices \(part.lowerBound)..<\(part.upperBound): the home has \(codes.count)")
+        }
+        guard !sink.hasErrors else { return home }
+        Self.spreadShortDiscriminators(in: &home, codes: codes, from: part?.lowerBound ?? 0)
         return home
     }
 
@@ -295,13 +332,12 @@ struct HomeResolver {
         return nil
     }
 
-    /// `CommissioningCodes.spreadShortDiscriminators` over the home's devices in file order
-    /// (`allDevices`: rooms first, then each structure's loose devices).
-    static func spreadShortDiscriminators(in home: inout ResolvedHome) {
+    /// `CommissioningCodes.spreadShortDiscriminators` over the whole home's codes in file order
+    /// (`allDevices`: rooms first, then each structure's loose devices), applied to the devices
+    /// `home` holds, the first of which is the home's device `first`.
+    static func spreadShortDiscriminators(in home: inout ResolvedHome, codes: [CommissioningParameters], from first: Int) {
         var spread = CommissioningCodes.spreadShortDiscriminators(
-            home.allDevices.map {
-                (discriminator: $0.profile.commissioning.discriminator, generated: $0.profile.commissioning.discriminatorGenerated)
-            })[...]
+            codes.map { (discriminator: $0.discriminator, generated: $0.discriminatorGenerated) })[first...]
         func apply(_ devices: inout [ResolvedHomeDevice]) {
             for i in devices.indices { devices[i].profile.commissioning.discriminator = spread.removeFirst() }
         }
@@ -348,7 +384,17 @@ struct HomeResolver {
                     attribute: attribute, value: .utf8(String(base.prefix(24)) + "-" + padded), origin: d.origin)
             }
 
+            // Outside the part run here, the setup codes are all that is needed.
+            let index = codes.count
+            if let part, !part.contains(index),
+                let commissioning = DeviceResolver(model: loader.model, sink: sink).commissioningOnly(document, overrides: overrides)
+            {
+                codes.append(commissioning)
+                continue
+            }
             guard let profile = DeviceResolver(model: loader.model, sink: sink).resolve(document, overrides: overrides) else { continue }
+            codes.append(profile.commissioning)
+            if let part, !part.contains(index) { continue }
             let serialOrigin = overrides.identity["serialNumber"]?.origin ?? d.origin
             if let first = serials[profile.identity.serialNumber] {
                 sink.error(

@@ -157,19 +157,21 @@ struct HomeCommand: AsyncParsableCommand {
         let logger = Logger(label: "matter-sim")
         let loader = ProfileLoader()
         let resolved: ResolvedHome
+        let plan: [HomeNodePlan]
         do {
-            resolved = try loader.loadHome(file: home)
-        } catch {
+            // A part resolves only its own devices (10,000-node fleets, issue #43).
+            if let part, let (k, n) = Self.part(part) {
+                let loaded = try loader.loadHomePart(file: home, part: k, of: n)
+                resolved = loaded.home
+                do { plan = try HomeLaunchPlan.nodes(of: loaded, basePort: basePort) } catch { throw ValidationError(error.description) }
+            } else {
+                resolved = try loader.loadHome(file: home)
+                do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
+            }
+        } catch let error as ProfileErrors {
             for diagnostic in error.diagnostics { printError(diagnostic.description) }
             printError("\(home): cannot run: \(error.diagnostics.count) error\(error.diagnostics.count == 1 ? "" : "s")")
             throw ExitCode(1)
-        }
-        var plan: [HomeNodePlan]
-        do { plan = try HomeLaunchPlan.nodes(of: resolved, basePort: basePort) } catch { throw ValidationError(error.description) }
-        if let part, let (k, n) = Self.part(part) {
-            guard n <= plan.count else { throw ValidationError("--part \(part): the home has only \(plan.count) devices") }
-            let nodes = plan.count
-            plan = plan.filter { HomeLaunchPlan.part(ofNode: $0.index, nodes: nodes, parts: n) == k }
         }
         let stateRoot = stateRoot ?? NodeLaunch.stateDirectory(nil, serialNumber: "home").deletingLastPathComponent().path
         var scenarioPlan: ScenarioPlan?

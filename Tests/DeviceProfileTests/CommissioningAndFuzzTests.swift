@@ -85,6 +85,18 @@ struct CommissioningCodeTests {
         // A device alone keeps what it was generated with.
         #expect(CommissioningCodes.spreadShortDiscriminators([(discriminator: 3211, generated: true)]) == [3211])
     }
+
+    @Test("a fleet of more devices than there are discriminators gets one each, evenly spread, and the first 4,096 distinct")
+    func spreadBeyondAllDiscriminators() {
+        // 4,096 12-bit values: the 4,097th device has no free one (this looped for ever, issue #43).
+        var rng = SplitMix64(seed: 43)
+        let entries = (0..<10_000).map { _ in (discriminator: UInt16(rng.next() % 4096), generated: true) }
+        let spread = CommissioningCodes.spreadShortDiscriminators(entries)
+        #expect(spread.count == 10_000)
+        #expect(Set(spread.prefix(4096)).count == 4096)
+        let uses = Dictionary(grouping: spread, by: { $0 >> 8 }).mapValues(\.count)
+        #expect(uses.count == 16 && uses.values.allSatisfy { $0 == 625 })
+    }
 }
 
 @Suite("Robustness")

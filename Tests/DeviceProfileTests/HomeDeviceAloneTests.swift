@@ -23,6 +23,36 @@ struct HomeDeviceAloneTests {
         }
     }
 
+    /// `matter-sim home --part K/N` resolves only its own devices; the parts together are the
+    /// whole home's plan: the same ports, names, serial numbers and (spread) setup codes.
+    @Test(arguments: [1, 2, 3, 7, 29])
+    func thePartsOfAHomeTogetherAreTheWholeHomesPlan(parts: Int) throws {
+        let fleet = FileManager.default.temporaryDirectory.appendingPathComponent("part-fleet-\(getpid()).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: fleet) }
+        try HomeLaunchPlan.fleetYAML(profilePath: shippedProfile("devices/dimmable-light.yaml"), count: 61, roomSize: 8)
+            .write(toFile: fleet, atomically: true, encoding: .utf8)
+        for file in [Self.demoHome, fleet] {
+            let loader = ProfileLoader()
+            let whole = try HomeLaunchPlan.nodes(of: loader.loadHome(file: file), basePort: 5540)
+            var joined: [HomeNodePlan] = []
+            for k in 1...parts {
+                let part = try loader.loadHomePart(file: file, part: k, of: parts)
+                #expect(part.deviceCount == whole.count)
+                joined += try HomeLaunchPlan.nodes(of: part, basePort: 5540)
+            }
+            #expect(joined.count == whole.count, "\(file)")
+            for (a, b) in zip(joined, whole) { #expect(a == b, "\(file): device \(b.index) (\(b.device.name))") }
+        }
+    }
+
+    @Test func aPartBeyondTheDevicesIsAnErrorNamingTheCount() throws {
+        let count = try ProfileLoader().loadHome(file: Self.demoHome).allDevices.count
+        for (k, n) in [(1, count + 1), (0, 2), (3, 2)] {
+            let error = #expect(throws: ProfileErrors.self) { try ProfileLoader().loadHomePart(file: Self.demoHome, part: k, of: n) }
+            #expect(error?.description.contains("the home has \(count) devices") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func aDevicePastTheLastIsAnErrorNamingTheCount() throws {
         let count = try ProfileLoader().loadHome(file: Self.demoHome).allDevices.count
         for index in [count, -1] {
