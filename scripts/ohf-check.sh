@@ -32,7 +32,8 @@
 #                cut (default: not checked; with --power-cut 10; the test command checks both
 #                modes of the demo home, one process and one process per device)
 #   OHF_CAPTURE  set: the LAN's mDNS traffic (tcpdump on its bridge) goes to mdns.pcap beside
-#                the server's log, kept with --keep (scripts/apt-install.sh tcpdump)
+#                the server's log, kept with --keep (scripts/apt-install.sh tcpdump);
+#                scripts/ohf/mdns_srv_packets.py lists the SRV records of each response in it
 #   OHF_SDK_LOG  the server's SDK log level (--log-level-sdk: error, progress, detail)
 . "$(dirname "$0")/lib/common.sh"
 HOME_FILE=""; PER_DEVICE=""; KEEP=""; POWER_CUT=""; PROFILES=()

@@ -6,6 +6,7 @@ import ArgumentParser
 import DeviceProfile
 import Dispatch
 import Foundation
+import MatterDevice
 import MatterProtocol
 import Synchronization
 
@@ -100,6 +101,9 @@ struct DeviceProcessLauncher {
             "--port", String(node.port), "--discriminator", String(node.discriminator),
             "--state-dir", URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
             "--log-level", logLevel,
+            // One slot at a time across the children (`AnnouncementSlots`): each paced from its
+            // own start, two that started apart under load registered together.
+            "--announcement-slots", URL(fileURLWithPath: stateRoot).appendingPathComponent(AnnouncementSlots.fileName).path,
         ]
         if let attestationDir { arguments += ["--attestation-dir", attestationDir] }
         if let relay = cloud.relay { arguments += ["--relay", relay] }

@@ -25,6 +25,9 @@ struct NodeLaunchOptions {
     var clock: any MatterClock = SystemClock()
     /// Its place in a home (from 0): when its first advertisement goes out (`AnnouncementPacing`).
     var homeIndex: Int?
+    /// `home --process-per-device`: the file whose slots the home's processes share
+    /// (`AnnouncementSlots`), in place of `homeIndex`'s slot.
+    var announcementSlots: String?
 }
 
 struct NodeLaunch {
@@ -79,7 +82,11 @@ struct NodeLaunch {
             cloudOnlyClusters: Set(device.cloudOnlyClusters))
         configuration.traceCommissioning = command.traceCommissioning
         configuration.exchange.traceServiceTimes = command.traceCommissioning
-        configuration.advertisementSlot = command.homeIndex.map(AnnouncementPacing.slot(ofNode:)) ?? .zero
+        if let path = command.announcementSlots {
+            configuration.announcementSlots = AnnouncementSlots(path: path)
+        } else {
+            configuration.advertisementSlot = command.homeIndex.map(AnnouncementPacing.slot(ofNode:)) ?? .zero
+        }
         serverConfiguration = configuration
     }
 

@@ -35,6 +35,12 @@ struct RunCommand: AsyncParsableCommand {
             visibility: .hidden))
     var exitWithParent: Int32?
 
+    @Option(
+        help: ArgumentHelp(
+            "Take the first advertisement's slot from FILE, shared with the other processes of the home (what `home --process-per-device` passes).",
+            visibility: .hidden))
+    var announcementSlots: String?
+
     @Option(help: "Setup passcode (overrides the profile's).")
     var passcode: UInt32?
 
@@ -165,8 +171,10 @@ struct RunCommand: AsyncParsableCommand {
             stateDir: stateDir, authority: try NodeLaunch.authority(attestationDir),
             commissioningWindow: commissioningWindow == 0 ? nil : .seconds(commissioningWindow),
             traceCommissioning: traceCommissioning, testEventTriggerKey: testEventTriggerKey)
-        // `home --process-per-device`: the same pacing as the nodes of one process.
+        // `home --process-per-device`: the nodes' first advertisements go out one slot apart,
+        // as in one process, from slots the home's processes share.
         options.homeIndex = homeDevice
+        options.announcementSlots = announcementSlots
         let launch = try NodeLaunch(device: device, model: loader.model, command: options, logger: logger)
         let server: NodeServer
         do {

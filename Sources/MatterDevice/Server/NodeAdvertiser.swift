@@ -41,14 +41,21 @@ actor NodeAdvertiser {
     private var suspended = false
     /// Nothing goes to the daemon before this (`AnnouncementPacing`).
     // real time: external: the Avahi daemon's packets, paced on the wall clock they go out on.
-    private let firstPublication: ContinuousClock.Instant?
+    private var firstPublication: ContinuousClock.Instant?
+    /// The home's slots shared across processes: the first publication takes one
+    /// (`AnnouncementSlots`), in place of `firstPublication`.
+    private var slots: AnnouncementSlots?
 
     /// - Parameter enabled: false never touches Avahi (tests on loopback).
     /// - Parameter shared: a publisher to use instead of a connection of this node's own.
     // real time: external: `firstPublication` paces the Avahi daemon's packets.
-    init(enabled: Bool, shared: DNSSDPublisher? = nil, firstPublication: ContinuousClock.Instant? = nil, logger: Logger) {
+    init(
+        enabled: Bool, shared: DNSSDPublisher? = nil, firstPublication: ContinuousClock.Instant? = nil,
+        slots: AnnouncementSlots? = nil, logger: Logger
+    ) {
         self.logger = logger
         self.firstPublication = firstPublication
+        self.slots = slots
         ownsPublisher = shared == nil
         guard enabled else {
             publisher = nil
@@ -80,6 +87,12 @@ actor NodeAdvertiser {
         // The LAN may have gone down meanwhile.
         guard !suspended, wanted[key] == service else { return }
         let logger = logger
+        if let slots {
+            // Once, when the node is ready: the slot is the home's next, whenever that is.
+            self.slots = nil
+            // real time: external: the Avahi daemon's packets (AnnouncementSlots).
+            firstPublication = ContinuousClock.now + slots.takeSlot { logger.warning("\($0)") }
+        }
         let firstPublication = firstPublication
         let task = Task { () -> DNSSDRegistration? in
             // real time: external: the Avahi daemon's packets (AnnouncementPacing).

@@ -70,7 +70,8 @@ public final class NodeServer: Sendable {
         let advertiser = NodeAdvertiser(
             enabled: configuration.advertisement != nil, shared: publisher,
             // real time: external: the Avahi daemon's packets (AnnouncementPacing).
-            firstPublication: ContinuousClock.now + configuration.advertisementSlot, logger: logger)
+            firstPublication: ContinuousClock.now + configuration.advertisementSlot, slots: configuration.announcementSlots,
+            logger: logger)
         let trace = configuration.traceCommissioning ? CommissioningTrace(clock: node.clock, logger: logger) : nil
         let interactionServer = InteractionServer(
             provider: NodeDataProvider(node: node, withholding: configuration.cloudOnlyClusters, trace: trace) { index in

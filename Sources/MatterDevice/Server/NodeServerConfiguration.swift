@@ -63,6 +63,9 @@ public struct NodeServerConfiguration: Sendable {
     public var traceCommissioning = false
     /// How long after start the node's first advertisement waits (`AnnouncementPacing`).
     public var advertisementSlot: Duration = .zero
+    /// Slots shared with the other processes of a home (`AnnouncementSlots`): when set, the
+    /// first advertisement waits for the home's next slot instead of `advertisementSlot`.
+    public var announcementSlots: AnnouncementSlots?
     /// Where the nodes a switch is bound to listen; nil looks up their operational DNS-SD records.
     public var boundNodeAddresses: OperationalAddressLookup?
 
