@@ -24,7 +24,8 @@
 # FLEET_BENCH_CONCURRENCY (commissionings in flight, default 16), FLEET_BENCH_COMMISSION
 # (commission this many, default all but the bench node), FLEET_BENCH_INVOKES (default 1000),
 # FLEET_BENCH_BENCH_INVOKES (homectl bench, default 1000), FLEET_BENCH_RESOLVE_TIMEOUT
-# (seconds, default 300), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is
+# (seconds, default 300), FLEET_BENCH_ANNOUNCE_RATE (nodes a second each host's process hands
+# its Avahi daemon: `home --announce-rate`), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is
 # bounded; the LAN goes away on exit.
 . "$(dirname "$0")/lib/common.sh"
 unblock_signals bash "$SCRIPT_PATH" "$@"
@@ -37,6 +38,7 @@ CONCURRENCY="${FLEET_BENCH_CONCURRENCY:-16}"
 INVOKES="${FLEET_BENCH_INVOKES:-1000}"
 BENCH_INVOKES="${FLEET_BENCH_BENCH_INVOKES:-1000}"
 RESOLVE_TIMEOUT="${FLEET_BENCH_RESOLVE_TIMEOUT:-300}"
+ANNOUNCE_RATE="${FLEET_BENCH_ANNOUNCE_RATE:-}"
 BASE_PORT=20000
 
 [[ "$COUNT" =~ ^[0-9]+$ ]] && [ "$COUNT" -ge 1 ] && [ "$COUNT" -le 20000 ] || die "N must be 1...20000"
@@ -134,7 +136,7 @@ SAMPLER=$!
 STARTED="$(now_ms)"
 for k in $(seq "$PARTS"); do
   "$FAKELAN" exec "$LAN" "f$k" -- "$BIN/matter-sim" home "$WORK/fleet.yaml" --part "$k/$PARTS" --base-port "$BASE_PORT" \
-    --state-root "$WORK/state$k" --log-level warning >"$WORK/home$k.out" 2>"$WORK/home$k.log" &
+    ${ANNOUNCE_RATE:+--announce-rate "$ANNOUNCE_RATE"} --state-root "$WORK/state$k" --log-level warning >"$WORK/home$k.out" 2>"$WORK/home$k.log" &
   SIMS+=($!)
 done
 
@@ -164,7 +166,7 @@ complete="$(sed -n 's/.*"event":"complete".*"t":\([0-9]*\).*/\1/p' "$WORK/browse
 resolved="$(grep -c '"event":"added"' "$WORK/browse.jsonl" || true)"
 RSS_IDLE="$(sum_over_sims rss_kib)"
 
-echo "fleet-bench: N = $COUNT nodes of $(basename "$PROFILE") in $PARTS matter-sim home process(es) of at most $PER_HOST nodes, one fleet host and Avahi daemon each"
+echo "fleet-bench: N = $COUNT nodes of $(basename "$PROFILE") in $PARTS matter-sim home process(es) of at most $PER_HOST nodes, one fleet host and Avahi daemon each${ANNOUNCE_RATE:+, announcing $ANNOUNCE_RATE nodes/s each}"
 echo "fleet-bench: (a) $started_nodes nodes started, all listening $((LISTENING - STARTED)) ms after the processes started"
 RESOLVE_S="-"
 if [ "$rc" = 0 ] && [ -n "$complete" ]; then

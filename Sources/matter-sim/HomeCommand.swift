@@ -57,6 +57,22 @@ struct HomeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Nodes a second that go to the Avahi daemon after the start, in the home's order (default: 32 slots 120 ms apart).",
+            discussion: """
+                Waves for a large fleet: a daemon given thousands of new services at once probes and \
+                announces them all together, and its CPU, not the network, then bounds how soon they \
+                are found (scripts/fleet-bench.sh, FLEET_BENCH_ANNOUNCE_RATE).
+                """, valueName: "n"))
+    var announceRate: Double?
+
+    /// How long the node at `position` (from 0, in this process's order) waits before its first
+    /// advertisement under `--announce-rate`.
+    static func advertisementWait(position: Int, rate: Double) -> Duration {
+        .nanoseconds(Int64((Double(max(0, position)) / rate * 1e9).rounded()))
+    }
+
+    @Option(
+        help: ArgumentHelp(
             "Serve a web dashboard of the running home on [HOST:]PORT (HOST defaults to 127.0.0.1).",
             discussion: "It asks for a token (--dashboard-token-file, or a random one it prints in the page's URL).",
             valueName: "[host:]port"))
@@ -119,6 +135,14 @@ struct HomeCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let part, Self.part(part) == nil { throw ValidationError("--part \(part): expected K/N with 1 ≤ K ≤ N, like 2/4") }
+        if let announceRate {
+            guard (0.1...100_000).contains(announceRate) else {
+                throw ValidationError("--announce-rate \(announceRate): expected nodes a second, from 0.1 to 100000")
+            }
+            if processPerDevice {
+                throw ValidationError("--announce-rate paces the nodes of one process; --process-per-device children share a slot file")
+            }
+        }
         guard (1...65535).contains(basePort) else { throw ValidationError("--base-port \(basePort) is not a UDP port.") }
         if relayListen != nil && !startRelay { throw ValidationError("--relay-listen is for --start-relay") }
         if startRelay && cloud.givenHomeToken != nil {
@@ -236,15 +260,16 @@ struct HomeCommand: AsyncParsableCommand {
         let publishers = SharedPublishers(logger: logger)
 
         var servers: [(ResolvedHomeDevice, NodeLaunch, NodeServer)] = []
-        for node in plan {
+        for (position, node) in plan.enumerated() {
             let (index, device) = (node.index, node.device)
-            printOut("[\(index + 1)/\(plan.count)] starting \(device.name)")
+            printOut("[\(position + 1)/\(plan.count)] starting \(device.name)")
             var options = NodeLaunchOptions(
                 port: node.port, stateDir: URL(fileURLWithPath: stateRoot).appendingPathComponent(node.stateDirectoryName).path,
                 authority: authority)
             // One clock for the whole home, so the scenario's timeline and every node agree.
             if let scenario { options.clock = scenario.clock }
             options.homeIndex = index
+            if let announceRate { options.advertisementWait = Self.advertisementWait(position: position, rate: announceRate) }
             let launch = try NodeLaunch(device: device.profile, model: loader.model, command: options, logger: logger)
             do {
                 let server = try await NodeServer(

@@ -28,6 +28,8 @@ struct NodeLaunchOptions {
     /// `home --process-per-device`: the file whose slots the home's processes share
     /// (`AnnouncementSlots`), in place of `homeIndex`'s slot.
     var announcementSlots: String?
+    /// `home --announce-rate`: the wait before the first advertisement, in place of `homeIndex`'s slot.
+    var advertisementWait: Duration?
 }
 
 struct NodeLaunch {
@@ -85,7 +87,7 @@ struct NodeLaunch {
         if let path = command.announcementSlots {
             configuration.announcementSlots = AnnouncementSlots(path: path)
         } else {
-            configuration.advertisementSlot = command.homeIndex.map(AnnouncementPacing.slot(ofNode:)) ?? .zero
+            configuration.advertisementSlot = command.advertisementWait ?? command.homeIndex.map(AnnouncementPacing.slot(ofNode:)) ?? .zero
         }
         serverConfiguration = configuration
     }
