@@ -225,30 +225,36 @@ postgres_pids() {
   echo "$main" $(ps -o pid= --ppid "$main" 2>/dev/null)
 }
 # Each second of the load (from the bench's "sending" line to its "commands:" line): the
-# percent of one core each group used, summed, then the mean.
+# ticks each group used, summed, over the time those samples took by the clock (a loaded
+# machine stretches a "second" of this loop: counted as one, the groups summed past 200 %).
 HZ="$(getconf CLK_TCK)"
 declare -A USED=([bench]=0 [relays]=0 [postgres]=0 [haproxy]=0)
 samples=0
+sampled_us=0
+microseconds() { echo "${EPOCHREALTIME//[.,]/}"; }
 group_ticks() {
   echo "$(ticks "$BENCH_PID") $(ticks "${RELAY_PIDS[@]}") $(ticks $(postgres_pids)) $(ticks ${RELAYS_BALANCER:-})"
 }
 read -r b0 r0 p0 h0 <<<"$(group_ticks)"
+t0="$(microseconds)"
 while kill -0 "$BENCH_PID" 2>/dev/null; do
   sleep 1
   read -r b1 r1 p1 h1 <<<"$(group_ticks)"
+  t1="$(microseconds)"
   if grep -q '^sending ' "$WORK/bench.out" 2>/dev/null && ! grep -q '^commands:' "$WORK/bench.out" 2>/dev/null; then
     USED[bench]=$((USED[bench] + b1 - b0)); USED[relays]=$((USED[relays] + r1 - r0))
     USED[postgres]=$((USED[postgres] + p1 - p0)); USED[haproxy]=$((USED[haproxy] + h1 - h0))
     samples=$((samples + 1))
+    sampled_us=$((sampled_us + t1 - t0))
   fi
-  b0=$b1; r0=$r1; p0=$p1; h0=$h1
+  b0=$b1; r0=$r1; p0=$p1; h0=$h1; t0=$t1
 done
 status=0
 wait "$BENCH_PID" || status=$?
 echo
-if [ "$samples" -gt 0 ]; then
-  pct() { echo $((USED[$1] * 100 / HZ / samples)); }
-  echo "cpu during the load (% of one core, mean of $samples s; $(nproc) cores = $(($(nproc) * 100)) %): $(pct bench) / $(pct relays) / $(pct postgres) / $(pct haproxy)"
+if [ "$samples" -gt 0 ] && [ "$sampled_us" -gt 0 ]; then
+  pct() { echo $((USED[$1] * 100 * 1000000 / HZ / sampled_us)); }
+  echo "cpu during the load (% of one core, mean of $samples samples over $((sampled_us / 100000 / 10)).$((sampled_us / 100000 % 10)) s; $(nproc) cores = $(($(nproc) * 100)) %): $(pct bench) / $(pct relays) / $(pct postgres) / $(pct haproxy)"
   echo "  (bench / relays together / postgres / haproxy)"
 fi
 
