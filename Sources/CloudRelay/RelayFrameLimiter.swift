@@ -155,44 +155,74 @@ final class SharedFrameBuckets: Sendable {
 final class SharedBudgets: Sendable {
     let perSecond: Int
     let burst: Int
+    /// Several instances share each key's budget (`RelayLimitSharing`), as `SharedFrameBuckets`
+    /// do: what arrives per key is counted for their reports, and each key refills at this
+    /// instance's share of the rate, up to that share of the burst.
+    let sharedAcrossInstances: Bool
     private struct Budget {
         var balance: Double
         var at: Duration
     }
-    // The lock guards the budgets.
-    private let budgets = NIOLockedValueBox<[String: Budget]>([:])
+    private struct Table {
+        var budgets: [String: Budget] = [:]
+        /// Amounts charged per key since the last `takeDemand()`.
+        var offered: [String: Int] = [:]
+        /// This instance's part of a key's budget, where other instances use it too (else 1).
+        var shares: [String: Double] = [:]
+    }
+    // The lock guards the budgets, the demand counted and the shares.
+    private let table = NIOLockedValueBox(Table())
     private static let sweepAbove = 4096
 
-    init(perSecond: Int, burst: Int) {
+    init(perSecond: Int, burst: Int, sharedAcrossInstances: Bool = false) {
         self.perSecond = max(1, perSecond)
         self.burst = max(1, burst)
+        self.sharedAcrossInstances = sharedAcrossInstances
     }
 
     /// Charges `amount` (bytes or frames) that arrived for `key`.
     func charge(_ key: String, _ amount: Int, at now: Duration) {
-        budgets.withLockedValue { budgets in
-            if budgets.count >= Self.sweepAbove {
-                budgets = budgets.filter { refilled($0.value, at: now) < Double(burst) }
+        table.withLockedValue { t in
+            if t.budgets.count >= Self.sweepAbove {
+                let shares = t.shares
+                t.budgets = t.budgets.filter { refilled($0.value, at: now, share: shares[$0.key] ?? 1) < Double(burst) * (shares[$0.key] ?? 1) }
             }
-            var budget = budgets[key] ?? Budget(balance: Double(burst), at: now)
-            budget.balance = refilled(budget, at: now) - Double(amount)
+            let share = t.shares[key] ?? 1
+            if sharedAcrossInstances { t.offered[key, default: 0] += amount }
+            var budget = t.budgets[key] ?? Budget(balance: Double(burst) * share, at: now)
+            budget.balance = refilled(budget, at: now, share: share) - Double(amount)
             budget.at = max(budget.at, now)
-            budgets[key] = budget
+            t.budgets[key] = budget
         }
     }
 
     /// How long until `key`'s debt is paid; nil when it has none.
     func debt(_ key: String, at now: Duration) -> Duration? {
-        budgets.withLockedValue { budgets in
-            guard let budget = budgets[key] else { return nil }
-            let balance = refilled(budget, at: now)
+        table.withLockedValue { t in
+            guard let budget = t.budgets[key] else { return nil }
+            let share = t.shares[key] ?? 1
+            let balance = refilled(budget, at: now, share: share)
             guard balance < 0 else { return nil }
-            return .seconds(-balance / Double(perSecond))
+            return .seconds(-balance / (Double(perSecond) * share))
         }
     }
 
-    private func refilled(_ budget: Budget, at now: Duration) -> Double {
-        guard now > budget.at else { return budget.balance }
-        return min(Double(burst), budget.balance + (now - budget.at) / .seconds(1) * Double(perSecond))
+    /// The amounts charged per key since the last call.
+    func takeDemand() -> [String: Int] {
+        table.withLockedValue { t in
+            defer { t.offered = [:] }
+            return t.offered
+        }
+    }
+
+    /// This instance's shares of the keys other instances use too; every other key has all of its budget.
+    func setShares(_ shares: [String: Double]) {
+        table.withLockedValue { $0.shares = shares }
+    }
+
+    private func refilled(_ budget: Budget, at now: Duration, share: Double) -> Double {
+        let cap = Double(burst) * share
+        guard now > budget.at else { return min(cap, budget.balance) }  // also when the share shrank
+        return min(cap, budget.balance + (now - budget.at) / .seconds(1) * Double(perSecond) * share)
     }
 }

@@ -7,7 +7,8 @@ import ServiceLifecycle
 
 /// One frame budget per home and per client address across every relay instance on one
 /// PostgreSQL store (issue #42): a home with connections on two instances gets the budget
-/// once, not once per instance.
+/// once, not once per instance. So are the budgets of bytes and frames read, which hold a
+/// key's connections back (`SharedBudgets`), each under its own prefix in the reports.
 ///
 /// The hot path never asks the database: each instance keeps enforcing its own buckets
 /// (`SharedFrameBuckets`), only with a share of each busy key's rate and burst. Every
@@ -41,13 +42,13 @@ final class RelayLimitSharing: Service, Sendable {
     let logger: Logger
 
     private struct Report {
-        /// Frames per second by key ("h:" home, "a:" address).
+        /// Rates by key: a prefix saying which budget (`limits`), then the home or address.
         var rates: [String: Double]
         // real time: external: other instances' reports age in real time, as their heartbeats do.
         var at: ContinuousClock.Instant
     }
     private struct State {
-        /// This instance's frames per second offered by each key, smoothed.
+        /// What each key offered this instance per second, smoothed.
         var local: [String: Double] = [:]
         var others: [String: Report] = [:]
         var reportedLast = false
@@ -95,9 +96,11 @@ final class RelayLimitSharing: Service, Sendable {
     /// payloads NOTIFY takes), empty when there is nothing new to say.
     func tally() -> [String] {
         let seconds = intervalSeconds
+        let limits = limits
         var offered: [String: Int] = [:]
-        for (home, n) in traffic.homes.takeDemand() { offered["h:" + home] = n }
-        for (address, n) in traffic.addresses.takeDemand() { offered["a:" + address] = n }
+        for (prefix, limit) in limits {
+            for (key, n) in limit.takeDemand() { offered[prefix + key] = n }
+        }
         // real time: external: other instances' reports age in real time.
         let now = ContinuousClock.now
         let stale = interval * Self.staleAfter
@@ -124,17 +127,36 @@ final class RelayLimitSharing: Service, Sendable {
             s.reportedLast = !reported.isEmpty
             return (reported, shares)
         }
-        var homes: [String: Double] = [:], addresses: [String: Double] = [:]
+        var byPrefix: [String: [String: Double]] = [:]
         for (key, share) in shares {
-            if key.hasPrefix("h:") { homes[String(key.dropFirst(2))] = share } else { addresses[String(key.dropFirst(2))] = share }
+            guard let (prefix, rest) = Self.split(key) else { continue }
+            byPrefix[prefix, default: [:]][rest] = share
         }
-        traffic.homes.setShares(homes)
-        traffic.addresses.setShares(addresses)
+        for (prefix, limit) in limits { limit.setShares(byPrefix[prefix] ?? [:]) }
         return report.map { Self.payloads(from: instanceID, $0) } ?? []
     }
 
+    /// The budgets shared, by the prefix of their keys in a report: frames let through ("h:" a
+    /// home's, "a:" an address's), bytes read ("hb:", "ab:") and frames read ("hn:", "an:").
+    private var limits: [(String, any RelaySharedBudget)] {
+        [
+            ("h:", traffic.homes), ("a:", traffic.addresses), ("hb:", traffic.homeBytes), ("ab:", traffic.addressBytes),
+            ("hn:", traffic.homeArrivals), ("an:", traffic.addressArrivals),
+        ]
+    }
+    static let prefixes: Set<String> = ["h:", "a:", "hb:", "ab:", "hn:", "an:"]
+
+    /// A report key's prefix (up to its first ':') and the home or address after it.
+    static func split(_ key: some StringProtocol) -> (prefix: String, key: String)? {
+        guard let colon = key.firstIndex(of: ":") else { return nil }
+        let prefix = String(key[...colon])
+        guard prefixes.contains(prefix) else { return nil }
+        return (prefix, String(key[key.index(after: colon)...]))
+    }
+
     private func budget(of key: String) -> Double {
-        Double(key.hasPrefix("h:") ? traffic.homes.framesPerSecond : traffic.addresses.framesPerSecond)
+        guard let prefix = Self.split(key)?.prefix, let limit = limits.first(where: { $0.0 == prefix })?.1 else { return .infinity }
+        return Double(limit.perSecond)
     }
 
     /// "FROM KEY=RATE KEY=RATE …", split to stay within what NOTIFY takes; one "FROM" alone
@@ -160,7 +182,7 @@ final class RelayLimitSharing: Service, Sendable {
         guard let instance = fields.first, RelayFrame.isValidIdentifier(String(instance)) else { return nil }
         var rates: [String: Double] = [:]
         for field in fields.dropFirst() {
-            guard let equals = field.lastIndex(of: "="), field.hasPrefix("h:") || field.hasPrefix("a:"),
+            guard let equals = field.lastIndex(of: "="), Self.split(field[..<equals]) != nil,
                 let rate = Double(field[field.index(after: equals)...]), rate.isFinite, rate >= 0
             else { return nil }
             rates[String(field[..<equals])] = rate
@@ -204,3 +226,18 @@ final class RelayLimitSharing: Service, Sendable {
         }
     }
 }
+
+/// A per-key budget instances share (`RelayLimitSharing`): what each key offered here since
+/// the last report, and this instance's share of it.
+protocol RelaySharedBudget: Sendable {
+    /// The budget's rate per key (frames or bytes a second).
+    var perSecond: Int { get }
+    func takeDemand() -> [String: Int]
+    func setShares(_ shares: [String: Double])
+}
+
+extension SharedFrameBuckets: RelaySharedBudget {
+    var perSecond: Int { framesPerSecond }
+}
+
+extension SharedBudgets: RelaySharedBudget {}

@@ -48,7 +48,8 @@ final class RelayTraffic: Sendable {
     // The lock guards the table of open connections.
     private let open = NIOLockedValueBox<[ObjectIdentifier: ConnectionTraffic]>([:])
 
-    /// `sharedAcrossInstances`: other instances share the home and address frame budgets (`RelayLimitSharing`).
+    /// `sharedAcrossInstances`: other instances share the home and address budgets, of frames let
+    /// through and of bytes and frames read (`RelayLimitSharing`).
     init(_ configuration: RelayServerConfiguration, metrics: RelayMetrics, logger: Logger, sharedAcrossInstances: Bool = false) {
         framesPerSecond = configuration.maxFramesPerSecond
         frameBurst = configuration.frameBurst
@@ -58,10 +59,15 @@ final class RelayTraffic: Sendable {
         addresses = SharedFrameBuckets(
             framesPerSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst,
             sharedAcrossInstances: sharedAcrossInstances)
-        homeBytes = SharedBudgets(perSecond: configuration.maxBytesPerSecondPerHome, burst: configuration.homeByteBurst)
-        addressBytes = SharedBudgets(perSecond: configuration.maxBytesPerSecondPerAddress, burst: configuration.addressByteBurst)
-        homeArrivals = SharedBudgets(perSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst)
-        addressArrivals = SharedBudgets(perSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst)
+        let shared = sharedAcrossInstances
+        homeBytes = SharedBudgets(
+            perSecond: configuration.maxBytesPerSecondPerHome, burst: configuration.homeByteBurst, sharedAcrossInstances: shared)
+        addressBytes = SharedBudgets(
+            perSecond: configuration.maxBytesPerSecondPerAddress, burst: configuration.addressByteBurst, sharedAcrossInstances: shared)
+        homeArrivals = SharedBudgets(
+            perSecond: configuration.maxFramesPerSecondPerHome, burst: configuration.homeFrameBurst, sharedAcrossInstances: shared)
+        addressArrivals = SharedBudgets(
+            perSecond: configuration.maxFramesPerSecondPerAddress, burst: configuration.addressFrameBurst, sharedAcrossInstances: shared)
         overLimitCloseAfter = configuration.overLimitCloseAfter
         clock = configuration.clock
         self.metrics = metrics

@@ -270,6 +270,8 @@ final class ControllerLink: Sendable {
     private let spawn: @Sendable (@escaping RelayConnector.Job) -> Void
     // The lock guards the table; mailboxes are fed outside it.
     private let state = NIOLockedValueBox(State())
+    /// When the answers its exchanges wait for are due.
+    let deadlines: RelayExchangeDeadlines
 
     init(
         link: RelayLink, route: String, clock: any MatterClock, logger: Logger,
@@ -282,6 +284,7 @@ final class ControllerLink: Sendable {
         self.logger = logger
         self.incoming = incoming
         self.spawn = spawn
+        deadlines = RelayExchangeDeadlines(clock: clock, spawn: spawn)
     }
 
     func peer(_ deviceID: String) -> InteractionPeer { InteractionPeer(route: route, node: deviceID) }
@@ -387,6 +390,7 @@ final class ControllerLink: Sendable {
             s.closed = true
             return Array(s.exchanges.values)
         }
+        deadlines.close()
         for exchange in exchanges {
             exchange.mailbox.close(error)
             exchange.close()
@@ -413,11 +417,11 @@ final class ControllerExchange: InteractionExchange {
                 payload: payload))
     }
 
+    /// A missed deadline closes the exchange (`RelayExchangeDeadlines`): nothing more is taken from it.
     func receive(within timeout: Duration) async throws -> (opcode: UInt8, payload: [UInt8]) {
-        let mailbox = mailbox
-        let envelope = try await withRelayTimeout(timeout, "an answer from \(key.deviceID)", clock: owner.clock) {
-            try await mailbox.next()
-        }
+        owner.deadlines.expect(key, in: mailbox, by: owner.clock.now + timeout)
+        defer { owner.deadlines.met(key) }
+        let envelope = try await mailbox.next()
         return (envelope.opcode, envelope.payload)
     }
 

@@ -201,6 +201,40 @@ import Testing
         }
     }
 
+    /// Issue #42: one sweeper keeps a connection's answer deadlines, asleep until the earliest.
+    /// A shorter timeout coming while it sleeps on a longer one still ends on time, and an
+    /// answer that comes in time is taken, the missed one ending only its own exchange.
+    @Test func aShortTimeoutEndsOnTimeWhileALongerOneWaits() async throws {
+        try await withRelay { relay in
+            let (home, token, credential) = try await relay.home("Home", device: "stuck")
+            let lightCredential = try await relay.store.registerDevice(homeID: home.id, deviceID: "light")
+            let client = RelayDeviceClient(
+                relayURL: relay.baseURL, credential: credential, handler: SilentHandler(), configuration: deviceConfiguration(),
+                logger: testLogger)
+            let light = RelayTestDevice(relayURL: relay.baseURL, credential: lightCredential, configuration: deviceConfiguration())
+            let configuration = controllerConfiguration()
+            let controller = RelayControllerClient(
+                relayURL: relay.baseURL, homeToken: token, configuration: configuration, logger: testLogger)
+            try await withServices([{ try await client.run() }, { try await controller.run() }] + light.services) {
+                try await client.waitUntilConnected()
+                try await light.client.waitUntilConnected()
+                try await controller.waitUntilConnected()
+                let long = Task { try await controller.invoke("stuck", OnOff.command(OnOff.on), timeout: .seconds(20)) }
+                defer { long.cancel() }
+                // The long wait is the sweeper's earliest deadline once it runs.
+                try await Task.sleep(for: .milliseconds(200))
+                let clock = configuration.settings.clock
+                let started = clock.now
+                await #expect(throws: RelayError.timeout("an answer from stuck")) {
+                    _ = try await controller.invoke("stuck", OnOff.command(OnOff.on), timeout: .milliseconds(500))
+                }
+                #expect(clock.now - started < .seconds(5))
+                let response = try await controller.invoke("light", OnOff.command(OnOff.on), timeout: .seconds(30))
+                #expect(response.statuses == [.success])
+            }
+        }
+    }
+
     @Test func operationsWithoutARelayEndNotConnected() async throws {
         // Nothing listens on this port: a freshly bound and closed one would do, port 9 (discard) is never served here.
         let configuration = controllerConfiguration(timeout: .milliseconds(400))

@@ -24,66 +24,99 @@ struct RelaySharedLimitTests {
         configuration.maxFramesPerSecondPerHome = 100
         configuration.homeFrameBurst = 100
         try await RelayClusterTests().withTwoInstances(configuration: configuration) { a, b in
-            let flood = try await a.home("Flood", device: "f-light")
-            let calm = try await a.home("Calm", device: "c-light")
-            let device = RelayTestDevice(relayURL: a.baseURL, credential: calm.credential, configuration: deviceConfiguration())
-            let controller = RelayControllerClient(
-                relayURL: b.baseURL, homeToken: calm.token, configuration: controllerConfiguration(), logger: testLogger)
-            // Frames of the flooding home let through, on both instances (each is answered "unknown device").
-            @Sendable func admitted() -> Int { [a, b].map { $0.server.metrics.snapshot.rejected[.unknownDevice, default: 0] }.reduce(0, +) }
-            let flooding = NIOLockedValueBox(true)
-            let sent = NIOLockedValueBox(0)
-            try await withServices(device.services + [{ try await controller.run() }]) {
-                // real time: external: the instances tell each other their demand in real time, so the
-                // flood is paced, and the budget measured, on it.
-                try await device.client.waitUntilConnected()
-                try await controller.waitUntilConnected()
-                #expect(await until(controller.presenceUpdates(), within: .seconds(10)) { controller.presence["c-light"] == true })
-                let (window, offered) = try await withThrowingTaskGroup(of: (Int, Int)?.self) { group in
-                    for relay in [a, b] {
-                        group.addTask {
-                            // About 90 frames a second, until told to stop.
-                            try? await withRawController(relay, token: flood.token) { _, outbound in
-                                var n = 0
-                                while flooding.withLockedValue({ $0 }) {
-                                    for _ in 0..<9 {
-                                        try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n))))
-                                        n += 1
-                                    }
-                                    sent.withLockedValue { $0 += 9 }
-                                    try await Task.sleep(for: .milliseconds(100))
-                                }
-                            }
-                            return nil
-                        }
-                    }
-                    group.addTask {
-                        defer { flooding.withLockedValue { $0 = false } }
-                        // The first second: bursts spent, reports exchanged, shares set.
-                        try await Task.sleep(for: .seconds(1))
-                        let (start, startSent) = (admitted(), sent.withLockedValue { $0 })
-                        let end = ContinuousClock.now + .seconds(3)
-                        for _ in 0..<10 {
-                            #expect(try await controller.invoke("c-light", OnOff.command(OnOff.toggle)).statuses == [.success])
-                        }
-                        try await Task.sleep(until: end, clock: .continuous)
-                        return (admitted() - start, sent.withLockedValue { $0 } - startSent)
-                    }
-                    var figures: (Int, Int)?
-                    for try await result in group { figures = figures ?? result }
-                    return figures ?? (0, 0)
-                }
-                #expect(offered >= 430, "\(offered) frames sent in 3 s: too few to need one budget")
-                #expect(window <= 400, "\(window) of \(offered) frames let through in 3 s: more than one budget of 100/s")
-                #expect(window >= 200, "\(window) of \(offered) frames let through in 3 s: the home's budget went unused")
-                #expect(await device.node.invocations.count == 10)
-            }
+            let (window, offered, flood) = try await Self.flood(a, b, framesPerTick: 9, payload: 0)
+            #expect(offered >= 430, "\(offered) frames sent in 3 s: too few to need one budget")
+            #expect(window <= 400, "\(window) of \(offered) frames let through in 3 s: more than one budget of 100/s")
+            #expect(window >= 200, "\(window) of \(offered) frames let through in 3 s: the home's budget went unused")
             for relay in [a, b] {
-                let drops = relay.server.metrics.snapshot.homeDrops
-                #expect(drops[flood.home.id, default: 0] > 0, "the flood was shed on both instances")
-                #expect(drops[calm.home.id] == nil, "the other home lost nothing")
+                #expect(relay.server.metrics.snapshot.homeDrops[flood, default: 0] > 0, "the flood was shed on both instances")
             }
         }
+    }
+
+    /// The same with the budget of bytes read: a home sends about 9,000 bytes a second through
+    /// each of two instances, within what one alone reads for it (10,000/s), twice what it may
+    /// send in all. Over three seconds they read one budget between them (30,000 bytes, with at
+    /// most both shares' bursts more, 40,000, and what a read takes past the budget once it is
+    /// paid: the bound is 48,000, about 105 of these frames), not all 120 or so, as one budget
+    /// per instance did (54,480 bytes); the other home is served meanwhile.
+    @Test func aHomeSendingBytesThroughTwoInstancesIsHeldToOneByteBudget() async throws {
+        var configuration = RelayServerConfiguration()
+        configuration.maxBytesPerSecondPerHome = 10_000
+        configuration.homeByteBurst = 10_000
+        try await RelayClusterTests().withTwoInstances(configuration: configuration) { a, b in
+            // Two frames of about 450 bytes on the wire every 100 ms, through each instance.
+            let frame = nobodyFrame(0, payload: 420).count + 8
+            let (window, offered, _) = try await Self.flood(a, b, framesPerTick: 2, payload: 420)
+            #expect(offered >= 110, "\(offered) frames sent in 3 s: too few to need one budget")
+            #expect(window * frame <= 48_000, "\(window) of \(offered) frames read in 3 s: more than one budget of 10,000 bytes/s")
+            #expect(window * frame >= 20_000, "\(window) of \(offered) frames read in 3 s: the home's budget went unused")
+        }
+    }
+
+    /// A home floods both instances, `framesPerTick` frames (for nobody, `payload` bytes each)
+    /// every 100 ms through each, while another home, its controller on `b` and its device on
+    /// `a`, sends ten commands: all must be answered, and that home loses nothing. Returns the
+    /// flooding frames let through (answered "unknown device") and sent in the three seconds
+    /// after the first (bursts spent, reports exchanged, shares set), and the flooding home.
+    private static func flood(
+        _ a: RelayHarness, _ b: RelayHarness, framesPerTick: Int, payload: Int
+    ) async throws -> (window: Int, offered: Int, home: String) {
+        let flood = try await a.home("Flood", device: "f-light")
+        let calm = try await a.home("Calm", device: "c-light")
+        let device = RelayTestDevice(relayURL: a.baseURL, credential: calm.credential, configuration: deviceConfiguration())
+        let controller = RelayControllerClient(
+            relayURL: b.baseURL, homeToken: calm.token, configuration: controllerConfiguration(), logger: testLogger)
+        // Frames of the flooding home let through, on both instances (each is answered "unknown device").
+        @Sendable func admitted() -> Int { [a, b].map { $0.server.metrics.snapshot.rejected[.unknownDevice, default: 0] }.reduce(0, +) }
+        let flooding = NIOLockedValueBox(true)
+        let sent = NIOLockedValueBox(0)
+        let figures = try await withServices(device.services + [{ try await controller.run() }]) {
+            // real time: external: the instances tell each other their demand in real time, so the
+            // flood is paced, and the budget measured, on it.
+            try await device.client.waitUntilConnected()
+            try await controller.waitUntilConnected()
+            #expect(await until(controller.presenceUpdates(), within: .seconds(10)) { controller.presence["c-light"] == true })
+            let figures = try await withThrowingTaskGroup(of: (Int, Int)?.self) { group in
+                for relay in [a, b] {
+                    group.addTask {
+                        // framesPerTick every 100 ms, until told to stop.
+                        try? await withRawController(relay, token: flood.token) { _, outbound in
+                            var n = 0
+                            while flooding.withLockedValue({ $0 }) {
+                                for _ in 0..<framesPerTick {
+                                    try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n, payload: payload))))
+                                    n += 1
+                                }
+                                sent.withLockedValue { $0 += framesPerTick }
+                                try await Task.sleep(for: .milliseconds(100))
+                            }
+                        }
+                        return nil
+                    }
+                }
+                group.addTask {
+                    defer { flooding.withLockedValue { $0 = false } }
+                    try await Task.sleep(for: .seconds(1))
+                    let (start, startSent) = (admitted(), sent.withLockedValue { $0 })
+                    let end = ContinuousClock.now + .seconds(3)
+                    for _ in 0..<10 {
+                        #expect(try await controller.invoke("c-light", OnOff.command(OnOff.toggle)).statuses == [.success])
+                    }
+                    try await Task.sleep(until: end, clock: .continuous)
+                    return (admitted() - start, sent.withLockedValue { $0 } - startSent)
+                }
+                var figures: (Int, Int)?
+                for try await result in group { figures = figures ?? result }
+                return figures ?? (0, 0)
+            }
+            #expect(await device.node.invocations.count == 10)
+            return figures
+        }
+        for relay in [a, b] {
+            #expect(relay.server.metrics.snapshot.homeDrops[calm.home.id] == nil, "the other home lost nothing")
+        }
+        return (figures.0, figures.1, flood.home.id)
     }
 
     @Test func reportsRoundTripAndMalformedOnesAreRefused() {

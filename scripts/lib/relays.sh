@@ -8,10 +8,14 @@
 #     start_balancer DIR MAXCONN PORT...
 #                                   HAProxy (WebSocket-aware, leastconn, health checks on /health)
 #                                   on 127.0.0.1 in front of relays on 127.0.0.1:PORT..., config and
-#                                   log in DIR; waits (bounded: 10 s) until it answers /health.
-#                                   Sets LB_PORT.
+#                                   logs in DIR; waits (bounded: 10 s) until it answers /health.
+#                                   HAProxy holds two descriptors a connection, so past what one
+#                                   process may open (ulimit -n) it runs as several processes on
+#                                   the same port (SO_REUSEPORT, HAProxy's default on Linux: the
+#                                   kernel spreads the connections); each is waited for on a
+#                                   port of its own. Sets LB_PORT, and RELAYS_BALANCER (their pids).
 #     stop_relays                   SIGTERM to every relay started here (SIGKILL after 5 s), so they
-#                                   print their summaries; the balancer gets SIGKILL.
+#                                   print their summaries; the balancers get SIGKILL.
 # Whatever is still running when the script ends is SIGKILLed. Needs Debian's haproxy.
 RELAYS_PIDS=()
 RELAYS_BALANCER=""
@@ -42,22 +46,27 @@ start_relay() {
 }
 
 start_balancer() {
-  local dir="$1" maxconn="$2" port servers="" n=0 limit
+  local dir="$1" maxconn="$2" port servers="" n=0 limit per=$2 count=1 i own
   shift 2
-  # Two descriptors a connection (and a few of its own): past the hard limit HAProxy refuses to start.
+  # Two descriptors a connection and a few of its own: past the hard limit HAProxy refuses to start.
   limit="$(ulimit -n)"
   if [ "$limit" != unlimited ] && [ $((2 * maxconn + 100)) -gt "$limit" ]; then
-    maxconn=$(((limit - 100) / 2))
-    echo "$SCRIPT_NAME: HAProxy's maxconn capped at $maxconn (ulimit -n $limit, two descriptors a connection)"
+    per=$(((limit - 100) / 2))
+    # The kernel spreads connections by a hash, not evenly: a fifth to spare on each process.
+    count=$(((maxconn * 6 / 5 + per - 1) / per))
+    echo "$SCRIPT_NAME: HAProxy as $count processes on one port, maxconn $per each (ulimit -n $limit, two descriptors a connection)"
   fi
   for port in "$@"; do
     n=$((n + 1))
     servers+="  server r$n 127.0.0.1:$port"$'\n'
   done
   LB_PORT="$(free_port)"
-  cat >"$dir/haproxy.cfg" <<CFG
+  RELAYS_BALANCER=""
+  for i in $(seq "$count"); do
+    own="$(free_port)"
+    cat >"$dir/haproxy-$i.cfg" <<CFG
 global
-  maxconn $maxconn
+  maxconn $per
 defaults
   mode http
   timeout connect 1s
@@ -69,6 +78,8 @@ defaults
   retries 3
 frontend relay
   bind 127.0.0.1:$LB_PORT
+  # This process's own: to know it is up.
+  bind 127.0.0.1:$own
   default_backend relays
 backend relays
   balance leastconn
@@ -78,19 +89,20 @@ backend relays
   default-server check inter 500ms fall 2 rise 1
 $servers
 CFG
-  haproxy -f "$dir/haproxy.cfg" -db >"$dir/haproxy.log" 2>&1 &
-  RELAYS_BALANCER=$!
-  disown "$RELAYS_BALANCER"
-  _relays_started "$RELAYS_BALANCER"
-  for _ in $(seq 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$LB_PORT/health" 2>/dev/null && return 0; sleep 0.1; done
-  cat "$dir/haproxy.log" >&2
-  die "haproxy did not start"
+    haproxy -f "$dir/haproxy-$i.cfg" -db >"$dir/haproxy-$i.log" 2>&1 &
+    RELAYS_BALANCER+="${RELAYS_BALANCER:+ }$!"
+    disown $!
+    _relays_started $!
+    for _ in $(seq 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$own/health" 2>/dev/null && continue 2; sleep 0.1; done
+    cat "$dir/haproxy-$i.log" >&2
+    die "haproxy $i of $count did not start"
+  done
 }
 
 stop_relays() {
   local pid
   for pid in "${RELAYS_PIDS[@]}"; do
-    if [ "$pid" = "$RELAYS_BALANCER" ]; then kill -9 "$pid" 2>/dev/null || true; else kill -TERM "$pid" 2>/dev/null || true; fi
+    if [[ " $RELAYS_BALANCER " == *" $pid "* ]]; then kill -9 "$pid" 2>/dev/null || true; else kill -TERM "$pid" 2>/dev/null || true; fi
   done
   for _ in $(seq 50); do  # bounded: 5 s
     local alive=""

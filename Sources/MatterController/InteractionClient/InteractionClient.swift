@@ -118,17 +118,20 @@ public struct InteractionClient: Sendable {
     public func invoke(_ request: InvokeRequestMessage, timed: Duration? = nil) async throws -> InvokeResponseMessage {
         var request = request
         if timed != nil { request.timedRequest = true }
-        let what = request.invokeRequests.first.map { "command \($0.path)" } ?? "Invoke"
-        return try await withExchange(what) { exchange in
+        // Named only when it fails: interpolating the path (reflection) cost more than the rest of a
+        // relay round trip's client side (issue #42's bench).
+        let sent = request
+        let what = { sent.invokeRequests.first.map { "command \($0.path)" } ?? "Invoke" }
+        return try await withExchange(what()) { exchange in
             if let timed { try await openTimedWindow(timed, on: exchange) }
-            try await send(request, on: exchange, what)
+            try await send(request, on: exchange, what())
             var merged = InvokeResponseMessage(invokeResponses: [])
             if request.suppressResponse { return merged }
             while true {
-                let response: InvokeResponseMessage = try await receive(on: exchange, what)
+                let response: InvokeResponseMessage = try await receive(on: exchange, what())
                 merged.invokeResponses += response.invokeResponses
                 guard response.moreChunkedMessages else { return merged }
-                try await send(StatusResponseMessage(status: .success), on: exchange, what)
+                try await send(StatusResponseMessage(status: .success), on: exchange, what())
             }
         }
     }
@@ -140,25 +143,25 @@ public struct InteractionClient: Sendable {
     ) async throws -> CommandResponse {
         let response = try await invoke(
             InvokeRequestMessage(invokeRequests: [CommandDataIB(path: CommandPathIB(path), fields: fields)]), timed: timed)
-        let what = "command \(path)"
-        guard let first = response.invokeResponses.first else { throw ControllerError.invalidResponse("\(what): empty InvokeResponse") }
+        let what = { "command \(path)" }
+        guard let first = response.invokeResponses.first else { throw ControllerError.invalidResponse("\(what()): empty InvokeResponse") }
         switch first {
         case .command(let data):
             return CommandResponse(command: data.path.command, fields: data.fields)
         case .status(let s):
-            guard s.status.status.status == .success else { throw ControllerError.status(s.status.status, what) }
+            guard s.status.status.status == .success else { throw ControllerError.status(s.status.status, what()) }
             return CommandResponse()
         }
     }
 
     // MARK: Plumbing
 
-    func withExchange<T: Sendable>(_ what: String, _ body: (any InteractionExchange) async throws -> T) async throws -> T {
+    func withExchange<T: Sendable>(_ what: @autoclosure () -> String, _ body: (any InteractionExchange) async throws -> T) async throws -> T {
         let exchange: any InteractionExchange
         do {
             exchange = try await channel.openExchange()
         } catch {
-            throw Self.failure(error, what)
+            throw Self.failure(error, what())
         }
         do {
             let result = try await body(exchange)
@@ -166,16 +169,16 @@ public struct InteractionClient: Sendable {
             return result
         } catch {
             await exchange.close()
-            throw Self.failure(error, what)
+            throw Self.failure(error, what())
         }
     }
 
     /// A failure during `what`, as callers see it: the channel's own failures as they
     /// are, everything else as a `ControllerError`.
-    static func failure(_ error: any Error, _ what: String) -> any Error {
+    static func failure(_ error: any Error, _ what: @autoclosure () -> String) -> any Error {
         if error is any InteractionChannelError { return error }
-        if let decoding = error as? IMDecodingError { return ControllerError.invalidResponse("\(what): \(decoding)") }
-        return ControllerError.transport(error, what)
+        if let decoding = error as? IMDecodingError { return ControllerError.invalidResponse("\(what()): \(decoding)") }
+        return ControllerError.transport(error, what())
     }
 
     /// TimedRequest, then the node's StatusResponse (spec 8.6, Timed Interaction).
@@ -185,43 +188,43 @@ public struct InteractionClient: Sendable {
         let _: StatusResponseMessage = try await receive(on: exchange, "Timed request")
     }
 
-    func send<M: InteractionMessage>(_ message: M, on exchange: any InteractionExchange, _ what: String) async throws {
+    func send<M: InteractionMessage>(_ message: M, on exchange: any InteractionExchange, _ what: @autoclosure () -> String) async throws {
         do {
             try await exchange.send(opcode: M.opcode.rawValue, payload: message.encoded())
         } catch {
-            throw Self.failure(error, what)
+            throw Self.failure(error, what())
         }
     }
 
     /// The next IM message, which must be an `M`. A StatusResponse in its place (or a
     /// non-success one when one is expected) is the node's rejection of the whole action
     /// and is thrown as `.status`.
-    func receive<M: InteractionMessage>(on exchange: any InteractionExchange, _ what: String) async throws -> M {
+    func receive<M: InteractionMessage>(on exchange: any InteractionExchange, _ what: @autoclosure () -> String) async throws -> M {
         let message: (opcode: UInt8, payload: [UInt8])
         do {
             message = try await exchange.receive(within: timeout)
         } catch {
-            throw Self.failure(error, what)
+            throw Self.failure(error, what())
         }
-        return try Self.decode(message, what)
+        return try Self.decode(message, what())
     }
 
-    static func decode<M: InteractionMessage>(_ message: (opcode: UInt8, payload: [UInt8]), _ what: String) throws -> M {
+    static func decode<M: InteractionMessage>(_ message: (opcode: UInt8, payload: [UInt8]), _ what: @autoclosure () -> String) throws -> M {
         if message.opcode == InteractionOpcode.statusResponse.rawValue && M.opcode != .statusResponse {
             let status = (try? StatusResponseMessage(payload: message.payload))?.status ?? .failure
-            throw ControllerError.status(InteractionStatus(status), what)
+            throw ControllerError.status(InteractionStatus(status), what())
         }
         guard message.opcode == M.opcode.rawValue else {
-            throw ControllerError.invalidResponse("\(what): unexpected opcode \(message.opcode)")
+            throw ControllerError.invalidResponse("\(what()): unexpected opcode \(message.opcode)")
         }
         let decoded: M
         do {
             decoded = try M(payload: message.payload)
         } catch {
-            throw ControllerError.invalidResponse("\(what): \(error)")
+            throw ControllerError.invalidResponse("\(what()): \(error)")
         }
         if let status = decoded as? StatusResponseMessage, status.status != .success {
-            throw ControllerError.status(InteractionStatus(status.status), what)
+            throw ControllerError.status(InteractionStatus(status.status), what())
         }
         return decoded
     }
