@@ -113,6 +113,35 @@ final class AvahiConnection: @unchecked Sendable {
         soon.async { try? self.withLock(body) }
     }
 
+    /// `withLockSoon` for work that can fail: `failed` gets what `body` threw (or `shutDown`).
+    func withLockSoonOrFail(
+        _ failed: @escaping @Sendable (DNSSDError) -> Void, _ body: @escaping @Sendable (OpaquePointer?) throws(DNSSDError) -> Void
+    ) {
+        soon.async {
+            do throws(DNSSDError) { try self.withLock(body) } catch { failed(error) }
+        }
+    }
+
+    /// Runs `body` with the poll mutex held on this connection's queue and returns its result.
+    /// libavahi-client's calls wait for the daemon's D-Bus reply with the mutex held, up to 25 s
+    /// when the daemon is busy: on one of the few threads Swift's tasks share, that stalled
+    /// every node of a 2,500-node process (PASE went unanswered; issue #43). Here only the
+    /// queue's thread waits, and the calling task is suspended.
+    func withLockOffThePool<T: Sendable>(
+        _ body: @escaping @Sendable (OpaquePointer?) throws(DNSSDError) -> T
+    ) async throws(DNSSDError) -> T {
+        let result: Result<T, DNSSDError> = await withCheckedContinuation { continuation in
+            soon.async {
+                do throws(DNSSDError) {
+                    continuation.resume(returning: .success(try self.withLock(body)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
     /// Returns once the work handed to `withLockSoon` so far has run (for tests).
     func waitForSoonWork() {
         soon.sync {}

@@ -136,15 +136,16 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
 
     func publish(_ service: DNSSDService) async throws -> DNSSDRegistration {
         try service.validate()
-        let id = try connection.withLock { client throws(DNSSDError) -> UInt64 in
-            let record = PublishedRecord(id: nextID, engine: self, service: service)
-            nextID += 1
-            records[record.id] = record
+        // Registering waits for the daemon's replies: off the tasks' shared threads.
+        let id = try await connection.withLockOffThePool { client throws(DNSSDError) -> UInt64 in
+            let record = PublishedRecord(id: self.nextID, engine: self, service: service)
+            self.nextID += 1
+            self.records[record.id] = record
             if let client, avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING {
                 do throws(DNSSDError) {
-                    try register(record, client: client)
+                    try self.register(record, client: client)
                 } catch {
-                    discard(record)
+                    self.discard(record)
                     throw error
                 }
             }
@@ -153,18 +154,15 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    do {
-                        try connection.withLock { _ throws(DNSSDError) in
-                            guard let record = records[id] else { throw .withdrawn }
-                            switch record.state {
-                            case .established: continuation.resume()
-                            case let .failed(error): continuation.resume(throwing: error)
-                            case .withdrawn: continuation.resume(throwing: DNSSDError.withdrawn)
-                            case .pending, .registering: record.waiters.append(continuation)
-                            }
+                    // Queued behind other nodes' registrations, not waiting for the mutex here.
+                    connection.withLockSoonOrFail({ continuation.resume(throwing: $0) }) { _ throws(DNSSDError) in
+                        guard let record = self.records[id] else { throw .withdrawn }
+                        switch record.state {
+                        case .established: continuation.resume()
+                        case let .failed(error): continuation.resume(throwing: error)
+                        case .withdrawn: continuation.resume(throwing: DNSSDError.withdrawn)
+                        case .pending, .registering: record.waiters.append(continuation)
                         }
-                    } catch {
-                        continuation.resume(throwing: error)
                     }
                 }
             } onCancel: {
