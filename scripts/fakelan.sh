@@ -18,6 +18,8 @@
 #   avahi LAN HOST...          start a private D-Bus + avahi-daemon on each HOST
 #   avahi-stop LAN HOST        `avahi-daemon -k` on HOST (the D-Bus stays up)
 #   avahi-start LAN HOST       start HOST's avahi-daemon again, wait until it runs
+#   avahi-pause LAN HOST       SIGSTOP HOST's avahi-daemon (a daemon too busy to answer);
+#   avahi-resume LAN HOST      SIGCONT it
 #   exec LAN HOST -- CMD...    run CMD on HOST (inside its daemons' mount namespace); this
 #                              process becomes CMD (exec), so its exit status is CMD's
 #   down LAN                   kill every process on the LAN, delete its namespaces
@@ -367,6 +369,14 @@ case "$verb" in
     [ $# -eq 2 ] || die "avahi-start LAN HOST"
     ( cmd_exec "$1" "$2" -- avahi-daemon -f "$(state_dir "$1")/$2.avahi.conf" -D )
     wait_avahi "$1" "$2" up ;;
+  avahi-pause|avahi-resume)
+    [ $# -eq 2 ] || die "$verb LAN HOST"
+    signal=STOP; [ "$verb" = avahi-resume ] && signal=CONT
+    pids="$(ip netns pids "$1-$2" 2>/dev/null | while read -r p; do
+      if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = avahi-daemon ]; then echo "$p"; fi; done)"
+    [ -n "$pids" ] || die "no avahi-daemon on $2"
+    # shellcheck disable=SC2086
+    kill -s "$signal" $pids ;;
   exec) [ $# -ge 3 ] || die "exec LAN HOST -- CMD..."; cmd_exec "$@" ;;
   down) [ $# -eq 1 ] || die "down LAN"; cmd_down "$1" ;;
   cleanup) cmd_cleanup "$@" ;;

@@ -78,7 +78,8 @@ public final class DNSSDRegistration: Sendable, CustomStringConvertible {
         engine.currentService(of: id) ?? service
     }
 
-    /// Withdraws the service (the daemon sends goodbye packets). Idempotent.
+    /// Withdraws the service (the daemon sends goodbye packets), soon and in order with the
+    /// publisher's other work, without waiting for the daemon. Idempotent.
     public func withdraw() {
         engine.withdraw(id, because: .withdrawn)
     }
@@ -261,8 +262,9 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
         logger.debug("updated TXT of \(record.name): \(txt)")
     }
 
+    /// Queued behind the connection's other work: freeing the entry group waits for the daemon.
     func withdraw(_ id: UInt64, because reason: DNSSDError) {
-        try? connection.withLock { _ in withdrawLocked(id, because: reason) }
+        connection.withLockSoon { _ in self.withdrawLocked(id, because: reason) }
     }
 
     func shutdown() {

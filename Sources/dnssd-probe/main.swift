@@ -21,6 +21,9 @@
 // its own. browse prints added / updated / removed events; with --until-count N it exits 0
 // (after {"event":"complete"}) once N distinct services were added, and exits 3 on timeout.
 // resolve prints {"event":"resolved",...} (exit 0) or {"event":"timeout"} (exit 3).
+// publish* --after-ms N waits N ms after connecting (printing {"event":"connected"}) before
+// publishing; --tick-ms N prints {"event":"tick"} every N ms from a task of its own, so a test
+// sees whether the process's tasks still run while the daemon is slow to answer.
 // --verbose logs the library's debug messages on stderr.
 import Foundation
 import Logging
@@ -189,6 +192,18 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
     let wanted = try services(verb: verb, options: options)
     let publisher = try DNSSDPublisher(logger: logger)
     defer { publisher.shutdown() }
+    if let tick = try options.integer("--tick-ms", as: Int.self) {
+        guard tick >= 1 else { throw UsageError(description: "--tick-ms must be at least 1") }
+        Task.detached {
+            // real time: user: --tick-ms.
+            while (try? await Task.sleep(for: .milliseconds(tick))) != nil { emit("tick", [:]) }
+        }
+    }
+    if let after = try options.integer("--after-ms", as: Int.self) {
+        emit("connected", [:])
+        // real time: user: --after-ms.
+        try await Task.sleep(for: .milliseconds(max(0, after)))
+    }
     emit("publishing", ["count": wanted.count])
     // All at once: Avahi probes the names in parallel.
     let registrations = try await withThrowingTaskGroup(of: (Int, DNSSDRegistration).self) { group in

@@ -185,6 +185,41 @@ struct FakeLANTests {
         #expect(lan.leftovers() == [])
     }
 
+    /// A daemon too busy to answer (a fleet's, issue #43: 2,500 services at once) must not stall
+    /// the publishing process: libavahi-client waits for each D-Bus reply, up to 25 s, with the
+    /// client's mutex held. On the threads Swift's tasks share that stopped every task of the
+    /// process (a fleet's nodes left PASE unanswered); the publisher waits on a queue of its own.
+    @Test func aDaemonThatDoesNotAnswerStallsNoTaskOfThePublisher() async throws {
+        let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"])
+        defer { lan.down() }
+        // More publications at once than the machine has cores (the tasks' shared threads).
+        let count = max(8, 2 * ProcessInfo.processInfo.activeProcessorCount)
+        let node = try lan.probe(
+            on: "a",
+            [
+                "publish-operational", "--fabric", "87E1B004E235A130", "--node", "20", "--count", String(count),
+                "--after-ms", "1000", "--tick-ms", "100",
+            ])
+        defer { node.stop() }
+        try await node.waitFor("connected") { $0.event == "connected" }
+        let paused = try lan.fakelan(["avahi-pause", lan.name, "a"])
+        #expect(paused.status == 0, "\(paused.errors)")
+        let publishing = try await node.waitFor("publishing") { $0.event == "publishing" }
+        // 3 s of a stopped daemon: the ticker runs on (about 30 ticks); stalled, it printed none.
+        try await Task.sleep(for: .seconds(3))
+        let ticks = node.allLines.dropFirst(publishing.index + 1).filter { $0.event == "tick" }.count
+        let resumed = try lan.fakelan(["avahi-resume", lan.name, "a"])
+        #expect(resumed.status == 0, "\(resumed.errors)")
+        #expect(ticks >= 10, "\(ticks) ticks in 3 s while the daemon did not answer")
+        #expect(!node.allLines.contains { $0.event == "ready" }, "published although the daemon was stopped")
+        // Once it answers again, every service is established.
+        let ready = try await node.waitFor("ready", from: publishing.index, timeout: .seconds(40)) { $0.event == "ready" }
+        #expect(ready.line.count == count)
+        node.stop()
+        lan.down()
+        #expect(lan.leftovers() == [])
+    }
+
     @Test func aNameTakenOnTheNetworkMovesToTheAlternativeName() async throws {
         let lan = try FakeLAN(hosts: ["a", "b", "c"], avahi: ["a", "b", "c"])
         defer { lan.down() }
