@@ -222,6 +222,7 @@ import Testing
                 let long = Task { try await controller.invoke("stuck", OnOff.command(OnOff.on), timeout: .seconds(20)) }
                 defer { long.cancel() }
                 // The long wait is the sweeper's earliest deadline once it runs.
+                // real time: external: the relay's sweeper task picking up the first deadline.
                 try await Task.sleep(for: .milliseconds(200))
                 let clock = configuration.settings.clock
                 let started = clock.now

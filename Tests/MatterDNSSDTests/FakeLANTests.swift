@@ -206,6 +206,7 @@ struct FakeLANTests {
         #expect(paused.status == 0, "\(paused.errors)")
         let publishing = try await node.waitFor("publishing") { $0.event == "publishing" }
         // 3 s of a stopped daemon: the ticker runs on (about 30 ticks); stalled, it printed none.
+        // real time: external: the probe process and its stopped Avahi daemon.
         try await Task.sleep(for: .seconds(3))
         let ticks = node.allLines.dropFirst(publishing.index + 1).filter { $0.event == "tick" }.count
         let resumed = try lan.fakelan(["avahi-resume", lan.name, "a"])
