@@ -176,7 +176,8 @@ else
   RESOLVE_S="not all ($resolved of $COUNT in ${RESOLVE_TIMEOUT} s)"
   echo "fleet-bench: (a) FAILED: $resolved of $COUNT resolved within $RESOLVE_TIMEOUT s (browser exit $rc)"
   tail -n 5 "$WORK/browse.log" >&2
-  grep -h -i "avahi\|advertis" "$WORK"/home*.log 2>/dev/null | sort | uniq -c | sort -rn | head -n 5 >&2
+  # (head closing the pipe early is no failure of the run)
+  grep -h -i "avahi\|advertis" "$WORK"/home*.log 2>/dev/null | sort | uniq -c | sort -rn | head -n 5 >&2 || true
 fi
 echo "fleet-bench: (b) RSS $((RSS_IDLE / 1024)) MiB = $(per_node "$RSS_IDLE") MiB per node once advertised (goal 0.2 MiB)"
 # Avahi: the most packets a daemon sent in one second (fakelan's ratelimit-burst is 10000 a
