@@ -262,6 +262,26 @@ public final class RelayServer: Sendable {
         return try await store.authenticateDevice(credential: credential)
     }
 
+    /// Whether a connection's credential still holds after a revocation somewhere. A store
+    /// that cannot answer at once (busy, a database connection being replaced) is asked
+    /// again a few times within a second, so a moment's error does not close every live
+    /// connection; one that still cannot confirm the credential then closes it (fail closed).
+    private func stillValid(what: String, _ check: @Sendable () async throws -> Bool) async -> Bool {
+        for pause in [Duration.milliseconds(100), .milliseconds(300), .milliseconds(600), nil] {
+            do {
+                return try await check()
+            } catch {
+                guard let pause, !Task.isCancelled else {
+                    logger.warning("cannot check a \(what) after a revocation (\(error)); closing its connection")
+                    return false
+                }
+                // real time: external: the store's recovery, whatever clock the relay's limits run on.
+                try? await Task.sleep(for: pause)
+            }
+        }
+        return false
+    }
+
     private func home(from headers: HTTPFields) async throws -> RelayHome? {
         guard let token = RelayCredentials.bearer(headers[.authorization]) else { return nil }
         return try await store.authenticateHome(token: token)
@@ -472,8 +492,9 @@ public final class RelayServer: Sendable {
         _ = peer.send(.hello(RelayHello(homeID: registration.homeID, deviceID: registration.deviceID)))
         logger.debug("device connected", metadata: ["home": "\(registration.homeID)", "device": "\(registration.deviceID)"])
         let revalidate: @Sendable () async -> Bool = {
-            (try? await self.device(from: headers)).map { $0.homeID == registration.homeID && $0.deviceID == registration.deviceID }
-                ?? false
+            await self.stillValid(what: "device credential") {
+                try await self.device(from: headers).map { $0.homeID == registration.homeID && $0.deviceID == registration.deviceID } ?? false
+            }
         }
         await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Devices answer and report to a controller session; nothing else.
@@ -504,7 +525,9 @@ public final class RelayServer: Sendable {
             let now = await hub.onlineDevicesEverywhere(homeID: home.id)
             hub.tellOnline(peer, now.subtracting(elsewhere))
         }
-        let revalidate: @Sendable () async -> Bool = { (try? await self.home(from: headers))?.id == home.id }
+        let revalidate: @Sendable () async -> Bool = {
+            await self.stillValid(what: "home token") { try await self.home(from: headers)?.id == home.id }
+        }
         await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
             // Controllers address a device of their home and carry no session.
             guard case .message(let message) = frame, message.deviceID != nil, message.session == nil else { return false }

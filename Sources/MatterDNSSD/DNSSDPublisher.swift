@@ -1,5 +1,6 @@
 import CAvahi
 import Logging
+import Synchronization
 
 /// Publishes DNS-SD services through the Avahi daemon (libavahi-client over D-Bus).
 ///
@@ -42,23 +43,27 @@ public final class DNSSDRegistration: Sendable, CustomStringConvertible {
     let id: UInt64
     /// The service as it was first published.
     public let service: DNSSDService
+    /// Read without the poll mutex, which a daemon slow to answer holds for seconds: a name
+    /// in a log line must not stop the task that logs it (issue #43: a fleet's AddNOC answers).
+    private let seen: PublishedRecord.Seen
 
-    init(engine: PublisherEngine, id: UInt64, service: DNSSDService) {
+    init(engine: PublisherEngine, record: PublishedRecord, service: DNSSDService) {
         self.engine = engine
-        self.id = id
+        self.id = record.id
+        self.seen = record.seen
         self.service = service
     }
 
     /// The instance name in use now: `service.instanceName`, or an alternative after a
     /// collision.
     public var instanceName: String {
-        engine.currentName(of: id) ?? service.instanceName
+        seen.withLock { $0.withdrawn ? nil : $0.name } ?? service.instanceName
     }
 
     /// Whether the daemon has the service established right now (false while it is being
     /// re-published after a daemon restart or a collision).
     public var isEstablished: Bool {
-        engine.isEstablished(id)
+        seen.withLock { $0.established && !$0.withdrawn }
     }
 
     /// Replaces the TXT record. The daemon announces the new one at once.
@@ -75,7 +80,12 @@ public final class DNSSDRegistration: Sendable, CustomStringConvertible {
 
     /// The service as published now: the latest update, under the name in use.
     public var currentService: DNSSDService {
-        engine.currentService(of: id) ?? service
+        seen.withLock { seen -> DNSSDService? in
+            guard !seen.withdrawn else { return nil }
+            var current = seen.service
+            current.instanceName = seen.name
+            return current
+        } ?? service
     }
 
     /// Withdraws the service (the daemon sends goodbye packets), soon and in order with the
@@ -99,15 +109,53 @@ final class PublishedRecord: @unchecked Sendable {
         case established
         case failed(DNSSDError)
         case withdrawn
+
+        var isEstablished: Bool {
+            if case .established = self { return true }
+            return false
+        }
+
+        var isWithdrawn: Bool {
+            if case .withdrawn = self { return true }
+            return false
+        }
+    }
+
+    /// What registrations read from outside the poll mutex, kept in step with the fields
+    /// below under a lock of its own that is never held across a call into Avahi.
+    struct Snapshot: Sendable {
+        var service: DNSSDService
+        var name: String
+        var established = false
+        var withdrawn = false
+    }
+    /// Shared by the record and its registration handle.
+    final class Seen: Sendable {
+        private let snapshot: Mutex<Snapshot>
+        init(_ snapshot: Snapshot) { self.snapshot = Mutex(snapshot) }
+        func withLock<T>(_ body: (inout Snapshot) -> T) -> T { snapshot.withLock { body(&$0) } }
     }
 
     let id: UInt64
     unowned let engine: PublisherEngine
-    var service: DNSSDService
+    let seen: Seen
+    var service: DNSSDService {
+        didSet { seen.withLock { [service] in $0.service = service } }
+    }
     /// The name in use: the service's, or an alternative after collisions.
-    var name: String
+    var name: String {
+        didSet { seen.withLock { [name] in $0.name = name } }
+    }
     var group: OpaquePointer?
-    var state: State = .pending
+    var state: State = .pending {
+        didSet {
+            let (established, withdrawn) = (state.isEstablished, state.isWithdrawn)
+            seen.withLock {
+                $0.established = established
+                $0.withdrawn = withdrawn
+            }
+        }
+    }
     var waiters: [CheckedContinuation<Void, any Error>] = []
     var renames = 0
 
@@ -116,6 +164,7 @@ final class PublishedRecord: @unchecked Sendable {
         self.engine = engine
         self.service = service
         self.name = service.instanceName
+        seen = Seen(Snapshot(service: service, name: service.instanceName))
     }
 }
 
@@ -138,7 +187,7 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
     func publish(_ service: DNSSDService) async throws -> DNSSDRegistration {
         try service.validate()
         // Registering waits for the daemon's replies: off the tasks' shared threads.
-        let id = try await connection.withLockOffThePool { client throws(DNSSDError) -> UInt64 in
+        let record = try await connection.withLockOffThePool { client throws(DNSSDError) -> PublishedRecord in
             let record = PublishedRecord(id: self.nextID, engine: self, service: service)
             self.nextID += 1
             self.records[record.id] = record
@@ -150,8 +199,9 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
                     throw error
                 }
             }
-            return record.id
+            return record
         }
+        let id = record.id
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -175,18 +225,7 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
             if Task.isCancelled { throw CancellationError() }
             throw error
         }
-        return DNSSDRegistration(engine: self, id: id, service: service)
-    }
-
-    func currentName(of id: UInt64) -> String? {
-        try? connection.withLock { _ in records[id]?.name }
-    }
-
-    func isEstablished(_ id: UInt64) -> Bool {
-        (try? connection.withLock { _ -> Bool in
-            if case .established = records[id]?.state { return true }
-            return false
-        }) ?? false
+        return DNSSDRegistration(engine: self, record: record, service: service)
     }
 
     func update(_ id: UInt64, txt: DNSSDTXTRecord) throws(DNSSDError) {
@@ -224,15 +263,6 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
             default:
                 return
             }
-        }
-    }
-
-    func currentService(of id: UInt64) -> DNSSDService? {
-        try? connection.withLock { _ -> DNSSDService? in
-            guard let record = records[id] else { return nil }
-            var service = record.service
-            service.instanceName = record.name
-            return service
         }
     }
 

@@ -65,9 +65,13 @@ public enum RelayHTTP {
             } else if method != "GET" && method != "HEAD" {
                 head.headers.add(name: "Content-Length", value: "0")
             }
-            try await outbound.write(.head(head))
-            if let body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-            try await outbound.write(.end(nil))
+            // One write: the server may answer a GET once it has the head, and close
+            // (`Connection: close`); a separate write of the end after that fails with
+            // "I/O on closed channel" although the response is there to read.
+            var parts: [HTTPClientRequestPart] = [.head(head)]
+            if let body { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+            parts.append(.end(nil))
+            try await outbound.write(contentsOf: parts)
 
             var status = 0
             var received: [UInt8] = []

@@ -23,11 +23,16 @@
 // resolve prints {"event":"resolved",...} (exit 0) or {"event":"timeout"} (exit 3).
 // publish* --after-ms N waits N ms after connecting (printing {"event":"connected"}) before
 // publishing; --tick-ms N prints {"event":"tick"} every N ms from a task of its own, so a test
-// sees whether the process's tasks still run while the daemon is slow to answer.
+// sees whether the process's tasks still run while the daemon is slow to answer; once the
+// first service is published each tick carries its name and whether it is established, read
+// through its registration as an app would. The stdin command `more N` publishes N more
+// services (the same verb, the next indexes): {"event":"more"} at once, {"event":"more-ready"}
+// when they are established.
 // --verbose logs the library's debug messages on stderr.
 import Foundation
 import Logging
 import MatterDNSSD
+import Synchronization
 
 struct UsageError: Error, CustomStringConvertible {
     var description: String
@@ -53,6 +58,7 @@ struct Options {
     }
 
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+    mutating func set(_ key: String, to value: String) { values[key] = [value] }
     func all(_ key: String) -> [String] { values[key] ?? [] }
     func string(_ key: String) -> String? { values[key]?.last }
 
@@ -188,15 +194,31 @@ func services(verb: String, options: Options) throws -> [DNSSDService] {
     }
 }
 
+/// The first service's registration, once published, for the ticker.
+final class FirstRegistration: Sendable {
+    private let registration = Mutex<DNSSDRegistration?>(nil)
+    var value: DNSSDRegistration? {
+        get { registration.withLock { $0 } }
+        set { registration.withLock { $0 = newValue } }
+    }
+}
+
 func runPublish(verb: String, options: Options, logger: Logger) async throws -> Int32 {
     let wanted = try services(verb: verb, options: options)
     let publisher = try DNSSDPublisher(logger: logger)
     defer { publisher.shutdown() }
+    let first = FirstRegistration()
     if let tick = try options.integer("--tick-ms", as: Int.self) {
         guard tick >= 1 else { throw UsageError(description: "--tick-ms must be at least 1") }
         Task.detached {
             // real time: user: --tick-ms.
-            while (try? await Task.sleep(for: .milliseconds(tick))) != nil { emit("tick", [:]) }
+            while (try? await Task.sleep(for: .milliseconds(tick))) != nil {
+                if let registration = first.value {
+                    emit("tick", ["name": registration.instanceName, "established": registration.isEstablished])
+                } else {
+                    emit("tick", [:])
+                }
+            }
         }
     }
     if let after = try options.integer("--after-ms", as: Int.self) {
@@ -210,6 +232,7 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
         for (index, service) in wanted.enumerated() {
             group.addTask {
                 let registration = try await publisher.publish(service)
+                if index == 0 { first.value = registration }
                 emit(
                     "published",
                     [
@@ -234,6 +257,28 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
         let words = line.split(separator: " ").map(String.init)
         guard let command = words.first else { continue }
         if command == "quit" { break }
+        if command == "more" {
+            guard words.count == 2, let more = Int(words[1]), more >= 1, wanted.count + more <= 10_000 else {
+                emit("error", ["message": "more takes a count of 1 or more, up to 10,000 services in all"])
+                continue
+            }
+            var widened = options
+            widened.set("--count", to: String(wanted.count + more))
+            let extra = try services(verb: verb, options: widened).suffix(more)
+            emit("more", ["count": more])
+            Task {
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for service in extra { group.addTask { _ = try await publisher.publish(service) } }
+                        try await group.waitForAll()
+                    }
+                    emit("more-ready", ["count": more])
+                } catch {
+                    emit("error", ["message": "\(error)"])
+                }
+            }
+            continue
+        }
         if command == "state" {
             emit(
                 "state",

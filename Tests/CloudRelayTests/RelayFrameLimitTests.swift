@@ -160,6 +160,13 @@ extension RelayMetrics.Snapshot {
 /// says so (at most 200 batches); after each batch it waits until the relay has dealt with
 /// every frame, so the flood runs at the relay's pace rather than this process's (the sender
 /// shares the test's threads with the relay under test). Returns how many it sent.
+/// The flood's connection failed under it: how far it got and the relay's rejections then.
+private struct FloodEnded: Error {
+    var sent: Int
+    var error: String
+    var rejected: [String]
+}
+
 private func floodController(_ relay: RelayHarness, token: String, until stop: @escaping @Sendable () -> Bool) async throws -> Int {
     let sent = NIOLockedValueBox(0)
     let metrics = relay.server.metrics
@@ -167,7 +174,12 @@ private func floodController(_ relay: RelayHarness, token: String, until stop: @
         var n = 0
         for _ in 0..<200 where !stop() {
             for _ in 0..<1000 {
-                try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n))))
+                do {
+                    try await outbound.write(.binary(ByteBuffer(bytes: nobodyFrame(n))))
+                } catch {
+                    // Once seen on CI only ("I/O on closed channel"): say what the relay had done.
+                    throw FloodEnded(sent: n, error: "\(error)", rejected: metrics.snapshot.rejected.map { "\($0.key): \($0.value)" })
+                }
                 n += 1
             }
             let handled = n

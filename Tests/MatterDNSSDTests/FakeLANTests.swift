@@ -221,6 +221,35 @@ struct FakeLANTests {
         #expect(lan.leftovers() == [])
     }
 
+    /// An established service's name and state are read while the daemon is too busy to
+    /// answer other registrations (issue #43: at 5,000 nodes a node logging "advertising
+    /// <name>" waited for the poll mutex, which libavahi-client holds through each D-Bus
+    /// wait, on one of the tasks' few shared threads, and the fleet's AddNOC answers stopped).
+    @Test func aRegistrationIsReadWhileTheDaemonKeepsOthersWaiting() async throws {
+        let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"])
+        defer { lan.down() }
+        let node = try lan.probe(
+            on: "a", ["publish-operational", "--fabric", "87E1B004E235A130", "--node", "40", "--tick-ms", "100"])
+        defer { node.stop() }
+        try await node.waitFor("ready") { $0.event == "ready" }
+        let paused = try lan.fakelan(["avahi-pause", lan.name, "a"])
+        #expect(paused.status == 0, "\(paused.errors)")
+        // More than the tasks' shared threads, each registration waiting on the stopped daemon.
+        node.send("more \(max(8, 2 * ProcessInfo.processInfo.activeProcessorCount))")
+        let more = try await node.waitFor("more") { $0.event == "more" }
+        // real time: external: the probe process and its stopped Avahi daemon.
+        try await Task.sleep(for: .seconds(3))
+        let ticks = node.allLines.dropFirst(more.index + 1).filter { $0.event == "tick" }
+        let resumed = try lan.fakelan(["avahi-resume", lan.name, "a"])
+        #expect(resumed.status == 0, "\(resumed.errors)")
+        #expect(ticks.count >= 10, "\(ticks.count) reads of the first registration in 3 s while the daemon did not answer")
+        #expect(ticks.allSatisfy { $0.established == true && $0.name == "87E1B004E235A130-0000000000000040" })
+        try await node.waitFor("more-ready", from: more.index, timeout: .seconds(40)) { $0.event == "more-ready" }
+        node.stop()
+        lan.down()
+        #expect(lan.leftovers() == [])
+    }
+
     @Test func aNameTakenOnTheNetworkMovesToTheAlternativeName() async throws {
         let lan = try FakeLAN(hosts: ["a", "b", "c"], avahi: ["a", "b", "c"])
         defer { lan.down() }

@@ -74,11 +74,12 @@ struct ProbeLine: Decodable, Sendable, CustomStringConvertible {
     var subtypes: [String]?
     var addresses: [Address]?
     var registrations: [Registration]?
+    var established: Bool?
     var message: String?
     var raw: String = ""
 
     enum CodingKeys: String, CodingKey {
-        case event, t, ms, name, index, count, port, host, type, txt, subtypes, addresses, registrations, message
+        case event, t, ms, name, index, count, port, host, type, txt, subtypes, addresses, registrations, established, message
     }
 
     var description: String { raw }
