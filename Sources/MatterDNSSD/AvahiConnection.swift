@@ -48,7 +48,12 @@ final class AvahiConnection: @unchecked Sendable {
     // Guarded by the poll mutex.
     private(set) var client: OpaquePointer?
     private var reconnectTimer: OpaquePointer?
-    private var stopped = false
+    private var stopped = false {
+        didSet { isShutDown.store(stopped, ordering: .releasing) }
+    }
+    /// `stopped`, read without the mutex (a caller that must not wait for it).
+    private let isShutDown = Atomic<Bool>(false)
+    var hasShutDown: Bool { isShutDown.load(ordering: .acquiring) }
     private weak var owner: (any AvahiClientOwner)?
 
     /// How long to wait before trying again when the system bus itself is unreachable.

@@ -1,5 +1,6 @@
 import CAvahi
 import Logging
+import Synchronization
 
 /// Browses for DNS-SD services through the Avahi daemon and resolves each one to its host,
 /// port, addresses and TXT record.
@@ -74,7 +75,7 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
 
     // Guarded by the poll mutex.
     private var sessions: [UInt64: BrowseSession] = [:]
-    private var nextID: UInt64 = 1
+    private let nextID = Atomic<UInt64>(0)
 
     init(logger: Logger) throws(DNSSDError) {
         self.logger = logger
@@ -86,14 +87,18 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
         try DNSSDService.validateServiceType(type)
         if let subtype { try DNSSDService.validateSubtype(subtype) }
         if let domain { try DNSSDService.validateDomain(domain, field: "domain") }
+        guard !connection.hasShutDown else { throw .shutDown }
         let (stream, continuation) = AsyncStream<DNSSDEvent>.makeStream(bufferingPolicy: .unbounded)
-        let id = try connection.withLock { client throws(DNSSDError) -> UInt64 in
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        // Started on the connection's queue: creating the Avahi browser waits for the daemon's
+        // D-Bus reply with the poll mutex held, seconds when it is busy (issue #43: a
+        // controller commissioning a fleet looks each node up), and the caller is a task on
+        // one of the few shared threads. Stopping is queued behind it, so it finds the session.
+        connection.withLockSoonOrFail({ _ in continuation.finish() }) { [self] client in
             let session = BrowseSession(
-                id: nextID, engine: self, type: type, subtype: subtype, domain: domain, continuation: continuation)
-            nextID += 1
-            sessions[session.id] = session
+                id: id, engine: self, type: type, subtype: subtype, domain: domain, continuation: continuation)
+            sessions[id] = session
             if let client, Self.isConnected(client) { session.start(client: client) }
-            return session.id
         }
         // A cancelled consumer runs this in its cancellation handler: not waiting for the
         // poll mutex there (see AvahiConnection).

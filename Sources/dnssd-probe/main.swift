@@ -10,6 +10,7 @@
 //   dnssd-probe publish-operational --fabric HEX --node HEX [--sii MS] [--sai MS] [--sat MS]
 //       [--tcp T] [--port P] [--count N]
 //   dnssd-probe browse --type TYPE [--subtype S] [--until-count N] [--timeout SECONDS]
+//       [--extra-browses N] [--after-ms N] [--tick-ms N]
 //   dnssd-probe resolve --name NAME --type TYPE [--timeout SECONDS]
 //
 // publish* print {"event":"published",...} per service and {"event":"ready",...} when all
@@ -21,7 +22,7 @@
 // its own. browse prints added / updated / removed events; with --until-count N it exits 0
 // (after {"event":"complete"}) once N distinct services were added, and exits 3 on timeout.
 // resolve prints {"event":"resolved",...} (exit 0) or {"event":"timeout"} (exit 3).
-// publish* --after-ms N waits N ms after connecting (printing {"event":"connected"}) before
+// publish* and browse: --after-ms N waits N ms after connecting (printing {"event":"connected"}) before
 // publishing; --tick-ms N prints {"event":"tick"} every N ms from a task of its own, so a test
 // sees whether the process's tasks still run while the daemon is slow to answer; once the
 // first service is published each tick carries its name and whether it is established, read
@@ -194,6 +195,24 @@ func services(verb: String, options: Options) throws -> [DNSSDService] {
     }
 }
 
+/// --tick-ms N: a tick event with `fields()` every N ms, from a task of its own.
+func startTicking(_ options: Options, _ fields: @escaping @Sendable () -> [String: any Sendable]) throws {
+    guard let tick = try options.integer("--tick-ms", as: Int.self) else { return }
+    guard tick >= 1 else { throw UsageError(description: "--tick-ms must be at least 1") }
+    Task.detached {
+        // real time: user: --tick-ms.
+        while (try? await Task.sleep(for: .milliseconds(tick))) != nil { emit("tick", fields()) }
+    }
+}
+
+/// --after-ms N: says "connected", then waits N ms.
+func waitAfterConnecting(_ options: Options) async throws {
+    guard let after = try options.integer("--after-ms", as: Int.self) else { return }
+    emit("connected", [:])
+    // real time: user: --after-ms.
+    try await Task.sleep(for: .milliseconds(max(0, after)))
+}
+
 /// The first service's registration, once published, for the ticker.
 final class FirstRegistration: Sendable {
     private let registration = Mutex<DNSSDRegistration?>(nil)
@@ -208,24 +227,11 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
     let publisher = try DNSSDPublisher(logger: logger)
     defer { publisher.shutdown() }
     let first = FirstRegistration()
-    if let tick = try options.integer("--tick-ms", as: Int.self) {
-        guard tick >= 1 else { throw UsageError(description: "--tick-ms must be at least 1") }
-        Task.detached {
-            // real time: user: --tick-ms.
-            while (try? await Task.sleep(for: .milliseconds(tick))) != nil {
-                if let registration = first.value {
-                    emit("tick", ["name": registration.instanceName, "established": registration.isEstablished])
-                } else {
-                    emit("tick", [:])
-                }
-            }
-        }
+    try startTicking(options) {
+        guard let registration = first.value else { return [:] }
+        return ["name": registration.instanceName, "established": registration.isEstablished]
     }
-    if let after = try options.integer("--after-ms", as: Int.self) {
-        emit("connected", [:])
-        // real time: user: --after-ms.
-        try await Task.sleep(for: .milliseconds(max(0, after)))
-    }
+    try await waitAfterConnecting(options)
     emit("publishing", ["count": wanted.count])
     // All at once: Avahi probes the names in parallel.
     let registrations = try await withThrowingTaskGroup(of: (Int, DNSSDRegistration).self) { group in
@@ -332,8 +338,22 @@ func runBrowse(options: Options, logger: Logger) async throws -> Int32 {
     let timeout = try options.integer("--timeout", as: Int.self) ?? 30
     let browser = try DNSSDBrowser(logger: logger)
     defer { browser.shutdown() }
+    try startTicking(options) { [:] }
+    try await waitAfterConnecting(options)
+    // --extra-browses N: as many more browses of the type, started at once from tasks of
+    // their own (a controller looking up many nodes), their events read and dropped.
+    let extra = try options.integer("--extra-browses", as: Int.self) ?? 0
+    guard (0...1000).contains(extra) else { throw UsageError(description: "--extra-browses must be 0...1000") }
+    await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<extra {
+            group.addTask {
+                let events = try browser.browse(type: type)
+                Task { for await _ in events {} }
+            }
+        }
+    }
     let events = try browser.browse(type: type, subtype: options.string("--subtype"))
-    emit("browsing", ["type": type, "subtype": options.string("--subtype") ?? ""])
+    emit("browsing", ["type": type, "subtype": options.string("--subtype") ?? "", "count": extra + 1])
     return try await withThrowingTaskGroup(of: Int32.self) { group in
         group.addTask {
             var seen: Set<String> = []

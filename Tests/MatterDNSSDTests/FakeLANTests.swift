@@ -250,6 +250,43 @@ struct FakeLANTests {
         #expect(lan.leftovers() == [])
     }
 
+    /// Browses started while the daemon does not answer return at once and stall no task:
+    /// creating an Avahi browser waits for the daemon's reply with the poll mutex held
+    /// (issue #43: a controller commissioning a fleet of a busy daemon looks each node up).
+    @Test func browsesStartedWhileTheDaemonDoesNotAnswerStallNoTask() async throws {
+        let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"])
+        defer { lan.down() }
+        let extra = max(8, 2 * ProcessInfo.processInfo.activeProcessorCount)
+        let browse = try lan.probe(
+            on: "b",
+            [
+                "browse", "--type", "_matter._tcp", "--extra-browses", String(extra), "--after-ms", "1000", "--tick-ms", "100",
+                "--until-count", "1", "--timeout", "60",
+            ])
+        defer { browse.stop() }
+        let connected = try await browse.waitFor("connected") { $0.event == "connected" }
+        let paused = try lan.fakelan(["avahi-pause", lan.name, "b"])
+        #expect(paused.status == 0, "\(paused.errors)")
+        // Browsing starts after 1 s of the 3 s the daemon is stopped; ticks go on throughout.
+        // real time: external: the probe process and its stopped Avahi daemon.
+        try await Task.sleep(for: .seconds(3))
+        let lines = browse.allLines.dropFirst(connected.index + 1)
+        let ticks = lines.filter { $0.event == "tick" }.count
+        let browsing = lines.first { $0.event == "browsing" }
+        let resumed = try lan.fakelan(["avahi-resume", lan.name, "b"])
+        #expect(resumed.status == 0, "\(resumed.errors)")
+        #expect(browsing?.count == extra + 1, "the browses had not returned while the daemon was stopped")
+        #expect(ticks >= 20, "\(ticks) ticks in 3 s while the daemon did not answer")
+        // Once the daemon answers, the browses work: a service published now is found.
+        let node = try lan.probe(on: "a", ["publish-operational", "--fabric", "87E1B004E235A130", "--node", "41"])
+        defer { node.stop() }
+        #expect(try await browse.waitForExit() == 0)
+        #expect(browse.allLines.contains { $0.event == "added" && $0.name == "87E1B004E235A130-0000000000000041" })
+        node.stop()
+        lan.down()
+        #expect(lan.leftovers() == [])
+    }
+
     @Test func aNameTakenOnTheNetworkMovesToTheAlternativeName() async throws {
         let lan = try FakeLAN(hosts: ["a", "b", "c"], avahi: ["a", "b", "c"])
         defer { lan.down() }
