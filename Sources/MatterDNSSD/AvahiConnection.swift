@@ -265,3 +265,20 @@ final class AvahiConnection: @unchecked Sendable {
         }
     }
 }
+
+extension DNSSDError {
+    /// A failure that may pass if the same is tried later: the daemon did not answer in time
+    /// (D-Bus gives up after 25 s with a D-Bus error), or was away. Invalid input, a name
+    /// given up after collisions or the daemon's own limits are not.
+    public var isTransient: Bool {
+        switch self {
+        case .timedOut: return true
+        case .avahi(_, let code, _):
+            let transient: [Int32] = [
+                Int32(AVAHI_ERR_DBUS_ERROR), Int32(AVAHI_ERR_TIMEOUT), Int32(AVAHI_ERR_DISCONNECTED), Int32(AVAHI_ERR_NO_DAEMON),
+            ]
+            return transient.contains(code)
+        default: return false
+        }
+    }
+}

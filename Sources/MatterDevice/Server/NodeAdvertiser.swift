@@ -21,6 +21,10 @@ actor NodeAdvertiser {
 
     /// How long a publication may wait for the daemon before a warning says so.
     static let slowDaemonWarning: Duration = .seconds(5)
+    /// A publication the daemon failed for want of time is tried again after this, doubling
+    /// up to `lastRetry` (each with ±50 % jitter, so a fleet's retries do not come at once).
+    static let firstRetry: Duration = .seconds(2)
+    static let lastRetry: Duration = .seconds(60)
 
     private let publisher: DNSSDPublisher?
     /// A publisher several nodes share (one Avahi client for many nodes) is not shut
@@ -110,15 +114,26 @@ actor NodeAdvertiser {
                     )
                 }
                 defer { group.cancelAll() }
-                do {
-                    let registration = try await publisher.publish(service)
-                    logger.info("advertising \(registration)")
-                    return registration
-                } catch is CancellationError {
-                    return nil
-                } catch {
-                    logger.warning("cannot advertise \(service.instanceName).\(service.type): \(error)")
-                    return nil
+                var retry = Self.firstRetry
+                while true {
+                    do {
+                        let registration = try await publisher.publish(service)
+                        logger.info("advertising \(registration)")
+                        return registration
+                    } catch is CancellationError {
+                        return nil
+                    } catch let error as DNSSDError where error.isTransient {
+                        // A daemon too busy to answer within D-Bus's 25 s (a fleet's, issue #43:
+                        // 158 of 5,000 nodes gave up for good) is asked again, later and spread out.
+                        let pause = retry * Double.random(in: 0.5...1.5)
+                        logger.warning("cannot advertise \(service.instanceName).\(service.type) yet: \(error); trying again in \(pause)")
+                        // real time: external: the Avahi daemon's recovery.
+                        guard (try? await Task.sleep(for: pause)) != nil else { return nil }
+                        retry = min(retry * 2, Self.lastRetry)
+                    } catch {
+                        logger.warning("cannot advertise \(service.instanceName).\(service.type): \(error)")
+                        return nil
+                    }
                 }
             }
         }
