@@ -144,13 +144,27 @@ actor NodeAdvertiser {
     /// `limit`, whichever comes first; at once when nothing is being published under it.
     func waitUntilPublished(_ key: Key, limit: Duration) async {
         guard let task = published[key]?.task else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { _ = await task.value }
-            // real time: external: the Avahi daemon's answer.
-            group.addTask { try? await Task.sleep(for: limit) }
-            await group.next()
-            group.cancelAll()
+        await Self.wait(for: task, atMost: limit)
+    }
+
+    /// Returns once `task` has finished or `limit` has passed, whichever is first. Not a task
+    /// group: a group returns only once every child has, and a child awaiting `task.value`
+    /// ignores cancellation, so the limit never held and AddNOC's response waited for a busy
+    /// daemon (issue #43: 40-112 of 300 AddNOCs timed out at 5,000 nodes).
+    static func wait<T: Sendable>(for task: Task<T, Never>, atMost limit: Duration) async {
+        let (done, finish) = AsyncStream<Void>.makeStream()
+        let finished = Task {
+            _ = await task.value
+            finish.finish()
         }
+        let timer = Task {
+            // real time: external: the Avahi daemon's answer.
+            try? await Task.sleep(for: limit)
+            finish.finish()
+        }
+        for await _ in done {}
+        timer.cancel()
+        finished.cancel()
     }
 
     /// Withdraws the advertisement under `key` (a publication still waiting is abandoned).
