@@ -15,6 +15,11 @@
 # Verbs (all need root):
 #   up LAN HOST...             create the bridge namespace and one namespace per HOST
 #   join LAN HOST...           add hosts to an existing LAN
+#   segment LAN HUB HOST...    give each HOST a segment of its own: its port moves from br0 to a
+#                              bridge of its own, which HUB joins with one more interface
+#                              (eth1, eth2, ...); the HOSTs no longer hear each other, HUB hears
+#                              each on an interface of its own (Avahi keeps a cache per
+#                              interface). Before `avahi` on HUB.
 #   avahi LAN HOST...          start a private D-Bus + avahi-daemon on each HOST
 #   avahi-stop LAN HOST        `avahi-daemon -k` on HOST (the D-Bus stays up)
 #   avahi-start LAN HOST       start HOST's avahi-daemon again, wait until it runs
@@ -134,6 +139,35 @@ cmd_join() {
   done
 }
 
+# A hub's extra interfaces, one per segment: the hub keeps its own address on each (a /32)
+# and reaches each segment's host by a host route, so addresses stay as `up` gave them.
+cmd_segment() {
+  local lan="$1" hub="$2"; shift 2
+  check_lan "$lan"; check_host "$hub"
+  local dir hubaddr host n
+  dir="$(state_dir "$lan")"
+  ns_exists "$lan-$hub" || die "no host $hub on $lan"
+  ! holder_pid "$lan" "$hub" >/dev/null || die "segment: before avahi on $hub (its daemon reads its interfaces once)"
+  hubaddr="$(host_address "$lan" "$hub")"
+  n=0; [ ! -f "$dir/$hub.ifaces" ] || n="$(wc -l < "$dir/$hub.ifaces")"
+  for host in "$@"; do
+    check_host "$host"
+    [ "$host" != "$hub" ] && ns_exists "$lan-$host" || die "segment: no host $host on $lan (or the hub itself)"
+    n=$((n + 1))
+    ip -n "$lan-br" link add "s-$host" type bridge stp_state 0 mcast_snooping 0
+    ip -n "$lan-br" link set "s-$host" up
+    ip -n "$lan-br" link set "p-$host" nomaster
+    ip -n "$lan-br" link set "p-$host" master "s-$host"
+    ip -n "$lan-$hub" link add "eth$n" type veth peer name "h-$host" netns "$lan-br"
+    ip -n "$lan-br" link set "h-$host" master "s-$host"
+    ip -n "$lan-br" link set "h-$host" up
+    ip -n "$lan-$hub" addr add "$hubaddr/32" dev "eth$n"
+    ip -n "$lan-$hub" link set "eth$n" up multicast on
+    ip -n "$lan-$hub" route add "$(host_address "$lan" "$host")/32" dev "eth$n" src "$hubaddr"
+    echo "eth$n" >> "$dir/$hub.ifaces"
+  done
+}
+
 host_address() {
   local lan="$1" host="$2" index
   index="$(awk -v h="$host" '$1 == h {print $2}' "$(state_dir "$lan")/hosts" 2>/dev/null)"
@@ -145,12 +179,14 @@ write_avahi_conf() {
   case "${FAKELAN_AVAHI_IPV4:-yes}" in yes|no) ;; *) die "FAKELAN_AVAHI_IPV4: yes or no, not '$FAKELAN_AVAHI_IPV4'" ;; esac
   [[ "${FAKELAN_AVAHI_CACHE_MAX:-1}" =~ ^[1-9][0-9]{0,6}$ ]] || die "FAKELAN_AVAHI_CACHE_MAX: a number of records, not '$FAKELAN_AVAHI_CACHE_MAX'"
   [[ "${FAKELAN_AVAHI_OBJECTS_MAX:-1}" =~ ^[1-9][0-9]{0,6}$ ]] || die "FAKELAN_AVAHI_OBJECTS_MAX: a number of objects, not '$FAKELAN_AVAHI_OBJECTS_MAX'"
+  local interfaces=eth0
+  [ ! -f "$(state_dir "$lan")/$host.ifaces" ] || interfaces="eth0,$(paste -sd, "$(state_dir "$lan")/$host.ifaces")"
   cat > "$(state_dir "$lan")/$host.avahi.conf" <<EOF
 [server]
 host-name=$lan-$host
 use-ipv4=${FAKELAN_AVAHI_IPV4:-yes}
 use-ipv6=yes
-allow-interfaces=eth0
+allow-interfaces=$interfaces
 ratelimit-interval-usec=1000000
 ratelimit-burst=10000
 # Sized for fleets (scripts/fleet-bench.sh, which raises both for more than 5,000 nodes): a
@@ -360,6 +396,7 @@ case "$verb" in
     UP_LAN="$1"
     cmd_up "$@" ;;
   join) [ $# -ge 2 ] || die "join LAN HOST..."; cmd_join "$@" ;;
+  segment) [ $# -ge 3 ] || die "segment LAN HUB HOST..."; cmd_segment "$@" ;;
   avahi) [ $# -ge 2 ] || die "avahi LAN HOST..."; cmd_avahi "$@" ;;
   avahi-stop)
     [ $# -eq 2 ] || die "avahi-stop LAN HOST"

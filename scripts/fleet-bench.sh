@@ -20,12 +20,14 @@
 #
 # N (1...20000) defaults to 100, PROFILE to DeviceProfiles/devices/dimmable-light.yaml.
 # Binaries come from $FLEET_BENCH_BIN (default .build/release, built when missing).
-# Environment: FLEET_BENCH_PER_HOST (nodes per fleet host, default 2500),
+# Environment: FLEET_BENCH_PER_HOST (nodes per fleet host, default 1000),
 # FLEET_BENCH_CONCURRENCY (commissionings in flight, default 16), FLEET_BENCH_COMMISSION
 # (commission this many, default all but the bench node), FLEET_BENCH_INVOKES (default 1000),
 # FLEET_BENCH_BENCH_INVOKES (homectl bench, default 1000), FLEET_BENCH_RESOLVE_TIMEOUT
 # (seconds, default 300), FLEET_BENCH_ANNOUNCE_RATE (nodes a second each host's process hands
-# its Avahi daemon: `home --announce-rate`), FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is
+# its Avahi daemon: `home --announce-rate`), FLEET_BENCH_ONE_LAN=1 (all hosts on one segment, as
+# before: every daemon hears every node), FLEET_BENCH_RESOLVE_ONLY=1 (stop after (a) and (b)),
+# FLEET_BENCH_KEEP=1 (keep the logs). Needs root. Every step is
 # bounded; the LAN goes away on exit.
 . "$(dirname "$0")/lib/common.sh"
 unblock_signals bash "$SCRIPT_PATH" "$@"
@@ -33,7 +35,7 @@ unblock_signals bash "$SCRIPT_PATH" "$@"
 COUNT="${1:-100}"
 PROFILE="${2:-$ROOT/DeviceProfiles/devices/dimmable-light.yaml}"
 BIN="${FLEET_BENCH_BIN:-$ROOT/.build/release}"
-PER_HOST="${FLEET_BENCH_PER_HOST:-2500}"
+PER_HOST="${FLEET_BENCH_PER_HOST:-1000}"
 CONCURRENCY="${FLEET_BENCH_CONCURRENCY:-16}"
 INVOKES="${FLEET_BENCH_INVOKES:-1000}"
 BENCH_INVOKES="${FLEET_BENCH_BENCH_INVOKES:-1000}"
@@ -109,6 +111,10 @@ export FAKELAN_OWNER=$$
 export FAKELAN_AVAHI_OBJECTS_MAX=$(( COUNT * 3 + 1024 > 8192 ? COUNT * 3 + 1024 : 8192 ))
 export FAKELAN_AVAHI_CACHE_MAX=$(( COUNT * 12 > 65536 ? COUNT * 12 : 65536 ))
 "$FAKELAN" up "$LAN" ctl "${HOSTS[@]}"
+# Each fleet host on a segment of its own, which ctl joins with an interface of its own: Avahi
+# keeps a cache per interface and walks it for every record it receives, and each daemon
+# caches everything it hears, so on one LAN every daemon did work that grows as N squared.
+[ -n "${FLEET_BENCH_ONE_LAN:-}" ] || "$FAKELAN" segment "$LAN" ctl "${HOSTS[@]}"
 "$FAKELAN" avahi "$LAN" ctl "${HOSTS[@]}"
 
 # Attestation: the published test PAA and the CD signer matter-sim signs with (test only).
@@ -127,7 +133,7 @@ for _ in $(seq 100); do grep -q '"event":"browsing"' "$WORK/browse.jsonl" 2>/dev
 # Packets each fleet host's daemon sends a second (for Avahi's rate limit), while resolving.
 ( while :; do
     for h in "${HOSTS[@]}" ctl; do
-      echo "$(now_ms) $h $(ip -n "$LAN-$h" -s link show eth0 2>/dev/null | awk '/TX:/ { getline; print $2; exit }')"
+      echo "$(now_ms) $h $(ip -n "$LAN-$h" -s link show 2>/dev/null | awk '/^[0-9]+: eth/ { e = 1 } /^[0-9]+: lo/ { e = 0 } e && /TX:/ { getline; n += $2 } END { print n + 0 }')"
     done
     sleep 1
   done ) >"$WORK/tx.log" 2>/dev/null &
@@ -190,6 +196,12 @@ for h in ctl "${HOSTS[@]}"; do
   avahi_line+=" $h: $(awk -v h="$h" '$1 == h { print $2 }' "$WORK/tx-max.txt") pkt/s peak, $(cpu_s "$(avahi_pid "$h")") s CPU;"
 done
 echo "fleet-bench: (a) Avahi daemons while resolving (ratelimit-burst 10000 a second):${avahi_line%;}"
+
+# FLEET_BENCH_RESOLVE_ONLY=1: the start, resolving and memory only (to compare layouts).
+if [ -n "${FLEET_BENCH_RESOLVE_ONLY:-}" ]; then
+  echo "fleet-bench: | $COUNT | $PARTS | $(awk -v ms="$((LISTENING - STARTED))" 'BEGIN { printf "%.1f", ms / 1000 }') | $RESOLVE_S | $(per_node "$RSS_IDLE") |"
+  exit 0
+fi
 
 # --- (e) per command, on the last node -------------------------------------------------
 LAST_HOST="f$PARTS"

@@ -54,6 +54,10 @@ final class AvahiConnection: @unchecked Sendable {
     /// `stopped`, read without the mutex (a caller that must not wait for it).
     private let isShutDown = Atomic<Bool>(false)
     var hasShutDown: Bool { isShutDown.load(ordering: .acquiring) }
+    /// `shutdown()` was called (it may still wait for the mutex): work holding the mutex can
+    /// skip what `avahi_client_free` will do anyway.
+    private let shutdownRequested = Atomic<Bool>(false)
+    var isShuttingDown: Bool { shutdownRequested.load(ordering: .acquiring) }
     private weak var owner: (any AvahiClientOwner)?
 
     /// How long to wait before trying again when the system bus itself is unreachable.
@@ -169,6 +173,7 @@ final class AvahiConnection: @unchecked Sendable {
         // shutdown that is harmless. The poll thread holds the lock in callbacks.
         if onPollThread, stopped { return }
         precondition(!onPollThread, "AvahiConnection.shutdown() called on the Avahi poll thread")
+        shutdownRequested.store(true, ordering: .releasing)
         avahi_threaded_poll_lock(poll)
         guard !stopped else {
             avahi_threaded_poll_unlock(poll)

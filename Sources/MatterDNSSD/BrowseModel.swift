@@ -5,7 +5,22 @@
 /// one SRV/TXT resolver per interface and one address lookup per (interface, host name),
 /// and turns what those report into `added` / `updated` / `removed` events. It answers
 /// with effects (start or stop a lookup) that the browser performs on Avahi.
-struct BrowseModel {
+///
+/// Only the first `followLimit` services announced are followed (their resolver and address
+/// lookups stay open, so SRV, TXT and address changes become `updated`); past that, a service
+/// is resolved once, announced, and its lookups freed: from then on only its removal is
+/// reported. Every open lookup is an object of the client in the Avahi daemon, and Debian's
+/// avahi-daemon 0.8 keeps one timer per object in a list it walks on every turn of its event
+/// loop: at 5,000 services (three objects each) that walk took three quarters of the daemon's
+/// CPU and held resolving back for minutes (issue #43). For the same reason at most
+/// `resolveLimit` services are being resolved at once; the others wait their turn in the order
+/// they appeared (a fleet's records arrive by the thousand).
+public struct BrowseModel {
+    /// How many announced services a browse follows by default.
+    public static let defaultFollowLimit = 256
+    /// How many services a browse resolves at once.
+    static let defaultResolveLimit = 256
+
     struct ServiceKey: Hashable, Sendable, Comparable {
         var name: String
         var domain: String
@@ -56,6 +71,8 @@ struct BrowseModel {
         var resolutions: [Int32: Resolution] = [:]
         /// What the last event said, `nil` before `added`.
         var emitted: DNSSDResolvedService?
+        /// Its resolvers and address lookups stay open (see `followLimit`).
+        var followed = true
     }
 
     private struct HostState {
@@ -75,12 +92,27 @@ struct BrowseModel {
     }
 
     let type: String
+    let followLimit: Int
+    let resolveLimit: Int
     private var services: [ServiceKey: ServiceState] = [:]
     private var hosts: [HostKey: HostState] = [:]
     private var sequence: UInt64 = 0
+    /// Announced services still followed.
+    private var followedAnnounced = 0
+    /// Announced past `followLimit`: their lookups are freed at the end of the current change.
+    private var toUnfollow: [ServiceKey] = []
+    /// Services whose resolvers run and which are not announced yet (at most `resolveLimit`).
+    private var resolving: Set<ServiceKey> = []
+    /// Services seen but not resolved yet for want of a place in `resolving`, oldest first.
+    private var waiting: [ServiceKey] = []
 
-    init(type: String) {
+    init(
+        type: String, followLimit: Int = BrowseModel.defaultFollowLimit,
+        resolveLimit: Int = BrowseModel.defaultResolveLimit
+    ) {
         self.type = type
+        self.followLimit = max(0, followLimit)
+        self.resolveLimit = max(1, resolveLimit)
     }
 
     /// The services announced so far (as in their last event), by name.
@@ -91,15 +123,36 @@ struct BrowseModel {
     /// The (interface, host) pairs being looked up.
     var hostLookups: Set<HostKey> { Set(hosts.keys) }
 
+    /// How many services are followed (announced or not yet).
+    var followedServices: Int { services.values.filter(\.followed).count }
+
+    /// Services seen and waiting for a place among those being resolved.
+    var waitingServices: Int { waiting.count }
+
     mutating func serviceAppeared(_ key: ServiceKey, interface: Int32, protocol transport: Int32) -> Outcome {
         var outcome = Outcome()
+        let isNew = services[key] == nil
         var state = services[key] ?? ServiceState()
-        if state.sightings[interface, default: []].isEmpty {
-            outcome.effects.append(.startResolver(key, interface: interface))
-        }
+        let newInterface = state.sightings[interface, default: []].isEmpty
         state.sightings[interface, default: []].insert(transport)
         services[key] = state
+        if isNew {
+            waiting.append(key)
+        } else if newInterface && state.followed && (resolving.contains(key) || state.emitted != nil) {
+            // A service no longer followed is not resolved again on another interface (its
+            // sightings are kept only to report its removal); one still waiting starts on
+            // all its interfaces when its turn comes.
+            outcome.effects.append(.startResolver(key, interface: interface))
+        }
+        outcome.effects += admitWaiting()
         return outcome
+    }
+
+    /// Every resolver of `key` on `interface` gave up (Avahi found no SRV/TXT): its place
+    /// among those being resolved goes to the next.
+    mutating func resolveFailed(_ key: ServiceKey, interface: Int32) -> Outcome {
+        guard services[key]?.emitted == nil, resolving.remove(key) != nil else { return Outcome() }
+        return Outcome(effects: admitWaiting())
     }
 
     mutating func serviceDisappeared(_ key: ServiceKey, interface: Int32, protocol transport: Int32) -> Outcome {
@@ -112,17 +165,25 @@ struct BrowseModel {
             return outcome
         }
         state.sightings[interface] = nil
-        outcome.effects.append(.stopResolver(key, interface: interface))
+        // Resolvers run for a service being resolved or followed, not for one still waiting.
+        if state.followed && (resolving.contains(key) || state.emitted != nil) {
+            outcome.effects.append(.stopResolver(key, interface: interface))
+        }
         if let old = state.resolutions.removeValue(forKey: interface) {
             outcome.effects += release(HostKey(interface: interface, hostName: old.hostName), by: key, keeping: state)
         }
         if state.sightings.isEmpty {
             services[key] = nil
-            if state.emitted != nil { outcome.events.append(.removed(instanceName: key.name)) }
+            resolving.remove(key)
+            if state.emitted != nil {
+                outcome.events.append(.removed(instanceName: key.name))
+                if state.followed { followedAnnounced -= 1 }
+            }
         } else {
             services[key] = state
             outcome.events += reevaluate(key)
         }
+        outcome.effects += unfollowAnnounced() + admitWaiting()
         return outcome
     }
 
@@ -130,8 +191,8 @@ struct BrowseModel {
         _ key: ServiceKey, interface: Int32, hostName: String, port: UInt16, txt: DNSSDTXTRecord
     ) -> Outcome {
         var outcome = Outcome()
-        // A late answer for a sighting that has gone already.
-        guard var state = services[key], state.sightings[interface] != nil else { return outcome }
+        // A late answer for a sighting that has gone already, or for a service let go.
+        guard var state = services[key], state.sightings[interface] != nil, state.followed else { return outcome }
         sequence += 1
         let newHost = HostKey(interface: interface, hostName: hostName)
         let old = state.resolutions[interface]
@@ -146,13 +207,15 @@ struct BrowseModel {
         }
         hosts[newHost]?.users.insert(key)
         outcome.events += reevaluate(key)
+        outcome.effects += unfollowAnnounced() + admitWaiting()
         return outcome
     }
 
     mutating func addressAppeared(_ host: HostKey, _ address: DNSSDAddress, protocol transport: Int32) -> Outcome {
         guard hosts[host] != nil else { return Outcome() }
         hosts[host]?.addresses[address, default: []].insert(transport)
-        return Outcome(events: reevaluateUsers(of: host))
+        let events = reevaluateUsers(of: host)
+        return Outcome(effects: unfollowAnnounced() + admitWaiting(), events: events)
     }
 
     mutating func addressDisappeared(_ host: HostKey, _ address: DNSSDAddress, protocol transport: Int32) -> Outcome {
@@ -160,14 +223,16 @@ struct BrowseModel {
         transports.remove(transport)
         state.addresses[address] = transports.isEmpty ? nil : transports
         hosts[host] = state
-        return Outcome(events: reevaluateUsers(of: host))
+        let events = reevaluateUsers(of: host)
+        return Outcome(effects: unfollowAnnounced() + admitWaiting(), events: events)
     }
 
     /// The lookup of `family` addresses for `host` has reported all it has (or failed).
     mutating func hostLookupSettled(_ host: HostKey, family: DNSSDAddress.Family) -> Outcome {
         guard hosts[host] != nil else { return Outcome() }
         hosts[host]?.settled.insert(family)
-        return Outcome(events: reevaluateUsers(of: host))
+        let events = reevaluateUsers(of: host)
+        return Outcome(effects: unfollowAnnounced() + admitWaiting(), events: events)
     }
 
     /// The daemon connection is gone and with it every browser, resolver and lookup: each
@@ -177,7 +242,50 @@ struct BrowseModel {
         let removed = services.filter { $0.value.emitted != nil }.keys.sorted()
         services = [:]
         hosts = [:]
+        followedAnnounced = 0
+        toUnfollow = []
+        resolving = []
+        waiting = []
         return Outcome(events: removed.map { .removed(instanceName: $0.name) })
+    }
+
+    /// Starts the resolvers of the services waiting longest, while places are free.
+    private mutating func admitWaiting() -> [Effect] {
+        var effects: [Effect] = []
+        var taken = 0
+        while resolving.count < resolveLimit && taken < waiting.count {
+            let key = waiting[taken]
+            taken += 1
+            // Gone meanwhile (a service seen again later queues again).
+            guard let state = services[key], state.emitted == nil, !resolving.contains(key) else { continue }
+            resolving.insert(key)
+            for interface in state.sightings.keys.sorted() {
+                effects.append(.startResolver(key, interface: interface))
+            }
+        }
+        waiting.removeFirst(taken)
+        return effects
+    }
+
+    /// Frees the resolvers and address lookups of the services announced past `followLimit`
+    /// in this change (after its events, which needed their addresses).
+    private mutating func unfollowAnnounced() -> [Effect] {
+        var effects: [Effect] = []
+        for key in toUnfollow {
+            guard var state = services[key], state.followed else { continue }
+            state.followed = false
+            let resolved = state.resolutions
+            state.resolutions = [:]
+            services[key] = state
+            for interface in state.sightings.keys.sorted() {
+                effects.append(.stopResolver(key, interface: interface))
+            }
+            for (interface, resolution) in resolved.sorted(by: { $0.key < $1.key }) {
+                effects += release(HostKey(interface: interface, hostName: resolution.hostName), by: key, keeping: state)
+            }
+        }
+        toUnfollow = []
+        return effects
     }
 
     private mutating func release(_ host: HostKey, by key: ServiceKey, keeping state: ServiceState) -> [Effect] {
@@ -214,7 +322,14 @@ struct BrowseModel {
             port: latest.port, addresses: addresses.sorted(), txt: latest.txt)
         let event: DNSSDEvent?
         switch state.emitted {
-        case nil: event = .added(view)
+        case nil:
+            event = .added(view)
+            resolving.remove(key)
+            if followedAnnounced < followLimit {
+                followedAnnounced += 1
+            } else {
+                toUnfollow.append(key)
+            }
         case let previous? where previous != view: event = .updated(view)
         default: event = nil
         }

@@ -24,19 +24,27 @@ public final class DNSSDBrowser: Sendable {
 
     /// The services of `type` (e.g. `_matterc._udp`), or only those registered under
     /// `subtype` (e.g. `_L3840`, browsed as `_L3840._sub._matterc._udp`).
+    ///
+    /// The first `following` services announced are followed: their SRV, TXT and address
+    /// changes are reported as `updated`. Past that, each is resolved once and then only its
+    /// removal is reported (each followed service holds three objects in the Avahi daemon,
+    /// which slow its every step as they grow: see `BrowseModel`).
     public func browse(
-        type: String, subtype: String? = nil, domain: String? = nil
+        type: String, subtype: String? = nil, domain: String? = nil,
+        following: Int = BrowseModel.defaultFollowLimit
     ) throws(DNSSDError)
         -> AsyncStream<DNSSDEvent>
     {
-        try engine.browse(type: type, subtype: subtype, domain: domain)
+        try engine.browse(type: type, subtype: subtype, domain: domain, instance: nil, following: following)
     }
 
-    /// The first service named `instanceName` of `type` to be resolved, within `timeout`.
+    /// The service named `instanceName` of `type`, resolved within `timeout` on whichever
+    /// interface has it. Looked up by name: no browse of the whole type, so resolving one of
+    /// 10,000 operational nodes opens one resolver and two address lookups, not 30,000.
     public func resolve(
         instanceName: String, type: String, domain: String? = nil, timeout: Duration = .seconds(10)
     ) async throws -> DNSSDResolvedService {
-        let events = try browse(type: type, domain: domain)
+        let events = try engine.browse(type: type, subtype: nil, domain: domain, instance: instanceName, following: 1)
         let wanted = instanceName.lowercased()
         return try await withThrowingTaskGroup(of: DNSSDResolvedService?.self) { group in
             group.addTask {
@@ -83,10 +91,15 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
         try connection.start(owner: self)
     }
 
-    func browse(type: String, subtype: String?, domain: String?) throws(DNSSDError) -> AsyncStream<DNSSDEvent> {
+    /// A browse of `type` (or `subtype` of it), or with `instance` the lookup of that one
+    /// service by name.
+    func browse(type: String, subtype: String?, domain: String?, instance: String?, following: Int) throws(DNSSDError)
+        -> AsyncStream<DNSSDEvent>
+    {
         try DNSSDService.validateServiceType(type)
         if let subtype { try DNSSDService.validateSubtype(subtype) }
         if let domain { try DNSSDService.validateDomain(domain, field: "domain") }
+        if let instance { try DNSSDService.validateInstanceName(instance) }
         guard !connection.hasShutDown else { throw .shutDown }
         let (stream, continuation) = AsyncStream<DNSSDEvent>.makeStream(bufferingPolicy: .unbounded)
         let id = nextID.add(1, ordering: .relaxed).newValue
@@ -96,7 +109,8 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
         // one of the few shared threads. Stopping is queued behind it, so it finds the session.
         connection.withLockSoonOrFail({ _ in continuation.finish() }) { [self] client in
             let session = BrowseSession(
-                id: id, engine: self, type: type, subtype: subtype, domain: domain, continuation: continuation)
+                id: id, engine: self, type: type, subtype: subtype, domain: domain, instance: instance,
+                following: following, continuation: continuation)
             sessions[id] = session
             if let client, Self.isConnected(client) { session.start(client: client) }
         }
@@ -132,7 +146,7 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
     // MARK: - Mutex held
 
     func clientStateChanged(_ client: OpaquePointer, state: AvahiClientState) {
-        for session in sessions.values.sorted(by: { $0.id < $1.id }) where session.browser == nil {
+        for session in sessions.values.sorted(by: { $0.id < $1.id }) where !session.isStarted {
             session.start(client: client)
         }
     }
@@ -142,17 +156,21 @@ final class BrowserEngine: AvahiClientOwner, @unchecked Sendable {
     }
 }
 
-/// One browse: an Avahi service browser plus the resolvers and address lookups its model
-/// asks for. Guarded by the poll mutex.
+/// One browse: an Avahi service browser (or, to look up one service by name, none) plus the
+/// resolvers and address lookups its model asks for. Guarded by the poll mutex.
 final class BrowseSession: @unchecked Sendable {
     let id: UInt64
     unowned let engine: BrowserEngine
     let type: String
     let subtype: String?
     let domain: String?
+    /// Set: no service browser; this one service is resolved on any interface.
+    let instance: String?
     let continuation: AsyncStream<DNSSDEvent>.Continuation
 
     var browser: OpaquePointer?
+    /// Started on the daemon's current connection (a browser made, or the named service asked for).
+    private(set) var isStarted = false
     private var model: BrowseModel
     private var resolvers: [ResolverKey: ServiceResolver] = [:]
     private var addressLookups: [BrowseModel.HostKey: [AddressLookup]] = [:]
@@ -194,16 +212,17 @@ final class BrowseSession: @unchecked Sendable {
     }
 
     init(
-        id: UInt64, engine: BrowserEngine, type: String, subtype: String?, domain: String?,
-        continuation: AsyncStream<DNSSDEvent>.Continuation
+        id: UInt64, engine: BrowserEngine, type: String, subtype: String?, domain: String?, instance: String?,
+        following: Int, continuation: AsyncStream<DNSSDEvent>.Continuation
     ) {
         self.id = id
         self.engine = engine
         self.type = type
         self.subtype = subtype
         self.domain = domain
+        self.instance = instance
         self.continuation = continuation
-        self.model = BrowseModel(type: type)
+        self.model = BrowseModel(type: type, followLimit: following)
     }
 
     private var logger: Logger { engine.logger }
@@ -213,7 +232,15 @@ final class BrowseSession: @unchecked Sendable {
     }
 
     func start(client: OpaquePointer) {
-        guard browser == nil else { return }
+        guard !isStarted else { return }
+        isStarted = true
+        if let instance {
+            // Avahi resolves on every interface (AVAHI_IF_UNSPEC) and reports where it found
+            // the service; the model treats that as one sighting.
+            let key = BrowseModel.ServiceKey(name: instance, domain: domain ?? "local")
+            apply(model.serviceAppeared(key, interface: Int32(AVAHI_IF_UNSPEC), protocol: Int32(AVAHI_PROTO_UNSPEC)))
+            return
+        }
         browser = withOptionalCString(domain) { domain in
             avahi_service_browser_new(
                 client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), browsedType, domain,
@@ -227,31 +254,37 @@ final class BrowseSession: @unchecked Sendable {
                 }, Unmanaged.passUnretained(self).toOpaque())
         }
         if browser == nil {
+            isStarted = false
             logger.error("\(AvahiConnection.error("browsing \(browsedType)", client: client))")
         }
     }
 
-    /// Frees every Avahi object of this browse (the stream has ended).
+    /// Frees every Avahi object of this browse (the stream has ended). Each free is a D-Bus
+    /// call answered by the daemon; once the connection is shutting down they are left to
+    /// `avahi_client_free`, which disconnects first and frees them without asking.
     func freeAll() {
+        let connection = engine.connection
         for resolver in resolvers.values {
-            if let r = resolver.resolver { avahi_service_resolver_free(r) }
+            if let r = resolver.resolver, !connection.isShuttingDown { avahi_service_resolver_free(r) }
             resolver.resolver = nil
         }
         resolvers = [:]
         for lookups in addressLookups.values {
             for lookup in lookups {
-                if let b = lookup.browser { avahi_record_browser_free(b) }
+                if let b = lookup.browser, !connection.isShuttingDown { avahi_record_browser_free(b) }
                 lookup.browser = nil
             }
         }
         addressLookups = [:]
         if let browser { avahi_service_browser_free(browser) }
         browser = nil
+        isStarted = false
     }
 
     /// The client and every object made from it are being freed by Avahi.
     func connectionLost() {
         browser = nil
+        isStarted = false
         for resolver in resolvers.values { resolver.resolver = nil }
         resolvers = [:]
         for lookups in addressLookups.values { for lookup in lookups { lookup.browser = nil } }
@@ -346,6 +379,7 @@ final class BrowseSession: @unchecked Sendable {
                 startResolver(handle)
             } else {
                 logger.warning("\(error)")
+                apply(model.resolveFailed(handle.key.service, interface: handle.key.interface))
             }
         default:
             break

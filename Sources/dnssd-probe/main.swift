@@ -10,7 +10,7 @@
 //   dnssd-probe publish-operational --fabric HEX --node HEX [--sii MS] [--sai MS] [--sat MS]
 //       [--tcp T] [--port P] [--count N]
 //   dnssd-probe browse --type TYPE [--subtype S] [--until-count N] [--timeout SECONDS]
-//       [--extra-browses N] [--after-ms N] [--tick-ms N]
+//       [--extra-browses N] [--after-ms N] [--tick-ms N] [--follow N]
 //   dnssd-probe resolve --name NAME --type TYPE [--timeout SECONDS]
 //
 // publish* print {"event":"published",...} per service and {"event":"ready",...} when all
@@ -21,6 +21,8 @@
 // With --count N, service i gets discriminator D+i (mod 4096) / node ID NODE+i and a name of
 // its own. browse prints added / updated / removed events; with --until-count N it exits 0
 // (after {"event":"complete"}) once N distinct services were added, and exits 3 on timeout.
+// browse --follow N: the first N services announced are followed (updated events), the rest
+// resolved once (default 256: DNSSDBrowser.browse(following:)).
 // resolve prints {"event":"resolved",...} (exit 0) or {"event":"timeout"} (exit 3).
 // publish* and browse: --after-ms N waits N ms after connecting (printing {"event":"connected"}) before
 // publishing; --tick-ms N prints {"event":"tick"} every N ms from a task of its own, so a test
@@ -259,18 +261,21 @@ func runPublish(verb: String, options: Options, logger: Logger) async throws -> 
         try await Task.sleep(for: .seconds(duration))
         return 0
     }
+    // Services published so far: each `more` takes the next indexes.
+    var total = wanted.count
     for await line in standardInputLines() {
         let words = line.split(separator: " ").map(String.init)
         guard let command = words.first else { continue }
         if command == "quit" { break }
         if command == "more" {
-            guard words.count == 2, let more = Int(words[1]), more >= 1, wanted.count + more <= 10_000 else {
+            guard words.count == 2, let more = Int(words[1]), more >= 1, total + more <= 10_000 else {
                 emit("error", ["message": "more takes a count of 1 or more, up to 10,000 services in all"])
                 continue
             }
             var widened = options
-            widened.set("--count", to: String(wanted.count + more))
+            widened.set("--count", to: String(total + more))
             let extra = try services(verb: verb, options: widened).suffix(more)
+            total += more
             emit("more", ["count": more])
             Task {
                 do {
@@ -352,7 +357,9 @@ func runBrowse(options: Options, logger: Logger) async throws -> Int32 {
             }
         }
     }
-    let events = try browser.browse(type: type, subtype: options.string("--subtype"))
+    let following = try options.integer("--follow", as: Int.self) ?? BrowseModel.defaultFollowLimit
+    guard following >= 0 else { throw UsageError(description: "--follow must be 0 or more") }
+    let events = try browser.browse(type: type, subtype: options.string("--subtype"), following: following)
     emit("browsing", ["type": type, "subtype": options.string("--subtype") ?? "", "count": extra + 1])
     return try await withThrowingTaskGroup(of: Int32.self) { group in
         group.addTask {

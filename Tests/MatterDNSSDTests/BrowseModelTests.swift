@@ -159,9 +159,104 @@ import Testing
         #expect(model.serviceAppeared(node, interface: 2, protocol: inet).effects == [.startResolver(node, interface: 2)])
     }
 
+    @Test func servicesPastTheFollowLimitAreResolvedOnceThenLetGo() {
+        // `node` is followed (the limit is one); `other`, on another host, is announced with
+        // its address and then its resolver and address lookup are freed.
+        var model = announced(followLimit: 1)
+        let otherHost = Host(interface: 2, hostName: "dev-b.local")
+        let v4b = DNSSDAddress(family: .ipv4, bytes: [10, 77, 0, 3], interfaceIndex: 2)!
+        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
+        #expect(model.serviceResolved(other, interface: 2, hostName: "dev-b.local", port: 5541, txt: txt).effects
+            == [.startHostLookup(otherHost)])
+        _ = model.addressAppeared(otherHost, v4b, protocol: inet)
+        let settled = model.hostLookupSettled(otherHost, family: .ipv6)
+        #expect(settled.events.map(\.instanceName) == [other.name])
+        if case let .added(service)? = settled.events.first { #expect(service.addresses == [v4b]) }
+        #expect(settled.effects == [.stopResolver(other, interface: 2), .stopHostLookup(otherHost)])
+        #expect(model.hostLookups == [host])
+        #expect(model.followedServices == 1)
+        // Seen on another interface: not resolved there; a late answer is ignored.
+        #expect(model.serviceAppeared(other, interface: 3, protocol: inet).effects.isEmpty)
+        #expect(model.serviceResolved(other, interface: 3, hostName: "dev-b.local", port: 9, txt: txt) == .init())
+        // The followed one still reports its changes.
+        #expect(model.addressDisappeared(host, v6, protocol: inet6).events.map(\.instanceName) == [node.name])
+        // Gone from every interface: removed, with nothing left to stop.
+        #expect(model.serviceDisappeared(other, interface: 3, protocol: inet) == .init())
+        #expect(model.serviceDisappeared(other, interface: 2, protocol: inet)
+            == .init(effects: [], events: [.removed(instanceName: other.name)]))
+    }
+
+    @Test func aFreedPlaceIsTakenByTheNextServiceAnnounced() {
+        var model = announced(followLimit: 1)
+        // `node` goes: the next service announced is followed again.
+        _ = model.serviceDisappeared(node, interface: 2, protocol: inet)
+        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
+        _ = model.serviceResolved(other, interface: 2, hostName: "dev-a.local", port: 5541, txt: txt)
+        _ = model.addressAppeared(host, v4, protocol: inet)
+        let added = model.hostLookupSettled(host, family: .ipv6)
+        #expect(added.events.map(\.instanceName) == [other.name])
+        #expect(added.effects.isEmpty)
+        #expect(model.followedServices == 1)
+        #expect(model.hostLookups == [host])
+    }
+
+    @Test func aServiceSharingAFollowedHostLeavesItsLookupOpen() {
+        var model = announced(followLimit: 1)
+        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
+        let resolved = model.serviceResolved(other, interface: 2, hostName: "dev-a.local", port: 5541, txt: txt)
+        // Announced at once (the host is ready), let go at once: only its resolver stops.
+        #expect(resolved.events.map(\.instanceName) == [other.name])
+        #expect(resolved.effects == [.stopResolver(other, interface: 2)])
+        #expect(model.hostLookups == [host])
+        // The host's changes concern only `node` now.
+        #expect(model.addressDisappeared(host, v6, protocol: inet6).events.map(\.instanceName) == [node.name])
+    }
+
+    @Test func atMostResolveLimitServicesAreResolvedAtOnce() {
+        var model = BrowseModel(type: "_matterc._udp", resolveLimit: 2)
+        let third = Key(name: "2222222222222222", domain: "local")
+        #expect(model.serviceAppeared(node, interface: 2, protocol: inet).effects == [.startResolver(node, interface: 2)])
+        #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects == [.startResolver(other, interface: 2)])
+        // The third waits, wherever it is seen.
+        #expect(model.serviceAppeared(third, interface: 2, protocol: inet).effects.isEmpty)
+        #expect(model.serviceAppeared(third, interface: 3, protocol: inet).effects.isEmpty)
+        #expect(model.waitingServices == 1)
+        // `node` announced: the third starts, on both its interfaces.
+        _ = model.serviceResolved(node, interface: 2, hostName: "dev-a.local", port: 5540, txt: txt)
+        _ = model.addressAppeared(host, v4, protocol: inet)
+        let added = model.addressAppeared(host, v6, protocol: inet6)
+        #expect(added.events.map(\.instanceName) == [node.name])
+        #expect(added.effects == [.startResolver(third, interface: 2), .startResolver(third, interface: 3)])
+        #expect(model.waitingServices == 0)
+    }
+
+    @Test func aServiceWhoseResolversGaveUpMakesRoom() {
+        var model = BrowseModel(type: "_matterc._udp", resolveLimit: 1)
+        _ = model.serviceAppeared(node, interface: 2, protocol: inet)
+        #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects.isEmpty)
+        #expect(model.resolveFailed(node, interface: 2).effects == [.startResolver(other, interface: 2)])
+        // Told twice: nothing more.
+        #expect(model.resolveFailed(node, interface: 2) == .init())
+    }
+
+    @Test func aServiceGoneWhileWaitingIsSkippedAndQueuesAgainIfSeenAgain() {
+        var model = BrowseModel(type: "_matterc._udp", resolveLimit: 1)
+        let third = Key(name: "2222222222222222", domain: "local")
+        _ = model.serviceAppeared(node, interface: 2, protocol: inet)
+        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
+        _ = model.serviceAppeared(third, interface: 2, protocol: inet)
+        #expect(model.serviceDisappeared(other, interface: 2, protocol: inet) == .init())
+        // `node` goes too: the next one still seen starts.
+        #expect(model.serviceDisappeared(node, interface: 2, protocol: inet).effects
+            == [.stopResolver(node, interface: 2), .startResolver(third, interface: 2)])
+        // `other` back: it waits behind `third`, once.
+        #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects.isEmpty)
+        #expect(model.resolveFailed(third, interface: 2).effects == [.startResolver(other, interface: 2)])
+    }
+
     /// `node` announced on interface 2 over IPv4 with both addresses.
-    private func announced() -> BrowseModel {
-        var model = BrowseModel(type: "_matterc._udp")
+    private func announced(followLimit: Int = BrowseModel.defaultFollowLimit) -> BrowseModel {
+        var model = BrowseModel(type: "_matterc._udp", followLimit: followLimit)
         _ = model.serviceAppeared(node, interface: 2, protocol: inet)
         _ = model.serviceResolved(node, interface: 2, hostName: "dev-a.local", port: 5540, txt: txt)
         _ = model.addressAppeared(host, v4, protocol: inet)

@@ -393,6 +393,42 @@ struct FakeLANTests {
         #expect(lan.leftovers() == [])
     }
 
+    /// A browse follows only its first `--follow` services; past that each is resolved once and
+    /// its resolver and address lookups freed, and a lookup by name opens no browse of the type.
+    /// The daemon on b allows a client 32 objects: keeping three per service (a resolver, the A
+    /// and AAAA lookups), as browses did, stopped resolving at about ten of these 40 (issue #43:
+    /// Avahi walks a timer per object on every turn of its loop).
+    @Test func aBrowseLetsGoOfWhatItNoLongerFollows() async throws {
+        let lan = try FakeLAN(hosts: ["a", "b"], avahi: ["a", "b"], objectsPerClient: ["b": 32])
+        defer { lan.down() }
+        let browse = try lan.probe(
+            on: "b", ["browse", "--type", "_matterc._udp", "--follow", "4", "--until-count", "40", "--timeout", "90"])
+        defer { browse.stop() }
+        try await browse.waitFor("browsing") { $0.event == "browsing" }
+        // Five at a time, each five found before the next: at most five resolving at once.
+        let publisher = try lan.probe(
+            on: "a", ["publish-commissionable", "--count", "5", "--discriminator", "0", "--vendor", "65521"])
+        defer { publisher.stop() }
+        try await publisher.waitFor("ready") { $0.event == "ready" }
+        for wave in 1...8 {
+            try await browse.waitFor("\(wave * 5) found", timeout: .seconds(30)) { _ in
+                Set(browse.allLines.filter { $0.event == "added" }.compactMap(\.name)).count >= wave * 5
+            }
+            if wave < 8 { publisher.send("more 5") }
+        }
+        #expect(try await browse.waitForExit(timeout: .seconds(30)) == 0)
+        let added = browse.allLines.filter { $0.event == "added" }
+        #expect(Set(added.compactMap { $0.txt?["D"] }) == Set((0..<40).map(String.init)))
+        // The whole type holds 40 services; a lookup by name needs three objects, not 120.
+        let last = try #require(added.last?.name)
+        let resolve = try lan.probe(on: "b", ["resolve", "--name", last, "--type", "_matterc._udp"])
+        #expect(try await resolve.waitForExit() == 0)
+        #expect(resolve.allLines.contains { $0.event == "resolved" && $0.name == last && $0.port == 5540 })
+        publisher.stop()
+        lan.down()
+        #expect(lan.leftovers() == [])
+    }
+
     /// Names of the services a browse of `subtype` finds within `seconds`.
     private func browsedNames(_ lan: FakeLAN, type: String, subtype: String, seconds: Int) async throws -> [String] {
         let browse = try lan.probe(on: "b", ["browse", "--type", type, "--subtype", subtype, "--timeout", String(seconds)])

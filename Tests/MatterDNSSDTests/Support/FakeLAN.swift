@@ -201,7 +201,9 @@ final class FakeLAN {
     /// The LAN's namespaces while it was up (see `leftovers`).
     private(set) var namespaces: Set<UInt64> = []
 
-    init(hosts: [String], avahi: [String]) throws {
+    /// `objectsPerClient`: hosts whose daemon allows each D-Bus client only that many
+    /// objects (browsers, resolvers, entry groups; fakelan's FAKELAN_AVAHI_OBJECTS_MAX).
+    init(hosts: [String], avahi: [String], objectsPerClient: [String: Int] = [:]) throws {
         _ = FakeLANEnvironment.staleRemoved
         name = FakeLANEnvironment.uniqueName()
         let up = try Command.run([FakeLANEnvironment.script, "up", name] + hosts)
@@ -210,8 +212,14 @@ final class FakeLAN {
             throw ProbeTimeout(description: "fakelan up failed: \(up.errors)")
         }
         namespaces = FakeLAN.namespaceInodes(of: name)
-        if !avahi.isEmpty {
-            let started = try Command.run([FakeLANEnvironment.script, "avahi", name] + avahi)
+        let plain = avahi.filter { objectsPerClient[$0] == nil }
+        var starts: [(hosts: [String], environment: [String: String])] = plain.isEmpty ? [] : [(plain, [:])]
+        for host in avahi where objectsPerClient[host] != nil {
+            starts.append(([host], ["FAKELAN_AVAHI_OBJECTS_MAX": String(objectsPerClient[host]!)]))
+        }
+        for start in starts {
+            let started = try Command.run(
+                [FakeLANEnvironment.script, "avahi", name] + start.hosts, environment: start.environment)
             guard started.status == 0 else {
                 down()
                 throw ProbeTimeout(description: "fakelan avahi failed: \(started.errors)")
