@@ -111,9 +111,8 @@ export FAKELAN_OWNER=$$
 export FAKELAN_AVAHI_OBJECTS_MAX=$(( COUNT * 3 + 1024 > 8192 ? COUNT * 3 + 1024 : 8192 ))
 export FAKELAN_AVAHI_CACHE_MAX=$(( COUNT * 12 > 65536 ? COUNT * 12 : 65536 ))
 "$FAKELAN" up "$LAN" ctl "${HOSTS[@]}"
-# Each fleet host on a segment of its own, which ctl joins with an interface of its own: Avahi
-# keeps a cache per interface and walks it for every record it receives, and each daemon
-# caches everything it hears, so on one LAN every daemon did work that grows as N squared.
+# Each fleet host on a segment of its own, which ctl joins with an interface of its own: on one
+# LAN every fleet daemon also cached, and walked, every other host's records.
 [ -n "${FLEET_BENCH_ONE_LAN:-}" ] || "$FAKELAN" segment "$LAN" ctl "${HOSTS[@]}"
 "$FAKELAN" avahi "$LAN" ctl "${HOSTS[@]}"
 

@@ -138,7 +138,7 @@ public struct BrowseModel {
         services[key] = state
         if isNew {
             waiting.append(key)
-        } else if newInterface && state.followed && (resolving.contains(key) || state.emitted != nil) {
+        } else if newInterface && hasResolvers(key, state) {
             // A service no longer followed is not resolved again on another interface (its
             // sightings are kept only to report its removal); one still waiting starts on
             // all its interfaces when its turn comes.
@@ -165,8 +165,7 @@ public struct BrowseModel {
             return outcome
         }
         state.sightings[interface] = nil
-        // Resolvers run for a service being resolved or followed, not for one still waiting.
-        if state.followed && (resolving.contains(key) || state.emitted != nil) {
+        if hasResolvers(key, state) {
             outcome.effects.append(.stopResolver(key, interface: interface))
         }
         if let old = state.resolutions.removeValue(forKey: interface) {
@@ -183,7 +182,7 @@ public struct BrowseModel {
             services[key] = state
             outcome.events += reevaluate(key)
         }
-        outcome.effects += unfollowAnnounced() + admitWaiting()
+        outcome.effects += afterChange()
         return outcome
     }
 
@@ -207,7 +206,7 @@ public struct BrowseModel {
         }
         hosts[newHost]?.users.insert(key)
         outcome.events += reevaluate(key)
-        outcome.effects += unfollowAnnounced() + admitWaiting()
+        outcome.effects += afterChange()
         return outcome
     }
 
@@ -215,7 +214,7 @@ public struct BrowseModel {
         guard hosts[host] != nil else { return Outcome() }
         hosts[host]?.addresses[address, default: []].insert(transport)
         let events = reevaluateUsers(of: host)
-        return Outcome(effects: unfollowAnnounced() + admitWaiting(), events: events)
+        return Outcome(effects: afterChange(), events: events)
     }
 
     mutating func addressDisappeared(_ host: HostKey, _ address: DNSSDAddress, protocol transport: Int32) -> Outcome {
@@ -224,7 +223,7 @@ public struct BrowseModel {
         state.addresses[address] = transports.isEmpty ? nil : transports
         hosts[host] = state
         let events = reevaluateUsers(of: host)
-        return Outcome(effects: unfollowAnnounced() + admitWaiting(), events: events)
+        return Outcome(effects: afterChange(), events: events)
     }
 
     /// The lookup of `family` addresses for `host` has reported all it has (or failed).
@@ -232,7 +231,7 @@ public struct BrowseModel {
         guard hosts[host] != nil else { return Outcome() }
         hosts[host]?.settled.insert(family)
         let events = reevaluateUsers(of: host)
-        return Outcome(effects: unfollowAnnounced() + admitWaiting(), events: events)
+        return Outcome(effects: afterChange(), events: events)
     }
 
     /// The daemon connection is gone and with it every browser, resolver and lookup: each
@@ -247,6 +246,18 @@ public struct BrowseModel {
         resolving = []
         waiting = []
         return Outcome(events: removed.map { .removed(instanceName: $0.name) })
+    }
+
+    /// Resolvers run for a service being resolved or followed, not for one still waiting or
+    /// let go.
+    private func hasResolvers(_ key: ServiceKey, _ state: ServiceState) -> Bool {
+        state.followed && (resolving.contains(key) || state.emitted != nil)
+    }
+
+    /// What every change ends with: services announced past `followLimit` let go, then the
+    /// places freed given to those waiting.
+    private mutating func afterChange() -> [Effect] {
+        unfollowAnnounced() + admitWaiting()
     }
 
     /// Starts the resolvers of the services waiting longest, while places are free.

@@ -214,8 +214,9 @@ final class FakeLAN {
         namespaces = FakeLAN.namespaceInodes(of: name)
         let plain = avahi.filter { objectsPerClient[$0] == nil }
         var starts: [(hosts: [String], environment: [String: String])] = plain.isEmpty ? [] : [(plain, [:])]
-        for host in avahi where objectsPerClient[host] != nil {
-            starts.append(([host], ["FAKELAN_AVAHI_OBJECTS_MAX": String(objectsPerClient[host]!)]))
+        for host in avahi {
+            guard let objects = objectsPerClient[host] else { continue }
+            starts.append(([host], ["FAKELAN_AVAHI_OBJECTS_MAX": String(objects)]))
         }
         for start in starts {
             let started = try Command.run(
