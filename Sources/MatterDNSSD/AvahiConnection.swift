@@ -187,6 +187,12 @@ final class AvahiConnection: @unchecked Sendable {
         avahi_threaded_poll_stop(poll)
     }
 
+    /// A timer of this connection's poll, for an owner's own retries. Made, armed and freed
+    /// with the mutex held; it fires on the poll thread with the mutex held.
+    func makeTimer(_ fire: @escaping () -> Void) -> PollTimer {
+        PollTimer(api: avahi_threaded_poll_get(poll)!, fire: fire)
+    }
+
     /// The daemon's text for an Avahi error code.
     static func message(_ code: Int32) -> String {
         guard let text = avahi_strerror(code) else { return "error \(code)" }
@@ -268,6 +274,46 @@ final class AvahiConnection: @unchecked Sendable {
             logger.warning("cannot reach the system bus (\(Self.message(error))); retrying")
             schedule(afterMilliseconds: Self.busRetryMilliseconds)
         }
+    }
+}
+
+/// One timeout of an Avahi poll, disarmed until `arm` (see `AvahiConnection.makeTimer`).
+final class PollTimer {
+    private let api: UnsafePointer<AvahiPoll>
+    private var timeout: OpaquePointer?
+    private let fire: () -> Void
+    private(set) var isArmed = false
+
+    fileprivate init(api: UnsafePointer<AvahiPoll>, fire: @escaping () -> Void) {
+        self.api = api
+        self.fire = fire
+        timeout = api.pointee.timeout_new(
+            api, nil,
+            { _, userdata in
+                guard let userdata else { return }
+                let timer = Unmanaged<PollTimer>.fromOpaque(userdata).takeUnretainedValue()
+                timer.disarm()
+                timer.fire()
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        if let timeout { api.pointee.timeout_free(timeout) }
+    }
+
+    /// Fires once, `milliseconds` from now.
+    func arm(afterMilliseconds milliseconds: UInt32) {
+        guard let timeout else { return }
+        var when = timeval()
+        avahi_elapse_time(&when, milliseconds, 0)
+        api.pointee.timeout_update(timeout, &when)
+        isArmed = true
+    }
+
+    func disarm() {
+        guard let timeout else { return }
+        api.pointee.timeout_update(timeout, nil)
+        isArmed = false
     }
 }
 

@@ -9,7 +9,10 @@
 /// Only the first `followLimit` services announced are followed (their resolver and address
 /// lookups stay open, so SRV, TXT and address changes become `updated`); past that, a service
 /// is resolved once, announced, and its lookups freed: from then on only its removal is
-/// reported. Every open lookup is an object of the client in the Avahi daemon, and Debian's
+/// reported. A service admitted when the followed places are all taken is resolved by one
+/// Avahi resolver that also finds an address (`resolveOnce`), not by a resolver and two
+/// address lookups: each object is a D-Bus round trip to make and one to free, and at 10,000
+/// services those round trips were what paced the browse. Every open lookup is an object of the client in the Avahi daemon, and Debian's
 /// avahi-daemon 0.8 keeps one timer per object in a list it walks on every turn of its event
 /// loop: at 5,000 services (three objects each) that walk took three quarters of the daemon's
 /// CPU and held resolving back for minutes (issue #43). For the same reason at most
@@ -46,6 +49,8 @@ public struct BrowseModel {
 
     enum Effect: Hashable, Sendable {
         case startResolver(ServiceKey, interface: Int32)
+        /// A resolver that reports one address with SRV/TXT, for a service not followed.
+        case resolveOnce(ServiceKey, interface: Int32)
         case stopResolver(ServiceKey, interface: Int32)
         case startHostLookup(HostKey)
         case stopHostLookup(HostKey)
@@ -73,6 +78,8 @@ public struct BrowseModel {
         var emitted: DNSSDResolvedService?
         /// Its resolvers and address lookups stay open (see `followLimit`).
         var followed = true
+        /// Being resolved once (`resolveOnce`), not followed.
+        var once = false
     }
 
     private struct HostState {
@@ -105,6 +112,8 @@ public struct BrowseModel {
     private var resolving: Set<ServiceKey> = []
     /// Services seen but not resolved yet for want of a place in `resolving`, oldest first.
     private var waiting: [ServiceKey] = []
+    /// Services whose resolving failed, until `retryFailed` queues them again.
+    private var failed: [ServiceKey] = []
 
     init(
         type: String, followLimit: Int = BrowseModel.defaultFollowLimit,
@@ -142,16 +151,34 @@ public struct BrowseModel {
             // A service no longer followed is not resolved again on another interface (its
             // sightings are kept only to report its removal); one still waiting starts on
             // all its interfaces when its turn comes.
-            outcome.effects.append(.startResolver(key, interface: interface))
+            outcome.effects.append(resolverEffect(key, state, interface: interface))
         }
         outcome.effects += admitWaiting()
         return outcome
     }
 
-    /// Every resolver of `key` on `interface` gave up (Avahi found no SRV/TXT): its place
-    /// among those being resolved goes to the next.
+    /// The resolvers of `key` on `interface` gave up (Avahi found no SRV/TXT in time, or the
+    /// daemon did not answer their creation): its place among those being resolved goes to the
+    /// next, and it waits for `retryFailed` to go back in line. A daemon busy with a fleet's
+    /// announcements misses answers; a service it still lists is not given up for that.
     mutating func resolveFailed(_ key: ServiceKey, interface: Int32) -> Outcome {
-        guard services[key]?.emitted == nil, resolving.remove(key) != nil else { return Outcome() }
+        guard var state = services[key], state.emitted == nil, resolving.remove(key) != nil else { return Outcome() }
+        failed.append(key)
+        // Followed or not is decided again when its turn comes back.
+        state.once = false
+        state.followed = true
+        services[key] = state
+        let stops = state.sightings.keys.sorted().map { Effect.stopResolver(key, interface: $0) }
+        return Outcome(effects: stops + admitWaiting())
+    }
+
+    /// Services whose resolving failed, waiting for `retryFailed`.
+    var hasFailedServices: Bool { !failed.isEmpty }
+
+    /// Puts the services whose resolving failed back in line, behind those waiting.
+    mutating func retryFailed() -> Outcome {
+        waiting += failed
+        failed = []
         return Outcome(effects: admitWaiting())
     }
 
@@ -184,6 +211,24 @@ public struct BrowseModel {
         }
         outcome.effects += afterChange()
         return outcome
+    }
+
+    /// A `resolveOnce` resolver found the service: it is announced with the one address found
+    /// (none when Avahi found none) and its resolvers go.
+    mutating func serviceResolvedOnce(
+        _ key: ServiceKey, interface: Int32, hostName: String, port: UInt16, txt: DNSSDTXTRecord, address: DNSSDAddress?
+    ) -> Outcome {
+        guard var state = services[key], state.sightings[interface] != nil, state.once, state.emitted == nil,
+            resolving.remove(key) != nil
+        else { return Outcome() }
+        let view = DNSSDResolvedService(
+            instanceName: key.name, type: type, domain: key.domain, hostName: hostName, port: port,
+            addresses: address.map { [$0] } ?? [], txt: txt)
+        state.emitted = view
+        state.once = false
+        services[key] = state
+        let stops = state.sightings.keys.sorted().map { Effect.stopResolver(key, interface: $0) }
+        return Outcome(effects: stops + afterChange(), events: [.added(view)])
     }
 
     mutating func serviceResolved(
@@ -245,13 +290,18 @@ public struct BrowseModel {
         toUnfollow = []
         resolving = []
         waiting = []
+        failed = []
         return Outcome(events: removed.map { .removed(instanceName: $0.name) })
     }
 
     /// Resolvers run for a service being resolved or followed, not for one still waiting or
     /// let go.
     private func hasResolvers(_ key: ServiceKey, _ state: ServiceState) -> Bool {
-        state.followed && (resolving.contains(key) || state.emitted != nil)
+        (state.followed || state.once) && (resolving.contains(key) || state.emitted != nil)
+    }
+
+    private func resolverEffect(_ key: ServiceKey, _ state: ServiceState, interface: Int32) -> Effect {
+        state.once ? .resolveOnce(key, interface: interface) : .startResolver(key, interface: interface)
     }
 
     /// What every change ends with: services announced past `followLimit` let go, then the
@@ -268,10 +318,15 @@ public struct BrowseModel {
             let key = waiting[taken]
             taken += 1
             // Gone meanwhile (a service seen again later queues again).
-            guard let state = services[key], state.emitted == nil, !resolving.contains(key) else { continue }
+            guard var state = services[key], state.emitted == nil, !resolving.contains(key) else { continue }
+            // Followed while announced and resolving followed services leave a place.
+            let followedResolving = resolving.count(where: { services[$0]?.followed == true })
+            state.once = followedAnnounced + followedResolving >= followLimit
+            state.followed = !state.once
+            services[key] = state
             resolving.insert(key)
             for interface in state.sightings.keys.sorted() {
-                effects.append(.startResolver(key, interface: interface))
+                effects.append(resolverEffect(key, state, interface: interface))
             }
         }
         waiting.removeFirst(taken)

@@ -177,6 +177,14 @@ final class BrowseSession: @unchecked Sendable {
 
     /// A resolver that fails (Avahi times out after a few seconds) is tried again this often.
     private static let resolveAttempts = 4
+    /// How long a service whose resolving failed waits before it goes back in line.
+    private static let retryMilliseconds: UInt32 = 5000
+    /// Fires `retryMilliseconds` after a service's resolving failed; nil before the first.
+    private var retryTimer: PollTimer?
+    /// Resolvers the daemon did not create, handled once the current change is applied (not
+    /// inside it: each failure admits the next service, whose creation can fail too).
+    private var failedStarts: [ResolverKey] = []
+    private var isApplying = false
 
     struct ResolverKey: Hashable {
         var service: BrowseModel.ServiceKey
@@ -188,12 +196,15 @@ final class BrowseSession: @unchecked Sendable {
     final class ServiceResolver {
         unowned let session: BrowseSession
         let key: ResolverKey
+        /// Also finds one address, for a service resolved once (`BrowseModel.Effect.resolveOnce`).
+        let withAddress: Bool
         var resolver: OpaquePointer?
         var attempts = 0
 
-        init(session: BrowseSession, key: ResolverKey) {
+        init(session: BrowseSession, key: ResolverKey, withAddress: Bool = false) {
             self.session = session
             self.key = key
+            self.withAddress = withAddress
         }
     }
 
@@ -241,7 +252,15 @@ final class BrowseSession: @unchecked Sendable {
             apply(model.serviceAppeared(key, interface: Int32(AVAHI_IF_UNSPEC), protocol: Int32(AVAHI_PROTO_UNSPEC)))
             return
         }
-        browser = withOptionalCString(domain) { domain in
+        browser = makeBrowser(client)
+        if browser == nil {
+            isStarted = false
+            logger.error("\(AvahiConnection.error("browsing \(browsedType)", client: client))")
+        }
+    }
+
+    private func makeBrowser(_ client: OpaquePointer) -> OpaquePointer? {
+        withOptionalCString(domain) { domain in
             avahi_service_browser_new(
                 client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), browsedType, domain,
                 AvahiLookupFlags(0),
@@ -252,10 +271,6 @@ final class BrowseSession: @unchecked Sendable {
                         interface: interface, transport: transport, event: event,
                         name: name.map { String(cString: $0) }, domain: domain.map { String(cString: $0) })
                 }, Unmanaged.passUnretained(self).toOpaque())
-        }
-        if browser == nil {
-            isStarted = false
-            logger.error("\(AvahiConnection.error("browsing \(browsedType)", client: client))")
         }
     }
 
@@ -279,6 +294,7 @@ final class BrowseSession: @unchecked Sendable {
         if let browser { avahi_service_browser_free(browser) }
         browser = nil
         isStarted = false
+        retryTimer = nil
     }
 
     /// The client and every object made from it are being freed by Avahi.
@@ -289,6 +305,8 @@ final class BrowseSession: @unchecked Sendable {
         resolvers = [:]
         for lookups in addressLookups.values { for lookup in lookups { lookup.browser = nil } }
         addressLookups = [:]
+        failedStarts = []
+        retryTimer?.disarm()
         apply(model.connectionLost())
     }
 
@@ -312,12 +330,29 @@ final class BrowseSession: @unchecked Sendable {
     private func apply(_ outcome: BrowseModel.Outcome) {
         for effect in outcome.effects { perform(effect) }
         for event in outcome.events { continuation.yield(event) }
+        guard !isApplying else { return }
+        isApplying = true
+        defer { isApplying = false }
+        while !failedStarts.isEmpty {
+            let key = failedStarts.removeFirst()
+            apply(model.resolveFailed(key.service, interface: key.interface))
+        }
+        if model.hasFailedServices, isStarted {
+            if retryTimer == nil {
+                retryTimer = engine.connection.makeTimer { [unowned self] in apply(model.retryFailed()) }
+            }
+            if retryTimer?.isArmed == false { retryTimer?.arm(afterMilliseconds: Self.retryMilliseconds) }
+        }
     }
 
     private func perform(_ effect: BrowseModel.Effect) {
         switch effect {
         case let .startResolver(service, interface):
             let handle = ServiceResolver(session: self, key: ResolverKey(service: service, interface: interface))
+            resolvers[handle.key] = handle
+            startResolver(handle)
+        case let .resolveOnce(service, interface):
+            let handle = ServiceResolver(session: self, key: ResolverKey(service: service, interface: interface), withAddress: true)
             resolvers[handle.key] = handle
             startResolver(handle)
         case let .stopResolver(service, interface):
@@ -344,26 +379,37 @@ final class BrowseSession: @unchecked Sendable {
     private func startResolver(_ handle: ServiceResolver) {
         guard let client = engine.connection.client else { return }
         handle.attempts += 1
-        // NO_ADDRESS: addresses come from the host lookups, which see all of them (a
-        // resolver reports one) and report when they change.
+        // NO_ADDRESS for a followed service: addresses come from the host lookups, which see
+        // all of them (a resolver reports one) and report when they change.
         handle.resolver = avahi_service_resolver_new(
             client, handle.key.interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), handle.key.service.name, type,
-            handle.key.service.domain, AvahiProtocol(AVAHI_PROTO_UNSPEC), AVAHI_LOOKUP_NO_ADDRESS,
-            { _, _, _, event, _, _, _, hostName, _, port, txt, _, userdata in
+            handle.key.service.domain, AvahiProtocol(AVAHI_PROTO_UNSPEC),
+            handle.withAddress ? AvahiLookupFlags(0) : AVAHI_LOOKUP_NO_ADDRESS,
+            { _, interface, _, event, _, _, _, hostName, address, port, txt, _, userdata in
                 guard let userdata else { return }
                 let handle = Unmanaged<ServiceResolver>.fromOpaque(userdata).takeUnretainedValue()
                 handle.session.resolverEvent(
                     handle, event: event, hostName: hostName.map { String(cString: $0) }, port: port,
-                    txt: AvahiTXT.strings(txt))
+                    txt: AvahiTXT.strings(txt), address: address.flatMap { DNSSDAddress(avahi: $0.pointee, interfaceIndex: interface) })
             }, Unmanaged.passUnretained(handle).toOpaque())
         if handle.resolver == nil {
-            logger.error("\(AvahiConnection.error("resolving \(handle.key.service.name)", client: client))")
+            logger.warning("\(AvahiConnection.error("resolving \(handle.key.service.name)", client: client)); trying again later")
+            failedStarts.append(handle.key)
         }
     }
 
-    private func resolverEvent(_ handle: ServiceResolver, event: AvahiResolverEvent, hostName: String?, port: UInt16, txt: [[UInt8]]) {
+    private func resolverEvent(
+        _ handle: ServiceResolver, event: AvahiResolverEvent, hostName: String?, port: UInt16, txt: [[UInt8]],
+        address: DNSSDAddress?
+    ) {
         guard resolvers[handle.key] === handle else { return }
         switch event {
+        case AVAHI_RESOLVER_FOUND where handle.withAddress:
+            guard let hostName else { return }
+            apply(
+                model.serviceResolvedOnce(
+                    handle.key.service, interface: handle.key.interface, hostName: hostName, port: port,
+                    txt: DNSSDTXTRecord(decoding: txt), address: address))
         case AVAHI_RESOLVER_FOUND:
             guard let hostName else { return }
             apply(
@@ -377,6 +423,7 @@ final class BrowseSession: @unchecked Sendable {
             if handle.attempts < Self.resolveAttempts {
                 logger.debug("\(error); trying again")
                 startResolver(handle)
+                apply(BrowseModel.Outcome())  // should its creation have failed
             } else {
                 logger.warning("\(error)")
                 apply(model.resolveFailed(handle.key.service, interface: handle.key.interface))
@@ -422,6 +469,23 @@ final class BrowseSession: @unchecked Sendable {
             apply(model.hostLookupSettled(lookup.host, family: lookup.family))
         default:
             break
+        }
+    }
+}
+
+extension DNSSDAddress {
+    /// An address Avahi reports (a resolver's), on `interfaceIndex`.
+    init?(avahi address: AvahiAddress, interfaceIndex: Int32) {
+        var copy = address
+        switch Int(address.proto) {
+        case AVAHI_PROTO_INET:
+            let bytes = withUnsafeBytes(of: &copy.data.ipv4.address) { Array($0) }
+            self.init(family: .ipv4, bytes: bytes, interfaceIndex: interfaceIndex)
+        case AVAHI_PROTO_INET6:
+            let bytes = withUnsafeBytes(of: &copy.data.ipv6.address) { Array($0) }
+            self.init(family: .ipv6, bytes: bytes, interfaceIndex: interfaceIndex)
+        default:
+            return nil
         }
     }
 }

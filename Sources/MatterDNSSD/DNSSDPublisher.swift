@@ -482,16 +482,17 @@ final class PublisherEngine: AvahiClientOwner, @unchecked Sendable {
     }
 
     /// The shared PTR records of a service (RFC 6763 §4.1, §7.1, §9): its type and each subtype
-    /// point at the instance; service type enumeration points at the type and at each subtype,
-    /// as connectedhomeip's responder does (TC-SC-4.3 step 10 finds a node's fabric there,
-    /// `_I<fabric>._sub._matter._tcp`).
+    /// point at the instance; service type enumeration points at the type and, where the
+    /// service asks for it, at each subtype, as connectedhomeip's responder does (TC-SC-4.3
+    /// step 10 finds a node's fabric there, `_I<fabric>._sub._matter._tcp`).
     static func sharedPointers(_ service: DNSSDService, instance: String, domain: String) -> [(name: String, target: [UInt8])] {
         let instanceWire = DNSWireName.encode(labels: [instance] + DNSWireName.labels(service.type) + DNSWireName.labels(domain))
         let enumeration = "_services._dns-sd._udp.\(domain)"
         let wire = { (type: String) in DNSWireName.encode(labels: DNSWireName.labels(type) + DNSWireName.labels(domain)) }
         var pointers = [("\(service.type).\(domain)", instanceWire), (enumeration, wire(service.type))]
         for subtype in service.subtypeServiceTypes {
-            pointers += [("\(subtype).\(domain)", instanceWire), (enumeration, wire(subtype))]
+            pointers.append(("\(subtype).\(domain)", instanceWire))
+            if service.enumeratesSubtypes { pointers.append((enumeration, wire(subtype))) }
         }
         return pointers
     }

@@ -23,13 +23,20 @@ public struct DNSSDService: Sendable, Hashable {
     /// 750 ms). `false` announces at once: for names unique by construction, such as a
     /// Matter operational instance (fabric and node ID), where a controller waits for it.
     public var probe: Bool
+    /// Whether service type enumeration (`_services._dns-sd._udp`, RFC 6763 §9) also lists each
+    /// subtype, as TC-SC-4.3 expects of a node's `_I<fabric>` subtype. Only an unprobed
+    /// service's records are added one by one and can carry these; each is one more shared
+    /// record per service for every daemon on the link to walk.
+    public var enumeratesSubtypes: Bool
 
     public init(
         instanceName: String, type: String, port: UInt16, subtypes: [String] = [],
         txt: DNSSDTXTRecord = DNSSDTXTRecord(), domain: String? = nil, hostName: String? = nil,
-        hostAddresses: [DNSSDAddress] = [], interfaceIndex: Int32? = nil, probe: Bool = true
+        hostAddresses: [DNSSDAddress] = [], interfaceIndex: Int32? = nil, probe: Bool = true,
+        enumeratesSubtypes: Bool = false
     ) {
         self.probe = probe
+        self.enumeratesSubtypes = enumeratesSubtypes
         self.instanceName = instanceName
         self.type = type
         self.port = port

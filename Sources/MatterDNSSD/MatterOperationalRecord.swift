@@ -68,7 +68,8 @@ public struct MatterOperationalRecord: Sendable, Hashable {
         try validate()
         return DNSSDService(
             instanceName: instanceName, type: Self.serviceType, port: port, subtypes: subtypes, txt: txt,
-            hostName: host?.name, hostAddresses: host?.addresses ?? [], interfaceIndex: interfaceIndex, probe: false)
+            hostName: host?.name, hostAddresses: host?.addresses ?? [], interfaceIndex: interfaceIndex, probe: false,
+            enumeratesSubtypes: true)
     }
 
     /// The compressed fabric ID and node ID an instance name stands for. Exactly

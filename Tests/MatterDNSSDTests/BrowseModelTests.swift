@@ -12,6 +12,7 @@ import Testing
     let inet6: Int32 = 1
     let node = Key(name: "00ABCDEF01234567", domain: "local")
     let other = Key(name: "1111111111111111", domain: "local")
+    let third = Key(name: "2222222222222222", domain: "local")
     let host = Host(interface: 2, hostName: "Dev-A.local.")
     let v4 = DNSSDAddress(family: .ipv4, bytes: [10, 77, 0, 2], interfaceIndex: 2)!
     let v6 = DNSSDAddress("fe80::1", interfaceIndex: 2)!
@@ -160,30 +161,41 @@ import Testing
     }
 
     @Test func servicesPastTheFollowLimitAreResolvedOnceThenLetGo() {
-        // `node` is followed (the limit is one); `other`, on another host, is announced with
-        // its address and then its resolver and address lookup are freed.
+        // `node` is followed (the limit is one); `other`, on another host, gets one resolver
+        // that also finds an address (no address lookups) on each interface it is seen on,
+        // and is announced by whichever answers first.
         var model = announced(followLimit: 1)
-        let otherHost = Host(interface: 2, hostName: "dev-b.local")
-        let v4b = DNSSDAddress(family: .ipv4, bytes: [10, 77, 0, 3], interfaceIndex: 2)!
-        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
-        #expect(model.serviceResolved(other, interface: 2, hostName: "dev-b.local", port: 5541, txt: txt).effects
-            == [.startHostLookup(otherHost)])
-        _ = model.addressAppeared(otherHost, v4b, protocol: inet)
-        let settled = model.hostLookupSettled(otherHost, family: .ipv6)
-        #expect(settled.events.map(\.instanceName) == [other.name])
-        if case let .added(service)? = settled.events.first { #expect(service.addresses == [v4b]) }
-        #expect(settled.effects == [.stopResolver(other, interface: 2), .stopHostLookup(otherHost)])
+        let v6b = DNSSDAddress("fe80::2", interfaceIndex: 3)!
+        #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects == [.resolveOnce(other, interface: 2)])
+        #expect(model.serviceAppeared(other, interface: 3, protocol: inet).effects == [.resolveOnce(other, interface: 3)])
+        let found = model.serviceResolvedOnce(other, interface: 3, hostName: "dev-b.local", port: 5541, txt: txt, address: v6b)
+        #expect(found.events.map(\.instanceName) == [other.name])
+        if case let .added(service)? = found.events.first {
+            #expect(service.addresses == [v6b])
+            #expect(service.port == 5541)
+        }
+        #expect(found.effects == [.stopResolver(other, interface: 2), .stopResolver(other, interface: 3)])
         #expect(model.hostLookups == [host])
         #expect(model.followedServices == 1)
-        // Seen on another interface: not resolved there; a late answer is ignored.
-        #expect(model.serviceAppeared(other, interface: 3, protocol: inet).effects.isEmpty)
+        // Late answers are ignored, and a further interface is not resolved.
+        #expect(model.serviceResolvedOnce(other, interface: 2, hostName: "dev-b.local", port: 9, txt: txt, address: nil) == .init())
         #expect(model.serviceResolved(other, interface: 3, hostName: "dev-b.local", port: 9, txt: txt) == .init())
+        #expect(model.serviceAppeared(other, interface: 4, protocol: inet).effects.isEmpty)
         // The followed one still reports its changes.
         #expect(model.addressDisappeared(host, v6, protocol: inet6).events.map(\.instanceName) == [node.name])
         // Gone from every interface: removed, with nothing left to stop.
+        #expect(model.serviceDisappeared(other, interface: 4, protocol: inet) == .init())
         #expect(model.serviceDisappeared(other, interface: 3, protocol: inet) == .init())
         #expect(model.serviceDisappeared(other, interface: 2, protocol: inet)
             == .init(effects: [], events: [.removed(instanceName: other.name)]))
+    }
+
+    /// A service gone while it is being resolved once: its resolver stops; a late answer is ignored.
+    @Test func aServiceGoneWhileResolvedOnceStopsItsResolvers() {
+        var model = announced(followLimit: 1)
+        #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects == [.resolveOnce(other, interface: 2)])
+        #expect(model.serviceDisappeared(other, interface: 2, protocol: inet).effects == [.stopResolver(other, interface: 2)])
+        #expect(model.serviceResolvedOnce(other, interface: 2, hostName: "dev-b.local", port: 9, txt: txt, address: nil) == .init())
     }
 
     @Test func aFreedPlaceIsTakenByTheNextServiceAnnounced() {
@@ -200,21 +212,19 @@ import Testing
         #expect(model.hostLookups == [host])
     }
 
-    @Test func aServiceSharingAFollowedHostLeavesItsLookupOpen() {
+    @Test func aServiceResolvedOnceLeavesTheFollowedHostsLookupAlone() {
         var model = announced(followLimit: 1)
-        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
-        let resolved = model.serviceResolved(other, interface: 2, hostName: "dev-a.local", port: 5541, txt: txt)
-        // Announced at once (the host is ready), let go at once: only its resolver stops.
+        #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects == [.resolveOnce(other, interface: 2)])
+        let resolved = model.serviceResolvedOnce(other, interface: 2, hostName: "dev-a.local", port: 5541, txt: txt, address: v6)
         #expect(resolved.events.map(\.instanceName) == [other.name])
         #expect(resolved.effects == [.stopResolver(other, interface: 2)])
         #expect(model.hostLookups == [host])
-        // The host's changes concern only `node` now.
+        // The host's changes concern only `node`.
         #expect(model.addressDisappeared(host, v6, protocol: inet6).events.map(\.instanceName) == [node.name])
     }
 
     @Test func atMostResolveLimitServicesAreResolvedAtOnce() {
         var model = BrowseModel(type: "_matterc._udp", resolveLimit: 2)
-        let third = Key(name: "2222222222222222", domain: "local")
         #expect(model.serviceAppeared(node, interface: 2, protocol: inet).effects == [.startResolver(node, interface: 2)])
         #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects == [.startResolver(other, interface: 2)])
         // The third waits, wherever it is seen.
@@ -234,14 +244,51 @@ import Testing
         var model = BrowseModel(type: "_matterc._udp", resolveLimit: 1)
         _ = model.serviceAppeared(node, interface: 2, protocol: inet)
         #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects.isEmpty)
-        #expect(model.resolveFailed(node, interface: 2).effects == [.startResolver(other, interface: 2)])
+        #expect(model.resolveFailed(node, interface: 2).effects == [.stopResolver(node, interface: 2), .startResolver(other, interface: 2)])
         // Told twice: nothing more.
         #expect(model.resolveFailed(node, interface: 2) == .init())
     }
 
+    /// A daemon busy with a fleet's announcements misses answers (or D-Bus gives up on it
+    /// after 25 s): the service goes back in line when the browse says so, behind those
+    /// waiting, instead of never being resolved while its PTR is still listed.
+    @Test func aServiceWhoseResolvingFailedIsTriedAgainBehindThoseWaiting() {
+        var model = BrowseModel(type: "_matterc._udp", resolveLimit: 1)
+        _ = model.serviceAppeared(node, interface: 2, protocol: inet)
+        _ = model.serviceAppeared(node, interface: 3, protocol: inet)
+        _ = model.serviceAppeared(other, interface: 2, protocol: inet)
+        #expect(!model.hasFailedServices)
+        // Its resolvers on every interface stop; `other` takes the place.
+        #expect(model.resolveFailed(node, interface: 2).effects
+            == [.stopResolver(node, interface: 2), .stopResolver(node, interface: 3), .startResolver(other, interface: 2)])
+        #expect(model.hasFailedServices)
+        _ = model.serviceAppeared(third, interface: 2, protocol: inet)
+        // Back in line, behind `third`: nothing starts while `other` holds the place.
+        #expect(model.retryFailed() == .init())
+        #expect(!model.hasFailedServices)
+        #expect(model.waitingServices == 2)
+        #expect(model.resolveFailed(other, interface: 2).effects == [.stopResolver(other, interface: 2), .startResolver(third, interface: 2)])
+        // `third` announced: `node` starts again on both its interfaces.
+        _ = model.serviceResolved(third, interface: 2, hostName: "dev-a.local", port: 5540, txt: txt)
+        _ = model.addressAppeared(host, v4, protocol: inet)
+        let added = model.addressAppeared(host, v6, protocol: inet6)
+        #expect(added.events.map(\.instanceName) == [third.name])
+        #expect(added.effects == [.startResolver(node, interface: 2), .startResolver(node, interface: 3)])
+        // Resolved this time.
+        #expect(model.serviceResolved(node, interface: 2, hostName: "dev-a.local", port: 5541, txt: txt).events.map(\.instanceName) == [node.name])
+    }
+
+    @Test func aFailedServiceGoneBeforeItsRetryIsDropped() {
+        var model = BrowseModel(type: "_matterc._udp", resolveLimit: 1)
+        _ = model.serviceAppeared(node, interface: 2, protocol: inet)
+        _ = model.resolveFailed(node, interface: 2)
+        #expect(model.serviceDisappeared(node, interface: 2, protocol: inet) == .init())
+        #expect(model.retryFailed() == .init())
+        #expect(model.waitingServices == 0)
+    }
+
     @Test func aServiceGoneWhileWaitingIsSkippedAndQueuesAgainIfSeenAgain() {
         var model = BrowseModel(type: "_matterc._udp", resolveLimit: 1)
-        let third = Key(name: "2222222222222222", domain: "local")
         _ = model.serviceAppeared(node, interface: 2, protocol: inet)
         _ = model.serviceAppeared(other, interface: 2, protocol: inet)
         _ = model.serviceAppeared(third, interface: 2, protocol: inet)
@@ -251,7 +298,7 @@ import Testing
             == [.stopResolver(node, interface: 2), .startResolver(third, interface: 2)])
         // `other` back: it waits behind `third`, once.
         #expect(model.serviceAppeared(other, interface: 2, protocol: inet).effects.isEmpty)
-        #expect(model.resolveFailed(third, interface: 2).effects == [.startResolver(other, interface: 2)])
+        #expect(model.resolveFailed(third, interface: 2).effects == [.stopResolver(third, interface: 2), .startResolver(other, interface: 2)])
     }
 
     /// `node` announced on interface 2 over IPv4 with both addresses.
@@ -270,3 +317,4 @@ extension BrowseModel.Outcome: Equatable {
         a.effects == b.effects && a.events == b.events
     }
 }
+

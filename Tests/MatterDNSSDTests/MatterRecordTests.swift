@@ -243,4 +243,23 @@ import Testing
         let instance = DNSWireName.encode(labels: [service.instanceName, "_matter", "_tcp", "local"])
         #expect(pointers.filter { $0.target == instance }.map(\.name) == ["_matter._tcp.local", "_I2906C908D115D362._sub._matter._tcp.local"])
     }
+
+    /// A commissionable node is published unprobed too (a type ANY probe per name made every
+    /// daemon on the link walk its whole cache: issue #43), with the records Avahi's own
+    /// service call gave it: enumeration lists `_matterc._udp` alone, and each of its five
+    /// subtypes points at the instance.
+    @Test func aCommissionableNodeIsUnprobedAndEnumeratesOnlyItsType() throws {
+        let service = try MatterCommissionableRecord(
+            longDiscriminator: 3840, vendorID: 65521, productID: 32770, deviceType: 257, commissioningMode: .basic
+        ).service()
+        #expect(!service.probe)
+        let pointers = PublisherEngine.sharedPointers(service, instance: service.instanceName, domain: "local")
+        #expect(pointers.filter { $0.name == "_services._dns-sd._udp.local" }.map(\.target) == [DNSWireName.encode(labels: ["_matterc", "_udp", "local"])])
+        let instance = DNSWireName.encode(labels: [service.instanceName, "_matterc", "_udp", "local"])
+        #expect(
+            pointers.filter { $0.target == instance }.map(\.name) == [
+                "_matterc._udp.local", "_L3840._sub._matterc._udp.local", "_S15._sub._matterc._udp.local",
+                "_V65521._sub._matterc._udp.local", "_T257._sub._matterc._udp.local", "_CM._sub._matterc._udp.local",
+            ])
+    }
 }
