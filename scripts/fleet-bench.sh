@@ -32,8 +32,8 @@
 # FLEET_BENCH_RMEM (bytes, default 33554432; 0 leaves it: the host's net.core.rmem_default for
 # the run, restored at exit. Avahi sets no receive buffer of its own; with the default 208 KiB
 # the controller host's daemon dropped 13,159 datagrams of a 10,000-node fleet's announcements,
-# with 4 MiB 8,000-8,800, with 32 MiB none. The setting is not per network namespace). Needs root. Every step is bounded; the LAN goes
-# away on exit.
+# with 4 MiB 8,000-8,800, with 32 MiB none. The setting is not per network namespace).
+# Needs root. Every step is bounded; the LAN goes away on exit.
 . "$(dirname "$0")/lib/common.sh"
 unblock_signals bash "$SCRIPT_PATH" "$@"
 

@@ -12,7 +12,8 @@
 /// reported. A service admitted when the followed places are all taken is resolved by one
 /// Avahi resolver that also finds an address (`resolveOnce`), not by a resolver and two
 /// address lookups: each object is a D-Bus round trip to make and one to free, and at 10,000
-/// services those round trips were what paced the browse. Every open lookup is an object of the client in the Avahi daemon, and Debian's
+/// services those round trips were what paced the browse. Every open lookup is an object of
+/// the client in the Avahi daemon, and Debian's
 /// avahi-daemon 0.8 keeps one timer per object in a list it walks on every turn of its event
 /// loop: at 5,000 services (three objects each) that walk took three quarters of the daemon's
 /// CPU and held resolving back for minutes (issue #43). For the same reason at most
