@@ -76,19 +76,22 @@ requires() {
 # not the log: there the check's lines can land inside the controller's own log lines.)
 results() { python3 "$ROOT/scripts/interop/steps.py" "$1"; }
 
-# The UDP port the reference controller took for the device (its "Discovered Device" line),
-# and the port the home's table gives the device.
+# The UDP port the reference controller took for the device (its "Discovered Device" line, in
+# the check's log), and the port the home's table gives the device (in the home's own output,
+# the device.log of the harness's kept working directory).
 discovered_port() { grep -o 'Discovered Device: [^ ]*' "$1" | head -n 1 | sed 's/.*://'; }
-table_port() { awk -v n="$2  " 'index($0, n) == 1 { print $(NF - 1); exit }' "$1"; }
+table_port() { awk -v n="$2  " 'index($0, n) == 1 { print $(NF - 1); exit }' "$1" 2>/dev/null; }
 
-# One check of one device; returns the run's status.
+# One check of one device; returns the run's status. The harness's working directory (the
+# home's output among it) is kept in $kept.
 check() {
   local log="$1" report="$2"; shift 2
   rm -f "$report"  # a run that ends early must not leave the last run's report to be read
+  rm -rf "$kept"
   # shellcheck disable=SC2046
   "$RUN_INTEROP" --passcode "$passcode" --discriminator "$discriminator" \
     --paa "$ROOT/DeviceProfiles/credentials/paa" $(requires "$types" "$cloud") \
-    --report "$report" -- "$SIM" home "$HOME_FILE" --state-root state "$@" >"$log" 2>&1
+    --keep "$kept" --report "$report" -- "$SIM" home "$HOME_FILE" --state-root state "$@" >"$log" 2>&1
 }
 
 total=0; same=0; bad=0
@@ -105,17 +108,24 @@ for entry in "${PLAN[@]}"; do
     log="$OUT/$slug.$mode.log"
     flags=(); [ "$mode" = process-per-device ] && flags=(--process-per-device)
     report="$OUT/$slug.$mode.json"
+    kept="$OUT/$slug.$mode.work"
     echo "interop-home: $name ($types${cloud:+; cloud only: $cloud}, discriminator $discriminator), $mode ..."
     status=0; check "$log" "$report" "${flags[@]}" || status=$?
-    # With many commissionable nodes announcing at once, the reference controller may take
-    # another node's record for the discriminator it asked for (that node then rejects the
-    # PASE). That is the controller's choice, not the device's answer: say so and check once more.
-    found=$(discovered_port "$log"); own=$(table_port "$log" "$name")
-    if [ "$status" != 0 ] && [ -n "$found" ] && [ -n "$own" ] && [ "$found" != "$own" ]; then
+    # The reference controller's on-network commissioning pairs with the first commissionable
+    # node it hears of: its mDNS resolver reports every _matterc._udp SRV record in any response,
+    # not only those of the discriminator it asked for. While the home's nodes still announce
+    # (Avahi packs them into shared packets), that can be another node, which then rejects the
+    # PASE. That is the controller's choice, not the device's answer: say so and check again
+    # (at most twice).
+    for attempt in 1 2; do
+      found=$(discovered_port "$log"); own=$(table_port "$kept/device.log" "$name")
+      [ "$status" != 0 ] && [ -n "$found" ] && [ -n "$own" ] && [ "$found" != "$own" ] || break
       echo "interop-home: $name, $mode: the reference controller went to port $found, not $name's $own; checking again"
-      mv "$log" "$log.first"
+      mv "$log" "$log.$attempt"
       status=0; check "$log" "$report" "${flags[@]}" || status=$?
-    fi
+    done
+    [ "$status" = 0 ] || echo "interop-home: $name, $mode: the reference controller went to port" \
+      "$(discovered_port "$log")" "($name's: $(table_port "$kept/device.log" "$name"))"
     if [ "$status" = 0 ]; then
       verdicts+=(PASS)
     else
