@@ -197,14 +197,52 @@ import Testing
         let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
         #expect(await restarted.value(0, IDs.basicInformation, 0x0005) == .utf8("Hall"))
         #expect(await restarted.bool(1, IDs.onOff, 0x0000) == false)
-        // Start-up wrote the replayed values as the new snapshot and dropped the journal.
-        #expect(!FileManager.default.fileExists(atPath: journalFile.path))
+        // Start-up wrote the replayed values as the new snapshot and emptied the journal.
+        #expect(try store.journalLines("attributes").isEmpty)
+        #expect(fileIdentity(journalFile)?.size == 0)
         let saved = try #require(try store.load([PersistedAttribute].self, "attributes"))
         #expect(
             saved.contains {
                 $0.cluster == IDs.basicInformation.rawValue && $0.attribute == 0x0005
                     && $0.tlv == Data(TLVElement(.utf8("Hall")).encoded())
             })
+        await restarted.stop()
+    }
+
+    /// A node's first save before a response appends to a journal start-up already made and
+    /// keeps open, and so does one after the snapshot is rewritten: making the file then took
+    /// about 350 µs of a command's service time in a fleet (`perf`: ext4_create).
+    @Test func theAttributeJournalIsMadeAtStartUpAndEmptiedInPlace() async throws {
+        let directory = temporaryStateDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let node = try commissionableNode(stateDirectory: directory, clock: clock)
+        let store = try NodeStateStore(directory: directory)
+        let journalFile = store.journalURL("attributes")
+        let atStart = try #require(fileIdentity(journalFile))
+        #expect(atStart.size == 0)
+        _ = await node.invoke(1, IDs.onOff, 0x01)  // On (the light starts off)
+        await node.persistChanges()
+        let afterCommand = try #require(fileIdentity(journalFile))
+        #expect(afterCommand.inode == atStart.inode)
+        let firstLines = try store.journalLines("attributes")
+        #expect(firstLines.count == 1, "\(firstLines)")
+        // At the limit the snapshot is rewritten and the same file emptied.
+        for i in 1..<NodePersistence.journalLimit {
+            _ = await node.invoke(1, IDs.onOff, i % 2 == 1 ? 0x00 : 0x01)  // Off, On, ... Off
+            await node.persistChanges()
+        }
+        #expect(try store.journalLines("attributes").count == NodePersistence.journalLimit)
+        _ = await node.invoke(1, IDs.onOff, 0x01)  // On: the save that rewrites the snapshot
+        await node.persistChanges()
+        let afterSnapshot = try #require(fileIdentity(journalFile))
+        #expect(afterSnapshot.inode == atStart.inode)
+        #expect(afterSnapshot.size == 0)
+        let saved = try #require(try store.load([PersistedAttribute].self, "attributes"))
+        let on = Data(TLVElement(.bool(true)).encoded())
+        #expect(saved.contains { $0.endpoint == 1 && $0.cluster == IDs.onOff.rawValue && $0.attribute == 0 && $0.tlv == on })
+        await node.stop()
+        let restarted = try commissionableNode(stateDirectory: directory, clock: clock)
+        #expect(await restarted.bool(1, IDs.onOff, 0x0000) == true)
         await restarted.stop()
     }
 
@@ -238,4 +276,11 @@ import Testing
                 == .status(InteractionStatus(.failure)))
         await node.stop()
     }
+}
+
+/// A file's inode and size (stat(2)); nil when it does not exist.
+private func fileIdentity(_ url: URL) -> (inode: UInt64, size: Int64)? {
+    var info = stat()
+    guard stat(url.path, &info) == 0 else { return nil }
+    return (UInt64(info.st_ino), Int64(info.st_size))
 }

@@ -69,8 +69,8 @@ struct PersistedAttribute: Codable, Equatable {
 /// Attributes live in a snapshot (attributes.json, every persistent value) and a journal
 /// (attributes.journal, one line per save with the values that changed). A save before a
 /// response is then one append; the snapshot is rewritten at start-up and once the journal
-/// holds `journalLimit` lines, and the journal is removed after it. Loading replays the
-/// journal over the snapshot, so a crash between the two steps changes nothing.
+/// holds `journalLimit` lines, and the journal is emptied after it (and kept open). Loading
+/// replays the journal over the snapshot, so a crash between the two steps changes nothing.
 final class NodePersistence {
     static let commissioningRecord = "commissioning"
     static let attributesRecord = "attributes"
@@ -201,11 +201,11 @@ final class NodePersistence {
             }
         do {
             try store.save(records, Self.attributesRecord)
-            // The snapshot holds every line of the journal now.
-            journal?.close()
-            journal = nil
+            // The snapshot holds every line of the journal now: empty the journal and keep it
+            // open, so that a node's first save before a response is one write(2) too, not a
+            // file to create (ext4 took about 350 µs for that, beside a fleet's work).
+            if let journal { try journal.empty() } else { journal = try store.openJournal(Self.attributesRecord, emptied: true) }
             journalLines = 0
-            try store.removeJournal(Self.attributesRecord)
             snapshotDue = false
             changed = []
         } catch {

@@ -99,9 +99,10 @@ public struct NodeStateStore: Sendable {
     }
 
     /// Opens NAME.journal for appending (created 0600).
-    public func openJournal(_ name: String) throws -> Journal {
+    /// Opens NAME.journal for appending, made when missing; `emptied` drops its lines first.
+    public func openJournal(_ name: String, emptied: Bool = false) throws -> Journal {
         let file = journalURL(name)
-        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (emptied ? O_TRUNC : 0), 0o600)
         guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
         return Journal(fd: fd, path: file.path)
     }
@@ -142,6 +143,11 @@ public final class Journal {
                 offset += written
             }
         }
+    }
+
+    /// Drops every line; appends go on from the start.
+    public func empty() throws {
+        guard ftruncate(fd, 0) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
     }
 
     public func close() {
