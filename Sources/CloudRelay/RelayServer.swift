@@ -18,7 +18,10 @@ public struct RelayServerConfiguration: Sendable {
     public var adminToken: String?
     /// Largest relay frame accepted; a larger message closes that connection.
     public var maxFrameSize: Int
-    /// Frames queued for one connection before newer ones are dropped.
+    /// Frames queued for one connection before newer ones are dropped. More than a connection
+    /// may send at once (`frameBurst`): a controller's requests come back as answers on its own
+    /// queue, and a controller busy for 170 ms at 5,000 commands a second lost answers to the
+    /// 1,024 this was (`relay-bench.sh --split`). The bytes below bound the memory.
     public var queueCapacity: Int
     /// WebSocket pings keep idle connections (and NATs on the way) alive.
     public var pingInterval: Duration
@@ -86,7 +89,7 @@ public struct RelayServerConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, adminToken: String? = nil, maxFrameSize: Int = 64 * 1024,
-        queueCapacity: Int = 1024, pingInterval: Duration = .seconds(30), closeTimeout: Duration = .seconds(2)
+        queueCapacity: Int = 8192, pingInterval: Duration = .seconds(30), closeTimeout: Duration = .seconds(2)
     ) {
         self.host = host
         self.port = port

@@ -399,6 +399,30 @@ import Testing
         #expect(budget.inUse == 0)
     }
 
+    /// A controller that reads late gets every answer to a burst of requests, as many as a
+    /// connection may send at once; the relay's memory stays bounded by the queued bytes.
+    @Test func aConnectionQueueHoldsTheAnswersToAWholeBurst() async throws {
+        let configuration = RelayServerConfiguration()
+        #expect(configuration.queueCapacity >= configuration.frameBurst)
+        let budget = QueueBudget(configuration)
+        let controller = RelayPeer(
+            id: 1, role: .controller, homeID: "h", deviceID: nil, queueCapacity: configuration.queueCapacity, budget: budget)
+        let answer = RelayFrame.message(
+            RelayMessage(exchangeID: 1, fromInitiator: false, opcode: 9, payload: [UInt8](repeating: 1, count: 60)))
+        let accepted = (0..<configuration.frameBurst).filter { _ in controller.send(answer) }.count
+        #expect(accepted == configuration.frameBurst)
+        #expect(budget.inUse == configuration.frameBurst * answer.encoded().count)
+        // Past the connection's bytes, newer frames are dropped.
+        let large = RelayFrame.message(
+            RelayMessage(exchangeID: 2, fromInitiator: false, opcode: 9, payload: [UInt8](repeating: 1, count: 60_000)))
+        var more = 0
+        while controller.send(large) { more += 1 }
+        #expect(budget.inUse <= configuration.maxQueuedBytesPerConnection)
+        #expect(more < configuration.maxQueuedBytesPerConnection / 60_000 + 1)
+        controller.close()
+        #expect(budget.inUse == 0)
+    }
+
     @Test func adminAPICreatesHomesAndDevices() async throws {
         try await withRelay { relay in
             let denied = try await RelayHTTP.request("POST", relay.httpURL + "/v1/admin/homes", json: Array(#"{"name":"X"}"#.utf8))
