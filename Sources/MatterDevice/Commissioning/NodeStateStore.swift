@@ -98,8 +98,8 @@ public struct NodeStateStore: Sendable {
         return lines
     }
 
-    /// Opens NAME.journal for appending (created 0600).
-    /// Opens NAME.journal for appending, made when missing; `emptied` drops its lines first.
+    /// Opens NAME.journal for appending (created 0600 when missing); `emptied` drops its lines
+    /// first.
     public func openJournal(_ name: String, emptied: Bool = false) throws -> Journal {
         let file = journalURL(name)
         let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (emptied ? O_TRUNC : 0), 0o600)
