@@ -47,7 +47,7 @@ final class AvahiConnection: @unchecked Sendable {
 
     // Guarded by the poll mutex.
     private(set) var client: OpaquePointer?
-    private var reconnectTimer: OpaquePointer?
+    private var reconnectTimer: PollTimer?
     private var stopped = false {
         didSet { isShutDown.store(stopped, ordering: .releasing) }
     }
@@ -73,6 +73,7 @@ final class AvahiConnection: @unchecked Sendable {
 
     deinit {
         shutdown()
+        reconnectTimer = nil  // freed before the poll that holds it
         avahi_threaded_poll_free(poll)
     }
 
@@ -86,16 +87,9 @@ final class AvahiConnection: @unchecked Sendable {
             throw .noSystemBus(message: Self.message(error))
         }
         self.client = client
-        let api = avahi_threaded_poll_get(poll)!
         // Fires at once on the poll thread, to learn which thread that is.
-        var now = timeval()
-        avahi_elapse_time(&now, 0, 0)
-        reconnectTimer = api.pointee.timeout_new(
-            api, &now,
-            { _, userdata in
-                guard let userdata else { return }
-                Unmanaged<AvahiConnection>.fromOpaque(userdata).takeUnretainedValue().timerFired()
-            }, Unmanaged.passUnretained(self).toOpaque())
+        reconnectTimer = makeTimer { [unowned self] in timerFired() }
+        reconnectTimer?.arm(afterMilliseconds: 0)
         guard avahi_threaded_poll_start(poll) >= 0 else {
             owner.clientWillBeFreed()
             avahi_client_free(client)
@@ -244,11 +238,7 @@ final class AvahiConnection: @unchecked Sendable {
     }
 
     private func schedule(afterMilliseconds milliseconds: UInt32) {
-        guard let reconnectTimer else { return }
-        var when = timeval()
-        avahi_elapse_time(&when, milliseconds, 0)
-        let api = avahi_threaded_poll_get(poll)!
-        api.pointee.timeout_update(reconnectTimer, &when)
+        reconnectTimer?.arm(afterMilliseconds: milliseconds)
     }
 
     /// The timer both records the poll thread (first tick) and reconnects after a failure:
@@ -256,9 +246,6 @@ final class AvahiConnection: @unchecked Sendable {
     /// reports S_RUNNING, whereupon the owners publish and browse again.
     private func timerFired() {
         pollThread.store(pthread_self(), ordering: .releasing)
-        if let reconnectTimer {
-            avahi_threaded_poll_get(poll)!.pointee.timeout_update(reconnectTimer, nil)
-        }
         guard !stopped else { return }
         if let old = client {
             guard avahi_client_get_state(old) == AVAHI_CLIENT_FAILURE else { return }
