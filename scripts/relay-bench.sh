@@ -262,7 +262,7 @@ for port in "${RELAY_PORTS[@]}"; do
   echo
   echo "relay 127.0.0.1:$port metrics:"
   curl --noproxy '*' -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null |
-    grep -E '^relay_(connections|frames_routed_total|rejected_total|exchange_round_trip_seconds_(count|sum)|cluster_(envelopes|forwarded)_total)' |
+    grep -E '^relay_(connections|frames_routed_total|frames_written_total|socket_writes_total|rejected_total|exchange_round_trip_seconds_(count|sum)|cluster_(envelopes|forwarded)_total)' |
     grep -v " 0$" || true
 done
 stop_relays

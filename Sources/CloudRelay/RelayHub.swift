@@ -12,8 +12,8 @@ package final class RelayPeer: Sendable {
     package let homeID: String
     /// Set on device connections.
     package let deviceID: String?
-    package let outgoing: AsyncStream<ByteBuffer>
-    private let sink: AsyncStream<ByteBuffer>.Continuation
+    /// The frames for its writer.
+    package let outgoing: RelayFrameQueue
     private let budget: QueueBudget?
     /// Bytes queued and not yet taken by the writer; the lock guards it.
     private let queued = NIOLockedValueBox(0)
@@ -26,15 +26,7 @@ package final class RelayPeer: Sendable {
         self.budget = budget
         // Newest frames are dropped when the peer does not keep up: a slow reader
         // loses its own traffic instead of holding the relay's memory.
-        (outgoing, sink) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(queueCapacity))
-        let queued = queued
-        sink.onTermination = { _ in
-            // Frames left in a closed queue are freed: give their bytes back.
-            let left = queued.withLockedValue { value -> Int in
-                defer { value = 0 }; return value
-            }
-            budget?.release(left)
-        }
+        outgoing = RelayFrameQueue(capacity: queueCapacity)
     }
 
     /// Queues a frame; false when the queue (in frames or bytes, this peer's or the relay's)
@@ -49,7 +41,7 @@ package final class RelayPeer: Sendable {
             }
             guard fits else { return false }
         }
-        if case .enqueued = sink.yield(ByteBuffer(bytes: bytes)) { return true }
+        if outgoing.push(ByteBuffer(bytes: bytes)) { return true }
         dequeued(bytes.count)
         return false
     }
@@ -65,8 +57,16 @@ package final class RelayPeer: Sendable {
         budget.release(released)
     }
 
-    /// Ends the writer; the connection closes once queued frames are out.
-    package func close() { sink.finish() }
+    /// Ends the writer; the connection closes once queued frames are out. Their bytes are
+    /// given back now: the frames left in a closed queue are the writer's to drop.
+    package func close() {
+        outgoing.finish()
+        let left = queued.withLockedValue { value -> Int in
+            defer { value = 0 }
+            return value
+        }
+        budget?.release(left)
+    }
 }
 
 /// Bytes queued for all of a relay's connections together, and the share one may take:

@@ -87,6 +87,10 @@ public final class RelayMetrics: Sendable {
         public var closedOverLimit = 0
         /// Well-formed frames read from connections, by who sent them.
         public var received: [RelayRole: Int] = [:]
+        /// Frames written to connections, and the socket writes that carried them (a write takes
+        /// every frame queued for its connection: under load, many).
+        public var framesWritten = 0
+        public var socketWrites = 0
         /// Controllers' requests by what became of them.
         public var requests: [RelayRequestOutcome: Int] = [:]
         /// Envelopes exchanged with other instances.
@@ -108,6 +112,8 @@ public final class RelayMetrics: Sendable {
         let connections: [RelayRole: CoreMetrics.Meter]
         let accepted: [RelayRole: CoreMetrics.Counter]
         let received: [RelayRole: CoreMetrics.Counter]
+        let framesWritten: CoreMetrics.Counter
+        let socketWrites: CoreMetrics.Counter
         let routed: [RelayDirection: CoreMetrics.Counter]
         let rejected: [RelayRejection: CoreMetrics.Counter]
         let requests: [RelayRequestOutcome: CoreMetrics.Counter]
@@ -124,6 +130,8 @@ public final class RelayMetrics: Sendable {
             connections = r.each("relay_connections", "role", r.meter)
             accepted = r.each("relay_connections_accepted_total", "role", r.counter)
             received = r.each("relay_frames_received_total", "role", r.counter)
+            framesWritten = r.counter("relay_frames_written_total")
+            socketWrites = r.counter("relay_socket_writes_total")
             routed = r.each("relay_frames_routed_total", "direction", r.counter)
             rejected = r.each("relay_rejected_total", "reason", r.counter)
             requests = r.each("relay_requests_total", "outcome", r.counter)
@@ -194,6 +202,16 @@ public final class RelayMetrics: Sendable {
     func received(_ role: RelayRole) {
         state.withLockedValue { $0.received[role, default: 0] += 1 }
         instruments.received[role]?.increment()
+    }
+
+    /// One socket write of `frames` frames to a connection.
+    func wrote(frames: Int) {
+        state.withLockedValue {
+            $0.framesWritten += frames
+            $0.socketWrites += 1
+        }
+        instruments.framesWritten.increment(by: frames)
+        instruments.socketWrites.increment()
     }
 
     package func routed(_ direction: RelayDirection) {

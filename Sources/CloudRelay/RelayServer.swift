@@ -472,7 +472,8 @@ public final class RelayServer: Sendable {
                 self.traffic.assign(context.channel, home: device.homeID)
                 return .upgrade([:])
             } onUpgrade: { inbound, outbound, context in
-                try await self.serveDevice(inbound: inbound, outbound: outbound, headers: context.request.headers)
+                try await self.serveDevice(
+                    inbound: inbound, outbound: outbound, channel: context.requestContext.channel, headers: context.request.headers)
             }
         }
         router.ws("/v1/controller") { request, context in
@@ -480,11 +481,12 @@ public final class RelayServer: Sendable {
             self.traffic.assign(context.channel, home: home.id)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            try await self.serveController(inbound: inbound, outbound: outbound, headers: context.request.headers)
+            try await self.serveController(
+                inbound: inbound, outbound: outbound, channel: context.requestContext.channel, headers: context.request.headers)
         }
     }
 
-    func serveDevice(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, headers: HTTPFields) async throws {
+    func serveDevice(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel, headers: HTTPFields) async throws {
         // Checked again: the credential may have been revoked since the upgrade was granted.
         guard let registration = try await device(from: headers) else {
             return try await outbound.close(.policyViolation, reason: "unauthorized")
@@ -499,7 +501,7 @@ public final class RelayServer: Sendable {
                 try await self.device(from: headers).map { $0.homeID == registration.homeID && $0.deviceID == registration.deviceID } ?? false
             }
         }
-        await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
+        await pump(peer: peer, inbound: inbound, outbound: outbound, channel: channel, stillAuthorized: revalidate) { frame in
             // Devices answer and report to a controller session; nothing else.
             guard case .message(let message) = frame, message.session != nil, message.deviceID == nil else { return false }
             await self.hub.routeFromDevice(message, from: peer)
@@ -510,7 +512,9 @@ public final class RelayServer: Sendable {
         logger.debug("device disconnected", metadata: ["home": "\(registration.homeID)", "device": "\(registration.deviceID)"])
     }
 
-    func serveController(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, headers: HTTPFields) async throws {
+    func serveController(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel, headers: HTTPFields
+    ) async throws {
         guard let home = try await home(from: headers) else {
             return try await outbound.close(.policyViolation, reason: "unauthorized")
         }
@@ -531,7 +535,7 @@ public final class RelayServer: Sendable {
         let revalidate: @Sendable () async -> Bool = {
             await self.stillValid(what: "home token") { try await self.home(from: headers)?.id == home.id }
         }
-        await pump(peer: peer, inbound: inbound, outbound: outbound, stillAuthorized: revalidate) { frame in
+        await pump(peer: peer, inbound: inbound, outbound: outbound, channel: channel, stillAuthorized: revalidate) { frame in
             // Controllers address a device of their home and carry no session.
             guard case .message(let message) = frame, message.deviceID != nil, message.session == nil else { return false }
             await controllers.routeFromController(message, from: peer)
@@ -544,7 +548,7 @@ public final class RelayServer: Sendable {
     /// Moves frames both ways until either side ends. A message that is not a
     /// well-formed frame this peer may send closes this connection only.
     private func pump(
-        peer: RelayPeer, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        peer: RelayPeer, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
         stillAuthorized: @escaping @Sendable () async -> Bool,
         handle: @escaping @Sendable (RelayFrame) async -> Bool
     ) async {
@@ -554,10 +558,13 @@ public final class RelayServer: Sendable {
         let logger = logger
         let closing: (WebSocketErrorCode, String)? = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
             group.addTask {
-                for await buffer in peer.outgoing {
-                    peer.dequeued(buffer.readableBytes)
+                // What queued while the last batch went out goes in one write: under load one
+                // flush carries many frames (issue #42).
+                while let batch = await peer.outgoing.next() {
+                    peer.dequeued(batch.reduce(0) { $0 + $1.readableBytes })
                     do {
-                        try await outbound.write(.binary(buffer))
+                        try await Self.write(batch, to: channel)
+                        metrics.wrote(frames: batch.count)
                     } catch {
                         break
                     }
@@ -612,6 +619,23 @@ public final class RelayServer: Sendable {
         if let (code, reason) = closing {
             try? await outbound.close(code, reason: reason)
         }
+    }
+}
+
+extension RelayServer {
+    /// Writes frames as binary WebSocket messages, flushed once, on the channel's event loop; done
+    /// when the socket has taken them. The frames go down the same pipeline as Hummingbird's own
+    /// writer's (its frame encoder), whose `write` flushes each frame: a whole batch, one flush.
+    static func write(_ batch: [ByteBuffer], to channel: any Channel) async throws {
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        channel.eventLoop.execute {
+            for (index, buffer) in batch.enumerated() {
+                let frame = NIOWebSocket.WebSocketFrame(fin: true, opcode: .binary, data: buffer)
+                channel.write(frame, promise: index == batch.count - 1 ? written : nil)
+            }
+            channel.flush()
+        }
+        try await written.futureResult.get()
     }
 }
 

@@ -53,6 +53,11 @@ import Testing
                     #expect(Self.value(#"relay_requests_total{outcome="answered"}"#, in: during) ?? 0 >= 1)
                     #expect(Self.value(#"relay_requests_total{outcome="unknown_device"}"#, in: during) ?? 0 >= 1)
                     #expect(Self.value("relay_exchange_round_trip_seconds_count", in: during) ?? 0 >= 1)
+                    // Two hellos, the command to the device, its answer and the failure for "nobody",
+                    // at least; a socket write carries one frame or more.
+                    let written = Self.value("relay_frames_written_total", in: during) ?? 0
+                    let writes = Self.value("relay_socket_writes_total", in: during) ?? 0
+                    #expect(written >= 5 && writes >= 1 && writes <= written, "\(written) frames in \(writes) writes")
                     #expect(Self.value(#"relay_exchange_round_trip_seconds_bucket{le="+Inf"}"#, in: during) ?? 0 >= 1)
                     if engine == .postgres {
                         #expect(Self.value(#"relay_database_connections{state="pool_size"}"#, in: during) == 20)
