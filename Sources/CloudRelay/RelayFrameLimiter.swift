@@ -98,16 +98,8 @@ final class SharedFrameBuckets: Sendable {
     /// Several instances share each key's budget (`RelayLimitSharing`): frames offered per key
     /// are counted for their reports, and each key is held to this instance's share.
     let sharedAcrossInstances: Bool
-    private struct Table {
-        var buckets: [String: FrameBucket] = [:]
-        /// Frames offered per key since the last `takeDemand()`.
-        var offered: [String: Int] = [:]
-        /// This instance's part of a key's budget, where other instances use it too (else 1).
-        var shares: [String: Double] = [:]
-    }
-    // The lock guards the buckets, the demand counted and the shares.
-    private let table = NIOLockedValueBox(Table())
-    private static let sweepAbove = 4096
+    /// The buckets by key, with the demand counted and the shares.
+    let table = SharedKeyTable<FrameBucket>()
 
     init(framesPerSecond: Int, burst: Int, sharedAcrossInstances: Bool = false) {
         self.framesPerSecond = max(1, framesPerSecond)
@@ -118,30 +110,17 @@ final class SharedFrameBuckets: Sendable {
     /// Takes a token from `key`'s bucket; false when it has none.
     func take(_ key: String, at now: Duration) -> Bool {
         table.withLockedValue { t in
-            if t.buckets.count >= Self.sweepAbove { t.buckets = t.buckets.filter { !$0.value.isFull(at: now) } }
-            var bucket = t.buckets[key] ?? FrameBucket(framesPerSecond: framesPerSecond, burst: burst, now: now)
+            if t.entries.count >= SharedKeyTable<FrameBucket>.sweepAbove { t.entries = t.entries.filter { !$0.value.isFull(at: now) } }
+            var bucket = t.entries[key] ?? FrameBucket(framesPerSecond: framesPerSecond, burst: burst, now: now)
             var share = 1.0
             if sharedAcrossInstances {
                 t.offered[key, default: 0] += 1
                 share = t.shares[key] ?? 1
             }
             let taken = bucket.take(at: now, share: share)
-            t.buckets[key] = bucket
+            t.entries[key] = bucket
             return taken
         }
-    }
-
-    /// The frames offered per key since the last call.
-    func takeDemand() -> [String: Int] {
-        table.withLockedValue { t in
-            defer { t.offered = [:] }
-            return t.offered
-        }
-    }
-
-    /// This instance's shares of the keys other instances use too; every other key has all of its budget.
-    func setShares(_ shares: [String: Double]) {
-        table.withLockedValue { $0.shares = shares }
     }
 }
 
@@ -159,20 +138,12 @@ final class SharedBudgets: Sendable {
     /// do: what arrives per key is counted for their reports, and each key refills at this
     /// instance's share of the rate, up to that share of the burst.
     let sharedAcrossInstances: Bool
-    private struct Budget {
+    struct Budget {
         var balance: Double
         var at: Duration
     }
-    private struct Table {
-        var budgets: [String: Budget] = [:]
-        /// Amounts charged per key since the last `takeDemand()`.
-        var offered: [String: Int] = [:]
-        /// This instance's part of a key's budget, where other instances use it too (else 1).
-        var shares: [String: Double] = [:]
-    }
-    // The lock guards the budgets, the demand counted and the shares.
-    private let table = NIOLockedValueBox(Table())
-    private static let sweepAbove = 4096
+    /// The budgets by key, with the demand counted and the shares.
+    let table = SharedKeyTable<Budget>()
 
     init(perSecond: Int, burst: Int, sharedAcrossInstances: Bool = false) {
         self.perSecond = max(1, perSecond)
@@ -183,23 +154,23 @@ final class SharedBudgets: Sendable {
     /// Charges `amount` (bytes or frames) that arrived for `key`.
     func charge(_ key: String, _ amount: Int, at now: Duration) {
         table.withLockedValue { t in
-            if t.budgets.count >= Self.sweepAbove {
+            if t.entries.count >= SharedKeyTable<Budget>.sweepAbove {
                 let shares = t.shares
-                t.budgets = t.budgets.filter { refilled($0.value, at: now, share: shares[$0.key] ?? 1) < Double(burst) * (shares[$0.key] ?? 1) }
+                t.entries = t.entries.filter { refilled($0.value, at: now, share: shares[$0.key] ?? 1) < Double(burst) * (shares[$0.key] ?? 1) }
             }
             let share = t.shares[key] ?? 1
             if sharedAcrossInstances { t.offered[key, default: 0] += amount }
-            var budget = t.budgets[key] ?? Budget(balance: Double(burst) * share, at: now)
+            var budget = t.entries[key] ?? Budget(balance: Double(burst) * share, at: now)
             budget.balance = refilled(budget, at: now, share: share) - Double(amount)
             budget.at = max(budget.at, now)
-            t.budgets[key] = budget
+            t.entries[key] = budget
         }
     }
 
     /// How long until `key`'s debt is paid; nil when it has none.
     func debt(_ key: String, at now: Duration) -> Duration? {
         table.withLockedValue { t in
-            guard let budget = t.budgets[key] else { return nil }
+            guard let budget = t.entries[key] else { return nil }
             let share = t.shares[key] ?? 1
             let balance = refilled(budget, at: now, share: share)
             guard balance < 0 else { return nil }
@@ -207,7 +178,32 @@ final class SharedBudgets: Sendable {
         }
     }
 
-    /// The amounts charged per key since the last call.
+    private func refilled(_ budget: Budget, at now: Duration, share: Double) -> Double {
+        let cap = Double(burst) * share
+        guard now > budget.at else { return min(cap, budget.balance) }  // also when the share shrank
+        return min(cap, budget.balance + (now - budget.at) / .seconds(1) * Double(perSecond) * share)
+    }
+}
+
+/// The per-key state of a limit that every connection with the same key shares (a home's, or
+/// one client address's), with what each key offered since the last report and this
+/// instance's share of each key other instances use too (`RelayLimitSharing`).
+final class SharedKeyTable<Entry: Sendable>: Sendable {
+    struct Table {
+        var entries: [String: Entry] = [:]
+        /// What each key offered (frames or bytes) since the last `takeDemand()`.
+        var offered: [String: Int] = [:]
+        /// This instance's part of a key's budget, where other instances use it too (else 1).
+        var shares: [String: Double] = [:]
+    }
+    /// Past this many entries, those left untouched long enough to be full again are forgotten.
+    static var sweepAbove: Int { 4096 }
+    // The lock guards the entries, the demand counted and the shares.
+    private let table = NIOLockedValueBox(Table())
+
+    func withLockedValue<T>(_ body: (inout Table) -> T) -> T { table.withLockedValue(body) }
+
+    /// What each key offered since the last call.
     func takeDemand() -> [String: Int] {
         table.withLockedValue { t in
             defer { t.offered = [:] }
@@ -218,11 +214,5 @@ final class SharedBudgets: Sendable {
     /// This instance's shares of the keys other instances use too; every other key has all of its budget.
     func setShares(_ shares: [String: Double]) {
         table.withLockedValue { $0.shares = shares }
-    }
-
-    private func refilled(_ budget: Budget, at now: Duration, share: Double) -> Double {
-        let cap = Double(burst) * share
-        guard now > budget.at else { return min(cap, budget.balance) }  // also when the share shrank
-        return min(cap, budget.balance + (now - budget.at) / .seconds(1) * Double(perSecond) * share)
     }
 }

@@ -230,10 +230,15 @@ final class RelayLimitSharing: Service, Sendable {
 /// A per-key budget instances share (`RelayLimitSharing`): what each key offered here since
 /// the last report, and this instance's share of it.
 protocol RelaySharedBudget: Sendable {
+    associatedtype Entry: Sendable
     /// The budget's rate per key (frames or bytes a second).
     var perSecond: Int { get }
-    func takeDemand() -> [String: Int]
-    func setShares(_ shares: [String: Double])
+    var table: SharedKeyTable<Entry> { get }
+}
+
+extension RelaySharedBudget {
+    func takeDemand() -> [String: Int] { table.takeDemand() }
+    func setShares(_ shares: [String: Double]) { table.setShares(shares) }
 }
 
 extension SharedFrameBuckets: RelaySharedBudget {
