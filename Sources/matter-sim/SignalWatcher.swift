@@ -13,9 +13,18 @@ final class SignalWatcher: Sendable {
         let count = Mutex(0)
         var made: [any DispatchSourceSignal] = []
         for number in signals {
-            // The default action would kill the process before the source sees the signal.
+            #if !os(Linux)
+            // Darwin's kqueue sees an ignored signal; the default action would kill the process first.
             signal(number, SIG_IGN)
+            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            // On Linux libdispatch installs its own handler once the source is registered, later
+            // on its own thread. Ignoring the signal first, as on Darwin, lost one that came in
+            // between: a node sent SIGINT right after it started kept running (durability.sh
+            // waited 20 minutes). Until registered the default action applies; once `init`
+            // returns, every signal reaches `handler`.
+            let registered = DispatchSemaphore(value: 0)
+            source.setRegistrationHandler { registered.signal() }
             source.setEventHandler {
                 let seen = count.withLock { value in
                     value += 1
@@ -24,6 +33,7 @@ final class SignalWatcher: Sendable {
                 handler(number, seen)
             }
             source.resume()
+            _ = registered.wait(timeout: .now() + .seconds(2))
             made.append(source)
         }
         sources = Mutex(made)
