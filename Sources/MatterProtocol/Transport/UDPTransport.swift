@@ -43,6 +43,8 @@ public final class UDPTransport: DatagramTransport {
     public let inbound: AsyncStream<InboundDatagram>
     private let continuation: AsyncStream<InboundDatagram>.Continuation
     private let channels: [any Channel]
+    /// Each channel's socket, to send on from the caller's thread (same order as `channels`).
+    private let senders: [DirectDatagramSender?]
     /// Local addresses the sockets are bound to.
     public let localAddresses: [SocketAddress]
     private let overflow: NIOLockedValueBox<UInt64>
@@ -67,11 +69,12 @@ public final class UDPTransport: DatagramTransport {
     public var inboundOverflowCount: UInt64 { overflow.withLockedValue { $0 } }
 
     private init(
-        channels: [any Channel], inbound: AsyncStream<InboundDatagram>,
+        channels: [any Channel], senders: [DirectDatagramSender?], inbound: AsyncStream<InboundDatagram>,
         continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
         ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token, binding: Binding
     ) {
         self.channels = channels
+        self.senders = senders
         self.binding = binding
         self.group = group
         self.fanoutToken = fanoutToken
@@ -114,12 +117,13 @@ public final class UDPTransport: DatagramTransport {
         let fanoutToken = GroupFanout.Token()
         let targets = bindTargets(configuration.binding)
         var channels: [any Channel] = []
+        var senders: [DirectDatagramSender?] = []
         var port = configuration.port
         do {
             for target in targets {
                 // No SO_REUSEADDR: with it Linux lets two UDP sockets share a port, and two simulated
                 // devices on one port would silently split each other's traffic.
-                var bootstrap = DatagramBootstrap(group: group)
+                let bootstrap = DatagramBootstrap(group: group)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
@@ -128,22 +132,22 @@ public final class UDPTransport: DatagramTransport {
                                     role: .main(ObjectIdentifier(fanoutToken))))
                         }
                     }
-                if let v6Only = target.v6Only {
-                    bootstrap = bootstrap.channelOption(
-                        ChannelOptions.Types.SocketOption(level: .ipv6, name: .init(rawValue: IPV6_V6ONLY)),
-                        value: v6Only ? 1 : 0)
-                }
-                let channel = try await bootstrap.bind(host: target.host, port: port).get()
+                // Bound here rather than by the bootstrap, so the transport knows the descriptor
+                // to send on from any thread (DirectDatagramSender).
+                let socket = try BoundDatagramSocket.make(host: target.host, port: port, v6Only: target.v6Only)
+                let channel = try await bootstrap.withBoundSocket(socket).get()
                 channels.append(channel)
+                senders.append(DirectDatagramSender(duplicating: socket))
                 if port == 0, let bound = channel.localAddress?.port { port = bound }
             }
         } catch {
             for c in channels { try? await c.close() }
+            for sender in senders { sender?.close() }
             continuation.finish()
             throw error
         }
         return UDPTransport(
-            channels: channels, inbound: stream, continuation: continuation, overflow: overflow,
+            channels: channels, senders: senders, inbound: stream, continuation: continuation, overflow: overflow,
             ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken,
             binding: configuration.binding)
     }
@@ -159,7 +163,8 @@ public final class UDPTransport: DatagramTransport {
     }
 
     public func send(_ bytes: [UInt8], to address: SocketAddress) {
-        guard let channel = channel(for: address) else { return }
+        guard let index = channelIndex(for: address) else { return }
+        let channel = channels[index]
         var destination = address
         // An IPv4 peer reached through the dual-stack IPv6 socket needs its v4-mapped form.
         if address.protocol == .inet, channel.localAddress?.protocol == .inet6,
@@ -168,16 +173,20 @@ public final class UDPTransport: DatagramTransport {
         {
             destination = mapped
         }
+        switch senders[index]?.send(bytes, to: destination) {
+        case .sent, .closed: return
+        case .useChannel, nil: break
+        }
         var buffer = channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
     }
 
     /// Picks the socket of the address's family (an IPv6 dual-stack socket serves IPv4 too).
-    private func channel(for address: SocketAddress) -> (any Channel)? {
+    private func channelIndex(for address: SocketAddress) -> Int? {
         let family = address.protocol
-        if let exact = channels.first(where: { $0.localAddress?.protocol == family }) { return exact }
-        return channels.first
+        if let exact = channels.firstIndex(where: { $0.localAddress?.protocol == family }) { return exact }
+        return channels.isEmpty ? nil : 0
     }
 
     /// Listens on exactly these IPv6 group multicast addresses (spec 2.5.6.2 and 4.16: group
@@ -387,6 +396,7 @@ public final class UDPTransport: DatagramTransport {
 
     /// Closes the sockets; `inbound` finishes.
     public func close() async {
+        for sender in senders { sender?.close() }
         for c in channels { try? await c.close() }
         GroupFanout.shared.set(listening: false, id: ObjectIdentifier(fanoutToken), continuation: continuation)
         for c in groupChannels.withLockedValue({ $0.values.compactMap { $0 } }) { try? await c.close() }
