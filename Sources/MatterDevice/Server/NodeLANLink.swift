@@ -7,10 +7,9 @@ import Synchronization
 /// lossy, slow, jittery LAN when asked (`LinkImpairment`, `lan-impair`).
 /// Nothing is told: sessions stay open on both sides and time out as they would on a
 /// real LAN outage.
-final class NodeLANLink: DatagramTransport {
+final class NodeLANLink: DatagramTransport, InboundGate {
     let udp: UDPTransport
-    let inbound: AsyncStream<InboundDatagram>
-    private let sink: AsyncStream<InboundDatagram>.Continuation
+    var inbound: AsyncStream<InboundDatagram> { udp.inbound }
     private let state = Mutex(State())
 
     private let clock: any MatterClock
@@ -30,8 +29,13 @@ final class NodeLANLink: DatagramTransport {
     init(_ udp: UDPTransport, clock: any MatterClock) {
         self.udp = udp
         self.clock = clock
-        // The forwarder hands datagrams on as they come; UDPTransport's own queue bounds the backlog.
-        (inbound, sink) = AsyncStream.makeStream(of: InboundDatagram.self, bufferingPolicy: .bufferingNewest(1024))
+        // The cable sits in the transport's receive path, on its event loop: a datagram costs
+        // no task hop of its own on the way to the exchange manager.
+        udp.setInboundGate(self)
+    }
+
+    func admit(_ datagram: InboundDatagram, into inbox: DatagramInbox) {
+        _ = pass(inbound: true, datagram.bytes) { inbox.queue(datagram) }
     }
 
     var isConnected: Bool { state.withLock { $0.connected } }
@@ -100,13 +104,4 @@ final class NodeLANLink: DatagramTransport {
         _ = pass(inbound: false, bytes) { udp.send(bytes, to: address) }
     }
 
-    /// Moves received datagrams to `inbound` while connected, until the socket closes or
-    /// the task is cancelled; `inbound` then finishes. Run it beside the exchange manager.
-    func forward() async {
-        let sink = sink
-        for await datagram in udp.inbound {
-            _ = pass(inbound: true, datagram.bytes) { sink.yield(datagram) }
-        }
-        sink.finish()
-    }
 }

@@ -119,15 +119,12 @@ public final class NodeServer: Sendable {
         await boot()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                // A PBKDFParamRequest taken in before the boot window is open is acked and
+                // dropped, and its retransmissions are then duplicates: let it wait in the
+                // transport's queue.
+                await self.waitForBootWindow()
                 await self.exchangeManager.run()
                 self.logger.debug("exchange manager stopped")
-            }
-            group.addTask {
-                // A PBKDFParamRequest taken in before the boot window is open is acked and
-                // dropped, and its retransmissions are then duplicates: let it wait in the socket.
-                await self.waitForBootWindow()
-                await self.lan.forward()
-                self.logger.debug("UDP receive loop stopped")
             }
             group.addTask {
                 await self.interactionServer.run()

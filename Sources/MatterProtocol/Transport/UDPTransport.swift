@@ -41,13 +41,12 @@ public final class UDPTransport: DatagramTransport {
     }
 
     public let inbound: AsyncStream<InboundDatagram>
-    private let continuation: AsyncStream<InboundDatagram>.Continuation
+    private let inbox: DatagramInbox
     private let channels: [any Channel]
     /// Each channel's socket, to send on from the caller's thread (same order as `channels`).
     private let senders: [DirectDatagramSender?]
     /// Local addresses the sockets are bound to.
     public let localAddresses: [SocketAddress]
-    private let overflow: NIOLockedValueBox<UInt64>
     /// The group multicast addresses listened on, each with the socket bound to it (spec
     /// 4.16: port 5540) when one could be.
     private let groupChannels = NIOLockedValueBox<[String: (any Channel)?]>([:])
@@ -66,11 +65,16 @@ public final class UDPTransport: DatagramTransport {
     /// The bound UDP port.
     public var port: Int { localAddresses.first?.port ?? 0 }
 
-    public var inboundOverflowCount: UInt64 { overflow.withLockedValue { $0 } }
+    public var inboundOverflowCount: UInt64 { inbox.overflowCount }
+
+    /// Decides, as each datagram is received (on the event loop), whether and when it reaches
+    /// `inbound` (a node's pulled cable, an impaired link: NodeLANLink). Held weakly; nil or
+    /// gone: every datagram is queued.
+    public func setInboundGate(_ gate: (any InboundGate)?) { inbox.setGate(gate) }
 
     private init(
         channels: [any Channel], senders: [DirectDatagramSender?], inbound: AsyncStream<InboundDatagram>,
-        continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>,
+        inbox: DatagramInbox,
         ipv6Unavailable: String?, group: any EventLoopGroup, fanoutToken: GroupFanout.Token, binding: Binding
     ) {
         self.channels = channels
@@ -80,8 +84,7 @@ public final class UDPTransport: DatagramTransport {
         self.fanoutToken = fanoutToken
         self.ipv6Unavailable = ipv6Unavailable
         self.inbound = inbound
-        self.continuation = continuation
-        self.overflow = overflow
+        self.inbox = inbox
         self.localAddresses = channels.compactMap(\.localAddress)
     }
 
@@ -113,7 +116,7 @@ public final class UDPTransport: DatagramTransport {
     ) async throws -> UDPTransport {
         let (stream, continuation) = AsyncStream<InboundDatagram>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, configuration.inboundQueueLimit)))
-        let overflow = NIOLockedValueBox<UInt64>(0)
+        let inbox = DatagramInbox(continuation)
         let fanoutToken = GroupFanout.Token()
         let targets = bindTargets(configuration.binding)
         var channels: [any Channel] = []
@@ -128,7 +131,7 @@ public final class UDPTransport: DatagramTransport {
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
                                 InboundDatagramHandler(
-                                    continuation: continuation, overflow: overflow,
+                                    inbox: inbox,
                                     role: .main(ObjectIdentifier(fanoutToken))))
                         }
                     }
@@ -143,11 +146,11 @@ public final class UDPTransport: DatagramTransport {
         } catch {
             for c in channels { try? await c.close() }
             for sender in senders { sender?.close() }
-            continuation.finish()
+            inbox.finish()
             throw error
         }
         return UDPTransport(
-            channels: channels, senders: senders, inbound: stream, continuation: continuation, overflow: overflow,
+            channels: channels, senders: senders, inbound: stream, inbox: inbox,
             ipv6Unavailable: ipv6Unavailable, group: group, fanoutToken: fanoutToken,
             binding: configuration.binding)
     }
@@ -216,7 +219,7 @@ public final class UDPTransport: DatagramTransport {
                 for device in groupDevices() { try? await main.leaveGroup(target, device: device).get() }
             }
         }
-        GroupFanout.shared.set(listening: !addresses.isEmpty, id: ObjectIdentifier(fanoutToken), continuation: continuation)
+        GroupFanout.shared.set(listening: !addresses.isEmpty, id: ObjectIdentifier(fanoutToken), inbox: inbox)
         if port != GroupMulticast.port { await setGroupPortListening(!addresses.isEmpty) }
         var failures: [String: String] = [:]
         for address in addresses.sorted() where current[address] == nil {
@@ -247,7 +250,7 @@ public final class UDPTransport: DatagramTransport {
             return
         }
         guard open.isEmpty else { return }
-        let (continuation, overflow, id) = (self.continuation, self.overflow, ObjectIdentifier(fanoutToken))
+        let (inbox, id) = (self.inbox, ObjectIdentifier(fanoutToken))
         var opened: [any Channel] = []
         for target in Self.bindTargets(binding) {
             var bootstrap = DatagramBootstrap(group: group)
@@ -256,7 +259,7 @@ public final class UDPTransport: DatagramTransport {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
-                            InboundDatagramHandler(continuation: continuation, overflow: overflow, role: .groupPort(id)))
+                            InboundDatagramHandler(inbox: inbox, role: .groupPort(id)))
                     }
                 }
             if let v6Only = target.v6Only {
@@ -377,13 +380,13 @@ public final class UDPTransport: DatagramTransport {
     }
 
     private func groupSocket(_ target: SocketAddress) async throws -> any Channel {
-        let (continuation, overflow) = (self.continuation, self.overflow)
+        let inbox = inbox
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        InboundDatagramHandler(continuation: continuation, overflow: overflow, role: .group))
+                        InboundDatagramHandler(inbox: inbox, role: .group))
                 }
             }
             .bind(to: target).get()
@@ -398,11 +401,11 @@ public final class UDPTransport: DatagramTransport {
     public func close() async {
         for sender in senders { sender?.close() }
         for c in channels { try? await c.close() }
-        GroupFanout.shared.set(listening: false, id: ObjectIdentifier(fanoutToken), continuation: continuation)
+        GroupFanout.shared.set(listening: false, id: ObjectIdentifier(fanoutToken), inbox: inbox)
         for c in groupChannels.withLockedValue({ $0.values.compactMap { $0 } }) { try? await c.close() }
         for c in groupPortChannels.withLockedValue({ $0 }) { try? await c.close() }
         for c in groupSenders.withLockedValue({ Array($0.values) }) { try? await c.close() }
-        continuation.finish()
+        inbox.finish()
     }
 }
 
@@ -426,13 +429,11 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
         case groupPort(ObjectIdentifier)
     }
 
-    private let continuation: AsyncStream<InboundDatagram>.Continuation
-    private let overflow: NIOLockedValueBox<UInt64>
+    private let inbox: DatagramInbox
     private let role: Role
 
-    init(continuation: AsyncStream<InboundDatagram>.Continuation, overflow: NIOLockedValueBox<UInt64>, role: Role) {
-        self.continuation = continuation
-        self.overflow = overflow
+    init(inbox: DatagramInbox, role: Role) {
+        self.inbox = inbox
         self.role = role
     }
 
@@ -451,9 +452,7 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
             fanoutID = id
         }
         let datagram = InboundDatagram(bytes: bytes, source: envelope.remoteAddress)
-        if case .dropped = continuation.yield(datagram) {
-            overflow.withLockedValue { $0 += 1 }
-        }
+        inbox.take(datagram)
         if let fanoutID, isGroupMessage {
             GroupFanout.shared.forward(datagram, from: fanoutID)
         }
@@ -463,7 +462,7 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .main = role { continuation.finish() }
+        if case .main = role { inbox.finish() }
         context.fireChannelInactive()
     }
 }
@@ -473,18 +472,62 @@ private final class InboundDatagramHandler: ChannelInboundHandler {
 /// host, and only one of them can hold port 5540).
 final class GroupFanout: Sendable {
     static let shared = GroupFanout()
-    private let listeners = NIOLockedValueBox<[ObjectIdentifier: AsyncStream<InboundDatagram>.Continuation]>([:])
+    private let listeners = NIOLockedValueBox<[ObjectIdentifier: DatagramInbox]>([:])
 
-    func set(listening: Bool, id: ObjectIdentifier, continuation: AsyncStream<InboundDatagram>.Continuation) {
-        listeners.withLockedValue { $0[id] = listening ? continuation : nil }
+    func set(listening: Bool, id: ObjectIdentifier, inbox: DatagramInbox) {
+        listeners.withLockedValue { $0[id] = listening ? inbox : nil }
     }
 
     /// Hands `datagram` to every listener but the transport it came from.
     func forward(_ datagram: InboundDatagram, from origin: ObjectIdentifier) {
         let targets = listeners.withLockedValue { $0.filter { $0.key != origin }.map(\.value) }
-        for target in targets { target.yield(datagram) }
+        for target in targets { target.take(datagram) }
     }
 
     /// One transport's identity in the fan-out, known to its socket handlers too.
     final class Token: Sendable {}
+}
+
+/// Decides what becomes of each datagram a transport receives, on its event loop.
+public protocol InboundGate: AnyObject, Sendable {
+    /// Calls `inbox.queue` for each copy of `datagram` to queue, now or later, or not at all.
+    func admit(_ datagram: InboundDatagram, into inbox: DatagramInbox)
+}
+
+/// Where a transport's received datagrams go: through its gate, if one is set, into the
+/// `inbound` stream, counting those a full queue drops. The socket handlers and the group
+/// fan-out hand datagrams here on the event loop, so a gate costs no task hop. (The gate is an
+/// object, not a closure: a closure read through a lock's `inout` access was written back
+/// wrapped in one more reabstraction thunk each time, and the chain grew with every datagram.)
+public final class DatagramInbox: Sendable {
+    private struct WeakGate { weak var gate: (any InboundGate)? }
+
+    private let continuation: AsyncStream<InboundDatagram>.Continuation
+    private let overflow = NIOLockedValueBox<UInt64>(0)
+    private let gate = NIOLockedValueBox(WeakGate())
+
+    init(_ continuation: AsyncStream<InboundDatagram>.Continuation) {
+        self.continuation = continuation
+    }
+
+    var overflowCount: UInt64 { overflow.withLockedValue { $0 } }
+
+    func setGate(_ gate: (any InboundGate)?) { self.gate.withLockedValue { $0.gate = gate } }
+
+    func take(_ datagram: InboundDatagram) {
+        if let gate = gate.withLockedValue({ $0.gate }) {
+            gate.admit(datagram, into: self)
+        } else {
+            queue(datagram)
+        }
+    }
+
+    /// Queues a datagram for `inbound` (a gate calls it, at once or after a delay).
+    public func queue(_ datagram: InboundDatagram) {
+        if case .dropped = continuation.yield(datagram) {
+            overflow.withLockedValue { $0 += 1 }
+        }
+    }
+
+    func finish() { continuation.finish() }
 }
