@@ -58,7 +58,9 @@ final class DirectDatagramSender: Sendable {
 /// own bind throws (EADDRINUSE stays recognisable).
 enum BoundDatagramSocket {
     static func make(host: String, port: Int, v6Only: Bool?) throws -> CInt {
-        let address = try SocketAddress(ipAddress: host, port: port)
+        // Resolved as the bootstrap's own bind resolves it: where the host has no IPv6 address,
+        // `::` fails here (AI_ADDRCONFIG) and the transport falls back to IPv4 as before.
+        let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
         let family = address.protocol == .inet6 ? AF_INET6 : AF_INET
         let fd = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
