@@ -48,6 +48,10 @@ struct NodeServerCommissioningTests {
         #expect(try await commissioner.read(resumed, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(true)))
         #expect(try await commissioner.status(resumed, 1, ClusterIDs.onOff, 0x00) == .success)  // Off
         #expect(try await commissioner.read(resumed, 1, ClusterIDs.onOff, 0x0000) == .success(.bool(false)))
+        // Each request is in the node's traffic log, worded with the model's names.
+        let summaries = running.server.traffic.recent.map(\.summary)
+        #expect(summaries.contains("invoke 1/OnOff.Off"))
+        #expect(summaries.contains("read 1/OnOff.OnOff"))
         await #expect(throws: (any Error).self) {
             _ = try await commissioner.pase(try running.address, passcode: testPasscode, stepTimeout: .milliseconds(500))
         }

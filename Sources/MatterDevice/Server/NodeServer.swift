@@ -39,7 +39,7 @@ public final class NodeServer: Sendable {
     let logger: Logger
     let trace: CommissioningTrace?
     /// What peers did with the node lately (the dashboard's live log).
-    public let traffic = NodeTrafficLog()
+    public let traffic: NodeTrafficLog
     private let sessionEvents: AsyncStream<SessionEvent>
     private let commissioningEvents: AsyncStream<CommissioningEvent>
     /// run() serves once; the streams above have a single consumer.
@@ -94,6 +94,9 @@ public final class NodeServer: Sendable {
         self.exchangeManager = manager
         self.secureChannel = secureChannel
         self.interactionServer = interactionServer
+        // Every Interaction Model request goes into the traffic log as it arrives.
+        traffic = NodeTrafficLog(model: node.model)
+        interactionServer.observeRequests(traffic)
         self.port = transport.port
         self.logger = logger
         self.advertiser = advertiser
@@ -142,7 +145,6 @@ public final class NodeServer: Sendable {
                 await self.followCommissioningEvents()
                 self.logger.debug("commissioning events ended")
             }
-            group.addTask { await self.followRequests() }
             group.addTask { await self.sendBoundCommands() }
             // Cancellation ends them all; the socket closing ends the exchange manager
             // alone, and then the rest with it.
@@ -218,7 +220,6 @@ public final class NodeServer: Sendable {
         }
     }
 
-    /// Every Interaction Model request, into the traffic log.
     /// A light switch's presses, sent to the lights its Binding names (NodeBindingSender), one
     /// after another; each outcome goes to the traffic log.
     private func sendBoundCommands() async {
@@ -236,12 +237,6 @@ public final class NodeServer: Sendable {
         }
     }
 
-    private func followRequests() async {
-        for await request in interactionServer.requests() {
-            let (kind, summary) = TrafficWording.describe(request, model: node.model)
-            traffic.record(kind, peer: TrafficWording.peer(request.subject), summary)
-        }
-    }
 
     // MARK: Commissioning events
 

@@ -25,28 +25,72 @@ public struct NodeTrafficEntry: Sendable, Hashable, Codable {
 }
 
 /// The node's recent traffic (the last `kept` entries) and a stream of new ones.
-public final class NodeTrafficLog: Sendable {
+///
+/// A request is kept as it came and put into words when the log is read, or at once while
+/// someone follows `updates()`: wording it (decoding it again, naming its paths) on every
+/// request cost a task hop and the decoding, for a log most fleet nodes never show.
+public final class NodeTrafficLog: InteractionRequestObserver, Sendable {
     public static let kept = 200
-    private let recentEntries = Mutex<[NodeTrafficEntry]>([])
+    private enum Held {
+        case entry(NodeTrafficEntry)
+        case request(at: Date, InteractionRequest)
+    }
+    private let held = Mutex<[Held]>([])
     private let broadcaster = EventBroadcaster<NodeTrafficEntry>()
+    /// Names paths in requests' wording; nil: numbers.
+    private let model: MatterModel?
 
-    public init() {}
+    public init(model: MatterModel? = nil) {
+        self.model = model
+    }
 
     /// Oldest first.
-    public var recent: [NodeTrafficEntry] { recentEntries.withLock { $0 } }
+    public var recent: [NodeTrafficEntry] {
+        held.withLock { held in
+            held.indices.map { i in
+                switch held[i] {
+                case .entry(let entry): return entry
+                case .request(let at, let request):
+                    let entry = worded(request, at: at)
+                    held[i] = .entry(entry)
+                    return entry
+                }
+            }
+        }
+    }
 
     /// How many entries are kept now (at most `kept`).
-    public var count: Int { recentEntries.withLock { $0.count } }
+    public var count: Int { held.withLock { $0.count } }
+
+    public func requestSeen(_ request: InteractionRequest) {
+        let at = Date()
+        if broadcaster.hasSubscribers {
+            let entry = worded(request, at: at)
+            keep(.entry(entry))
+            broadcaster.publish(entry)
+        } else {
+            keep(.request(at: at, request))
+        }
+    }
+
+    private func worded(_ request: InteractionRequest, at: Date) -> NodeTrafficEntry {
+        let (kind, summary) = TrafficWording.describe(request, model: model)
+        return NodeTrafficEntry(at: at, kind: kind, peer: TrafficWording.peer(request.subject), summary: summary)
+    }
+
+    private func keep(_ item: Held) {
+        held.withLock { held in
+            held.append(item)
+            if held.count > Self.kept { held.removeFirst(held.count - Self.kept) }
+        }
+    }
 
     /// New entries from now on (a slow reader loses the oldest).
     public func updates() -> AsyncStream<NodeTrafficEntry> { broadcaster.subscribe() }
 
     func record(_ kind: NodeTrafficEntry.Kind, peer: String, _ summary: String) {
         let entry = NodeTrafficEntry(at: Date(), kind: kind, peer: peer, summary: summary)
-        recentEntries.withLock { entries in
-            entries.append(entry)
-            if entries.count > Self.kept { entries.removeFirst(entries.count - Self.kept) }
-        }
+        keep(.entry(entry))
         broadcaster.publish(entry)
     }
 
@@ -76,13 +120,13 @@ public enum TrafficWording {
     }
 
     /// A request as one line: "read 1/OnOff.OnOff, 0/BasicInformation.*", "invoke 1/OnOff.Toggle".
-    static func describe(_ request: InteractionRequest, model: MatterModel) -> (NodeTrafficEntry.Kind, String) {
+    static func describe(_ request: InteractionRequest, model: MatterModel?) -> (NodeTrafficEntry.Kind, String) {
         let timed = request.timed ? "timed " : ""
         func list(_ items: [String]) -> String {
             items.isEmpty ? "nothing" : items.prefix(4).joined(separator: ", ") + (items.count > 4 ? " and \(items.count - 4) more" : "")
         }
         func path(_ endpoint: EndpointNumber?, _ cluster: ClusterID?, _ member: (ClusterDefinition) -> String?) -> String {
-            let definition = cluster.flatMap { model.cluster($0) }
+            let definition = cluster.flatMap { model?.cluster($0) }
             let clusterName = cluster.map { definition?.name ?? "0x\(String($0.rawValue, radix: 16))" } ?? "*"
             let memberName = definition.flatMap(member) ?? "*"
             return "\(endpoint.map { "\($0)" } ?? "*")/\(clusterName).\(memberName)"

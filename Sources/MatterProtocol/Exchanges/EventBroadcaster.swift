@@ -26,6 +26,9 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
         return stream
     }
 
+    /// Whether any stream is subscribed now (a publisher can skip making an event nobody reads).
+    public var hasSubscribers: Bool { state.withLockedValue { !$0.subscribers.isEmpty } }
+
     public func publish(_ event: Event) {
         let targets = state.withLockedValue { Array($0.subscribers.values) }
         for c in targets { c.yield(event) }

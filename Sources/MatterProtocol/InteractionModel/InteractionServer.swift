@@ -27,6 +27,11 @@ public struct InteractionServerConfiguration: Sendable {
     public init() {}
 }
 
+/// Told of each request a peer sends to an InteractionServer (`observeRequests`).
+public protocol InteractionRequestObserver: AnyObject, Sendable {
+    func requestSeen(_ request: InteractionRequest)
+}
+
 /// The server side of the Interaction Model (Matter Core spec chapter 8):
 /// Read, Subscribe, Write, Invoke and Timed interactions over `IMExchange`s,
 /// against an `InteractionDataProvider`.
@@ -47,10 +52,18 @@ public final class InteractionServer: Sendable {
     public var groupInvokes: GroupInvokeCounts { groupCounts.withLock { $0 } }
     /// Yields after `groupInvokes` moved (coalesced while unread).
     public func groupInvokesChanges() -> AsyncStream<Void> { groupCountsChanged.subscribe(bufferLimit: 1) }
-    let requestsSeen = EventBroadcaster<InteractionRequest>()
-    /// Every request a peer sends, as it arrives (a Timed Request's write or invoke with
-    /// `timed` set): what a traffic log shows. Bounded: a slow reader loses the oldest.
-    public func requests() -> AsyncStream<InteractionRequest> { requestsSeen.subscribe() }
+    private struct WeakObserver { weak var observer: (any InteractionRequestObserver)? }
+    private let requestObserver = Mutex(WeakObserver())
+    /// Tells `observer` (held weakly) of every request a peer sends, as it arrives (a Timed
+    /// Request's write or invoke with `timed` set): what a traffic log shows. It is told on the
+    /// interaction's own task, before the request is served, so it must not wait.
+    public func observeRequests(_ observer: (any InteractionRequestObserver)?) {
+        requestObserver.withLock { $0.observer = observer }
+    }
+
+    private func seen(_ request: InteractionRequest) {
+        requestObserver.withLock { $0.observer }?.requestSeen(request)
+    }
     private let established: AsyncStream<Subscription>
     private let establishedSink: AsyncStream<Subscription>.Continuation
 
@@ -75,7 +88,7 @@ public final class InteractionServer: Sendable {
             return await handleGroup(opcode: opcode, payload: payload, subject: exchange.subject)
         }
         if let known = InteractionOpcode(rawValue: opcode), known != .statusResponse {
-            requestsSeen.publish(InteractionRequest(opcode: known, payload: payload, subject: exchange.subject, timed: false))
+            seen(InteractionRequest(opcode: known, payload: payload, subject: exchange.subject, timed: false))
         }
         do {
             switch InteractionOpcode(rawValue: opcode) {
@@ -176,7 +189,7 @@ public final class InteractionServer: Sendable {
             return try await reply(.unsupportedAccess, on: exchange)
         }
         if let known = InteractionOpcode(rawValue: opcode) {
-            requestsSeen.publish(InteractionRequest(opcode: known, payload: next, subject: exchange.subject, timed: true))
+            seen(InteractionRequest(opcode: known, payload: next, subject: exchange.subject, timed: true))
         }
         switch InteractionOpcode(rawValue: opcode) {
         case .writeRequest: try await handleWrite(next, on: exchange, timed: true)
