@@ -117,6 +117,8 @@ per_node() { awk -v k="$1" -v n="$COUNT" 'BEGIN { printf "%.3f", k / 1024 / n }'
 host_addr() { echo "10.77.0.$(( $1 + 2 ))"; }   # f1 is the LAN's second host (ctl is first)
 # CPU seconds (user + system) of a process.
 cpu_s() { awk '{ printf "%.1f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# CPU clock ticks (user + system) of a process, for sum_over_sims.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 avahi_pid() { ip netns pids "$LAN-$1" 2>/dev/null | while read -r p; do [ "$(cat /proc/$p/comm 2>/dev/null)" = avahi-daemon ] && echo "$p"; done | head -n 1; }
 
 # The daemons are sized for the fleet: the browsing client on ctl holds three objects per
@@ -276,13 +278,18 @@ done
 BENCH="-"; SERVICE="-"
 if [ -n "$ok" ]; then
   mark_all
+  TICKS_BEFORE="$(sum_over_sims cpu_ticks)"
   if OURS="$(timeout 600 "$FAKELAN" exec "$LAN" ctl -- "$BIN/homectl" bench Bench --count "$BENCH_INVOKES" --json "${B[@]}" 2>"$WORK/bench1.log")"; then
+    TICKS_AFTER="$(sum_over_sims cpu_ticks)"
     mark_all
     read -r n p50 p99 <<<"$(since_mark "$PARTS")"
     read -r b50 b99 <<<"$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["p50_ms"], r["p99_ms"])' "$OURS")"
     BENCH="$b50 / $b99 ms"; SERVICE="$p50 / $p99 µs"
     echo "fleet-bench: (e) homectl bench, $BENCH_INVOKES On/Off invokes through HomeAPI on the veth to $last_name with all $COUNT running: p50 $b50 ms, p99 $b99 ms (goal p50 0.5 ms)"
     echo "fleet-bench: (e) that node's own service time of those invokes (datagram in → response out, $n served): p50 $p50 µs, p99 $p99 µs (goal p50 100 µs; quarter-octave buckets, at most 25 % high)"
+    # All the home processes' CPU, whatever else they did meanwhile (timers, the other nodes).
+    awk -v t="$(( TICKS_AFTER - TICKS_BEFORE ))" -v hz="$(getconf CLK_TCK)" -v n="$BENCH_INVOKES" -v p="$PARTS" \
+      'BEGIN { printf "fleet-bench: (e) CPU (user + system) of the %d home process(es) during those invokes: %.0f µs an invoke\n", p, t * 1e6 / hz / n }'
   else
     echo "fleet-bench: (e) homectl bench failed"; tail -n 5 "$WORK/bench1.log" >&2; rc=1
   fi
