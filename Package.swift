@@ -228,6 +228,7 @@ let package = Package(
             "TestWaiting", "MatterProtocol", "MatterCrypto", "MatterTLV", "MatterModel",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .testTarget(name: "MatterDeviceTests", dependencies: [
             "TestWaiting", "MatterDevice", "MatterModel", "MatterProtocol", "MatterTLV", "MatterCrypto", .product(name: "Logging", package: "swift-log"),
