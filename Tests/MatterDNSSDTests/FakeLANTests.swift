@@ -34,7 +34,7 @@ struct FakeLANTests {
         try await plug.waitFor("ready") { $0.event == "ready" }
 
         let browse = try lan.probe(on: "b", ["browse", "--type", "_matterc._udp", "--until-count", "2", "--timeout", "20"])
-        #expect(try await browse.waitForExit() == 0)
+        #expect(try await browse.waitForExit() == 0, "browse: \(browse.allLines.suffix(8)) \(browse.errors.suffix(2000))")
         let added = Dictionary(
             browse.allLines.filter { $0.event == "added" }.map { ($0.name ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         let found = try #require(added["00ABCDEF01234567"])
@@ -280,7 +280,7 @@ struct FakeLANTests {
         // Once the daemon answers, the browses work: a service published now is found.
         let node = try lan.probe(on: "a", ["publish-operational", "--fabric", "87E1B004E235A130", "--node", "41"])
         defer { node.stop() }
-        #expect(try await browse.waitForExit() == 0)
+        #expect(try await browse.waitForExit() == 0, "browse: \(browse.allLines.suffix(8)) \(browse.errors.suffix(2000))")
         #expect(browse.allLines.contains { $0.event == "added" && $0.name == "87E1B004E235A130-0000000000000041" })
         node.stop()
         lan.down()
@@ -303,7 +303,7 @@ struct FakeLANTests {
         #expect(published.line.name == "Living Room #2")
 
         let browse = try lan.probe(on: "b", ["browse", "--type", "_http._tcp", "--until-count", "2", "--timeout", "20"])
-        #expect(try await browse.waitForExit() == 0)
+        #expect(try await browse.waitForExit() == 0, "browse: \(browse.allLines.suffix(8)) \(browse.errors.suffix(2000))")
         let ports = Dictionary(
             browse.allLines.filter { $0.event == "added" }.map { ($0.name ?? "", $0.port ?? 0) },
             uniquingKeysWith: { a, _ in a })
@@ -311,7 +311,7 @@ struct FakeLANTests {
 
         // Resolving one instance by name.
         let resolve = try lan.probe(on: "b", ["resolve", "--name", "Living Room #2", "--type", "_http._tcp"])
-        #expect(try await resolve.waitForExit() == 0)
+        #expect(try await resolve.waitForExit() == 0, "resolve: \(resolve.allLines.suffix(8)) \(resolve.errors.suffix(2000))")
         let resolved = try #require(resolve.allLines.first { $0.event == "resolved" })
         #expect(resolved.port == 8080)
         #expect(resolved.txt == ["path": "/"])
@@ -348,12 +348,12 @@ struct FakeLANTests {
             [
                 "browse", "--type", "_matter._tcp", "--subtype", "_I2906C908D115D362", "--until-count", "1", "--timeout", "15",
             ])
-        #expect(try await browse.waitForExit() == 0)
+        #expect(try await browse.waitForExit() == 0, "browse: \(browse.allLines.suffix(8)) \(browse.errors.suffix(2000))")
         #expect(browse.allLines.first { $0.event == "added" }?.name == "2906C908D115D362-8FC7772401CD0696")
         // Operational records go out record by record, unprobed: the SRV names this host
         // and the node's port, the TXT is there.
         let resolve = try lan.probe(on: "b", ["resolve", "--name", "2906C908D115D362-8FC7772401CD0696", "--type", "_matter._tcp"])
-        #expect(try await resolve.waitForExit() == 0)
+        #expect(try await resolve.waitForExit() == 0, "resolve: \(resolve.allLines.suffix(8)) \(resolve.errors.suffix(2000))")
         let resolved = try #require(resolve.allLines.first { $0.event == "resolved" })
         #expect(resolved.port == 5540)
         #expect(resolved.host == "\(lan.name)-a.local")
@@ -425,7 +425,7 @@ struct FakeLANTests {
         // The whole type holds 40 services; a lookup by name needs three objects, not 120.
         let last = try #require(added.last?.name)
         let resolve = try lan.probe(on: "b", ["resolve", "--name", last, "--type", "_matterc._udp"])
-        #expect(try await resolve.waitForExit() == 0)
+        #expect(try await resolve.waitForExit() == 0, "resolve: \(resolve.allLines.suffix(8)) \(resolve.errors.suffix(2000))")
         #expect(resolve.allLines.contains { $0.event == "resolved" && $0.name == last && $0.port == 5540 })
         publisher.stop()
         lan.down()
