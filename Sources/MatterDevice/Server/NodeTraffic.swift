@@ -65,9 +65,7 @@ public final class NodeTrafficLog: InteractionRequestObserver, Sendable {
     public func requestSeen(_ request: InteractionRequest) {
         let at = Date()
         if broadcaster.hasSubscribers {
-            let entry = worded(request, at: at)
-            keep(.entry(entry))
-            broadcaster.publish(entry)
+            add(worded(request, at: at))
         } else {
             keep(.request(at: at, request))
         }
@@ -76,6 +74,11 @@ public final class NodeTrafficLog: InteractionRequestObserver, Sendable {
     private func worded(_ request: InteractionRequest, at: Date) -> NodeTrafficEntry {
         let (kind, summary) = TrafficWording.describe(request, model: model)
         return NodeTrafficEntry(at: at, kind: kind, peer: TrafficWording.peer(request.subject), summary: summary)
+    }
+
+    private func add(_ entry: NodeTrafficEntry) {
+        keep(.entry(entry))
+        broadcaster.publish(entry)
     }
 
     private func keep(_ item: Held) {
@@ -89,9 +92,7 @@ public final class NodeTrafficLog: InteractionRequestObserver, Sendable {
     public func updates() -> AsyncStream<NodeTrafficEntry> { broadcaster.subscribe() }
 
     func record(_ kind: NodeTrafficEntry.Kind, peer: String, _ summary: String) {
-        let entry = NodeTrafficEntry(at: Date(), kind: kind, peer: peer, summary: summary)
-        keep(.entry(entry))
-        broadcaster.publish(entry)
+        add(NodeTrafficEntry(at: Date(), kind: kind, peer: peer, summary: summary))
     }
 
     func finish() { broadcaster.finish() }

@@ -30,7 +30,7 @@ final class DirectDatagramSender: Sendable {
 
     deinit { close() }
 
-    enum Outcome: Equatable { case sent, closed, useChannel }
+    enum Outcome { case sent, closed, useChannel }
 
     func send(_ bytes: [UInt8], to address: SocketAddress) -> Outcome {
         descriptor.withLock { fd in
